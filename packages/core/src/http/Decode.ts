@@ -1,0 +1,55 @@
+/**
+ * Schema decoding at the edge, with every offending field named in `issues`
+ * (WIRE.md section 3) rather than only the first.
+ */
+import { Effect, Either, ParseResult, Schema } from "effect"
+import type { FieldIssue } from "../shared/Errors.js"
+import { RequestError } from "./RequestError.js"
+
+const describe = (issue: ParseResult.ArrayFormatterIssue): string => {
+  switch (issue._tag) {
+    case "Missing":
+      return "is required"
+    case "Unexpected":
+      return "is not a known field"
+    default:
+      return issue.message
+  }
+}
+
+export const toFieldIssues = (error: ParseResult.ParseError): ReadonlyArray<FieldIssue> =>
+  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
+    field: issue.path.length === 0 ? "body" : issue.path.map(String).join("."),
+    message: describe(issue)
+  }))
+
+export interface DecodeOptions {
+  /** Where the input came from, for messages: "body", "query", "path". */
+  readonly source: "body" | "query" | "path"
+  readonly unknownFields: "reject" | "ignore"
+}
+
+export const decodeInput = <A, I>(
+  schema: Schema.Schema<A, I>,
+  input: unknown,
+  options: DecodeOptions
+): Effect.Effect<A, RequestError> => {
+  const result = Schema.decodeUnknownEither(schema, {
+    errors: "all",
+    onExcessProperty: options.unknownFields === "reject" ? "error" : "ignore"
+  })(input)
+  if (Either.isRight(result)) return Effect.succeed(result.right)
+  const issues = toFieldIssues(result.left)
+  const summary = issues
+    .slice(0, 3)
+    .map((i) => `${i.field} ${i.message}`)
+    .join("; ")
+  return Effect.fail(
+    new RequestError({
+      status: 400,
+      code: options.source === "body" ? "params_validation" : "invalid_params",
+      message: `Invalid ${options.source}: ${summary}${issues.length > 3 ? "; …" : ""}`,
+      issues
+    })
+  )
+}

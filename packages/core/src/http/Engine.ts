@@ -1,0 +1,236 @@
+/**
+ * The engine's request handler: matches a route, authenticates the partner,
+ * settles the API version, reads and parses the body, runs the route and
+ * turns every outcome, including defects, into a JSON response. Adapters turn
+ * their server's requests into `EngineRequest`s and call it.
+ */
+import { Cause, Effect, Runtime } from "effect"
+import { Partners } from "../partners/Partners.js"
+import {
+  API_VERSIONS,
+  type ApiVersion,
+  DEFAULT_API_VERSION,
+  isApiVersion,
+  VERSION_HEADERS
+} from "../shared/ApiVersion.js"
+import { type ApiFailure, type ErrorReply, errorReply, INTERNAL_ERROR } from "./ErrorResponses.js"
+import type { EngineRequest, EngineResponse, Reply } from "./Exchange.js"
+import { RequestError } from "./RequestError.js"
+import type { Route } from "./Route.js"
+
+export type EngineHandler = (request: EngineRequest) => Promise<EngineResponse>
+
+export interface EngineOptions {
+  /** Larger bodies are refused with 413 before they are buffered. */
+  readonly maxBodyBytes: number
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 256 * 1024
+
+interface CompiledRoute<R> {
+  readonly route: Route<R>
+  readonly segments: ReadonlyArray<string>
+}
+
+type Match<R> =
+  | { readonly _tag: "Found"; readonly route: Route<R>; readonly params: Record<string, string> }
+  | { readonly _tag: "WrongMethod"; readonly allow: ReadonlyArray<string> }
+  | { readonly _tag: "None" }
+
+const compile = <R>(routes: ReadonlyArray<Route<R>>): ReadonlyArray<CompiledRoute<R>> =>
+  routes
+    .map((route) => ({ route, segments: route.path.split("/").slice(1) }))
+    // Static segments win over parameters: /v1/merchants/payments before /v1/merchants/:id.
+    .sort(
+      (a, b) =>
+        a.segments.filter((s) => s.startsWith(":")).length -
+        b.segments.filter((s) => s.startsWith(":")).length
+    )
+
+const matchRoute = <R>(
+  compiled: ReadonlyArray<CompiledRoute<R>>,
+  method: string,
+  pathname: string
+): Effect.Effect<Match<R>, RequestError> => {
+  const parts = pathname.split("/").slice(1)
+  const allow: Array<string> = []
+  for (const { route, segments } of compiled) {
+    if (segments.length !== parts.length) continue
+    const params: Record<string, string> = {}
+    let matches = true
+    for (let i = 0; i < segments.length && matches; i++) {
+      const segment = segments[i]!
+      const part = parts[i]!
+      if (segment.startsWith(":")) {
+        if (part === "") matches = false
+        else params[segment.slice(1)] = part
+      } else if (segment !== part) matches = false
+    }
+    if (!matches) continue
+    if (route.method !== method) {
+      allow.push(route.method)
+      continue
+    }
+    for (const [name, raw] of Object.entries(params)) {
+      try {
+        params[name] = decodeURIComponent(raw)
+      } catch {
+        return Effect.fail(
+          RequestError.invalid("invalid_params", name, "is not a valid percent-encoded value")
+        )
+      }
+    }
+    return Effect.succeed({ _tag: "Found", route, params })
+  }
+  return Effect.succeed(allow.length > 0 ? { _tag: "WrongMethod", allow } : { _tag: "None" })
+}
+
+const requestedVersion = (request: EngineRequest) => {
+  for (const name of VERSION_HEADERS) {
+    const value = request.header(name)?.trim()
+    if (value !== undefined && value !== "") return { name, value }
+  }
+  return undefined
+}
+
+/** The presented partner key: `Api-Key`, or the `Authorization: Bearer` form. */
+export const presentedApiKey = (request: EngineRequest): string | undefined => {
+  const apiKey = request.header("api-key")
+  if (apiKey !== undefined) return apiKey.trim()
+  const authorization = request.header("authorization")
+  const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)
+  return bearer?.[1] ?? (authorization === undefined ? undefined : "")
+}
+
+const isJsonContentType = (value: string | undefined): boolean =>
+  value === undefined || /^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(value.trim())
+
+const readJsonBody = (request: EngineRequest, limit: number) =>
+  Effect.gen(function* () {
+    const bytes = yield* Effect.tryPromise({
+      try: () => request.readBody(limit),
+      catch: () =>
+        new RequestError({
+          status: 400,
+          code: "invalid_params",
+          message: "The body could not be read"
+        })
+    })
+    if (bytes === "too_large") {
+      return yield* new RequestError({
+        status: 413,
+        code: "payload_too_large",
+        message: `The body is larger than ${limit} bytes`
+      })
+    }
+    if (bytes.length === 0) return undefined
+    if (!isJsonContentType(request.header("content-type"))) {
+      return yield* new RequestError({
+        status: 415,
+        code: "unsupported_media_type",
+        message: "The body must be JSON, sent with Content-Type: application/json"
+      })
+    }
+    const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes)
+    try {
+      return JSON.parse(text) as unknown
+    } catch (cause) {
+      return yield* RequestError.invalid(
+        "invalid_params",
+        "body",
+        `is not valid JSON (${cause instanceof Error ? cause.message : "parse error"})`
+      )
+    }
+  })
+
+const fromError = (error: ErrorReply): Reply => ({
+  status: error.status,
+  body: JSON.stringify(error.body),
+  ...(error.headers ? { headers: error.headers } : {})
+})
+
+const respond = (reply: Reply, version: ApiVersion | undefined): EngineResponse => {
+  const headers: Record<string, string> = {
+    "content-type": `${reply.contentType ?? "application/json"}; charset=utf-8`,
+    "cache-control": "no-store",
+    ...reply.headers
+  }
+  if (version !== undefined) {
+    headers["pay-version"] = version
+    headers["wcp-version"] = version
+  }
+  return { status: reply.status, headers, body: reply.body }
+}
+
+export const makeEngineHandler = <R>(
+  routes: ReadonlyArray<Route<R>>,
+  options: EngineOptions
+): Effect.Effect<EngineHandler, never, R | Partners> =>
+  Effect.gen(function* () {
+    const partners = yield* Partners
+    const runtime = yield* Effect.runtime<R | Partners>()
+    const compiled = compile(routes)
+
+    const handle = (request: EngineRequest) => {
+      let version: ApiVersion | undefined
+      return Effect.gen(function* () {
+        const url = new URL(request.url, "http://engine")
+        const match = yield* matchRoute(compiled, request.method.toUpperCase(), url.pathname)
+        if (match._tag === "None") {
+          return yield* new RequestError({
+            status: 404,
+            code: "not_found",
+            message: `No route for ${request.method} ${url.pathname}`
+          })
+        }
+        if (match._tag === "WrongMethod") {
+          return yield* new RequestError({
+            status: 405,
+            code: "method_not_allowed",
+            message: `${request.method} is not allowed here; use ${match.allow.join(", ")}`,
+            allow: match.allow.join(", ")
+          })
+        }
+        const { route, params } = match
+        const requested = requestedVersion(request)
+        if (requested !== undefined && !isApiVersion(requested.value)) {
+          return yield* new RequestError({
+            status: 400,
+            code: "unknown_api_version",
+            message: `Unknown API version ${JSON.stringify(requested.value)}; known: ${API_VERSIONS.join(", ")}`,
+            issues: [{ field: requested.name, message: "is not a known API version" }]
+          })
+        }
+        const partner =
+          route.auth === "partner"
+            ? yield* partners.authenticate(presentedApiKey(request))
+            : undefined
+        version =
+          (requested?.value as ApiVersion | undefined) ?? partner?.apiVersion ?? DEFAULT_API_VERSION
+        const body = route.takesBody
+          ? yield* readJsonBody(request, options.maxBodyBytes)
+          : undefined
+        return yield* route.handle({
+          request,
+          pathParams: params,
+          query: url.searchParams,
+          body,
+          partner,
+          version
+        })
+      }).pipe(
+        Effect.map((reply) => respond(reply, version)),
+        Effect.catchAll((failure: ApiFailure) =>
+          Effect.succeed(respond(fromError(errorReply(failure)), version))
+        ),
+        Effect.catchAllCause((cause) =>
+          Effect.as(
+            Effect.logError("request failed", Cause.pretty(cause)),
+            respond(fromError(INTERNAL_ERROR), version)
+          )
+        )
+      )
+    }
+
+    return (request) => Runtime.runPromise(runtime)(handle(request))
+  })

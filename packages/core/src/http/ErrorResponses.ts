@@ -1,0 +1,86 @@
+/**
+ * The one place where failures become HTTP: each domain error's status, wire
+ * code and message (WIRE.md section 3). Every error body has one shape:
+ * `{code, message, issues?}`.
+ */
+import { Match } from "effect"
+import type { MerchantNotFound } from "../merchants/Merchant.js"
+import type { SettlementAssetConflict, SettlementNotFound } from "../settlements/Settlement.js"
+import type {
+  Forbidden,
+  IdempotencyConflict,
+  InvalidInput,
+  Unauthenticated
+} from "../shared/Errors.js"
+import type { RequestError } from "./RequestError.js"
+
+export type ApiFailure =
+  | RequestError
+  | InvalidInput
+  | Unauthenticated
+  | Forbidden
+  | IdempotencyConflict
+  | MerchantNotFound
+  | SettlementNotFound
+  | SettlementAssetConflict
+
+export interface ErrorBody {
+  readonly code: string
+  readonly message: string
+  readonly issues?: ReadonlyArray<{ readonly field: string; readonly message: string }>
+}
+
+export interface ErrorReply {
+  readonly status: number
+  readonly body: ErrorBody
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFailure>().pipe(
+  Match.tagsExhaustive({
+    RequestError: (e) => ({
+      status: e.status,
+      body: { code: e.code, message: e.message, ...(e.issues ? { issues: e.issues } : {}) },
+      ...(e.allow ? { headers: { allow: e.allow } } : {})
+    }),
+    InvalidInput: (e) => ({
+      status: 400,
+      body: { code: "params_validation", message: e.message, issues: e.issues }
+    }),
+    Unauthenticated: (e) =>
+      e.reason === "missing"
+        ? { status: 401, body: { code: "missing_api_key", message: "Missing API key" } }
+        : { status: 401, body: { code: "invalid_api_key", message: "Invalid API key" } },
+    Forbidden: (e) => ({ status: 403, body: { code: "forbidden", message: e.message } }),
+    IdempotencyConflict: (e) => ({
+      status: 409,
+      body: {
+        code: "idempotency_conflict",
+        message:
+          e.reason === "different_request"
+            ? "Idempotency key conflict: same key was used with a different request"
+            : "Idempotency key conflict: a request with this key is still being processed; retry later"
+      }
+    }),
+    MerchantNotFound: (e) => ({
+      status: 404,
+      body: { code: "not_found", message: `No merchant ${e.merchantId}` }
+    }),
+    SettlementNotFound: (e) => ({
+      status: 404,
+      body: { code: "not_found", message: `No crypto settlement ${e.settlementId}` }
+    }),
+    SettlementAssetConflict: (e) => ({
+      status: 409,
+      body: {
+        code: "settlement_asset_conflict",
+        message: `Merchant ${e.merchantId} already has a settlement for ${e.asset}`
+      }
+    })
+  })
+)
+
+export const INTERNAL_ERROR: ErrorReply = {
+  status: 500,
+  body: { code: "internal_error", message: "Internal Server Error" }
+}

@@ -1,0 +1,38 @@
+/**
+ * The engine's own request and response: the small surface every server
+ * adapter (node:http, Bun, a fetch handler) translates to and from, so the
+ * engine knows no server framework.
+ */
+
+export interface EngineRequest {
+  readonly method: string
+  /** Path and query string as received, e.g. `/v1/merchants?limit=5`. */
+  readonly url: string
+  /** Header lookup by lower-case name; repeated headers joined with ", ". */
+  readonly header: (name: string) => string | undefined
+  /**
+   * Reads the whole body, or answers "too_large" as soon as it passes `limit`
+   * bytes without buffering the rest. Called at most once.
+   */
+  readonly readBody: (limit: number) => Promise<Uint8Array | "too_large">
+}
+
+export interface EngineResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+/** What a route answers before the engine adds the common headers. */
+export interface Reply {
+  readonly status: number
+  readonly body: string
+  /** Defaults to JSON. */
+  readonly contentType?: string
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+export const json = (status: number, value: unknown): Reply => ({
+  status,
+  body: JSON.stringify(value)
+})

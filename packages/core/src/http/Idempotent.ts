@@ -1,0 +1,65 @@
+/**
+ * Idempotency at the HTTP edge: the `Idempotency-Key` header, the request
+ * fingerprint and the replayed response (WIRE.md section 3).
+ */
+import { Effect } from "effect"
+import {
+  fingerprint,
+  type IdempotencyCompletion,
+  MAX_KEY_LENGTH,
+  runIdempotent
+} from "../idempotency/Idempotency.js"
+import type { Reply } from "./Exchange.js"
+import { RequestError } from "./RequestError.js"
+import type { RouteInput } from "./Route.js"
+
+// biome-ignore lint/suspicious/noExplicitAny: any endpoint's input carries what is read here
+type AnyInput = RouteInput<any>
+
+/** The key, when the route requires one. */
+export const requiredIdempotencyKey = (input: AnyInput): Effect.Effect<string, RequestError> => {
+  const key = input.header("idempotency-key")
+  if (key === undefined || key === "") {
+    return Effect.fail(
+      new RequestError({
+        status: 400,
+        code: "missing_idempotency_key",
+        message: "Missing Idempotency-Key header",
+        issues: [{ field: "Idempotency-Key", message: "is required" }]
+      })
+    )
+  }
+  if (key.length > MAX_KEY_LENGTH) {
+    return Effect.fail(
+      RequestError.invalid(
+        "params_validation",
+        "Idempotency-Key",
+        `must be at most ${MAX_KEY_LENGTH} characters`
+      )
+    )
+  }
+  return Effect.succeed(key)
+}
+
+/**
+ * Runs `work` once for this key and request. `work` passes `complete(reply)`
+ * to the store call that writes its effect, so the reply is recorded in the
+ * same transaction. Failures listed by `recordFailure` are kept and replayed.
+ */
+export const idempotently = <E, R>(
+  input: AnyInput,
+  key: string,
+  work: (complete: (reply: Reply) => IdempotencyCompletion) => Effect.Effect<Reply, E, R>,
+  recordFailure?: (error: E) => Reply | undefined
+) =>
+  runIdempotent({
+    scope: { partnerId: input.partner.id, route: input.routeKey, key },
+    fingerprint: fingerprint({
+      method: input.routeKey.split(" ")[0] ?? "",
+      route: input.routeKey,
+      merchantId: input.header("merchant-id"),
+      body: input.body
+    }),
+    work: (complete) => work((reply) => complete({ status: reply.status, body: reply.body })),
+    ...(recordFailure ? { recordFailure } : {})
+  }).pipe(Effect.map((stored): Reply => ({ status: stored.status, body: stored.body })))

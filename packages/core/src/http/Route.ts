@@ -1,0 +1,121 @@
+/**
+ * Routes served by the engine, built from the HttpApi endpoint definitions so
+ * that the served paths, the decoding and the OpenAPI document cannot drift:
+ * the endpoint's own path, URL-parameter and payload schemas decode the
+ * request, and the handler receives typed values.
+ */
+import type { HttpApiEndpoint } from "@effect/platform"
+import { Effect, Option, type Schema } from "effect"
+import type { Partner } from "../partners/Partner.js"
+import type { ApiVersion } from "../shared/ApiVersion.js"
+import { decodeInput } from "./Decode.js"
+import type { ApiFailure } from "./ErrorResponses.js"
+import type { EngineRequest, Reply } from "./Exchange.js"
+
+/** What the engine hands a route after matching, authenticating and reading the body. */
+export interface Exchange {
+  readonly request: EngineRequest
+  readonly pathParams: Readonly<Record<string, string>>
+  readonly query: URLSearchParams
+  /** Parsed JSON body; undefined when there was none. */
+  readonly body: unknown
+  readonly partner: Partner | undefined
+  readonly version: ApiVersion
+}
+
+export type Auth = "partner" | "none"
+
+export interface Route<R> {
+  readonly method: string
+  /** Template with `:name` segments, as in the endpoint definition. */
+  readonly path: string
+  readonly auth: Auth
+  /** Whether the engine should read a JSON body for this route. */
+  readonly takesBody: boolean
+  readonly handle: (exchange: Exchange) => Effect.Effect<Reply, ApiFailure, R>
+}
+
+export interface RouteInput<E extends HttpApiEndpoint.HttpApiEndpoint.Any> {
+  readonly path: HttpApiEndpoint.HttpApiEndpoint.PathParsed<E>
+  readonly urlParams: HttpApiEndpoint.HttpApiEndpoint.UrlParams<E>
+  readonly payload: HttpApiEndpoint.HttpApiEndpoint.Payload<E>
+  readonly partner: Partner
+  readonly version: ApiVersion
+  /** `METHOD /template`: the route part of an idempotency scope. */
+  readonly routeKey: string
+  readonly header: (name: string) => string | undefined
+  readonly body: unknown
+}
+
+export interface RouteOptions {
+  /** Partner routes reject unknown body fields; wallet routes ignore them (WIRE.md). */
+  readonly unknownFields?: "reject" | "ignore"
+}
+
+/** URL parameters as a record: a repeated name becomes an array. */
+export const queryRecord = (query: URLSearchParams): Record<string, string | Array<string>> => {
+  const out: Record<string, string | Array<string>> = {}
+  for (const [name, value] of query) {
+    const seen = out[name]
+    out[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value]
+  }
+  return out
+}
+
+const decodeOptional = (
+  schema: Option.Option<Schema.Schema.Any>,
+  input: unknown,
+  source: "body" | "query" | "path",
+  unknownFields: "reject" | "ignore"
+): Effect.Effect<unknown, ApiFailure> =>
+  Option.match(schema, {
+    onNone: () => Effect.succeed(undefined),
+    // Endpoint schemas here need no services: their context is never.
+    onSome: (s) =>
+      decodeInput(s as Schema.Schema<unknown, unknown>, input, { source, unknownFields })
+  })
+
+/** A partner-authenticated route for one endpoint of the HttpApi definition. */
+export const partnerRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
+  endpoint: E,
+  handler: (input: RouteInput<E>) => Effect.Effect<Reply, ApiFailure, R>,
+  options: RouteOptions = {}
+): Route<R> => {
+  const e = endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+  const unknownFields = options.unknownFields ?? "reject"
+  const routeKey = `${e.method} ${e.path}`
+  return {
+    method: e.method,
+    path: e.path,
+    auth: "partner",
+    takesBody: Option.isSome(e.payloadSchema) && e.method !== "GET" && e.method !== "DELETE",
+    handle: (exchange) =>
+      Effect.gen(function* () {
+        const path = yield* decodeOptional(e.pathSchema, exchange.pathParams, "path", "ignore")
+        const urlParams = yield* decodeOptional(
+          e.urlParamsSchema,
+          queryRecord(exchange.query),
+          "query",
+          "ignore"
+        )
+        const payload = yield* decodeOptional(e.payloadSchema, exchange.body, "body", unknownFields)
+        return yield* handler({
+          path,
+          urlParams,
+          payload,
+          partner: exchange.partner as Partner,
+          version: exchange.version,
+          routeKey,
+          header: exchange.request.header,
+          body: exchange.body
+        } as RouteInput<E>)
+      })
+  }
+}
+
+/** A route outside the partner API (health, documents): no key, no decoding. */
+export const publicRoute = <R>(
+  method: string,
+  path: string,
+  handle: (exchange: Exchange) => Effect.Effect<Reply, ApiFailure, R>
+): Route<R> => ({ method, path, auth: "none", takesBody: false, handle })

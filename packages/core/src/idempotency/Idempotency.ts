@@ -1,0 +1,124 @@
+/**
+ * Idempotent requests, modelled on the most trusted payments APIs (WIRE.md
+ * section 3): a key is scoped to the partner and the route; a replay of the
+ * same request returns the first response; the same key with another request
+ * is refused; concurrent requests with one key have one effect.
+ *
+ * The work and the record of its response are written in one transaction
+ * (`IdempotencyCompletion`), so a crash can never leave an effect without its
+ * record, and a retry never repeats it.
+ */
+import { Clock, Duration, Effect } from "effect"
+import { sha256, stringToBytes } from "viem"
+import { IdempotencyConflict } from "../shared/Errors.js"
+import { IdempotencyStore } from "./IdempotencyStore.js"
+
+export interface IdempotencyScope {
+  readonly partnerId: string
+  /** Method and route template, e.g. `POST /v1/merchants/:merchantId/settlements/crypto`. */
+  readonly route: string
+  readonly key: string
+}
+
+export interface StoredResponse {
+  readonly status: number
+  readonly body: string
+}
+
+/** The response to record together with the work, in the same transaction. */
+export interface IdempotencyCompletion {
+  readonly scope: IdempotencyScope
+  readonly response: StoredResponse
+}
+
+export const MAX_KEY_LENGTH = 255
+
+/** How long concurrent requests wait for the first one before answering 409. */
+const WAIT_FOR_OWNER = Duration.seconds(5)
+const POLL_EVERY = Duration.millis(25)
+/** A claim not finished after this long belongs to a dead request and may be taken over. */
+export const STALE_CLAIM = Duration.minutes(1)
+/** Finished keys are kept at least this long (WIRE.md: at least 24 hours). */
+export const KEY_RETENTION = Duration.hours(48)
+
+/** JSON with sorted keys, so that a body's key order does not change its fingerprint. */
+const canonicalJson = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`
+  }
+  return JSON.stringify(value) ?? "null"
+}
+
+/** Method, route, `Merchant-Id` and body (WIRE.md): what makes two requests "the same". */
+export const fingerprint = (parts: {
+  readonly method: string
+  readonly route: string
+  readonly merchantId: string | undefined
+  readonly body: unknown
+}): string =>
+  sha256(
+    stringToBytes(
+      canonicalJson([parts.method, parts.route, parts.merchantId ?? null, parts.body ?? null])
+    )
+  ).slice(2)
+
+/**
+ * Runs `work` once per key. `work` receives a `complete` function that turns
+ * its response into the completion to write with its own transaction; if the
+ * work fails before writing, the claim is released so the request can be
+ * retried, unless `recordFailure` turns the failure into a response to keep.
+ */
+export const runIdempotent = <E, R>(options: {
+  readonly scope: IdempotencyScope
+  readonly fingerprint: string
+  readonly work: (
+    complete: (response: StoredResponse) => IdempotencyCompletion
+  ) => Effect.Effect<StoredResponse, E, R>
+  /** A failure that is an answer (a conflict), stored and replayed like a success. */
+  readonly recordFailure?: (error: E) => StoredResponse | undefined
+}): Effect.Effect<StoredResponse, E | IdempotencyConflict, R | IdempotencyStore> =>
+  Effect.gen(function* () {
+    const store = yield* IdempotencyStore
+    const { scope } = options
+    const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(WAIT_FOR_OWNER)
+    for (;;) {
+      const now = yield* Clock.currentTimeMillis
+      const outcome = yield* store.claim(
+        scope,
+        options.fingerprint,
+        new Date(now),
+        new Date(now - Duration.toMillis(STALE_CLAIM))
+      )
+      switch (outcome._tag) {
+        case "Replay":
+          return outcome.response
+        case "Mismatch":
+          return yield* new IdempotencyConflict({ reason: "different_request" })
+        case "InProgress":
+          if (now >= deadline) return yield* new IdempotencyConflict({ reason: "in_progress" })
+          yield* Effect.sleep(POLL_EVERY)
+          continue
+        case "Claimed":
+          return yield* options
+            .work((response) => ({ scope, response }))
+            .pipe(
+              Effect.catchAll((error) => {
+                const recorded = options.recordFailure?.(error)
+                return recorded === undefined
+                  ? Effect.zipRight(store.release(scope), Effect.fail(error))
+                  : Effect.as(store.complete(scope, recorded), recorded)
+              }),
+              // Interruption or a defect: free the key so the client can retry.
+              Effect.onExit((exit) =>
+                exit._tag === "Failure" && exit.cause._tag !== "Fail"
+                  ? store.release(scope)
+                  : Effect.void
+              )
+            )
+      }
+    }
+  })

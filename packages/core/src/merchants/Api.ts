@@ -1,0 +1,135 @@
+/**
+ * The merchant routes of the partner API (SPEC.md 4.1 and 4.5): wire schemas
+ * matching the reference field for field, and the endpoint definitions.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  IdempotentHeaders,
+  NotFoundError,
+  PartnerApiKey,
+  VersionHeaders
+} from "../http/ApiDocs.js"
+import { CryptoSettlementView, FiatSettlementView } from "../settlements/Api.js"
+import { boundedText, DisplayName, Email, HttpsUrl } from "../shared/Text.js"
+import { MerchantId, MerchantStatus } from "./Merchant.js"
+
+export const MerchantView = Schema.Struct({
+  id: Schema.String.annotations({ examples: ["mrch_0Mg3vLwE9kTq2xHbY7pA"] }),
+  name: Schema.String,
+  email: Schema.NullOr(Schema.String),
+  status: MerchantStatus,
+  iconUrl: Schema.NullOr(Schema.String).annotations({
+    description: "Merchant logo URL, or null if not set"
+  }),
+  createdAt: Schema.String.annotations({ description: "RFC 3339 creation time" })
+}).annotations({ identifier: "Merchant" })
+
+export const MerchantProfile = Schema.Struct({
+  ...MerchantView.fields,
+  settlements: Schema.Struct({
+    crypto: Schema.Array(CryptoSettlementView),
+    fiat: Schema.Array(FiatSettlementView)
+  })
+}).annotations({ identifier: "MerchantProfile" })
+
+const IconUrl = Schema.NullOr(HttpsUrl).annotations({
+  description: "Merchant logo URL (HTTPS only), or null for none"
+})
+
+export const CreateMerchantRequest = Schema.Struct({
+  merchantName: DisplayName,
+  merchantEmail: Email,
+  iconUrl: Schema.optional(IconUrl)
+}).annotations({ identifier: "CreateMerchantRequest" })
+
+export const UpdateMerchantRequest = Schema.Struct({
+  merchantName: Schema.optional(DisplayName),
+  merchantEmail: Schema.optional(Email),
+  iconUrl: Schema.optional(IconUrl)
+}).annotations({
+  identifier: "UpdateMerchantRequest",
+  description: "At least one field; `iconUrl: null` removes the logo"
+})
+
+const Limit = Schema.NumberFromString.pipe(
+  Schema.int({ message: () => "must be a whole number" }),
+  Schema.between(1, 100, { message: () => "must be from 1 to 100" })
+)
+
+export const ListMerchantsParams = Schema.Struct({
+  status: Schema.optional(MerchantStatus),
+  search: Schema.optional(
+    boundedText(1, 256).annotations({
+      description: "Case-insensitive match on the merchant's name or id"
+    })
+  ),
+  cursor: Schema.optional(
+    Schema.String.annotations({ description: "Opaque: the `nextCursor` of the previous page" })
+  ),
+  limit: Schema.optionalWith(Limit, { default: () => 20 })
+})
+
+export const ListMerchantsResponse = Schema.Struct({
+  merchants: Schema.Array(MerchantView),
+  totalCount: Schema.Int.annotations({ description: "Every match, ignoring pagination" }),
+  nextCursor: Schema.NullOr(Schema.String)
+})
+
+export const MerchantPath = Schema.Struct({ merchantId: MerchantId })
+
+export const DeleteMerchantResponse = Schema.Struct({
+  id: Schema.String,
+  deleted: Schema.Literal(true)
+})
+
+export const createMerchant = HttpApiEndpoint.post("create", "/v1/merchants")
+  .setHeaders(IdempotentHeaders)
+  .setPayload(CreateMerchantRequest)
+  .addSuccess(Schema.Struct({ merchant: MerchantView }), { status: 201 })
+  .addError(ConflictError, { status: 409 })
+  .annotate(OpenApi.Summary, "Create a merchant")
+
+export const listMerchants = HttpApiEndpoint.get("list", "/v1/merchants")
+  .setHeaders(VersionHeaders)
+  .setUrlParams(ListMerchantsParams)
+  .addSuccess(ListMerchantsResponse)
+  .annotate(OpenApi.Summary, "List merchants, newest first")
+
+export const getMerchant = HttpApiEndpoint.get("get", "/v1/merchants/:merchantId")
+  .setHeaders(VersionHeaders)
+  .setPath(MerchantPath)
+  .addSuccess(Schema.Struct({ merchant: MerchantProfile }))
+  .annotate(OpenApi.Summary, "Fetch a merchant with its settlements")
+  .addError(ForbiddenError, { status: 403 })
+  .addError(NotFoundError, { status: 404 })
+
+export const updateMerchant = HttpApiEndpoint.patch("update", "/v1/merchants/:merchantId")
+  .setHeaders(VersionHeaders)
+  .setPath(MerchantPath)
+  .setPayload(UpdateMerchantRequest)
+  .addSuccess(Schema.Struct({ merchant: MerchantView }))
+  .annotate(OpenApi.Summary, "Update a merchant's name, e-mail or logo")
+  .addError(ForbiddenError, { status: 403 })
+  .addError(NotFoundError, { status: 404 })
+
+export const deleteMerchant = HttpApiEndpoint.del("delete", "/v1/merchants/:merchantId")
+  .setHeaders(VersionHeaders)
+  .setPath(MerchantPath)
+  .addSuccess(DeleteMerchantResponse)
+  .annotate(OpenApi.Summary, "Delete a merchant (soft, idempotent)")
+  .addError(ForbiddenError, { status: 403 })
+  .addError(NotFoundError, { status: 404 })
+
+export class MerchantsApi extends HttpApiGroup.make("merchants")
+  .annotate(OpenApi.Title, "Merchants")
+  .add(createMerchant)
+  .add(listMerchants)
+  .add(getMerchant)
+  .add(updateMerchant)
+  .add(deleteMerchant)
+  .addError(BadRequestError, { status: 400 })
+  .middleware(PartnerApiKey) {}

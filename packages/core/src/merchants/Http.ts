@@ -1,0 +1,127 @@
+/**
+ * The merchant route handlers: wire in, service call, wire out.
+ */
+import { Effect, Either, Encoding, Schema } from "effect"
+import { json, type Reply } from "../http/Exchange.js"
+import { idempotently, requiredIdempotencyKey } from "../http/Idempotent.js"
+import { RequestError } from "../http/RequestError.js"
+import { partnerRoute } from "../http/Route.js"
+import { settlementView } from "../settlements/Http.js"
+import { Settlements } from "../settlements/Settlements.js"
+import {
+  createMerchant,
+  deleteMerchant,
+  getMerchant,
+  listMerchants,
+  type MerchantView,
+  updateMerchant
+} from "./Api.js"
+import { type Merchant, MerchantId } from "./Merchant.js"
+import { Merchants } from "./Merchants.js"
+
+export const merchantView = (m: Merchant): typeof MerchantView.Type => ({
+  id: m.id,
+  name: m.name,
+  email: m.email,
+  status: m.status,
+  iconUrl: m.iconUrl,
+  createdAt: m.createdAt.toISOString()
+})
+
+// Cursors are opaque to clients; inside, the last id of the page (ids sort by creation).
+const CURSOR_PREFIX = "m1."
+const encodeCursor = (id: MerchantId): string => CURSOR_PREFIX + Encoding.encodeBase64Url(id)
+const decodeMerchantId = Schema.decodeUnknownEither(MerchantId)
+const decodeCursor = (cursor: string): Effect.Effect<MerchantId, RequestError> => {
+  const text = cursor.startsWith(CURSOR_PREFIX)
+    ? Encoding.decodeBase64UrlString(cursor.slice(CURSOR_PREFIX.length))
+    : Either.left(undefined)
+  const id = Either.flatMap(text, decodeMerchantId)
+  return Either.isRight(id)
+    ? Effect.succeed(id.right)
+    : Effect.fail(
+        RequestError.invalid("invalid_params", "cursor", "is not a cursor from this list")
+      )
+}
+
+export const merchantRoutes = [
+  partnerRoute(createMerchant, (input) =>
+    Effect.gen(function* () {
+      const key = yield* requiredIdempotencyKey(input)
+      const merchants = yield* Merchants
+      const reply = (m: Merchant): Reply => json(201, { merchant: merchantView(m) })
+      return yield* idempotently(input, key, (complete) =>
+        merchants
+          .create(
+            input.partner,
+            {
+              name: input.payload.merchantName,
+              email: input.payload.merchantEmail,
+              iconUrl: input.payload.iconUrl ?? null
+            },
+            (m) => complete(reply(m))
+          )
+          .pipe(Effect.map(reply))
+      )
+    })
+  ),
+
+  partnerRoute(listMerchants, ({ partner, urlParams }) =>
+    Effect.gen(function* () {
+      const merchants = yield* Merchants
+      const before =
+        urlParams.cursor === undefined ? undefined : yield* decodeCursor(urlParams.cursor)
+      const page = yield* merchants.list(partner, {
+        status: urlParams.status,
+        search: urlParams.search,
+        before,
+        limit: urlParams.limit + 1
+      })
+      const rows = page.merchants.slice(0, urlParams.limit)
+      const last = rows.at(-1)
+      return json(200, {
+        merchants: rows.map(merchantView),
+        totalCount: page.totalCount,
+        nextCursor: page.merchants.length > urlParams.limit && last ? encodeCursor(last.id) : null
+      })
+    })
+  ),
+
+  partnerRoute(getMerchant, ({ partner, path }) =>
+    Effect.gen(function* () {
+      const merchant = yield* (yield* Merchants).get(partner, path.merchantId)
+      const settlements = yield* (yield* Settlements).list(partner, path.merchantId)
+      return json(200, {
+        merchant: {
+          ...merchantView(merchant),
+          settlements: { crypto: settlements.map(settlementView), fiat: [] }
+        }
+      })
+    })
+  ),
+
+  partnerRoute(updateMerchant, ({ partner, path, payload }) =>
+    Effect.gen(function* () {
+      if (Object.keys(payload).length === 0) {
+        return yield* RequestError.invalid(
+          "params_validation",
+          "body",
+          "give at least one of merchantName, merchantEmail, iconUrl"
+        )
+      }
+      const updated = yield* (yield* Merchants).update(partner, path.merchantId, {
+        name: payload.merchantName,
+        email: payload.merchantEmail,
+        iconUrl: payload.iconUrl
+      })
+      return json(200, { merchant: merchantView(updated) })
+    })
+  ),
+
+  partnerRoute(deleteMerchant, ({ partner, path }) =>
+    Effect.gen(function* () {
+      const deleted = yield* (yield* Merchants).remove(partner, path.merchantId)
+      return json(200, { id: deleted.id, deleted: true })
+    })
+  )
+]

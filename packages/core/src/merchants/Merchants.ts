@@ -1,0 +1,119 @@
+/**
+ * The merchant rules: a partner sees and changes only its own merchants, a
+ * deleted merchant is gone for everything but a repeated delete, and status
+ * is the operator's to change, never a PATCH's.
+ */
+import { Clock, Effect, Option } from "effect"
+import type { IdempotencyCompletion } from "../idempotency/Idempotency.js"
+import type { Partner } from "../partners/Partner.js"
+import { Forbidden } from "../shared/Errors.js"
+import { newId } from "../shared/Ids.js"
+import {
+  Merchant,
+  type MerchantChanges,
+  type MerchantId,
+  MerchantNotFound,
+  type MerchantStatus
+} from "./Merchant.js"
+import { type MerchantQuery, MerchantStore } from "./MerchantStore.js"
+
+export interface NewMerchant {
+  readonly name: string
+  readonly email: string
+  readonly iconUrl: string | null
+}
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants", {
+  effect: Effect.gen(function* () {
+    const store = yield* MerchantStore
+
+    /** The merchant if it is the partner's, deleted or not. */
+    const findOwned = (
+      partner: Partner,
+      id: MerchantId
+    ): Effect.Effect<Merchant, MerchantNotFound | Forbidden> =>
+      Effect.flatMap(
+        store.find(id),
+        (found): Effect.Effect<Merchant, MerchantNotFound | Forbidden> => {
+          if (Option.isNone(found)) return Effect.fail(new MerchantNotFound({ merchantId: id }))
+          if (found.value.partnerId !== partner.id) {
+            return Effect.fail(
+              new Forbidden({ message: `Merchant ${id} belongs to another partner account` })
+            )
+          }
+          return Effect.succeed(found.value)
+        }
+      )
+
+    /** The partner's live merchant: what every route but delete works on. */
+    const get = Effect.fn("Merchants.get")(function* (partner: Partner, id: MerchantId) {
+      const merchant = yield* findOwned(partner, id)
+      if (merchant.deletedAt !== null) return yield* new MerchantNotFound({ merchantId: id })
+      return merchant
+    })
+
+    const create = Effect.fn("Merchants.create")(function* (
+      partner: Partner,
+      input: NewMerchant,
+      complete?: (merchant: Merchant) => IdempotencyCompletion
+    ) {
+      const at = yield* now
+      const merchant = new Merchant({
+        id: yield* newId<MerchantId>("mrch"),
+        partnerId: partner.id,
+        name: input.name,
+        email: input.email,
+        iconUrl: input.iconUrl,
+        status: "active",
+        createdAt: at,
+        updatedAt: at,
+        deletedAt: null
+      })
+      yield* store.insert(merchant, complete?.(merchant))
+      return merchant
+    })
+
+    const list = (partner: Partner, query: Omit<MerchantQuery, "partnerId">) =>
+      store.list({ ...query, partnerId: partner.id })
+
+    const update = Effect.fn("Merchants.update")(function* (
+      partner: Partner,
+      id: MerchantId,
+      changes: MerchantChanges
+    ) {
+      yield* get(partner, id)
+      const updated = yield* store.update(id, changes, yield* now)
+      // Deleted between the check and the write.
+      return yield* Option.match(updated, {
+        onNone: () => new MerchantNotFound({ merchantId: id }),
+        onSome: Effect.succeed
+      })
+    })
+
+    /** Idempotent: deleting a deleted merchant answers as the first time did. */
+    const remove = Effect.fn("Merchants.remove")(function* (partner: Partner, id: MerchantId) {
+      yield* findOwned(partner, id)
+      const deleted = yield* store.markDeleted(id, yield* now)
+      return yield* Option.match(deleted, {
+        onNone: () => new MerchantNotFound({ merchantId: id }),
+        onSome: Effect.succeed
+      })
+    })
+
+    /** The operator's switch (CLI), across partners. */
+    const setStatus = Effect.fn("Merchants.setStatus")(function* (
+      id: MerchantId,
+      status: MerchantStatus
+    ) {
+      const updated = yield* store.setStatus(id, status, yield* now)
+      return yield* Option.match(updated, {
+        onNone: () => new MerchantNotFound({ merchantId: id }),
+        onSome: Effect.succeed
+      })
+    })
+
+    return { get, create, list, update, remove, setStatus } as const
+  })
+}) {}

@@ -1,0 +1,115 @@
+/**
+ * The crypto settlement routes (SPEC.md 4.2 and 4.5). The reference does not
+ * cover them, so they follow its merchant routes' style; a settlement carries
+ * both SPEC.md's `id` and the reference profile's `configId` (WIRE.md).
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  IdempotentHeaders,
+  NotFoundError,
+  PartnerApiKey,
+  VersionHeaders
+} from "../http/ApiDocs.js"
+import { MerchantId } from "../merchants/Merchant.js"
+import { Caip10Schema, Caip19Schema } from "../shared/Caip.js"
+import { CryptoSettlementId } from "./Settlement.js"
+
+export const CryptoSettlementView = Schema.Struct({
+  id: Schema.String.annotations({ examples: ["crypto_0Mg3vLwE9kTq2xHbY7pA"] }),
+  configId: Schema.String.annotations({ description: "The same as `id` (the reference's name)" }),
+  asset: Schema.String.annotations({
+    description: "CAIP-19 asset id",
+    examples: ["eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"]
+  }),
+  destination: Schema.String.annotations({
+    description: "CAIP-10 account on the asset's chain",
+    examples: ["eip155:8453:0x1234567890AbcdEF1234567890aBcdef12345678"]
+  })
+}).annotations({ identifier: "CryptoSettlement" })
+
+/** Fiat settlement is not implemented: the lists are always empty (WIRE.md). */
+export const FiatSettlementView = Schema.Struct({
+  configId: Schema.String,
+  status: Schema.String,
+  bankType: Schema.String
+}).annotations({ identifier: "FiatSettlement" })
+
+export const NewCryptoSettlementRequest = Schema.Struct({
+  asset: Caip19Schema,
+  destination: Caip10Schema
+})
+
+export const CreateCryptoSettlementsRequest = Schema.Struct({
+  settlements: Schema.Array(NewCryptoSettlementRequest).pipe(
+    Schema.minItems(1, { message: () => "must have at least 1 entry" }),
+    Schema.maxItems(50, { message: () => "must have at most 50 entries" })
+  )
+}).annotations({ identifier: "CreateCryptoSettlementsRequest" })
+
+export const UpdateCryptoSettlementRequest = Schema.Struct({
+  destination: Caip10Schema
+}).annotations({ identifier: "UpdateCryptoSettlementRequest" })
+
+export const SettlementsPath = Schema.Struct({ merchantId: MerchantId })
+export const SettlementPath = Schema.Struct({ merchantId: MerchantId, id: CryptoSettlementId })
+
+export const createCryptoSettlements = HttpApiEndpoint.post(
+  "createCrypto",
+  "/v1/merchants/:merchantId/settlements/crypto"
+)
+  .setHeaders(IdempotentHeaders)
+  .setPath(SettlementsPath)
+  .setPayload(CreateCryptoSettlementsRequest)
+  .addSuccess(Schema.Struct({ settlements: Schema.Array(CryptoSettlementView) }), {
+    status: 201
+  })
+  .addError(ConflictError, { status: 409 })
+  .annotate(OpenApi.Summary, "Register crypto settlement destinations (1 to 50, all or none)")
+
+export const listSettlements = HttpApiEndpoint.get("list", "/v1/merchants/:merchantId/settlements")
+  .setHeaders(VersionHeaders)
+  .setPath(SettlementsPath)
+  .addSuccess(
+    Schema.Struct({
+      crypto: Schema.Array(CryptoSettlementView),
+      fiat: Schema.Array(FiatSettlementView)
+    })
+  )
+  .annotate(OpenApi.Summary, "List a merchant's settlement destinations")
+
+export const updateCryptoSettlement = HttpApiEndpoint.put(
+  "updateCrypto",
+  "/v1/merchants/:merchantId/settlements/crypto/:id"
+)
+  .setHeaders(VersionHeaders)
+  .setPath(SettlementPath)
+  .setPayload(UpdateCryptoSettlementRequest)
+  .addSuccess(Schema.Struct({ settlement: CryptoSettlementView }))
+  .annotate(OpenApi.Summary, "Change a settlement's destination (same chain as its asset)")
+
+export const deleteCryptoSettlement = HttpApiEndpoint.del(
+  "deleteCrypto",
+  "/v1/merchants/:merchantId/settlements/crypto/:id"
+)
+  .setHeaders(VersionHeaders)
+  .setPath(SettlementPath)
+  .addSuccess(Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }))
+  .annotate(
+    OpenApi.Summary,
+    "Remove a settlement; later payments in its asset are no longer auto-settled"
+  )
+
+export class SettlementsApi extends HttpApiGroup.make("settlements")
+  .annotate(OpenApi.Title, "Settlements")
+  .add(createCryptoSettlements)
+  .add(listSettlements)
+  .add(updateCryptoSettlement)
+  .add(deleteCryptoSettlement)
+  .addError(BadRequestError, { status: 400 })
+  .addError(ForbiddenError, { status: 403 })
+  .addError(NotFoundError, { status: 404 })
+  .middleware(PartnerApiKey) {}

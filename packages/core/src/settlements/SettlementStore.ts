@@ -1,0 +1,37 @@
+/**
+ * The storage port for crypto settlements. Uniqueness of (merchant, asset)
+ * among live settlements is the database's job, so concurrent requests cannot
+ * both register the same asset.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { IdempotencyCompletion } from "../idempotency/Idempotency.js"
+import type { MerchantId } from "../merchants/Merchant.js"
+import type { Caip10 } from "../shared/Caip.js"
+import type { CryptoSettlement, CryptoSettlementId, SettlementAssetConflict } from "./Settlement.js"
+
+export class SettlementStore extends Context.Tag("@pay/core/SettlementStore")<
+  SettlementStore,
+  {
+    /** All or none; the idempotent response is written in the same transaction. */
+    readonly insertAll: (
+      settlements: ReadonlyArray<CryptoSettlement>,
+      completion?: IdempotencyCompletion
+    ) => Effect.Effect<void, SettlementAssetConflict>
+    /** Live settlements of a merchant, oldest first. */
+    readonly listByMerchant: (
+      merchantId: MerchantId
+    ) => Effect.Effect<ReadonlyArray<CryptoSettlement>>
+    readonly updateDestination: (
+      merchantId: MerchantId,
+      id: CryptoSettlementId,
+      destination: Caip10,
+      at: Date
+    ) => Effect.Effect<Option.Option<CryptoSettlement>>
+    /** Soft removal, so that a repeated call can still say it is gone. */
+    readonly remove: (
+      merchantId: MerchantId,
+      id: CryptoSettlementId,
+      at: Date
+    ) => Effect.Effect<"removed" | "already_removed" | "not_found">
+  }
+>() {}

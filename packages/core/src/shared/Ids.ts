@@ -1,0 +1,60 @@
+/**
+ * Resource ids: a type prefix (`mrch_`, `crypto_`, ...) and 20 base62 characters.
+ * The first 8 encode the creation time in milliseconds, so ids sort by creation
+ * time as plain strings; the last 12 come from a CSPRNG (about 71 bits), so ids
+ * cannot be guessed or enumerated.
+ */
+import { type Brand, Clock, Effect, Schema } from "effect"
+
+// ASCII order (digits < upper < lower), so string order equals numeric order.
+const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+const TIME_LENGTH = 8
+const RANDOM_LENGTH = 12
+
+export const ID_BODY_LENGTH = TIME_LENGTH + RANDOM_LENGTH
+
+const encodeTime = (millis: number): string => {
+  let rest = Math.max(0, Math.floor(millis))
+  let out = ""
+  for (let i = 0; i < TIME_LENGTH; i++) {
+    out = ALPHABET[rest % 62] + out
+    rest = Math.floor(rest / 62)
+  }
+  return out
+}
+
+/** Unbiased base62 characters from the platform CSPRNG (rejection sampling). */
+export const randomBase62 = (length: number): string => {
+  let out = ""
+  const bytes = new Uint8Array(length * 2)
+  while (out.length < length) {
+    crypto.getRandomValues(bytes)
+    for (const byte of bytes) {
+      // 248 = 4 * 62: bytes at or above it would favour the first characters.
+      if (byte < 248) out += ALPHABET[byte % 62]
+      if (out.length === length) break
+    }
+  }
+  return out
+}
+
+export const makeIdBody = (millis: number): string =>
+  encodeTime(millis) + randomBase62(RANDOM_LENGTH)
+
+const idPattern = (prefix: string) => new RegExp(`^${prefix}_[0-9A-Za-z]{8,64}$`)
+
+/** A branded id schema for one prefix; the pattern is loose enough for imported ids. */
+export const prefixedId = <const B extends string>(prefix: string, brand: B) =>
+  Schema.String.pipe(
+    Schema.pattern(idPattern(prefix), {
+      message: () => `must be an id of the form ${prefix}_<letters and digits>`
+    }),
+    Schema.brand(brand),
+    Schema.annotations({
+      examples: [`${prefix}_${"0".repeat(ID_BODY_LENGTH)}` as string & Brand.Brand<B>]
+    })
+  )
+
+/** A new id for `prefix`, stamped with the Effect clock (TestClock in tests). */
+export const newId = <A extends string>(prefix: string): Effect.Effect<A> =>
+  Effect.map(Clock.currentTimeMillis, (now) => `${prefix}_${makeIdBody(now)}` as A)
