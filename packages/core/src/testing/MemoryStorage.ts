@@ -1,0 +1,209 @@
+/**
+ * In-memory implementations of every storage port, for unit tests of the
+ * core. They keep the same rules as the real stores (uniqueness, soft
+ * deletion, idempotency records written with the work) and pass the same
+ * storage contract suite; they keep nothing across restarts.
+ */
+import { Effect, Layer, Option } from "effect"
+import type { IdempotencyCompletion, IdempotencyScope } from "../idempotency/Idempotency.js"
+import { IdempotencyStore } from "../idempotency/IdempotencyStore.js"
+import { Merchant, type MerchantId } from "../merchants/Merchant.js"
+import { MerchantStore } from "../merchants/MerchantStore.js"
+import { ApiKeyPrefixTaken, type Partner, type StoredApiKey } from "../partners/Partner.js"
+import { PartnerStore } from "../partners/PartnerStore.js"
+import { type CryptoSettlement, SettlementAssetConflict } from "../settlements/Settlement.js"
+import { SettlementStore } from "../settlements/SettlementStore.js"
+
+interface IdempotencyRow {
+  readonly fingerprint: string
+  lockedAt: number
+  readonly createdAt: number
+  response: { readonly status: number; readonly body: string } | undefined
+}
+
+interface LiveSettlement extends CryptoSettlement {
+  readonly deletedAt: Date | null
+}
+
+const scopeKey = (s: IdempotencyScope) => JSON.stringify([s.partnerId, s.route, s.key])
+
+export const makeMemoryStorage = () => {
+  const partners = new Map<string, Partner>()
+  const keys = new Map<string, StoredApiKey>()
+  const merchants = new Map<string, Merchant>()
+  const settlements = new Map<string, LiveSettlement>()
+  const idempotency = new Map<string, IdempotencyRow>()
+
+  const complete = (completion: IdempotencyCompletion | undefined) => {
+    const row = completion && idempotency.get(scopeKey(completion.scope))
+    if (row && completion) row.response = completion.response
+  }
+
+  const partnerStore = PartnerStore.of({
+    insert: (partner, key) =>
+      Effect.suspend(() => {
+        if (keys.has(key.prefix)) return Effect.fail(new ApiKeyPrefixTaken())
+        partners.set(partner.id, partner)
+        keys.set(key.prefix, key)
+        return Effect.void
+      }),
+    findByKeyPrefix: (prefix) =>
+      Effect.sync(() => {
+        const key = keys.get(prefix)
+        const partner = key && partners.get(key.partnerId)
+        return key && partner ? Option.some({ key, partner }) : Option.none()
+      }),
+    find: (id) => Effect.sync(() => Option.fromNullable(partners.get(id))),
+    list: Effect.sync(() => [...partners.values()].sort((a, b) => (a.id < b.id ? -1 : 1)))
+  })
+
+  const change = (id: MerchantId, f: (m: Merchant) => Merchant | undefined) =>
+    Effect.sync(() => {
+      const current = merchants.get(id)
+      const next = current && f(current)
+      if (next) merchants.set(id, next)
+      return Option.fromNullable(next)
+    })
+
+  const merchantStore = MerchantStore.of({
+    insert: (merchant, completion) =>
+      Effect.sync(() => {
+        merchants.set(merchant.id, merchant)
+        complete(completion)
+      }),
+    find: (id) => Effect.sync(() => Option.fromNullable(merchants.get(id))),
+    list: (q) =>
+      Effect.sync(() => {
+        const needle = q.search?.toLowerCase()
+        const matches = [...merchants.values()]
+          .filter(
+            (m) =>
+              m.partnerId === q.partnerId &&
+              m.deletedAt === null &&
+              (q.status === undefined || m.status === q.status) &&
+              (needle === undefined ||
+                m.name.toLowerCase().includes(needle) ||
+                m.id.toLowerCase().includes(needle))
+          )
+          .sort((a, b) => (a.id < b.id ? 1 : -1))
+        const page = matches.filter((m) => q.before === undefined || m.id < q.before)
+        return { merchants: page.slice(0, q.limit), totalCount: matches.length }
+      }),
+    update: (id, changes, at) =>
+      change(id, (m) =>
+        m.deletedAt !== null
+          ? undefined
+          : new Merchant({
+              ...m,
+              name: changes.name ?? m.name,
+              email: changes.email ?? m.email,
+              iconUrl: changes.iconUrl === undefined ? m.iconUrl : changes.iconUrl,
+              updatedAt: at
+            })
+      ),
+    setStatus: (id, status, at) =>
+      change(id, (m) =>
+        m.deletedAt !== null ? undefined : new Merchant({ ...m, status, updatedAt: at })
+      ),
+    markDeleted: (id, at) =>
+      change(id, (m) => (m.deletedAt !== null ? m : new Merchant({ ...m, deletedAt: at })))
+  })
+
+  const live = (merchantId: MerchantId) =>
+    [...settlements.values()].filter((s) => s.merchantId === merchantId && s.deletedAt === null)
+
+  const strip = ({ deletedAt: _, ...s }: LiveSettlement): CryptoSettlement => s
+
+  const settlementStore = SettlementStore.of({
+    insertAll: (rows, completion) =>
+      Effect.suspend(() => {
+        const taken = new Set<string>()
+        for (const row of rows) {
+          const clash =
+            taken.has(row.asset) || live(row.merchantId).some((s) => s.asset === row.asset)
+          if (clash) {
+            return Effect.fail(
+              new SettlementAssetConflict({ asset: row.asset, merchantId: row.merchantId })
+            )
+          }
+          taken.add(row.asset)
+        }
+        for (const row of rows) settlements.set(row.id, { ...row, deletedAt: null })
+        complete(completion)
+        return Effect.void
+      }),
+    listByMerchant: (merchantId) =>
+      Effect.sync(() =>
+        live(merchantId)
+          .sort((a, b) => (a.id < b.id ? -1 : 1))
+          .map(strip)
+      ),
+    updateDestination: (merchantId, id, destination, at) =>
+      Effect.sync(() => {
+        const s = settlements.get(id)
+        if (!s || s.merchantId !== merchantId || s.deletedAt !== null) return Option.none()
+        const next = { ...s, destination, updatedAt: at }
+        settlements.set(id, next)
+        return Option.some(strip(next))
+      }),
+    remove: (merchantId, id, at) =>
+      Effect.sync(() => {
+        const s = settlements.get(id)
+        if (!s || s.merchantId !== merchantId) return "not_found" as const
+        if (s.deletedAt !== null) return "already_removed" as const
+        settlements.set(id, { ...s, deletedAt: at, updatedAt: at })
+        return "removed" as const
+      })
+  })
+
+  const idempotencyStore = IdempotencyStore.of({
+    claim: (scope, fingerprint, now, staleBefore) =>
+      Effect.sync(() => {
+        const key = scopeKey(scope)
+        const row = idempotency.get(key)
+        if (!row) {
+          idempotency.set(key, {
+            fingerprint,
+            lockedAt: now.getTime(),
+            createdAt: now.getTime(),
+            response: undefined
+          })
+          return { _tag: "Claimed" } as const
+        }
+        if (row.fingerprint !== fingerprint) return { _tag: "Mismatch" } as const
+        if (row.response) return { _tag: "Replay", response: row.response } as const
+        if (row.lockedAt < staleBefore.getTime()) {
+          row.lockedAt = now.getTime()
+          return { _tag: "Claimed" } as const
+        }
+        return { _tag: "InProgress" } as const
+      }),
+    complete: (scope, response) => Effect.sync(() => complete({ scope, response })),
+    release: (scope) =>
+      Effect.sync(() => {
+        const key = scopeKey(scope)
+        if (idempotency.get(key)?.response === undefined) idempotency.delete(key)
+      }),
+    purge: (before) =>
+      Effect.sync(() => {
+        let purged = 0
+        for (const [key, row] of idempotency) {
+          if (row.response && row.createdAt < before.getTime()) {
+            idempotency.delete(key)
+            purged++
+          }
+        }
+        return purged
+      })
+  })
+
+  return Layer.mergeAll(
+    Layer.succeed(PartnerStore, partnerStore),
+    Layer.succeed(MerchantStore, merchantStore),
+    Layer.succeed(SettlementStore, settlementStore),
+    Layer.succeed(IdempotencyStore, idempotencyStore)
+  )
+}
+
+/** A fresh, empty in-memory storage for each use of the layer. */
+export const MemoryStorage = Layer.suspend(makeMemoryStorage)

@@ -1,0 +1,5 @@
+/**
+ * Test support for the engine and for storage implementations.
+ */
+export * from "./MemoryStorage.js"
+export * from "./StorageContract.js"

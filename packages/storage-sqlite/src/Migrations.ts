@@ -1,0 +1,14 @@
+/**
+ * The schema's migrations, statically imported so bundlers and embedders get
+ * them without a migrations folder on disk. Run with the @effect/sql Migrator
+ * on whichever SqlClient the runtime provides (Node or Bun).
+ */
+import { Migrator } from "@effect/sql"
+import initial from "./migrations/0001_initial.js"
+
+export const migrations = Migrator.fromRecord({
+  "0001_initial": initial
+})
+
+/** Applies every migration not yet applied; safe to run from several processes. */
+export const migrate = Migrator.make({})({ loader: migrations, table: "pay_migrations" })

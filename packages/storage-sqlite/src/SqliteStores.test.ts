@@ -1,0 +1,12 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { storageContract } from "@pay/core/testing"
+import { afterAll } from "vitest"
+import { layer } from "./node.js"
+
+const dir = mkdtempSync(join(tmpdir(), "pay-sqlite-contract-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+let n = 0
+storageContract("SQLite file", () => layer({ filename: join(dir, `contract-${n++}.sqlite`) }))

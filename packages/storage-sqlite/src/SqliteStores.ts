@@ -1,0 +1,370 @@
+/**
+ * Every storage port of the core on one SQLite connection. Statements are
+ * prepared once; multi-row writes and the idempotency record that goes with
+ * them share one transaction; uniqueness is enforced by the schema's indexes.
+ */
+import {
+  ApiKeyPrefixTaken,
+  type Caip10,
+  type Caip19,
+  type CryptoSettlement,
+  type CryptoSettlementId,
+  type IdempotencyCompletion,
+  IdempotencyStore,
+  Merchant,
+  type MerchantId,
+  type MerchantStatus,
+  MerchantStore,
+  Partner,
+  type PartnerId,
+  PartnerStore,
+  SettlementAssetConflict,
+  SettlementStore
+} from "@pay/core"
+import { Effect, Layer, Option } from "effect"
+import { type SqliteConnection, SqliteDatabase, type SqliteValue } from "./SqliteDatabase.js"
+
+interface PartnerRow {
+  id: string
+  name: string
+  api_version: string
+  created_at: number
+}
+interface KeyRow {
+  prefix: string
+  hash: string
+  partner_id: string
+  created_at: number
+}
+interface MerchantRow {
+  id: string
+  partner_id: string
+  name: string
+  email: string | null
+  icon_url: string | null
+  status: string
+  created_at: number
+  updated_at: number
+  deleted_at: number | null
+}
+interface SettlementRow {
+  id: string
+  merchant_id: string
+  asset: string
+  destination: string
+  created_at: number
+  updated_at: number
+  deleted_at: number | null
+}
+interface IdempotencyRow {
+  fingerprint: string
+  locked_at: number
+  response_status: number | null
+  response_body: string | null
+}
+
+const toPartner = (r: PartnerRow) =>
+  new Partner({
+    id: r.id as PartnerId,
+    name: r.name,
+    apiVersion: r.api_version as Partner["apiVersion"],
+    createdAt: new Date(r.created_at)
+  })
+
+const toMerchant = (r: MerchantRow) =>
+  new Merchant({
+    id: r.id as MerchantId,
+    partnerId: r.partner_id as PartnerId,
+    name: r.name,
+    email: r.email,
+    iconUrl: r.icon_url,
+    status: r.status as MerchantStatus,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+    deletedAt: r.deleted_at === null ? null : new Date(r.deleted_at)
+  })
+
+const toSettlement = (r: SettlementRow): CryptoSettlement => ({
+  id: r.id as CryptoSettlementId,
+  merchantId: r.merchant_id as MerchantId,
+  asset: r.asset as Caip19,
+  destination: r.destination as Caip10,
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at)
+})
+
+const isUniqueViolation = (error: unknown): boolean =>
+  typeof error === "object" &&
+  error !== null &&
+  ((error as { code?: unknown }).code === "SQLITE_CONSTRAINT_UNIQUE" ||
+    (error as { code?: unknown }).code === "SQLITE_CONSTRAINT_PRIMARYKEY" ||
+    /UNIQUE constraint failed/.test(String((error as { message?: unknown }).message)))
+
+/** Case folding for search, done in JS so it covers all of Unicode, not only ASCII. */
+const fold = (s: string) => s.toLowerCase()
+
+export const makeSqliteStores = (db: SqliteConnection) => {
+  const q = (sql: string) => db.prepare(sql)
+  const one = <R>(stmt: ReturnType<typeof q>, ...params: ReadonlyArray<SqliteValue>) =>
+    stmt.get(...params) as R | undefined
+
+  const partnerSql = {
+    insert: q("INSERT INTO partners (id, name, api_version, created_at) VALUES (?, ?, ?, ?)"),
+    insertKey: q("INSERT INTO api_keys (prefix, hash, partner_id, created_at) VALUES (?, ?, ?, ?)"),
+    byPrefix: q(`SELECT k.prefix, k.hash, k.partner_id, k.created_at AS key_created_at,
+        p.id, p.name, p.api_version, p.created_at
+      FROM api_keys k JOIN partners p ON p.id = k.partner_id WHERE k.prefix = ?`),
+    byId: q("SELECT * FROM partners WHERE id = ?"),
+    all: q("SELECT * FROM partners ORDER BY created_at, id")
+  }
+
+  const partners = PartnerStore.of({
+    insert: (partner, key) =>
+      Effect.suspend(() => {
+        try {
+          db.transaction(() => {
+            partnerSql.insert.run(
+              partner.id,
+              partner.name,
+              partner.apiVersion,
+              partner.createdAt.getTime()
+            )
+            partnerSql.insertKey.run(key.prefix, key.hash, key.partnerId, key.createdAt.getTime())
+          })
+          return Effect.void
+        } catch (error) {
+          if (isUniqueViolation(error)) return Effect.fail(new ApiKeyPrefixTaken())
+          throw error
+        }
+      }),
+    findByKeyPrefix: (prefix) =>
+      Effect.sync(() => {
+        const row = one<KeyRow & PartnerRow & { key_created_at: number }>(
+          partnerSql.byPrefix,
+          prefix
+        )
+        return row === undefined
+          ? Option.none()
+          : Option.some({
+              partner: toPartner(row),
+              key: {
+                prefix: row.prefix,
+                hash: row.hash,
+                partnerId: row.partner_id as PartnerId,
+                createdAt: new Date(row.key_created_at)
+              }
+            })
+      }),
+    find: (id) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(one<PartnerRow>(partnerSql.byId, id)), toPartner)
+      ),
+    list: Effect.sync(() => (partnerSql.all.all() as Array<PartnerRow>).map(toPartner))
+  })
+
+  const completeSql = q(`UPDATE idempotency_keys SET response_status = ?, response_body = ?
+    WHERE partner_id = ? AND route = ? AND key = ?`)
+  const complete = (completion: IdempotencyCompletion | undefined) => {
+    if (completion === undefined) return
+    const { scope, response } = completion
+    completeSql.run(response.status, response.body, scope.partnerId, scope.route, scope.key)
+  }
+
+  const merchantSql = {
+    insert: q(`INSERT INTO merchants (id, partner_id, name, name_folded, email, icon_url, status,
+      created_at, updated_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    byId: q("SELECT * FROM merchants WHERE id = ?"),
+    // Plain `?` only: better-sqlite3 and bun:sqlite read numbered parameters differently.
+    update: q(`UPDATE merchants SET
+        name = coalesce(?, name),
+        name_folded = coalesce(?, name_folded),
+        email = coalesce(?, email),
+        icon_url = CASE WHEN ? = 1 THEN ? ELSE icon_url END,
+        updated_at = ?
+      WHERE id = ? AND deleted_at IS NULL`),
+    setStatus: q(
+      "UPDATE merchants SET status = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL"
+    ),
+    markDeleted: q("UPDATE merchants SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL")
+  }
+  // The filter is built from fixed fragments; values are always bound parameters.
+  const listFilter = `FROM merchants WHERE partner_id = ? AND deleted_at IS NULL
+    AND (? IS NULL OR status = ?)
+    AND (? IS NULL OR instr(name_folded, ?) > 0 OR instr(lower(id), ?) > 0)`
+  const listPage = q(`SELECT * ${listFilter} AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`)
+  const listCount = q(`SELECT count(*) AS n ${listFilter}`)
+
+  const findMerchant = (id: string) =>
+    Option.map(Option.fromNullable(one<MerchantRow>(merchantSql.byId, id)), toMerchant)
+
+  const merchants = MerchantStore.of({
+    insert: (m, completion) =>
+      Effect.sync(() =>
+        db.transaction(() => {
+          merchantSql.insert.run(
+            m.id,
+            m.partnerId,
+            m.name,
+            fold(m.name),
+            m.email,
+            m.iconUrl,
+            m.status,
+            m.createdAt.getTime(),
+            m.updatedAt.getTime(),
+            m.deletedAt?.getTime() ?? null
+          )
+          complete(completion)
+        })
+      ),
+    find: (id) => Effect.sync(() => findMerchant(id)),
+    list: (query) =>
+      Effect.sync(() => {
+        const status = query.status ?? null
+        const search = query.search === undefined ? null : fold(query.search)
+        const filter = [query.partnerId, status, status, search, search, search]
+        const before = query.before ?? null
+        const rows = listPage.all(...filter, before, before, query.limit) as Array<MerchantRow>
+        const { n } = listCount.get(...filter) as { n: number }
+        return { merchants: rows.map(toMerchant), totalCount: n }
+      }),
+    update: (id, changes, at) =>
+      Effect.sync(() => {
+        const { changes: n } = merchantSql.update.run(
+          changes.name ?? null,
+          changes.name === undefined ? null : fold(changes.name),
+          changes.email ?? null,
+          changes.iconUrl === undefined ? 0 : 1,
+          changes.iconUrl ?? null,
+          at.getTime(),
+          id
+        )
+        return Number(n) === 1 ? findMerchant(id) : Option.none()
+      }),
+    setStatus: (id, status, at) =>
+      Effect.sync(() => {
+        const { changes: n } = merchantSql.setStatus.run(status, at.getTime(), id)
+        return Number(n) === 1 ? findMerchant(id) : Option.none()
+      }),
+    markDeleted: (id, at) =>
+      Effect.sync(() => {
+        merchantSql.markDeleted.run(at.getTime(), id)
+        return findMerchant(id)
+      })
+  })
+
+  const settlementSql = {
+    insert: q(`INSERT INTO crypto_settlements (id, merchant_id, asset, destination, created_at,
+      updated_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?, NULL)`),
+    live: q(`SELECT * FROM crypto_settlements WHERE merchant_id = ? AND deleted_at IS NULL
+      ORDER BY id`),
+    byId: q("SELECT * FROM crypto_settlements WHERE id = ? AND merchant_id = ?"),
+    update: q(`UPDATE crypto_settlements SET destination = ?, updated_at = ?
+      WHERE id = ? AND merchant_id = ? AND deleted_at IS NULL`),
+    remove: q(`UPDATE crypto_settlements SET deleted_at = ?, updated_at = ?
+      WHERE id = ? AND merchant_id = ? AND deleted_at IS NULL`)
+  }
+
+  const settlements = SettlementStore.of({
+    insertAll: (rows, completion) =>
+      Effect.suspend(() => {
+        let current: CryptoSettlement | undefined
+        try {
+          db.transaction(() => {
+            for (const s of rows) {
+              current = s
+              settlementSql.insert.run(
+                s.id,
+                s.merchantId,
+                s.asset,
+                s.destination,
+                s.createdAt.getTime(),
+                s.updatedAt.getTime()
+              )
+            }
+            complete(completion)
+          })
+          return Effect.void
+        } catch (error) {
+          if (isUniqueViolation(error) && current !== undefined) {
+            return Effect.fail(
+              new SettlementAssetConflict({ asset: current.asset, merchantId: current.merchantId })
+            )
+          }
+          throw error
+        }
+      }),
+    listByMerchant: (merchantId) =>
+      Effect.sync(() =>
+        (settlementSql.live.all(merchantId) as Array<SettlementRow>).map(toSettlement)
+      ),
+    updateDestination: (merchantId, id, destination, at) =>
+      Effect.sync(() => {
+        const { changes } = settlementSql.update.run(destination, at.getTime(), id, merchantId)
+        if (Number(changes) !== 1) return Option.none()
+        return Option.some(toSettlement(one<SettlementRow>(settlementSql.byId, id, merchantId)!))
+      }),
+    remove: (merchantId, id, at) =>
+      Effect.sync(() =>
+        db.transaction(() => {
+          const row = one<SettlementRow>(settlementSql.byId, id, merchantId)
+          if (row === undefined) return "not_found" as const
+          if (row.deleted_at !== null) return "already_removed" as const
+          settlementSql.remove.run(at.getTime(), at.getTime(), id, merchantId)
+          return "removed" as const
+        })
+      )
+  })
+
+  const idempotencySql = {
+    claim:
+      q(`INSERT INTO idempotency_keys (partner_id, route, key, fingerprint, locked_at, created_at)
+      VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+    read: q(`SELECT fingerprint, locked_at, response_status, response_body FROM idempotency_keys
+      WHERE partner_id = ? AND route = ? AND key = ?`),
+    takeOver: q(`UPDATE idempotency_keys SET locked_at = ?
+      WHERE partner_id = ? AND route = ? AND key = ? AND response_status IS NULL AND locked_at = ?`),
+    release: q(`DELETE FROM idempotency_keys
+      WHERE partner_id = ? AND route = ? AND key = ? AND response_status IS NULL`),
+    purge: q("DELETE FROM idempotency_keys WHERE response_status IS NOT NULL AND created_at < ?")
+  }
+
+  const idempotency = IdempotencyStore.of({
+    claim: (scope, fingerprint, now, staleBefore) =>
+      Effect.sync(() => {
+        const key = [scope.partnerId, scope.route, scope.key] as const
+        const inserted = idempotencySql.claim.run(...key, fingerprint, now.getTime(), now.getTime())
+        if (Number(inserted.changes) === 1) return { _tag: "Claimed" } as const
+        const row = one<IdempotencyRow>(idempotencySql.read, ...key)
+        // Released between our insert and read: the caller tries again.
+        if (row === undefined) return { _tag: "InProgress" } as const
+        if (row.fingerprint !== fingerprint) return { _tag: "Mismatch" } as const
+        if (row.response_status !== null) {
+          return {
+            _tag: "Replay",
+            response: { status: row.response_status, body: row.response_body ?? "" }
+          } as const
+        }
+        if (row.locked_at < staleBefore.getTime()) {
+          const taken = idempotencySql.takeOver.run(now.getTime(), ...key, row.locked_at)
+          if (Number(taken.changes) === 1) return { _tag: "Claimed" } as const
+        }
+        return { _tag: "InProgress" } as const
+      }),
+    complete: (scope, response) => Effect.sync(() => complete({ scope, response })),
+    release: (scope) =>
+      Effect.sync(() => {
+        idempotencySql.release.run(scope.partnerId, scope.route, scope.key)
+      }),
+    purge: (before) => Effect.sync(() => Number(idempotencySql.purge.run(before.getTime()).changes))
+  })
+
+  return Layer.mergeAll(
+    Layer.succeed(PartnerStore, partners),
+    Layer.succeed(MerchantStore, merchants),
+    Layer.succeed(SettlementStore, settlements),
+    Layer.succeed(IdempotencyStore, idempotency)
+  )
+}
+
+/** The stores on the connection in context. */
+export const SqliteStores = Layer.unwrapEffect(Effect.map(SqliteDatabase, makeSqliteStores))
