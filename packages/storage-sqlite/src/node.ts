@@ -41,9 +41,10 @@ export const openConnection = (filename: string): SqliteConnection => {
 
 /** Applies pending migrations to the file through the Migrator, then lets go of it. */
 export const migrateFile = (filename: string) =>
-  Effect.sync(() => mkdirSync(dirname(filename), { recursive: true })).pipe(
-    Effect.zipRight(migrate),
-    Effect.provide(SqliteClient.layer({ filename }))
+  Effect.zipRight(
+    // Before the client layer is built: it opens the file.
+    Effect.sync(() => mkdirSync(dirname(filename), { recursive: true })),
+    Effect.provide(migrate, SqliteClient.layer({ filename }))
   )
 
 /** The connection, migrated, closed when the layer's scope ends. */

@@ -17,11 +17,28 @@ const describe = (issue: ParseResult.ArrayFormatterIssue): string => {
   }
 }
 
-export const toFieldIssues = (error: ParseResult.ParseError): ReadonlyArray<FieldIssue> =>
-  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
+// A value failing `NullOr(X)` or `optional(X)` also reports "Expected null/undefined": noise
+// beside X's own message, which says what the field needs.
+const UNION_NOISE = /^Expected (null|undefined), actual /
+
+export const toFieldIssues = (error: ParseResult.ParseError): ReadonlyArray<FieldIssue> => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
     field: issue.path.length === 0 ? "body" : issue.path.map(String).join("."),
     message: describe(issue)
   }))
+  return issues.filter(
+    (issue, i) =>
+      !(
+        UNION_NOISE.test(issue.message) &&
+        issues.some(
+          (other, j) => j !== i && other.field === issue.field && !UNION_NOISE.test(other.message)
+        )
+      ) &&
+      issues.findIndex(
+        (other) => other.field === issue.field && other.message === issue.message
+      ) === i
+  )
+}
 
 export interface DecodeOptions {
   /** Where the input came from, for messages: "body", "query", "path". */

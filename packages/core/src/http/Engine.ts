@@ -87,7 +87,7 @@ const matchRoute = <R>(
 
 const requestedVersion = (request: EngineRequest) => {
   for (const name of VERSION_HEADERS) {
-    const value = request.header(name)?.trim()
+    const value = request.header(name.toLowerCase())?.trim()
     if (value !== undefined && value !== "") return { name, value }
   }
   return undefined

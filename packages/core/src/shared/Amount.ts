@@ -96,25 +96,18 @@ export const AmountInput: Schema.Schema<Amount, typeof AmountFields.Encoded> =
       // Without a valid unit the value is still checked, against the loosest limit.
       const max = Either.isRight(unit) ? maxMinorUnits(unit.right) : MAX_TOKEN_MINOR_UNITS
       const value = parseMinorUnits(input.value, max)
-      if (Either.isRight(unit) && Either.isRight(value)) {
-        return ParseResult.succeed({ unit: unit.right, value: value.right })
-      }
-      const issues: Array<ParseResult.Pointer> = []
+      const issue = (field: "unit" | "value", message: string) =>
+        new ParseResult.Pointer(field, input, new ParseResult.Type(ast, input[field], message))
       if (Either.isLeft(unit)) {
-        issues.push(
-          new ParseResult.Pointer("unit", input, new ParseResult.Type(ast, input.unit, unit.left))
+        const unitIssue = issue("unit", unit.left)
+        return ParseResult.fail(
+          Either.isLeft(value)
+            ? new ParseResult.Composite(ast, input, [unitIssue, issue("value", value.left)])
+            : unitIssue
         )
       }
-      if (Either.isLeft(value)) {
-        issues.push(
-          new ParseResult.Pointer(
-            "value",
-            input,
-            new ParseResult.Type(ast, input.value, value.left)
-          )
-        )
-      }
-      return ParseResult.fail(new ParseResult.Composite(ast, input, issues))
+      if (Either.isLeft(value)) return ParseResult.fail(issue("value", value.left))
+      return ParseResult.succeed({ unit: unit.right, value: value.right })
     },
     encode: (amount) =>
       ParseResult.succeed({ unit: formatUnit(amount.unit), value: String(amount.value) })

@@ -13,4 +13,4 @@ export const isApiVersion = (value: string): value is ApiVersion =>
   (API_VERSIONS as ReadonlyArray<string>).includes(value)
 
 /** Request headers that select a version, strongest first (WIRE.md section 3). */
-export const VERSION_HEADERS = ["pay-version", "wcp-version", "api-version"] as const
+export const VERSION_HEADERS = ["Pay-Version", "WCP-Version", "Api-Version"] as const

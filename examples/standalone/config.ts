@@ -1,0 +1,74 @@
+/**
+ * The standalone server's settings, from the environment. Every variable is
+ * listed in the README.
+ */
+import { ApiKey } from "@pay/core"
+import { Config, ConfigError, Either, Option } from "effect"
+
+export interface StandaloneConfig {
+  readonly host: string
+  readonly port: number
+  /** The SQLite file. */
+  readonly database: string
+  /** The first partner's key on an empty database, instead of a generated one. */
+  readonly bootstrapApiKey: Option.Option<string>
+  /** Base URL for links the engine hands out; defaults to http://HOST:PORT. */
+  readonly publicUrl: string
+  readonly maxBodyBytes: number
+}
+
+export const DEFAULT_DATABASE = "./data/pay.sqlite"
+
+const database = Config.string("PAY_DATABASE").pipe(
+  Config.withDefault(DEFAULT_DATABASE),
+  Config.validate({
+    message:
+      "PAY_DATABASE must be the path of a SQLite file (a postgres:// URL is not supported by this build)",
+    validation: (s) => s.length > 0 && !/^[a-z][a-z0-9+.-]*:\/\//i.test(s)
+  })
+)
+
+const bootstrapApiKey = Config.option(Config.string("PAY_BOOTSTRAP_API_KEY")).pipe(
+  Config.mapOrFail((key) =>
+    Option.match(key, {
+      onNone: () => Either.right(key),
+      onSome: (k) =>
+        Either.mapBoth(ApiKey.validateCustomApiKey(k), {
+          onLeft: (message) => ConfigError.InvalidData(["PAY_BOOTSTRAP_API_KEY"], message),
+          onRight: () => key
+        })
+    })
+  )
+)
+
+const publicUrl = Config.option(
+  Config.string("PAY_PUBLIC_URL").pipe(
+    Config.validate({
+      message: "PAY_PUBLIC_URL must be an absolute http:// or https:// URL",
+      validation: (s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol)
+    })
+  )
+)
+
+export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
+  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.port("PORT").pipe(Config.withDefault(8080)),
+  database,
+  bootstrapApiKey,
+  publicUrl,
+  maxBodyBytes: Config.integer("PAY_MAX_BODY_BYTES").pipe(
+    Config.withDefault(256 * 1024),
+    Config.validate({
+      message: "PAY_MAX_BODY_BYTES must be from 1024 to 104857600",
+      validation: (n) => n >= 1024 && n <= 100 * 1024 * 1024
+    })
+  )
+}).pipe(
+  Config.map(({ publicUrl, ...rest }) => ({
+    ...rest,
+    publicUrl: Option.getOrElse(publicUrl, () => {
+      const host = rest.host.includes(":") ? `[${rest.host}]` : rest.host
+      return `http://${host}:${rest.port}`
+    }).replace(/\/+$/, "")
+  }))
+)

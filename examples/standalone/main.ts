@@ -1,0 +1,40 @@
+/**
+ * `npm start`: the standalone server on a SQLite file. Stops cleanly on
+ * SIGINT/SIGTERM: in-flight requests finish, then the database closes.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Option } from "effect"
+import { startStandalone } from "./app.js"
+import { standaloneConfig } from "./config.js"
+
+const program = Effect.gen(function* () {
+  const config = yield* standaloneConfig
+  const { server, bootstrapped } = yield* startStandalone(config)
+  yield* Console.log(`Pay engine listening on ${server.url}`)
+  yield* Console.log(
+    `  API reference: ${server.url}/docs   OpenAPI document: ${server.url}/openapi.json`
+  )
+  yield* Console.log(`  Database: ${config.database}`)
+  yield* Option.match(bootstrapped, {
+    onNone: () =>
+      Console.log(
+        "  Create a partner and its API key with: npm run pay -- partners create --name <name>"
+      ),
+    onSome: ({ partnerId, apiKey }) =>
+      Console.log(
+        [
+          `First start: created partner ${partnerId} ("Default partner").`,
+          Option.isSome(config.bootstrapApiKey)
+            ? "  Its API key is the one in PAY_BOOTSTRAP_API_KEY."
+            : `  Its API key, shown only this once, store it now:\n\n    ${apiKey}\n`,
+          `  Try: curl -H "Api-Key: <key>" ${server.url}/v1/merchants`
+        ].join("\n")
+      )
+  })
+  return yield* Effect.never
+}).pipe(
+  Effect.scoped,
+  Effect.onInterrupt(() => Console.log("Pay engine stopped."))
+)
+
+NodeRuntime.runMain(program)
