@@ -3,7 +3,7 @@
  * a node:http server. `main.ts` runs it; the end-to-end tests start it too.
  */
 import { serve } from "@pay/adapter-node"
-import { makePayHandler, Partners, PayConfig, PayServices } from "@pay/core"
+import { makePayEngine, Partners, PayConfig, PayServices } from "@pay/core"
 import * as SqliteStorage from "@pay/storage-sqlite/node"
 import { Effect, Layer, Option } from "effect"
 import type { StandaloneConfig } from "./config.js"
@@ -37,11 +37,13 @@ export const bootstrapPartner = (apiKey: Option.Option<string>) =>
 /** Starts the whole server; it stops, in order, when the scope closes. */
 export const startStandalone = (config: StandaloneConfig) =>
   Effect.gen(function* () {
-    const context = yield* Layer.build(engineLayer(config))
+    const { handler, context } = yield* makePayEngine({
+      storage: SqliteStorage.layer({ filename: config.database }),
+      config: { publicUrl: config.publicUrl, maxBodyBytes: config.maxBodyBytes }
+    })
     const bootstrapped = yield* bootstrapPartner(config.bootstrapApiKey).pipe(
       Effect.provide(context)
     )
-    const handler = yield* makePayHandler.pipe(Effect.provide(context))
     const server = yield* serve(handler, { host: config.host, port: config.port })
     return { server, bootstrapped }
   })

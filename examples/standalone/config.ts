@@ -52,7 +52,13 @@ const publicUrl = Config.option(
 
 export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.port("PORT").pipe(Config.withDefault(8080)),
+  port: Config.integer("PORT").pipe(
+    Config.withDefault(8080),
+    Config.validate({
+      message: "PORT must be from 0 to 65535 (0 picks a free port)",
+      validation: (n) => n >= 0 && n <= 65535
+    })
+  ),
   database,
   bootstrapApiKey,
   publicUrl,

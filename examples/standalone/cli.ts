@@ -1,0 +1,141 @@
+/**
+ * `npm run pay -- <command>`: the operator's CLI. It works on the same SQLite
+ * file as the server (PAY_DATABASE), also while the server runs. Text for
+ * people; `--json` for scripts.
+ */
+import { Args, Command, Options, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { API_VERSIONS, MerchantId, MerchantStatus, Merchants, Partners } from "@pay/core"
+import { Config, Console, Effect, Layer } from "effect"
+import { engineLayer } from "./app.js"
+import { DEFAULT_DATABASE } from "./config.js"
+
+const database = Options.text("database").pipe(
+  Options.withDescription("The SQLite file (default: PAY_DATABASE, else ./data/pay.sqlite)"),
+  Options.withFallbackConfig(Config.string("PAY_DATABASE")),
+  Options.withDefault(DEFAULT_DATABASE)
+)
+const json = Options.boolean("json").pipe(Options.withDescription("Print JSON for scripts"))
+
+/** The engine's services on the file; nothing is served. */
+const onDatabase = (file: string) =>
+  Layer.orDie(engineLayer({ database: file, publicUrl: "http://localhost", maxBodyBytes: 0 }))
+
+const print = (asJson: boolean, value: unknown, text: string) =>
+  Console.log(asJson ? JSON.stringify(value, null, 2) : text)
+
+const partnersCreate = Command.make(
+  "create",
+  {
+    name: Options.text("name").pipe(Options.withDescription("The partner's display name")),
+    version: Options.choice("version", API_VERSIONS).pipe(
+      Options.withDescription("The API version pinned for this partner"),
+      Options.optional
+    ),
+    database,
+    json
+  },
+  ({ name, version, database, json }) =>
+    Effect.gen(function* () {
+      const trimmed = name.trim()
+      if (trimmed.length === 0 || trimmed.length > 256) {
+        return yield* Effect.fail(new Error("--name must be 1 to 256 characters"))
+      }
+      const { partner, apiKey } = yield* (yield* Partners).create({
+        name: trimmed,
+        apiVersion: version._tag === "Some" ? version.value : undefined
+      })
+      yield* print(
+        json,
+        { id: partner.id, name: partner.name, apiVersion: partner.apiVersion, apiKey },
+        [
+          `Created partner ${partner.id} (${partner.name}), API version ${partner.apiVersion}.`,
+          "API key, shown only this once, store it now:",
+          "",
+          `  ${apiKey}`,
+          ""
+        ].join("\n")
+      )
+    }).pipe(Effect.provide(onDatabase(database)))
+).pipe(Command.withDescription("Create a partner account and print its API key once"))
+
+const partnersList = Command.make("list", { database, json }, ({ database, json }) =>
+  Effect.gen(function* () {
+    const partners = yield* (yield* Partners).list
+    yield* print(
+      json,
+      partners.map((p) => ({
+        id: p.id,
+        name: p.name,
+        apiVersion: p.apiVersion,
+        createdAt: p.createdAt.toISOString()
+      })),
+      partners.length === 0
+        ? "No partners yet."
+        : partners
+            .map((p) => `${p.id}  ${p.apiVersion}  ${p.createdAt.toISOString()}  ${p.name}`)
+            .join("\n")
+    )
+  }).pipe(Effect.provide(onDatabase(database)))
+).pipe(Command.withDescription("List partner accounts, oldest first"))
+
+const merchantsSetStatus = Command.make(
+  "set-status",
+  {
+    merchantId: Args.text({ name: "merchant-id" }).pipe(
+      Args.withSchema(MerchantId),
+      Args.withDescription("The merchant (mrch_...)")
+    ),
+    status: Args.choice(
+      MerchantStatus.literals.map((s) => [s, s] as const),
+      { name: "status" }
+    ).pipe(Args.withDescription("active | inactive | suspended")),
+    database,
+    json
+  },
+  ({ merchantId, status, database, json }) =>
+    Effect.gen(function* () {
+      const merchant = yield* (yield* Merchants).setStatus(merchantId, status)
+      yield* print(
+        json,
+        { id: merchant.id, name: merchant.name, status: merchant.status },
+        `Merchant ${merchant.id} (${merchant.name}) is now ${merchant.status}.`
+      )
+    }).pipe(
+      Effect.catchTag("MerchantNotFound", (e) =>
+        Effect.fail(new Error(`No merchant ${e.merchantId} (or it is deleted)`))
+      ),
+      Effect.provide(onDatabase(database))
+    )
+).pipe(Command.withDescription("Set a merchant's status (operators only; PATCH never changes it)"))
+
+const pay = Command.make("pay").pipe(
+  Command.withSubcommands([
+    Command.make("partners").pipe(Command.withSubcommands([partnersCreate, partnersList])),
+    Command.make("merchants").pipe(Command.withSubcommands([merchantsSetStatus]))
+  ])
+)
+
+const run = Command.run(pay, { name: "pay", version: "0.1.0" })
+
+run(process.argv).pipe(
+  Effect.catchIf(
+    // Our own refusals: one line, exit code 1. The CLI's usage errors print themselves.
+    (e): e is Error => e instanceof Error,
+    (e) =>
+      Effect.zipRight(
+        Console.error(`error: ${e.message}`),
+        Effect.sync(() => {
+          process.exitCode = 1
+        })
+      )
+  ),
+  // Usage errors were already printed by the CLI with its help text.
+  Effect.catchIf(ValidationError.isValidationError, () =>
+    Effect.sync(() => {
+      process.exitCode = 1
+    })
+  ),
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain({ disableErrorReporting: false })
+)

@@ -1,0 +1,210 @@
+/**
+ * Shared pieces of the end-to-end tests: the real standalone server on a
+ * temporary SQLite file over loopback, a small fetch client, the engine's
+ * services on the same file for what the HTTP API cannot do (a second
+ * partner, an operator's status change), and the error-body checks.
+ */
+import { randomUUID } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Partners } from "@pay/core"
+import type { Layer } from "effect"
+import { Effect, Exit, Option, Scope } from "effect"
+import { expect } from "vitest"
+import { engineLayer, startStandalone } from "./app.js"
+import type { StandaloneConfig } from "./config.js"
+
+export const PARTNER_KEY = "e2e_partner_key_0123456789"
+export const MAX_BODY_BYTES = 16384
+export const DEFAULT_VERSION = "2026-02-18"
+export const PREVIEW_VERSION = "2026-02-19.preview"
+
+/** The services `engineLayer` provides: Partners, Merchants, Settlements and the stores. */
+export type EngineServices = Layer.Layer.Success<ReturnType<typeof engineLayer>>
+
+export interface E2eServer {
+  readonly baseUrl: string
+  readonly config: StandaloneConfig
+  /** Runs an effect on the engine's services over the server's database file. */
+  readonly runEngine: <A, E>(effect: Effect.Effect<A, E, EngineServices>) => Promise<A>
+  readonly stop: () => Promise<void>
+}
+
+/** Starts the real server (SQLite file + node:http on 127.0.0.1, a free port). */
+export const startServer = async (): Promise<E2eServer> => {
+  const dir = mkdtempSync(join(tmpdir(), "pay-e2e-"))
+  const config: StandaloneConfig = {
+    host: "127.0.0.1",
+    port: 0,
+    database: join(dir, "e2e.sqlite"),
+    bootstrapApiKey: Option.some(PARTNER_KEY),
+    publicUrl: "http://127.0.0.1",
+    maxBodyBytes: MAX_BODY_BYTES
+  }
+  const scope = await Effect.runPromise(Scope.make())
+  const stop = async () => {
+    try {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  try {
+    const { server, bootstrapped } = await Effect.runPromise(
+      Scope.extend(startStandalone(config), scope)
+    )
+    if (Option.isNone(bootstrapped)) throw new Error("the bootstrap partner was not created")
+    return {
+      baseUrl: server.url,
+      config,
+      runEngine: (effect) => Effect.runPromise(Effect.provide(effect, engineLayer(config))),
+      stop
+    }
+  } catch (error) {
+    await stop()
+    throw error
+  }
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field by the tests
+export type Json = any
+
+export interface ApiResponse {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  /** The parsed body; undefined when it is not JSON. */
+  readonly body: Json
+}
+
+export interface RequestOptions {
+  /** The partner key sent as `Api-Key`; `null` sends none. Default: the bootstrap key. */
+  readonly key?: string | null
+  /** Serialised as JSON with `Content-Type: application/json`. */
+  readonly body?: unknown
+  /** Sent as is (no Content-Type unless given in `headers`). */
+  readonly rawBody?: string
+  readonly idempotencyKey?: string
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+export interface Client {
+  readonly request: (method: string, path: string, options?: RequestOptions) => Promise<ApiResponse>
+  readonly get: (path: string, options?: RequestOptions) => Promise<ApiResponse>
+}
+
+export const client = (baseUrl: () => string): Client => {
+  const request = async (
+    method: string,
+    path: string,
+    options: RequestOptions = {}
+  ): Promise<ApiResponse> => {
+    const headers: Record<string, string> = {}
+    const key = options.key === undefined ? PARTNER_KEY : options.key
+    if (key !== null) headers["api-key"] = key
+    if (options.idempotencyKey !== undefined) headers["idempotency-key"] = options.idempotencyKey
+    let body: string | undefined
+    if (options.rawBody !== undefined) body = options.rawBody
+    else if (options.body !== undefined) {
+      body = JSON.stringify(options.body)
+      headers["content-type"] = "application/json"
+    }
+    Object.assign(headers, options.headers)
+    const response = await fetch(baseUrl() + path, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body })
+    })
+    const text = await response.text()
+    let parsed: Json
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      parsed = undefined
+    }
+    return { status: response.status, headers: response.headers, text, body: parsed }
+  }
+  return { request, get: (path, options) => request("GET", path, options) }
+}
+
+/** A fresh idempotency key. */
+export const newKey = (): string => `e2e-${randomUUID()}`
+
+/** A token to tag names with, so searches see only one test's merchants. */
+export const uniqueToken = (): string => randomUUID().replaceAll("-", "").slice(0, 12)
+
+export const MERCHANT_ID = /^mrch_[0-9A-Za-z]{20}$/
+export const SETTLEMENT_ID = /^crypto_[0-9A-Za-z]{20}$/
+export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+
+/** A well-formed id that names nothing. */
+export const unknownId = (prefix: "mrch" | "crypto"): string => `${prefix}_0000000000ZZZZZZZZZZ`
+
+/**
+ * The one error shape (WIRE.md section 3): exactly `code`, `message` and,
+ * optionally, `issues` of `{field, message}`, sent as JSON. When `fields` is
+ * given, `issues` names each of them.
+ */
+export const expectError = (
+  response: ApiResponse,
+  status: number,
+  code: string,
+  fields?: ReadonlyArray<string>
+): void => {
+  expect(
+    { status: response.status, code: response.body?.code },
+    `${response.status} ${response.text}`
+  ).toEqual({ status, code })
+  expect(response.headers.get("content-type") ?? "").toMatch(/^application\/json\b/)
+  const body = response.body as Record<string, unknown>
+  expect(typeof body).toBe("object")
+  const keys = Object.keys(body).sort()
+  expect(keys.filter((k) => k !== "issues")).toEqual(["code", "message"])
+  expect(typeof body.message).toBe("string")
+  expect((body.message as string).length).toBeGreaterThan(0)
+  if ("issues" in body) {
+    expect(Array.isArray(body.issues)).toBe(true)
+    for (const issue of body.issues as Array<Record<string, unknown>>) {
+      expect(Object.keys(issue).sort()).toEqual(["field", "message"])
+      expect(typeof issue.field).toBe("string")
+      expect(typeof issue.message).toBe("string")
+    }
+  }
+  if (fields !== undefined) {
+    expect(issueFields(response)).toEqual(expect.arrayContaining([...fields]))
+  }
+}
+
+/** The fields named in an error's `issues`. */
+export const issueFields = (response: ApiResponse): Array<string> =>
+  ((response.body?.issues ?? []) as Array<{ field: string }>).map((i) => i.field)
+
+/** Creates a merchant over HTTP and returns the `merchant` of the 201 answer. */
+export const createMerchant = async (
+  api: Client,
+  name: string,
+  options: { readonly key?: string; readonly email?: string } = {}
+): Promise<Json> => {
+  const response = await api.request("POST", "/v1/merchants", {
+    ...(options.key === undefined ? {} : { key: options.key }),
+    idempotencyKey: newKey(),
+    body: { merchantName: name, merchantEmail: options.email ?? "billing@shop.example" }
+  })
+  expect(response.status, response.text).toBe(201)
+  return response.body.merchant
+}
+
+/** A second partner account on the server's database, with its key. */
+export const createPartner = (
+  server: E2eServer,
+  name: string,
+  apiVersion?: "2026-02-18" | "2026-02-19.preview"
+): Promise<{ readonly partnerId: string; readonly apiKey: string }> =>
+  server.runEngine(
+    Effect.gen(function* () {
+      const partners = yield* Partners
+      const created = yield* partners.create({ name, apiVersion })
+      return { partnerId: created.partner.id, apiKey: created.apiKey }
+    })
+  )
