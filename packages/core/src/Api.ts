@@ -30,8 +30,48 @@ export class PayApi extends HttpApi.make("pay")
   .annotate(OpenApi.Version, "2026-02-18")
   .annotate(OpenApi.Description, DESCRIPTION) {}
 
+// HTTP header names are case-insensitive; documents read better in their usual casing.
+const headerName = (name: string) =>
+  name === "wcp-version"
+    ? "WCP-Version"
+    : name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase())
+
+const isDecodeErrorRef = (schema: unknown) =>
+  (schema as { $ref?: string }).$ref === "#/components/schemas/HttpApiDecodeError"
+
+/**
+ * The platform adds its own decode-error schema to every 400; the engine never
+ * sends that shape (its 400s are `{code, message, issues}`), so it is removed.
+ */
+const polish = (document: OpenApi.OpenAPISpec): OpenApi.OpenAPISpec => {
+  for (const path of Object.values(document.paths)) {
+    for (const operation of Object.values(path) as Array<OpenApi.OpenAPISpecOperation>) {
+      if (typeof operation !== "object" || operation === null || !("responses" in operation))
+        continue
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in === "header")
+          (parameter as { name: string }).name = headerName(parameter.name)
+      }
+      for (const response of Object.values(operation.responses)) {
+        const media = response.content?.["application/json"] as {
+          schema?: { anyOf?: Array<unknown> }
+        }
+        const anyOf = media?.schema?.anyOf
+        if (media && anyOf?.some(isDecodeErrorRef)) {
+          const rest = anyOf.filter((s) => !isDecodeErrorRef(s))
+          media.schema = rest.length === 1 ? (rest[0] as object) : { anyOf: rest }
+        }
+      }
+    }
+  }
+  for (const name of ["HttpApiDecodeError", "Issue", "PropertyKey"]) {
+    delete (document.components.schemas as Record<string, unknown>)[name]
+  }
+  return document
+}
+
 let cached: OpenApi.OpenAPISpec | undefined
 export const openApiDocument = (): OpenApi.OpenAPISpec => {
-  cached ??= OpenApi.fromApi(PayApi)
+  cached ??= polish(OpenApi.fromApi(PayApi))
   return cached
 }

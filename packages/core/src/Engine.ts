@@ -10,6 +10,7 @@ import { renderApiReferencePage } from "./docs/ApiReferencePage.js"
 import { type EngineHandler, makeEngineHandler } from "./http/Engine.js"
 import { json } from "./http/Exchange.js"
 import { publicRoute, type Route } from "./http/Route.js"
+import { purgeExpiredKeysForever } from "./idempotency/Idempotency.js"
 import type { IdempotencyStore } from "./idempotency/IdempotencyStore.js"
 import { merchantRoutes } from "./merchants/Http.js"
 import type { MerchantStore } from "./merchants/MerchantStore.js"
@@ -71,6 +72,7 @@ export const makePayEngine = <E>(options: PayEngineOptions<E>) =>
       )
     )
     const handler = yield* Effect.provide(makePayHandler, context)
+    yield* Effect.forkScoped(Effect.provide(purgeExpiredKeysForever, context))
     return { handler, context }
   })
 

@@ -8,7 +8,7 @@
  * (`IdempotencyCompletion`), so a crash can never leave an effect without its
  * record, and a retry never repeats it.
  */
-import { Clock, Duration, Effect } from "effect"
+import { Clock, Duration, Effect, Schedule } from "effect"
 import { sha256, stringToBytes } from "viem"
 import { IdempotencyConflict } from "../shared/Errors.js"
 import { IdempotencyStore } from "./IdempotencyStore.js"
@@ -122,3 +122,19 @@ export const runIdempotent = <E, R>(options: {
       }
     }
   })
+
+/** How often finished keys past their retention are deleted. */
+export const PURGE_EVERY = Duration.hours(1)
+
+/**
+ * Deletes finished keys older than the retention, now and then every
+ * `PURGE_EVERY`, for as long as the scope lives. Safe with many instances:
+ * a delete that another instance already did deletes nothing.
+ */
+export const purgeExpiredKeysForever = Effect.gen(function* () {
+  const store = yield* IdempotencyStore
+  const purgeOnce = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    store.purge(new Date(now - Duration.toMillis(KEY_RETENTION)))
+  ).pipe(Effect.catchAllCause((cause) => Effect.logWarning("idempotency key purge failed", cause)))
+  return yield* Effect.repeat(purgeOnce, Schedule.spaced(PURGE_EVERY))
+})

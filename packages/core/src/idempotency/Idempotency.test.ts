@@ -1,0 +1,132 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
+import { IdempotencyConflict } from "../shared/Errors.js"
+import { MemoryStorage } from "../testing/MemoryStorage.js"
+import {
+  fingerprint,
+  KEY_RETENTION,
+  PURGE_EVERY,
+  purgeExpiredKeysForever,
+  runIdempotent
+} from "./Idempotency.js"
+import { IdempotencyStore } from "./IdempotencyStore.js"
+
+const scope = { partnerId: "ptnr_1", route: "POST /v1/merchants", key: "k" }
+const reply = (body: string) => Effect.succeed({ status: 201, body })
+
+describe("runIdempotent", () => {
+  it("fingerprints JSON bodies regardless of key order", () => {
+    const a = fingerprint({
+      method: "POST",
+      route: "r",
+      merchantId: undefined,
+      body: { a: 1, b: [1, { c: 2, d: 3 }] }
+    })
+    const b = fingerprint({
+      method: "POST",
+      route: "r",
+      merchantId: undefined,
+      body: { b: [1, { d: 3, c: 2 }], a: 1 }
+    })
+    const c = fingerprint({
+      method: "POST",
+      route: "r",
+      merchantId: "mrch_x",
+      body: { a: 1, b: [1, { c: 2, d: 3 }] }
+    })
+    expect(a).toBe(b)
+    expect(a).not.toBe(c)
+  })
+
+  it.effect("runs the work once and replays its response", () =>
+    Effect.gen(function* () {
+      let runs = 0
+      const once = runIdempotent({
+        scope,
+        fingerprint: "fp",
+        work: (complete) =>
+          Effect.gen(function* () {
+            runs++
+            const response = { status: 201, body: `run ${runs}` }
+            yield* (yield* IdempotencyStore).complete(complete(response).scope, response)
+            return response
+          })
+      })
+      expect(yield* once).toEqual({ status: 201, body: "run 1" })
+      expect(yield* once).toEqual({ status: 201, body: "run 1" })
+      expect(runs).toBe(1)
+      const other = yield* Effect.flip(
+        runIdempotent({ scope, fingerprint: "other", work: () => reply("x") })
+      )
+      expect(other).toEqual(new IdempotencyConflict({ reason: "different_request" }))
+    }).pipe(Effect.provide(MemoryStorage))
+  )
+
+  it.effect("makes a concurrent request wait for the first, then answer 409 after the bound", () =>
+    Effect.gen(function* () {
+      const gate = yield* Deferred.make<void>()
+      const first = yield* Effect.fork(
+        runIdempotent({
+          scope,
+          fingerprint: "fp",
+          work: () => Effect.zipRight(Deferred.await(gate), reply("first"))
+        })
+      )
+      yield* TestClock.adjust(Duration.millis(1))
+      const second = yield* Effect.fork(
+        Effect.flip(runIdempotent({ scope, fingerprint: "fp", work: () => reply("second") }))
+      )
+      yield* TestClock.adjust(Duration.seconds(6))
+      expect(yield* Fiber.join(second)).toEqual(new IdempotencyConflict({ reason: "in_progress" }))
+      yield* Deferred.succeed(gate, undefined)
+      expect((yield* Fiber.join(first)).body).toBe("first")
+    }).pipe(Effect.provide(MemoryStorage))
+  )
+
+  it.effect("frees the key when the work fails, so the request can be retried", () =>
+    Effect.gen(function* () {
+      const failed = yield* Effect.flip(
+        runIdempotent({ scope, fingerprint: "fp", work: () => Effect.fail("refused" as const) })
+      )
+      expect(failed).toBe("refused")
+      const retried = yield* runIdempotent({
+        scope,
+        fingerprint: "other",
+        work: () => reply("retry")
+      })
+      expect(retried.body).toBe("retry")
+    }).pipe(Effect.provide(MemoryStorage))
+  )
+
+  it.effect("keeps a failure that is an answer, and replays it", () =>
+    Effect.gen(function* () {
+      const run = runIdempotent({
+        scope,
+        fingerprint: "fp",
+        work: () => Effect.fail("conflict" as const),
+        recordFailure: () => ({ status: 409, body: "conflict" })
+      })
+      expect(yield* run).toEqual({ status: 409, body: "conflict" })
+      expect(
+        yield* runIdempotent({ scope, fingerprint: "fp", work: () => reply("never") })
+      ).toEqual({
+        status: 409,
+        body: "conflict"
+      })
+    }).pipe(Effect.provide(MemoryStorage))
+  )
+
+  it.effect("purges finished keys once they are past the retention", () =>
+    Effect.gen(function* () {
+      const store = yield* IdempotencyStore
+      const now = new Date(yield* TestClock.currentTimeMillis)
+      yield* store.claim(scope, "fp", now, new Date(0))
+      yield* store.complete(scope, { status: 201, body: "{}" })
+      yield* Effect.forkScoped(purgeExpiredKeysForever)
+      yield* TestClock.adjust(KEY_RETENTION)
+      expect((yield* store.claim(scope, "other", now, new Date(0)))._tag).toBe("Mismatch")
+      yield* TestClock.adjust(PURGE_EVERY)
+      expect((yield* store.claim(scope, "other", now, new Date(0)))._tag).toBe("Claimed")
+    }).pipe(Effect.scoped, Effect.provide(MemoryStorage))
+  )
+})
