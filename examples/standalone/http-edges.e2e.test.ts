@@ -276,6 +276,39 @@ describe("request bodies", () => {
     expect(list.body.totalCount).toBe(0)
   })
 
+  it("a chunked body (no Content-Length) over the limit: 413 payload_too_large", async () => {
+    const chunk = new TextEncoder().encode(`{"padding":"${"x".repeat(4096)}`)
+    let sent = 0
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent > MAX_BODY_BYTES * 2) {
+          controller.enqueue(new TextEncoder().encode('"}'))
+          controller.close()
+          return
+        }
+        sent += chunk.length
+        controller.enqueue(chunk)
+      }
+    })
+    const init = {
+      method: "POST",
+      headers: {
+        "api-key": PARTNER_KEY,
+        "idempotency-key": newKey(),
+        "content-type": "application/json"
+      },
+      body: stream,
+      duplex: "half"
+    }
+    const raw = await fetch(`${server.baseUrl}/v1/merchants`, init as RequestInit)
+    const text = await raw.text()
+    expectError(
+      { status: raw.status, headers: raw.headers, text, body: JSON.parse(text) },
+      413,
+      "payload_too_large"
+    )
+  })
+
   it("a body just under the limit is read (and then validated)", async () => {
     const body = JSON.stringify({ ...validMerchant, padding: "" })
     const padded = JSON.stringify({

@@ -19,7 +19,6 @@ import {
   createPartner,
   type E2eServer,
   expectError,
-  issueFields,
   type Json,
   MERCHANT_ID,
   newKey,
@@ -369,6 +368,7 @@ describe("GET /v1/merchants", () => {
   })
 
   it("limit 1 and 100 are accepted", async () => {
+    await createMerchant(api, `Limit ${uniqueToken()}`)
     const one = await list({ limit: 1 })
     expect(one.status).toBe(200)
     expect(one.body.merchants).toHaveLength(1)

@@ -212,6 +212,7 @@ export const makeEngineHandler = <R>(
           : undefined
         return yield* route.handle({
           request,
+          path: url.pathname,
           pathParams: params,
           query: url.searchParams,
           body,

@@ -54,9 +54,10 @@ export const idempotently = <E, R>(
 ) =>
   runIdempotent({
     scope: { partnerId: input.partner.id, route: input.routeKey, key },
+    // The concrete path: the same key for another merchant is another request (409), never a replay.
     fingerprint: fingerprint({
-      method: input.routeKey.split(" ")[0] ?? "",
-      route: input.routeKey,
+      method: input.method,
+      route: input.requestPath,
       merchantId: input.header("merchant-id"),
       body: input.body
     }),

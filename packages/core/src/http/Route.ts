@@ -15,6 +15,8 @@ import type { EngineRequest, Reply } from "./Exchange.js"
 /** What the engine hands a route after matching, authenticating and reading the body. */
 export interface Exchange {
   readonly request: EngineRequest
+  /** The decoded URL path. */
+  readonly path: string
   readonly pathParams: Readonly<Record<string, string>>
   readonly query: URLSearchParams
   /** Parsed JSON body; undefined when there was none. */
@@ -41,8 +43,11 @@ export interface RouteInput<E extends HttpApiEndpoint.HttpApiEndpoint.Any> {
   readonly payload: HttpApiEndpoint.HttpApiEndpoint.Payload<E>
   readonly partner: Partner
   readonly version: ApiVersion
+  readonly method: string
   /** `METHOD /template`: the route part of an idempotency scope. */
   readonly routeKey: string
+  /** The path as requested, parameters filled in (`/v1/merchants/mrch_…/settlements/crypto`). */
+  readonly requestPath: string
   readonly header: (name: string) => string | undefined
   readonly body: unknown
 }
@@ -105,7 +110,9 @@ export const partnerRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
           payload,
           partner: exchange.partner as Partner,
           version: exchange.version,
+          method: e.method,
           routeKey,
+          requestPath: exchange.path,
           header: exchange.request.header,
           body: exchange.body
         } as RouteInput<E>)
