@@ -3,19 +3,20 @@
  * a node:http server. `main.ts` runs it; the end-to-end tests start it too.
  */
 import { serve } from "@pay/adapter-node"
-import { makePayEngine, Partners, PayConfig, PayServices } from "@pay/core"
+import { makePayEngine, Partners, payEngineLayer } from "@pay/core"
 import * as SqliteStorage from "@pay/storage-sqlite/node"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import type { StandaloneConfig } from "./config.js"
 
-/** The engine's services on the SQLite file, with the engine's settings. */
-export const engineLayer = (
-  config: Pick<StandaloneConfig, "database" | "publicUrl" | "maxBodyBytes">
-) =>
-  Layer.mergeAll(
-    PayServices.pipe(Layer.provideMerge(SqliteStorage.layer({ filename: config.database }))),
-    Layer.succeed(PayConfig, { publicUrl: config.publicUrl, maxBodyBytes: config.maxBodyBytes })
-  )
+type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBodyBytes">
+
+const engineOptions = (config: EngineSettings) => ({
+  storage: SqliteStorage.layer({ filename: config.database }),
+  config: { publicUrl: config.publicUrl, maxBodyBytes: config.maxBodyBytes }
+})
+
+/** The engine's services on the SQLite file, without serving or background work (the CLI, tests). */
+export const engineLayer = (config: EngineSettings) => payEngineLayer(engineOptions(config))
 
 export interface Bootstrapped {
   readonly partnerId: string
@@ -37,10 +38,7 @@ export const bootstrapPartner = (apiKey: Option.Option<string>) =>
 /** Starts the whole server; it stops, in order, when the scope closes. */
 export const startStandalone = (config: StandaloneConfig) =>
   Effect.gen(function* () {
-    const { handler, context } = yield* makePayEngine({
-      storage: SqliteStorage.layer({ filename: config.database }),
-      config: { publicUrl: config.publicUrl, maxBodyBytes: config.maxBodyBytes }
-    })
+    const { handler, context } = yield* makePayEngine(engineOptions(config))
     const bootstrapped = yield* bootstrapPartner(config.bootstrapApiKey).pipe(
       Effect.provide(context)
     )

@@ -11,6 +11,7 @@ import {
   UnsupportedMediaTypeError
 } from "./http/ApiDocs.js"
 import { MerchantsApi } from "./merchants/Api.js"
+import { PaymentsApi } from "./payments/Api.js"
 import { SettlementsApi } from "./settlements/Api.js"
 
 const DESCRIPTION = `The partner API of an open-source crypto payment acceptance engine.
@@ -22,6 +23,7 @@ Every error answers \`{code, message, issues?}\`; validation errors name each of
 export class PayApi extends HttpApi.make("pay")
   .add(MerchantsApi)
   .add(SettlementsApi)
+  .add(PaymentsApi)
   .addError(UnauthorizedError, { status: 401 })
   .addError(PayloadTooLargeError, { status: 413 })
   .addError(UnsupportedMediaTypeError, { status: 415 })

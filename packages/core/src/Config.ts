@@ -9,6 +9,15 @@ export interface PayConfigShape {
   readonly publicUrl: string
   /** Request bodies larger than this are refused with 413. */
   readonly maxBodyBytes: number
+  /** Lifetime of a payment created without `expiresAt` (WIRE.md: 5 minutes). */
+  readonly paymentLifetimeMs?: number
+  /** The longest a status request may be held (`maxPollMs` above it is capped). */
+  readonly maxLongPollMs?: number
 }
 
 export class PayConfig extends Context.Tag("@pay/core/PayConfig")<PayConfig, PayConfigShape>() {}
+
+export const DEFAULT_PAYMENT_LIFETIME_MS = 5 * 60_000
+export const DEFAULT_MAX_LONG_POLL_MS = 30_000
+/** A payment cannot be asked to stay open longer than this. */
+export const MAX_PAYMENT_LIFETIME_MS = 30 * 24 * 60 * 60_000

@@ -17,14 +17,24 @@ import type { MerchantStore } from "./merchants/MerchantStore.js"
 import { Merchants } from "./merchants/Merchants.js"
 import type { PartnerStore } from "./partners/PartnerStore.js"
 import { Partners } from "./partners/Partners.js"
+import { paymentRoutes } from "./payments/Http.js"
+import { LocalPaymentEvents, type PaymentEvents } from "./payments/PaymentEvents.js"
+import type { PaymentStore } from "./payments/PaymentStore.js"
+import { Payments } from "./payments/Payments.js"
 import { settlementRoutes } from "./settlements/Http.js"
 import type { SettlementStore } from "./settlements/SettlementStore.js"
 import { Settlements } from "./settlements/Settlements.js"
+import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry.js"
 
-/** The domain services; they need the storage ports (MerchantStore, ...). */
-export const PayServices = Layer.mergeAll(Partners.Default, Settlements.Default).pipe(
-  Layer.provideMerge(Merchants.Default)
-)
+/**
+ * The domain services. They need the storage ports, `PayConfig`, a
+ * `TokenRegistry` and `PaymentEvents` (see `payEngineLayer`).
+ */
+export const PayServices = Layer.mergeAll(
+  Partners.Default,
+  Settlements.Default,
+  Payments.Default
+).pipe(Layer.provideMerge(Merchants.Default))
 
 const systemRoutes = [
   publicRoute("GET", "/health", () => Effect.succeed(json(200, { status: "ok" }))),
@@ -38,12 +48,19 @@ const systemRoutes = [
   )
 ]
 
-export type PayRouteServices = Merchants | Settlements | IdempotencyStore
+export type PayRouteServices =
+  | Merchants
+  | Settlements
+  | Payments
+  | IdempotencyStore
+  | TokenRegistry
+  | PayConfig
 
 export const routes: ReadonlyArray<Route<PayRouteServices>> = [
   ...systemRoutes,
   ...merchantRoutes,
-  ...settlementRoutes
+  ...settlementRoutes,
+  ...paymentRoutes
 ]
 
 /** The request handler of the whole engine. */
@@ -52,27 +69,49 @@ export const makePayHandler = Effect.gen(function* () {
   return yield* makeEngineHandler(routes, { maxBodyBytes: config.maxBodyBytes })
 })
 
+export type PayStorage =
+  | PartnerStore
+  | MerchantStore
+  | SettlementStore
+  | IdempotencyStore
+  | PaymentStore
+
 /** What the engine needs from the one who runs it. */
 export interface PayEngineOptions<E> {
   /** Every storage port: `@pay/storage-sqlite/node`'s `layer(...)`, or `MemoryStorage` in tests. */
-  readonly storage: Layer.Layer<
-    PartnerStore | MerchantStore | SettlementStore | IdempotencyStore,
-    E
-  >
+  readonly storage: Layer.Layer<PayStorage, E>
   readonly config: PayConfigShape
+  /** Known tokens and networks; default: well-known stablecoins (`defaultTokenRegistry`). */
+  readonly tokens?: Layer.Layer<TokenRegistry>
+  /** Where payment status changes travel; default: within this process. */
+  readonly events?: Layer.Layer<PaymentEvents>
 }
 
-/** The engine in a scope: its request handler and the services behind it. */
-export const makePayEngine = <E>(options: PayEngineOptions<E>) =>
-  Effect.gen(function* () {
-    const context = yield* Layer.build(
+/** The services of an engine and everything they stand on, without the background work. */
+export const payEngineLayer = <E>(options: PayEngineOptions<E>) =>
+  PayServices.pipe(
+    Layer.provideMerge(
       Layer.mergeAll(
-        PayServices.pipe(Layer.provideMerge(options.storage)),
-        Layer.succeed(PayConfig, options.config)
+        options.storage,
+        Layer.succeed(PayConfig, options.config),
+        options.tokens ?? defaultTokenRegistry,
+        options.events ?? LocalPaymentEvents
       )
     )
+  )
+
+/** The engine in a scope: its request handler, the services behind it, and its background work. */
+export const makePayEngine = <E>(options: PayEngineOptions<E>) =>
+  Effect.gen(function* () {
+    const context = yield* Layer.build(payEngineLayer(options))
     const handler = yield* Effect.provide(makePayHandler, context)
     yield* Effect.forkScoped(Effect.provide(purgeExpiredKeysForever, context))
+    yield* Effect.forkScoped(
+      Effect.provide(
+        Payments.use((p) => p.sweepForever),
+        context
+      )
+    )
     return { handler, context }
   })
 

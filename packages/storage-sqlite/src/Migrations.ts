@@ -5,9 +5,11 @@
  */
 import { Migrator } from "@effect/sql"
 import initial from "./migrations/0001_initial.js"
+import payments from "./migrations/0002_payments.js"
 
 export const migrations = Migrator.fromRecord({
-  "0001_initial": initial
+  "0001_initial": initial,
+  "0002_payments": payments
 })
 
 /** Applies every migration not yet applied; safe to run from several processes. */

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { IdempotencyStore, Merchants, Partners, PayServices } from "@pay/core"
-import { Effect, Layer } from "effect"
+import { IdempotencyStore, Merchants, Partners, payEngineLayer } from "@pay/core"
+import { Effect } from "effect"
 import { afterAll } from "vitest"
 import { layer, migrateFile, openConnection } from "./node.js"
 import { makeSqliteStores } from "./SqliteStores.js"
@@ -11,7 +11,11 @@ import { makeSqliteStores } from "./SqliteStores.js"
 const dir = mkdtempSync(join(tmpdir(), "pay-sqlite-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-const engineOn = (filename: string) => PayServices.pipe(Layer.provideMerge(layer({ filename })))
+const engineOn = (filename: string) =>
+  payEngineLayer({
+    storage: layer({ filename }),
+    config: { publicUrl: "http://x", maxBodyBytes: 1024 }
+  })
 
 describe("SQLite storage", () => {
   it.effect("keeps everything across a restart", () =>

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { storageContract } from "@pay/core/testing"
+import { paymentStorageContract, storageContract } from "@pay/core/testing"
 import { afterAll } from "vitest"
 import { layer } from "./node.js"
 
@@ -9,4 +9,6 @@ const dir = mkdtempSync(join(tmpdir(), "pay-sqlite-contract-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 let n = 0
-storageContract("SQLite file", () => layer({ filename: join(dir, `contract-${n++}.sqlite`) }))
+const fresh = () => layer({ filename: join(dir, `contract-${n++}.sqlite`) })
+storageContract("SQLite file", fresh)
+paymentStorageContract("SQLite file", fresh)

@@ -18,11 +18,13 @@ import {
   Partner,
   type PartnerId,
   PartnerStore,
+  PaymentStore,
   SettlementAssetConflict,
   SettlementStore
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
 import { type SqliteConnection, SqliteDatabase, type SqliteValue } from "./SqliteDatabase.js"
+import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
 
 interface PartnerRow {
   id: string
@@ -359,6 +361,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   })
 
   return Layer.mergeAll(
+    Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete)),
     Layer.succeed(PartnerStore, partners),
     Layer.succeed(MerchantStore, merchants),
     Layer.succeed(SettlementStore, settlements),

@@ -25,7 +25,9 @@ export const BadRequestError = errorBody("BadRequestError", "Malformed or invali
   "params_validation",
   "invalid_params",
   "missing_idempotency_key",
-  "unknown_api_version"
+  "missing_merchant_id",
+  "unknown_api_version",
+  "invalid_state"
 ])
 export const UnauthorizedError = errorBody("UnauthorizedError", "Missing or wrong API key", [
   "missing_api_key",
@@ -36,10 +38,17 @@ export const ForbiddenError = errorBody(
   "A valid key used on another partner's resource",
   ["forbidden"]
 )
-export const NotFoundError = errorBody("NotFoundError", "No such resource", ["not_found"])
+export const NotFoundError = errorBody("NotFoundError", "No such resource", [
+  "not_found",
+  "merchant_not_found",
+  "payment_not_found"
+])
 export const ConflictError = errorBody("ConflictError", "The request conflicts with stored state", [
   "idempotency_conflict",
-  "settlement_asset_conflict"
+  "settlement_asset_conflict",
+  "merchant_inactive",
+  "refund_exists",
+  "invalid_state"
 ])
 export const PayloadTooLargeError = errorBody(
   "PayloadTooLargeError",

@@ -93,9 +93,9 @@ const requestedVersion = (request: EngineRequest) => {
   return undefined
 }
 
-/** The presented partner key: `Api-Key`, or the `Authorization: Bearer` form. */
-export const presentedApiKey = (request: EngineRequest): string | undefined => {
-  const apiKey = request.header("api-key")
+/** The presented partner key: `Api-Key`, or the `Authorization: Bearer` form (or `X-Api-Key`). */
+export const presentedApiKey = (request: EngineRequest, legacy = false): string | undefined => {
+  const apiKey = request.header("api-key") ?? (legacy ? request.header("x-api-key") : undefined)
   if (apiKey !== undefined) return apiKey.trim()
   const authorization = request.header("authorization")
   const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)
@@ -202,9 +202,11 @@ export const makeEngineHandler = <R>(
           })
         }
         const partner =
-          route.auth === "partner"
-            ? yield* partners.authenticate(presentedApiKey(request))
-            : undefined
+          route.auth === "none"
+            ? undefined
+            : yield* partners.authenticate(
+                presentedApiKey(request, route.auth === "partner-legacy")
+              )
         version =
           (requested?.value as ApiVersion | undefined) ?? partner?.apiVersion ?? DEFAULT_API_VERSION
         const body = route.takesBody

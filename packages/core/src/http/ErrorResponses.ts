@@ -5,6 +5,13 @@
  */
 import { Match } from "effect"
 import type { MerchantNotFound } from "../merchants/Merchant.js"
+import type {
+  InvalidState,
+  MerchantInactive,
+  PaymentExpired,
+  PaymentNotFound,
+  RefundExists
+} from "../payments/Payment.js"
 import type { SettlementAssetConflict, SettlementNotFound } from "../settlements/Settlement.js"
 import type {
   Forbidden,
@@ -23,6 +30,11 @@ export type ApiFailure =
   | MerchantNotFound
   | SettlementNotFound
   | SettlementAssetConflict
+  | PaymentNotFound
+  | InvalidState
+  | PaymentExpired
+  | MerchantInactive
+  | RefundExists
 
 export interface ErrorBody {
   readonly code: string
@@ -69,6 +81,33 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
     SettlementNotFound: (e) => ({
       status: 404,
       body: { code: "not_found", message: `No crypto settlement ${e.settlementId}` }
+    }),
+    PaymentNotFound: (e) => ({
+      status: 404,
+      body: { code: "payment_not_found", message: `No payment ${e.paymentId}` }
+    }),
+    // The reference answers 400 to a cancel that cannot happen; other refusals are 409 (WIRE.md).
+    InvalidState: (e) => ({
+      status: e.kind === "cancel" ? 400 : 409,
+      body: { code: "invalid_state", message: e.message }
+    }),
+    PaymentExpired: (e) => ({
+      status: 410,
+      body: { code: "payment_expired", message: `Payment ${e.paymentId} has expired` }
+    }),
+    MerchantInactive: (e) => ({
+      status: 409,
+      body: {
+        code: "merchant_inactive",
+        message: `Merchant ${e.merchantId} is ${e.status} and cannot accept payments`
+      }
+    }),
+    RefundExists: (e) => ({
+      status: 409,
+      body: {
+        code: "refund_exists",
+        message: `Payment ${e.paymentId} already has a refund (${e.refundId})`
+      }
     }),
     SettlementAssetConflict: (e) => ({
       status: 409,

@@ -25,7 +25,8 @@ export interface Exchange {
   readonly version: ApiVersion
 }
 
-export type Auth = "partner" | "none"
+/** `partner-legacy` also takes the key from `X-Api-Key` (the deprecated legacy route). */
+export type Auth = "partner" | "partner-legacy" | "none"
 
 export interface Route<R> {
   readonly method: string
@@ -55,6 +56,7 @@ export interface RouteInput<E extends HttpApiEndpoint.HttpApiEndpoint.Any> {
 export interface RouteOptions {
   /** Partner routes reject unknown body fields; wallet routes ignore them (WIRE.md). */
   readonly unknownFields?: "reject" | "ignore"
+  readonly auth?: "partner" | "partner-legacy"
 }
 
 /** URL parameters as a record: a repeated name becomes an array. */
@@ -92,7 +94,7 @@ export const partnerRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
   return {
     method: e.method,
     path: e.path,
-    auth: "partner",
+    auth: options.auth ?? "partner",
     takesBody: Option.isSome(e.payloadSchema) && e.method !== "GET" && e.method !== "DELETE",
     handle: (exchange) =>
       Effect.gen(function* () {

@@ -114,6 +114,9 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
       })
     })
 
-    return { get, create, list, update, remove, setStatus } as const
+    /** Any merchant by id, deleted ones too, without an owner check: for names in payment views. */
+    const lookup = (id: MerchantId) => store.find(id)
+
+    return { get, create, list, update, remove, setStatus, lookup } as const
   })
 }) {}

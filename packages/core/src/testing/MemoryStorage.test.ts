@@ -1,4 +1,6 @@
 import { MemoryStorage } from "./MemoryStorage.js"
+import { paymentStorageContract } from "./PaymentContract.js"
 import { storageContract } from "./StorageContract.js"
 
 storageContract("in memory", () => MemoryStorage)
+paymentStorageContract("in memory", () => MemoryStorage)

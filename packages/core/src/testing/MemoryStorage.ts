@@ -11,6 +11,15 @@ import { Merchant, type MerchantId } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { ApiKeyPrefixTaken, type Partner, type StoredApiKey } from "../partners/Partner.js"
 import { PartnerStore } from "../partners/PartnerStore.js"
+import { type Payment, RefundExists } from "../payments/Payment.js"
+import {
+  comparePayments,
+  computeStats,
+  isAfterCursor,
+  matchesFilter
+} from "../payments/PaymentQuery.js"
+import { applyChange } from "../payments/PaymentStateMachine.js"
+import { PaymentStore } from "../payments/PaymentStore.js"
 import { type CryptoSettlement, SettlementAssetConflict } from "../settlements/Settlement.js"
 import { SettlementStore } from "../settlements/SettlementStore.js"
 
@@ -33,6 +42,7 @@ export const makeMemoryStorage = () => {
   const merchants = new Map<string, Merchant>()
   const settlements = new Map<string, LiveSettlement>()
   const idempotency = new Map<string, IdempotencyRow>()
+  const payments = new Map<string, Payment>()
 
   const complete = (completion: IdempotencyCompletion | undefined) => {
     const row = completion && idempotency.get(scopeKey(completion.scope))
@@ -197,7 +207,60 @@ export const makeMemoryStorage = () => {
       })
   })
 
+  const paymentStore = PaymentStore.of({
+    insert: (payment, completion) =>
+      Effect.sync(() => {
+        payments.set(payment.id, payment)
+        complete(completion)
+      }),
+    find: (id) => Effect.sync(() => Option.fromNullable(payments.get(id))),
+    transition: (id, from, change, completion) =>
+      Effect.sync(() => {
+        const current = payments.get(id)
+        if (current === undefined || current.status !== from) return Option.none()
+        const next = applyChange(current, change)
+        payments.set(id, next)
+        complete(completion)
+        return Option.some(next)
+      }),
+    expireDue: (now, limit) =>
+      Effect.sync(() => {
+        const due = [...payments.values()]
+          .filter((p) => p.status === "requires_action" && p.expiresAt.getTime() <= now.getTime())
+          .slice(0, limit)
+        return due.map((p) => {
+          const next = applyChange(p, { status: "expired", at: now, finalAt: now })
+          payments.set(p.id, next)
+          return next
+        })
+      }),
+    addRefund: (id, refund, completion) =>
+      Effect.suspend(() => {
+        const current = payments.get(id)
+        if (current === undefined) return Effect.die(new Error(`no payment ${id}`))
+        if (current.refund !== null) {
+          return Effect.fail(new RefundExists({ paymentId: id, refundId: current.refund.id }))
+        }
+        payments.set(id, { ...current, refund })
+        complete(completion)
+        return Effect.void
+      }),
+    list: (query) =>
+      Effect.sync(() =>
+        [...payments.values()]
+          .filter(
+            (p) =>
+              matchesFilter(p, query.filter) &&
+              (query.after === undefined || isAfterCursor(p, query.after))
+          )
+          .sort(comparePayments(query.sortBy, query.direction))
+          .slice(0, query.limit)
+      ),
+    stats: (filter) => Effect.sync(() => computeStats(payments.values(), filter))
+  })
+
   return Layer.mergeAll(
+    Layer.succeed(PaymentStore, paymentStore),
     Layer.succeed(PartnerStore, partnerStore),
     Layer.succeed(MerchantStore, merchantStore),
     Layer.succeed(SettlementStore, settlementStore),

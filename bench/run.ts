@@ -1,0 +1,278 @@
+/**
+ * `npm run bench`: the standalone engine and a bare baseline, each in its own process on
+ * loopback, under the same load in the same run; prints the report and writes it to
+ * bench/results/latest.json. Bounded in time, and it stops its servers whatever happens.
+ * BENCH_SECONDS, BENCH_WARMUP_SECONDS and BENCH_LONG_POLLS shorten it for a quick look.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpus, tmpdir, totalmem } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import {
+  BENCH_API_KEY,
+  cancelPayment,
+  createMerchant,
+  createPayment,
+  inParallel,
+  paymentBody,
+  paymentHeaders,
+  paymentStatus,
+  statusPath,
+  type Target
+} from "./client.js"
+import { type LoadResult, type LoadSettings, measureLoad } from "./load.js"
+import { type LongPollResult, measureLongPolls } from "./longpoll.js"
+import { killAllNow, type ServerProcess, startServer } from "./server-process.js"
+
+const envNumber = (name: string, fallback: number) => {
+  const value = Number(process.env[name] ?? fallback)
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number`)
+  return value
+}
+
+const load: LoadSettings = {
+  connections: 50,
+  warmupSeconds: envNumber("BENCH_WARMUP_SECONDS", 2),
+  seconds: envNumber("BENCH_SECONDS", 10)
+}
+const LONG_POLLS = envNumber("BENCH_LONG_POLLS", 10_000)
+const STATUS_PAYMENTS = 1_000
+const RUN_DEADLINE_MS = 300_000
+const BASELINE_MERCHANT_ID = "mrch_0000000000baseline00"
+const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
+
+interface Comparison {
+  readonly route: string
+  readonly baseline: LoadResult
+  readonly engine: LoadResult
+  readonly ratio: number
+  readonly target: number
+  readonly met: boolean
+}
+
+const machine = () => ({
+  cpu: /^model name\s*:\s*(.+)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? "unknown",
+  cores: cpus().length,
+  memoryBytes: totalmem(),
+  node: process.version
+})
+
+const compare = async (
+  route: string,
+  target: number,
+  method: "GET" | "POST",
+  servers: ReadonlyArray<Target>,
+  next: (server: Target) => () => { readonly path: string; readonly body?: string }
+): Promise<Comparison> => {
+  const [baseline, engine] = servers as [Target, Target]
+  const measure = (server: Target) => {
+    console.log(`  ${route} on ${server.name}…`)
+    return measureLoad(
+      {
+        name: `${route} on ${server.name}`,
+        url: server.url,
+        method,
+        headers: paymentHeaders(server),
+        next: next(server)
+      },
+      load
+    )
+  }
+  const baselineResult = await measure(baseline)
+  const engineResult = await measure(engine)
+  const ratio = engineResult.requestsPerSecond / baselineResult.requestsPerSecond
+  return {
+    route,
+    baseline: baselineResult,
+    engine: engineResult,
+    ratio,
+    target,
+    met: ratio >= target
+  }
+}
+
+const bench = async (dir: string, started: Array<ServerProcess>) => {
+  const baselineServer = await startServer({
+    name: "baseline",
+    script: "bench/baseline-server.ts",
+    env: {
+      PORT: "0",
+      BASELINE_DATABASE: join(dir, "baseline.sqlite"),
+      BASELINE_API_KEY: BENCH_API_KEY,
+      BASELINE_MERCHANT_ID
+    }
+  })
+  started.push(baselineServer)
+  const engineServer = await startServer({
+    name: "engine",
+    script: "examples/standalone/main.ts",
+    env: {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      PAY_DATABASE: join(dir, "bench.sqlite"),
+      PAY_BOOTSTRAP_API_KEY: BENCH_API_KEY
+    }
+  })
+  started.push(engineServer)
+
+  const baseline: Target = {
+    name: "baseline",
+    url: baselineServer.url,
+    merchantId: BASELINE_MERCHANT_ID
+  }
+  const engine: Target = {
+    name: "engine",
+    url: engineServer.url,
+    merchantId: await createMerchant("engine", engineServer.url)
+  }
+  // Every route once before any load, so a missing one fails in seconds, not minutes.
+  for (const server of [baseline, engine]) {
+    await paymentStatus(server, await createPayment(server, 0))
+  }
+  await cancelPayment(engine, await createPayment(engine, 1))
+
+  console.log("Measuring:")
+  let created = 0
+  const create = await compare("POST /v1/payments", 0.5, "POST", [baseline, engine], () => () => ({
+    path: "/v1/payments",
+    body: paymentBody(created++)
+  }))
+
+  const statusIds = new Map<string, Array<string>>()
+  for (const server of [baseline, engine]) {
+    statusIds.set(
+      server.name,
+      await inParallel(STATUS_PAYMENTS, 50, (i) => createPayment(server, 100_000 + i))
+    )
+  }
+  const status = await compare(
+    "GET /v1/payments/{id}/status",
+    0.6,
+    "GET",
+    [baseline, engine],
+    (server) => {
+      const ids = statusIds.get(server.name)!
+      let i = 0
+      return () => ({ path: statusPath(ids[i++ % ids.length]!) })
+    }
+  )
+
+  console.log(`  ${LONG_POLLS} long-polls on engine…`)
+  const longPolls = await measureLongPolls(engineServer, engine, {
+    longPolls: LONG_POLLS,
+    maxPollMs: 30_000,
+    concurrency: 50,
+    deadlineMs: 120_000
+  })
+  return { comparisons: [create, status], longPolls }
+}
+
+const MB = 1_000_000
+const RSS_TARGET_MB = 400
+const WAKE_TARGET_MS = 100
+
+const longPollTargets = (r: LongPollResult) => ({
+  rss: r.rssHeldBytes / MB < RSS_TARGET_MB,
+  wake: r.answeredCancelled === r.longPolls && r.wakeLatencyMs.max <= WAKE_TARGET_MS
+})
+
+const format = (report: {
+  readonly date: string
+  readonly machine: ReturnType<typeof machine>
+  readonly comparisons: ReadonlyArray<Comparison>
+  readonly longPolls: LongPollResult
+}) => {
+  const n = (x: number, digits = 0) =>
+    x.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+  const verdict = (met: boolean) => (met ? "met" : "MISSED")
+  const m = report.machine
+  const lines = [
+    "",
+    `Pay engine bench, ${report.date}`,
+    `Machine: ${m.cpu}, ${m.cores} cores, ${n(m.memoryBytes / 2 ** 30, 1)} GiB, Node ${m.node}`,
+    `Load: autocannon, ${load.connections} connections, ${load.warmupSeconds} s warm-up + ` +
+      `${load.seconds} s measured, on the same machine over loopback`,
+    "",
+    `${"route".padEnd(30)}${"server".padEnd(10)}${"req/s".padStart(9)}` +
+      `${"p50 ms".padStart(9)}${"p90 ms".padStart(9)}${"p99 ms".padStart(9)}`
+  ]
+  for (const c of report.comparisons) {
+    for (const [name, r] of [
+      ["baseline", c.baseline],
+      ["engine", c.engine]
+    ] as const) {
+      lines.push(
+        `${(name === "baseline" ? c.route : "").padEnd(30)}${name.padEnd(10)}` +
+          `${n(r.requestsPerSecond).padStart(9)}${n(r.latencyMs.p50).padStart(9)}` +
+          `${n(r.latencyMs.p90).padStart(9)}${n(r.latencyMs.p99).padStart(9)}`
+      )
+    }
+    lines.push(
+      `${"".padEnd(30)}engine/baseline ${n(c.ratio, 2)} (target ≥ ${n(c.target, 2)}): ${verdict(c.met)}`
+    )
+  }
+  const lp = report.longPolls
+  const met = longPollTargets(lp)
+  lines.push(
+    "",
+    `Long-polls: ${n(lp.longPolls)} held at once on GET …/status?maxPollMs=30000 ` +
+      `(opened in ${n(lp.openSeconds, 1)} s), then every payment cancelled, 50 at a time ` +
+      `(in ${n(lp.cancelSeconds, 1)} s)`,
+    `  engine memory (VmRSS): ${n(lp.rssIdleBytes / MB)} MB before, ` +
+      `${n(lp.rssHeldBytes / MB)} MB while holding them (target < ${RSS_TARGET_MB} MB): ${verdict(met.rss)}`,
+    `  cancel answered → its long-poll answered: p50 ${n(lp.wakeLatencyMs.p50, 1)} ms, ` +
+      `p99 ${n(lp.wakeLatencyMs.p99, 1)} ms, max ${n(lp.wakeLatencyMs.max, 1)} ms ` +
+      `(target: every one ≤ ${WAKE_TARGET_MS} ms): ${verdict(met.wake)}`,
+    `  answered "cancelled": ${n(lp.answeredCancelled)} of ${n(lp.longPolls)}; ` +
+      `answered before their cancel: ${n(lp.answeredEarly)}; failed: ${n(lp.failed)}`,
+    ""
+  )
+  return lines.join("\n")
+}
+
+const main = async () => {
+  const dir = mkdtempSync(join(tmpdir(), "pay-bench-"))
+  const started: Array<ServerProcess> = []
+  const abandon = (why: string, code: number) => {
+    console.error(why)
+    killAllNow()
+    rmSync(dir, { recursive: true, force: true })
+    process.exit(code)
+  }
+  process.on("exit", killAllNow)
+  process.on("SIGINT", () => abandon("bench: interrupted", 130))
+  process.on("SIGTERM", () => abandon("bench: terminated", 143))
+  setTimeout(
+    () => abandon(`bench: still running after ${RUN_DEADLINE_MS / 1000} s, stopped`, 1),
+    RUN_DEADLINE_MS
+  ).unref()
+
+  const date = new Date().toISOString()
+  try {
+    const { comparisons, longPolls } = await bench(dir, started)
+    const report = { date, machine: machine(), load, comparisons, longPolls }
+    const targets = {
+      ...Object.fromEntries(comparisons.map((c) => [c.route, c.met])),
+      ...longPollTargets(longPolls)
+    }
+    mkdirSync(RESULTS, { recursive: true })
+    writeFileSync(
+      join(RESULTS, "latest.json"),
+      `${JSON.stringify({ ...report, targets }, null, 2)}\n`
+    )
+    console.log(format(report))
+    console.log(`Written to bench/results/latest.json`)
+  } finally {
+    await Promise.all(started.map((server) => server.stop()))
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+// Exit explicitly: a failed run may leave sockets open that would keep the process alive.
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(`bench failed: ${error instanceof Error ? error.message : String(error)}`)
+    process.exit(1)
+  }
+)

@@ -1,0 +1,184 @@
+/**
+ * Runs a server under test (the engine or the baseline) as a child process: waits for its
+ * "listening on http://…" line, finds the process that really listens (tsx starts the
+ * program in a child node), reads its memory and CPU time, and stops it with SIGTERM.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { readdirSync, readFileSync, readlinkSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+
+export interface ServerProcess {
+  readonly name: string
+  readonly url: string
+  /** The process that holds the listening socket (not the tsx launcher). */
+  readonly pid: number
+  readonly rssBytes: () => number
+  /** User + system CPU time so far, in clock ticks. */
+  readonly cpuTicks: () => number
+  readonly stop: () => Promise<void>
+}
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url))
+const TSX = `${ROOT}node_modules/.bin/tsx`
+const READY = /listening on (http:\/\/\S+)/
+const OUTPUT_LINES_KEPT = 30
+
+const running = new Set<ChildProcess>()
+
+/** Last resort on exit: SIGKILL the process group of every child not yet stopped. */
+export const killAllNow = () => {
+  for (const child of running) {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
+    } catch {
+      // already gone
+    }
+  }
+}
+
+export const startServer = (options: {
+  readonly name: string
+  /** Relative to the repository's root. */
+  readonly script: string
+  readonly env: Readonly<Record<string, string>>
+  readonly startTimeoutMs?: number
+}): Promise<ServerProcess> =>
+  new Promise((resolve, reject) => {
+    // Its own process group, so a SIGKILL fallback also reaches the node child tsx spawns.
+    const child = spawn(TSX, [options.script], {
+      cwd: ROOT,
+      env: { ...process.env, ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true
+    })
+    running.add(child)
+    const exited = new Promise<void>((done) => child.once("exit", () => done()))
+    void exited.then(() => running.delete(child))
+    const lines: Array<string> = []
+    const recent = () => lines.join("\n")
+    let ready = false
+    const timer = setTimeout(() => {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
+      reject(
+        new Error(`${options.name} did not print "listening on http://…" in time:\n${recent()}`)
+      )
+    }, options.startTimeoutMs ?? 60_000)
+    const collect = (chunk: Buffer) => {
+      for (const line of chunk.toString("utf8").split("\n")) {
+        if (line.trim() === "") continue
+        lines.push(line)
+        if (lines.length > OUTPUT_LINES_KEPT) lines.shift()
+        const match = ready ? null : READY.exec(line)
+        if (match?.[1] !== undefined) {
+          ready = true
+          clearTimeout(timer)
+          try {
+            resolve(makeServer(options.name, match[1], child, exited))
+          } catch (error) {
+            reject(error)
+          }
+        }
+      }
+    }
+    // Keep draining both pipes after start, or a chatty server would block on a full pipe.
+    child.stdout?.on("data", collect)
+    child.stderr?.on("data", collect)
+    child.once("exit", (code, signal) => {
+      if (!ready) {
+        clearTimeout(timer)
+        reject(
+          new Error(`${options.name} exited before listening (${signal ?? code}):\n${recent()}`)
+        )
+      }
+    })
+  })
+
+const makeServer = (
+  name: string,
+  url: string,
+  child: ChildProcess,
+  exited: Promise<void>
+): ServerProcess => {
+  const launcher = child.pid!
+  const pid = listeningPid(launcher, Number(new URL(url).port))
+  return {
+    name,
+    url,
+    pid,
+    rssBytes: () => {
+      const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
+      if (kb === undefined) throw new Error(`no VmRSS for ${name} (pid ${pid})`)
+      return Number(kb) * 1024
+    },
+    cpuTicks: () => {
+      const fields = statFields(pid)
+      return Number(fields[11]) + Number(fields[12])
+    },
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      // tsx forwards SIGTERM to the program, which then shuts down cleanly.
+      child.kill("SIGTERM")
+      const timeout = new Promise<"timeout">((done) => setTimeout(() => done("timeout"), 15_000))
+      if ((await Promise.race([exited, timeout])) === "timeout") {
+        process.kill(-launcher, "SIGKILL")
+        await exited
+      }
+    }
+  }
+}
+
+// Fields of /proc/<pid>/stat after the command name, which may itself hold spaces:
+// [0] is the state, [1] the parent pid, [11] utime, [12] stime.
+const statFields = (pid: number): Array<string> => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+}
+
+const descendants = (root: number): Array<number> => {
+  const children = new Map<number, Array<number>>()
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const parent = Number(statFields(Number(entry))[1])
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)])
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const all = [root]
+  for (let i = 0; i < all.length; i++) all.push(...(children.get(all[i]!) ?? []))
+  return all
+}
+
+const listeningInodes = (port: number): Set<string> => {
+  const inodes = new Set<string>()
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const line of readFileSync(table, "utf8").split("\n").slice(1)) {
+      const cols = line.trim().split(/\s+/)
+      const localPort = Number.parseInt(cols[1]?.split(":")[1] ?? "", 16)
+      if (localPort === port && cols[3] === "0A") inodes.add(cols[9] ?? "")
+    }
+  }
+  return inodes
+}
+
+const listeningPid = (launcher: number, port: number): number => {
+  const inodes = listeningInodes(port)
+  for (const pid of descendants(launcher)) {
+    let fds: Array<string> = []
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`)
+    } catch {
+      continue
+    }
+    for (const fd of fds) {
+      try {
+        const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1]
+        if (inode !== undefined && inodes.has(inode)) return pid
+      } catch {
+        // the descriptor closed while we looked
+      }
+    }
+  }
+  throw new Error(`no process under pid ${launcher} listens on port ${port}`)
+}

@@ -1,0 +1,492 @@
+/**
+ * The payment route handlers: headers and query parsing, the service call,
+ * and the wire views.
+ */
+import { Clock, Effect, Either, Encoding, Option, Schema } from "effect"
+import { PayConfig } from "../Config.js"
+import { json, type Reply } from "../http/Exchange.js"
+import { idempotently } from "../http/Idempotent.js"
+import { RequestError } from "../http/RequestError.js"
+import { partnerRoute, type RouteInput } from "../http/Route.js"
+import type { IdempotencyCompletion } from "../idempotency/Idempotency.js"
+import { MAX_KEY_LENGTH } from "../idempotency/Idempotency.js"
+import type { IdempotencyStore } from "../idempotency/IdempotencyStore.js"
+import { type Merchant, MerchantId, type MerchantNotFound } from "../merchants/Merchant.js"
+import { Merchants } from "../merchants/Merchants.js"
+import type { Partner } from "../partners/Partner.js"
+import { type Caip2, type Caip19, parseCaip2, parseCaip19 } from "../shared/Caip.js"
+import type { IdempotencyConflict } from "../shared/Errors.js"
+import { parseRfc3339, toUnixSeconds } from "../shared/Time.js"
+import { TokenRegistry } from "../shared/TokenRegistry.js"
+import {
+  cancelPayment,
+  createPayment,
+  createRefund,
+  getPayment,
+  legacyMerchantPayments,
+  listPayments,
+  merchantPayments,
+  paymentStatus
+} from "./Api.js"
+import { type Payment, PaymentId, type PaymentStatus } from "./Payment.js"
+import type { PaymentCursor, PaymentFilter, PaymentSortBy, SortDirection } from "./PaymentStore.js"
+import { sortKeyOf } from "./PaymentStore.js"
+import { Payments } from "./Payments.js"
+import {
+  amountView,
+  cancelView,
+  gatewayUrl,
+  legacyStatsView,
+  legacyView,
+  POLL_IN_MS,
+  paymentDetails,
+  paymentView,
+  statsView,
+  statusView
+} from "./Views.js"
+
+// biome-ignore lint/suspicious/noExplicitAny: any endpoint's input carries the headers read here
+type AnyInput = RouteInput<any>
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+const decodeMerchantId = Schema.decodeUnknownEither(MerchantId)
+
+/** The `Merchant-Id` header that payment creation, status and cancel require. */
+const merchantHeader = (input: AnyInput): Effect.Effect<MerchantId, RequestError> => {
+  const value = input.header("merchant-id")?.trim()
+  if (value === undefined || value === "") {
+    return Effect.fail(
+      new RequestError({
+        status: 400,
+        code: "missing_merchant_id",
+        message: "Missing Merchant-Id header",
+        issues: [{ field: "Merchant-Id", message: "is required" }]
+      })
+    )
+  }
+  const id = decodeMerchantId(value)
+  return Either.isRight(id)
+    ? Effect.succeed(id.right)
+    : Effect.fail(
+        RequestError.invalid("invalid_params", "Merchant-Id", "must be a merchant id (mrch_...)")
+      )
+}
+
+/** A merchant named by a header that does not exist is `merchant_not_found`. */
+const merchantNotFound = (e: MerchantNotFound) =>
+  Effect.fail(
+    new RequestError({
+      status: 404,
+      code: "merchant_not_found",
+      message: `No merchant ${e.merchantId}`
+    })
+  )
+
+/** Idempotency is optional on these routes: with a key, replays; without, runs once per call. */
+const maybeIdempotent = <E, R>(
+  input: AnyInput,
+  work: (
+    complete: ((reply: Reply) => IdempotencyCompletion) | undefined
+  ) => Effect.Effect<Reply, E, R>
+): Effect.Effect<Reply, E | RequestError | IdempotencyConflict, R | IdempotencyStore> => {
+  const key = input.header("idempotency-key")
+  if (key === undefined || key === "") return work(undefined)
+  if (key.length > MAX_KEY_LENGTH) {
+    return Effect.fail(
+      RequestError.invalid(
+        "params_validation",
+        "Idempotency-Key",
+        `must be at most ${MAX_KEY_LENGTH} characters`
+      )
+    )
+  }
+  return idempotently(input, key, (complete) => work(complete))
+}
+
+const expiresAtOf = (
+  value: number | string | null | undefined
+): Effect.Effect<Date | undefined, RequestError> => {
+  if (value === undefined || value === null) return Effect.succeed(undefined)
+  if (typeof value === "number") {
+    return Number.isSafeInteger(value) && value > 0 && value < 1e11
+      ? Effect.succeed(new Date(value * 1000))
+      : Effect.fail(RequestError.invalid("params_validation", "expiresAt", "must be Unix seconds"))
+  }
+  const date = parseRfc3339(value)
+  return date
+    ? Effect.succeed(date)
+    : Effect.fail(
+        RequestError.invalid(
+          "params_validation",
+          "expiresAt",
+          "must be Unix seconds or an RFC 3339 timestamp like 2026-01-31T12:00:00Z"
+        )
+      )
+}
+
+// ---- listing parameters
+
+const asArray = <A>(value: A | ReadonlyArray<A> | undefined): ReadonlyArray<A> | undefined =>
+  value === undefined ? undefined : Array.isArray(value) ? value : [value as A]
+
+const timestampParam = (field: string, value: string | undefined) => {
+  if (value === undefined) return Effect.succeed(undefined)
+  const date = parseRfc3339(value)
+  return date
+    ? Effect.succeed(date)
+    : Effect.fail(
+        RequestError.invalid(
+          "invalid_params",
+          field,
+          "must be an RFC 3339 timestamp like 2026-01-31T00:00:00Z"
+        )
+      )
+}
+
+const commaList = <A>(
+  field: string,
+  value: string | undefined,
+  parse: (item: string) => Either.Either<{ readonly value: A }, string>
+): Effect.Effect<ReadonlyArray<A> | undefined, RequestError> => {
+  if (value === undefined) return Effect.succeed(undefined)
+  const items = value.split(",").map((s) => s.trim())
+  const out: Array<A> = []
+  for (const item of items) {
+    const parsed = parse(item)
+    if (Either.isLeft(parsed)) {
+      return Effect.fail(
+        RequestError.invalid("invalid_params", field, `${JSON.stringify(item)}: ${parsed.left}`)
+      )
+    }
+    out.push(parsed.right.value)
+  }
+  return Effect.succeed(out)
+}
+
+const intersect = <A>(a: ReadonlyArray<A> | undefined, b: ReadonlyArray<A> | undefined) =>
+  a === undefined ? b : b === undefined ? a : a.filter((x) => b.includes(x))
+
+interface ListParams {
+  readonly startTs?: string | undefined
+  readonly endTs?: string | undefined
+  readonly token_symbol?: string | ReadonlyArray<string> | undefined
+  readonly asset?: string | undefined
+  readonly network?: string | undefined
+  readonly status?: PaymentStatus | ReadonlyArray<PaymentStatus> | undefined
+  readonly referenceId?: string | undefined
+  readonly merchantId?: string | ReadonlyArray<string> | undefined
+}
+
+const filterOf = (
+  partner: Partner,
+  params: ListParams,
+  fields: { readonly start: string; readonly end: string }
+) =>
+  Effect.gen(function* () {
+    const registry = yield* TokenRegistry
+    const from = yield* timestampParam(fields.start, params.startTs)
+    const before = yield* timestampParam(fields.end, params.endTs)
+    const symbols = asArray(params.token_symbol)
+    if (symbols?.some((s) => s.length === 0)) {
+      return yield* RequestError.invalid("invalid_params", "token_symbol", "must not be empty")
+    }
+    const bySymbol = symbols?.flatMap((s) => registry.tokensBySymbol(s).map((t) => t.asset))
+    const byAsset = yield* commaList<Caip19>("asset", params.asset, parseCaip19)
+    const networks = yield* commaList<Caip2>("network", params.network, parseCaip2)
+    const merchantIds = asArray(params.merchantId)
+    if (merchantIds?.some((s) => s.length === 0)) {
+      return yield* RequestError.invalid("invalid_params", "merchantId", "must not be empty")
+    }
+    const filter: PaymentFilter = {
+      partnerId: partner.id,
+      merchantIds,
+      statuses: asArray(params.status),
+      from,
+      before,
+      assets: intersect(bySymbol, byAsset),
+      networks,
+      referenceId: params.referenceId,
+      now: yield* now
+    }
+    return filter
+  })
+
+/** An empty set selects nothing: answered without asking the store. */
+const selectsNothing = (f: PaymentFilter) =>
+  [f.merchantIds, f.statuses, f.assets, f.networks].some(
+    (set) => set !== undefined && set.length === 0
+  )
+
+const CURSOR_PREFIX = "p1."
+const CursorJson = Schema.parseJson(
+  Schema.Struct({
+    s: Schema.Literal("date", "amount"),
+    d: Schema.Literal("asc", "desc"),
+    k: Schema.String,
+    i: PaymentId
+  })
+)
+const encodeCursor = (cursor: PaymentCursor) =>
+  CURSOR_PREFIX +
+  Encoding.encodeBase64Url(
+    JSON.stringify({ s: cursor.sortBy, d: cursor.direction, k: cursor.key, i: cursor.id })
+  )
+
+const decodeCursor = (
+  cursor: string | undefined,
+  sortBy: PaymentSortBy,
+  direction: SortDirection
+): Effect.Effect<PaymentCursor | undefined, RequestError> => {
+  if (cursor === undefined) return Effect.succeed(undefined)
+  const invalid = RequestError.invalid(
+    "invalid_params",
+    "cursor",
+    "is not a cursor from this list and sort"
+  )
+  if (!cursor.startsWith(CURSOR_PREFIX)) return Effect.fail(invalid)
+  const text = Encoding.decodeBase64UrlString(cursor.slice(CURSOR_PREFIX.length))
+  const decoded = Either.flatMap(text, (t) =>
+    Either.mapLeft(Schema.decodeUnknownEither(CursorJson)(t), () => t)
+  )
+  if (Either.isLeft(decoded)) return Effect.fail(invalid)
+  const { s, d, k, i } = decoded.right
+  if (s !== sortBy || d !== direction || !/^[0-9]{1,78}$/.test(k)) return Effect.fail(invalid)
+  return Effect.succeed({ sortBy: s, direction: d, key: k, id: i })
+}
+
+/** A page of payments, its cursor and the statistics over every match. */
+const pageOf = (
+  filter: PaymentFilter,
+  sortBy: PaymentSortBy,
+  direction: SortDirection,
+  cursor: string | undefined,
+  limit: number
+) =>
+  Effect.gen(function* () {
+    const payments = yield* Payments
+    const after = yield* decodeCursor(cursor, sortBy, direction)
+    if (selectsNothing(filter)) {
+      return { rows: [], next: null, stats: { revenue: [], transactions: 0, customers: 0 } }
+    }
+    const found = yield* payments.list({ filter, sortBy, direction, after, limit: limit + 1 })
+    const rows = found.slice(0, limit)
+    const last = rows.at(-1)
+    const next =
+      found.length > limit && last
+        ? encodeCursor({ sortBy, direction, key: sortKeyOf(last, sortBy), id: last.id })
+        : null
+    return { rows, next, stats: yield* payments.stats(filter) }
+  })
+
+/** The merchants of a page, each looked up once. */
+const merchantsOf = (rows: ReadonlyArray<Payment>) =>
+  Effect.gen(function* () {
+    const merchants = yield* Merchants
+    const byId = new Map<string, Merchant | undefined>()
+    for (const id of new Set(rows.map((p) => p.merchantId))) {
+      byId.set(id, Option.getOrUndefined(yield* merchants.lookup(id)))
+    }
+    return byId
+  })
+
+const listReply = (
+  filter: PaymentFilter,
+  params: {
+    readonly sortBy?: PaymentSortBy | undefined
+    readonly sortDir?: SortDirection | undefined
+    readonly cursor?: string | undefined
+    readonly limit: number
+  }
+) =>
+  Effect.gen(function* () {
+    const registry = yield* TokenRegistry
+    const page = yield* pageOf(
+      filter,
+      params.sortBy ?? "date",
+      params.sortDir ?? "desc",
+      params.cursor,
+      params.limit
+    )
+    const merchants = yield* merchantsOf(page.rows)
+    return json(200, {
+      data: page.rows.map((p) =>
+        paymentView(p, merchants.get(p.merchantId), { registry, now: filter.now })
+      ),
+      nextCursor: page.next,
+      stats: statsView(page.stats, registry)
+    })
+  })
+
+export const paymentRoutes = [
+  partnerRoute(createPayment, (input) =>
+    Effect.gen(function* () {
+      const merchantId = yield* merchantHeader(input)
+      const expiresAt = yield* expiresAtOf(input.payload.expiresAt)
+      const { publicUrl } = yield* PayConfig
+      const payments = yield* Payments
+      const reply = (p: Payment): Reply =>
+        json(201, {
+          paymentId: p.id,
+          status: p.status,
+          expiresAt: toUnixSeconds(p.expiresAt),
+          isFinal: false,
+          gatewayUrl: gatewayUrl(publicUrl, p),
+          pollInMs: POLL_IN_MS
+        })
+      return yield* maybeIdempotent(input, (complete) =>
+        payments
+          .create(
+            input.partner,
+            merchantId,
+            {
+              referenceId: input.payload.referenceId,
+              amount: input.payload.amount,
+              expiresAt,
+              checkout: input.payload.checkout ?? null
+            },
+            complete && ((p) => complete(reply(p)))
+          )
+          .pipe(Effect.map(reply))
+      ).pipe(Effect.catchTag("MerchantNotFound", merchantNotFound))
+    })
+  ),
+
+  partnerRoute(listPayments, ({ partner, urlParams }) =>
+    Effect.gen(function* () {
+      const filter = yield* filterOf(partner, urlParams, { start: "startTs", end: "endTs" })
+      return yield* listReply(filter, urlParams)
+    })
+  ),
+
+  partnerRoute(getPayment, ({ partner, path }) =>
+    Effect.gen(function* () {
+      const payment = yield* (yield* Payments).get(partner, path.id)
+      const merchant = yield* (yield* Merchants).lookup(payment.merchantId)
+      const { publicUrl } = yield* PayConfig
+      return json(
+        200,
+        paymentDetails(payment, Option.getOrUndefined(merchant), {
+          registry: yield* TokenRegistry,
+          publicUrl,
+          now: yield* now
+        })
+      )
+    })
+  ),
+
+  partnerRoute(paymentStatus, (input) =>
+    Effect.gen(function* () {
+      const merchantId = yield* merchantHeader(input)
+      const { payment, at } = yield* (yield* Payments).status(
+        input.partner,
+        merchantId,
+        input.path.id,
+        input.urlParams.maxPollMs ?? 0
+      )
+      return json(200, statusView(payment, { registry: yield* TokenRegistry, now: at }))
+    })
+  ),
+
+  partnerRoute(cancelPayment, (input) =>
+    Effect.gen(function* () {
+      const merchantId = yield* merchantHeader(input)
+      const payments = yield* Payments
+      const reply = (p: Payment) => json(200, cancelView(p))
+      return yield* maybeIdempotent(input, (complete) =>
+        payments
+          .cancel(input.partner, merchantId, input.path.id, complete && ((p) => complete(reply(p))))
+          .pipe(Effect.map(reply))
+      )
+    })
+  ),
+
+  partnerRoute(createRefund, (input) =>
+    Effect.gen(function* () {
+      const payments = yield* Payments
+      const registry = yield* TokenRegistry
+      const reply = (refund: NonNullable<Payment["refund"]>, p: Payment) =>
+        json(201, {
+          refund: {
+            refundId: refund.id,
+            paymentId: p.id,
+            amount: amountView(p.amount, registry),
+            status: "requested",
+            createdAt: refund.createdAt.toISOString()
+          }
+        })
+      return yield* maybeIdempotent(input, (complete) =>
+        payments
+          .refund(
+            input.partner,
+            input.payload.paymentId,
+            complete && ((r, p) => complete(reply(r, p)))
+          )
+          .pipe(Effect.map(({ refund, payment }) => reply(refund, payment)))
+      )
+    })
+  ),
+
+  partnerRoute(merchantPayments, (input) =>
+    Effect.gen(function* () {
+      const merchantId = yield* merchantHeader(input)
+      yield* (yield* Merchants)
+        .get(input.partner, merchantId)
+        .pipe(Effect.catchTag("MerchantNotFound", merchantNotFound))
+      const filter = yield* filterOf(
+        input.partner,
+        { ...input.urlParams, merchantId: [merchantId] },
+        { start: "startTs", end: "endTs" }
+      )
+      return yield* listReply(filter, input.urlParams)
+    })
+  ),
+
+  partnerRoute(
+    legacyMerchantPayments,
+    ({ partner, path, urlParams }) =>
+      Effect.gen(function* () {
+        const merchantId = decodeMerchantId(path.merchant_id)
+        if (Either.isLeft(merchantId)) {
+          return yield* RequestError.invalid(
+            "invalid_params",
+            "merchant_id",
+            "must be a merchant id (mrch_...)"
+          )
+        }
+        yield* (yield* Merchants).get(partner, merchantId.right)
+        const registry = yield* TokenRegistry
+        const statuses = asArray(urlParams.status) ?? [
+          "requires_action",
+          "processing",
+          "succeeded",
+          "failed",
+          "expired"
+        ]
+        const filter = yield* filterOf(
+          partner,
+          {
+            startTs: urlParams.start_ts,
+            endTs: urlParams.end_ts,
+            asset: urlParams.asset,
+            network: urlParams.network,
+            status: statuses,
+            merchantId: [merchantId.right]
+          },
+          { start: "start_ts", end: "end_ts" }
+        )
+        const page = yield* pageOf(
+          filter,
+          urlParams.sort_by ?? "date",
+          urlParams.sort_dir ?? "desc",
+          urlParams.cursor,
+          urlParams.limit
+        )
+        return json(200, {
+          data: page.rows.map((p) => legacyView(p, { registry, now: filter.now })),
+          next_cursor: page.next,
+          stats: legacyStatsView(page.stats, registry)
+        })
+      }),
+    { auth: "partner-legacy" }
+  )
+]

@@ -1,0 +1,122 @@
+/**
+ * Payments: a request for funds against one merchant, in fiat or in a token,
+ * with the state it is in and what the wallet and the chain add to it later.
+ */
+import { Schema } from "effect"
+import type { MerchantId } from "../merchants/Merchant.js"
+import type { PartnerId } from "../partners/Partner.js"
+import type { Amount } from "../shared/Amount.js"
+import type { Caip10, Caip19 } from "../shared/Caip.js"
+import { prefixedId } from "../shared/Ids.js"
+
+export const PaymentId = prefixedId("pay", "PaymentId")
+export type PaymentId = typeof PaymentId.Type
+
+export const RefundId = prefixedId("rfnd", "RefundId")
+export type RefundId = typeof RefundId.Type
+
+export const PAYMENT_STATUSES = [
+  "requires_action",
+  "processing",
+  "succeeded",
+  "failed",
+  "expired",
+  "cancelled"
+] as const
+export const PaymentStatus = Schema.Literal(...PAYMENT_STATUSES)
+export type PaymentStatus = typeof PaymentStatus.Type
+
+export const FINAL_STATUSES: ReadonlySet<PaymentStatus> = new Set([
+  "succeeded",
+  "failed",
+  "expired",
+  "cancelled"
+])
+export const isFinal = (status: PaymentStatus): boolean => FINAL_STATUSES.has(status)
+
+/** Why a payment failed. `declined_user` is the reference's; the others are the engine's. */
+export const FAILURE_CODES = [
+  "declined_user",
+  "transaction_reverted",
+  "transaction_dropped",
+  "authorization_expired"
+] as const
+export type FailureCode = (typeof FAILURE_CODES)[number]
+
+export type CancelledReason = "cancelled_by_merchant" | "cancelled_by_user"
+
+export interface TokenAmount {
+  readonly asset: Caip19
+  readonly value: bigint
+}
+
+export interface Buyer {
+  readonly account: Caip10
+  readonly providerName: string | null
+  readonly providerIcon: string | null
+}
+
+export interface ChainTransaction {
+  /** The chain reference of the network (`8453`), as the reference shows it. */
+  readonly networkId: string
+  readonly hash: string
+  readonly nonce: number | null
+}
+
+export interface Refund {
+  readonly id: RefundId
+  readonly createdAt: Date
+}
+
+export interface Payment {
+  readonly id: PaymentId
+  readonly partnerId: PartnerId
+  readonly merchantId: MerchantId
+  readonly referenceId: string
+  /** What the partner asked for: a fiat or a token amount. */
+  readonly amount: Amount
+  readonly status: PaymentStatus
+  readonly failureCode: FailureCode | null
+  readonly cancelledReason: CancelledReason | null
+  readonly expiresAt: Date
+  readonly createdAt: Date
+  readonly updatedAt: Date
+  /** When the payment reached its final state. */
+  readonly finalAt: Date | null
+  /** The reference's optional checkout configuration, stored as given. */
+  readonly checkout: { readonly successUrl: string; readonly errorUrl: string } | null
+  /** The token amount paid or to pay: the requested one for token payments, the option's otherwise. */
+  readonly tokenAmount: TokenAmount | null
+  readonly buyer: Buyer | null
+  readonly transaction: ChainTransaction | null
+  /** The transaction id reported in `info` once succeeded. */
+  readonly txId: string | null
+  readonly refund: Refund | null
+}
+
+export class PaymentNotFound extends Schema.TaggedError<PaymentNotFound>()("PaymentNotFound", {
+  paymentId: Schema.String
+}) {}
+
+/** A transition the payment's state does not allow (cancel a processing payment, refund a failed one). */
+export class InvalidState extends Schema.TaggedError<InvalidState>()("InvalidState", {
+  message: Schema.String,
+  status: PaymentStatus,
+  /** Cancels answer 400 like the reference; other refusals 409 (WIRE.md). */
+  kind: Schema.Literal("cancel", "other")
+}) {}
+
+/** The payment expired before the action (a confirmation) could happen. */
+export class PaymentExpired extends Schema.TaggedError<PaymentExpired>()("PaymentExpired", {
+  paymentId: Schema.String
+}) {}
+
+export class MerchantInactive extends Schema.TaggedError<MerchantInactive>()("MerchantInactive", {
+  merchantId: Schema.String,
+  status: Schema.String
+}) {}
+
+export class RefundExists extends Schema.TaggedError<RefundExists>()("RefundExists", {
+  paymentId: Schema.String,
+  refundId: Schema.String
+}) {}

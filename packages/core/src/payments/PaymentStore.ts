@@ -1,0 +1,89 @@
+/**
+ * The storage port for payments and their refunds. Transitions are
+ * compare-and-set: a change applies only while the stored status is still
+ * the one it was decided from, so two racing requests cannot both win.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { IdempotencyCompletion } from "../idempotency/Idempotency.js"
+import type { PartnerId } from "../partners/Partner.js"
+import type { Caip2, Caip19 } from "../shared/Caip.js"
+import type { Payment, PaymentId, PaymentStatus, Refund, RefundExists } from "./Payment.js"
+import type { PaymentChange } from "./PaymentStateMachine.js"
+
+/** Which payments a listing or its statistics cover. Absent fields do not filter. */
+export interface PaymentFilter {
+  readonly partnerId: PartnerId
+  readonly merchantIds?: ReadonlyArray<string> | undefined
+  /** Matched against the effective status: an unpaid payment past its time is expired. */
+  readonly statuses?: ReadonlyArray<PaymentStatus> | undefined
+  /** Creation time, inclusive. */
+  readonly from?: Date | undefined
+  /** Creation time, exclusive. */
+  readonly before?: Date | undefined
+  /** The token paid (or asked for) is one of these. */
+  readonly assets?: ReadonlyArray<Caip19> | undefined
+  /** The token's chain is one of these. */
+  readonly networks?: ReadonlyArray<Caip2> | undefined
+  /** Case-insensitive substring of the reference id. */
+  readonly referenceId?: string | undefined
+  /** The clock reading that decides effective statuses. */
+  readonly now: Date
+}
+
+export type PaymentSortBy = "date" | "amount"
+export type SortDirection = "asc" | "desc"
+
+/** Where a page starts: after the row with this sort key and id. */
+export interface PaymentCursor {
+  readonly sortBy: PaymentSortBy
+  readonly direction: SortDirection
+  /** Creation time in ms for `date`; the amount's minor units for `amount`. */
+  readonly key: string
+  readonly id: PaymentId
+}
+
+export interface PaymentPageQuery {
+  readonly filter: PaymentFilter
+  readonly sortBy: PaymentSortBy
+  readonly direction: SortDirection
+  readonly after?: PaymentCursor | undefined
+  readonly limit: number
+}
+
+export interface PaymentStats {
+  /** Exact sums of succeeded payments' requested amounts, per unit (`iso4217/USD`, `caip19/…`). */
+  readonly revenue: ReadonlyArray<{ readonly unit: string; readonly total: bigint }>
+  /** Succeeded payments. */
+  readonly transactions: number
+  /** Distinct buyer accounts among succeeded payments. */
+  readonly customers: number
+}
+
+/** The sort key of a payment, as carried in cursors. */
+export const sortKeyOf = (payment: Payment, sortBy: PaymentSortBy): string =>
+  sortBy === "date" ? String(payment.createdAt.getTime()) : payment.amount.value.toString()
+
+export class PaymentStore extends Context.Tag("@pay/core/PaymentStore")<
+  PaymentStore,
+  {
+    readonly insert: (payment: Payment, completion?: IdempotencyCompletion) => Effect.Effect<void>
+    readonly find: (id: PaymentId) => Effect.Effect<Option.Option<Payment>>
+    /** Applies `change` only while the stored status is `from`; None when it no longer is. */
+    readonly transition: (
+      id: PaymentId,
+      from: PaymentStatus,
+      change: PaymentChange,
+      completion?: IdempotencyCompletion
+    ) => Effect.Effect<Option.Option<Payment>>
+    /** Records as expired up to `limit` unpaid payments whose time has come; returns them. */
+    readonly expireDue: (now: Date, limit: number) => Effect.Effect<ReadonlyArray<Payment>>
+    /** One refund per payment, enforced by the database. */
+    readonly addRefund: (
+      id: PaymentId,
+      refund: Refund,
+      completion?: IdempotencyCompletion
+    ) => Effect.Effect<void, RefundExists>
+    readonly list: (query: PaymentPageQuery) => Effect.Effect<ReadonlyArray<Payment>>
+    readonly stats: (filter: PaymentFilter) => Effect.Effect<PaymentStats>
+  }
+>() {}

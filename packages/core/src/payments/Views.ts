@@ -1,0 +1,200 @@
+/**
+ * Payments as the wire shows them: the partner view, the full details, the
+ * status object, the legacy snake_case item and the statistics.
+ */
+import type { Merchant } from "../merchants/Merchant.js"
+import { type Amount, amountDisplay, formatUnit, toMajorUnits } from "../shared/Amount.js"
+import { type Caip19, chainOfCaip19 } from "../shared/Caip.js"
+import { findCurrency } from "../shared/Currency.js"
+import { toUnixSeconds } from "../shared/Time.js"
+import { networkOfToken, type TokenRegistryShape } from "../shared/TokenRegistry.js"
+import type {
+  CancelResponse,
+  LegacyPaymentView,
+  PaymentDetails,
+  PaymentView,
+  StatusResponse
+} from "./Api.js"
+import { isFinal, type Payment } from "./Payment.js"
+import { effectiveStatus } from "./PaymentStateMachine.js"
+import type { PaymentStats } from "./PaymentStore.js"
+
+/** The hint for pollers while a payment is not final. */
+export const POLL_IN_MS = 1000
+
+export interface ViewContext {
+  readonly registry: TokenRegistryShape
+  readonly publicUrl: string
+  readonly now: Date
+}
+
+export const amountView = (amount: Amount, registry: TokenRegistryShape) => ({
+  unit: formatUnit(amount.unit),
+  value: amount.value.toString(),
+  display: amountDisplay(amount.unit, registry) ?? null
+})
+
+export const gatewayUrl = (publicUrl: string, payment: Payment) => `${publicUrl}/${payment.id}`
+
+const tokenAmountOf = (p: Payment): Amount | undefined =>
+  p.tokenAmount === null
+    ? undefined
+    : { unit: { kind: "token", asset: p.tokenAmount.asset }, value: p.tokenAmount.value }
+
+const infoOf = (p: Payment, registry: TokenRegistryShape) => {
+  const token = tokenAmountOf(p)
+  return p.status === "succeeded" && token !== undefined && p.txId !== null
+    ? { optionAmount: amountView(token, registry), txId: p.txId }
+    : null
+}
+
+export const statusView = (
+  p: Payment,
+  { registry, now }: Pick<ViewContext, "registry" | "now">
+): typeof StatusResponse.Encoded => {
+  const status = effectiveStatus(p, now)
+  const final = isFinal(status)
+  return {
+    status,
+    isFinal: final,
+    ...(final ? {} : { pollInMs: POLL_IN_MS }),
+    ...(status === "failed" && p.failureCode !== null ? { failureCode: p.failureCode } : {}),
+    info: status === "succeeded" ? infoOf(p, registry) : null
+  }
+}
+
+export const paymentView = (
+  p: Payment,
+  merchant: Merchant | undefined,
+  { registry, now }: Pick<ViewContext, "registry" | "now">
+): typeof PaymentView.Encoded => {
+  const status = effectiveStatus(p, now)
+  const token = tokenAmountOf(p)
+  return {
+    paymentId: p.id,
+    merchant: { id: p.merchantId, name: merchant?.name ?? "", iconUrl: merchant?.iconUrl ?? null },
+    referenceId: p.referenceId,
+    status,
+    isTerminal: isFinal(status),
+    ...(p.amount.unit.kind === "fiat" ? { fiatAmount: amountView(p.amount, registry) } : {}),
+    ...(token ? { tokenAmount: amountView(token, registry) } : {}),
+    ...(p.buyer
+      ? {
+          buyer: {
+            accountCaip10: p.buyer.account,
+            ...(p.buyer.providerName === null ? {} : { accountProviderName: p.buyer.providerName }),
+            ...(p.buyer.providerIcon === null ? {} : { accountProviderIcon: p.buyer.providerIcon })
+          }
+        }
+      : {}),
+    ...(p.transaction
+      ? {
+          transaction: {
+            networkId: p.transaction.networkId,
+            hash: p.transaction.hash,
+            ...(p.transaction.nonce === null ? {} : { nonce: p.transaction.nonce })
+          }
+        }
+      : {}),
+    createdAt: p.createdAt.toISOString(),
+    lastUpdatedAt: p.updatedAt.toISOString()
+  }
+}
+
+export const paymentDetails = (
+  p: Payment,
+  merchant: Merchant | undefined,
+  context: ViewContext
+): typeof PaymentDetails.Encoded => {
+  const status = effectiveStatus(p, context.now)
+  return {
+    ...paymentView(p, merchant, context),
+    amount: amountView(p.amount, context.registry),
+    isFinal: isFinal(status),
+    expiresAt: toUnixSeconds(p.expiresAt),
+    gatewayUrl: gatewayUrl(context.publicUrl, p),
+    ...(status === "failed" && p.failureCode !== null ? { failureCode: p.failureCode } : {}),
+    ...(status === "cancelled" && p.cancelledReason !== null
+      ? { cancelledReason: p.cancelledReason }
+      : {}),
+    info: status === "succeeded" ? infoOf(p, context.registry) : null,
+    checkout: p.checkout,
+    refund: p.refund && { refundId: p.refund.id, createdAt: p.refund.createdAt.toISOString() }
+  }
+}
+
+export const cancelView = (p: Payment): typeof CancelResponse.Encoded => ({
+  paymentId: p.id,
+  status: p.status,
+  cancelledReason: p.cancelledReason ?? "cancelled_by_merchant",
+  cancelledAt: (p.finalAt ?? p.updatedAt).toISOString()
+})
+
+/** The legacy list never shows `cancelled`: its clients do not know that state. */
+export const legacyView = (
+  p: Payment,
+  { registry, now }: Pick<ViewContext, "registry" | "now">
+): typeof LegacyPaymentView.Encoded => {
+  const status = effectiveStatus(p, now)
+  const token = p.tokenAmount === null ? undefined : registry.token(p.tokenAmount.asset)
+  const network = token && networkOfToken(registry, token)
+  const fiat = p.amount.unit.kind === "fiat" ? p.amount.unit.currency : undefined
+  return {
+    payment_id: p.id,
+    merchant_id: p.merchantId,
+    reference_id: p.referenceId,
+    status: status as Exclude<typeof status, "cancelled">,
+    is_terminal: isFinal(status),
+    wallet_name: p.buyer?.providerName ?? "",
+    token_symbol: token?.symbol ?? null,
+    token_decimals: token?.decimals ?? 0,
+    token_logo: token?.iconUrl ?? null,
+    chain_logo: network?.iconUrl ?? null,
+    wallet_logo: p.buyer?.providerIcon ?? null,
+    chain_id: p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
+    buyer_caip10: p.buyer?.account ?? null,
+    token_caip19: p.tokenAmount?.asset ?? null,
+    tx_hash: p.transaction?.hash ?? null,
+    nonce: p.transaction?.nonce ?? null,
+    token_amount: p.tokenAmount?.value.toString() ?? null,
+    // Fiat amounts are at most 10^15 minor units: exact as a JSON number.
+    fiat_amount: fiat ? Number(p.amount.value) : null,
+    fiat_currency: fiat?.code ?? null,
+    created_at: p.createdAt.toISOString(),
+    last_updated_at: p.updatedAt.toISOString(),
+    settled_at: null,
+    settlement_status: null,
+    settlement_tx_hash: null
+  }
+}
+
+/** A revenue line's currency (ISO code, or token symbol) and major-unit amount. */
+const revenueLine = (unit: string, total: bigint, registry: TokenRegistryShape) => {
+  if (unit.startsWith("iso4217/")) {
+    const code = unit.slice("iso4217/".length)
+    return { amount: toMajorUnits(total, findCurrency(code)?.decimals ?? 0), currency: code }
+  }
+  const asset = unit.slice("caip19/".length) as Caip19
+  const token = registry.token(asset)
+  return { amount: toMajorUnits(total, token?.decimals ?? 0), currency: token?.symbol ?? asset }
+}
+
+export const statsView = (stats: PaymentStats, registry: TokenRegistryShape) => ({
+  totalRevenue: stats.revenue.map((r) => revenueLine(r.unit, r.total, registry)),
+  totalTransactions: stats.transactions,
+  totalCustomers: stats.customers
+})
+
+/** The legacy list reports one currency: the one with the largest total (no conversion). */
+export const legacyStatsView = (stats: PaymentStats, registry: TokenRegistryShape) => {
+  const lines = statsView(stats, registry).totalRevenue
+  const top = lines.reduce<(typeof lines)[number] | undefined>(
+    (best, line) => (best === undefined || line.amount > best.amount ? line : best),
+    undefined
+  )
+  return {
+    total_customers: stats.customers,
+    total_revenue: top ?? { amount: 0, currency: "USD" },
+    total_transactions: stats.transactions
+  }
+}

@@ -1,0 +1,379 @@
+/**
+ * The storage contract for payments: compare-and-set transitions, expiry,
+ * refunds, and listings and statistics that agree with the reference meaning
+ * of filters and sorts (payments/PaymentQuery.ts) on the same data.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, type Layer, Option } from "effect"
+import { Merchant, type MerchantId } from "../merchants/Merchant.js"
+import { MerchantStore } from "../merchants/MerchantStore.js"
+import { Partner, type PartnerId } from "../partners/Partner.js"
+import { PartnerStore } from "../partners/PartnerStore.js"
+import type { Payment, PaymentId, PaymentStatus, RefundId } from "../payments/Payment.js"
+import {
+  comparePayments,
+  computeStats,
+  isAfterCursor,
+  matchesFilter
+} from "../payments/PaymentQuery.js"
+import {
+  type PaymentFilter,
+  type PaymentPageQuery,
+  PaymentStore,
+  sortKeyOf
+} from "../payments/PaymentStore.js"
+import type { AmountUnit } from "../shared/Amount.js"
+import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
+import { findCurrency } from "../shared/Currency.js"
+import { makeIdBody } from "../shared/Ids.js"
+
+export type PaymentStores = PartnerStore | MerchantStore | PaymentStore
+
+const T0 = Date.UTC(2026, 2, 1)
+const USD: AmountUnit = { kind: "fiat", currency: findCurrency("USD")! }
+const JPY: AmountUnit = { kind: "fiat", currency: findCurrency("JPY")! }
+const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
+const USDC_ETH = "eip155:1/erc20:0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48" as Caip19
+const BIG_TOKEN = "eip155:8453/erc20:0x0000000000000000000000000000000000000b1c" as Caip19
+const MAX_TOKEN = 2n ** 256n - 1n
+
+let seq = 0
+const uniqueBody = (ms: number) => {
+  seq++
+  return makeIdBody(ms).slice(0, 8) + String(seq).padStart(12, "0")
+}
+
+const setup = Effect.gen(function* () {
+  const partner = new Partner({
+    id: `ptnr_${uniqueBody(T0)}` as PartnerId,
+    name: "P",
+    apiVersion: "2026-02-18",
+    createdAt: new Date(T0)
+  })
+  yield* (yield* PartnerStore).insert(partner, {
+    prefix: `pk_${uniqueBody(T0).slice(-12)}_`,
+    hash: "00",
+    partnerId: partner.id,
+    createdAt: new Date(T0)
+  })
+  const merchants = yield* Effect.forEach([0, 1], () =>
+    Effect.gen(function* () {
+      const m = new Merchant({
+        id: `mrch_${uniqueBody(T0)}` as MerchantId,
+        partnerId: partner.id,
+        name: "M",
+        email: null,
+        iconUrl: null,
+        status: "active",
+        createdAt: new Date(T0),
+        updatedAt: new Date(T0),
+        deletedAt: null
+      })
+      yield* (yield* MerchantStore).insert(m)
+      return m
+    })
+  )
+  return { partner, merchants }
+})
+
+const aPayment = (
+  partnerId: PartnerId,
+  merchantId: MerchantId,
+  fields: Partial<Payment> & { readonly at?: number } = {}
+): Payment => {
+  const at = fields.at ?? T0 + seq * 1000
+  const { at: _, ...rest } = fields
+  return {
+    id: `pay_${uniqueBody(at)}` as PaymentId,
+    partnerId,
+    merchantId,
+    referenceId: `ORDER-${seq}`,
+    amount: { unit: USD, value: 1050n },
+    status: "requires_action",
+    failureCode: null,
+    cancelledReason: null,
+    expiresAt: new Date(at + 300_000),
+    createdAt: new Date(at),
+    updatedAt: new Date(at),
+    finalAt: null,
+    checkout: null,
+    tokenAmount: null,
+    buyer: null,
+    transaction: null,
+    txId: null,
+    refund: null,
+    ...rest
+  }
+}
+
+const buyer = (address: string, chain = "eip155:8453") => ({
+  account: `${chain}:${address}` as Caip10,
+  providerName: "Wallet",
+  providerIcon: null
+})
+
+/** A varied set: statuses, merchants, units, tokens, buyers, times, amounts with ties. */
+const dataset = (partnerId: PartnerId, merchants: ReadonlyArray<MerchantId>) => {
+  const statuses: ReadonlyArray<PaymentStatus> = [
+    "requires_action",
+    "processing",
+    "succeeded",
+    "failed",
+    "expired",
+    "cancelled",
+    "succeeded"
+  ]
+  const tokens = [USDC_BASE, USDC_ETH, BIG_TOKEN]
+  return Array.from({ length: 48 }, (_, i) => {
+    const status = statuses[i % statuses.length]!
+    const token = tokens[i % 3]!
+    const tokenDenominated = i % 5 === 0
+    const value = tokenDenominated
+      ? token === BIG_TOKEN
+        ? MAX_TOKEN - BigInt(i)
+        : BigInt(1_000_000 * ((i % 4) + 1))
+      : BigInt(100 * ((i % 6) + 1))
+    const paid = status !== "requires_action" && status !== "expired" && status !== "cancelled"
+    return aPayment(partnerId, merchants[i % 2]!, {
+      // Several payments share a millisecond, so ties are broken by id.
+      at: T0 + Math.floor(i / 3) * 60_000,
+      status,
+      referenceId: i % 4 === 0 ? `Order/${i}-ABC` : `inv ${i}`,
+      amount: {
+        unit: tokenDenominated ? { kind: "token", asset: token } : i % 7 === 3 ? JPY : USD,
+        value
+      },
+      // The first requires_action ones are already past their time: they read as expired.
+      expiresAt: new Date(i < 10 ? T0 : T0 + 10 * 86_400_000),
+      tokenAmount: tokenDenominated || paid ? { asset: token, value } : null,
+      buyer: paid
+        ? buyer(`0x${(i % 5).toString(16).padStart(40, "a")}`, i % 2 ? "eip155:1" : "eip155:8453")
+        : null,
+      transaction: paid ? { networkId: "8453", hash: `0x${"ab".repeat(32)}`, nonce: i } : null,
+      txId: status === "succeeded" ? `0x${"cd".repeat(32)}` : null,
+      finalAt: status === "succeeded" ? new Date(T0) : null
+    })
+  })
+}
+
+export const paymentStorageContract = (
+  name: string,
+  layer: () => Layer.Layer<PaymentStores, unknown>
+) =>
+  describe(`payment storage contract: ${name}`, () => {
+    const test = (title: string, body: Effect.Effect<void, unknown, PaymentStores>) =>
+      it.effect(title, () => Effect.provide(body, layer()), 30_000)
+
+    test(
+      "round-trips every field, exact amounts included",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const store = yield* PaymentStore
+        const full = aPayment(partner.id, merchants[0]!.id, {
+          referenceId: "Ünïcode / order: 1",
+          amount: { unit: { kind: "token", asset: BIG_TOKEN }, value: MAX_TOKEN },
+          status: "succeeded",
+          failureCode: null,
+          checkout: { successUrl: "https://shop.example/ok", errorUrl: "https://shop.example/ko" },
+          tokenAmount: { asset: BIG_TOKEN, value: MAX_TOKEN },
+          buyer: {
+            account: "eip155:8453:0x00000000000000000000000000000000000000b0" as Caip10,
+            providerName: "W",
+            providerIcon: "https://w.example/i.png"
+          },
+          transaction: { networkId: "8453", hash: `0x${"12".repeat(32)}`, nonce: 7 },
+          txId: `0x${"34".repeat(32)}`,
+          finalAt: new Date(T0 + 5),
+          refund: null
+        })
+        yield* store.insert(full)
+        expect(Option.getOrThrow(yield* store.find(full.id))).toEqual(full)
+        const fiat = aPayment(partner.id, merchants[1]!.id, {
+          amount: { unit: JPY, value: 10n ** 15n }
+        })
+        yield* store.insert(fiat)
+        expect(Option.getOrThrow(yield* store.find(fiat.id))).toEqual(fiat)
+        expect(Option.isNone(yield* store.find("pay_00000000000000000000" as PaymentId))).toBe(true)
+      })
+    )
+
+    test(
+      "applies a transition only from the status it was decided from, once",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const store = yield* PaymentStore
+        const p = aPayment(partner.id, merchants[0]!.id)
+        yield* store.insert(p)
+        const at = new Date(T0 + 10_000)
+        const wrong = yield* store.transition(p.id, "processing", {
+          status: "succeeded",
+          at,
+          finalAt: at,
+          txId: "0x1"
+        })
+        expect(Option.isNone(wrong)).toBe(true)
+        const results = yield* Effect.all(
+          [
+            store.transition(p.id, "requires_action", {
+              status: "cancelled",
+              at,
+              finalAt: at,
+              cancelledReason: "cancelled_by_merchant"
+            }),
+            store.transition(p.id, "requires_action", {
+              status: "processing",
+              at,
+              finalAt: null,
+              tokenAmount: { asset: USDC_BASE, value: 10_500_000n },
+              buyer: buyer("0x00000000000000000000000000000000000000b0")
+            })
+          ],
+          { concurrency: "unbounded" }
+        )
+        expect(results.filter(Option.isSome)).toHaveLength(1)
+        const stored = Option.getOrThrow(yield* store.find(p.id))
+        const winner = Option.getOrThrow(results.find(Option.isSome)!)
+        expect(stored).toEqual(winner)
+        expect(stored.updatedAt).toEqual(at)
+        if (stored.status === "cancelled") {
+          expect(stored.cancelledReason).toBe("cancelled_by_merchant")
+          expect(stored.finalAt).toEqual(at)
+        } else {
+          expect(stored.tokenAmount).toEqual({ asset: USDC_BASE, value: 10_500_000n })
+          expect(stored.finalAt).toBeNull()
+        }
+      })
+    )
+
+    test(
+      "records due expiries only, up to the limit",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const store = yield* PaymentStore
+        const m = merchants[0]!.id
+        const due = [1, 2, 3].map(() => aPayment(partner.id, m, { expiresAt: new Date(T0 + 1000) }))
+        const later = aPayment(partner.id, m, { expiresAt: new Date(T0 + 10_000_000) })
+        const paid = aPayment(partner.id, m, {
+          status: "processing",
+          expiresAt: new Date(T0 + 1000)
+        })
+        for (const p of [...due, later, paid]) yield* store.insert(p)
+        const now = new Date(T0 + 2000)
+        const first = yield* store.expireDue(now, 2)
+        const second = yield* store.expireDue(now, 2)
+        expect(first).toHaveLength(2)
+        expect(second).toHaveLength(1)
+        expect(yield* store.expireDue(now, 2)).toEqual([])
+        for (const p of [...first, ...second]) {
+          expect(p.status).toBe("expired")
+          expect(Option.getOrThrow(yield* store.find(p.id)).status).toBe("expired")
+        }
+        expect(new Set([...first, ...second].map((p) => p.id))).toEqual(
+          new Set(due.map((p) => p.id))
+        )
+        expect(Option.getOrThrow(yield* store.find(later.id)).status).toBe("requires_action")
+        expect(Option.getOrThrow(yield* store.find(paid.id)).status).toBe("processing")
+      })
+    )
+
+    test(
+      "keeps one refund per payment, also under concurrent requests",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const store = yield* PaymentStore
+        const p = aPayment(partner.id, merchants[0]!.id, { status: "succeeded" })
+        yield* store.insert(p)
+        const refund = (n: number) => ({
+          id: `rfnd_${uniqueBody(T0 + n)}` as RefundId,
+          createdAt: new Date(T0 + n)
+        })
+        const exits = yield* Effect.all(
+          [1, 2, 3, 4].map((n) => Effect.exit(store.addRefund(p.id, refund(n)))),
+          { concurrency: "unbounded" }
+        )
+        expect(exits.filter(Exit.isSuccess)).toHaveLength(1)
+        const stored = Option.getOrThrow(yield* store.find(p.id))
+        expect(stored.refund).not.toBeNull()
+        const again = yield* Effect.flip(store.addRefund(p.id, refund(9)))
+        expect(again).toMatchObject({ _tag: "RefundExists", refundId: stored.refund!.id })
+      })
+    )
+
+    test(
+      "lists and sums exactly what the reference meaning of each filter and sort selects",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const store = yield* PaymentStore
+        const data = dataset(
+          partner.id,
+          merchants.map((m) => m.id)
+        )
+        for (const p of data) yield* store.insert(p)
+        // Another partner's payments never show.
+        const other = yield* setup
+        yield* store.insert(
+          aPayment(other.partner.id, other.merchants[0]!.id, { status: "succeeded" })
+        )
+
+        const now = new Date(T0 + 3600_000)
+        const base: PaymentFilter = { partnerId: partner.id, now }
+        const filters: ReadonlyArray<PaymentFilter> = [
+          base,
+          { ...base, merchantIds: [merchants[1]!.id, "acme-store-1"] },
+          { ...base, statuses: ["expired"] },
+          { ...base, statuses: ["succeeded", "processing"] },
+          { ...base, from: new Date(T0 + 5 * 60_000), before: new Date(T0 + 9 * 60_000) },
+          { ...base, assets: [USDC_BASE, BIG_TOKEN] },
+          { ...base, networks: ["eip155:1" as Caip2] },
+          { ...base, referenceId: "order/" },
+          { ...base, referenceId: "-abc" },
+          {
+            ...base,
+            statuses: ["succeeded"],
+            networks: ["eip155:8453" as Caip2],
+            merchantIds: [merchants[0]!.id]
+          }
+        ]
+        for (const filter of filters) {
+          expect(yield* store.stats(filter)).toEqual(computeStats(data, filter))
+          for (const sortBy of ["date", "amount"] as const) {
+            for (const direction of ["asc", "desc"] as const) {
+              const expected = data
+                .filter((p) => matchesFilter(p, filter))
+                .sort(comparePayments(sortBy, direction))
+              // Walk the pages with keyset cursors: every row once, in order.
+              const seen: Array<string> = []
+              let query: PaymentPageQuery = { filter, sortBy, direction, limit: 7 }
+              for (let page = 0; page < 20; page++) {
+                const rows = yield* store.list(query)
+                seen.push(...rows.map((p) => p.id))
+                const last = rows.at(-1)
+                if (rows.length < 7 || last === undefined) break
+                query = {
+                  ...query,
+                  after: { sortBy, direction, key: sortKeyOf(last, sortBy), id: last.id }
+                }
+              }
+              expect(seen).toEqual(expected.map((p) => p.id))
+            }
+          }
+        }
+        // Sanity of the reference itself on the boundaries the contract promises.
+        const windowed = data.filter((p) => matchesFilter(p, filters[4]!))
+        expect(
+          windowed.every(
+            (p) =>
+              p.createdAt.getTime() >= T0 + 5 * 60_000 && p.createdAt.getTime() < T0 + 9 * 60_000
+          )
+        ).toBe(true)
+        expect(windowed.some((p) => p.createdAt.getTime() === T0 + 5 * 60_000)).toBe(true)
+        const total = computeStats(data, base)
+        expect(
+          total.revenue.find((r) => r.unit === `caip19/${BIG_TOKEN}`)?.total ?? 0n
+        ).toBeGreaterThan(2n ** 63n)
+        expect(
+          isAfterCursor(data[0]!, { sortBy: "date", direction: "asc", key: "0", id: data[0]!.id })
+        ).toBe(true)
+      })
+    )
+  })

@@ -1,0 +1,361 @@
+/**
+ * The payment store on SQLite. Listings are keyset-paginated on indexed
+ * (partner or merchant, sort key, id); statistics are exact (63-bit sums in
+ * SQL, larger token amounts summed as bigints).
+ */
+import {
+  type AmountUnit,
+  type Caip10,
+  type Caip19,
+  chainOfCaip19,
+  findCurrency,
+  type IdempotencyCompletion,
+  type MerchantId,
+  type PartnerId,
+  type Payment,
+  type PaymentFilter,
+  type PaymentId,
+  type PaymentStatus,
+  PaymentStore,
+  RefundExists,
+  type RefundId
+} from "@pay/core"
+import { Effect, Option } from "effect"
+import type { SqliteConnection, SqliteStatement, SqliteValue } from "./SqliteDatabase.js"
+
+interface PaymentRow {
+  id: string
+  partner_id: string
+  merchant_id: string
+  reference_id: string
+  amount_unit: string
+  amount_value: string
+  status: string
+  failure_code: string | null
+  cancelled_reason: string | null
+  expires_at: number
+  created_at: number
+  updated_at: number
+  final_at: number | null
+  checkout: string | null
+  token_asset: string | null
+  token_value: string | null
+  buyer_account: string | null
+  buyer_provider_name: string | null
+  buyer_provider_icon: string | null
+  tx_network: string | null
+  tx_hash: string | null
+  tx_nonce: number | null
+  tx_id: string | null
+  refund_id: string | null
+  refund_created_at: number | null
+}
+
+const MAX_I63 = 2n ** 63n - 1n
+const SORT_WIDTH = 78 // digits of 2^256 - 1
+
+const sortable = (value: bigint) => value.toString().padStart(SORT_WIDTH, "0")
+
+/** Stored units were validated on the way in: read them back without re-validating. */
+const unitFromStorage = (unit: string): AmountUnit => {
+  if (unit.startsWith("iso4217/")) {
+    const currency = findCurrency(unit.slice("iso4217/".length))
+    if (currency === undefined) throw new Error(`stored payment has an unknown currency: ${unit}`)
+    return { kind: "fiat", currency }
+  }
+  return { kind: "token", asset: unit.slice("caip19/".length) as Caip19 }
+}
+
+const unitToStorage = (unit: AmountUnit) =>
+  unit.kind === "fiat" ? `iso4217/${unit.currency.code}` : `caip19/${unit.asset}`
+
+const toPayment = (r: PaymentRow): Payment => ({
+  id: r.id as PaymentId,
+  partnerId: r.partner_id as PartnerId,
+  merchantId: r.merchant_id as MerchantId,
+  referenceId: r.reference_id,
+  amount: { unit: unitFromStorage(r.amount_unit), value: BigInt(r.amount_value) },
+  status: r.status as PaymentStatus,
+  failureCode: r.failure_code as Payment["failureCode"],
+  cancelledReason: r.cancelled_reason as Payment["cancelledReason"],
+  expiresAt: new Date(r.expires_at),
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
+  finalAt: r.final_at === null ? null : new Date(r.final_at),
+  checkout: r.checkout === null ? null : (JSON.parse(r.checkout) as Payment["checkout"]),
+  tokenAmount:
+    r.token_asset === null || r.token_value === null
+      ? null
+      : { asset: r.token_asset as Caip19, value: BigInt(r.token_value) },
+  buyer:
+    r.buyer_account === null
+      ? null
+      : {
+          account: r.buyer_account as Caip10,
+          providerName: r.buyer_provider_name,
+          providerIcon: r.buyer_provider_icon
+        },
+  transaction:
+    r.tx_network === null || r.tx_hash === null
+      ? null
+      : { networkId: r.tx_network, hash: r.tx_hash, nonce: r.tx_nonce },
+  txId: r.tx_id,
+  refund:
+    r.refund_id === null || r.refund_created_at === null
+      ? null
+      : { id: r.refund_id as RefundId, createdAt: new Date(r.refund_created_at) }
+})
+
+const buyerKey = (account: string) => account.slice(account.lastIndexOf(":") + 1).toLowerCase()
+
+const isUniqueViolation = (error: unknown) =>
+  /UNIQUE constraint failed/.test(String((error as { message?: unknown })?.message))
+
+const SELECT = `SELECT p.*, r.id AS refund_id, r.created_at AS refund_created_at
+  FROM payments p LEFT JOIN refunds r ON r.payment_id = p.id`
+
+const EFFECTIVE_STATUS = `CASE WHEN p.status = 'requires_action' AND p.expires_at <= ?
+  THEN 'expired' ELSE p.status END`
+
+const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ")
+
+/** The WHERE clause of a filter: fixed fragments, values always bound. */
+const whereOf = (f: PaymentFilter): { sql: string; params: Array<SqliteValue> } => {
+  const clauses = ["p.partner_id = ?"]
+  const params: Array<SqliteValue> = [f.partnerId]
+  if (f.merchantIds !== undefined) {
+    clauses.push(`p.merchant_id IN (${placeholders(f.merchantIds.length)})`)
+    params.push(...f.merchantIds)
+  }
+  if (f.statuses !== undefined) {
+    clauses.push(`${EFFECTIVE_STATUS} IN (${placeholders(f.statuses.length)})`)
+    params.push(f.now.getTime(), ...f.statuses)
+  }
+  if (f.from !== undefined) {
+    clauses.push("p.created_at >= ?")
+    params.push(f.from.getTime())
+  }
+  if (f.before !== undefined) {
+    clauses.push("p.created_at < ?")
+    params.push(f.before.getTime())
+  }
+  if (f.assets !== undefined) {
+    clauses.push(`p.token_asset IN (${placeholders(f.assets.length)})`)
+    params.push(...f.assets)
+  }
+  if (f.networks !== undefined) {
+    clauses.push(`p.token_chain IN (${placeholders(f.networks.length)})`)
+    params.push(...f.networks)
+  }
+  if (f.referenceId !== undefined) {
+    clauses.push("instr(p.reference_folded, ?) > 0")
+    params.push(f.referenceId.toLowerCase())
+  }
+  return { sql: clauses.join(" AND "), params }
+}
+
+export const makeSqlitePaymentStore = (
+  db: SqliteConnection,
+  complete: (completion: IdempotencyCompletion | undefined) => void
+) => {
+  const cache = new Map<string, SqliteStatement>()
+  /** Listing SQL varies with the filters used: prepare each shape once. */
+  const prepared = (sql: string) => {
+    let statement = cache.get(sql)
+    if (statement === undefined) {
+      statement = db.prepare(sql)
+      cache.set(sql, statement)
+    }
+    return statement
+  }
+
+  const insertSql = db.prepare(`INSERT INTO payments (id, partner_id, merchant_id, reference_id,
+    reference_folded, amount_unit, amount_value, amount_minor, amount_sort, status, failure_code,
+    cancelled_reason, expires_at, created_at, updated_at, final_at, checkout, token_asset,
+    token_chain, token_value, buyer_account, buyer_key, buyer_provider_name, buyer_provider_icon,
+    tx_network, tx_hash, tx_nonce, tx_id)
+    VALUES (${placeholders(28)})`)
+  const findSql = db.prepare(`${SELECT} WHERE p.id = ?`)
+  const transitionSql = db.prepare(`UPDATE payments SET
+      status = ?, updated_at = ?,
+      final_at = coalesce(?, final_at),
+      failure_code = coalesce(?, failure_code),
+      cancelled_reason = coalesce(?, cancelled_reason),
+      token_asset = coalesce(?, token_asset),
+      token_chain = coalesce(?, token_chain),
+      token_value = coalesce(?, token_value),
+      buyer_account = coalesce(?, buyer_account),
+      buyer_key = coalesce(?, buyer_key),
+      buyer_provider_name = CASE WHEN ? = 1 THEN ? ELSE buyer_provider_name END,
+      buyer_provider_icon = CASE WHEN ? = 1 THEN ? ELSE buyer_provider_icon END,
+      tx_network = coalesce(?, tx_network),
+      tx_hash = coalesce(?, tx_hash),
+      tx_nonce = coalesce(?, tx_nonce),
+      tx_id = coalesce(?, tx_id)
+    WHERE id = ? AND status = ?`)
+  const dueSql = db.prepare(`SELECT id FROM payments
+    WHERE status = 'requires_action' AND expires_at <= ? ORDER BY expires_at LIMIT ?`)
+  const expireSql = db.prepare(`UPDATE payments SET status = 'expired', updated_at = ?, final_at = ?
+    WHERE id = ? AND status = 'requires_action'`)
+  const refundSql = db.prepare("INSERT INTO refunds (id, payment_id, created_at) VALUES (?, ?, ?)")
+  const refundOfSql = db.prepare("SELECT id FROM refunds WHERE payment_id = ?")
+
+  const find = (id: string) => {
+    const row = findSql.get(id) as PaymentRow | undefined
+    return row === undefined ? Option.none() : Option.some(toPayment(row))
+  }
+
+  return PaymentStore.of({
+    insert: (p, completion) =>
+      Effect.sync(() =>
+        db.transaction(() => {
+          const value = p.amount.value
+          insertSql.run(
+            p.id,
+            p.partnerId,
+            p.merchantId,
+            p.referenceId,
+            p.referenceId.toLowerCase(),
+            unitToStorage(p.amount.unit),
+            value.toString(),
+            value <= MAX_I63 ? value : null,
+            sortable(value),
+            p.status,
+            p.failureCode,
+            p.cancelledReason,
+            p.expiresAt.getTime(),
+            p.createdAt.getTime(),
+            p.updatedAt.getTime(),
+            p.finalAt?.getTime() ?? null,
+            p.checkout === null ? null : JSON.stringify(p.checkout),
+            p.tokenAmount?.asset ?? null,
+            p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
+            p.tokenAmount?.value.toString() ?? null,
+            p.buyer?.account ?? null,
+            p.buyer ? buyerKey(p.buyer.account) : null,
+            p.buyer?.providerName ?? null,
+            p.buyer?.providerIcon ?? null,
+            p.transaction?.networkId ?? null,
+            p.transaction?.hash ?? null,
+            p.transaction?.nonce ?? null,
+            p.txId
+          )
+          complete(completion)
+        })
+      ),
+
+    find: (id) => Effect.sync(() => find(id)),
+
+    transition: (id, from, c, completion) =>
+      Effect.sync(() =>
+        db.transaction(() => {
+          const { changes } = transitionSql.run(
+            c.status,
+            c.at.getTime(),
+            c.finalAt?.getTime() ?? null,
+            c.failureCode ?? null,
+            c.cancelledReason ?? null,
+            c.tokenAmount?.asset ?? null,
+            c.tokenAmount ? chainOfCaip19(c.tokenAmount.asset) : null,
+            c.tokenAmount?.value.toString() ?? null,
+            c.buyer?.account ?? null,
+            c.buyer ? buyerKey(c.buyer.account) : null,
+            c.buyer ? 1 : 0,
+            c.buyer?.providerName ?? null,
+            c.buyer ? 1 : 0,
+            c.buyer?.providerIcon ?? null,
+            c.transaction?.networkId ?? null,
+            c.transaction?.hash ?? null,
+            c.transaction?.nonce ?? null,
+            c.txId ?? null,
+            id,
+            from
+          )
+          if (Number(changes) !== 1) return Option.none()
+          complete(completion)
+          return find(id)
+        })
+      ),
+
+    expireDue: (now, limit) =>
+      Effect.sync(() =>
+        db.transaction(() => {
+          const ids = (dueSql.all(now.getTime(), limit) as Array<{ id: string }>).map((r) => r.id)
+          const expired: Array<Payment> = []
+          for (const id of ids) {
+            if (Number(expireSql.run(now.getTime(), now.getTime(), id).changes) === 1) {
+              expired.push(...Option.toArray(find(id)))
+            }
+          }
+          return expired
+        })
+      ),
+
+    addRefund: (id, refund, completion) =>
+      Effect.suspend(() => {
+        try {
+          db.transaction(() => {
+            refundSql.run(refund.id, id, refund.createdAt.getTime())
+            complete(completion)
+          })
+          return Effect.void
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error
+          const existing = refundOfSql.get(id) as { id: string } | undefined
+          return Effect.fail(new RefundExists({ paymentId: id, refundId: existing?.id ?? "" }))
+        }
+      }),
+
+    list: (q) =>
+      Effect.sync(() => {
+        const where = whereOf(q.filter)
+        const [keyColumn, toKey] =
+          q.sortBy === "date"
+            ? (["p.created_at", (k: string) => Number(k)] as const)
+            : (["p.amount_sort", (k: string) => sortable(BigInt(k))] as const)
+        const dir = q.direction === "asc" ? "ASC" : "DESC"
+        const params = [...where.params]
+        let keyset = ""
+        if (q.after !== undefined) {
+          keyset = ` AND (${keyColumn}, p.id) ${q.direction === "asc" ? ">" : "<"} (?, ?)`
+          params.push(toKey(q.after.key), q.after.id)
+        }
+        params.push(q.limit)
+        const sql = `${SELECT} WHERE ${where.sql}${keyset}
+          ORDER BY ${keyColumn} ${dir}, p.id ${dir} LIMIT ?`
+        return (prepared(sql).all(...params) as Array<PaymentRow>).map(toPayment)
+      }),
+
+    stats: (filter) =>
+      Effect.sync(() => {
+        const where = whereOf(filter)
+        const succeeded = `FROM payments p WHERE ${where.sql} AND p.status = 'succeeded'`
+        const revenue = new Map<string, bigint>()
+        const add = (unit: string, amount: bigint) =>
+          revenue.set(unit, (revenue.get(unit) ?? 0n) + amount)
+        // Sums as text: a 63-bit total read as a JS number would lose digits.
+        for (const row of prepared(
+          `SELECT p.amount_unit AS unit, CAST(sum(p.amount_minor) AS TEXT) AS total ${succeeded}
+            AND p.amount_minor IS NOT NULL GROUP BY p.amount_unit`
+        ).all(...where.params) as Array<{ unit: string; total: string }>) {
+          add(row.unit, BigInt(row.total))
+        }
+        for (const row of prepared(
+          `SELECT p.amount_unit AS unit, p.amount_value AS value ${succeeded}
+            AND p.amount_minor IS NULL`
+        ).all(...where.params) as Array<{ unit: string; value: string }>) {
+          add(row.unit, BigInt(row.value))
+        }
+        const counts = prepared(
+          `SELECT count(*) AS transactions, count(DISTINCT p.buyer_key) AS customers ${succeeded}`
+        ).get(...where.params) as { transactions: number; customers: number }
+        return {
+          revenue: [...revenue]
+            .map(([unit, total]) => ({ unit, total }))
+            .sort((a, b) => (a.unit < b.unit ? -1 : 1)),
+          transactions: counts.transactions,
+          customers: counts.customers
+        }
+      })
+  })
+}
