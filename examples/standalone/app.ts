@@ -43,5 +43,6 @@ export const startStandalone = (config: StandaloneConfig) =>
       Effect.provide(context)
     )
     const server = yield* serve(handler, { host: config.host, port: config.port })
-    return { server, bootstrapped }
+    // `context` lets in-process tests drive what no route does yet (the chain's transitions).
+    return { server, bootstrapped, context }
   })

@@ -20,13 +20,13 @@ export const MAX_BODY_BYTES = 16384
 export const DEFAULT_VERSION = "2026-02-18"
 export const PREVIEW_VERSION = "2026-02-19.preview"
 
-/** The services `engineLayer` provides: Partners, Merchants, Settlements and the stores. */
+/** The services an engine provides: Partners, Merchants, Settlements, Payments and the stores. */
 export type EngineServices = Layer.Layer.Success<ReturnType<typeof engineLayer>>
 
 export interface E2eServer {
   readonly baseUrl: string
   readonly config: StandaloneConfig
-  /** Runs an effect on the engine's services over the server's database file. */
+  /** Runs an effect on the running server's own engine services (same database, same events). */
   readonly runEngine: <A, E>(effect: Effect.Effect<A, E, EngineServices>) => Promise<A>
   readonly stop: () => Promise<void>
 }
@@ -51,14 +51,15 @@ export const startServer = async (): Promise<E2eServer> => {
     }
   }
   try {
-    const { server, bootstrapped } = await Effect.runPromise(
+    const { server, bootstrapped, context } = await Effect.runPromise(
       Scope.extend(startStandalone(config), scope)
     )
     if (Option.isNone(bootstrapped)) throw new Error("the bootstrap partner was not created")
     return {
       baseUrl: server.url,
       config,
-      runEngine: (effect) => Effect.runPromise(Effect.provide(effect, engineLayer(config))),
+      // The server's own services: changes made here wake its long-polls like any other.
+      runEngine: (effect) => Effect.runPromise(Effect.provide(effect, context)),
       stop
     }
   } catch (error) {
