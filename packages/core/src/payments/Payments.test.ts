@@ -1,0 +1,210 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Duration, Effect, Exit, FastCheck, Fiber, Option, TestClock } from "effect"
+import { payEngineLayer } from "../Engine.js"
+import { Merchants } from "../merchants/Merchants.js"
+import { Partners } from "../partners/Partners.js"
+import type { Caip10, Caip19 } from "../shared/Caip.js"
+import { findCurrency } from "../shared/Currency.js"
+import { MemoryStorage } from "../testing/MemoryStorage.js"
+import type { Payment, PaymentStatus } from "./Payment.js"
+import type { PaymentTransition } from "./PaymentStateMachine.js"
+import { Payments } from "./Payments.js"
+
+const engine = () =>
+  payEngineLayer({
+    storage: MemoryStorage,
+    config: { publicUrl: "http://pay.test", maxBodyBytes: 1024, maxLongPollMs: 30_000 }
+  })
+
+const USD = { kind: "fiat", currency: findCurrency("USD")! } as const
+const ASSET = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
+const start: PaymentTransition = {
+  _tag: "StartProcessing",
+  tokenAmount: { asset: ASSET, value: 10_500_000n },
+  buyer: {
+    account: "eip155:8453:0x00000000000000000000000000000000000000b0" as Caip10,
+    providerName: "W",
+    providerIcon: null
+  },
+  transaction: null
+}
+
+/** A partner, a merchant and an open payment with the default lifetime. */
+const fixture = Effect.gen(function* () {
+  const { partner } = yield* (yield* Partners).create({ name: "P" })
+  const merchant = yield* (yield* Merchants).create(partner, {
+    name: "M",
+    email: "m@m.co",
+    iconUrl: null
+  })
+  const payments = yield* Payments
+  const payment = yield* payments.create(partner, merchant.id, {
+    referenceId: "r1",
+    amount: { unit: USD, value: 1050n }
+  })
+  return { partner, merchant, payment, payments }
+})
+
+describe("Payments", () => {
+  it.effect("expires after the default 5 minutes: read at once, recorded by the sweep", () =>
+    Effect.gen(function* () {
+      const { partner, merchant, payment, payments } = yield* fixture
+      expect(payment.expiresAt.getTime() - payment.createdAt.getTime()).toBe(300_000)
+      yield* TestClock.adjust(Duration.minutes(5))
+      const read = yield* payments.status(partner, merchant.id, payment.id, 0)
+      expect(payments.effectiveStatus(read.payment, read.at)).toBe("expired")
+      expect(read.payment.status).toBe("requires_action")
+      expect(yield* payments.sweepExpired).toBe(1)
+      const swept = yield* payments.get(partner, payment.id)
+      expect(swept.status).toBe("expired")
+      expect(yield* payments.sweepExpired).toBe(0)
+    }).pipe(Effect.provide(engine()))
+  )
+
+  it.effect("refuses a payment that expires in the past or too far ahead", () =>
+    Effect.gen(function* () {
+      const { partner, merchant, payments } = yield* fixture
+      const at = yield* TestClock.currentTimeMillis
+      const create = (expiresAt: number) =>
+        Effect.flip(
+          payments.create(partner, merchant.id, {
+            referenceId: "r",
+            amount: { unit: USD, value: 1n },
+            expiresAt: new Date(expiresAt)
+          })
+        )
+      expect(yield* create(at)).toMatchObject({
+        _tag: "InvalidInput",
+        issues: [{ field: "expiresAt", message: "must be in the future" }]
+      })
+      expect((yield* create(at + 31 * 86_400_000))._tag).toBe("InvalidInput")
+    }).pipe(Effect.provide(engine()))
+  )
+
+  it.effect("answers a long-poll the moment the status changes", () =>
+    Effect.gen(function* () {
+      const { partner, merchant, payment, payments } = yield* fixture
+      const poll = yield* Effect.fork(payments.status(partner, merchant.id, payment.id, 10_000))
+      yield* TestClock.adjust(Duration.seconds(1))
+      yield* payments.transition(payment.id, start)
+      // No more clock time: the change alone wakes it.
+      const answered = yield* Fiber.join(poll)
+      expect(answered.payment.status).toBe("processing")
+      expect(answered.at.getTime() - payment.createdAt.getTime()).toBe(1000)
+    }).pipe(Effect.provide(engine()))
+  )
+
+  it.effect("answers the unchanged status when the time runs out, capped at the maximum", () =>
+    Effect.gen(function* () {
+      const { partner, merchant, payment, payments } = yield* fixture
+      yield* payments.transition(payment.id, start)
+      const short = yield* Effect.fork(payments.status(partner, merchant.id, payment.id, 2_000))
+      yield* TestClock.adjust(Duration.millis(1_999))
+      expect(Option.isNone(yield* Fiber.poll(short))).toBe(true)
+      yield* TestClock.adjust(Duration.millis(1))
+      expect((yield* Fiber.join(short)).payment.status).toBe("processing")
+
+      const long = yield* Effect.fork(payments.status(partner, merchant.id, payment.id, 600_000))
+      yield* TestClock.adjust(Duration.seconds(30))
+      expect((yield* Fiber.join(long)).payment.status).toBe("processing")
+    }).pipe(Effect.provide(engine()))
+  )
+
+  it.effect("wakes an unpaid payment's long-poll at its expiry", () =>
+    Effect.gen(function* () {
+      const { partner, merchant, payments } = yield* fixture
+      const at = yield* TestClock.currentTimeMillis
+      const soon = yield* payments.create(partner, merchant.id, {
+        referenceId: "soon",
+        amount: { unit: USD, value: 1n },
+        expiresAt: new Date(at + 3_000)
+      })
+      const poll = yield* Effect.fork(payments.status(partner, merchant.id, soon.id, 20_000))
+      yield* TestClock.adjust(Duration.seconds(3))
+      const answered = yield* Fiber.join(poll)
+      expect(payments.effectiveStatus(answered.payment, answered.at)).toBe("expired")
+    }).pipe(Effect.provide(engine()))
+  )
+
+  it.effect("answers a final payment's long-poll at once, and cleans up its waiters", () =>
+    Effect.gen(function* () {
+      const { partner, merchant, payment, payments } = yield* fixture
+      yield* payments.cancel(partner, merchant.id, payment.id)
+      const answered = yield* payments.status(partner, merchant.id, payment.id, 30_000)
+      expect(answered.payment.status).toBe("cancelled")
+      expect(answered.payment.cancelledReason).toBe("cancelled_by_merchant")
+    }).pipe(Effect.provide(engine()))
+  )
+
+  it.effect("refunds a succeeded payment once, and nothing else", () =>
+    Effect.gen(function* () {
+      const { partner, payment, payments } = yield* fixture
+      expect((yield* Effect.flip(payments.refund(partner, payment.id)))._tag).toBe("InvalidState")
+      yield* payments.transition(payment.id, start)
+      yield* payments.transition(payment.id, { _tag: "Succeed", txId: "0x1", transaction: null })
+      const { refund } = yield* payments.refund(partner, payment.id)
+      expect(refund.id).toMatch(/^rfnd_/)
+      expect(yield* Effect.flip(payments.refund(partner, payment.id))).toMatchObject({
+        _tag: "RefundExists",
+        refundId: refund.id
+      })
+    }).pipe(Effect.provide(engine()))
+  )
+
+  it.effect.prop(
+    "lets exactly one of racing transitions win, and never breaks the rules",
+    [FastCheck.array(FastCheck.integer({ min: 0, max: 6 }), { minLength: 2, maxLength: 8 })],
+    ([ops]) =>
+      Effect.gen(function* () {
+        const { partner, merchant, payment, payments } = yield* fixture
+        const operations: ReadonlyArray<Effect.Effect<Payment | number, unknown>> = [
+          payments.cancel(partner, merchant.id, payment.id),
+          payments.transition(payment.id, start),
+          payments.transition(payment.id, { _tag: "Decline" }),
+          payments.transition(payment.id, { _tag: "Succeed", txId: "0x1", transaction: null }),
+          payments.transition(payment.id, { _tag: "Fail", failureCode: "transaction_reverted" }),
+          Effect.zipRight(TestClock.adjust(Duration.minutes(6)), payments.sweepExpired),
+          payments.transition(payment.id, { _tag: "Expire" })
+        ]
+        // Statuses in the order the successful transitions committed.
+        const committed: Array<PaymentStatus> = []
+        const exits = yield* Effect.all(
+          ops.map((i) =>
+            Effect.exit(
+              Effect.tap(operations[i]!, (result) =>
+                Effect.sync(() => {
+                  if (typeof result === "object") committed.push(result.status)
+                })
+              )
+            )
+          ),
+          { concurrency: "unbounded" }
+        )
+        const path = ["requires_action", ...committed]
+        for (let i = 1; i < path.length; i++) {
+          expect(ALLOWED.has(`${path[i - 1]}>${path[i]}`)).toBe(true)
+        }
+        const stored = yield* payments.get(partner, payment.id)
+        // The sweep may expire it without a transition of ours: otherwise the last commit is where it is.
+        if (committed.length > 0 && !ops.includes(5)) expect(stored.status).toBe(path.at(-1))
+        for (const exit of exits) {
+          const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+          if (Exit.isFailure(exit)) {
+            expect(Option.getOrThrow(failure)).toMatchObject({
+              _tag: expect.stringMatching(/^(InvalidState|PaymentExpired)$/)
+            })
+          }
+        }
+      }).pipe(Effect.provide(engine())),
+    { fastCheck: { numRuns: 60 } }
+  )
+})
+
+const ALLOWED = new Set([
+  "requires_action>processing",
+  "requires_action>expired",
+  "requires_action>cancelled",
+  "requires_action>failed",
+  "processing>succeeded",
+  "processing>failed"
+])
