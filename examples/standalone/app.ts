@@ -8,11 +8,12 @@ import * as SqliteStorage from "@pay/storage-sqlite/node"
 import { Effect, Option } from "effect"
 import type { StandaloneConfig } from "./config.js"
 
-type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBodyBytes">
+type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBodyBytes"> &
+  Partial<Pick<StandaloneConfig, "paymentLifetimeMs" | "maxLongPollMs">>
 
-const engineOptions = (config: EngineSettings) => ({
-  storage: SqliteStorage.layer({ filename: config.database }),
-  config: { publicUrl: config.publicUrl, maxBodyBytes: config.maxBodyBytes }
+const engineOptions = ({ database, ...settings }: EngineSettings) => ({
+  storage: SqliteStorage.layer({ filename: database }),
+  config: settings
 })
 
 /** The engine's services on the SQLite file, without serving or background work (the CLI, tests). */

@@ -15,6 +15,10 @@ export interface StandaloneConfig {
   /** Base URL for links the engine hands out; defaults to http://HOST:PORT. */
   readonly publicUrl: string
   readonly maxBodyBytes: number
+  /** Lifetime of a payment created without `expiresAt`. */
+  readonly paymentLifetimeMs: number
+  /** The longest a status request is held (`maxPollMs` above it is capped). */
+  readonly maxLongPollMs: number
 }
 
 export const DEFAULT_DATABASE = "./data/pay.sqlite"
@@ -67,6 +71,21 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
     Config.validate({
       message: "PAY_MAX_BODY_BYTES must be from 1024 to 104857600",
       validation: (n) => n >= 1024 && n <= 100 * 1024 * 1024
+    })
+  ),
+  paymentLifetimeMs: Config.integer("PAY_PAYMENT_LIFETIME_SECONDS").pipe(
+    Config.withDefault(300),
+    Config.validate({
+      message: "PAY_PAYMENT_LIFETIME_SECONDS must be from 10 to 2592000 (30 days)",
+      validation: (n) => n >= 10 && n <= 2_592_000
+    }),
+    Config.map((seconds) => seconds * 1000)
+  ),
+  maxLongPollMs: Config.integer("PAY_MAX_LONG_POLL_MS").pipe(
+    Config.withDefault(30_000),
+    Config.validate({
+      message: "PAY_MAX_LONG_POLL_MS must be from 0 to 120000",
+      validation: (n) => n >= 0 && n <= 120_000
     })
   )
 }).pipe(

@@ -40,7 +40,9 @@ export const startServer = async (): Promise<E2eServer> => {
     database: join(dir, "e2e.sqlite"),
     bootstrapApiKey: Option.some(PARTNER_KEY),
     publicUrl: "http://127.0.0.1",
-    maxBodyBytes: MAX_BODY_BYTES
+    maxBodyBytes: MAX_BODY_BYTES,
+    paymentLifetimeMs: 300_000,
+    maxLongPollMs: 30_000
   }
   const scope = await Effect.runPromise(Scope.make())
   const stop = async () => {
