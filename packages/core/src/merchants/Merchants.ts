@@ -48,71 +48,69 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
       )
 
     /** The partner's live merchant: what every route but delete works on. */
-    const get = Effect.fn("Merchants.get")(function* (partner: Partner, id: MerchantId) {
-      const merchant = yield* findOwned(partner, id)
-      if (merchant.deletedAt !== null) return yield* new MerchantNotFound({ merchantId: id })
-      return merchant
-    })
+    const get = (partner: Partner, id: MerchantId) =>
+      Effect.gen(function* () {
+        const merchant = yield* findOwned(partner, id)
+        if (merchant.deletedAt !== null) return yield* new MerchantNotFound({ merchantId: id })
+        return merchant
+      })
 
-    const create = Effect.fn("Merchants.create")(function* (
+    const create = (
       partner: Partner,
       input: NewMerchant,
       complete?: (merchant: Merchant) => IdempotencyCompletion
-    ) {
-      const at = yield* now
-      const merchant = new Merchant({
-        id: yield* newId<MerchantId>("mrch"),
-        partnerId: partner.id,
-        name: input.name,
-        email: input.email,
-        iconUrl: input.iconUrl,
-        status: "active",
-        createdAt: at,
-        updatedAt: at,
-        deletedAt: null
+    ) =>
+      Effect.gen(function* () {
+        const at = yield* now
+        const merchant = new Merchant({
+          id: yield* newId<MerchantId>("mrch"),
+          partnerId: partner.id,
+          name: input.name,
+          email: input.email,
+          iconUrl: input.iconUrl,
+          status: "active",
+          createdAt: at,
+          updatedAt: at,
+          deletedAt: null
+        })
+        yield* store.insert(merchant, complete?.(merchant))
+        return merchant
       })
-      yield* store.insert(merchant, complete?.(merchant))
-      return merchant
-    })
 
     const list = (partner: Partner, query: Omit<MerchantQuery, "partnerId">) =>
       store.list({ ...query, partnerId: partner.id })
 
-    const update = Effect.fn("Merchants.update")(function* (
-      partner: Partner,
-      id: MerchantId,
-      changes: MerchantChanges
-    ) {
-      yield* get(partner, id)
-      const updated = yield* store.update(id, changes, yield* now)
-      // Deleted between the check and the write.
-      return yield* Option.match(updated, {
-        onNone: () => new MerchantNotFound({ merchantId: id }),
-        onSome: Effect.succeed
+    const update = (partner: Partner, id: MerchantId, changes: MerchantChanges) =>
+      Effect.gen(function* () {
+        yield* get(partner, id)
+        const updated = yield* store.update(id, changes, yield* now)
+        // Deleted between the check and the write.
+        return yield* Option.match(updated, {
+          onNone: () => new MerchantNotFound({ merchantId: id }),
+          onSome: Effect.succeed
+        })
       })
-    })
 
     /** Idempotent: deleting a deleted merchant answers as the first time did. */
-    const remove = Effect.fn("Merchants.remove")(function* (partner: Partner, id: MerchantId) {
-      yield* findOwned(partner, id)
-      const deleted = yield* store.markDeleted(id, yield* now)
-      return yield* Option.match(deleted, {
-        onNone: () => new MerchantNotFound({ merchantId: id }),
-        onSome: Effect.succeed
+    const remove = (partner: Partner, id: MerchantId) =>
+      Effect.gen(function* () {
+        yield* findOwned(partner, id)
+        const deleted = yield* store.markDeleted(id, yield* now)
+        return yield* Option.match(deleted, {
+          onNone: () => new MerchantNotFound({ merchantId: id }),
+          onSome: Effect.succeed
+        })
       })
-    })
 
     /** The operator's switch (CLI), across partners. */
-    const setStatus = Effect.fn("Merchants.setStatus")(function* (
-      id: MerchantId,
-      status: MerchantStatus
-    ) {
-      const updated = yield* store.setStatus(id, status, yield* now)
-      return yield* Option.match(updated, {
-        onNone: () => new MerchantNotFound({ merchantId: id }),
-        onSome: Effect.succeed
+    const setStatus = (id: MerchantId, status: MerchantStatus) =>
+      Effect.gen(function* () {
+        const updated = yield* store.setStatus(id, status, yield* now)
+        return yield* Option.match(updated, {
+          onNone: () => new MerchantNotFound({ merchantId: id }),
+          onSome: Effect.succeed
+        })
       })
-    })
 
     /** Any merchant by id, deleted ones too, without an owner check: for names in payment views. */
     const lookup = (id: MerchantId) => store.find(id)

@@ -16,6 +16,9 @@ import {
 import { Partner, type PartnerId } from "./Partner.js"
 import { PartnerStore } from "./PartnerStore.js"
 
+const VERIFIED_KEY_TTL_MS = 60_000
+const VERIFIED_KEYS_MAX = 10_000
+
 export interface NewPartner {
   readonly name: string
   readonly apiVersion?: ApiVersion | undefined
@@ -28,46 +31,60 @@ export class Partners extends Effect.Service<Partners>()("@pay/core/Partners", {
     const store = yield* PartnerStore
 
     /** Returns the key in clear: the only time it is ever seen. */
-    const create = Effect.fn("Partners.create")(function* (input: NewPartner) {
-      const now = new Date(yield* Clock.currentTimeMillis)
-      const partner = new Partner({
-        id: yield* newId<PartnerId>("ptnr"),
-        name: input.name,
-        apiVersion: input.apiVersion ?? DEFAULT_API_VERSION,
-        createdAt: now
-      })
-      // A generated key's prefix is random: a clash is astronomically unlikely, but retry anyway.
-      const attempt = Effect.suspend(() => {
-        const apiKey = input.apiKey ?? generateApiKey()
-        return store
-          .insert(partner, {
-            prefix: keyPrefix(apiKey),
-            hash: hashApiKey(apiKey),
-            partnerId: partner.id,
-            createdAt: now
-          })
-          .pipe(Effect.as(apiKey))
-      })
-      const apiKey = yield* input.apiKey === undefined
-        ? Effect.retry(attempt, { times: 3 })
-        : attempt
-      return { partner, apiKey }
-    })
-
-    const authenticate = (presented: string | undefined) =>
+    const create = (input: NewPartner) =>
       Effect.gen(function* () {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const partner = new Partner({
+          id: yield* newId<PartnerId>("ptnr"),
+          name: input.name,
+          apiVersion: input.apiVersion ?? DEFAULT_API_VERSION,
+          createdAt: now
+        })
+        // A generated key's prefix is random: a clash is astronomically unlikely, but retry anyway.
+        const attempt = Effect.suspend(() => {
+          const apiKey = input.apiKey ?? generateApiKey()
+          return store
+            .insert(partner, {
+              prefix: keyPrefix(apiKey),
+              hash: hashApiKey(apiKey),
+              partnerId: partner.id,
+              createdAt: now
+            })
+            .pipe(Effect.as(apiKey))
+        })
+        const apiKey = yield* input.apiKey === undefined
+          ? Effect.retry(attempt, { times: 3 })
+          : attempt
+        return { partner, apiKey }
+      })
+
+    // Verified keys, so a request need not read and hash its key every time. Keys are never
+    // changed or revoked yet; the TTL bounds how long a future revocation could lag.
+    const verified = new Map<string, { readonly partner: Partner; readonly until: number }>()
+
+    const authenticate = (presented: string | undefined): Effect.Effect<Partner, Unauthenticated> =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
         if (presented === undefined || presented === "") {
-          return yield* new Unauthenticated({ reason: "missing" })
+          return Effect.fail(new Unauthenticated({ reason: "missing" }))
         }
-        if (!looksLikeApiKey(presented)) return yield* new Unauthenticated({ reason: "invalid" })
-        const found = yield* store.findByKeyPrefix(keyPrefix(presented))
-        if (
-          Option.isNone(found) ||
-          !constantTimeEqual(found.value.key.hash, hashApiKey(presented))
-        ) {
-          return yield* new Unauthenticated({ reason: "invalid" })
-        }
-        return found.value.partner
+        const cached = verified.get(presented)
+        if (cached !== undefined && cached.until > now) return Effect.succeed(cached.partner)
+        if (!looksLikeApiKey(presented))
+          return Effect.fail(new Unauthenticated({ reason: "invalid" }))
+        return Effect.flatMap(store.findByKeyPrefix(keyPrefix(presented)), (found) => {
+          if (
+            Option.isNone(found) ||
+            !constantTimeEqual(found.value.key.hash, hashApiKey(presented))
+          ) {
+            return Effect.fail(new Unauthenticated({ reason: "invalid" }))
+          }
+          if (verified.size >= VERIFIED_KEYS_MAX) verified.clear()
+          verified.set(presented, {
+            partner: found.value.partner,
+            until: now + VERIFIED_KEY_TTL_MS
+          })
+          return Effect.succeed(found.value.partner)
+        })
       })
 
     return { create, authenticate, list: store.list, find: store.find } as const

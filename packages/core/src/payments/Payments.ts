@@ -21,6 +21,7 @@ import { newId } from "../shared/Ids.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import {
   InvalidState,
+  isFinal,
   MerchantInactive,
   type Payment,
   PaymentExpired,
@@ -64,191 +65,197 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
     const lifetimeMs = config.paymentLifetimeMs ?? DEFAULT_PAYMENT_LIFETIME_MS
     const maxLongPollMs = config.maxLongPollMs ?? DEFAULT_MAX_LONG_POLL_MS
 
-    const create = Effect.fn("Payments.create")(function* (
+    const create = (
       partner: Partner,
       merchantId: MerchantId,
       input: NewPayment,
       complete?: (payment: Payment) => IdempotencyCompletion
-    ) {
-      const merchant = yield* merchants.get(partner, merchantId)
-      if (merchant.status !== "active") {
-        return yield* new MerchantInactive({ merchantId, status: merchant.status })
-      }
-      const unit = input.amount.unit
-      if (unit.kind === "token" && registry.token(unit.asset) === undefined) {
-        return yield* InvalidInput.of(
-          "amount.unit",
-          `${unit.asset} is not a token this engine accepts`
-        )
-      }
-      const at = yield* now
-      const expiresAt = input.expiresAt ?? new Date(at.getTime() + lifetimeMs)
-      if (expiresAt.getTime() <= at.getTime()) {
-        return yield* InvalidInput.of("expiresAt", "must be in the future")
-      }
-      if (expiresAt.getTime() > at.getTime() + MAX_PAYMENT_LIFETIME_MS) {
-        return yield* InvalidInput.of("expiresAt", "must be at most 30 days from now")
-      }
-      const payment: Payment = {
-        id: yield* newId<PaymentId>("pay"),
-        partnerId: partner.id,
-        merchantId,
-        referenceId: input.referenceId,
-        amount: input.amount,
-        status: "requires_action",
-        failureCode: null,
-        cancelledReason: null,
-        expiresAt,
-        createdAt: at,
-        updatedAt: at,
-        finalAt: null,
-        checkout: input.checkout ?? null,
-        tokenAmount:
-          unit.kind === "token" ? { asset: unit.asset, value: input.amount.value } : null,
-        buyer: null,
-        transaction: null,
-        txId: null,
-        refund: null
-      }
-      yield* store.insert(payment, complete?.(payment))
-      return payment
-    })
+    ) =>
+      Effect.gen(function* () {
+        const merchant = yield* merchants.get(partner, merchantId)
+        if (merchant.status !== "active") {
+          return yield* new MerchantInactive({ merchantId, status: merchant.status })
+        }
+        const unit = input.amount.unit
+        if (unit.kind === "token" && registry.token(unit.asset) === undefined) {
+          return yield* InvalidInput.of(
+            "amount.unit",
+            `${unit.asset} is not a token this engine accepts`
+          )
+        }
+        const at = yield* now
+        const expiresAt = input.expiresAt ?? new Date(at.getTime() + lifetimeMs)
+        if (expiresAt.getTime() <= at.getTime()) {
+          return yield* InvalidInput.of("expiresAt", "must be in the future")
+        }
+        if (expiresAt.getTime() > at.getTime() + MAX_PAYMENT_LIFETIME_MS) {
+          return yield* InvalidInput.of("expiresAt", "must be at most 30 days from now")
+        }
+        const payment: Payment = {
+          id: yield* newId<PaymentId>("pay"),
+          partnerId: partner.id,
+          merchantId,
+          referenceId: input.referenceId,
+          amount: input.amount,
+          status: "requires_action",
+          failureCode: null,
+          cancelledReason: null,
+          expiresAt,
+          createdAt: at,
+          updatedAt: at,
+          finalAt: null,
+          checkout: input.checkout ?? null,
+          tokenAmount:
+            unit.kind === "token" ? { asset: unit.asset, value: input.amount.value } : null,
+          buyer: null,
+          transaction: null,
+          txId: null,
+          refund: null
+        }
+        yield* store.insert(payment, complete?.(payment))
+        return payment
+      })
 
     /** The partner's payment. */
-    const get = Effect.fn("Payments.get")(function* (partner: Partner, id: PaymentId) {
-      const found = yield* store.find(id)
-      if (Option.isNone(found)) return yield* new PaymentNotFound({ paymentId: id })
-      if (found.value.partnerId !== partner.id) {
-        return yield* new Forbidden({ message: `Payment ${id} belongs to another partner account` })
-      }
-      return found.value
-    })
+    const get = (partner: Partner, id: PaymentId) =>
+      Effect.gen(function* () {
+        const found = yield* store.find(id)
+        if (Option.isNone(found)) return yield* new PaymentNotFound({ paymentId: id })
+        if (found.value.partnerId !== partner.id) {
+          return yield* new Forbidden({
+            message: `Payment ${id} belongs to another partner account`
+          })
+        }
+        return found.value
+      })
 
     /** The partner's payment, which must also be the `Merchant-Id` header's merchant's. */
-    const getForMerchant = Effect.fn("Payments.getForMerchant")(function* (
-      partner: Partner,
-      merchantId: MerchantId,
-      id: PaymentId
-    ) {
-      const payment = yield* get(partner, id)
-      if (payment.merchantId !== merchantId) return yield* new PaymentNotFound({ paymentId: id })
-      return payment
-    })
+    const getForMerchant = (partner: Partner, merchantId: MerchantId, id: PaymentId) =>
+      Effect.gen(function* () {
+        const payment = yield* get(partner, id)
+        if (payment.merchantId !== merchantId) return yield* new PaymentNotFound({ paymentId: id })
+        return payment
+      })
 
     /**
      * Applies a transition through the state machine. Exported for the wallet
      * gateway and the chain, and for tests until those exist.
      */
-    const transition = Effect.fn("Payments.transition")(function* (
+    const transition = (
       id: PaymentId,
       change: PaymentTransition,
       completion?: (payment: Payment) => IdempotencyCompletion
-    ) {
-      for (let attempt = 1; ; attempt++) {
-        const found = yield* store.find(id)
-        if (Option.isNone(found)) return yield* new PaymentNotFound({ paymentId: id })
-        const payment = found.value
-        const at = yield* now
-        const decision = decide(payment, change, at)
-        if (Either.isLeft(decision)) {
-          const refusal = decision.left
-          if (refusal._tag === "Expired") return yield* new PaymentExpired({ paymentId: id })
-          const status = refusal._tag === "WrongState" ? refusal.status : payment.status
-          return yield* new InvalidState({
-            status,
-            kind: change._tag === "Cancel" ? "cancel" : "other",
-            message:
-              change._tag === "Cancel"
-                ? `Only a payment that requires action can be cancelled; this one is ${status}`
-                : `The payment is ${status}; it cannot ${change._tag.toLowerCase()} now`
-          })
-        }
-        const next = applyChange(payment, decision.right)
-        const written = yield* store.transition(
-          id,
-          payment.status,
-          decision.right,
-          completion?.(next)
-        )
-        if (Option.isSome(written)) {
-          yield* events.publish({ paymentId: id, status: written.value.status })
-          return written.value
-        }
-        if (attempt >= TRANSITION_ATTEMPTS) {
-          return yield* Effect.dieMessage(
-            `payment ${id}: transition kept losing to concurrent writes`
+    ) =>
+      Effect.gen(function* () {
+        for (let attempt = 1; ; attempt++) {
+          const found = yield* store.find(id)
+          if (Option.isNone(found)) return yield* new PaymentNotFound({ paymentId: id })
+          const payment = found.value
+          const at = yield* now
+          const decision = decide(payment, change, at)
+          if (Either.isLeft(decision)) {
+            const refusal = decision.left
+            if (refusal._tag === "Expired") return yield* new PaymentExpired({ paymentId: id })
+            const status = refusal._tag === "WrongState" ? refusal.status : payment.status
+            return yield* new InvalidState({
+              status,
+              kind: change._tag === "Cancel" ? "cancel" : "other",
+              message:
+                change._tag === "Cancel"
+                  ? `Only a payment that requires action can be cancelled; this one is ${status}`
+                  : `The payment is ${status}; it cannot ${change._tag.toLowerCase()} now`
+            })
+          }
+          const next = applyChange(payment, decision.right)
+          const written = yield* store.transition(
+            id,
+            payment.status,
+            decision.right,
+            completion?.(next)
           )
+          if (Option.isSome(written)) {
+            yield* events.publish({ paymentId: id, status: written.value.status })
+            return written.value
+          }
+          if (attempt >= TRANSITION_ATTEMPTS) {
+            return yield* Effect.dieMessage(
+              `payment ${id}: transition kept losing to concurrent writes`
+            )
+          }
         }
-      }
-    })
+      })
 
     /**
      * The payment's status; with `maxPollMs`, held until it changes or the
      * time (capped) runs out. An unpaid payment wakes at its expiry too.
      */
-    const status = Effect.fn("Payments.status")(function* (
-      partner: Partner,
-      merchantId: MerchantId,
-      id: PaymentId,
-      maxPollMs: number
-    ) {
-      return yield* Effect.scoped(
-        Effect.gen(function* () {
-          // Registered before the read: a change in between still wakes us.
-          const changed = yield* events.nextChange(id)
-          const payment = yield* getForMerchant(partner, merchantId, id)
-          const at = yield* now
-          const seen = effectiveStatus(payment, at)
-          const hold = Math.min(maxPollMs, maxLongPollMs)
-          if (hold <= 0 || (seen !== "requires_action" && seen !== "processing")) {
-            return { payment, at }
-          }
-          const untilExpiry =
-            seen === "requires_action" ? payment.expiresAt.getTime() - at.getTime() : hold
-          yield* Effect.timeout(
-            changed,
-            Duration.millis(Math.max(0, Math.min(hold, untilExpiry)))
-          ).pipe(Effect.ignore)
-          const latest = yield* store.find(id)
-          return { payment: Option.getOrElse(latest, () => payment), at: yield* now }
-        })
-      )
-    })
+    const status = (partner: Partner, merchantId: MerchantId, id: PaymentId, maxPollMs: number) =>
+      Effect.gen(function* () {
+        const payment = yield* getForMerchant(partner, merchantId, id)
+        const at = yield* now
+        const hold = Math.min(maxPollMs, maxLongPollMs)
+        if (hold <= 0 || isFinal(effectiveStatus(payment, at))) return { payment, at }
+        return yield* Effect.scoped(
+          Effect.gen(function* () {
+            const changed = yield* events.nextChange(id)
+            // Read again once registered: a change just before the registration is not missed.
+            const current = Option.getOrElse(yield* store.find(id), () => payment)
+            if (current.status !== payment.status) return { payment: current, at: yield* now }
+            const untilExpiry =
+              current.status === "requires_action"
+                ? current.expiresAt.getTime() - at.getTime()
+                : hold
+            yield* Effect.timeout(
+              changed,
+              Duration.millis(Math.max(0, Math.min(hold, untilExpiry)))
+            ).pipe(Effect.ignore)
+            const latest = yield* store.find(id)
+            return { payment: Option.getOrElse(latest, () => current), at: yield* now }
+          })
+        )
+      })
 
-    const cancel = Effect.fn("Payments.cancel")(function* (
+    const cancel = (
       partner: Partner,
       merchantId: MerchantId,
       id: PaymentId,
       completion?: (payment: Payment) => IdempotencyCompletion
-    ) {
-      yield* getForMerchant(partner, merchantId, id)
-      return yield* transition(id, { _tag: "Cancel", reason: "cancelled_by_merchant" }, completion)
-    })
+    ) =>
+      Effect.gen(function* () {
+        yield* getForMerchant(partner, merchantId, id)
+        return yield* transition(
+          id,
+          { _tag: "Cancel", reason: "cancelled_by_merchant" },
+          completion
+        )
+      })
 
-    const refund = Effect.fn("Payments.refund")(function* (
+    const refund = (
       partner: Partner,
       id: PaymentId,
       complete?: (refund: Refund, payment: Payment) => IdempotencyCompletion
-    ) {
-      const payment = yield* get(partner, id)
-      if (payment.refund !== null) {
-        return yield* new RefundExists({ paymentId: id, refundId: payment.refund.id })
-      }
-      if (payment.status !== "succeeded") {
-        return yield* new InvalidState({
-          status: effectiveStatus(payment, yield* now),
-          kind: "other",
-          message: `Only a succeeded payment can be refunded; this one is ${effectiveStatus(payment, yield* now)}`
-        })
-      }
-      const refund: Refund = { id: yield* newId<RefundId>("rfnd"), createdAt: yield* now }
-      yield* store.addRefund(id, refund, complete?.(refund, payment))
-      return { refund, payment: { ...payment, refund } }
-    })
+    ) =>
+      Effect.gen(function* () {
+        const payment = yield* get(partner, id)
+        if (payment.refund !== null) {
+          return yield* new RefundExists({ paymentId: id, refundId: payment.refund.id })
+        }
+        if (payment.status !== "succeeded") {
+          return yield* new InvalidState({
+            status: effectiveStatus(payment, yield* now),
+            kind: "other",
+            message: `Only a succeeded payment can be refunded; this one is ${effectiveStatus(payment, yield* now)}`
+          })
+        }
+        const refund: Refund = { id: yield* newId<RefundId>("rfnd"), createdAt: yield* now }
+        yield* store.addRefund(id, refund, complete?.(refund, payment))
+        return { refund, payment: { ...payment, refund } }
+      })
 
-    const list = Effect.fn("Payments.list")(function* (query: PaymentPageQuery) {
-      return yield* store.list(query)
-    })
+    const list = (query: PaymentPageQuery) =>
+      Effect.gen(function* () {
+        return yield* store.list(query)
+      })
 
     const stats = (filter: PaymentFilter) => store.stats(filter)
 

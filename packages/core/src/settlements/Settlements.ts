@@ -38,79 +38,76 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
     const store = yield* SettlementStore
     const merchants = yield* Merchants
 
-    const register = Effect.fn("Settlements.register")(function* (
+    const register = (
       partner: Partner,
       merchantId: MerchantId,
       entries: ReadonlyArray<NewCryptoSettlement>,
       complete?: (settlements: ReadonlyArray<CryptoSettlement>) => IdempotencyCompletion
-    ) {
-      yield* merchants.get(partner, merchantId)
-      const issues: Array<FieldIssue> = []
-      entries.forEach(({ asset, destination }, i) => {
-        const mismatch = chainMismatch(asset, destination)
-        if (mismatch) issues.push({ field: `settlements.${i}.destination`, message: mismatch })
-      })
-      if (issues.length > 0) {
-        return yield* new InvalidInput({ message: "Settlement destinations are invalid", issues })
-      }
-      const seen = new Set<string>()
-      for (const { asset } of entries) {
-        if (seen.has(asset)) return yield* new SettlementAssetConflict({ asset, merchantId })
-        seen.add(asset)
-      }
-      const at = yield* now
-      const settlements = yield* Effect.forEach(entries, ({ asset, destination }) =>
-        Effect.map(
-          newId<CryptoSettlementId>("crypto"),
-          (id): CryptoSettlement => ({
-            id,
-            merchantId,
-            asset,
-            destination,
-            createdAt: at,
-            updatedAt: at
-          })
+    ) =>
+      Effect.gen(function* () {
+        yield* merchants.get(partner, merchantId)
+        const issues: Array<FieldIssue> = []
+        entries.forEach(({ asset, destination }, i) => {
+          const mismatch = chainMismatch(asset, destination)
+          if (mismatch) issues.push({ field: `settlements.${i}.destination`, message: mismatch })
+        })
+        if (issues.length > 0) {
+          return yield* new InvalidInput({ message: "Settlement destinations are invalid", issues })
+        }
+        const seen = new Set<string>()
+        for (const { asset } of entries) {
+          if (seen.has(asset)) return yield* new SettlementAssetConflict({ asset, merchantId })
+          seen.add(asset)
+        }
+        const at = yield* now
+        const settlements = yield* Effect.forEach(entries, ({ asset, destination }) =>
+          Effect.map(
+            newId<CryptoSettlementId>("crypto"),
+            (id): CryptoSettlement => ({
+              id,
+              merchantId,
+              asset,
+              destination,
+              createdAt: at,
+              updatedAt: at
+            })
+          )
         )
-      )
-      yield* store.insertAll(settlements, complete?.(settlements))
-      return settlements
-    })
+        yield* store.insertAll(settlements, complete?.(settlements))
+        return settlements
+      })
 
-    const list = Effect.fn("Settlements.list")(function* (
-      partner: Partner,
-      merchantId: MerchantId
-    ) {
-      yield* merchants.get(partner, merchantId)
-      return yield* store.listByMerchant(merchantId)
-    })
+    const list = (partner: Partner, merchantId: MerchantId) =>
+      Effect.gen(function* () {
+        yield* merchants.get(partner, merchantId)
+        return yield* store.listByMerchant(merchantId)
+      })
 
-    const changeDestination = Effect.fn("Settlements.changeDestination")(function* (
+    const changeDestination = (
       partner: Partner,
       merchantId: MerchantId,
       id: CryptoSettlementId,
       destination: Caip10
-    ) {
-      const current = (yield* list(partner, merchantId)).find((s) => s.id === id)
-      if (current === undefined) return yield* new SettlementNotFound({ settlementId: id })
-      const mismatch = chainMismatch(current.asset, destination)
-      if (mismatch) return yield* InvalidInput.of("destination", mismatch)
-      const updated = yield* store.updateDestination(merchantId, id, destination, yield* now)
-      return yield* Option.match(updated, {
-        onNone: () => new SettlementNotFound({ settlementId: id }),
-        onSome: Effect.succeed
+    ) =>
+      Effect.gen(function* () {
+        const current = (yield* list(partner, merchantId)).find((s) => s.id === id)
+        if (current === undefined) return yield* new SettlementNotFound({ settlementId: id })
+        const mismatch = chainMismatch(current.asset, destination)
+        if (mismatch) return yield* InvalidInput.of("destination", mismatch)
+        const updated = yield* store.updateDestination(merchantId, id, destination, yield* now)
+        return yield* Option.match(updated, {
+          onNone: () => new SettlementNotFound({ settlementId: id }),
+          onSome: Effect.succeed
+        })
       })
-    })
 
     /** Idempotent, like merchant deletion. */
-    const remove = Effect.fn("Settlements.remove")(function* (
-      partner: Partner,
-      merchantId: MerchantId,
-      id: CryptoSettlementId
-    ) {
-      yield* merchants.get(partner, merchantId)
-      const outcome = yield* store.remove(merchantId, id, yield* now)
-      if (outcome === "not_found") return yield* new SettlementNotFound({ settlementId: id })
-    })
+    const remove = (partner: Partner, merchantId: MerchantId, id: CryptoSettlementId) =>
+      Effect.gen(function* () {
+        yield* merchants.get(partner, merchantId)
+        const outcome = yield* store.remove(merchantId, id, yield* now)
+        if (outcome === "not_found") return yield* new SettlementNotFound({ settlementId: id })
+      })
 
     return { register, list, changeDestination, remove } as const
   })
