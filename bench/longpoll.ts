@@ -46,8 +46,9 @@ interface Poll {
   error?: string
 }
 
-// Requests opened at once: enough to be quick, few enough for the listen backlog.
-const OPEN_WAVE = 500
+// Connections being opened at a time: more overflow the server's accept queue, and a
+// dropped SYN costs a one-second retransmit.
+const OPENING_AT_ONCE = Number(process.env.OPEN ?? 100)
 
 export const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ??
@@ -101,6 +102,7 @@ const waitUntilIdle = async (server: ServerProcess, maxMs: number) => {
   while (quietChecks < 3 && performance.now() < until) {
     await sleep(250)
     const now = server.cpuTicks()
+    if (process.env.DEBUG_IDLE) console.log("ticks", now - before, performance.now())
     quietChecks = now - before <= 2 ? quietChecks + 1 : 0
     before = now
   }
@@ -119,14 +121,12 @@ const scenario = async (
   const rssIdleBytes = server.rssBytes()
 
   const openStart = performance.now()
-  const polls: Array<ReturnType<typeof openPoll>> = []
-  for (let i = 0; i < ids.length; i += OPEN_WAVE) {
-    const wave = ids
-      .slice(i, i + OPEN_WAVE)
-      .map((id) => openPoll(agent, target, id, settings.maxPollMs))
-    polls.push(...wave)
-    await Promise.all(wave.map((p) => p.sent))
-  }
+  const polls = new Array<ReturnType<typeof openPoll>>(ids.length)
+  await inParallel(ids.length, OPENING_AT_ONCE, (i) => {
+    polls[i] = openPoll(agent, target, ids[i]!, settings.maxPollMs)
+    return polls[i].sent
+  })
+  if (process.env.DEBUG_IDLE) console.log("sent", performance.now() - openStart)
   await sleep(1000)
   await waitUntilIdle(server, 15_000)
   const openSeconds = (performance.now() - openStart) / 1000

@@ -10,11 +10,11 @@ import {
   type Caip19,
   type FailureCode,
   type MerchantId,
-  Merchants,
   type MerchantStatus,
+  Merchants,
   type PaymentId,
-  type PaymentTransition,
-  Payments
+  Payments,
+  type PaymentTransition
 } from "@pay/core"
 import { Effect, type Either } from "effect"
 import { expect } from "vitest"
@@ -134,9 +134,7 @@ export const tryTransition = (
   paymentId: string,
   change: PaymentTransition
 ): Promise<Either.Either<Json, Json>> =>
-  server.runEngine(
-    Effect.either(Payments.use((p) => p.transition(paymentId as PaymentId, change)))
-  )
+  server.runEngine(Effect.either(Payments.use((p) => p.transition(paymentId as PaymentId, change))))
 
 export const transition = (server: E2eServer, paymentId: string, change: PaymentTransition) =>
   server.runEngine(Payments.use((p) => p.transition(paymentId as PaymentId, change)))
@@ -190,3 +188,332 @@ export const decline = (server: E2eServer, paymentId: string) =>
 
 export const setMerchantStatus = (server: E2eServer, merchantId: string, status: MerchantStatus) =>
   server.runEngine(Merchants.use((m) => m.setStatus(merchantId as MerchantId, status)))
+
+// ---- a dataset of payments and what listings must answer about it, computed here
+
+export interface TokenFacts {
+  readonly symbol: string
+  readonly decimals: number
+  /** CAIP-2 chain id. */
+  readonly chain: string
+}
+
+export const TOKENS: Readonly<Record<string, TokenFacts>> = {
+  [USDC_BASE]: { symbol: "USDC", decimals: 6, chain: "eip155:8453" },
+  [USDC_ETHEREUM]: { symbol: "USDC", decimals: 6, chain: "eip155:1" },
+  [EURC_BASE]: { symbol: "EURC", decimals: 6, chain: "eip155:8453" }
+}
+
+const FIAT_DECIMALS: Readonly<Record<string, number>> = { USD: 2, EUR: 2, JPY: 0 }
+
+/** The currency a revenue line names (ISO code or token symbol) and its decimals. */
+export const currencyOf = (
+  unit: string
+): { readonly currency: string; readonly decimals: number } => {
+  if (unit.startsWith("iso4217/")) {
+    const code = unit.slice("iso4217/".length)
+    return { currency: code, decimals: FIAT_DECIMALS[code]! }
+  }
+  const facts = TOKENS[unit.slice("caip19/".length)]!
+  return { currency: facts.symbol, decimals: facts.decimals }
+}
+
+export type Fate =
+  | "open"
+  | "processing"
+  | "succeeded"
+  | "failed"
+  | "declined"
+  | "cancelled"
+  | "expired"
+
+export interface PaymentSpec {
+  /** Index of the dataset's merchant. */
+  readonly merchant: 0 | 1
+  readonly ref: string
+  readonly unit: string
+  readonly value: string
+  readonly fate: Fate
+  /** The token a fiat payment is paid with (a token payment pays in its own token). */
+  readonly pay?: string
+  /** The buyer's CAIP-10 account, once processing. */
+  readonly buyer?: string
+  readonly wallet?: string
+  readonly refund?: boolean
+}
+
+/** A payment as the test expects every listing to show it. */
+export interface ModelPayment {
+  readonly id: string
+  readonly merchantId: string
+  readonly referenceId: string
+  readonly unit: string
+  readonly value: string
+  /** The status a reader sees (an overdue unpaid payment is expired). */
+  readonly status: string
+  readonly tokenAsset: string | null
+  readonly buyer: string | null
+  readonly wallet: string | null
+  readonly txHash: string | null
+  readonly refunded: boolean
+  /** Creation time in ms, as the list shows it. */
+  readonly createdAt: number
+  readonly createdAtText: string
+}
+
+export interface Dataset {
+  readonly key: string
+  readonly merchants: readonly [Json, Json]
+  readonly payments: ReadonlyArray<ModelPayment>
+}
+
+const FATE_STATUS: Record<Fate, string> = {
+  open: "requires_action",
+  processing: "processing",
+  succeeded: "succeeded",
+  failed: "failed",
+  declined: "failed",
+  cancelled: "cancelled",
+  expired: "expired"
+}
+
+/**
+ * Creates `specs` in order for a new partner's two merchants, drives each to
+ * its fate, and waits for the expiring ones to pass their time.
+ */
+export const buildDataset = async (
+  server: E2eServer,
+  api: Client,
+  specs: ReadonlyArray<PaymentSpec>,
+  createPartner: (server: E2eServer, name: string) => Promise<{ readonly apiKey: string }>,
+  createMerchant: (api: Client, name: string, options: { readonly key: string }) => Promise<Json>
+): Promise<Dataset> => {
+  const { apiKey: key } = await createPartner(server, `Dataset ${randomHex(4)}`)
+  const merchants = [
+    await createMerchant(api, "Alpha Store", { key }),
+    await createMerchant(api, "Beta Store", { key })
+  ] as const
+  let lastExpiry = 0
+  const made: Array<Omit<ModelPayment, "createdAt" | "createdAtText">> = []
+  for (const spec of specs) {
+    const merchantId = merchants[spec.merchant].id
+    const expiresAt = spec.fate === "expired" ? new Date(Date.now() + 1500) : undefined
+    if (expiresAt) lastExpiry = Math.max(lastExpiry, expiresAt.getTime())
+    const created = await newPayment(
+      api,
+      merchantId,
+      {
+        referenceId: spec.ref,
+        amount: { unit: spec.unit, value: spec.value },
+        ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {})
+      },
+      { key }
+    )
+    const id: string = created.paymentId
+    const isToken = spec.unit.startsWith("caip19/")
+    const paidWith = isToken ? spec.unit.slice("caip19/".length) : (spec.pay ?? USDC_BASE)
+    let buyer: string | null = null
+    let txHash: string | null = null
+    if (["processing", "succeeded", "failed"].includes(spec.fate)) {
+      const chainRef = TOKENS[paidWith]!.chain.split(":")[1]
+      buyer = spec.buyer ?? `eip155:${chainRef}:${randomAddress()}`
+      txHash = randomTxHash()
+      await startProcessing(server, id, {
+        asset: paidWith,
+        value: isToken ? spec.value : "1000000",
+        account: buyer,
+        providerName: spec.wallet ?? "MetaMask",
+        hash: txHash
+      })
+      if (spec.fate === "succeeded") await succeed(server, id)
+      if (spec.fate === "failed") await fail(server, id)
+    }
+    if (spec.fate === "declined") await decline(server, id)
+    if (spec.fate === "cancelled") {
+      expect((await cancel(api, id, merchantId, key)).status).toBe(200)
+    }
+    if (spec.refund) expect((await refund(api, id, key)).status).toBe(201)
+    made.push({
+      id,
+      merchantId,
+      referenceId: spec.ref,
+      unit: spec.unit,
+      value: spec.value,
+      status: FATE_STATUS[spec.fate],
+      tokenAsset: buyer !== null || isToken ? paidWith : null,
+      buyer,
+      wallet: buyer === null ? null : (spec.wallet ?? "MetaMask"),
+      txHash,
+      refunded: spec.refund === true
+    })
+  }
+  await sleep(Math.max(0, lastExpiry - Date.now() + 50))
+  const listed = await api.get("/v1/payments?limit=200", { key })
+  expect(listed.status, listed.text).toBe(200)
+  const createdAt = new Map<string, string>(
+    listed.body.data.map((p: Json) => [p.paymentId, p.createdAt])
+  )
+  const payments = made.map((p) => {
+    const text = createdAt.get(p.id)
+    expect(text, `${p.id} is listed`).toBeDefined()
+    return { ...p, createdAt: Date.parse(text!), createdAtText: text! }
+  })
+  return { key, merchants, payments }
+}
+
+export type SortBy = "date" | "amount"
+export type SortDir = "asc" | "desc"
+
+/** The listing order: by creation time or amount (minor units), then by id, both in `dir`. */
+export const sortModel = (
+  rows: ReadonlyArray<ModelPayment>,
+  by: SortBy = "date",
+  dir: SortDir = "desc"
+): Array<ModelPayment> => {
+  const sign = dir === "asc" ? 1 : -1
+  return [...rows].sort((a, b) => {
+    const [x, y] =
+      by === "date"
+        ? [BigInt(a.createdAt), BigInt(b.createdAt)]
+        : [BigInt(a.value), BigInt(b.value)]
+    const order = x < y ? -1 : x > y ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+    return sign * order
+  })
+}
+
+export interface ExpectedStats {
+  readonly totalRevenue: Array<{ readonly amount: number; readonly currency: string }>
+  readonly totalTransactions: number
+  readonly totalCustomers: number
+}
+
+/** Revenue per currency in major units, succeeded payments, distinct buyer addresses. */
+export const modelStats = (rows: ReadonlyArray<ModelPayment>): ExpectedStats => {
+  const succeeded = rows.filter((r) => r.status === "succeeded")
+  const totals = new Map<string, { total: bigint; decimals: number }>()
+  for (const r of succeeded) {
+    const { currency, decimals } = currencyOf(r.unit)
+    const line = totals.get(currency) ?? { total: 0n, decimals }
+    totals.set(currency, { total: line.total + BigInt(r.value), decimals })
+  }
+  const addresses = new Set(
+    succeeded.flatMap((r) => (r.buyer === null ? [] : [r.buyer.split(":")[2]!.toLowerCase()]))
+  )
+  return {
+    totalRevenue: [...totals]
+      .map(([currency, { total, decimals }]) => ({
+        amount: Number(total) / 10 ** decimals,
+        currency
+      }))
+      .sort((a, b) => (a.currency < b.currency ? -1 : 1)),
+    totalTransactions: succeeded.length,
+    totalCustomers: addresses.size
+  }
+}
+
+/** A stats object with its revenue lines in currency order, to compare with `modelStats`. */
+export const normalStats = (stats: Json): Json => ({
+  ...stats,
+  totalRevenue: [...stats.totalRevenue].sort((a: Json, b: Json) =>
+    a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0
+  )
+})
+
+const UNITS: Readonly<Record<string, string>> = {
+  USD: "iso4217/USD",
+  EUR: "iso4217/EUR",
+  JPY: "iso4217/JPY",
+  "USDC/base": `caip19/${USDC_BASE}`,
+  "USDC/eth": `caip19/${USDC_ETHEREUM}`,
+  "EURC/base": `caip19/${EURC_BASE}`
+}
+const PAID_WITH: Readonly<Record<string, string>> = {
+  "USDC/base": USDC_BASE,
+  "USDC/eth": USDC_ETHEREUM,
+  "EURC/base": EURC_BASE
+}
+// Buyer addresses; X pays on Base and on Ethereum and must count as one customer.
+const ADDRESSES: Readonly<Record<string, string>> = {
+  X: `0x${"a1".repeat(20)}`,
+  Y: `0x${"b2".repeat(20)}`,
+  Z: `0x${"c3".repeat(20)}`,
+  W: `0x${"d4".repeat(20)}`,
+  V: `0x${"e5".repeat(20)}`,
+  U: `0x${"f6".repeat(20)}`
+}
+const CHAINS: Readonly<Record<string, string>> = { base: "eip155:8453", eth: "eip155:1" }
+
+/**
+ * 40 payments over two merchants: every status, fiat USD/EUR/JPY and token
+ * units, repeated buyers (X on two chains), a few refunds, equal amounts (the
+ * id breaks ties), references in mixed case. Succeeded token payments use one
+ * token per symbol, so each currency has one revenue line.
+ * Columns: merchant | reference | unit | minor units | fate | paid with | buyer | wallet | refund
+ */
+const TABLE = `
+0 | INV-2024/A-001 | USD       | 1050      | succeeded  | USDC/base | base:X | -        | refund
+0 | INV-2024/A-002 | USD       | 2500      | succeeded  | USDC/eth  | eth:X  | Rainbow  |
+0 | inv-2024/a-003 | EUR       | 1999      | succeeded  | EURC/base | base:Y | -        |
+0 | Inv-2024/A-004 | JPY       | 1500      | succeeded  | USDC/base | base:Z | -        |
+0 | INV-2024/A-005 | USDC/base | 2500000   | succeeded  | -         | base:Y | -        |
+0 | INV-2024/A-006 | EURC/base | 7000000   | succeeded  | -         | base:W | -        | refund
+0 | INV-2024/A-007 | USD       | 300       | open       | -         | -      | -        |
+0 | INV-2024/A-008 | USD       | 301       | processing | USDC/eth  | eth:Z  | -        |
+0 | INV-2024/A-009 | EUR       | 450       | failed     | USDC/base | base:Y | -        |
+0 | INV-2024/A-010 | USD       | 5000      | declined   | -         | -      | -        |
+0 | INV-2024/A-011 | JPY       | 800       | cancelled  | -         | -      | -        |
+0 | INV-2024/A-012 | USD       | 120       | expired    | -         | -      | -        |
+0 | INV-2024/A-013 | USDC/eth  | 9000000   | open       | -         | -      | -        |
+0 | INV-2024/A-014 | USDC/eth  | 1000000   | processing | -         | eth:W  | -        |
+0 | INV-2024/A-015 | EURC/base | 1234567   | failed     | -         | base:X | -        |
+0 | INV-2024/A-016 | USD       | 99999     | succeeded  | USDC/base | base:W | -        |
+0 | INV-2024/A-017 | USDC/base | 333       | expired    | -         | -      | -        |
+0 | ORDER-XYZ-1    | EUR       | 10000     | succeeded  | USDC/base | base:Z | -        | refund
+0 | ORDER-xyz-2    | USD       | 10        | cancelled  | -         | -      | -        |
+0 | order xyz 3    | JPY       | 100000    | succeeded  | EURC/base | base:X | -        |
+1 | INV-2024/B-001 | USD       | 1050      | succeeded  | USDC/base | base:V | Coinbase |
+1 | INV-2024/B-002 | USD       | 777       | succeeded  | USDC/eth  | eth:Y  | -        |
+1 | INV-2024/B-003 | EUR       | 2000      | open       | -         | -      | -        |
+1 | INV-2024/B-004 | JPY       | 5000      | succeeded  | USDC/base | base:V | -        | refund
+1 | INV-2024/B-005 | USDC/base | 5000000   | succeeded  | -         | base:U | -        |
+1 | INV-2024/B-006 | EURC/base | 2000000   | processing | -         | base:U | -        |
+1 | INV-2024/B-007 | USD       | 42        | failed     | USDC/eth  | eth:U  | -        |
+1 | INV-2024/B-008 | USD       | 43        | declined   | -         | -      | -        |
+1 | INV-2024/B-009 | USD       | 44        | cancelled  | -         | -      | -        |
+1 | INV-2024/B-010 | EUR       | 45        | expired    | -         | -      | -        |
+1 | INV-2024/B-011 | USD       | 1050      | open       | -         | -      | -        |
+1 | INV-2024/B-012 | USDC/base | 1050      | succeeded  | -         | base:V | -        |
+1 | REF-b 13       | EUR       | 1050      | processing | EURC/base | base:Y | -        |
+1 | REF-b 14       | USD       | 60000     | succeeded  | USDC/base | base:X | -        |
+1 | REF-b 15       | JPY       | 1         | succeeded  | USDC/base | base:Z | -        |
+1 | REF-b 16       | USD       | 999999999 | open       | -         | -      | -        |
+1 | REF-b 17       | EURC/base | 1         | expired    | -         | -      | -        |
+1 | REF-b 18       | USD       | 2         | cancelled  | -         | -      | -        |
+0 | INV-2024/A-018 | USD       | 500       | succeeded  | USDC/base | base:Y | -        |
+1 | INV-2024/B-019 | EUR       | 55        | succeeded  | EURC/base | base:W | -        |
+`
+
+const cell = (value: string | undefined): string | undefined =>
+  value === undefined || value === "-" || value === "" ? undefined : value
+
+export const DATASET: ReadonlyArray<PaymentSpec> = TABLE.trim()
+  .split("\n")
+  .map((line) => {
+    const [merchant, ref, unit, value, fate, pay, buyer, wallet, refund] = line
+      .split("|")
+      .map((c) => c.trim())
+    const [chain, who] = cell(buyer)?.split(":") ?? []
+    const paidWith = cell(pay)
+    const walletName = cell(wallet)
+    return {
+      merchant: merchant === "1" ? 1 : 0,
+      ref: ref!,
+      unit: UNITS[unit!]!,
+      value: value!,
+      fate: fate as Fate,
+      ...(paidWith ? { pay: PAID_WITH[paidWith]! } : {}),
+      ...(chain && who ? { buyer: `${CHAINS[chain]}:${ADDRESSES[who]}` } : {}),
+      ...(walletName ? { wallet: walletName } : {}),
+      ...(refund === "refund" ? { refund: true } : {})
+    } satisfies PaymentSpec
+  })

@@ -52,6 +52,7 @@ interface PaymentRow {
 }
 
 const MAX_I63 = 2n ** 63n - 1n
+const SPLIT = 1_000_000_000
 const SORT_WIDTH = 78 // digits of 2^256 - 1
 
 const sortable = (value: bigint) => value.toString().padStart(SORT_WIDTH, "0")
@@ -333,12 +334,16 @@ export const makeSqlitePaymentStore = (
         const revenue = new Map<string, bigint>()
         const add = (unit: string, amount: bigint) =>
           revenue.set(unit, (revenue.get(unit) ?? 0n) + amount)
-        // Sums as text: a 63-bit total read as a JS number would lose digits.
+        // SQL sums of 63-bit values overflow past 2^63; summing the high and low parts of each
+        // value apart cannot (until a billion rows), and the parts recombine exactly. The sums
+        // come back as text: a 63-bit total read as a JS number would lose digits.
         for (const row of prepared(
-          `SELECT p.amount_unit AS unit, CAST(sum(p.amount_minor) AS TEXT) AS total ${succeeded}
-            AND p.amount_minor IS NOT NULL GROUP BY p.amount_unit`
-        ).all(...where.params) as Array<{ unit: string; total: string }>) {
-          add(row.unit, BigInt(row.total))
+          `SELECT p.amount_unit AS unit,
+              CAST(sum(p.amount_minor / ${SPLIT}) AS TEXT) AS high,
+              CAST(sum(p.amount_minor % ${SPLIT}) AS TEXT) AS low
+            ${succeeded} AND p.amount_minor IS NOT NULL GROUP BY p.amount_unit`
+        ).all(...where.params) as Array<{ unit: string; high: string; low: string }>) {
+          add(row.unit, BigInt(row.high) * BigInt(SPLIT) + BigInt(row.low))
         }
         for (const row of prepared(
           `SELECT p.amount_unit AS unit, p.amount_value AS value ${succeeded}

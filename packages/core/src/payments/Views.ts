@@ -168,22 +168,42 @@ export const legacyView = (
   }
 }
 
-/** A revenue line's currency (ISO code, or token symbol) and major-unit amount. */
-const revenueLine = (unit: string, total: bigint, registry: TokenRegistryShape) => {
+/** A revenue unit's currency label (ISO code, or token symbol) and decimals. */
+const currencyOf = (unit: string, registry: TokenRegistryShape) => {
   if (unit.startsWith("iso4217/")) {
     const code = unit.slice("iso4217/".length)
-    return { amount: toMajorUnits(total, findCurrency(code)?.decimals ?? 0), currency: code }
+    return { currency: code, decimals: findCurrency(code)?.decimals ?? 0 }
   }
   const asset = unit.slice("caip19/".length) as Caip19
   const token = registry.token(asset)
-  return { amount: toMajorUnits(total, token?.decimals ?? 0), currency: token?.symbol ?? asset }
+  return { currency: token?.symbol ?? asset, decimals: token?.decimals ?? 0 }
 }
 
-export const statsView = (stats: PaymentStats, registry: TokenRegistryShape) => ({
-  totalRevenue: stats.revenue.map((r) => revenueLine(r.unit, r.total, registry)),
-  totalTransactions: stats.transactions,
-  totalCustomers: stats.customers
-})
+/**
+ * One line per currency: USDC paid on several chains is one USDC line. Totals are
+ * added exactly at the largest number of decimals among them, then made a JSON number.
+ */
+export const statsView = (stats: PaymentStats, registry: TokenRegistryShape) => {
+  const lines = new Map<string, { total: bigint; decimals: number }>()
+  for (const { unit, total } of stats.revenue) {
+    const { currency, decimals } = currencyOf(unit, registry)
+    const line = lines.get(currency) ?? { total: 0n, decimals }
+    const scale = Math.max(line.decimals, decimals)
+    lines.set(currency, {
+      total:
+        line.total * 10n ** BigInt(scale - line.decimals) + total * 10n ** BigInt(scale - decimals),
+      decimals: scale
+    })
+  }
+  return {
+    totalRevenue: [...lines].map(([currency, { total, decimals }]) => ({
+      amount: toMajorUnits(total, decimals),
+      currency
+    })),
+    totalTransactions: stats.transactions,
+    totalCustomers: stats.customers
+  }
+}
 
 /** The legacy list reports one currency: the one with the largest total (no conversion). */
 export const legacyStatsView = (stats: PaymentStats, registry: TokenRegistryShape) => {

@@ -300,6 +300,34 @@ export const paymentStorageContract = (
     )
 
     test(
+      "sums amounts exactly past 2^63 and 2^256",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const store = yield* PaymentStore
+        const paid = (asset: Caip19, value: bigint) =>
+          aPayment(partner.id, merchants[0]!.id, {
+            status: "succeeded",
+            amount: { unit: { kind: "token", asset }, value },
+            tokenAmount: { asset, value }
+          })
+        for (const p of [
+          paid(USDC_BASE, 5_000_000_000_000_000_000n),
+          paid(USDC_BASE, 5_000_000_000_000_000_001n),
+          paid(BIG_TOKEN, MAX_TOKEN),
+          paid(BIG_TOKEN, MAX_TOKEN)
+        ]) {
+          yield* store.insert(p)
+        }
+        const stats = yield* store.stats({ partnerId: partner.id, now: new Date(T0) })
+        expect(stats.revenue).toEqual([
+          { unit: `caip19/${BIG_TOKEN}`, total: 2n * MAX_TOKEN },
+          { unit: `caip19/${USDC_BASE}`, total: 10_000_000_000_000_000_001n }
+        ])
+        expect(stats.transactions).toBe(4)
+      })
+    )
+
+    test(
       "lists and sums exactly what the reference meaning of each filter and sort selects",
       Effect.gen(function* () {
         const { partner, merchants } = yield* setup
