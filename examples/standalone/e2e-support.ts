@@ -12,7 +12,7 @@ import { Partners } from "@pay/core"
 import type { Layer } from "effect"
 import { Effect, Exit, Option, Scope } from "effect"
 import { expect } from "vitest"
-import { engineLayer, startStandalone } from "./app.js"
+import { type engineLayer, startStandalone } from "./app.js"
 import type { StandaloneConfig } from "./config.js"
 
 export const PARTNER_KEY = "e2e_partner_key_0123456789"

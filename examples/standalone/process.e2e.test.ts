@@ -1,21 +1,26 @@
 /**
- * The README's commands as a user runs them: `npm start` as its own process
- * (first-start key, listening line, clean stop on SIGTERM) and the CLI on the
- * same database while the server runs.
+ * The README's commands as a user runs them: the server `npm start` builds and
+ * runs, as its own process (first-start key, listening line, clean stop on
+ * SIGTERM), and the CLI on the same database while the server runs.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { afterAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const root = join(import.meta.dirname, "..", "..")
-const tsx = join(root, "node_modules", ".bin", "tsx")
+const dist = join(root, "examples/standalone/dist")
 const dir = mkdtempSync(join(tmpdir(), "pay-process-"))
 const database = join(dir, "pay.sqlite")
 const env = { ...process.env, PAY_DATABASE: database, HOST: "127.0.0.1", PORT: "0" }
 const children: Array<ChildProcess> = []
+
+// What `npm start` and `npm run pay` run: the bundles built by examples/build.mjs.
+beforeAll(() => {
+  execFileSync(process.execPath, [join(root, "examples/build.mjs")], { cwd: root })
+}, 60_000)
 
 afterAll(() => {
   for (const child of children) child.kill("SIGKILL")
@@ -25,7 +30,10 @@ afterAll(() => {
 /** Starts the server and resolves with its URL and everything printed up to then. */
 const startServer = () =>
   new Promise<{ child: ChildProcess; url: string; output: () => string }>((resolve, reject) => {
-    const child = spawn(tsx, [join(root, "examples/standalone/main.ts")], { env, cwd: root })
+    const child = spawn(process.execPath, ["--enable-source-maps", join(dist, "main.mjs")], {
+      env,
+      cwd: root
+    })
     children.push(child)
     let output = ""
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000)
@@ -50,7 +58,7 @@ const stop = (child: ChildProcess) =>
   })
 
 const cli = (...args: Array<string>) =>
-  promisify(execFile)(tsx, [join(root, "examples/standalone/cli.ts"), ...args], { env, cwd: root })
+  promisify(execFile)(process.execPath, [join(dist, "cli.mjs"), ...args], { env, cwd: root })
 
 describe("npm start and the CLI", () => {
   it("prints a key on first start, serves it, works beside the CLI, and stops cleanly", async () => {

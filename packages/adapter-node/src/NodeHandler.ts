@@ -51,8 +51,10 @@ export const toNodeListener =
     handler(toEngineRequest(req)).then(
       (response) => {
         if (!req.complete && response.status === 413) res.setHeader("connection", "close")
-        res.writeHead(response.status, response.headers)
-        res.end(response.body)
+        // A known length spares the chunked framing: headers and body leave in one write.
+        const body = Buffer.from(response.body, "utf8")
+        res.writeHead(response.status, { ...response.headers, "content-length": body.length })
+        res.end(body)
       },
       // The engine turns every failure into a response; this is a last resort.
       () => {

@@ -1,0 +1,29 @@
+// Bundles the standalone server and the CLI into plain ESM for Node: one file each,
+// only the code they use, so they start fast and keep a small footprint (no loader at
+// run time). `node examples/build.mjs main` or `cli`; no argument builds both.
+import { build } from "esbuild"
+
+const entries = { main: "examples/standalone/main.ts", cli: "examples/standalone/cli.ts" }
+const wanted = process.argv.slice(2)
+const names = wanted.length === 0 ? Object.keys(entries) : wanted
+
+for (const name of names) {
+  const entry = entries[name]
+  if (entry === undefined) throw new Error(`unknown entry ${name}; known: ${Object.keys(entries)}`)
+  await build({
+    entryPoints: [entry],
+    outfile: `examples/standalone/dist/${name}.mjs`,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    sourcemap: true,
+    // A native addon: loaded from node_modules at run time.
+    external: ["better-sqlite3"],
+    // Bundled CommonJS dependencies still call require().
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"
+    },
+    logLevel: "warning"
+  })
+}
