@@ -51,6 +51,19 @@ interface PaymentRow {
   refund_created_at: number | null
 }
 
+type StatusRow = Pick<
+  PaymentRow,
+  | "id"
+  | "partner_id"
+  | "merchant_id"
+  | "status"
+  | "expires_at"
+  | "failure_code"
+  | "token_asset"
+  | "token_value"
+  | "tx_id"
+>
+
 const MAX_I63 = 2n ** 63n - 1n
 const SPLIT = 1_000_000_000
 const SORT_WIDTH = 78 // digits of 2^256 - 1
@@ -177,6 +190,8 @@ export const makeSqlitePaymentStore = (
     tx_network, tx_hash, tx_nonce, tx_id)
     VALUES (${placeholders(28)})`)
   const findSql = db.prepare(`${SELECT} WHERE p.id = ?`)
+  const findStatusSql = db.prepare(`SELECT id, partner_id, merchant_id, status, expires_at,
+    failure_code, token_asset, token_value, tx_id FROM payments WHERE id = ?`)
   const transitionSql = db.prepare(`UPDATE payments SET
       status = ?, updated_at = ?,
       final_at = coalesce(?, final_at),
@@ -246,6 +261,25 @@ export const makeSqlitePaymentStore = (
       ),
 
     find: (id) => Effect.sync(() => find(id)),
+
+    findStatus: (id) =>
+      Effect.sync(() => {
+        const r = findStatusSql.get(id) as StatusRow | undefined
+        if (r === undefined) return Option.none()
+        return Option.some({
+          id: r.id as PaymentId,
+          partnerId: r.partner_id as PartnerId,
+          merchantId: r.merchant_id as MerchantId,
+          status: r.status as PaymentStatus,
+          expiresAt: new Date(r.expires_at),
+          failureCode: r.failure_code as Payment["failureCode"],
+          tokenAmount:
+            r.token_asset === null || r.token_value === null
+              ? null
+              : { asset: r.token_asset as Caip19, value: BigInt(r.token_value) },
+          txId: r.tx_id
+        })
+      }),
 
     transition: (id, from, c, completion) =>
       Effect.sync(() =>

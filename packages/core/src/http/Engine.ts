@@ -37,52 +37,71 @@ type Match<R> =
   | { readonly _tag: "WrongMethod"; readonly allow: ReadonlyArray<string> }
   | { readonly _tag: "None" }
 
-const compile = <R>(routes: ReadonlyArray<Route<R>>): ReadonlyArray<CompiledRoute<R>> =>
-  routes
-    .map((route) => ({ route, segments: route.path.split("/").slice(1) }))
-    // Static segments win over parameters: /v1/merchants/payments before /v1/merchants/:id.
-    .sort(
-      (a, b) =>
-        a.segments.filter((s) => s.startsWith(":")).length -
-        b.segments.filter((s) => s.startsWith(":")).length
-    )
+/** Routes by their number of path segments, static segments before parameters. */
+const compile = <R>(
+  routes: ReadonlyArray<Route<R>>
+): Map<number, ReadonlyArray<CompiledRoute<R>>> => {
+  const bySize = new Map<number, Array<CompiledRoute<R>>>()
+  const params = (segments: ReadonlyArray<string>) =>
+    segments.filter((s) => s.startsWith(":")).length
+  for (const route of routes) {
+    const segments = route.path.split("/").slice(1)
+    bySize.set(segments.length, [...(bySize.get(segments.length) ?? []), { route, segments }])
+  }
+  // /v1/merchants/payments before /v1/merchants/:merchantId.
+  for (const list of bySize.values()) list.sort((a, b) => params(a.segments) - params(b.segments))
+  return bySize
+}
 
 const matchRoute = <R>(
-  compiled: ReadonlyArray<CompiledRoute<R>>,
+  compiled: Map<number, ReadonlyArray<CompiledRoute<R>>>,
   method: string,
   pathname: string
 ): Effect.Effect<Match<R>, RequestError> => {
   const parts = pathname.split("/").slice(1)
   const allow: Array<string> = []
-  for (const { route, segments } of compiled) {
-    if (segments.length !== parts.length) continue
-    const params: Record<string, string> = {}
+  for (const { route, segments } of compiled.get(parts.length) ?? []) {
     let matches = true
     for (let i = 0; i < segments.length && matches; i++) {
       const segment = segments[i]!
-      const part = parts[i]!
-      if (segment.startsWith(":")) {
-        if (part === "") matches = false
-        else params[segment.slice(1)] = part
-      } else if (segment !== part) matches = false
+      matches = segment.startsWith(":") ? parts[i] !== "" : segment === parts[i]
     }
     if (!matches) continue
     if (route.method !== method) {
       allow.push(route.method)
       continue
     }
-    for (const [name, raw] of Object.entries(params)) {
+    const params: Record<string, string> = {}
+    for (let i = 0; i < segments.length; i++) {
+      const segment = segments[i]!
+      if (!segment.startsWith(":")) continue
       try {
-        params[name] = decodeURIComponent(raw)
+        params[segment.slice(1)] = decodeURIComponent(parts[i]!)
       } catch {
         return Effect.fail(
-          RequestError.invalid("invalid_params", name, "is not a valid percent-encoded value")
+          RequestError.invalid(
+            "invalid_params",
+            segment.slice(1),
+            "is not a valid percent-encoded value"
+          )
         )
       }
     }
     return Effect.succeed({ _tag: "Found", route, params })
   }
   return Effect.succeed(allow.length > 0 ? { _tag: "WrongMethod", allow } : { _tag: "None" })
+}
+
+/** Path and query of a request target; origin-form (`/path?query`) without a URL parser. */
+const splitTarget = (target: string): { pathname: string; query: URLSearchParams } => {
+  if (!target.startsWith("/")) {
+    const url = new URL(target, "http://engine")
+    return { pathname: url.pathname, query: url.searchParams }
+  }
+  const mark = target.indexOf("?")
+  return mark === -1
+    ? { pathname: target, query: new URLSearchParams() }
+    : { pathname: target.slice(0, mark), query: new URLSearchParams(target.slice(mark + 1)) }
 }
 
 const requestedVersion = (request: EngineRequest) => {
@@ -174,7 +193,7 @@ export const makeEngineHandler = <R>(
     const handle = (request: EngineRequest) => {
       let version: ApiVersion | undefined
       return Effect.gen(function* () {
-        const url = new URL(request.url, "http://engine")
+        const url = splitTarget(request.url)
         const match = yield* matchRoute(compiled, request.method.toUpperCase(), url.pathname)
         if (match._tag === "None") {
           return yield* new RequestError({
@@ -216,7 +235,7 @@ export const makeEngineHandler = <R>(
           request,
           path: url.pathname,
           pathParams: params,
-          query: url.searchParams,
+          query: url.query,
           body,
           partner,
           version

@@ -94,6 +94,19 @@ export interface Payment {
   readonly refund: Refund | null
 }
 
+/** What a status read needs of a payment: the hot path reads only this. */
+export type PaymentStatusRecord = Pick<
+  Payment,
+  | "id"
+  | "partnerId"
+  | "merchantId"
+  | "status"
+  | "expiresAt"
+  | "failureCode"
+  | "tokenAmount"
+  | "txId"
+>
+
 export class PaymentNotFound extends Schema.TaggedError<PaymentNotFound>()("PaymentNotFound", {
   paymentId: Schema.String
 }) {}

@@ -63,7 +63,10 @@ export type Refusal =
   | { readonly _tag: "NotDue" }
 
 /** The status as a reader sees it: an unpaid payment past its time reads as expired at once. */
-export const effectiveStatus = (payment: Payment, now: Date): PaymentStatus =>
+export const effectiveStatus = (
+  payment: Pick<Payment, "status" | "expiresAt">,
+  now: Date
+): PaymentStatus =>
   payment.status === "requires_action" && now.getTime() >= payment.expiresAt.getTime()
     ? "expired"
     : payment.status

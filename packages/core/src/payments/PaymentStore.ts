@@ -7,7 +7,14 @@ import { Context, type Effect, type Option } from "effect"
 import type { IdempotencyCompletion } from "../idempotency/Idempotency.js"
 import type { PartnerId } from "../partners/Partner.js"
 import type { Caip2, Caip19 } from "../shared/Caip.js"
-import type { Payment, PaymentId, PaymentStatus, Refund, RefundExists } from "./Payment.js"
+import type {
+  Payment,
+  PaymentId,
+  PaymentStatus,
+  PaymentStatusRecord,
+  Refund,
+  RefundExists
+} from "./Payment.js"
 import type { PaymentChange } from "./PaymentStateMachine.js"
 
 /** Which payments a listing or its statistics cover. Absent fields do not filter. */
@@ -68,6 +75,8 @@ export class PaymentStore extends Context.Tag("@pay/core/PaymentStore")<
   {
     readonly insert: (payment: Payment, completion?: IdempotencyCompletion) => Effect.Effect<void>
     readonly find: (id: PaymentId) => Effect.Effect<Option.Option<Payment>>
+    /** The fields a status read needs, and nothing more: the hottest read of all. */
+    readonly findStatus: (id: PaymentId) => Effect.Effect<Option.Option<PaymentStatusRecord>>
     /** Applies `change` only while the stored status is `from`; None when it no longer is. */
     readonly transition: (
       id: PaymentId,

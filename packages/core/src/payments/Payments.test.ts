@@ -132,7 +132,9 @@ describe("Payments", () => {
       yield* payments.cancel(partner, merchant.id, payment.id)
       const answered = yield* payments.status(partner, merchant.id, payment.id, 30_000)
       expect(answered.payment.status).toBe("cancelled")
-      expect(answered.payment.cancelledReason).toBe("cancelled_by_merchant")
+      expect((yield* payments.get(partner, payment.id)).cancelledReason).toBe(
+        "cancelled_by_merchant"
+      )
     }).pipe(Effect.provide(engine()))
   )
 

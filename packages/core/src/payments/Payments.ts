@@ -27,6 +27,7 @@ import {
   PaymentExpired,
   type PaymentId,
   PaymentNotFound,
+  type PaymentStatusRecord,
   type Refund,
   RefundExists,
   type RefundId
@@ -189,31 +190,68 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
      * The payment's status; with `maxPollMs`, held until it changes or the
      * time (capped) runs out. An unpaid payment wakes at its expiry too.
      */
-    const status = (partner: Partner, merchantId: MerchantId, id: PaymentId, maxPollMs: number) =>
-      Effect.gen(function* () {
-        const payment = yield* getForMerchant(partner, merchantId, id)
-        const at = yield* now
-        const hold = Math.min(maxPollMs, maxLongPollMs)
-        if (hold <= 0 || isFinal(effectiveStatus(payment, at))) return { payment, at }
-        return yield* Effect.scoped(
-          Effect.gen(function* () {
-            const changed = yield* events.nextChange(id)
-            // Read again once registered: a change just before the registration is not missed.
-            const current = Option.getOrElse(yield* store.find(id), () => payment)
-            if (current.status !== payment.status) return { payment: current, at: yield* now }
-            const untilExpiry =
-              current.status === "requires_action"
-                ? current.expiresAt.getTime() - at.getTime()
-                : hold
-            yield* Effect.timeout(
-              changed,
-              Duration.millis(Math.max(0, Math.min(hold, untilExpiry)))
-            ).pipe(Effect.ignore)
-            const latest = yield* store.find(id)
-            return { payment: Option.getOrElse(latest, () => current), at: yield* now }
-          })
-        )
-      })
+    /** The status fields of the partner's payment, which must be the header's merchant's. */
+    const statusOf = (partner: Partner, merchantId: MerchantId, id: PaymentId) =>
+      Effect.flatMap(
+        store.findStatus(id),
+        (found): Effect.Effect<PaymentStatusRecord, PaymentNotFound | Forbidden> => {
+          if (Option.isNone(found)) return Effect.fail(new PaymentNotFound({ paymentId: id }))
+          if (found.value.partnerId !== partner.id) {
+            return Effect.fail(
+              new Forbidden({ message: `Payment ${id} belongs to another partner account` })
+            )
+          }
+          if (found.value.merchantId !== merchantId) {
+            return Effect.fail(new PaymentNotFound({ paymentId: id }))
+          }
+          return Effect.succeed(found.value)
+        }
+      )
+
+    const reread = (id: PaymentId, fallback: PaymentStatusRecord) =>
+      Effect.map(
+        store.findStatus(id),
+        Option.getOrElse(() => fallback)
+      )
+
+    /**
+     * The payment's status; with `maxPollMs`, held until it changes or the
+     * time (capped) runs out. An unpaid payment wakes at its expiry too.
+     */
+    const status = (
+      partner: Partner,
+      merchantId: MerchantId,
+      id: PaymentId,
+      maxPollMs: number
+    ): Effect.Effect<
+      { readonly payment: PaymentStatusRecord; readonly at: Date },
+      PaymentNotFound | Forbidden
+    > =>
+      Effect.flatMap(statusOf(partner, merchantId, id), (payment) =>
+        Effect.flatMap(now, (at): Effect.Effect<{ payment: PaymentStatusRecord; at: Date }> => {
+          const hold = Math.min(maxPollMs, maxLongPollMs)
+          if (hold <= 0 || isFinal(effectiveStatus(payment, at))) {
+            return Effect.succeed({ payment, at })
+          }
+          return Effect.scoped(
+            Effect.gen(function* () {
+              const changed = yield* events.nextChange(id)
+              // Read again once registered: a change just before the registration is not missed.
+              const current = yield* reread(id, payment)
+              if (current.status !== payment.status) return { payment: current, at: yield* now }
+              const untilExpiry =
+                current.status === "requires_action"
+                  ? current.expiresAt.getTime() - at.getTime()
+                  : hold
+              yield* Effect.timeout(
+                changed,
+                Duration.millis(Math.max(0, Math.min(hold, untilExpiry)))
+              ).pipe(Effect.ignore)
+              return { payment: yield* reread(id, current), at: yield* now }
+            })
+          )
+        })
+      )
 
     const cancel = (
       partner: Partner,

@@ -15,7 +15,7 @@ import type {
   PaymentView,
   StatusResponse
 } from "./Api.js"
-import { isFinal, type Payment } from "./Payment.js"
+import { isFinal, type Payment, type PaymentStatusRecord } from "./Payment.js"
 import { effectiveStatus } from "./PaymentStateMachine.js"
 import type { PaymentStats } from "./PaymentStore.js"
 
@@ -36,12 +36,12 @@ export const amountView = (amount: Amount, registry: TokenRegistryShape) => ({
 
 export const gatewayUrl = (publicUrl: string, payment: Payment) => `${publicUrl}/${payment.id}`
 
-const tokenAmountOf = (p: Payment): Amount | undefined =>
+const tokenAmountOf = (p: Pick<Payment, "tokenAmount">): Amount | undefined =>
   p.tokenAmount === null
     ? undefined
     : { unit: { kind: "token", asset: p.tokenAmount.asset }, value: p.tokenAmount.value }
 
-const infoOf = (p: Payment, registry: TokenRegistryShape) => {
+const infoOf = (p: PaymentStatusRecord, registry: TokenRegistryShape) => {
   const token = tokenAmountOf(p)
   return p.status === "succeeded" && token !== undefined && p.txId !== null
     ? { optionAmount: amountView(token, registry), txId: p.txId }
@@ -49,7 +49,7 @@ const infoOf = (p: Payment, registry: TokenRegistryShape) => {
 }
 
 export const statusView = (
-  p: Payment,
+  p: PaymentStatusRecord,
   { registry, now }: Pick<ViewContext, "registry" | "now">
 ): typeof StatusResponse.Encoded => {
   const status = effectiveStatus(p, now)

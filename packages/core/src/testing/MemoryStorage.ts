@@ -214,6 +214,7 @@ export const makeMemoryStorage = () => {
         complete(completion)
       }),
     find: (id) => Effect.sync(() => Option.fromNullable(payments.get(id))),
+    findStatus: (id) => Effect.sync(() => Option.fromNullable(payments.get(id))),
     transition: (id, from, change, completion) =>
       Effect.sync(() => {
         const current = payments.get(id)

@@ -188,6 +188,19 @@ export const paymentStorageContract = (
         })
         yield* store.insert(full)
         expect(Option.getOrThrow(yield* store.find(full.id))).toEqual(full)
+        expect(Option.getOrThrow(yield* store.findStatus(full.id))).toMatchObject({
+          id: full.id,
+          partnerId: full.partnerId,
+          merchantId: full.merchantId,
+          status: full.status,
+          expiresAt: full.expiresAt,
+          failureCode: full.failureCode,
+          tokenAmount: full.tokenAmount,
+          txId: full.txId
+        })
+        expect(
+          Option.isNone(yield* store.findStatus("pay_00000000000000000000" as PaymentId))
+        ).toBe(true)
         const fiat = aPayment(partner.id, merchants[1]!.id, {
           amount: { unit: JPY, value: 10n ** 15n }
         })
