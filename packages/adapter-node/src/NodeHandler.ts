@@ -51,10 +51,13 @@ export const toNodeListener =
     handler(toEngineRequest(req)).then(
       (response) => {
         if (!req.complete && response.status === 413) res.setHeader("connection", "close")
-        // A known length spares the chunked framing: headers and body leave in one write.
-        const body = Buffer.from(response.body, "utf8")
-        res.writeHead(response.status, { ...response.headers, "content-length": body.length })
-        res.end(body)
+        // A flat [name, value, ...] list is node's cheapest header form; a known length
+        // spares the chunked framing, so headers and body leave in one write.
+        const headers: Array<string> = []
+        for (const name in response.headers) headers.push(name, response.headers[name]!)
+        headers.push("content-length", String(Buffer.byteLength(response.body)))
+        res.writeHead(response.status, headers)
+        res.end(response.body)
       },
       // The engine turns every failure into a response; this is a last resort.
       () => {
