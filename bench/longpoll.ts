@@ -46,11 +46,11 @@ interface Poll {
   error?: string
 }
 
-// Connections being opened at a time: more overflow the server's accept queue, and a
-// dropped SYN costs a one-second retransmit.
-const OPENING_AT_ONCE = Number(process.env.OPEN ?? 100)
+// A window of connections being opened rather than all at once: a burst past the server's
+// accept queue (511 by default) costs each dropped SYN a one-second retransmit.
+const OPENING_AT_ONCE = 100
 
-export const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
+const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ??
   Number.NaN
 
@@ -102,7 +102,6 @@ const waitUntilIdle = async (server: ServerProcess, maxMs: number) => {
   while (quietChecks < 3 && performance.now() < until) {
     await sleep(250)
     const now = server.cpuTicks()
-    if (process.env.DEBUG_IDLE) console.log("ticks", now - before, performance.now())
     quietChecks = now - before <= 2 ? quietChecks + 1 : 0
     before = now
   }
@@ -126,12 +125,13 @@ const scenario = async (
     polls[i] = openPoll(agent, target, ids[i]!, settings.maxPollMs)
     return polls[i].sent
   })
-  if (process.env.DEBUG_IDLE) console.log("sent", performance.now() - openStart)
   await sleep(1000)
   await waitUntilIdle(server, 15_000)
   const openSeconds = (performance.now() - openStart) / 1000
   const rssHeldBytes = server.rssBytes()
 
+  // Cancelled in the order opened, so no long-poll has waited much longer than the opening
+  // took when its cancel comes: opening and cancelling together may outlast maxPollMs.
   const cancelStart = performance.now()
   await inParallel(ids.length, settings.concurrency, async (i) => {
     await cancelPayment(target, ids[i]!)

@@ -4,9 +4,11 @@
  * bench/results/latest.json. Bounded in time, and it stops its servers whatever happens.
  * BENCH_SECONDS, BENCH_WARMUP_SECONDS and BENCH_LONG_POLLS shorten it for a quick look.
  */
+import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { cpus, tmpdir, totalmem } from "node:os"
+import { cpus, loadavg, tmpdir, totalmem } from "node:os"
 import { join } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import {
   BENCH_API_KEY,
@@ -22,7 +24,7 @@ import {
 } from "./client.js"
 import { type LoadResult, type LoadSettings, measureLoad } from "./load.js"
 import { type LongPollResult, measureLongPolls } from "./longpoll.js"
-import { killAllNow, type ServerProcess, startServer } from "./server-process.js"
+import { killAllNow, ROOT, type ServerProcess, startServer, TSX } from "./server-process.js"
 
 const envNumber = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback)
@@ -54,17 +56,18 @@ const machine = () => ({
   cpu: /^model name\s*:\s*(.+)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? "unknown",
   cores: cpus().length,
   memoryBytes: totalmem(),
-  node: process.version
+  node: process.version,
+  // Other work on the machine skews both servers' figures: this says how busy it was.
+  loadAverageAtStart: loadavg()[0] ?? 0
 })
 
 const compare = async (
   route: string,
   target: number,
   method: "GET" | "POST",
-  servers: ReadonlyArray<Target>,
+  [baseline, engine]: readonly [Target, Target],
   next: (server: Target) => () => { readonly path: string; readonly body?: string }
 ): Promise<Comparison> => {
-  const [baseline, engine] = servers as [Target, Target]
   const measure = (server: Target) => {
     console.log(`  ${route} on ${server.name}…`)
     return measureLoad(
@@ -94,7 +97,8 @@ const compare = async (
 const bench = async (dir: string, started: Array<ServerProcess>) => {
   const baselineServer = await startServer({
     name: "baseline",
-    script: "bench/baseline-server.ts",
+    command: TSX,
+    args: ["bench/baseline-server.ts"],
     env: {
       PORT: "0",
       BASELINE_DATABASE: join(dir, "baseline.sqlite"),
@@ -103,9 +107,12 @@ const bench = async (dir: string, started: Array<ServerProcess>) => {
     }
   })
   started.push(baselineServer)
+  // The engine runs as `npm start` runs it: its esbuild bundle on plain node, no loader.
+  execFileSync(process.execPath, ["examples/build.mjs", "main"], { cwd: ROOT, stdio: "inherit" })
   const engineServer = await startServer({
     name: "engine",
-    script: "examples/standalone/main.ts",
+    command: process.execPath,
+    args: ["--enable-source-maps", "examples/standalone/dist/main.mjs"],
     env: {
       HOST: "127.0.0.1",
       PORT: "0",
@@ -172,8 +179,8 @@ const RSS_TARGET_MB = 400
 const WAKE_TARGET_MS = 100
 
 const longPollTargets = (r: LongPollResult) => ({
-  rss: r.rssHeldBytes / MB < RSS_TARGET_MB,
-  wake: r.answeredCancelled === r.longPolls && r.wakeLatencyMs.max <= WAKE_TARGET_MS
+  "long-poll memory": r.rssHeldBytes / MB < RSS_TARGET_MB,
+  "long-poll wake-up": r.answeredCancelled === r.longPolls && r.wakeLatencyMs.max <= WAKE_TARGET_MS
 })
 
 const format = (report: {
@@ -181,6 +188,7 @@ const format = (report: {
   readonly machine: ReturnType<typeof machine>
   readonly comparisons: ReadonlyArray<Comparison>
   readonly longPolls: LongPollResult
+  readonly targets: Readonly<Record<string, boolean>>
 }) => {
   const n = (x: number, digits = 0) =>
     x.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
@@ -189,7 +197,8 @@ const format = (report: {
   const lines = [
     "",
     `Pay engine bench, ${report.date}`,
-    `Machine: ${m.cpu}, ${m.cores} cores, ${n(m.memoryBytes / 2 ** 30, 1)} GiB, Node ${m.node}`,
+    `Machine: ${m.cpu}, ${m.cores} cores, ${n(m.memoryBytes / 2 ** 30, 1)} GiB, Node ${m.node}, ` +
+      `load average ${n(m.loadAverageAtStart, 2)} at start`,
     `Load: autocannon, ${load.connections} connections, ${load.warmupSeconds} s warm-up + ` +
       `${load.seconds} s measured, on the same machine over loopback`,
     "",
@@ -216,54 +225,73 @@ const format = (report: {
   lines.push(
     "",
     `Long-polls: ${n(lp.longPolls)} held at once on GET …/status?maxPollMs=30000 ` +
-      `(opened in ${n(lp.openSeconds, 1)} s), then every payment cancelled, 50 at a time ` +
-      `(in ${n(lp.cancelSeconds, 1)} s)`,
+      `(opened and settled in ${n(lp.openSeconds, 1)} s), then every payment cancelled, ` +
+      `50 at a time, in the order opened ` +
+      `(${n(lp.cancelSeconds, 1)} s)`,
     `  engine memory (VmRSS): ${n(lp.rssIdleBytes / MB)} MB before, ` +
-      `${n(lp.rssHeldBytes / MB)} MB while holding them (target < ${RSS_TARGET_MB} MB): ${verdict(met.rss)}`,
+      `${n(lp.rssHeldBytes / MB)} MB while holding them (target < ${RSS_TARGET_MB} MB): ${verdict(met["long-poll memory"])}`,
     `  cancel answered → its long-poll answered: p50 ${n(lp.wakeLatencyMs.p50, 1)} ms, ` +
       `p99 ${n(lp.wakeLatencyMs.p99, 1)} ms, max ${n(lp.wakeLatencyMs.max, 1)} ms ` +
-      `(target: every one ≤ ${WAKE_TARGET_MS} ms): ${verdict(met.wake)}`,
+      `(target: every one ≤ ${WAKE_TARGET_MS} ms): ${verdict(met["long-poll wake-up"])}`,
     `  answered "cancelled": ${n(lp.answeredCancelled)} of ${n(lp.longPolls)}; ` +
-      `answered before their cancel: ${n(lp.answeredEarly)}; failed: ${n(lp.failed)}`,
-    ""
+      `answered before their cancel: ${n(lp.answeredEarly)}; failed: ${n(lp.failed)}`
   )
+  if (lp.answeredEarly > 0) {
+    lines.push(
+      "  (answered before their cancel: their 30 s ran out first, as opening and cancelling " +
+        "took longer than that)"
+    )
+  }
+  const verdicts = Object.values(report.targets)
+  lines.push("", `Targets met: ${verdicts.filter(Boolean).length} of ${verdicts.length}`, "")
   return lines.join("\n")
 }
 
 const main = async () => {
   const dir = mkdtempSync(join(tmpdir(), "pay-bench-"))
   const started: Array<ServerProcess> = []
-  const abandon = (why: string, code: number) => {
+  const stopAll = () => Promise.all(started.map((server) => server.stop()))
+  // SIGTERM first so the servers shut down as in production; the exit handler SIGKILLs
+  // whatever has not stopped within a few seconds, or had not finished starting.
+  const abandon = async (why: string, code: number) => {
     console.error(why)
-    killAllNow()
+    await Promise.race([stopAll(), sleep(5_000)])
     rmSync(dir, { recursive: true, force: true })
     process.exit(code)
   }
   process.on("exit", killAllNow)
-  process.on("SIGINT", () => abandon("bench: interrupted", 130))
-  process.on("SIGTERM", () => abandon("bench: terminated", 143))
+  process.on("SIGINT", () => void abandon("bench: interrupted", 130))
+  process.on("SIGTERM", () => void abandon("bench: terminated", 143))
   setTimeout(
-    () => abandon(`bench: still running after ${RUN_DEADLINE_MS / 1000} s, stopped`, 1),
+    () => void abandon(`bench: still running after ${RUN_DEADLINE_MS / 1000} s, stopped`, 1),
     RUN_DEADLINE_MS
   ).unref()
 
   const date = new Date().toISOString()
+  const host = machine()
   try {
     const { comparisons, longPolls } = await bench(dir, started)
-    const report = { date, machine: machine(), load, comparisons, longPolls }
     const targets = {
       ...Object.fromEntries(comparisons.map((c) => [c.route, c.met])),
       ...longPollTargets(longPolls)
     }
+    const report = { date, machine: host, load, comparisons, longPolls, targets }
     mkdirSync(RESULTS, { recursive: true })
-    writeFileSync(
-      join(RESULTS, "latest.json"),
-      `${JSON.stringify({ ...report, targets }, null, 2)}\n`
-    )
+    writeFileSync(join(RESULTS, "latest.json"), `${JSON.stringify(report, null, 2)}\n`)
     console.log(format(report))
-    console.log(`Written to bench/results/latest.json`)
+    console.log("Written to bench/results/latest.json")
+  } catch (error) {
+    for (const server of started) {
+      const exit = server.exitStatus()
+      if (exit !== undefined) {
+        console.error(
+          `${server.name} ended early (${exit}); its last output:\n${server.recentOutput()}`
+        )
+      }
+    }
+    throw error
   } finally {
-    await Promise.all(started.map((server) => server.stop()))
+    await stopAll()
     rmSync(dir, { recursive: true, force: true })
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Runs a server under test (the engine or the baseline) as a child process: waits for its
- * "listening on http://…" line, finds the process that really listens (tsx starts the
- * program in a child node), reads its memory and CPU time, and stops it with SIGTERM.
+ * "listening on http://…" line, finds the process that really listens (a launcher such as
+ * tsx starts the program in a child node), reads its memory and CPU time, and stops it
+ * with SIGTERM.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { readdirSync, readFileSync, readlinkSync } from "node:fs"
@@ -10,16 +11,20 @@ import { fileURLToPath } from "node:url"
 export interface ServerProcess {
   readonly name: string
   readonly url: string
-  /** The process that holds the listening socket (not the tsx launcher). */
+  /** The process that holds the listening socket (not a launcher such as tsx). */
   readonly pid: number
   readonly rssBytes: () => number
   /** User + system CPU time so far, in clock ticks. */
   readonly cpuTicks: () => number
+  /** How it ended ("code 1", "SIGKILL"), or undefined while it runs. */
+  readonly exitStatus: () => string | undefined
+  /** Its last lines of stdout and stderr, for error messages. */
+  readonly recentOutput: () => string
   readonly stop: () => Promise<void>
 }
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url))
-const TSX = `${ROOT}node_modules/.bin/tsx`
+export const ROOT = fileURLToPath(new URL("..", import.meta.url))
+export const TSX = `${ROOT}node_modules/.bin/tsx`
 const READY = /listening on (http:\/\/\S+)/
 const OUTPUT_LINES_KEPT = 30
 
@@ -38,14 +43,15 @@ export const killAllNow = () => {
 
 export const startServer = (options: {
   readonly name: string
-  /** Relative to the repository's root. */
-  readonly script: string
+  readonly command: string
+  /** Paths in them are relative to the repository's root. */
+  readonly args: ReadonlyArray<string>
   readonly env: Readonly<Record<string, string>>
   readonly startTimeoutMs?: number
 }): Promise<ServerProcess> =>
   new Promise((resolve, reject) => {
-    // Its own process group, so a SIGKILL fallback also reaches the node child tsx spawns.
-    const child = spawn(TSX, [options.script], {
+    // Its own process group, so a SIGKILL fallback also reaches a launcher's node child.
+    const child = spawn(options.command, options.args, {
       cwd: ROOT,
       env: { ...process.env, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -63,26 +69,30 @@ export const startServer = (options: {
         new Error(`${options.name} did not print "listening on http://…" in time:\n${recent()}`)
       )
     }, options.startTimeoutMs ?? 60_000)
-    const collect = (chunk: Buffer) => {
-      for (const line of chunk.toString("utf8").split("\n")) {
-        if (line.trim() === "") continue
-        lines.push(line)
-        if (lines.length > OUTPUT_LINES_KEPT) lines.shift()
-        const match = ready ? null : READY.exec(line)
-        if (match?.[1] !== undefined) {
-          ready = true
-          clearTimeout(timer)
-          try {
-            resolve(makeServer(options.name, match[1], child, exited))
-          } catch (error) {
-            reject(error)
-          }
-        }
+    const onLine = (line: string) => {
+      if (line.trim() === "") return
+      lines.push(line)
+      if (lines.length > OUTPUT_LINES_KEPT) lines.shift()
+      const match = ready ? null : READY.exec(line)
+      if (match?.[1] === undefined) return
+      ready = true
+      clearTimeout(timer)
+      try {
+        resolve(makeServer(options.name, match[1], child, exited, recent))
+      } catch (error) {
+        reject(error)
       }
     }
-    // Keep draining both pipes after start, or a chatty server would block on a full pipe.
-    child.stdout?.on("data", collect)
-    child.stderr?.on("data", collect)
+    // Whole lines only (a chunk may end mid-URL), and keep draining both pipes after the
+    // start, or a chatty server would block on a full pipe.
+    for (const stream of [child.stdout, child.stderr]) {
+      let partial = ""
+      stream?.on("data", (chunk: Buffer) => {
+        const parts = (partial + chunk.toString("utf8")).split("\n")
+        partial = parts.pop() ?? ""
+        for (const line of parts) onLine(line)
+      })
+    }
     child.once("exit", (code, signal) => {
       if (!ready) {
         clearTimeout(timer)
@@ -97,7 +107,8 @@ const makeServer = (
   name: string,
   url: string,
   child: ChildProcess,
-  exited: Promise<void>
+  exited: Promise<void>,
+  recentOutput: () => string
 ): ServerProcess => {
   const launcher = child.pid!
   const pid = listeningPid(launcher, Number(new URL(url).port))
@@ -114,11 +125,16 @@ const makeServer = (
       const fields = statFields(pid)
       return Number(fields[11]) + Number(fields[12])
     },
+    exitStatus: () =>
+      child.signalCode ?? (child.exitCode === null ? undefined : `code ${child.exitCode}`),
+    recentOutput,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return
-      // tsx forwards SIGTERM to the program, which then shuts down cleanly.
+      // A launcher (tsx) forwards SIGTERM to the program, which then shuts down cleanly.
       child.kill("SIGTERM")
-      const timeout = new Promise<"timeout">((done) => setTimeout(() => done("timeout"), 15_000))
+      const timeout = new Promise<"timeout">((done) => {
+        setTimeout(() => done("timeout"), 15_000).unref()
+      })
       if ((await Promise.race([exited, timeout])) === "timeout") {
         process.kill(-launcher, "SIGKILL")
         await exited
