@@ -1,10 +1,14 @@
 /**
  * Status changes of payments, published inside the engine. Long-polls wait on
- * them instead of polling the database. The port keeps publishing and waking
+ * them instead of polling the database. The port keeps publishing and waiting
  * apart, so a store shared by many instances can carry the same events
  * between them (publish sends; a listener wakes the local waiters).
+ *
+ * A waiter costs one small record, not a fiber of its own: thousands of held
+ * long-polls stay cheap. Their timeouts share one timer fiber, which sleeps on
+ * the Effect clock until the earliest deadline (so tests drive it with TestClock).
  */
-import { Context, Deferred, Effect, Layer, type Scope } from "effect"
+import { Clock, Context, Deferred, Effect, Layer } from "effect"
 import type { PaymentId, PaymentStatus } from "./Payment.js"
 
 export interface PaymentStatusChanged {
@@ -16,52 +20,151 @@ export class PaymentEvents extends Context.Tag("@pay/core/PaymentEvents")<
   PaymentEvents,
   {
     readonly publish: (event: PaymentStatusChanged) => Effect.Effect<void>
+    /** Where the stream of events is now: read it before reading a payment, then wait from it. */
+    readonly position: Effect.Effect<number>
     /**
-     * Registers interest in the payment's next change, for the life of the
-     * scope; the returned effect completes when it happens. Register before
-     * reading the payment, so a change between the read and the wait is not missed.
+     * Completes at the payment's first change after `since`, at once if there
+     * was one already, or when `timeoutMs` has passed.
      */
-    readonly nextChange: (id: PaymentId) => Effect.Effect<Effect.Effect<void>, never, Scope.Scope>
+    readonly awaitChange: (id: PaymentId, since: number, timeoutMs: number) => Effect.Effect<void>
   }
 >() {}
 
-/**
- * Waiters by payment id. A held long-poll costs one Deferred and one map
- * entry; a change wakes only its own payment's waiters.
- */
-export const makeLocalPaymentEvents = () => {
-  const waiters = new Map<string, Set<Deferred.Deferred<void>>>()
+interface Waiter {
+  readonly id: string
+  readonly deadline: number
+  readonly since: number
+  done: boolean
+  readonly wake: () => void
+}
 
-  const wake = (id: string) =>
-    Effect.suspend(() => {
-      const set = waiters.get(id)
-      if (set === undefined) return Effect.void
-      waiters.delete(id)
-      return Effect.forEach(set, (deferred) => Deferred.succeed(deferred, undefined), {
-        discard: true
+/** A binary min-heap of waiters by deadline; woken ones are dropped lazily. */
+class Deadlines {
+  private readonly heap: Array<Waiter> = []
+  get size() {
+    return this.heap.length
+  }
+  peek(): Waiter | undefined {
+    return this.heap[0]
+  }
+  push(w: Waiter) {
+    const h = this.heap
+    h.push(w)
+    let i = h.length - 1
+    while (i > 0) {
+      const parent = (i - 1) >> 1
+      if (h[parent]!.deadline <= w.deadline) break
+      h[i] = h[parent]!
+      i = parent
+    }
+    h[i] = w
+  }
+  pop(): Waiter | undefined {
+    const h = this.heap
+    const top = h[0]
+    const last = h.pop()
+    if (top === undefined || last === undefined || h.length === 0) return top
+    let i = 0
+    for (;;) {
+      const left = 2 * i + 1
+      if (left >= h.length) break
+      const right = left + 1
+      const child = right < h.length && h[right]!.deadline < h[left]!.deadline ? right : left
+      if (h[child]!.deadline >= last.deadline) break
+      h[i] = h[child]!
+      i = child
+    }
+    h[i] = last
+    return top
+  }
+}
+
+/** Keep at most this many "last change" marks; older ones no waiter can still need. */
+const MARKS_MAX = 50_000
+
+export const makeLocalPaymentEvents = Effect.gen(function* () {
+  let position = 0
+  /** The position of each payment's latest change (recent ones). */
+  const lastChange = new Map<string, number>()
+  const waiters = new Map<string, Set<Waiter>>()
+  const deadlines = new Deadlines()
+  let reschedule = yield* Deferred.make<void>()
+  let scheduledFor = Number.POSITIVE_INFINITY
+
+  const settle = (w: Waiter) => {
+    if (w.done) return
+    w.done = true
+    const set = waiters.get(w.id)
+    set?.delete(w)
+    if (set?.size === 0) waiters.delete(w.id)
+    w.wake()
+  }
+
+  const forgetOldMarks = () => {
+    if (lastChange.size <= MARKS_MAX) return
+    let oldestNeeded = position
+    for (const set of waiters.values())
+      for (const w of set) oldestNeeded = Math.min(oldestNeeded, w.since)
+    for (const [id, at] of lastChange) if (at <= oldestNeeded) lastChange.delete(id)
+  }
+
+  const publish = (event: PaymentStatusChanged) =>
+    Effect.sync(() => {
+      position++
+      lastChange.set(event.paymentId, position)
+      forgetOldMarks()
+      const set = waiters.get(event.paymentId)
+      if (set !== undefined) for (const w of [...set]) settle(w)
+    })
+
+  const awaitChange = (id: PaymentId, since: number, timeoutMs: number) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      if ((lastChange.get(id) ?? 0) > since || timeoutMs <= 0) return Effect.void
+      return Effect.async<void>((resume) => {
+        const waiter: Waiter = {
+          id,
+          deadline: now + timeoutMs,
+          since,
+          done: false,
+          wake: () => resume(Effect.void)
+        }
+        const set = waiters.get(id) ?? new Set()
+        set.add(waiter)
+        waiters.set(id, set)
+        deadlines.push(waiter)
+        if (waiter.deadline < scheduledFor) Deferred.unsafeDone(reschedule, Effect.void)
+        return Effect.sync(() => settle(waiter))
       })
     })
 
-  const events = PaymentEvents.of({
-    publish: (event) => wake(event.paymentId),
-    nextChange: (id) =>
-      Effect.acquireRelease(
-        Effect.map(Deferred.make<void>(), (deferred) => {
-          const set = waiters.get(id) ?? new Set()
-          set.add(deferred)
-          waiters.set(id, set)
-          return deferred
-        }),
-        (deferred) =>
-          Effect.sync(() => {
-            const set = waiters.get(id)
-            set?.delete(deferred)
-            if (set?.size === 0) waiters.delete(id)
-          })
-      ).pipe(Effect.map(Deferred.await))
+  /** The one timer: wakes waiters whose time ran out, then sleeps until the next deadline. */
+  const timer = Effect.gen(function* () {
+    for (;;) {
+      const now = yield* Clock.currentTimeMillis
+      for (
+        let w = deadlines.peek();
+        w !== undefined && (w.done || w.deadline <= now);
+        w = deadlines.peek()
+      ) {
+        deadlines.pop()
+        settle(w)
+      }
+      const next = deadlines.peek()
+      if (yield* Deferred.isDone(reschedule)) reschedule = yield* Deferred.make<void>()
+      scheduledFor = next?.deadline ?? Number.POSITIVE_INFINITY
+      yield* next === undefined
+        ? Deferred.await(reschedule)
+        : Effect.raceFirst(Effect.sleep(next.deadline - now), Deferred.await(reschedule))
+    }
   })
-  return { events, wake, waiting: () => waiters.size }
-}
+  yield* Effect.forkScoped(timer)
+
+  return PaymentEvents.of({
+    publish,
+    position: Effect.sync(() => position),
+    awaitChange
+  })
+})
 
 /** Events within one process. */
-export const LocalPaymentEvents = Layer.sync(PaymentEvents, () => makeLocalPaymentEvents().events)
+export const LocalPaymentEvents = Layer.scoped(PaymentEvents, makeLocalPaymentEvents)

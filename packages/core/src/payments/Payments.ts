@@ -227,31 +227,18 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       { readonly payment: PaymentStatusRecord; readonly at: Date },
       PaymentNotFound | Forbidden
     > =>
-      Effect.flatMap(statusOf(partner, merchantId, id), (payment) =>
-        Effect.flatMap(now, (at): Effect.Effect<{ payment: PaymentStatusRecord; at: Date }> => {
-          const hold = Math.min(maxPollMs, maxLongPollMs)
-          if (hold <= 0 || isFinal(effectiveStatus(payment, at))) {
-            return Effect.succeed({ payment, at })
-          }
-          return Effect.scoped(
-            Effect.gen(function* () {
-              const changed = yield* events.nextChange(id)
-              // Read again once registered: a change just before the registration is not missed.
-              const current = yield* reread(id, payment)
-              if (current.status !== payment.status) return { payment: current, at: yield* now }
-              const untilExpiry =
-                current.status === "requires_action"
-                  ? current.expiresAt.getTime() - at.getTime()
-                  : hold
-              yield* Effect.timeout(
-                changed,
-                Duration.millis(Math.max(0, Math.min(hold, untilExpiry)))
-              ).pipe(Effect.ignore)
-              return { payment: yield* reread(id, current), at: yield* now }
-            })
-          )
-        })
-      )
+      Effect.gen(function* () {
+        // Taken before the read: a change between the read and the wait still wakes it.
+        const since = yield* events.position
+        const payment = yield* statusOf(partner, merchantId, id)
+        const at = yield* now
+        const hold = Math.min(maxPollMs, maxLongPollMs)
+        if (hold <= 0 || isFinal(effectiveStatus(payment, at))) return { payment, at }
+        const untilExpiry =
+          payment.status === "requires_action" ? payment.expiresAt.getTime() - at.getTime() : hold
+        yield* events.awaitChange(id, since, Math.max(0, Math.min(hold, untilExpiry)))
+        return { payment: yield* reread(id, payment), at: yield* now }
+      })
 
     const cancel = (
       partner: Partner,
