@@ -56,17 +56,16 @@ export type PayRouteServices =
   | TokenRegistry
   | PayConfig
 
-export const routes: ReadonlyArray<Route<PayRouteServices>> = [
-  ...systemRoutes,
-  ...merchantRoutes,
-  ...settlementRoutes,
-  ...paymentRoutes
-]
+/** Every route of the engine, with its services resolved. */
+export const routes = Effect.map(
+  Effect.all([merchantRoutes, settlementRoutes, paymentRoutes]),
+  (groups): ReadonlyArray<Route<PayRouteServices>> => [...systemRoutes, ...groups.flat()]
+)
 
 /** The request handler of the whole engine. */
 export const makePayHandler = Effect.gen(function* () {
   const config = yield* PayConfig
-  return yield* makeEngineHandler(routes, { maxBodyBytes: config.maxBodyBytes })
+  return yield* makeEngineHandler(yield* routes, { maxBodyBytes: config.maxBodyBytes })
 })
 
 export type PayStorage =

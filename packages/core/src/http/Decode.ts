@@ -2,7 +2,7 @@
  * Schema decoding at the edge, with every offending field named in `issues`
  * (WIRE.md section 3) rather than only the first.
  */
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Either, ParseResult, Schema } from "effect"
 import type { FieldIssue } from "../shared/Errors.js"
 import { RequestError } from "./RequestError.js"
 
@@ -46,27 +46,27 @@ export interface DecodeOptions {
   readonly unknownFields: "reject" | "ignore"
 }
 
-export const decodeInput = <A, I>(
+/** A decoder built once: every offending field becomes an issue of one RequestError. */
+export const makeDecoder = <A, I>(
   schema: Schema.Schema<A, I>,
-  input: unknown,
   options: DecodeOptions
-): Effect.Effect<A, RequestError> => {
-  const result = Schema.decodeUnknownEither(schema, {
+): ((input: unknown) => Either.Either<A, RequestError>) => {
+  const decode = Schema.decodeUnknownEither(schema, {
     errors: "all",
     onExcessProperty: options.unknownFields === "reject" ? "error" : "ignore"
-  })(input)
-  if (Either.isRight(result)) return Effect.succeed(result.right)
-  const issues = toFieldIssues(result.left)
-  const summary = issues
-    .slice(0, 3)
-    .map((i) => `${i.field} ${i.message}`)
-    .join("; ")
-  return Effect.fail(
-    new RequestError({
-      status: 400,
-      code: options.source === "body" ? "params_validation" : "invalid_params",
-      message: `Invalid ${options.source}: ${summary}${issues.length > 3 ? "; …" : ""}`,
-      issues
+  })
+  return (input) =>
+    Either.mapLeft(decode(input), (error) => {
+      const issues = toFieldIssues(error)
+      const summary = issues
+        .slice(0, 3)
+        .map((i) => `${i.field} ${i.message}`)
+        .join("; ")
+      return new RequestError({
+        status: 400,
+        code: options.source === "body" ? "params_validation" : "invalid_params",
+        message: `Invalid ${options.source}: ${summary}${issues.length > 3 ? "; …" : ""}`,
+        issues
+      })
     })
-  )
 }

@@ -5,6 +5,7 @@
  * their server's requests into `EngineRequest`s and call it.
  */
 import { Cause, Effect, Runtime } from "effect"
+import type { Partner } from "../partners/Partner.js"
 import { Partners } from "../partners/Partners.js"
 import {
   API_VERSIONS,
@@ -57,7 +58,7 @@ const matchRoute = <R>(
   compiled: Map<number, ReadonlyArray<CompiledRoute<R>>>,
   method: string,
   pathname: string
-): Effect.Effect<Match<R>, RequestError> => {
+): Match<R> | RequestError => {
   const parts = pathname.split("/").slice(1)
   const allow: Array<string> = []
   for (const { route, segments } of compiled.get(parts.length) ?? []) {
@@ -78,18 +79,16 @@ const matchRoute = <R>(
       try {
         params[segment.slice(1)] = decodeURIComponent(parts[i]!)
       } catch {
-        return Effect.fail(
-          RequestError.invalid(
-            "invalid_params",
-            segment.slice(1),
-            "is not a valid percent-encoded value"
-          )
+        return RequestError.invalid(
+          "invalid_params",
+          segment.slice(1),
+          "is not a valid percent-encoded value"
         )
       }
     }
-    return Effect.succeed({ _tag: "Found", route, params })
+    return { _tag: "Found", route, params }
   }
-  return Effect.succeed(allow.length > 0 ? { _tag: "WrongMethod", allow } : { _tag: "None" })
+  return allow.length > 0 ? { _tag: "WrongMethod", allow } : { _tag: "None" }
 }
 
 /** Path and query of a request target; origin-form (`/path?query`) without a URL parser. */
@@ -190,61 +189,80 @@ export const makeEngineHandler = <R>(
     const runtime = yield* Effect.runtime<R | Partners>()
     const compiled = compile(routes)
 
-    const handle = (request: EngineRequest) => {
-      let version: ApiVersion | undefined
-      return Effect.gen(function* () {
-        const url = splitTarget(request.url)
-        const match = yield* matchRoute(compiled, request.method.toUpperCase(), url.pathname)
-        if (match._tag === "None") {
-          return yield* new RequestError({
-            status: 404,
-            code: "not_found",
-            message: `No route for ${request.method} ${url.pathname}`
-          })
-        }
-        if (match._tag === "WrongMethod") {
-          return yield* new RequestError({
-            status: 405,
-            code: "method_not_allowed",
-            message: `${request.method} is not allowed here; use ${match.allow.join(", ")}`,
-            allow: match.allow.join(", ")
-          })
-        }
-        const { route, params } = match
-        const requested = requestedVersion(request)
-        if (requested !== undefined && !isApiVersion(requested.value)) {
-          return yield* new RequestError({
-            status: 400,
-            code: "unknown_api_version",
-            message: `Unknown API version ${JSON.stringify(requested.value)}; known: ${API_VERSIONS.join(", ")}`,
-            issues: [{ field: requested.name, message: "is not a known API version" }]
-          })
-        }
-        const partner =
-          route.auth === "none"
-            ? undefined
-            : yield* partners.authenticate(
-                presentedApiKey(request, route.auth === "partner-legacy")
-              )
-        version =
-          (requested?.value as ApiVersion | undefined) ?? partner?.apiVersion ?? DEFAULT_API_VERSION
-        const body = route.takesBody
-          ? yield* readJsonBody(request, options.maxBodyBytes)
-          : undefined
-        return yield* route.handle({
-          request,
-          path: url.pathname,
-          pathParams: params,
-          query: url.query,
-          body,
-          partner,
-          version
-        })
-      }).pipe(
-        Effect.map((reply) => respond(reply, version)),
-        Effect.catchAll((failure: ApiFailure) =>
-          Effect.succeed(respond(fromError(errorReply(failure)), version))
-        ),
+    const failed = (failure: ApiFailure, version: ApiVersion | undefined) =>
+      respond(fromError(errorReply(failure)), version)
+
+    /** Everything before the route runs is synchronous; the route's work is the one effect. */
+    const handle = (request: EngineRequest): Effect.Effect<EngineResponse, never, R | Partners> => {
+      const url = splitTarget(request.url)
+      const match = matchRoute(compiled, request.method.toUpperCase(), url.pathname)
+      if (match instanceof RequestError) return Effect.succeed(failed(match, undefined))
+      if (match._tag === "None") {
+        return Effect.succeed(
+          failed(
+            new RequestError({
+              status: 404,
+              code: "not_found",
+              message: `No route for ${request.method} ${url.pathname}`
+            }),
+            undefined
+          )
+        )
+      }
+      if (match._tag === "WrongMethod") {
+        return Effect.succeed(
+          failed(
+            new RequestError({
+              status: 405,
+              code: "method_not_allowed",
+              message: `${request.method} is not allowed here; use ${match.allow.join(", ")}`,
+              allow: match.allow.join(", ")
+            }),
+            undefined
+          )
+        )
+      }
+      const { route, params } = match
+      const requested = requestedVersion(request)
+      if (requested !== undefined && !isApiVersion(requested.value)) {
+        return Effect.succeed(
+          failed(
+            new RequestError({
+              status: 400,
+              code: "unknown_api_version",
+              message: `Unknown API version ${JSON.stringify(requested.value)}; known: ${API_VERSIONS.join(", ")}`,
+              issues: [{ field: requested.name, message: "is not a known API version" }]
+            }),
+            undefined
+          )
+        )
+      }
+      let version = requested?.value as ApiVersion | undefined
+      const authenticated: Effect.Effect<Partner | undefined, ApiFailure> =
+        route.auth === "none"
+          ? Effect.succeed(undefined)
+          : partners.authenticate(presentedApiKey(request, route.auth === "partner-legacy"))
+      return authenticated.pipe(
+        Effect.flatMap((partner) => {
+          version ??= partner?.apiVersion ?? DEFAULT_API_VERSION
+          const exchange = (body: unknown) =>
+            route.handle({
+              request,
+              path: url.pathname,
+              pathParams: params,
+              query: url.query,
+              body,
+              partner,
+              version: version as ApiVersion
+            })
+          return route.takesBody
+            ? Effect.flatMap(readJsonBody(request, options.maxBodyBytes), exchange)
+            : exchange(undefined)
+        }),
+        Effect.match({
+          onSuccess: (reply) => respond(reply, version),
+          onFailure: (failure) => failed(failure, version)
+        }),
         Effect.catchAllCause((cause) =>
           Effect.as(
             Effect.logError("request failed", Cause.pretty(cause)),

@@ -5,12 +5,13 @@
  * request, and the handler receives typed values.
  */
 import type { HttpApiEndpoint } from "@effect/platform"
-import { Effect, Option, type Schema } from "effect"
+import { Effect, Either, Option, type Schema } from "effect"
 import type { Partner } from "../partners/Partner.js"
 import type { ApiVersion } from "../shared/ApiVersion.js"
-import { decodeInput } from "./Decode.js"
+import { makeDecoder } from "./Decode.js"
 import type { ApiFailure } from "./ErrorResponses.js"
 import type { EngineRequest, Reply } from "./Exchange.js"
+import type { RequestError } from "./RequestError.js"
 
 /** What the engine hands a route after matching, authenticating and reading the body. */
 export interface Exchange {
@@ -69,17 +70,17 @@ export const queryRecord = (query: URLSearchParams): Record<string, string | Arr
   return out
 }
 
-const decodeOptional = (
+type Decoder = (input: unknown) => Either.Either<unknown, RequestError>
+
+const decoderFor = (
   schema: Option.Option<Schema.Schema.Any>,
-  input: unknown,
   source: "body" | "query" | "path",
   unknownFields: "reject" | "ignore"
-): Effect.Effect<unknown, ApiFailure> =>
+): Decoder =>
   Option.match(schema, {
-    onNone: () => Effect.succeed(undefined),
+    onNone: () => () => Either.right(undefined),
     // Endpoint schemas here need no services: their context is never.
-    onSome: (s) =>
-      decodeInput(s as Schema.Schema<unknown, unknown>, input, { source, unknownFields })
+    onSome: (s) => makeDecoder(s as Schema.Schema<unknown, unknown>, { source, unknownFields })
   })
 
 /** A partner-authenticated route for one endpoint of the HttpApi definition. */
@@ -91,34 +92,34 @@ export const partnerRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
   const e = endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
   const unknownFields = options.unknownFields ?? "reject"
   const routeKey = `${e.method} ${e.path}`
+  const decodePath = decoderFor(e.pathSchema, "path", "ignore")
+  const decodeQuery = decoderFor(e.urlParamsSchema, "query", "ignore")
+  const decodeBody = decoderFor(e.payloadSchema, "body", unknownFields)
   return {
     method: e.method,
     path: e.path,
     auth: options.auth ?? "partner",
     takesBody: Option.isSome(e.payloadSchema) && e.method !== "GET" && e.method !== "DELETE",
-    handle: (exchange) =>
-      Effect.gen(function* () {
-        const path = yield* decodeOptional(e.pathSchema, exchange.pathParams, "path", "ignore")
-        const urlParams = yield* decodeOptional(
-          e.urlParamsSchema,
-          queryRecord(exchange.query),
-          "query",
-          "ignore"
-        )
-        const payload = yield* decodeOptional(e.payloadSchema, exchange.body, "body", unknownFields)
-        return yield* handler({
-          path,
-          urlParams,
-          payload,
-          partner: exchange.partner as Partner,
-          version: exchange.version,
-          method: e.method,
-          routeKey,
-          requestPath: exchange.path,
-          header: exchange.request.header,
-          body: exchange.body
-        } as RouteInput<E>)
-      })
+    handle: (exchange) => {
+      const path = decodePath(exchange.pathParams)
+      if (Either.isLeft(path)) return Effect.fail(path.left)
+      const urlParams = decodeQuery(queryRecord(exchange.query))
+      if (Either.isLeft(urlParams)) return Effect.fail(urlParams.left)
+      const payload = decodeBody(exchange.body)
+      if (Either.isLeft(payload)) return Effect.fail(payload.left)
+      return handler({
+        path: path.right,
+        urlParams: urlParams.right,
+        payload: payload.right,
+        partner: exchange.partner as Partner,
+        version: exchange.version,
+        method: e.method,
+        routeKey,
+        requestPath: exchange.path,
+        header: exchange.request.header,
+        body: exchange.body
+      } as RouteInput<E>)
+    }
   }
 }
 

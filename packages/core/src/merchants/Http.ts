@@ -44,84 +44,87 @@ const decodeCursor = (cursor: string): Effect.Effect<MerchantId, RequestError> =
       )
 }
 
-export const merchantRoutes = [
-  partnerRoute(createMerchant, (input) =>
-    Effect.gen(function* () {
-      const key = yield* requiredIdempotencyKey(input)
-      const merchants = yield* Merchants
-      const reply = (m: Merchant): Reply => json(201, { merchant: merchantView(m) })
-      return yield* idempotently(input, key, (complete) =>
-        merchants
-          .create(
-            input.partner,
-            {
-              name: input.payload.merchantName,
-              email: input.payload.merchantEmail,
-              iconUrl: input.payload.iconUrl ?? null
-            },
-            (m) => complete(reply(m))
-          )
-          .pipe(Effect.map(reply))
-      )
-    })
-  ),
-
-  partnerRoute(listMerchants, ({ partner, urlParams }) =>
-    Effect.gen(function* () {
-      const merchants = yield* Merchants
-      const before =
-        urlParams.cursor === undefined ? undefined : yield* decodeCursor(urlParams.cursor)
-      const page = yield* merchants.list(partner, {
-        status: urlParams.status,
-        search: urlParams.search,
-        before,
-        limit: urlParams.limit + 1
-      })
-      const rows = page.merchants.slice(0, urlParams.limit)
-      const last = rows.at(-1)
-      return json(200, {
-        merchants: rows.map(merchantView),
-        totalCount: page.totalCount,
-        nextCursor: page.merchants.length > urlParams.limit && last ? encodeCursor(last.id) : null
-      })
-    })
-  ),
-
-  partnerRoute(getMerchant, ({ partner, path }) =>
-    Effect.gen(function* () {
-      const merchant = yield* (yield* Merchants).get(partner, path.merchantId)
-      const settlements = yield* (yield* Settlements).list(partner, path.merchantId)
-      return json(200, {
-        merchant: {
-          ...merchantView(merchant),
-          settlements: { crypto: settlements.map(settlementView), fiat: [] }
-        }
-      })
-    })
-  ),
-
-  partnerRoute(updateMerchant, ({ partner, path, payload }) =>
-    Effect.gen(function* () {
-      if (Object.keys(payload).length === 0) {
-        return yield* RequestError.invalid(
-          "params_validation",
-          "body",
-          "give at least one of merchantName, merchantEmail, iconUrl"
+/** The routes, with the services they use resolved once, not per request. */
+export const merchantRoutes = Effect.gen(function* () {
+  const merchants = yield* Merchants
+  const settlements = yield* Settlements
+  return [
+    partnerRoute(createMerchant, (input) =>
+      Effect.gen(function* () {
+        const key = yield* requiredIdempotencyKey(input)
+        const reply = (m: Merchant): Reply => json(201, { merchant: merchantView(m) })
+        return yield* idempotently(input, key, (complete) =>
+          merchants
+            .create(
+              input.partner,
+              {
+                name: input.payload.merchantName,
+                email: input.payload.merchantEmail,
+                iconUrl: input.payload.iconUrl ?? null
+              },
+              (m) => complete(reply(m))
+            )
+            .pipe(Effect.map(reply))
         )
-      }
-      const updated = yield* (yield* Merchants).update(partner, path.merchantId, {
-        name: payload.merchantName,
-        email: payload.merchantEmail,
-        iconUrl: payload.iconUrl
       })
-      return json(200, { merchant: merchantView(updated) })
-    })
-  ),
+    ),
 
-  partnerRoute(deleteMerchant, ({ partner, path }) =>
-    Effect.gen(function* () {
-      const deleted = yield* (yield* Merchants).remove(partner, path.merchantId)
-      return json(200, { id: deleted.id, deleted: true })
-    })
-  )
-]
+    partnerRoute(listMerchants, ({ partner, urlParams }) =>
+      Effect.gen(function* () {
+        const before =
+          urlParams.cursor === undefined ? undefined : yield* decodeCursor(urlParams.cursor)
+        const page = yield* merchants.list(partner, {
+          status: urlParams.status,
+          search: urlParams.search,
+          before,
+          limit: urlParams.limit + 1
+        })
+        const rows = page.merchants.slice(0, urlParams.limit)
+        const last = rows.at(-1)
+        return json(200, {
+          merchants: rows.map(merchantView),
+          totalCount: page.totalCount,
+          nextCursor: page.merchants.length > urlParams.limit && last ? encodeCursor(last.id) : null
+        })
+      })
+    ),
+
+    partnerRoute(getMerchant, ({ partner, path }) =>
+      Effect.gen(function* () {
+        const merchant = yield* merchants.get(partner, path.merchantId)
+        const crypto = yield* settlements.list(partner, path.merchantId)
+        return json(200, {
+          merchant: {
+            ...merchantView(merchant),
+            settlements: { crypto: crypto.map(settlementView), fiat: [] }
+          }
+        })
+      })
+    ),
+
+    partnerRoute(updateMerchant, ({ partner, path, payload }) =>
+      Effect.gen(function* () {
+        if (Object.keys(payload).length === 0) {
+          return yield* RequestError.invalid(
+            "params_validation",
+            "body",
+            "give at least one of merchantName, merchantEmail, iconUrl"
+          )
+        }
+        const updated = yield* merchants.update(partner, path.merchantId, {
+          name: payload.merchantName,
+          email: payload.merchantEmail,
+          iconUrl: payload.iconUrl
+        })
+        return json(200, { merchant: merchantView(updated) })
+      })
+    ),
+
+    partnerRoute(deleteMerchant, ({ partner, path }) =>
+      Effect.gen(function* () {
+        const deleted = yield* merchants.remove(partner, path.merchantId)
+        return json(200, { id: deleted.id, deleted: true })
+      })
+    )
+  ]
+})

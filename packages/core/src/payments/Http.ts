@@ -317,176 +317,180 @@ const listReply = (
     })
   })
 
-export const paymentRoutes = [
-  partnerRoute(createPayment, (input) =>
-    Effect.gen(function* () {
-      const merchantId = yield* merchantHeader(input)
-      const expiresAt = yield* expiresAtOf(input.payload.expiresAt)
-      const { publicUrl } = yield* PayConfig
-      const payments = yield* Payments
-      const reply = (p: Payment): Reply =>
-        json(201, {
-          paymentId: p.id,
-          status: p.status,
-          expiresAt: toUnixSeconds(p.expiresAt),
-          isFinal: false,
-          gatewayUrl: gatewayUrl(publicUrl, p),
-          pollInMs: POLL_IN_MS
-        })
-      return yield* maybeIdempotent(input, (complete) =>
-        payments
-          .create(
-            input.partner,
-            merchantId,
-            {
-              referenceId: input.payload.referenceId,
-              amount: input.payload.amount,
-              expiresAt,
-              checkout: input.payload.checkout ?? null
-            },
-            complete && ((p) => complete(reply(p)))
-          )
-          .pipe(Effect.map(reply))
-      ).pipe(Effect.catchTag("MerchantNotFound", merchantNotFound))
-    })
-  ),
-
-  partnerRoute(listPayments, ({ partner, urlParams }) =>
-    Effect.gen(function* () {
-      const filter = yield* filterOf(partner, urlParams, { start: "startTs", end: "endTs" })
-      return yield* listReply(filter, urlParams)
-    })
-  ),
-
-  partnerRoute(getPayment, ({ partner, path }) =>
-    Effect.gen(function* () {
-      const payment = yield* (yield* Payments).get(partner, path.id)
-      const merchant = yield* (yield* Merchants).lookup(payment.merchantId)
-      const { publicUrl } = yield* PayConfig
-      return json(
-        200,
-        paymentDetails(payment, Option.getOrUndefined(merchant), {
-          registry: yield* TokenRegistry,
-          publicUrl,
-          now: yield* now
-        })
-      )
-    })
-  ),
-
-  partnerRoute(paymentStatus, (input) =>
-    Effect.gen(function* () {
-      const merchantId = yield* merchantHeader(input)
-      const { payment, at } = yield* (yield* Payments).status(
-        input.partner,
-        merchantId,
-        input.path.id,
-        input.urlParams.maxPollMs ?? 0
-      )
-      return json(200, statusView(payment, { registry: yield* TokenRegistry, now: at }))
-    })
-  ),
-
-  partnerRoute(cancelPayment, (input) =>
-    Effect.gen(function* () {
-      const merchantId = yield* merchantHeader(input)
-      const payments = yield* Payments
-      const reply = (p: Payment) => json(200, cancelView(p))
-      return yield* maybeIdempotent(input, (complete) =>
-        payments
-          .cancel(input.partner, merchantId, input.path.id, complete && ((p) => complete(reply(p))))
-          .pipe(Effect.map(reply))
-      )
-    })
-  ),
-
-  partnerRoute(createRefund, (input) =>
-    Effect.gen(function* () {
-      const payments = yield* Payments
-      const registry = yield* TokenRegistry
-      const reply = (refund: NonNullable<Payment["refund"]>, p: Payment) =>
-        json(201, {
-          refund: {
-            refundId: refund.id,
-            paymentId: p.id,
-            amount: amountView(p.amount, registry),
-            status: "requested",
-            createdAt: refund.createdAt.toISOString()
-          }
-        })
-      return yield* maybeIdempotent(input, (complete) =>
-        payments
-          .refund(
-            input.partner,
-            input.payload.paymentId,
-            complete && ((r, p) => complete(reply(r, p)))
-          )
-          .pipe(Effect.map(({ refund, payment }) => reply(refund, payment)))
-      )
-    })
-  ),
-
-  partnerRoute(merchantPayments, (input) =>
-    Effect.gen(function* () {
-      const merchantId = yield* merchantHeader(input)
-      yield* (yield* Merchants)
-        .get(input.partner, merchantId)
-        .pipe(Effect.catchTag("MerchantNotFound", merchantNotFound))
-      const filter = yield* filterOf(
-        input.partner,
-        { ...input.urlParams, merchantId: [merchantId] },
-        { start: "startTs", end: "endTs" }
-      )
-      return yield* listReply(filter, input.urlParams)
-    })
-  ),
-
-  partnerRoute(
-    legacyMerchantPayments,
-    ({ partner, path, urlParams }) =>
+/** The routes, with the services they use resolved once, not per request. */
+export const paymentRoutes = Effect.gen(function* () {
+  const payments = yield* Payments
+  const merchants = yield* Merchants
+  const registry = yield* TokenRegistry
+  const config = yield* PayConfig
+  return [
+    partnerRoute(createPayment, (input) =>
       Effect.gen(function* () {
-        const merchantId = decodeMerchantId(path.merchant_id)
-        if (Either.isLeft(merchantId)) {
-          return yield* RequestError.invalid(
-            "invalid_params",
-            "merchant_id",
-            "must be a merchant id (mrch_...)"
-          )
-        }
-        yield* (yield* Merchants).get(partner, merchantId.right)
-        const registry = yield* TokenRegistry
-        const statuses = asArray(urlParams.status) ?? [
-          "requires_action",
-          "processing",
-          "succeeded",
-          "failed",
-          "expired"
-        ]
+        const merchantId = yield* merchantHeader(input)
+        const expiresAt = yield* expiresAtOf(input.payload.expiresAt)
+        const { publicUrl } = config
+        const reply = (p: Payment): Reply =>
+          json(201, {
+            paymentId: p.id,
+            status: p.status,
+            expiresAt: toUnixSeconds(p.expiresAt),
+            isFinal: false,
+            gatewayUrl: gatewayUrl(publicUrl, p),
+            pollInMs: POLL_IN_MS
+          })
+        return yield* maybeIdempotent(input, (complete) =>
+          payments
+            .create(
+              input.partner,
+              merchantId,
+              {
+                referenceId: input.payload.referenceId,
+                amount: input.payload.amount,
+                expiresAt,
+                checkout: input.payload.checkout ?? null
+              },
+              complete && ((p) => complete(reply(p)))
+            )
+            .pipe(Effect.map(reply))
+        ).pipe(Effect.catchTag("MerchantNotFound", merchantNotFound))
+      })
+    ),
+
+    partnerRoute(listPayments, ({ partner, urlParams }) =>
+      Effect.gen(function* () {
+        const filter = yield* filterOf(partner, urlParams, { start: "startTs", end: "endTs" })
+        return yield* listReply(filter, urlParams)
+      })
+    ),
+
+    partnerRoute(getPayment, ({ partner, path }) =>
+      Effect.gen(function* () {
+        const payment = yield* payments.get(partner, path.id)
+        const merchant = yield* merchants.lookup(payment.merchantId)
+        const { publicUrl } = config
+        return json(
+          200,
+          paymentDetails(payment, Option.getOrUndefined(merchant), {
+            registry: registry,
+            publicUrl,
+            now: yield* now
+          })
+        )
+      })
+    ),
+
+    // The hottest route: a plain chain, no generator.
+    partnerRoute(paymentStatus, (input) =>
+      Effect.flatMap(merchantHeader(input), (merchantId) =>
+        Effect.map(
+          payments.status(input.partner, merchantId, input.path.id, input.urlParams.maxPollMs ?? 0),
+          ({ payment, at }) => json(200, statusView(payment, { registry, now: at }))
+        )
+      )
+    ),
+
+    partnerRoute(cancelPayment, (input) =>
+      Effect.gen(function* () {
+        const merchantId = yield* merchantHeader(input)
+        const reply = (p: Payment) => json(200, cancelView(p))
+        return yield* maybeIdempotent(input, (complete) =>
+          payments
+            .cancel(
+              input.partner,
+              merchantId,
+              input.path.id,
+              complete && ((p) => complete(reply(p)))
+            )
+            .pipe(Effect.map(reply))
+        )
+      })
+    ),
+
+    partnerRoute(createRefund, (input) =>
+      Effect.gen(function* () {
+        const reply = (refund: NonNullable<Payment["refund"]>, p: Payment) =>
+          json(201, {
+            refund: {
+              refundId: refund.id,
+              paymentId: p.id,
+              amount: amountView(p.amount, registry),
+              status: "requested",
+              createdAt: refund.createdAt.toISOString()
+            }
+          })
+        return yield* maybeIdempotent(input, (complete) =>
+          payments
+            .refund(
+              input.partner,
+              input.payload.paymentId,
+              complete && ((r, p) => complete(reply(r, p)))
+            )
+            .pipe(Effect.map(({ refund, payment }) => reply(refund, payment)))
+        )
+      })
+    ),
+
+    partnerRoute(merchantPayments, (input) =>
+      Effect.gen(function* () {
+        const merchantId = yield* merchantHeader(input)
+        yield* merchants
+          .get(input.partner, merchantId)
+          .pipe(Effect.catchTag("MerchantNotFound", merchantNotFound))
         const filter = yield* filterOf(
-          partner,
-          {
-            startTs: urlParams.start_ts,
-            endTs: urlParams.end_ts,
-            asset: urlParams.asset,
-            network: urlParams.network,
-            status: statuses,
-            merchantId: [merchantId.right]
-          },
-          { start: "start_ts", end: "end_ts" }
+          input.partner,
+          { ...input.urlParams, merchantId: [merchantId] },
+          { start: "startTs", end: "endTs" }
         )
-        const page = yield* pageOf(
-          filter,
-          urlParams.sort_by ?? "date",
-          urlParams.sort_dir ?? "desc",
-          urlParams.cursor,
-          urlParams.limit
-        )
-        return json(200, {
-          data: page.rows.map((p) => legacyView(p, { registry, now: filter.now })),
-          next_cursor: page.next,
-          stats: legacyStatsView(page.stats, registry)
-        })
-      }),
-    { auth: "partner-legacy" }
-  )
-]
+        return yield* listReply(filter, input.urlParams)
+      })
+    ),
+
+    partnerRoute(
+      legacyMerchantPayments,
+      ({ partner, path, urlParams }) =>
+        Effect.gen(function* () {
+          const merchantId = decodeMerchantId(path.merchant_id)
+          if (Either.isLeft(merchantId)) {
+            return yield* RequestError.invalid(
+              "invalid_params",
+              "merchant_id",
+              "must be a merchant id (mrch_...)"
+            )
+          }
+          yield* merchants.get(partner, merchantId.right)
+          const statuses = asArray(urlParams.status) ?? [
+            "requires_action",
+            "processing",
+            "succeeded",
+            "failed",
+            "expired"
+          ]
+          const filter = yield* filterOf(
+            partner,
+            {
+              startTs: urlParams.start_ts,
+              endTs: urlParams.end_ts,
+              asset: urlParams.asset,
+              network: urlParams.network,
+              status: statuses,
+              merchantId: [merchantId.right]
+            },
+            { start: "start_ts", end: "end_ts" }
+          )
+          const page = yield* pageOf(
+            filter,
+            urlParams.sort_by ?? "date",
+            urlParams.sort_dir ?? "desc",
+            urlParams.cursor,
+            urlParams.limit
+          )
+          return json(200, {
+            data: page.rows.map((p) => legacyView(p, { registry, now: filter.now })),
+            next_cursor: page.next,
+            stats: legacyStatsView(page.stats, registry)
+          })
+        }),
+      { auth: "partner-legacy" }
+    )
+  ]
+})

@@ -4,7 +4,7 @@
  * change goes through the state machine and a compare-and-set write, then is
  * published so held long-polls answer at once.
  */
-import { Clock, Duration, Effect, Either, Option, Schedule } from "effect"
+import { Duration, Effect, Either, Option, Schedule } from "effect"
 import {
   DEFAULT_MAX_LONG_POLL_MS,
   DEFAULT_PAYMENT_LIFETIME_MS,
@@ -17,7 +17,7 @@ import { Merchants } from "../merchants/Merchants.js"
 import type { Partner } from "../partners/Partner.js"
 import type { Amount } from "../shared/Amount.js"
 import { Forbidden, InvalidInput } from "../shared/Errors.js"
-import { newId } from "../shared/Ids.js"
+import { makeIdBody, newId } from "../shared/Ids.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import {
   InvalidState,
@@ -54,8 +54,6 @@ const TRANSITION_ATTEMPTS = 5
 export const SWEEP_EVERY = Duration.seconds(5)
 const SWEEP_BATCH = 500
 
-const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-
 export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
   effect: Effect.gen(function* () {
     const store = yield* PaymentStore
@@ -65,6 +63,9 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
     const config = yield* PayConfig
     const lifetimeMs = config.paymentLifetimeMs ?? DEFAULT_PAYMENT_LIFETIME_MS
     const maxLongPollMs = config.maxLongPollMs ?? DEFAULT_MAX_LONG_POLL_MS
+    // Resolved once: a per-request service lookup costs more than reading the time.
+    const clock = yield* Effect.clock
+    const now = Effect.sync(() => new Date(clock.unsafeCurrentTimeMillis()))
 
     const create = (
       partner: Partner,
@@ -93,7 +94,7 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
           return yield* InvalidInput.of("expiresAt", "must be at most 30 days from now")
         }
         const payment: Payment = {
-          id: yield* newId<PaymentId>("pay"),
+          id: `pay_${makeIdBody(at.getTime())}` as PaymentId,
           partnerId: partner.id,
           merchantId,
           referenceId: input.referenceId,
@@ -227,18 +228,25 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       { readonly payment: PaymentStatusRecord; readonly at: Date },
       PaymentNotFound | Forbidden
     > =>
-      Effect.gen(function* () {
-        // Taken before the read: a change between the read and the wait still wakes it.
-        const since = yield* events.position
-        const payment = yield* statusOf(partner, merchantId, id)
-        const at = yield* now
-        const hold = Math.min(maxPollMs, maxLongPollMs)
-        if (hold <= 0 || isFinal(effectiveStatus(payment, at))) return { payment, at }
-        const untilExpiry =
-          payment.status === "requires_action" ? payment.expiresAt.getTime() - at.getTime() : hold
-        yield* events.awaitChange(id, since, Math.max(0, Math.min(hold, untilExpiry)))
-        return { payment: yield* reread(id, payment), at: yield* now }
-      })
+      // Taken before the read: a change between the read and the wait still wakes it.
+      Effect.flatMap(events.position, (since) =>
+        Effect.flatMap(statusOf(partner, merchantId, id), (payment) => {
+          const at = new Date(clock.unsafeCurrentTimeMillis())
+          const hold = Math.min(maxPollMs, maxLongPollMs)
+          if (hold <= 0 || isFinal(effectiveStatus(payment, at))) {
+            return Effect.succeed({ payment, at })
+          }
+          const untilExpiry =
+            payment.status === "requires_action" ? payment.expiresAt.getTime() - at.getTime() : hold
+          return events.awaitChange(id, since, Math.max(0, Math.min(hold, untilExpiry))).pipe(
+            Effect.zipRight(reread(id, payment)),
+            Effect.map((latest) => ({
+              payment: latest,
+              at: new Date(clock.unsafeCurrentTimeMillis())
+            }))
+          )
+        })
+      )
 
     const cancel = (
       partner: Partner,
