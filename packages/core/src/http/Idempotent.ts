@@ -16,30 +16,28 @@ import type { RouteInput } from "./Route.js"
 // biome-ignore lint/suspicious/noExplicitAny: any endpoint's input carries what is read here
 type AnyInput = RouteInput<any>
 
-/** The key, when the route requires one. */
-export const requiredIdempotencyKey = (input: AnyInput): Effect.Effect<string, RequestError> => {
+/** The sent key, if any, checked for length. */
+const sentKey = (input: AnyInput): Effect.Effect<string | undefined, RequestError> => {
   const key = input.header("idempotency-key")
-  if (key === undefined || key === "") {
-    return Effect.fail(
-      new RequestError({
-        status: 400,
-        code: "missing_idempotency_key",
-        message: "Missing Idempotency-Key header",
-        issues: [{ field: "Idempotency-Key", message: "is required" }]
-      })
-    )
-  }
-  if (key.length > MAX_KEY_LENGTH) {
-    return Effect.fail(
-      RequestError.invalid(
-        "params_validation",
-        "Idempotency-Key",
-        `must be at most ${MAX_KEY_LENGTH} characters`
+  if (key === undefined || key === "") return Effect.succeed(undefined)
+  return key.length > MAX_KEY_LENGTH
+    ? Effect.fail(
+        RequestError.invalid(
+          "params_validation",
+          "Idempotency-Key",
+          `must be at most ${MAX_KEY_LENGTH} characters`
+        )
       )
-    )
-  }
-  return Effect.succeed(key)
+    : Effect.succeed(key)
 }
+
+/** The key, when the route requires one. */
+export const requiredIdempotencyKey = (input: AnyInput): Effect.Effect<string, RequestError> =>
+  Effect.flatMap(sentKey(input), (key) =>
+    key === undefined
+      ? Effect.fail(RequestError.missingHeader("missing_idempotency_key", "Idempotency-Key"))
+      : Effect.succeed(key)
+  )
 
 /**
  * Runs `work` once for this key and request. `work` passes `complete(reply)`
@@ -64,3 +62,14 @@ export const idempotently = <E, R>(
     work: (complete) => work((reply) => complete({ status: reply.status, body: reply.body })),
     ...(recordFailure ? { recordFailure } : {})
   }).pipe(Effect.map((stored): Reply => ({ status: stored.status, body: stored.body })))
+
+/** Where the key is optional: with one, runs `idempotently`; without, runs the work as is. */
+export const maybeIdempotently = <E, R>(
+  input: AnyInput,
+  work: (
+    complete: ((reply: Reply) => IdempotencyCompletion) | undefined
+  ) => Effect.Effect<Reply, E, R>
+) =>
+  Effect.flatMap(sentKey(input), (key) =>
+    key === undefined ? work(undefined) : idempotently(input, key, (complete) => work(complete))
+  )

@@ -13,6 +13,16 @@ export class RequestError extends Schema.TaggedError<RequestError>()("RequestErr
   issues: Schema.optional(Schema.Array(FieldIssue)),
   allow: Schema.optional(Schema.String)
 }) {
+  /** A required header that was not sent, e.g. `Merchant-Id`. */
+  static missingHeader(code: string, header: string): RequestError {
+    return new RequestError({
+      status: 400,
+      code,
+      message: `Missing ${header} header`,
+      issues: [{ field: header, message: "is required" }]
+    })
+  }
+
   static invalid(code: string, field: string, message: string): RequestError {
     return new RequestError({
       status: 400,

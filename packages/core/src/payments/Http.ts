@@ -5,17 +5,13 @@
 import { Clock, Effect, Either, Encoding, Option, Schema } from "effect"
 import { PayConfig } from "../Config.js"
 import { json, type Reply } from "../http/Exchange.js"
-import { idempotently } from "../http/Idempotent.js"
+import { maybeIdempotently } from "../http/Idempotent.js"
 import { RequestError } from "../http/RequestError.js"
 import { partnerRoute, type RouteInput } from "../http/Route.js"
-import type { IdempotencyCompletion } from "../idempotency/Idempotency.js"
-import { MAX_KEY_LENGTH } from "../idempotency/Idempotency.js"
-import type { IdempotencyStore } from "../idempotency/IdempotencyStore.js"
 import { type Merchant, MerchantId, type MerchantNotFound } from "../merchants/Merchant.js"
 import { Merchants } from "../merchants/Merchants.js"
 import type { Partner } from "../partners/Partner.js"
 import { type Caip2, type Caip19, parseCaip2, parseCaip19 } from "../shared/Caip.js"
-import type { IdempotencyConflict } from "../shared/Errors.js"
 import { parseRfc3339, toUnixSeconds } from "../shared/Time.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import {
@@ -55,14 +51,7 @@ const decodeMerchantId = Schema.decodeUnknownEither(MerchantId)
 const merchantHeader = (input: AnyInput): Effect.Effect<MerchantId, RequestError> => {
   const value = input.header("merchant-id")?.trim()
   if (value === undefined || value === "") {
-    return Effect.fail(
-      new RequestError({
-        status: 400,
-        code: "missing_merchant_id",
-        message: "Missing Merchant-Id header",
-        issues: [{ field: "Merchant-Id", message: "is required" }]
-      })
-    )
+    return Effect.fail(RequestError.missingHeader("missing_merchant_id", "Merchant-Id"))
   }
   const id = decodeMerchantId(value)
   return Either.isRight(id)
@@ -81,27 +70,6 @@ const merchantNotFound = (e: MerchantNotFound) =>
       message: `No merchant ${e.merchantId}`
     })
   )
-
-/** Idempotency is optional on these routes: with a key, replays; without, runs once per call. */
-const maybeIdempotent = <E, R>(
-  input: AnyInput,
-  work: (
-    complete: ((reply: Reply) => IdempotencyCompletion) | undefined
-  ) => Effect.Effect<Reply, E, R>
-): Effect.Effect<Reply, E | RequestError | IdempotencyConflict, R | IdempotencyStore> => {
-  const key = input.header("idempotency-key")
-  if (key === undefined || key === "") return work(undefined)
-  if (key.length > MAX_KEY_LENGTH) {
-    return Effect.fail(
-      RequestError.invalid(
-        "params_validation",
-        "Idempotency-Key",
-        `must be at most ${MAX_KEY_LENGTH} characters`
-      )
-    )
-  }
-  return idempotently(input, key, (complete) => work(complete))
-}
 
 const expiresAtOf = (
   value: number | string | null | undefined
@@ -338,7 +306,7 @@ export const paymentRoutes = Effect.gen(function* () {
             gatewayUrl: gatewayUrl(publicUrl, p),
             pollInMs: POLL_IN_MS
           })
-        return yield* maybeIdempotent(input, (complete) =>
+        return yield* maybeIdempotently(input, (complete) =>
           payments
             .create(
               input.partner,
@@ -393,7 +361,7 @@ export const paymentRoutes = Effect.gen(function* () {
       Effect.gen(function* () {
         const merchantId = yield* merchantHeader(input)
         const reply = (p: Payment) => json(200, cancelView(p))
-        return yield* maybeIdempotent(input, (complete) =>
+        return yield* maybeIdempotently(input, (complete) =>
           payments
             .cancel(
               input.partner,
@@ -418,7 +386,7 @@ export const paymentRoutes = Effect.gen(function* () {
               createdAt: refund.createdAt.toISOString()
             }
           })
-        return yield* maybeIdempotent(input, (complete) =>
+        return yield* maybeIdempotently(input, (complete) =>
           payments
             .refund(
               input.partner,
