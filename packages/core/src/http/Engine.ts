@@ -4,7 +4,7 @@
  * turns every outcome, including defects, into a JSON response. Adapters turn
  * their server's requests into `EngineRequest`s and call it.
  */
-import { Cause, Effect, Exit, Option, Runtime } from "effect"
+import { Cause, Effect, Exit, Runtime } from "effect"
 import type { Partner } from "../partners/Partner.js"
 import { Partners } from "../partners/Partners.js"
 import {
@@ -272,25 +272,19 @@ export const makeEngineHandler = <R>(
       )
     }
 
-    // Most requests complete without waiting (SQLite is synchronous): running them
-    // synchronously spares a promise-backed fiber's allocations (~5 KB a request). One
-    // that does wait (a long-poll, a body) goes on in its fiber and is awaited.
-    const runSync = Runtime.runSyncExit(runtime)
+    // A fiber runs synchronously until it has to wait, and most requests never do (SQLite
+    // is synchronous): those are answered at once, without a promise-backed runner. One
+    // that waits (a long-poll, a body) goes on in its fiber and is awaited.
+    const runFork = Runtime.runFork(runtime)
+    const settled = (exit: Exit.Exit<EngineResponse>) =>
+      Exit.isSuccess(exit) ? exit.value : respond(fromError(INTERNAL_ERROR), undefined)
     return (request) => {
-      const exit = runSync(handle(request))
-      if (Exit.isSuccess(exit)) return Promise.resolve(exit.value)
-      const fiber = Option.getOrUndefined(Cause.dieOption(exit.cause))
-      if (Runtime.isAsyncFiberException(fiber)) {
-        return new Promise<EngineResponse>((resolve) =>
-          fiber.fiber.addObserver((done) =>
-            resolve(
-              Exit.isSuccess(done)
-                ? (done.value as EngineResponse)
-                : respond(fromError(INTERNAL_ERROR), undefined)
-            )
+      const fiber = runFork(handle(request))
+      const exit = fiber.unsafePoll()
+      return exit !== null
+        ? Promise.resolve(settled(exit))
+        : new Promise<EngineResponse>((resolve) =>
+            fiber.addObserver((done) => resolve(settled(done)))
           )
-        )
-      }
-      return Promise.resolve(respond(fromError(INTERNAL_ERROR), undefined))
     }
   })
