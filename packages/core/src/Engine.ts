@@ -36,16 +36,25 @@ export const PayServices = Layer.mergeAll(
   Payments.Default
 ).pipe(Layer.provideMerge(Merchants.Default))
 
+/** The documents never change while the engine runs: made once, on first request. */
+const once = <A>(make: () => A) => {
+  let value: A | undefined
+  return () => {
+    value ??= make()
+    return value
+  }
+}
+const openApiReply = once(() => json(200, openApiDocument()))
+const docsReply = once(() => ({
+  status: 200,
+  body: renderApiReferencePage(openApiDocument(), { title: "Pay engine API reference" }),
+  contentType: "text/html"
+}))
+
 const systemRoutes = [
   publicRoute("GET", "/health", () => Effect.succeed(json(200, { status: "ok" }))),
-  publicRoute("GET", "/openapi.json", () => Effect.succeed(json(200, openApiDocument()))),
-  publicRoute("GET", "/docs", () =>
-    Effect.succeed({
-      status: 200,
-      body: renderApiReferencePage(openApiDocument(), { title: "Pay engine API reference" }),
-      contentType: "text/html"
-    })
-  )
+  publicRoute("GET", "/openapi.json", () => Effect.sync(openApiReply)),
+  publicRoute("GET", "/docs", () => Effect.sync(docsReply))
 ]
 
 export type PayRouteServices =
