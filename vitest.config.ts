@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["packages/*/src/**/*.test.ts", "examples/**/*.test.ts"],
+    globalSetup: ["packages/storage-postgres/src/testing/globalSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000
   }

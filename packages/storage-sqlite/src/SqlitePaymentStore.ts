@@ -204,9 +204,9 @@ export const makeSqlitePaymentStore = (
       buyer_key = coalesce(?, buyer_key),
       buyer_provider_name = CASE WHEN ? = 1 THEN ? ELSE buyer_provider_name END,
       buyer_provider_icon = CASE WHEN ? = 1 THEN ? ELSE buyer_provider_icon END,
-      tx_network = coalesce(?, tx_network),
-      tx_hash = coalesce(?, tx_hash),
-      tx_nonce = coalesce(?, tx_nonce),
+      tx_network = CASE WHEN ? = 1 THEN ? ELSE tx_network END,
+      tx_hash = CASE WHEN ? = 1 THEN ? ELSE tx_hash END,
+      tx_nonce = CASE WHEN ? = 1 THEN ? ELSE tx_nonce END,
       tx_id = coalesce(?, tx_id)
     WHERE id = ? AND status = ?`)
   const dueSql = db.prepare(`SELECT id FROM payments
@@ -299,8 +299,12 @@ export const makeSqlitePaymentStore = (
             c.buyer?.providerName ?? null,
             c.buyer ? 1 : 0,
             c.buyer?.providerIcon ?? null,
+            // A new transaction replaces the old one whole (a null nonce included).
+            c.transaction ? 1 : 0,
             c.transaction?.networkId ?? null,
+            c.transaction ? 1 : 0,
             c.transaction?.hash ?? null,
+            c.transaction ? 1 : 0,
             c.transaction?.nonce ?? null,
             c.txId ?? null,
             id,

@@ -259,6 +259,42 @@ export const paymentStorageContract = (
     )
 
     test(
+      "replaces the buyer and the transaction whole when a transition brings new ones",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const store = yield* PaymentStore
+        const p = aPayment(partner.id, merchants[0]!.id, {
+          status: "processing",
+          tokenAmount: { asset: USDC_BASE, value: 1n },
+          buyer: {
+            ...buyer("0x00000000000000000000000000000000000000b0"),
+            providerIcon: "https://w.example/i.png"
+          },
+          transaction: { networkId: "8453", hash: `0x${"aa".repeat(32)}`, nonce: 5 }
+        })
+        yield* store.insert(p)
+        const at = new Date(T0 + 1)
+        const next = Option.getOrThrow(
+          yield* store.transition(p.id, "processing", {
+            status: "succeeded",
+            at,
+            finalAt: at,
+            txId: "0x1",
+            buyer: buyer("0x00000000000000000000000000000000000000c0"),
+            transaction: { networkId: "8453", hash: `0x${"bb".repeat(32)}`, nonce: null }
+          })
+        )
+        expect(next.transaction).toEqual({
+          networkId: "8453",
+          hash: `0x${"bb".repeat(32)}`,
+          nonce: null
+        })
+        expect(next.buyer?.providerIcon).toBeNull()
+        expect(Option.getOrThrow(yield* store.find(p.id))).toEqual(next)
+      })
+    )
+
+    test(
       "records due expiries only, up to the limit",
       Effect.gen(function* () {
         const { partner, merchants } = yield* setup

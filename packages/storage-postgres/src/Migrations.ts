@@ -1,0 +1,43 @@
+/**
+ * The schema's migrations, statically imported so bundlers and embedders get
+ * them without a migrations folder on disk, run with the @effect/sql Migrator
+ * into the schema the connection's `search_path` names.
+ */
+import { Migrator, SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import initial from "./migrations/0001_initial.js"
+import payments from "./migrations/0002_payments.js"
+
+export const migrations = Migrator.fromRecord({
+  "0001_initial": initial,
+  "0002_payments": payments
+})
+
+const TABLE = "pay_migrations"
+/** Any constant shared by every instance: it only names the advisory lock. */
+const CREATE_TABLE_LOCK = 7_305_417_001
+
+/**
+ * The Migrator checks for its table and then creates it, which two instances
+ * starting at once can both try; creating it first under an advisory lock
+ * closes that race. Its own table lock then serialises the migrations.
+ */
+const ensureTable = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.withTransaction(
+    Effect.zipRight(
+      sql`SELECT pg_advisory_xact_lock(${CREATE_TABLE_LOCK})`,
+      sql`CREATE TABLE IF NOT EXISTS ${sql(TABLE)} (
+        migration_id integer PRIMARY KEY,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        name text NOT NULL
+      )`
+    )
+  )
+})
+
+/** Applies every migration not yet applied; safe to run from several instances at once. */
+export const migrate = Effect.zipRight(
+  ensureTable,
+  Migrator.make({})({ loader: migrations, table: TABLE })
+)

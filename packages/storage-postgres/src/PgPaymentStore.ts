@@ -1,0 +1,326 @@
+/**
+ * The payment store on PostgreSQL. Transitions and expiries are single
+ * compare-and-set statements (the WHERE clause holds the expected status), so
+ * with any number of instances each change applies once; the expiry sweep
+ * skips rows another instance has locked. Listings are keyset pages over the
+ * indexes on (partner or merchant, sort key, id); statistics are exact
+ * `numeric` sums read back as text.
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { Fragment } from "@effect/sql/Statement"
+import {
+  type AmountUnit,
+  type Caip10,
+  type Caip19,
+  chainOfCaip19,
+  findCurrency,
+  formatUnit,
+  type MerchantId,
+  type PartnerId,
+  type Payment,
+  type PaymentFilter,
+  type PaymentId,
+  type PaymentStatus,
+  type PaymentStatusRecord,
+  PaymentStore,
+  RefundExists,
+  type RefundId
+} from "@pay/core"
+import { Effect, Option } from "effect"
+import { onUniqueViolation, orDieSql } from "./PgErrors.js"
+import { withCompletion, writeCompletion } from "./PgIdempotencyStore.js"
+
+interface StatusRow {
+  readonly id: string
+  readonly partner_id: string
+  readonly merchant_id: string
+  readonly status: string
+  readonly expires_at: Date
+  readonly failure_code: string | null
+  readonly token_asset: string | null
+  /** numeric comes back as text: exact at any size. */
+  readonly token_value: string | null
+  readonly tx_id: string | null
+}
+
+interface PaymentRow extends StatusRow {
+  readonly reference_id: string
+  readonly amount_unit: string
+  readonly amount_value: string
+  readonly cancelled_reason: string | null
+  readonly created_at: Date
+  readonly updated_at: Date
+  readonly final_at: Date | null
+  readonly checkout: Payment["checkout"]
+  readonly buyer_account: string | null
+  readonly buyer_provider_name: string | null
+  readonly buyer_provider_icon: string | null
+  readonly tx_network: string | null
+  readonly tx_hash: string | null
+  /** bigint comes back as text. */
+  readonly tx_nonce: string | null
+  readonly refund_id: string | null
+  readonly refund_created_at: Date | null
+}
+
+/** Stored units were validated on the way in: read them back without re-validating. */
+const unitFromStorage = (unit: string): AmountUnit => {
+  if (unit.startsWith("iso4217/")) {
+    const currency = findCurrency(unit.slice("iso4217/".length))
+    if (currency === undefined) throw new Error(`stored payment has an unknown currency: ${unit}`)
+    return { kind: "fiat", currency }
+  }
+  return { kind: "token", asset: unit.slice("caip19/".length) as Caip19 }
+}
+
+const toStatusRecord = (r: StatusRow): PaymentStatusRecord => ({
+  id: r.id as PaymentId,
+  partnerId: r.partner_id as PartnerId,
+  merchantId: r.merchant_id as MerchantId,
+  status: r.status as PaymentStatus,
+  expiresAt: r.expires_at,
+  failureCode: r.failure_code as Payment["failureCode"],
+  tokenAmount:
+    r.token_asset === null || r.token_value === null
+      ? null
+      : { asset: r.token_asset as Caip19, value: BigInt(r.token_value) },
+  txId: r.tx_id
+})
+
+const toPayment = (r: PaymentRow): Payment => ({
+  ...toStatusRecord(r),
+  referenceId: r.reference_id,
+  amount: { unit: unitFromStorage(r.amount_unit), value: BigInt(r.amount_value) },
+  cancelledReason: r.cancelled_reason as Payment["cancelledReason"],
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  finalAt: r.final_at,
+  checkout: r.checkout,
+  buyer:
+    r.buyer_account === null
+      ? null
+      : {
+          account: r.buyer_account as Caip10,
+          providerName: r.buyer_provider_name,
+          providerIcon: r.buyer_provider_icon
+        },
+  transaction:
+    r.tx_network === null || r.tx_hash === null
+      ? null
+      : {
+          networkId: r.tx_network,
+          hash: r.tx_hash,
+          nonce: r.tx_nonce === null ? null : Number(r.tx_nonce)
+        },
+  refund:
+    r.refund_id === null || r.refund_created_at === null
+      ? null
+      : { id: r.refund_id as RefundId, createdAt: r.refund_created_at }
+})
+
+/** A customer is an address, the same one on any chain counting once. */
+const buyerKey = (account: string) => account.slice(account.lastIndexOf(":") + 1).toLowerCase()
+
+export const makePgPaymentStore = (sql: SqlClient) => {
+  /** Rows of `payments` (here, or a CTE of updated ones) with their refund. */
+  const withRefund = (source: Fragment) => sql`SELECT p.*, r.id AS refund_id,
+      r.created_at AS refund_created_at
+    FROM ${source} p LEFT JOIN refunds r ON r.payment_id = p.id`
+
+  const findRows = (id: string) =>
+    sql<PaymentRow>`${withRefund(sql.literal("payments"))} WHERE p.id = ${id}`
+
+  /** The WHERE clause of a filter: fixed fragments, values always bound. */
+  const whereOf = (f: PaymentFilter) =>
+    sql.and([
+      sql`p.partner_id = ${f.partnerId}`,
+      ...(f.merchantIds === undefined ? [] : [sql`p.merchant_id = ANY(${f.merchantIds}::text[])`]),
+      ...(f.statuses === undefined
+        ? []
+        : [
+            sql`(CASE WHEN p.status = 'requires_action' AND p.expires_at <= ${f.now}
+              THEN 'expired' ELSE p.status END) = ANY(${f.statuses}::text[])`
+          ]),
+      ...(f.from === undefined ? [] : [sql`p.created_at >= ${f.from}`]),
+      ...(f.before === undefined ? [] : [sql`p.created_at < ${f.before}`]),
+      ...(f.assets === undefined ? [] : [sql`p.token_asset = ANY(${f.assets}::text[])`]),
+      ...(f.networks === undefined ? [] : [sql`p.token_chain = ANY(${f.networks}::text[])`]),
+      // strpos, not LIKE: the search is a literal substring, `%` and `_` included.
+      ...(f.referenceId === undefined
+        ? []
+        : [sql`strpos(p.reference_folded, ${f.referenceId.toLowerCase()}) > 0`])
+    ])
+
+  return PaymentStore.of({
+    insert: (p, completion) =>
+      withCompletion(
+        sql,
+        sql`INSERT INTO payments ${sql.insert({
+          id: p.id,
+          partner_id: p.partnerId,
+          merchant_id: p.merchantId,
+          reference_id: p.referenceId,
+          reference_folded: p.referenceId.toLowerCase(),
+          amount_unit: formatUnit(p.amount.unit),
+          amount_value: p.amount.value.toString(),
+          status: p.status,
+          failure_code: p.failureCode,
+          cancelled_reason: p.cancelledReason,
+          expires_at: p.expiresAt,
+          created_at: p.createdAt,
+          updated_at: p.updatedAt,
+          final_at: p.finalAt,
+          checkout: p.checkout === null ? null : JSON.stringify(p.checkout),
+          token_asset: p.tokenAmount?.asset ?? null,
+          token_chain: p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
+          token_value: p.tokenAmount?.value.toString() ?? null,
+          buyer_account: p.buyer?.account ?? null,
+          buyer_key: p.buyer ? buyerKey(p.buyer.account) : null,
+          buyer_provider_name: p.buyer?.providerName ?? null,
+          buyer_provider_icon: p.buyer?.providerIcon ?? null,
+          tx_network: p.transaction?.networkId ?? null,
+          tx_hash: p.transaction?.hash ?? null,
+          tx_nonce: p.transaction?.nonce ?? null,
+          tx_id: p.txId
+        })}`,
+        completion
+      ).pipe(Effect.asVoid, orDieSql),
+
+    find: (id) =>
+      findRows(id).pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toPayment)),
+        orDieSql
+      ),
+
+    findStatus: (id) =>
+      sql<StatusRow>`SELECT id, partner_id, merchant_id, status, expires_at, failure_code,
+          token_asset, token_value, tx_id
+        FROM payments WHERE id = ${id}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toStatusRecord)),
+        orDieSql
+      ),
+
+    transition: (id, from, c, completion) => {
+      // A given buyer or transaction replaces the stored one whole (applyChange's meaning).
+      const buyer = c.buyer ?? null
+      const tx = c.transaction ?? null
+      const updated = sql`(UPDATE payments SET
+          status = ${c.status},
+          updated_at = ${c.at},
+          final_at = coalesce(${c.finalAt}::timestamptz, final_at),
+          failure_code = coalesce(${c.failureCode ?? null}::text, failure_code),
+          cancelled_reason = coalesce(${c.cancelledReason ?? null}::text, cancelled_reason),
+          token_asset = coalesce(${c.tokenAmount?.asset ?? null}::text, token_asset),
+          token_chain = coalesce(${c.tokenAmount ? chainOfCaip19(c.tokenAmount.asset) : null}::text,
+            token_chain),
+          token_value = coalesce(${c.tokenAmount?.value.toString() ?? null}::numeric, token_value),
+          buyer_account = coalesce(${buyer?.account ?? null}::text, buyer_account),
+          buyer_key = coalesce(${buyer ? buyerKey(buyer.account) : null}::text, buyer_key),
+          buyer_provider_name = CASE WHEN ${buyer !== null}::boolean
+            THEN ${buyer?.providerName ?? null}::text ELSE buyer_provider_name END,
+          buyer_provider_icon = CASE WHEN ${buyer !== null}::boolean
+            THEN ${buyer?.providerIcon ?? null}::text ELSE buyer_provider_icon END,
+          tx_network = CASE WHEN ${tx !== null}::boolean
+            THEN ${tx?.networkId ?? null}::text ELSE tx_network END,
+          tx_hash = CASE WHEN ${tx !== null}::boolean THEN ${tx?.hash ?? null}::text ELSE tx_hash END,
+          tx_nonce = CASE WHEN ${tx !== null}::boolean
+            THEN ${tx?.nonce ?? null}::bigint ELSE tx_nonce END,
+          tx_id = coalesce(${c.txId ?? null}::text, tx_id)
+        WHERE id = ${id} AND status = ${from}
+        RETURNING *)`
+      const apply = sql<PaymentRow>`WITH updated AS ${updated}
+        ${withRefund(sql.literal("updated"))}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toPayment))
+      )
+      // The completion is written only when the change applied, in its transaction.
+      return (
+        completion === undefined
+          ? apply
+          : sql.withTransaction(
+              Effect.tap(apply, (result) =>
+                Option.isSome(result) ? writeCompletion(sql, completion) : Effect.void
+              )
+            )
+      ).pipe(orDieSql)
+    },
+
+    expireDue: (now, limit) =>
+      // The due rows are picked once (a materialized CTE, not a subquery the planner may run
+      // again per row and, with LIMIT, pick other rows); rows another instance is expiring
+      // right now are skipped, not waited for.
+      sql<PaymentRow>`WITH due AS MATERIALIZED (
+          SELECT id FROM payments
+          WHERE status = 'requires_action' AND expires_at <= ${now}
+          ORDER BY expires_at, id LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED
+        ), updated AS (
+          UPDATE payments p SET status = 'expired', updated_at = ${now}, final_at = ${now}
+          FROM due WHERE p.id = due.id AND p.status = 'requires_action'
+          RETURNING p.*
+        ) ${withRefund(sql.literal("updated"))}`.pipe(
+        Effect.map((rows) => rows.map(toPayment)),
+        orDieSql
+      ),
+
+    addRefund: (id, refund, completion) =>
+      withCompletion(
+        sql,
+        sql`INSERT INTO refunds (id, payment_id, created_at)
+          VALUES (${refund.id}, ${id}, ${refund.createdAt})`,
+        completion
+      ).pipe(
+        Effect.asVoid,
+        onUniqueViolation("refunds_one_per_payment", () =>
+          sql<{ readonly id: string }>`SELECT id FROM refunds WHERE payment_id = ${id}`.pipe(
+            Effect.flatMap(([existing]) =>
+              Effect.fail(new RefundExists({ paymentId: id, refundId: existing?.id ?? "" }))
+            )
+          )
+        ),
+        orDieSql
+      ),
+
+    list: (q) => {
+      const where = whereOf(q.filter)
+      const byDate = q.sortBy === "date"
+      const key = byDate ? sql`p.created_at` : sql`p.amount_value`
+      const dir = q.direction === "asc" ? sql`ASC` : sql`DESC`
+      const after =
+        q.after === undefined
+          ? sql``
+          : sql`AND (${key}, p.id) ${q.direction === "asc" ? sql`>` : sql`<`} (${
+              byDate
+                ? sql`${new Date(Number(q.after.key))}::timestamptz`
+                : sql`${q.after.key}::numeric`
+            }, ${q.after.id})`
+      return sql<PaymentRow>`${withRefund(sql.literal("payments"))} WHERE ${where} ${after}
+        ORDER BY ${key} ${dir}, p.id ${dir} LIMIT ${q.limit}`.pipe(
+        Effect.map((rows) => rows.map(toPayment)),
+        orDieSql
+      )
+    },
+
+    stats: (filter) => {
+      const succeeded = sql`FROM payments p WHERE ${whereOf(filter)} AND p.status = 'succeeded'`
+      return Effect.all(
+        [
+          sql<{ readonly unit: string; readonly total: string }>`SELECT p.amount_unit AS unit,
+            sum(p.amount_value)::text AS total ${succeeded} GROUP BY p.amount_unit`,
+          sql<{ readonly transactions: string; readonly customers: string }>`SELECT
+            count(*) AS transactions, count(DISTINCT p.buyer_key) AS customers ${succeeded}`
+        ],
+        { concurrency: 2 }
+      ).pipe(
+        Effect.map(([revenue, [counts]]) => ({
+          // Sorted here, not in SQL, so the order does not depend on the database's collation.
+          revenue: revenue
+            .map((r) => ({ unit: r.unit, total: BigInt(r.total) }))
+            .sort((a, b) => (a.unit < b.unit ? -1 : 1)),
+          transactions: Number(counts?.transactions ?? 0),
+          customers: Number(counts?.customers ?? 0)
+        })),
+        orDieSql
+      )
+    }
+  })
+}

@@ -1,0 +1,6 @@
+import { paymentStorageContract, storageContract } from "@pay/core/testing"
+import { freshStorage } from "./testing/TestDatabase.js"
+
+// Each test builds the layer once: a new schema, migrated, dropped afterwards.
+storageContract("PostgreSQL", freshStorage)
+paymentStorageContract("PostgreSQL", freshStorage)

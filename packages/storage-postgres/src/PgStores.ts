@@ -1,0 +1,273 @@
+/**
+ * Every storage port of the core on PostgreSQL, through the `SqlClient` in
+ * context (a pooled PgClient). Single-row changes are single statements whose
+ * WHERE clause is the rule (not deleted, still in the expected state), so
+ * concurrent instances cannot both apply them; multi-row writes and the
+ * idempotency record that goes with them share one transaction; uniqueness is
+ * the schema's job, and its violations map to the ports' errors.
+ */
+import { SqlClient } from "@effect/sql"
+import {
+  ApiKeyPrefixTaken,
+  type Caip10,
+  type Caip19,
+  type CryptoSettlement,
+  type CryptoSettlementId,
+  IdempotencyStore,
+  Merchant,
+  type MerchantId,
+  type MerchantStatus,
+  MerchantStore,
+  Partner,
+  type PartnerId,
+  PartnerStore,
+  PaymentStore,
+  SettlementAssetConflict,
+  SettlementStore
+} from "@pay/core"
+import { Effect, Layer, Option } from "effect"
+import { onUniqueViolation, orDieSql } from "./PgErrors.js"
+import { makePgIdempotencyStore, withCompletion, writeCompletion } from "./PgIdempotencyStore.js"
+import { makePgPaymentStore } from "./PgPaymentStore.js"
+
+interface PartnerRow {
+  readonly id: string
+  readonly name: string
+  readonly api_version: string
+  readonly created_at: Date
+}
+interface MerchantRow {
+  readonly id: string
+  readonly partner_id: string
+  readonly name: string
+  readonly email: string | null
+  readonly icon_url: string | null
+  readonly status: string
+  readonly created_at: Date
+  readonly updated_at: Date
+  readonly deleted_at: Date | null
+}
+interface SettlementRow {
+  readonly id: string
+  readonly merchant_id: string
+  readonly asset: string
+  readonly destination: string
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const toPartner = (r: PartnerRow) =>
+  new Partner({
+    id: r.id as PartnerId,
+    name: r.name,
+    apiVersion: r.api_version as Partner["apiVersion"],
+    createdAt: r.created_at
+  })
+
+const toMerchant = (r: MerchantRow) =>
+  new Merchant({
+    id: r.id as MerchantId,
+    partnerId: r.partner_id as PartnerId,
+    name: r.name,
+    email: r.email,
+    iconUrl: r.icon_url,
+    status: r.status as MerchantStatus,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    deletedAt: r.deleted_at
+  })
+
+const toSettlement = (r: SettlementRow): CryptoSettlement => ({
+  id: r.id as CryptoSettlementId,
+  merchantId: r.merchant_id as MerchantId,
+  asset: r.asset as Caip19,
+  destination: r.destination as Caip10,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at
+})
+
+/** Case folding for search, done in JS so it agrees with the in-memory store on all of Unicode. */
+const fold = (s: string) => s.toLowerCase()
+
+const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) =>
+  Option.map(Option.fromNullable(rows[0]), f)
+
+export const makePgPartnerStore = (sql: SqlClient.SqlClient) =>
+  PartnerStore.of({
+    insert: (partner, key) =>
+      sql
+        .withTransaction(
+          Effect.zipRight(
+            sql`INSERT INTO partners (id, name, api_version, created_at)
+              VALUES (${partner.id}, ${partner.name}, ${partner.apiVersion}, ${partner.createdAt})`,
+            sql`INSERT INTO api_keys (prefix, hash, partner_id, created_at)
+              VALUES (${key.prefix}, ${key.hash}, ${key.partnerId}, ${key.createdAt})`
+          )
+        )
+        .pipe(
+          Effect.asVoid,
+          onUniqueViolation("api_keys_pkey", () => Effect.fail(new ApiKeyPrefixTaken())),
+          orDieSql
+        ),
+    findByKeyPrefix: (prefix) =>
+      sql<
+        PartnerRow & {
+          readonly prefix: string
+          readonly hash: string
+          readonly key_created_at: Date
+        }
+      >`
+        SELECT k.prefix, k.hash, k.created_at AS key_created_at,
+          p.id, p.name, p.api_version, p.created_at
+        FROM api_keys k JOIN partners p ON p.id = k.partner_id WHERE k.prefix = ${prefix}`.pipe(
+        Effect.map((rows) =>
+          first(rows, (row) => ({
+            partner: toPartner(row),
+            key: {
+              prefix: row.prefix,
+              hash: row.hash,
+              partnerId: row.id as PartnerId,
+              createdAt: row.key_created_at
+            }
+          }))
+        ),
+        orDieSql
+      ),
+    find: (id) =>
+      sql<PartnerRow>`SELECT * FROM partners WHERE id = ${id}`.pipe(
+        Effect.map((rows) => first(rows, toPartner)),
+        orDieSql
+      ),
+    list: sql<PartnerRow>`SELECT * FROM partners ORDER BY created_at, id`.pipe(
+      Effect.map((rows) => rows.map(toPartner)),
+      orDieSql
+    )
+  })
+
+export const makePgMerchantStore = (sql: SqlClient.SqlClient) => {
+  const one = (rows: ReadonlyArray<MerchantRow>) => first(rows, toMerchant)
+  return MerchantStore.of({
+    insert: (m, completion) =>
+      withCompletion(
+        sql,
+        sql`INSERT INTO merchants (id, partner_id, name, name_folded, email, icon_url, status,
+            created_at, updated_at, deleted_at)
+          VALUES (${m.id}, ${m.partnerId}, ${m.name}, ${fold(m.name)}, ${m.email}, ${m.iconUrl},
+            ${m.status}, ${m.createdAt}, ${m.updatedAt}, ${m.deletedAt})`,
+        completion
+      ).pipe(Effect.asVoid, orDieSql),
+    find: (id) =>
+      sql<MerchantRow>`SELECT * FROM merchants WHERE id = ${id}`.pipe(Effect.map(one), orDieSql),
+    list: (query) => {
+      // strpos, not LIKE: the search is a literal substring, `%` and `_` included.
+      const filter = sql.and([
+        sql`partner_id = ${query.partnerId}`,
+        sql`deleted_at IS NULL`,
+        ...(query.status === undefined ? [] : [sql`status = ${query.status}`]),
+        ...(query.search === undefined
+          ? []
+          : [
+              sql`(strpos(name_folded, ${fold(query.search)}) > 0
+                OR strpos(lower(id), ${fold(query.search)}) > 0)`
+            ])
+      ])
+      const before = query.before === undefined ? sql`` : sql`AND id < ${query.before}`
+      return Effect.all(
+        [
+          sql<MerchantRow>`SELECT * FROM merchants WHERE ${filter} ${before}
+            ORDER BY id DESC LIMIT ${query.limit}`,
+          sql<{ readonly n: string }>`SELECT count(*) AS n FROM merchants WHERE ${filter}`
+        ],
+        { concurrency: 2 }
+      ).pipe(
+        Effect.map(([rows, [count]]) => ({
+          merchants: rows.map(toMerchant),
+          totalCount: Number(count?.n ?? 0)
+        })),
+        orDieSql
+      )
+    },
+    update: (id, changes, at) =>
+      sql<MerchantRow>`UPDATE merchants SET
+          name = coalesce(${changes.name ?? null}, name),
+          name_folded = coalesce(${changes.name === undefined ? null : fold(changes.name)},
+            name_folded),
+          email = coalesce(${changes.email ?? null}, email),
+          icon_url = CASE WHEN ${changes.iconUrl !== undefined}::boolean
+            THEN ${changes.iconUrl ?? null} ELSE icon_url END,
+          updated_at = ${at}
+        WHERE id = ${id} AND deleted_at IS NULL RETURNING *`.pipe(Effect.map(one), orDieSql),
+    setStatus: (id, status, at) =>
+      sql<MerchantRow>`UPDATE merchants SET status = ${status}, updated_at = ${at}
+        WHERE id = ${id} AND deleted_at IS NULL RETURNING *`.pipe(Effect.map(one), orDieSql),
+    markDeleted: (id, at) =>
+      sql<MerchantRow>`UPDATE merchants SET deleted_at = coalesce(deleted_at, ${at})
+        WHERE id = ${id} RETURNING *`.pipe(Effect.map(one), orDieSql)
+  })
+}
+
+export const makePgSettlementStore = (sql: SqlClient.SqlClient) =>
+  SettlementStore.of({
+    insertAll: (rows, completion) => {
+      // One row at a time, so a clash names the asset that caused it.
+      const inserts = Effect.forEach(
+        rows,
+        (s) =>
+          sql`INSERT INTO crypto_settlements (id, merchant_id, asset, destination, created_at,
+              updated_at)
+            VALUES (${s.id}, ${s.merchantId}, ${s.asset}, ${s.destination}, ${s.createdAt},
+              ${s.updatedAt})`.pipe(
+            onUniqueViolation("crypto_settlements_live_asset", () =>
+              Effect.fail(new SettlementAssetConflict({ asset: s.asset, merchantId: s.merchantId }))
+            )
+          ),
+        { discard: true }
+      )
+      // All or none, with or without a completion.
+      return sql
+        .withTransaction(
+          completion === undefined
+            ? inserts
+            : Effect.zipRight(inserts, writeCompletion(sql, completion))
+        )
+        .pipe(Effect.asVoid, orDieSql)
+    },
+    listByMerchant: (merchantId) =>
+      sql<SettlementRow>`SELECT * FROM crypto_settlements
+        WHERE merchant_id = ${merchantId} AND deleted_at IS NULL ORDER BY id`.pipe(
+        Effect.map((rows) => rows.map(toSettlement)),
+        orDieSql
+      ),
+    updateDestination: (merchantId, id, destination, at) =>
+      sql<SettlementRow>`UPDATE crypto_settlements SET destination = ${destination},
+          updated_at = ${at}
+        WHERE id = ${id} AND merchant_id = ${merchantId} AND deleted_at IS NULL
+        RETURNING *`.pipe(
+        Effect.map((rows) => first(rows, toSettlement)),
+        orDieSql
+      ),
+    remove: (merchantId, id, at) =>
+      Effect.gen(function* () {
+        const removed = yield* sql`UPDATE crypto_settlements SET deleted_at = ${at},
+            updated_at = ${at}
+          WHERE id = ${id} AND merchant_id = ${merchantId} AND deleted_at IS NULL RETURNING id`
+        if (removed.length === 1) return "removed" as const
+        // A concurrent remove waited on our row lock and saw it deleted: already_removed.
+        const existing = yield* sql`SELECT 1 AS found FROM crypto_settlements
+          WHERE id = ${id} AND merchant_id = ${merchantId}`
+        return existing.length === 1 ? ("already_removed" as const) : ("not_found" as const)
+      }).pipe(orDieSql)
+  })
+
+/** The stores on the `SqlClient` in context. */
+export const PgStores = Layer.unwrapEffect(
+  Effect.map(SqlClient.SqlClient, (sql) =>
+    Layer.mergeAll(
+      Layer.succeed(PaymentStore, makePgPaymentStore(sql)),
+      Layer.succeed(PartnerStore, makePgPartnerStore(sql)),
+      Layer.succeed(MerchantStore, makePgMerchantStore(sql)),
+      Layer.succeed(SettlementStore, makePgSettlementStore(sql)),
+      Layer.succeed(IdempotencyStore, makePgIdempotencyStore(sql))
+    )
+  )
+)

@@ -1,0 +1,9 @@
+/**
+ * @pay/storage-postgres: the engine's storage ports on PostgreSQL
+ * (@effect/sql-pg), with migrations; the store for many instances.
+ */
+export * from "./layer.js"
+export * from "./Migrations.js"
+export * from "./PgIdempotencyStore.js"
+export * from "./PgPaymentStore.js"
+export * from "./PgStores.js"
