@@ -91,6 +91,9 @@ const matchRoute = <R>(
   return allow.length > 0 ? { _tag: "WrongMethod", allow } : { _tag: "None" }
 }
 
+// Shared by every request without a query string; routes only read it.
+const NO_QUERY = new URLSearchParams()
+
 /** Path and query of a request target; origin-form (`/path?query`) without a URL parser. */
 const splitTarget = (target: string): { pathname: string; query: URLSearchParams } => {
   if (!target.startsWith("/")) {
@@ -99,13 +102,15 @@ const splitTarget = (target: string): { pathname: string; query: URLSearchParams
   }
   const mark = target.indexOf("?")
   return mark === -1
-    ? { pathname: target, query: new URLSearchParams() }
+    ? { pathname: target, query: NO_QUERY }
     : { pathname: target.slice(0, mark), query: new URLSearchParams(target.slice(mark + 1)) }
 }
 
+const VERSION_HEADER_KEYS = VERSION_HEADERS.map((name) => [name, name.toLowerCase()] as const)
+
 const requestedVersion = (request: EngineRequest) => {
-  for (const name of VERSION_HEADERS) {
-    const value = request.header(name.toLowerCase())?.trim()
+  for (const [name, key] of VERSION_HEADER_KEYS) {
+    const value = request.header(key)?.trim()
     if (value !== undefined && value !== "") return { name, value }
   }
   return undefined
@@ -259,16 +264,18 @@ export const makeEngineHandler = <R>(
             ? Effect.flatMap(readJsonBody(request, options.maxBodyBytes), exchange)
             : exchange(undefined)
         }),
-        Effect.match({
-          onSuccess: (reply) => respond(reply, version),
-          onFailure: (failure) => failed(failure, version)
-        }),
-        Effect.catchAllCause((cause) =>
-          Effect.as(
-            Effect.logError("request failed", Cause.pretty(cause)),
-            respond(fromError(INTERNAL_ERROR), version)
-          )
-        )
+        Effect.matchCauseEffect({
+          onSuccess: (reply) => Effect.succeed(respond(reply, version)),
+          onFailure: (cause) => {
+            const failure = Cause.failureOption(cause)
+            return failure._tag === "Some" && !Cause.isDie(cause) && !Cause.isInterrupted(cause)
+              ? Effect.succeed(failed(failure.value, version))
+              : Effect.as(
+                  Effect.logError("request failed", Cause.pretty(cause)),
+                  respond(fromError(INTERNAL_ERROR), version)
+                )
+          }
+        })
       )
     }
 

@@ -64,31 +64,33 @@ export class Partners extends Effect.Service<Partners>()("@pay/core/Partners", {
     // changed or revoked yet; the TTL bounds how long a future revocation could lag.
     const verified = new Map<string, { readonly partner: Partner; readonly until: number }>()
 
-    const authenticate = (presented: string | undefined): Effect.Effect<Partner, Unauthenticated> =>
-      Effect.suspend(() => {
-        const now = clock.unsafeCurrentTimeMillis()
-        if (presented === undefined || presented === "") {
-          return Effect.fail(new Unauthenticated({ reason: "missing" }))
-        }
-        const cached = verified.get(presented)
-        if (cached !== undefined && cached.until > now) return Effect.succeed(cached.partner)
-        if (!looksLikeApiKey(presented))
+    // Not suspended: called once per request, when the request arrives.
+    const authenticate = (
+      presented: string | undefined
+    ): Effect.Effect<Partner, Unauthenticated> => {
+      const now = clock.unsafeCurrentTimeMillis()
+      if (presented === undefined || presented === "") {
+        return Effect.fail(new Unauthenticated({ reason: "missing" }))
+      }
+      const cached = verified.get(presented)
+      if (cached !== undefined && cached.until > now) return Effect.succeed(cached.partner)
+      if (!looksLikeApiKey(presented))
+        return Effect.fail(new Unauthenticated({ reason: "invalid" }))
+      return Effect.flatMap(store.findByKeyPrefix(keyPrefix(presented)), (found) => {
+        if (
+          Option.isNone(found) ||
+          !constantTimeEqual(found.value.key.hash, hashApiKey(presented))
+        ) {
           return Effect.fail(new Unauthenticated({ reason: "invalid" }))
-        return Effect.flatMap(store.findByKeyPrefix(keyPrefix(presented)), (found) => {
-          if (
-            Option.isNone(found) ||
-            !constantTimeEqual(found.value.key.hash, hashApiKey(presented))
-          ) {
-            return Effect.fail(new Unauthenticated({ reason: "invalid" }))
-          }
-          if (verified.size >= VERIFIED_KEYS_MAX) verified.clear()
-          verified.set(presented, {
-            partner: found.value.partner,
-            until: now + VERIFIED_KEY_TTL_MS
-          })
-          return Effect.succeed(found.value.partner)
+        }
+        if (verified.size >= VERIFIED_KEYS_MAX) verified.clear()
+        verified.set(presented, {
+          partner: found.value.partner,
+          until: now + VERIFIED_KEY_TTL_MS
         })
+        return Effect.succeed(found.value.partner)
       })
+    }
 
     return { create, authenticate, list: store.list, find: store.find } as const
   })
