@@ -118,26 +118,35 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
         return payment
       })
 
+    /**
+     * The payment if it is the partner's (403 otherwise) and, when a
+     * `Merchant-Id` is given, that merchant's (404 otherwise, as if absent).
+     */
+    const owned = <P extends Pick<Payment, "partnerId" | "merchantId">>(
+      found: Option.Option<P>,
+      id: PaymentId,
+      partner: Partner,
+      merchantId?: MerchantId
+    ): Effect.Effect<P, PaymentNotFound | Forbidden> => {
+      if (Option.isNone(found)) return Effect.fail(new PaymentNotFound({ paymentId: id }))
+      if (found.value.partnerId !== partner.id) {
+        return Effect.fail(
+          new Forbidden({ message: `Payment ${id} belongs to another partner account` })
+        )
+      }
+      if (merchantId !== undefined && found.value.merchantId !== merchantId) {
+        return Effect.fail(new PaymentNotFound({ paymentId: id }))
+      }
+      return Effect.succeed(found.value)
+    }
+
     /** The partner's payment. */
     const get = (partner: Partner, id: PaymentId) =>
-      Effect.gen(function* () {
-        const found = yield* store.find(id)
-        if (Option.isNone(found)) return yield* new PaymentNotFound({ paymentId: id })
-        if (found.value.partnerId !== partner.id) {
-          return yield* new Forbidden({
-            message: `Payment ${id} belongs to another partner account`
-          })
-        }
-        return found.value
-      })
+      Effect.flatMap(store.find(id), (found) => owned(found, id, partner))
 
     /** The partner's payment, which must also be the `Merchant-Id` header's merchant's. */
     const getForMerchant = (partner: Partner, merchantId: MerchantId, id: PaymentId) =>
-      Effect.gen(function* () {
-        const payment = yield* get(partner, id)
-        if (payment.merchantId !== merchantId) return yield* new PaymentNotFound({ paymentId: id })
-        return payment
-      })
+      Effect.flatMap(store.find(id), (found) => owned(found, id, partner, merchantId))
 
     /**
      * Applies a transition through the state machine. Exported for the wallet
@@ -187,27 +196,9 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
         }
       })
 
-    /**
-     * The payment's status; with `maxPollMs`, held until it changes or the
-     * time (capped) runs out. An unpaid payment wakes at its expiry too.
-     */
     /** The status fields of the partner's payment, which must be the header's merchant's. */
     const statusOf = (partner: Partner, merchantId: MerchantId, id: PaymentId) =>
-      Effect.flatMap(
-        store.findStatus(id),
-        (found): Effect.Effect<PaymentStatusRecord, PaymentNotFound | Forbidden> => {
-          if (Option.isNone(found)) return Effect.fail(new PaymentNotFound({ paymentId: id }))
-          if (found.value.partnerId !== partner.id) {
-            return Effect.fail(
-              new Forbidden({ message: `Payment ${id} belongs to another partner account` })
-            )
-          }
-          if (found.value.merchantId !== merchantId) {
-            return Effect.fail(new PaymentNotFound({ paymentId: id }))
-          }
-          return Effect.succeed(found.value)
-        }
-      )
+      Effect.flatMap(store.findStatus(id), (found) => owned(found, id, partner, merchantId))
 
     const reread = (id: PaymentId, fallback: PaymentStatusRecord) =>
       Effect.map(
@@ -215,6 +206,10 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
         Option.getOrElse(() => fallback)
       )
 
+    /**
+     * The payment's status; with `maxPollMs`, held until it changes or the
+     * time (capped) runs out. An unpaid payment wakes at its expiry too.
+     */
     /**
      * The payment's status; with `maxPollMs`, held until it changes or the
      * time (capped) runs out. An unpaid payment wakes at its expiry too.
