@@ -5,5 +5,6 @@
 export * from "./layer.js"
 export * from "./Migrations.js"
 export * from "./PgIdempotencyStore.js"
+export * as PgPaymentEvents from "./PgPaymentEvents.js"
 export * from "./PgPaymentStore.js"
 export * from "./PgStores.js"

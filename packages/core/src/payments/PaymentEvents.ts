@@ -82,10 +82,26 @@ class Deadlines {
 /** Keep at most this many "last change" marks; older ones no waiter can still need. */
 const MARKS_MAX = 50_000
 
-export const makeLocalPaymentEvents = Effect.gen(function* () {
+/**
+ * The waiting side of the events, with the ways to wake it: publishing in
+ * process is `wake`; an implementation that carries events between instances
+ * calls `wake` for each change it receives, and `wakeAll` when it may have
+ * missed some.
+ */
+export interface PaymentWaiters {
+  readonly events: Context.Tag.Service<PaymentEvents>
+  /** A change to the payment: wakes its waiters, and any wait on it from an earlier position. */
+  readonly wake: (paymentId: PaymentId) => Effect.Effect<void>
+  /** A change to every payment, as far as waiters can tell. */
+  readonly wakeAll: Effect.Effect<void>
+}
+
+export const makePaymentWaiters = Effect.gen(function* () {
   let position = 0
   /** The position of each payment's latest change (recent ones). */
   const lastChange = new Map<string, number>()
+  /** Where `wakeAll` last counted every payment as changed. */
+  let allChangedAt = 0
   const waiters = new Map<string, Set<Waiter>>()
   const deadlines = new Deadlines()
   let reschedule = yield* Deferred.make<void>()
@@ -108,18 +124,25 @@ export const makeLocalPaymentEvents = Effect.gen(function* () {
     for (const [id, at] of lastChange) if (at <= oldestNeeded) lastChange.delete(id)
   }
 
-  const publish = (event: PaymentStatusChanged) =>
+  const wake = (paymentId: PaymentId) =>
     Effect.sync(() => {
       position++
-      lastChange.set(event.paymentId, position)
+      lastChange.set(paymentId, position)
       forgetOldMarks()
-      const set = waiters.get(event.paymentId)
+      const set = waiters.get(paymentId)
       if (set !== undefined) for (const w of [...set]) settle(w)
     })
 
+  const wakeAll = Effect.sync(() => {
+    position++
+    allChangedAt = position
+    for (const set of [...waiters.values()]) for (const w of [...set]) settle(w)
+  })
+
   const awaitChange = (id: PaymentId, since: number, timeoutMs: number) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      if ((lastChange.get(id) ?? 0) > since || timeoutMs <= 0) return Effect.void
+      const changedAt = Math.max(lastChange.get(id) ?? 0, allChangedAt)
+      if (changedAt > since || timeoutMs <= 0) return Effect.void
       return Effect.async<void>((resume) => {
         const waiter: Waiter = {
           id,
@@ -159,12 +182,15 @@ export const makeLocalPaymentEvents = Effect.gen(function* () {
   })
   yield* Effect.forkScoped(timer)
 
-  return PaymentEvents.of({
-    publish,
+  const events = PaymentEvents.of({
+    publish: (event) => wake(event.paymentId),
     position: Effect.sync(() => position),
     awaitChange
   })
+  return { events, wake, wakeAll } satisfies PaymentWaiters
 })
+
+export const makeLocalPaymentEvents = Effect.map(makePaymentWaiters, (waiters) => waiters.events)
 
 /** Events within one process. */
 export const LocalPaymentEvents = Layer.scoped(PaymentEvents, makeLocalPaymentEvents)
