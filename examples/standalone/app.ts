@@ -1,22 +1,46 @@
 /**
- * The standalone server assembled: SQLite storage, the engine's services and
- * a node:http server. `main.ts` runs it; the end-to-end tests start it too.
+ * The standalone server assembled: the storage PAY_DATABASE names (a SQLite
+ * file or PostgreSQL), the engine's services and a node:http server.
+ * `main.ts` runs it; the CLI and the end-to-end tests use it too.
  */
 import { serve } from "@pay/adapter-node"
-import { makePayEngine, Partners, payEngineLayer } from "@pay/core"
+import { makePayEngine, Partners, type PayStorage, payEngineLayer } from "@pay/core"
+import * as PgStorage from "@pay/storage-postgres"
 import * as SqliteStorage from "@pay/storage-sqlite/node"
-import { Effect, Option } from "effect"
-import type { StandaloneConfig } from "./config.js"
+import { Effect, Layer, Option } from "effect"
+import { isPostgresUrl, type StandaloneConfig } from "./config.js"
 
 type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBodyBytes"> &
   Partial<Pick<StandaloneConfig, "paymentLifetimeMs" | "maxLongPollMs">>
 
-const engineOptions = ({ database, ...settings }: EngineSettings) => ({
-  storage: SqliteStorage.layer({ filename: database }),
-  config: settings
-})
+type StorageError =
+  | Layer.Layer.Error<ReturnType<typeof SqliteStorage.layer>>
+  | Layer.Layer.Error<ReturnType<typeof PgStorage.layer>>
 
-/** The engine's services on the SQLite file, without serving or background work (the CLI, tests). */
+/**
+ * The one place that picks the store: PostgreSQL for a `postgres://` URL, else
+ * the SQLite file. Either way pending migrations run before the first use. On
+ * PostgreSQL a serving engine also carries payment status changes between
+ * instances (LISTEN/NOTIFY), on the same pool: one client layer value, built once.
+ */
+const engineOptions = ({ database, ...settings }: EngineSettings, serving = false) => {
+  if (!isPostgresUrl(database)) {
+    return { storage: SqliteStorage.layer({ filename: database }), config: settings }
+  }
+  const client = PgStorage.migratedClientLayer({ url: database })
+  const storage: Layer.Layer<PayStorage, StorageError> = PgStorage.PgStores.pipe(
+    Layer.provide(client)
+  )
+  return serving
+    ? {
+        storage,
+        config: settings,
+        events: PgStorage.PgPaymentEvents.layer().pipe(Layer.provide(client))
+      }
+    : { storage, config: settings }
+}
+
+/** The engine's services on the database, without serving or background work (the CLI, tests). */
 export const engineLayer = (config: EngineSettings) => payEngineLayer(engineOptions(config))
 
 export interface Bootstrapped {
@@ -39,7 +63,7 @@ export const bootstrapPartner = (apiKey: Option.Option<string>) =>
 /** Starts the whole server; it stops, in order, when the scope closes. */
 export const startStandalone = (config: StandaloneConfig) =>
   Effect.gen(function* () {
-    const { handler, context } = yield* makePayEngine(engineOptions(config))
+    const { handler, context } = yield* makePayEngine(engineOptions(config, true))
     const bootstrapped = yield* bootstrapPartner(config.bootstrapApiKey).pipe(
       Effect.provide(context)
     )

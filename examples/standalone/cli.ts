@@ -1,25 +1,34 @@
 /**
- * `npm run pay -- <command>`: the operator's CLI. It works on the same SQLite
- * file as the server (PAY_DATABASE), also while the server runs. Text for
- * people; `--json` for scripts.
+ * `npm run pay -- <command>`: the operator's CLI. It works on the same
+ * database as the server (PAY_DATABASE: a SQLite file or a postgres:// URL),
+ * also while the server runs, and applies pending migrations first, as the
+ * server does. Text for people; `--json` for scripts.
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { API_VERSIONS, MerchantId, MerchantStatus, Merchants, Partners } from "@pay/core"
 import { Config, Console, Effect, Layer } from "effect"
 import { engineLayer } from "./app.js"
-import { DEFAULT_DATABASE } from "./config.js"
+import { DEFAULT_DATABASE, isValidDatabase } from "./config.js"
 
 const database = Options.text("database").pipe(
-  Options.withDescription("The SQLite file (default: PAY_DATABASE, else ./data/pay.sqlite)"),
+  Options.withDescription(
+    "The SQLite file or a postgres:// URL (default: PAY_DATABASE, else ./data/pay.sqlite)"
+  ),
   Options.withFallbackConfig(Config.string("PAY_DATABASE")),
   Options.withDefault(DEFAULT_DATABASE)
 )
 const json = Options.boolean("json").pipe(Options.withDescription("Print JSON for scripts"))
 
-/** The engine's services on the file; nothing is served. */
-const onDatabase = (file: string) =>
-  Layer.orDie(engineLayer({ database: file, publicUrl: "http://localhost", maxBodyBytes: 0 }))
+/** The engine's services on the database; nothing is served. */
+const onDatabase = (database: string) =>
+  isValidDatabase(database)
+    ? Layer.orDie(engineLayer({ database, publicUrl: "http://localhost", maxBodyBytes: 0 }))
+    : Layer.fail(
+        new Error(
+          "--database (or PAY_DATABASE) must be the path of a SQLite file or a postgres:// (postgresql://) URL"
+        )
+      )
 
 const print = (asJson: boolean, value: unknown, text: string) =>
   Console.log(asJson ? JSON.stringify(value, null, 2) : text)

@@ -8,7 +8,7 @@ import { Config, ConfigError, Either, Option } from "effect"
 export interface StandaloneConfig {
   readonly host: string
   readonly port: number
-  /** The SQLite file. */
+  /** A SQLite file's path, or a `postgres://` (`postgresql://`) URL: see `isPostgresUrl`. */
   readonly database: string
   /** The first partner's key on an empty database, instead of a generated one. */
   readonly bootstrapApiKey: Option.Option<string>
@@ -23,13 +23,37 @@ export interface StandaloneConfig {
 
 export const DEFAULT_DATABASE = "./data/pay.sqlite"
 
+/** A `postgres://` or `postgresql://` URL selects PostgreSQL; anything else names a SQLite file. */
+export const isPostgresUrl = (database: string): boolean => /^postgres(ql)?:\/\//i.test(database)
+
+/** A parseable PostgreSQL URL, or a SQLite path (not empty, not a URL of another scheme). */
+export const isValidDatabase = (database: string): boolean =>
+  isPostgresUrl(database)
+    ? URL.canParse(database)
+    : database.length > 0 && !/^[a-z][a-z0-9+.-]*:\/\//i.test(database)
+
+const DATABASE_MESSAGE =
+  "PAY_DATABASE must be the path of a SQLite file or a postgres:// (postgresql://) URL"
+
+/**
+ * The database for people to read (the start banner, logs): a SQLite path as
+ * it is, a PostgreSQL URL without its password, wherever the URL carries one.
+ */
+export const describeDatabase = (database: string): string => {
+  if (!isPostgresUrl(database)) return database
+  // Validation refuses such a URL; should one get here all the same, drop its user info.
+  if (!URL.canParse(database)) return database.replace(/\/\/[^/]*@/, "//@")
+  const url = new URL(database)
+  url.password = ""
+  // Only when there is one to drop: rewriting the query re-encodes the rest of it.
+  const secrets = [...url.searchParams.keys()].filter((name) => /password/i.test(name))
+  for (const name of secrets) url.searchParams.delete(name)
+  return url.toString()
+}
+
 const database = Config.string("PAY_DATABASE").pipe(
   Config.withDefault(DEFAULT_DATABASE),
-  Config.validate({
-    message:
-      "PAY_DATABASE must be the path of a SQLite file (a postgres:// URL is not supported by this build)",
-    validation: (s) => s.length > 0 && !/^[a-z][a-z0-9+.-]*:\/\//i.test(s)
-  })
+  Config.validate({ message: DATABASE_MESSAGE, validation: isValidDatabase })
 )
 
 const bootstrapApiKey = Config.option(Config.string("PAY_BOOTSTRAP_API_KEY")).pipe(

@@ -1,7 +1,8 @@
 /**
- * Shared pieces of the end-to-end tests: the real standalone server on a
- * temporary SQLite file over loopback, a small fetch client, the engine's
- * services on the same file for what the HTTP API cannot do (a second
+ * Shared pieces of the end-to-end tests: the real standalone server over
+ * loopback on either store (a temporary SQLite file, or a fresh schema of the
+ * test run's PostgreSQL database), a small fetch client, the engine's
+ * services on the same database for what the HTTP API cannot do (a second
  * partner, an operator's status change), and the error-body checks.
  */
 import { randomUUID } from "node:crypto"
@@ -9,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Partners } from "@pay/core"
+import { freshSchema } from "@pay/storage-postgres/testing"
 import type { Layer } from "effect"
 import { Effect, Exit, Option, Scope } from "effect"
 import { expect } from "vitest"
@@ -31,28 +33,46 @@ export interface E2eServer {
   readonly stop: () => Promise<void>
 }
 
-/** Starts the real server (SQLite file + node:http on 127.0.0.1, a free port). */
-export const startServer = async (): Promise<E2eServer> => {
-  const dir = mkdtempSync(join(tmpdir(), "pay-e2e-"))
-  const config: StandaloneConfig = {
-    host: "127.0.0.1",
-    port: 0,
-    database: join(dir, "e2e.sqlite"),
-    bootstrapApiKey: Option.some(PARTNER_KEY),
-    publicUrl: "http://127.0.0.1",
-    maxBodyBytes: MAX_BODY_BYTES,
-    paymentLifetimeMs: 300_000,
-    maxLongPollMs: 30_000
-  }
+/** The stores every end-to-end suite runs on. */
+export const STORES = ["sqlite", "postgres"] as const
+export type Store = (typeof STORES)[number]
+
+/**
+ * A database of its own on `store` for as long as the scope lives: a file in a
+ * new temporary folder, or a new schema (dropped afterwards) of the run's
+ * PostgreSQL database (see @pay/storage-postgres/testing).
+ */
+const freshDatabase = (store: Store) =>
+  store === "postgres"
+    ? freshSchema()
+    : Effect.map(
+        Effect.acquireRelease(
+          Effect.sync(() => mkdtempSync(join(tmpdir(), "pay-e2e-"))),
+          (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+        ),
+        (dir) => join(dir, "e2e.sqlite")
+      )
+
+/**
+ * Starts the real server (`store` + node:http on 127.0.0.1, a free port) on a
+ * database of its own; `stop` closes the server, then removes the database.
+ */
+export const startServer = async (store: Store): Promise<E2eServer> => {
   const scope = await Effect.runPromise(Scope.make())
-  const stop = async () => {
-    try {
-      await Effect.runPromise(Scope.close(scope, Exit.void))
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }
+  const stop = () => Effect.runPromise(Scope.close(scope, Exit.void))
   try {
+    // Made first, so it is let go of last: after the server and its connections closed.
+    const database = await Effect.runPromise(Scope.extend(freshDatabase(store), scope))
+    const config: StandaloneConfig = {
+      host: "127.0.0.1",
+      port: 0,
+      database,
+      bootstrapApiKey: Option.some(PARTNER_KEY),
+      publicUrl: "http://127.0.0.1",
+      maxBodyBytes: MAX_BODY_BYTES,
+      paymentLifetimeMs: 300_000,
+      maxLongPollMs: 30_000
+    }
     const { server, bootstrapped, context } = await Effect.runPromise(
       Scope.extend(startStandalone(config), scope)
     )

@@ -15,382 +15,385 @@ import {
   newKey,
   PARTNER_KEY,
   PREVIEW_VERSION,
+  STORES,
   startServer,
   uniqueToken
 } from "./e2e-support.js"
 
-let server: E2eServer
-let previewKey: string
-const api = client(() => server.baseUrl)
+describe.each(STORES)("%s", (store) => {
+  let server: E2eServer
+  let previewKey: string
+  const api = client(() => server.baseUrl)
 
-beforeAll(async () => {
-  server = await startServer()
-  previewKey = (await createPartner(server, "Preview partner", PREVIEW_VERSION)).apiKey
-})
-
-afterAll(async () => {
-  await server?.stop()
-})
-
-const validMerchant = { merchantName: "Edge Shop", merchantEmail: "edge@shop.example" }
-
-describe("system routes", () => {
-  it("GET /health answers 200 without a key", async () => {
-    const response = await api.get("/health", { key: null })
-    expect(response.status).toBe(200)
-    expect(response.body).toEqual({ status: "ok" })
+  beforeAll(async () => {
+    server = await startServer(store)
+    previewKey = (await createPartner(server, "Preview partner", PREVIEW_VERSION)).apiKey
   })
 
-  it("GET /openapi.json is an OpenAPI 3.1 document listing every partner route", async () => {
-    const response = await api.get("/openapi.json", { key: null })
-    expect(response.status).toBe(200)
-    expect(response.headers.get("content-type")).toMatch(/^application\/json\b/)
-    const document = response.body
-    expect(document.openapi).toMatch(/^3\.1\.\d+$/)
-    const operations = (path: string) => Object.keys(document.paths?.[path] ?? {}).sort()
-    expect(operations("/v1/merchants")).toEqual(expect.arrayContaining(["get", "post"]))
-    expect(operations("/v1/merchants/{merchantId}")).toEqual(
-      expect.arrayContaining(["delete", "get", "patch"])
-    )
-    expect(operations("/v1/merchants/{merchantId}/settlements")).toEqual(
-      expect.arrayContaining(["get"])
-    )
-    expect(operations("/v1/merchants/{merchantId}/settlements/crypto")).toEqual(
-      expect.arrayContaining(["post"])
-    )
-    expect(operations("/v1/merchants/{merchantId}/settlements/crypto/{id}")).toEqual(
-      expect.arrayContaining(["delete", "put"])
-    )
+  afterAll(async () => {
+    await server?.stop()
   })
 
-  it("GET /docs is an HTML page naming the routes", async () => {
-    const response = await api.get("/docs", { key: null })
-    expect(response.status).toBe(200)
-    expect(response.headers.get("content-type")).toMatch(/^text\/html\b/)
-    for (const path of [
-      "/v1/merchants",
-      "/v1/merchants/{merchantId}",
-      "/v1/merchants/{merchantId}/settlements",
-      "/v1/merchants/{merchantId}/settlements/crypto",
-      "/v1/merchants/{merchantId}/settlements/crypto/{id}"
-    ]) {
-      expect(response.text).toContain(path)
-    }
-  })
-})
+  const validMerchant = { merchantName: "Edge Shop", merchantEmail: "edge@shop.example" }
 
-describe("authentication", () => {
-  it("no key: 401 missing_api_key", async () => {
-    expectError(await api.get("/v1/merchants", { key: null }), 401, "missing_api_key")
-    expectError(
-      await api.request("POST", "/v1/merchants", {
-        key: null,
-        idempotencyKey: newKey(),
-        body: validMerchant
-      }),
-      401,
-      "missing_api_key"
-    )
-  })
-
-  it("an empty Api-Key header: 401 missing_api_key", async () => {
-    expectError(await api.get("/v1/merchants", { key: "" }), 401, "missing_api_key")
-  })
-
-  it("a wrong key: 401 invalid_api_key", async () => {
-    expectError(
-      await api.get("/v1/merchants", { key: "e2e_partner_key_0123456780" }),
-      401,
-      "invalid_api_key"
-    )
-    expectError(await api.get("/v1/merchants", { key: "short" }), 401, "invalid_api_key")
-    expectError(
-      await api.get("/v1/merchants", {
-        key: "pk_AAAAAAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
-      }),
-      401,
-      "invalid_api_key"
-    )
-  })
-
-  it("Authorization: Bearer <key> works", async () => {
-    const response = await api.get("/v1/merchants", {
-      key: null,
-      headers: { authorization: `Bearer ${PARTNER_KEY}` }
+  describe("system routes", () => {
+    it("GET /health answers 200 without a key", async () => {
+      const response = await api.get("/health", { key: null })
+      expect(response.status).toBe(200)
+      expect(response.body).toEqual({ status: "ok" })
     })
-    expect(response.status, response.text).toBe(200)
-    expect(Array.isArray(response.body.merchants)).toBe(true)
-  })
 
-  it("Authorization: Bearer with a wrong key: 401 invalid_api_key", async () => {
-    expectError(
-      await api.get("/v1/merchants", {
-        key: null,
-        headers: { authorization: "Bearer e2e_partner_key_9999999999" }
-      }),
-      401,
-      "invalid_api_key"
-    )
-  })
-
-  it("a wrong key is refused before the body is looked at", async () => {
-    expectError(
-      await api.request("POST", "/v1/merchants", {
-        key: "e2e_partner_key_0123456780",
-        rawBody: "{not json",
-        headers: { "content-type": "application/json" }
-      }),
-      401,
-      "invalid_api_key"
-    )
-  })
-})
-
-describe("versions", () => {
-  it("without a version header, the partner's pinned 2026-02-18 is echoed in pay-version and wcp-version", async () => {
-    const response = await api.get("/v1/merchants")
-    expect(response.status).toBe(200)
-    expect(response.headers.get("pay-version")).toBe(DEFAULT_VERSION)
-    expect(response.headers.get("wcp-version")).toBe(DEFAULT_VERSION)
-  })
-
-  it("a partner pinned to the preview version gets it without a header", async () => {
-    const response = await api.get("/v1/merchants", { key: previewKey })
-    expect(response.status).toBe(200)
-    expect(response.headers.get("pay-version")).toBe(PREVIEW_VERSION)
-    expect(response.headers.get("wcp-version")).toBe(PREVIEW_VERSION)
-  })
-
-  it.each(["Pay-Version", "WCP-Version", "Api-Version"])("%s is accepted", async (header) => {
-    const response = await api.get("/v1/merchants", { headers: { [header]: PREVIEW_VERSION } })
-    expect(response.status, response.text).toBe(200)
-    expect(response.headers.get("pay-version")).toBe(PREVIEW_VERSION)
-    expect(response.headers.get("wcp-version")).toBe(PREVIEW_VERSION)
-  })
-
-  it("the version is echoed on errors too", async () => {
-    const response = await api.get("/v1/merchants/nope", {
-      headers: { "Pay-Version": PREVIEW_VERSION }
+    it("GET /openapi.json is an OpenAPI 3.1 document listing every partner route", async () => {
+      const response = await api.get("/openapi.json", { key: null })
+      expect(response.status).toBe(200)
+      expect(response.headers.get("content-type")).toMatch(/^application\/json\b/)
+      const document = response.body
+      expect(document.openapi).toMatch(/^3\.1\.\d+$/)
+      const operations = (path: string) => Object.keys(document.paths?.[path] ?? {}).sort()
+      expect(operations("/v1/merchants")).toEqual(expect.arrayContaining(["get", "post"]))
+      expect(operations("/v1/merchants/{merchantId}")).toEqual(
+        expect.arrayContaining(["delete", "get", "patch"])
+      )
+      expect(operations("/v1/merchants/{merchantId}/settlements")).toEqual(
+        expect.arrayContaining(["get"])
+      )
+      expect(operations("/v1/merchants/{merchantId}/settlements/crypto")).toEqual(
+        expect.arrayContaining(["post"])
+      )
+      expect(operations("/v1/merchants/{merchantId}/settlements/crypto/{id}")).toEqual(
+        expect.arrayContaining(["delete", "put"])
+      )
     })
-    expectError(response, 400, "invalid_params", ["merchantId"])
-    expect(response.headers.get("pay-version")).toBe(PREVIEW_VERSION)
-    expect(response.headers.get("wcp-version")).toBe(PREVIEW_VERSION)
-  })
 
-  it("Pay-Version wins when the headers disagree", async () => {
-    const response = await api.get("/v1/merchants", {
-      headers: {
-        "Pay-Version": PREVIEW_VERSION,
-        "WCP-Version": DEFAULT_VERSION,
-        "Api-Version": DEFAULT_VERSION
+    it("GET /docs is an HTML page naming the routes", async () => {
+      const response = await api.get("/docs", { key: null })
+      expect(response.status).toBe(200)
+      expect(response.headers.get("content-type")).toMatch(/^text\/html\b/)
+      for (const path of [
+        "/v1/merchants",
+        "/v1/merchants/{merchantId}",
+        "/v1/merchants/{merchantId}/settlements",
+        "/v1/merchants/{merchantId}/settlements/crypto",
+        "/v1/merchants/{merchantId}/settlements/crypto/{id}"
+      ]) {
+        expect(response.text).toContain(path)
       }
     })
-    expect(response.status).toBe(200)
-    expect(response.headers.get("pay-version")).toBe(PREVIEW_VERSION)
-    expect(response.headers.get("wcp-version")).toBe(PREVIEW_VERSION)
+  })
 
-    const other = await api.get("/v1/merchants", {
-      key: previewKey,
-      headers: { "Pay-Version": DEFAULT_VERSION, "WCP-Version": PREVIEW_VERSION }
+  describe("authentication", () => {
+    it("no key: 401 missing_api_key", async () => {
+      expectError(await api.get("/v1/merchants", { key: null }), 401, "missing_api_key")
+      expectError(
+        await api.request("POST", "/v1/merchants", {
+          key: null,
+          idempotencyKey: newKey(),
+          body: validMerchant
+        }),
+        401,
+        "missing_api_key"
+      )
     })
-    expect(other.status).toBe(200)
-    expect(other.headers.get("pay-version")).toBe(DEFAULT_VERSION)
-    expect(other.headers.get("wcp-version")).toBe(DEFAULT_VERSION)
-  })
 
-  it("WCP-Version wins over Api-Version", async () => {
-    const response = await api.get("/v1/merchants", {
-      headers: { "WCP-Version": PREVIEW_VERSION, "Api-Version": DEFAULT_VERSION }
+    it("an empty Api-Key header: 401 missing_api_key", async () => {
+      expectError(await api.get("/v1/merchants", { key: "" }), 401, "missing_api_key")
     })
-    expect(response.status).toBe(200)
-    expect(response.headers.get("pay-version")).toBe(PREVIEW_VERSION)
-  })
 
-  it("an unknown version: 400 unknown_api_version naming the header", async () => {
-    expectError(
-      await api.get("/v1/merchants", { headers: { "Pay-Version": "2020-01-01" } }),
-      400,
-      "unknown_api_version",
-      ["Pay-Version"]
-    )
-    expectError(
-      await api.get("/v1/merchants", { headers: { "WCP-Version": "latest" } }),
-      400,
-      "unknown_api_version",
-      ["WCP-Version"]
-    )
-    expectError(
-      await api.get("/v1/merchants", { headers: { "Api-Version": "2026-02-19" } }),
-      400,
-      "unknown_api_version",
-      ["Api-Version"]
-    )
-  })
-})
-
-describe("request bodies", () => {
-  it("malformed JSON: 400 naming the body", async () => {
-    expectError(
-      await api.request("POST", "/v1/merchants", {
-        idempotencyKey: newKey(),
-        rawBody: '{"merchantName": "Shop",',
-        headers: { "content-type": "application/json" }
-      }),
-      400,
-      "invalid_params",
-      ["body"]
-    )
-  })
-
-  it.each([
-    ["an array", [validMerchant]],
-    ["a string", "Edge Shop"],
-    ["a number", 42],
-    ["null", null]
-  ])("a JSON body that is %s: 400 naming the body", async (_, body) => {
-    const response = await api.request("POST", "/v1/merchants", {
-      idempotencyKey: newKey(),
-      rawBody: JSON.stringify(body),
-      headers: { "content-type": "application/json" }
+    it("a wrong key: 401 invalid_api_key", async () => {
+      expectError(
+        await api.get("/v1/merchants", { key: "e2e_partner_key_0123456780" }),
+        401,
+        "invalid_api_key"
+      )
+      expectError(await api.get("/v1/merchants", { key: "short" }), 401, "invalid_api_key")
+      expectError(
+        await api.get("/v1/merchants", {
+          key: "pk_AAAAAAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
+        }),
+        401,
+        "invalid_api_key"
+      )
     })
-    expectError(response, 400, "params_validation", ["body"])
-  })
 
-  it("no body at all: 400", async () => {
-    const response = await api.request("POST", "/v1/merchants", { idempotencyKey: newKey() })
-    expectError(response, 400, "params_validation")
-  })
-
-  it(`a body over ${MAX_BODY_BYTES} bytes: 413 payload_too_large`, async () => {
-    const token = uniqueToken()
-    const response = await api.request("POST", "/v1/merchants", {
-      idempotencyKey: newKey(),
-      body: {
-        merchantName: `Big ${token}`,
-        merchantEmail: "big@shop.example",
-        padding: "x".repeat(MAX_BODY_BYTES)
-      }
+    it("Authorization: Bearer <key> works", async () => {
+      const response = await api.get("/v1/merchants", {
+        key: null,
+        headers: { authorization: `Bearer ${PARTNER_KEY}` }
+      })
+      expect(response.status, response.text).toBe(200)
+      expect(Array.isArray(response.body.merchants)).toBe(true)
     })
-    expectError(response, 413, "payload_too_large")
-    const list = await api.get(`/v1/merchants?search=${token}`)
-    expect(list.body.totalCount).toBe(0)
+
+    it("Authorization: Bearer with a wrong key: 401 invalid_api_key", async () => {
+      expectError(
+        await api.get("/v1/merchants", {
+          key: null,
+          headers: { authorization: "Bearer e2e_partner_key_9999999999" }
+        }),
+        401,
+        "invalid_api_key"
+      )
+    })
+
+    it("a wrong key is refused before the body is looked at", async () => {
+      expectError(
+        await api.request("POST", "/v1/merchants", {
+          key: "e2e_partner_key_0123456780",
+          rawBody: "{not json",
+          headers: { "content-type": "application/json" }
+        }),
+        401,
+        "invalid_api_key"
+      )
+    })
   })
 
-  it("a chunked body (no Content-Length) over the limit: 413 payload_too_large", async () => {
-    const chunk = new TextEncoder().encode(`{"padding":"${"x".repeat(4096)}`)
-    let sent = 0
-    const stream = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (sent > MAX_BODY_BYTES * 2) {
-          controller.enqueue(new TextEncoder().encode('"}'))
-          controller.close()
-          return
+  describe("versions", () => {
+    it("without a version header, the partner's pinned 2026-02-18 is echoed in pay-version and wcp-version", async () => {
+      const response = await api.get("/v1/merchants")
+      expect(response.status).toBe(200)
+      expect(response.headers.get("pay-version")).toBe(DEFAULT_VERSION)
+      expect(response.headers.get("wcp-version")).toBe(DEFAULT_VERSION)
+    })
+
+    it("a partner pinned to the preview version gets it without a header", async () => {
+      const response = await api.get("/v1/merchants", { key: previewKey })
+      expect(response.status).toBe(200)
+      expect(response.headers.get("pay-version")).toBe(PREVIEW_VERSION)
+      expect(response.headers.get("wcp-version")).toBe(PREVIEW_VERSION)
+    })
+
+    it.each(["Pay-Version", "WCP-Version", "Api-Version"])("%s is accepted", async (header) => {
+      const response = await api.get("/v1/merchants", { headers: { [header]: PREVIEW_VERSION } })
+      expect(response.status, response.text).toBe(200)
+      expect(response.headers.get("pay-version")).toBe(PREVIEW_VERSION)
+      expect(response.headers.get("wcp-version")).toBe(PREVIEW_VERSION)
+    })
+
+    it("the version is echoed on errors too", async () => {
+      const response = await api.get("/v1/merchants/nope", {
+        headers: { "Pay-Version": PREVIEW_VERSION }
+      })
+      expectError(response, 400, "invalid_params", ["merchantId"])
+      expect(response.headers.get("pay-version")).toBe(PREVIEW_VERSION)
+      expect(response.headers.get("wcp-version")).toBe(PREVIEW_VERSION)
+    })
+
+    it("Pay-Version wins when the headers disagree", async () => {
+      const response = await api.get("/v1/merchants", {
+        headers: {
+          "Pay-Version": PREVIEW_VERSION,
+          "WCP-Version": DEFAULT_VERSION,
+          "Api-Version": DEFAULT_VERSION
         }
-        sent += chunk.length
-        controller.enqueue(chunk)
-      }
+      })
+      expect(response.status).toBe(200)
+      expect(response.headers.get("pay-version")).toBe(PREVIEW_VERSION)
+      expect(response.headers.get("wcp-version")).toBe(PREVIEW_VERSION)
+
+      const other = await api.get("/v1/merchants", {
+        key: previewKey,
+        headers: { "Pay-Version": DEFAULT_VERSION, "WCP-Version": PREVIEW_VERSION }
+      })
+      expect(other.status).toBe(200)
+      expect(other.headers.get("pay-version")).toBe(DEFAULT_VERSION)
+      expect(other.headers.get("wcp-version")).toBe(DEFAULT_VERSION)
     })
-    const init = {
-      method: "POST",
-      headers: {
-        "api-key": PARTNER_KEY,
-        "idempotency-key": newKey(),
-        "content-type": "application/json"
-      },
-      body: stream,
-      duplex: "half"
-    }
-    const raw = await fetch(`${server.baseUrl}/v1/merchants`, init as RequestInit)
-    const text = await raw.text()
-    expectError(
-      { status: raw.status, headers: raw.headers, text, body: JSON.parse(text) },
-      413,
-      "payload_too_large"
-    )
+
+    it("WCP-Version wins over Api-Version", async () => {
+      const response = await api.get("/v1/merchants", {
+        headers: { "WCP-Version": PREVIEW_VERSION, "Api-Version": DEFAULT_VERSION }
+      })
+      expect(response.status).toBe(200)
+      expect(response.headers.get("pay-version")).toBe(PREVIEW_VERSION)
+    })
+
+    it("an unknown version: 400 unknown_api_version naming the header", async () => {
+      expectError(
+        await api.get("/v1/merchants", { headers: { "Pay-Version": "2020-01-01" } }),
+        400,
+        "unknown_api_version",
+        ["Pay-Version"]
+      )
+      expectError(
+        await api.get("/v1/merchants", { headers: { "WCP-Version": "latest" } }),
+        400,
+        "unknown_api_version",
+        ["WCP-Version"]
+      )
+      expectError(
+        await api.get("/v1/merchants", { headers: { "Api-Version": "2026-02-19" } }),
+        400,
+        "unknown_api_version",
+        ["Api-Version"]
+      )
+    })
   })
 
-  it("a body just under the limit is read (and then validated)", async () => {
-    const body = JSON.stringify({ ...validMerchant, padding: "" })
-    const padded = JSON.stringify({
-      ...validMerchant,
-      padding: "x".repeat(MAX_BODY_BYTES - body.length)
+  describe("request bodies", () => {
+    it("malformed JSON: 400 naming the body", async () => {
+      expectError(
+        await api.request("POST", "/v1/merchants", {
+          idempotencyKey: newKey(),
+          rawBody: '{"merchantName": "Shop",',
+          headers: { "content-type": "application/json" }
+        }),
+        400,
+        "invalid_params",
+        ["body"]
+      )
     })
-    expect(padded.length).toBe(MAX_BODY_BYTES)
-    const response = await api.request("POST", "/v1/merchants", {
-      idempotencyKey: newKey(),
-      rawBody: padded,
-      headers: { "content-type": "application/json" }
-    })
-    expectError(response, 400, "params_validation", ["padding"])
-  })
 
-  it("Content-Type: text/plain with a body: 415 unsupported_media_type", async () => {
-    expectError(
-      await api.request("POST", "/v1/merchants", {
+    it.each([
+      ["an array", [validMerchant]],
+      ["a string", "Edge Shop"],
+      ["a number", 42],
+      ["null", null]
+    ])("a JSON body that is %s: 400 naming the body", async (_, body) => {
+      const response = await api.request("POST", "/v1/merchants", {
         idempotencyKey: newKey(),
-        rawBody: JSON.stringify(validMerchant),
-        headers: { "content-type": "text/plain" }
-      }),
-      415,
-      "unsupported_media_type"
-    )
-  })
-
-  it("Content-Type: application/json; charset=utf-8 is JSON", async () => {
-    const token = uniqueToken()
-    const response = await api.request("POST", "/v1/merchants", {
-      idempotencyKey: newKey(),
-      rawBody: JSON.stringify({
-        merchantName: `Charset ${token}`,
-        merchantEmail: "c@shop.example"
-      }),
-      headers: { "content-type": "application/json; charset=utf-8" }
+        rawBody: JSON.stringify(body),
+        headers: { "content-type": "application/json" }
+      })
+      expectError(response, 400, "params_validation", ["body"])
     })
-    expect(response.status, response.text).toBe(201)
-  })
-})
 
-describe("routing", () => {
-  it("an unknown route: 404 not_found", async () => {
-    expectError(await api.get("/v1/nothing-here"), 404, "not_found")
-    expectError(await api.get("/v2/merchants"), 404, "not_found")
-    expectError(await api.get("/v1/merchants/a/b/c/d/e"), 404, "not_found")
-  })
-
-  it("a wrong method on a known path: 405 with an allow header", async () => {
-    const onCollection = await api.request("PUT", "/v1/merchants", { body: validMerchant })
-    expectError(onCollection, 405, "method_not_allowed")
-    const allow = (onCollection.headers.get("allow") ?? "").split(/\s*,\s*/).sort()
-    expect(allow).toEqual(["GET", "POST"])
-
-    const merchant = await createMerchant(api, `Routing ${uniqueToken()}`)
-    const onItem = await api.request("POST", `/v1/merchants/${merchant.id}`, {
-      body: validMerchant
+    it("no body at all: 400", async () => {
+      const response = await api.request("POST", "/v1/merchants", { idempotencyKey: newKey() })
+      expectError(response, 400, "params_validation")
     })
-    expectError(onItem, 405, "method_not_allowed")
-    expect((onItem.headers.get("allow") ?? "").split(/\s*,\s*/).sort()).toEqual([
-      "DELETE",
-      "GET",
-      "PATCH"
-    ])
 
-    const onSettlement = await api.get(
-      `/v1/merchants/${merchant.id}/settlements/crypto/crypto_00000000000000000000`
-    )
-    expectError(onSettlement, 405, "method_not_allowed")
-    expect((onSettlement.headers.get("allow") ?? "").split(/\s*,\s*/).sort()).toEqual([
-      "DELETE",
-      "PUT"
-    ])
+    it(`a body over ${MAX_BODY_BYTES} bytes: 413 payload_too_large`, async () => {
+      const token = uniqueToken()
+      const response = await api.request("POST", "/v1/merchants", {
+        idempotencyKey: newKey(),
+        body: {
+          merchantName: `Big ${token}`,
+          merchantEmail: "big@shop.example",
+          padding: "x".repeat(MAX_BODY_BYTES)
+        }
+      })
+      expectError(response, 413, "payload_too_large")
+      const list = await api.get(`/v1/merchants?search=${token}`)
+      expect(list.body.totalCount).toBe(0)
+    })
+
+    it("a chunked body (no Content-Length) over the limit: 413 payload_too_large", async () => {
+      const chunk = new TextEncoder().encode(`{"padding":"${"x".repeat(4096)}`)
+      let sent = 0
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent > MAX_BODY_BYTES * 2) {
+            controller.enqueue(new TextEncoder().encode('"}'))
+            controller.close()
+            return
+          }
+          sent += chunk.length
+          controller.enqueue(chunk)
+        }
+      })
+      const init = {
+        method: "POST",
+        headers: {
+          "api-key": PARTNER_KEY,
+          "idempotency-key": newKey(),
+          "content-type": "application/json"
+        },
+        body: stream,
+        duplex: "half"
+      }
+      const raw = await fetch(`${server.baseUrl}/v1/merchants`, init as RequestInit)
+      const text = await raw.text()
+      expectError(
+        { status: raw.status, headers: raw.headers, text, body: JSON.parse(text) },
+        413,
+        "payload_too_large"
+      )
+    })
+
+    it("a body just under the limit is read (and then validated)", async () => {
+      const body = JSON.stringify({ ...validMerchant, padding: "" })
+      const padded = JSON.stringify({
+        ...validMerchant,
+        padding: "x".repeat(MAX_BODY_BYTES - body.length)
+      })
+      expect(padded.length).toBe(MAX_BODY_BYTES)
+      const response = await api.request("POST", "/v1/merchants", {
+        idempotencyKey: newKey(),
+        rawBody: padded,
+        headers: { "content-type": "application/json" }
+      })
+      expectError(response, 400, "params_validation", ["padding"])
+    })
+
+    it("Content-Type: text/plain with a body: 415 unsupported_media_type", async () => {
+      expectError(
+        await api.request("POST", "/v1/merchants", {
+          idempotencyKey: newKey(),
+          rawBody: JSON.stringify(validMerchant),
+          headers: { "content-type": "text/plain" }
+        }),
+        415,
+        "unsupported_media_type"
+      )
+    })
+
+    it("Content-Type: application/json; charset=utf-8 is JSON", async () => {
+      const token = uniqueToken()
+      const response = await api.request("POST", "/v1/merchants", {
+        idempotencyKey: newKey(),
+        rawBody: JSON.stringify({
+          merchantName: `Charset ${token}`,
+          merchantEmail: "c@shop.example"
+        }),
+        headers: { "content-type": "application/json; charset=utf-8" }
+      })
+      expect(response.status, response.text).toBe(201)
+    })
   })
 
-  it("a wrong method on /health: 405", async () => {
-    const response = await api.request("POST", "/health", { key: null })
-    expectError(response, 405, "method_not_allowed")
-    expect(response.headers.get("allow")).toBe("GET")
-  })
+  describe("routing", () => {
+    it("an unknown route: 404 not_found", async () => {
+      expectError(await api.get("/v1/nothing-here"), 404, "not_found")
+      expectError(await api.get("/v2/merchants"), 404, "not_found")
+      expectError(await api.get("/v1/merchants/a/b/c/d/e"), 404, "not_found")
+    })
 
-  it("a badly percent-encoded path parameter: 400 naming it", async () => {
-    expectError(await api.get("/v1/merchants/%E0%A4%A"), 400, "invalid_params", ["merchantId"])
+    it("a wrong method on a known path: 405 with an allow header", async () => {
+      const onCollection = await api.request("PUT", "/v1/merchants", { body: validMerchant })
+      expectError(onCollection, 405, "method_not_allowed")
+      const allow = (onCollection.headers.get("allow") ?? "").split(/\s*,\s*/).sort()
+      expect(allow).toEqual(["GET", "POST"])
+
+      const merchant = await createMerchant(api, `Routing ${uniqueToken()}`)
+      const onItem = await api.request("POST", `/v1/merchants/${merchant.id}`, {
+        body: validMerchant
+      })
+      expectError(onItem, 405, "method_not_allowed")
+      expect((onItem.headers.get("allow") ?? "").split(/\s*,\s*/).sort()).toEqual([
+        "DELETE",
+        "GET",
+        "PATCH"
+      ])
+
+      const onSettlement = await api.get(
+        `/v1/merchants/${merchant.id}/settlements/crypto/crypto_00000000000000000000`
+      )
+      expectError(onSettlement, 405, "method_not_allowed")
+      expect((onSettlement.headers.get("allow") ?? "").split(/\s*,\s*/).sort()).toEqual([
+        "DELETE",
+        "PUT"
+      ])
+    })
+
+    it("a wrong method on /health: 405", async () => {
+      const response = await api.request("POST", "/health", { key: null })
+      expectError(response, 405, "method_not_allowed")
+      expect(response.headers.get("allow")).toBe("GET")
+    })
+
+    it("a badly percent-encoded path parameter: 400 naming it", async () => {
+      expectError(await api.get("/v1/merchants/%E0%A4%A"), 400, "invalid_params", ["merchantId"])
+    })
   })
 })

@@ -1,11 +1,12 @@
 /**
- * `npm start`: the standalone server on a SQLite file. Stops cleanly on
- * SIGINT/SIGTERM: in-flight requests finish, then the database closes.
+ * `npm start`: the standalone server on a SQLite file or PostgreSQL
+ * (PAY_DATABASE). Stops cleanly on SIGINT/SIGTERM: in-flight requests finish,
+ * then the database closes.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Option } from "effect"
 import { startStandalone } from "./app.js"
-import { standaloneConfig } from "./config.js"
+import { describeDatabase, standaloneConfig } from "./config.js"
 
 const program = Effect.gen(function* () {
   const config = yield* standaloneConfig
@@ -14,7 +15,7 @@ const program = Effect.gen(function* () {
   yield* Console.log(
     `  API reference: ${server.url}/docs   OpenAPI document: ${server.url}/openapi.json`
   )
-  yield* Console.log(`  Database: ${config.database}`)
+  yield* Console.log(`  Database: ${describeDatabase(config.database)}`)
   yield* Option.match(bootstrapped, {
     onNone: () =>
       Console.log(

@@ -15,6 +15,7 @@ import {
   type Json,
   newKey,
   RFC3339,
+  STORES,
   startServer
 } from "./e2e-support.js"
 import {
@@ -34,123 +35,127 @@ import {
 
 const decodeRefund = Schema.decodeUnknownSync(refundEndpoint.successSchema)
 
-let server: E2eServer
-let otherKey: string
-let merchant: Json
-const api = client(() => server.baseUrl)
+describe.each(STORES)("%s", (store) => {
+  let server: E2eServer
+  let otherKey: string
+  let merchant: Json
+  const api = client(() => server.baseUrl)
 
-beforeAll(async () => {
-  server = await startServer()
-  otherKey = (await createPartner(server, "Other")).apiKey
-  merchant = await createMerchant(api, "Refund Shop")
-})
+  beforeAll(async () => {
+    server = await startServer(store)
+    otherKey = (await createPartner(server, "Other")).apiKey
+    merchant = await createMerchant(api, "Refund Shop")
+  })
 
-afterAll(async () => {
-  await server?.stop()
-})
+  afterAll(async () => {
+    await server?.stop()
+  })
 
-/** A payment of the shared merchant driven to succeeded; returns its id. */
-const succeeded = async (amount = usd("1050")): Promise<string> => {
-  const { paymentId } = await newPayment(api, merchant.id, { amount })
-  await startProcessing(server, paymentId)
-  await succeed(server, paymentId)
-  return paymentId
-}
+  /** A payment of the shared merchant driven to succeeded; returns its id. */
+  const succeeded = async (amount = usd("1050")): Promise<string> => {
+    const { paymentId } = await newPayment(api, merchant.id, { amount })
+    await startProcessing(server, paymentId)
+    await succeed(server, paymentId)
+    return paymentId
+  }
 
-describe("POST /v1/refunds", () => {
-  it("a succeeded payment: 201 with refundId, paymentId, the amount, status requested, createdAt", async () => {
-    const id = await succeeded(usd("1050"))
-    const before = Date.now()
-    const response = await refund(api, id)
-    expect(response.status, response.text).toBe(201)
-    decodeRefund(response.body)
-    expect(Object.keys(response.body)).toEqual(["refund"])
-    const body = response.body.refund
-    expect(Object.keys(body).sort()).toEqual(
-      ["amount", "createdAt", "paymentId", "refundId", "status"].sort()
-    )
-    expect(body.refundId).toMatch(REFUND_ID)
-    expect(body).toMatchObject({
-      paymentId: id,
-      status: "requested",
-      amount: {
-        unit: "iso4217/USD",
-        value: "1050",
-        display: { assetSymbol: "USD", assetName: "US Dollar", decimals: 2 }
+  describe("POST /v1/refunds", () => {
+    it("a succeeded payment: 201 with refundId, paymentId, the amount, status requested, createdAt", async () => {
+      const id = await succeeded(usd("1050"))
+      const before = Date.now()
+      const response = await refund(api, id)
+      expect(response.status, response.text).toBe(201)
+      decodeRefund(response.body)
+      expect(Object.keys(response.body)).toEqual(["refund"])
+      const body = response.body.refund
+      expect(Object.keys(body).sort()).toEqual(
+        ["amount", "createdAt", "paymentId", "refundId", "status"].sort()
+      )
+      expect(body.refundId).toMatch(REFUND_ID)
+      expect(body).toMatchObject({
+        paymentId: id,
+        status: "requested",
+        amount: {
+          unit: "iso4217/USD",
+          value: "1050",
+          display: { assetSymbol: "USD", assetName: "US Dollar", decimals: 2 }
+        }
+      })
+      expect(body.createdAt).toMatch(RFC3339)
+      expect(Date.parse(body.createdAt)).toBeGreaterThanOrEqual(before - 1000)
+      expect(Date.parse(body.createdAt)).toBeLessThanOrEqual(Date.now() + 1000)
+      const shown = (await details(api, id)).body
+      expect(shown.refund).toEqual({ refundId: body.refundId, createdAt: body.createdAt })
+      expect(shown.status).toBe("succeeded")
+    })
+
+    it("a second refund of the same payment: 409 refund_exists", async () => {
+      const id = await succeeded()
+      const first = await refund(api, id)
+      expect(first.status).toBe(201)
+      expectError(await refund(api, id), 409, "refund_exists")
+      expect((await details(api, id)).body.refund.refundId).toBe(first.body.refund.refundId)
+    })
+
+    it("a replay with the same Idempotency-Key answers the first 201", async () => {
+      const id = await succeeded()
+      const key = newKey()
+      const request = () =>
+        api.request("POST", "/v1/refunds", { body: { paymentId: id }, idempotencyKey: key })
+      const first = await request()
+      const second = await request()
+      expect(first.status, first.text).toBe(201)
+      expect(second.status).toBe(201)
+      expect(second.text).toBe(first.text)
+    })
+
+    it("concurrent refunds of one payment: exactly one 201, the others 409 refund_exists", async () => {
+      const id = await succeeded()
+      const responses = await Promise.all(Array.from({ length: 10 }, () => refund(api, id)))
+      const created = responses.filter((r) => r.status === 201)
+      expect(created).toHaveLength(1)
+      for (const response of responses.filter((r) => r.status !== 201)) {
+        expectError(response, 409, "refund_exists")
+      }
+      expect((await details(api, id)).body.refund.refundId).toBe(created[0]!.body.refund.refundId)
+    })
+
+    it("a payment that did not succeed: 409 invalid_state, and no refund recorded", async () => {
+      const open = (await newPayment(api, merchant.id)).paymentId
+      const processing = (await newPayment(api, merchant.id)).paymentId
+      await startProcessing(server, processing)
+      const failed = (await newPayment(api, merchant.id)).paymentId
+      await startProcessing(server, failed)
+      await fail(server, failed)
+      const declined = (await newPayment(api, merchant.id)).paymentId
+      await decline(server, declined)
+      const cancelled = (await newPayment(api, merchant.id)).paymentId
+      expect((await cancel(api, cancelled, merchant.id)).status).toBe(200)
+      const expiresAt = new Date(Date.now() + 800).toISOString()
+      const expired = (await newPayment(api, merchant.id, { expiresAt })).paymentId
+      await sleep(Math.max(0, Date.parse(expiresAt) - Date.now()) + 30)
+      for (const id of [open, processing, failed, declined, cancelled, expired]) {
+        expectError(await refund(api, id), 409, "invalid_state")
+        expect((await details(api, id)).body.refund).toBeNull()
       }
     })
-    expect(body.createdAt).toMatch(RFC3339)
-    expect(Date.parse(body.createdAt)).toBeGreaterThanOrEqual(before - 1000)
-    expect(Date.parse(body.createdAt)).toBeLessThanOrEqual(Date.now() + 1000)
-    const shown = (await details(api, id)).body
-    expect(shown.refund).toEqual({ refundId: body.refundId, createdAt: body.createdAt })
-    expect(shown.status).toBe("succeeded")
-  })
 
-  it("a second refund of the same payment: 409 refund_exists", async () => {
-    const id = await succeeded()
-    const first = await refund(api, id)
-    expect(first.status).toBe(201)
-    expectError(await refund(api, id), 409, "refund_exists")
-    expect((await details(api, id)).body.refund.refundId).toBe(first.body.refund.refundId)
-  })
-
-  it("a replay with the same Idempotency-Key answers the first 201", async () => {
-    const id = await succeeded()
-    const key = newKey()
-    const request = () =>
-      api.request("POST", "/v1/refunds", { body: { paymentId: id }, idempotencyKey: key })
-    const first = await request()
-    const second = await request()
-    expect(first.status, first.text).toBe(201)
-    expect(second.status).toBe(201)
-    expect(second.text).toBe(first.text)
-  })
-
-  it("concurrent refunds of one payment: exactly one 201, the others 409 refund_exists", async () => {
-    const id = await succeeded()
-    const responses = await Promise.all(Array.from({ length: 10 }, () => refund(api, id)))
-    const created = responses.filter((r) => r.status === 201)
-    expect(created).toHaveLength(1)
-    for (const response of responses.filter((r) => r.status !== 201)) {
-      expectError(response, 409, "refund_exists")
-    }
-    expect((await details(api, id)).body.refund.refundId).toBe(created[0]!.body.refund.refundId)
-  })
-
-  it("a payment that did not succeed: 409 invalid_state, and no refund recorded", async () => {
-    const open = (await newPayment(api, merchant.id)).paymentId
-    const processing = (await newPayment(api, merchant.id)).paymentId
-    await startProcessing(server, processing)
-    const failed = (await newPayment(api, merchant.id)).paymentId
-    await startProcessing(server, failed)
-    await fail(server, failed)
-    const declined = (await newPayment(api, merchant.id)).paymentId
-    await decline(server, declined)
-    const cancelled = (await newPayment(api, merchant.id)).paymentId
-    expect((await cancel(api, cancelled, merchant.id)).status).toBe(200)
-    const expiresAt = new Date(Date.now() + 800).toISOString()
-    const expired = (await newPayment(api, merchant.id, { expiresAt })).paymentId
-    await sleep(Math.max(0, Date.parse(expiresAt) - Date.now()) + 30)
-    for (const id of [open, processing, failed, declined, cancelled, expired]) {
-      expectError(await refund(api, id), 409, "invalid_state")
+    it("another partner's payment: 403 forbidden; an unknown one: 404 payment_not_found", async () => {
+      const id = await succeeded()
+      expectError(await refund(api, id, otherKey), 403, "forbidden")
       expect((await details(api, id)).body.refund).toBeNull()
-    }
-  })
+      expectError(await refund(api, UNKNOWN_PAYMENT), 404, "payment_not_found")
+    })
 
-  it("another partner's payment: 403 forbidden; an unknown one: 404 payment_not_found", async () => {
-    const id = await succeeded()
-    expectError(await refund(api, id, otherKey), 403, "forbidden")
-    expect((await details(api, id)).body.refund).toBeNull()
-    expectError(await refund(api, UNKNOWN_PAYMENT), 404, "payment_not_found")
-  })
-
-  it("a malformed paymentId, a missing one or an unknown field: 400 naming it", async () => {
-    const id = await succeeded()
-    const post = (body: unknown) => api.request("POST", "/v1/refunds", { body })
-    expectError(await post({ paymentId: "pay_!" }), 400, "params_validation", ["paymentId"])
-    expectError(await post({}), 400, "params_validation", ["paymentId"])
-    expectError(await post({ paymentId: id, amount: "100" }), 400, "params_validation", ["amount"])
-    expect((await details(api, id)).body.refund).toBeNull()
+    it("a malformed paymentId, a missing one or an unknown field: 400 naming it", async () => {
+      const id = await succeeded()
+      const post = (body: unknown) => api.request("POST", "/v1/refunds", { body })
+      expectError(await post({ paymentId: "pay_!" }), 400, "params_validation", ["paymentId"])
+      expectError(await post({}), 400, "params_validation", ["paymentId"])
+      expectError(await post({ paymentId: id, amount: "100" }), 400, "params_validation", [
+        "amount"
+      ])
+      expect((await details(api, id)).body.refund).toBeNull()
+    })
   })
 })

@@ -19,6 +19,7 @@ import {
   type Json,
   newKey,
   RFC3339,
+  STORES,
   startServer,
   unknownId
 } from "./e2e-support.js"
@@ -42,359 +43,365 @@ import {
 const decodeStatus = Schema.decodeUnknownSync(statusEndpoint.successSchema)
 const decodeCancel = Schema.decodeUnknownSync(cancelEndpoint.successSchema)
 
-let server: E2eServer
-let otherKey: string
-let merchant: Json
-let sibling: Json
-const api = client(() => server.baseUrl)
+describe.each(STORES)("%s", (store) => {
+  let server: E2eServer
+  let otherKey: string
+  let merchant: Json
+  let sibling: Json
+  const api = client(() => server.baseUrl)
 
-beforeAll(async () => {
-  server = await startServer()
-  otherKey = (await createPartner(server, "Other")).apiKey
-  merchant = await createMerchant(api, "Status Shop")
-  sibling = await createMerchant(api, "Sibling Shop")
-})
-
-afterAll(async () => {
-  await server?.stop()
-})
-
-/** A fresh payment of the shared merchant; returns its id. */
-const open = async (body: { readonly expiresAt?: string | number } = {}): Promise<string> =>
-  (await newPayment(api, merchant.id, body)).paymentId
-
-const statusOf = (id: string, query = "") => getStatus(api, id, merchant.id, query)
-
-/** The status answer's body, checked against the endpoint's schema. */
-const readStatus = async (id: string, query = ""): Promise<Json> => {
-  const response = await statusOf(id, query)
-  expect(response.status, response.text).toBe(200)
-  decodeStatus(response.body)
-  return response.body
-}
-
-/** Resolves after `n` turns of the event loop. */
-const turns = async (n: number) => {
-  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve))
-}
-
-const inMs = (ms: number) => new Date(Date.now() + ms).toISOString()
-
-describe("GET /v1/payments/{id}/status", () => {
-  it("while open: exactly status, isFinal false, pollInMs and info null", async () => {
-    const body = await readStatus(await open())
-    expect(Object.keys(body).sort()).toEqual(["info", "isFinal", "pollInMs", "status"])
-    expect(body).toMatchObject({ status: "requires_action", isFinal: false, info: null })
-    expect(Number.isInteger(body.pollInMs) && body.pollInMs > 0).toBe(true)
+  beforeAll(async () => {
+    server = await startServer(store)
+    otherKey = (await createPartner(server, "Other")).apiKey
+    merchant = await createMerchant(api, "Status Shop")
+    sibling = await createMerchant(api, "Sibling Shop")
   })
 
-  it("processing: not final, with pollInMs and info null", async () => {
-    const id = await open()
-    await startProcessing(server, id)
-    const body = await readStatus(id)
-    expect(Object.keys(body).sort()).toEqual(["info", "isFinal", "pollInMs", "status"])
-    expect(body).toMatchObject({ status: "processing", isFinal: false, info: null })
+  afterAll(async () => {
+    await server?.stop()
   })
 
-  it("succeeded: final, info {optionAmount, txId}, no pollInMs and no failureCode", async () => {
-    const id = await open()
-    await startProcessing(server, id, { value: "10500000" })
-    const txId = `0x${"5a".repeat(32)}`
-    await succeed(server, id, txId)
-    const body = await readStatus(id)
-    expect(body).toEqual({
-      status: "succeeded",
-      isFinal: true,
-      info: {
-        optionAmount: {
-          unit: `caip19/${USDC_BASE}`,
-          value: "10500000",
-          display: {
-            assetSymbol: "USDC",
-            assetName: "USD Coin",
-            decimals: 6,
-            iconUrl: null,
-            networkName: "Base",
-            networkIconUrl: null
-          }
-        },
-        txId
-      }
-    })
-  })
+  /** A fresh payment of the shared merchant; returns its id. */
+  const open = async (body: { readonly expiresAt?: string | number } = {}): Promise<string> =>
+    (await newPayment(api, merchant.id, body)).paymentId
 
-  it("failed on chain: failureCode transaction_reverted, info null, no pollInMs", async () => {
-    const id = await open()
-    await startProcessing(server, id)
-    await fail(server, id, "transaction_reverted")
-    expect(await readStatus(id)).toEqual({
-      status: "failed",
-      isFinal: true,
-      failureCode: "transaction_reverted",
-      info: null
-    })
-  })
+  const statusOf = (id: string, query = "") => getStatus(api, id, merchant.id, query)
 
-  it("declined by the buyer: failureCode declined_user", async () => {
-    const id = await open()
-    await decline(server, id)
-    expect(await readStatus(id)).toEqual({
-      status: "failed",
-      isFinal: true,
-      failureCode: "declined_user",
-      info: null
-    })
-  })
-
-  it("cancelled: final, no failureCode, info null", async () => {
-    const id = await open()
-    expect((await cancel(api, id, merchant.id)).status).toBe(200)
-    expect(await readStatus(id)).toEqual({ status: "cancelled", isFinal: true, info: null })
-  })
-
-  it("a payment created 2 s ahead reads expired as soon as its time passes, before any sweep", async () => {
-    const expiresAt = inMs(2000)
-    const id = await open({ expiresAt })
-    expect((await readStatus(id)).status).toBe("requires_action")
-    await sleep(Math.max(0, Date.parse(expiresAt) - Date.now()) + 30)
-    expect(await readStatus(id)).toEqual({ status: "expired", isFinal: true, info: null })
-    const shown = (await details(api, id)).body
-    expect(shown).toMatchObject({ status: "expired", isFinal: true, isTerminal: true })
-    expect(shown).not.toHaveProperty("failureCode")
-  })
-
-  it("without Merchant-Id: 400 missing_merchant_id; a malformed one: 400 naming it", async () => {
-    const id = await open()
-    expectError(await getStatus(api, id, null), 400, "missing_merchant_id", ["Merchant-Id"])
-    const malformed = await getStatus(api, id, "shop-1")
-    expect(malformed.status).toBe(400)
-    expectError(malformed, 400, "invalid_params", ["Merchant-Id"])
-  })
-
-  it("the Merchant-Id of another merchant of the same partner, or of none: 404 payment_not_found", async () => {
-    const id = await open()
-    expectError(await getStatus(api, id, sibling.id), 404, "payment_not_found")
-    expectError(await getStatus(api, id, unknownId("mrch")), 404, "payment_not_found")
-  })
-
-  it("another partner's payment: 403; an unknown payment: 404; a malformed id: 400", async () => {
-    const id = await open()
-    const theirs = await createMerchant(api, "Theirs", { key: otherKey })
-    expectError(await getStatus(api, id, theirs.id, "", otherKey), 403, "forbidden")
-    expectError(await statusOf(UNKNOWN_PAYMENT), 404, "payment_not_found")
-    const malformed = await statusOf("pay_x")
-    expect(malformed.status).toBe(400)
-    expectError(malformed, 400, "invalid_params", ["id"])
-  })
-})
-
-describe("long-poll with maxPollMs", () => {
-  it("held, and answered at once with the new status after a cancel over HTTP", async () => {
-    const id = await open()
-    const start = performance.now()
-    const poll = timed(start, statusOf(id, "?maxPollMs=5000"))
-    await sleep(300)
-    expect((await cancel(api, id, merchant.id)).status).toBe(200)
-    const cancelledAt = performance.now() - start
-    const { response, at } = await poll
+  /** The status answer's body, checked against the endpoint's schema. */
+  const readStatus = async (id: string, query = ""): Promise<Json> => {
+    const response = await statusOf(id, query)
     expect(response.status, response.text).toBe(200)
-    expect(response.body).toEqual({ status: "cancelled", isFinal: true, info: null })
-    expect(at).toBeGreaterThanOrEqual(250)
-    expect(at - cancelledAt).toBeLessThan(300)
-    expect(at).toBeLessThan(2000)
-  })
+    decodeStatus(response.body)
+    return response.body
+  }
 
-  it("held, and answered at once after StartProcessing and then Succeed through the engine", async () => {
-    const id = await open()
-    let start = performance.now()
-    let poll = timed(start, statusOf(id, "?maxPollMs=5000"))
-    await sleep(300)
-    await startProcessing(server, id)
-    let changedAt = performance.now() - start
-    let answer = await poll
-    expect(answer.response.body).toMatchObject({ status: "processing", isFinal: false, info: null })
-    expect(answer.at).toBeGreaterThanOrEqual(250)
-    expect(answer.at - changedAt).toBeLessThan(300)
+  /** Resolves after `n` turns of the event loop. */
+  const turns = async (n: number) => {
+    for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve))
+  }
 
-    start = performance.now()
-    poll = timed(start, statusOf(id, "?maxPollMs=5000"))
-    await sleep(300)
-    const txId = `0x${"77".repeat(32)}`
-    await succeed(server, id, txId)
-    changedAt = performance.now() - start
-    answer = await poll
-    expect(answer.response.body).toMatchObject({ status: "succeeded", isFinal: true })
-    expect(answer.response.body.info.txId).toBe(txId)
-    expect(answer.at).toBeGreaterThanOrEqual(250)
-    expect(answer.at - changedAt).toBeLessThan(300)
-  })
+  const inMs = (ms: number) => new Date(Date.now() + ms).toISOString()
 
-  it("with no change, the unchanged status after about maxPollMs", async () => {
-    const id = await open()
-    const start = performance.now()
-    const { response, at } = await timed(start, statusOf(id, "?maxPollMs=800"))
-    expect(response.status).toBe(200)
-    expect(response.body).toMatchObject({ status: "requires_action", isFinal: false, info: null })
-    expect(response.body.pollInMs).toBeGreaterThan(0)
-    expect(at).toBeGreaterThanOrEqual(700)
-    expect(at).toBeLessThan(3000)
-  })
-
-  it("a processing payment is held too", async () => {
-    const id = await open()
-    await startProcessing(server, id)
-    const { response, at } = await timed(performance.now(), statusOf(id, "?maxPollMs=800"))
-    expect(response.body.status).toBe("processing")
-    expect(at).toBeGreaterThanOrEqual(700)
-  })
-
-  it("on a final payment, and with maxPollMs=0, answers at once", async () => {
-    const id = await open()
-    expect((await cancel(api, id, merchant.id)).status).toBe(200)
-    const final = await timed(performance.now(), statusOf(id, "?maxPollMs=5000"))
-    expect(final.response.body.status).toBe("cancelled")
-    expect(final.at).toBeLessThan(500)
-    const zero = await timed(performance.now(), statusOf(await open(), "?maxPollMs=0"))
-    expect(zero.response.body.status).toBe("requires_action")
-    expect(zero.at).toBeLessThan(500)
-  })
-
-  it("on a payment about to expire, answers expired at its expiry", async () => {
-    const expiresAt = inMs(1500)
-    const id = await open({ expiresAt })
-    const start = performance.now()
-    const startedAt = Date.now()
-    const { response, at } = await timed(start, statusOf(id, "?maxPollMs=10000"))
-    expect(response.body).toEqual({ status: "expired", isFinal: true, info: null })
-    const due = Date.parse(expiresAt) - startedAt
-    expect(at).toBeGreaterThanOrEqual(due - 100)
-    expect(at).toBeLessThan(due + 700)
-  })
-
-  it("maxPollMs -1, 1.5, abc or empty: 400 naming maxPollMs", async () => {
-    const id = await open()
-    for (const value of ["-1", "1.5", "abc", ""]) {
-      expectError(await statusOf(id, `?maxPollMs=${value}`), 400, "invalid_params", ["maxPollMs"])
-    }
-  })
-
-  it("50 concurrent long-polls on one payment all wake on one cancel", async () => {
-    const id = await open()
-    const start = performance.now()
-    const polls = Array.from({ length: 50 }, () => timed(start, statusOf(id, "?maxPollMs=5000")))
-    await sleep(500)
-    expect((await cancel(api, id, merchant.id)).status).toBe(200)
-    const cancelledAt = performance.now() - start
-    const answers = await Promise.all(polls)
-    for (const { response, at } of answers) {
-      expect(response.status, response.text).toBe(200)
-      expect(response.body.status).toBe("cancelled")
-      expect(at).toBeGreaterThanOrEqual(450)
-      expect(at - cancelledAt).toBeLessThan(1000)
-    }
-  })
-})
-
-describe("POST /v1/payments/{id}/cancel", () => {
-  it("200 with paymentId, status cancelled, cancelledReason and cancelledAt", async () => {
-    const id = await open()
-    const before = Date.now()
-    const response = await cancel(api, id, merchant.id)
-    expect(response.status, response.text).toBe(200)
-    decodeCancel(response.body)
-    expect(Object.keys(response.body).sort()).toEqual(
-      ["cancelledAt", "cancelledReason", "paymentId", "status"].sort()
-    )
-    expect(response.body).toMatchObject({
-      paymentId: id,
-      status: "cancelled",
-      cancelledReason: "cancelled_by_merchant"
+  describe("GET /v1/payments/{id}/status", () => {
+    it("while open: exactly status, isFinal false, pollInMs and info null", async () => {
+      const body = await readStatus(await open())
+      expect(Object.keys(body).sort()).toEqual(["info", "isFinal", "pollInMs", "status"])
+      expect(body).toMatchObject({ status: "requires_action", isFinal: false, info: null })
+      expect(Number.isInteger(body.pollInMs) && body.pollInMs > 0).toBe(true)
     })
-    expect(response.body.cancelledAt).toMatch(RFC3339)
-    expect(Date.parse(response.body.cancelledAt)).toBeGreaterThanOrEqual(before - 1000)
-    expect(Date.parse(response.body.cancelledAt)).toBeLessThanOrEqual(Date.now() + 1000)
-    const shown = (await details(api, id)).body
-    expect(shown).toMatchObject({
-      status: "cancelled",
-      isFinal: true,
-      cancelledReason: "cancelled_by_merchant"
-    })
-  })
 
-  it("a second cancel: 400 invalid_state; a replay with the same Idempotency-Key: the first answer", async () => {
-    const id = await open()
-    const key = newKey()
-    const request = () =>
-      api.request("POST", `/v1/payments/${id}/cancel`, {
-        headers: { "merchant-id": merchant.id },
-        idempotencyKey: key
-      })
-    const first = await request()
-    expect(first.status).toBe(200)
-    const replay = await request()
-    expect(replay.status).toBe(200)
-    expect(replay.text).toBe(first.text)
-    expectError(await cancel(api, id, merchant.id), 400, "invalid_state")
-  })
-
-  it("cancelling a processing, succeeded, failed or expired payment: 400 invalid_state", async () => {
-    const processing = await open()
-    await startProcessing(server, processing)
-    const succeeded = await open()
-    await startProcessing(server, succeeded)
-    await succeed(server, succeeded)
-    const failed = await open()
-    await decline(server, failed)
-    const expiresAt = inMs(800)
-    const expired = await open({ expiresAt })
-    await sleep(Math.max(0, Date.parse(expiresAt) - Date.now()) + 30)
-    const cases = [
-      [processing, "processing"],
-      [succeeded, "succeeded"],
-      [failed, "failed"],
-      [expired, "expired"]
-    ] as const
-    for (const [id, status] of cases) {
-      expectError(await cancel(api, id, merchant.id), 400, "invalid_state")
-      expect((await readStatus(id)).status).toBe(status)
-    }
-  })
-
-  it("without Merchant-Id: 400; another merchant's: 404; another partner's: 403; unknown: 404", async () => {
-    const id = await open()
-    const noHeader = await api.request("POST", `/v1/payments/${id}/cancel`)
-    expectError(noHeader, 400, "missing_merchant_id", ["Merchant-Id"])
-    expectError(await cancel(api, id, sibling.id), 404, "payment_not_found")
-    const theirs = await createMerchant(api, "Theirs too", { key: otherKey })
-    expectError(await cancel(api, id, theirs.id, otherKey), 403, "forbidden")
-    expectError(await cancel(api, UNKNOWN_PAYMENT, merchant.id), 404, "payment_not_found")
-    expect((await readStatus(id)).status).toBe("requires_action")
-  })
-
-  it("a cancel racing StartProcessing: exactly one wins, and the final state agrees (20 rounds)", async () => {
-    const winners = { cancel: 0, processing: 0 }
-    for (let round = 0; round < 20; round++) {
+    it("processing: not final, with pollInMs and info null", async () => {
       const id = await open()
-      // The transition runs in-process and the cancel crosses loopback: holding the
-      // transition back by 0 to 3 turns of the event loop lets either one arrive first.
-      const [cancelled, processed] = await Promise.all([
-        cancel(api, id, merchant.id),
-        turns(round % 4).then(() => tryTransition(server, id, startProcessingChange()))
-      ])
-      const cancelWon = cancelled.status === 200
-      const processingWon = Either.isRight(processed)
-      expect(cancelWon !== processingWon, `round ${round}: ${cancelled.text}`).toBe(true)
-      const final = await readStatus(id)
-      if (cancelWon) {
-        winners.cancel++
-        expect(final.status).toBe("cancelled")
-        expect(Either.isLeft(processed) && processed.left._tag).toBe("InvalidState")
-      } else {
-        winners.processing++
-        expectError(cancelled, 400, "invalid_state")
-        expect(final.status).toBe("processing")
+      await startProcessing(server, id)
+      const body = await readStatus(id)
+      expect(Object.keys(body).sort()).toEqual(["info", "isFinal", "pollInMs", "status"])
+      expect(body).toMatchObject({ status: "processing", isFinal: false, info: null })
+    })
+
+    it("succeeded: final, info {optionAmount, txId}, no pollInMs and no failureCode", async () => {
+      const id = await open()
+      await startProcessing(server, id, { value: "10500000" })
+      const txId = `0x${"5a".repeat(32)}`
+      await succeed(server, id, txId)
+      const body = await readStatus(id)
+      expect(body).toEqual({
+        status: "succeeded",
+        isFinal: true,
+        info: {
+          optionAmount: {
+            unit: `caip19/${USDC_BASE}`,
+            value: "10500000",
+            display: {
+              assetSymbol: "USDC",
+              assetName: "USD Coin",
+              decimals: 6,
+              iconUrl: null,
+              networkName: "Base",
+              networkIconUrl: null
+            }
+          },
+          txId
+        }
+      })
+    })
+
+    it("failed on chain: failureCode transaction_reverted, info null, no pollInMs", async () => {
+      const id = await open()
+      await startProcessing(server, id)
+      await fail(server, id, "transaction_reverted")
+      expect(await readStatus(id)).toEqual({
+        status: "failed",
+        isFinal: true,
+        failureCode: "transaction_reverted",
+        info: null
+      })
+    })
+
+    it("declined by the buyer: failureCode declined_user", async () => {
+      const id = await open()
+      await decline(server, id)
+      expect(await readStatus(id)).toEqual({
+        status: "failed",
+        isFinal: true,
+        failureCode: "declined_user",
+        info: null
+      })
+    })
+
+    it("cancelled: final, no failureCode, info null", async () => {
+      const id = await open()
+      expect((await cancel(api, id, merchant.id)).status).toBe(200)
+      expect(await readStatus(id)).toEqual({ status: "cancelled", isFinal: true, info: null })
+    })
+
+    it("a payment created 2 s ahead reads expired as soon as its time passes, before any sweep", async () => {
+      const expiresAt = inMs(2000)
+      const id = await open({ expiresAt })
+      expect((await readStatus(id)).status).toBe("requires_action")
+      await sleep(Math.max(0, Date.parse(expiresAt) - Date.now()) + 30)
+      expect(await readStatus(id)).toEqual({ status: "expired", isFinal: true, info: null })
+      const shown = (await details(api, id)).body
+      expect(shown).toMatchObject({ status: "expired", isFinal: true, isTerminal: true })
+      expect(shown).not.toHaveProperty("failureCode")
+    })
+
+    it("without Merchant-Id: 400 missing_merchant_id; a malformed one: 400 naming it", async () => {
+      const id = await open()
+      expectError(await getStatus(api, id, null), 400, "missing_merchant_id", ["Merchant-Id"])
+      const malformed = await getStatus(api, id, "shop-1")
+      expect(malformed.status).toBe(400)
+      expectError(malformed, 400, "invalid_params", ["Merchant-Id"])
+    })
+
+    it("the Merchant-Id of another merchant of the same partner, or of none: 404 payment_not_found", async () => {
+      const id = await open()
+      expectError(await getStatus(api, id, sibling.id), 404, "payment_not_found")
+      expectError(await getStatus(api, id, unknownId("mrch")), 404, "payment_not_found")
+    })
+
+    it("another partner's payment: 403; an unknown payment: 404; a malformed id: 400", async () => {
+      const id = await open()
+      const theirs = await createMerchant(api, "Theirs", { key: otherKey })
+      expectError(await getStatus(api, id, theirs.id, "", otherKey), 403, "forbidden")
+      expectError(await statusOf(UNKNOWN_PAYMENT), 404, "payment_not_found")
+      const malformed = await statusOf("pay_x")
+      expect(malformed.status).toBe(400)
+      expectError(malformed, 400, "invalid_params", ["id"])
+    })
+  })
+
+  describe("long-poll with maxPollMs", () => {
+    it("held, and answered at once with the new status after a cancel over HTTP", async () => {
+      const id = await open()
+      const start = performance.now()
+      const poll = timed(start, statusOf(id, "?maxPollMs=5000"))
+      await sleep(300)
+      expect((await cancel(api, id, merchant.id)).status).toBe(200)
+      const cancelledAt = performance.now() - start
+      const { response, at } = await poll
+      expect(response.status, response.text).toBe(200)
+      expect(response.body).toEqual({ status: "cancelled", isFinal: true, info: null })
+      expect(at).toBeGreaterThanOrEqual(250)
+      expect(at - cancelledAt).toBeLessThan(300)
+      expect(at).toBeLessThan(2000)
+    })
+
+    it("held, and answered at once after StartProcessing and then Succeed through the engine", async () => {
+      const id = await open()
+      let start = performance.now()
+      let poll = timed(start, statusOf(id, "?maxPollMs=5000"))
+      await sleep(300)
+      await startProcessing(server, id)
+      let changedAt = performance.now() - start
+      let answer = await poll
+      expect(answer.response.body).toMatchObject({
+        status: "processing",
+        isFinal: false,
+        info: null
+      })
+      expect(answer.at).toBeGreaterThanOrEqual(250)
+      expect(answer.at - changedAt).toBeLessThan(300)
+
+      start = performance.now()
+      poll = timed(start, statusOf(id, "?maxPollMs=5000"))
+      await sleep(300)
+      const txId = `0x${"77".repeat(32)}`
+      await succeed(server, id, txId)
+      changedAt = performance.now() - start
+      answer = await poll
+      expect(answer.response.body).toMatchObject({ status: "succeeded", isFinal: true })
+      expect(answer.response.body.info.txId).toBe(txId)
+      expect(answer.at).toBeGreaterThanOrEqual(250)
+      expect(answer.at - changedAt).toBeLessThan(300)
+    })
+
+    it("with no change, the unchanged status after about maxPollMs", async () => {
+      const id = await open()
+      const start = performance.now()
+      const { response, at } = await timed(start, statusOf(id, "?maxPollMs=800"))
+      expect(response.status).toBe(200)
+      expect(response.body).toMatchObject({ status: "requires_action", isFinal: false, info: null })
+      expect(response.body.pollInMs).toBeGreaterThan(0)
+      expect(at).toBeGreaterThanOrEqual(700)
+      expect(at).toBeLessThan(3000)
+    })
+
+    it("a processing payment is held too", async () => {
+      const id = await open()
+      await startProcessing(server, id)
+      const { response, at } = await timed(performance.now(), statusOf(id, "?maxPollMs=800"))
+      expect(response.body.status).toBe("processing")
+      expect(at).toBeGreaterThanOrEqual(700)
+    })
+
+    it("on a final payment, and with maxPollMs=0, answers at once", async () => {
+      const id = await open()
+      expect((await cancel(api, id, merchant.id)).status).toBe(200)
+      const final = await timed(performance.now(), statusOf(id, "?maxPollMs=5000"))
+      expect(final.response.body.status).toBe("cancelled")
+      expect(final.at).toBeLessThan(500)
+      const zero = await timed(performance.now(), statusOf(await open(), "?maxPollMs=0"))
+      expect(zero.response.body.status).toBe("requires_action")
+      expect(zero.at).toBeLessThan(500)
+    })
+
+    it("on a payment about to expire, answers expired at its expiry", async () => {
+      const expiresAt = inMs(1500)
+      const id = await open({ expiresAt })
+      const start = performance.now()
+      const startedAt = Date.now()
+      const { response, at } = await timed(start, statusOf(id, "?maxPollMs=10000"))
+      expect(response.body).toEqual({ status: "expired", isFinal: true, info: null })
+      const due = Date.parse(expiresAt) - startedAt
+      expect(at).toBeGreaterThanOrEqual(due - 100)
+      expect(at).toBeLessThan(due + 700)
+    })
+
+    it("maxPollMs -1, 1.5, abc or empty: 400 naming maxPollMs", async () => {
+      const id = await open()
+      for (const value of ["-1", "1.5", "abc", ""]) {
+        expectError(await statusOf(id, `?maxPollMs=${value}`), 400, "invalid_params", ["maxPollMs"])
       }
-    }
-    expect(winners.cancel + winners.processing).toBe(20)
+    })
+
+    it("50 concurrent long-polls on one payment all wake on one cancel", async () => {
+      const id = await open()
+      const start = performance.now()
+      const polls = Array.from({ length: 50 }, () => timed(start, statusOf(id, "?maxPollMs=5000")))
+      await sleep(500)
+      expect((await cancel(api, id, merchant.id)).status).toBe(200)
+      const cancelledAt = performance.now() - start
+      const answers = await Promise.all(polls)
+      for (const { response, at } of answers) {
+        expect(response.status, response.text).toBe(200)
+        expect(response.body.status).toBe("cancelled")
+        expect(at).toBeGreaterThanOrEqual(450)
+        expect(at - cancelledAt).toBeLessThan(1000)
+      }
+    })
+  })
+
+  describe("POST /v1/payments/{id}/cancel", () => {
+    it("200 with paymentId, status cancelled, cancelledReason and cancelledAt", async () => {
+      const id = await open()
+      const before = Date.now()
+      const response = await cancel(api, id, merchant.id)
+      expect(response.status, response.text).toBe(200)
+      decodeCancel(response.body)
+      expect(Object.keys(response.body).sort()).toEqual(
+        ["cancelledAt", "cancelledReason", "paymentId", "status"].sort()
+      )
+      expect(response.body).toMatchObject({
+        paymentId: id,
+        status: "cancelled",
+        cancelledReason: "cancelled_by_merchant"
+      })
+      expect(response.body.cancelledAt).toMatch(RFC3339)
+      expect(Date.parse(response.body.cancelledAt)).toBeGreaterThanOrEqual(before - 1000)
+      expect(Date.parse(response.body.cancelledAt)).toBeLessThanOrEqual(Date.now() + 1000)
+      const shown = (await details(api, id)).body
+      expect(shown).toMatchObject({
+        status: "cancelled",
+        isFinal: true,
+        cancelledReason: "cancelled_by_merchant"
+      })
+    })
+
+    it("a second cancel: 400 invalid_state; a replay with the same Idempotency-Key: the first answer", async () => {
+      const id = await open()
+      const key = newKey()
+      const request = () =>
+        api.request("POST", `/v1/payments/${id}/cancel`, {
+          headers: { "merchant-id": merchant.id },
+          idempotencyKey: key
+        })
+      const first = await request()
+      expect(first.status).toBe(200)
+      const replay = await request()
+      expect(replay.status).toBe(200)
+      expect(replay.text).toBe(first.text)
+      expectError(await cancel(api, id, merchant.id), 400, "invalid_state")
+    })
+
+    it("cancelling a processing, succeeded, failed or expired payment: 400 invalid_state", async () => {
+      const processing = await open()
+      await startProcessing(server, processing)
+      const succeeded = await open()
+      await startProcessing(server, succeeded)
+      await succeed(server, succeeded)
+      const failed = await open()
+      await decline(server, failed)
+      const expiresAt = inMs(800)
+      const expired = await open({ expiresAt })
+      await sleep(Math.max(0, Date.parse(expiresAt) - Date.now()) + 30)
+      const cases = [
+        [processing, "processing"],
+        [succeeded, "succeeded"],
+        [failed, "failed"],
+        [expired, "expired"]
+      ] as const
+      for (const [id, status] of cases) {
+        expectError(await cancel(api, id, merchant.id), 400, "invalid_state")
+        expect((await readStatus(id)).status).toBe(status)
+      }
+    })
+
+    it("without Merchant-Id: 400; another merchant's: 404; another partner's: 403; unknown: 404", async () => {
+      const id = await open()
+      const noHeader = await api.request("POST", `/v1/payments/${id}/cancel`)
+      expectError(noHeader, 400, "missing_merchant_id", ["Merchant-Id"])
+      expectError(await cancel(api, id, sibling.id), 404, "payment_not_found")
+      const theirs = await createMerchant(api, "Theirs too", { key: otherKey })
+      expectError(await cancel(api, id, theirs.id, otherKey), 403, "forbidden")
+      expectError(await cancel(api, UNKNOWN_PAYMENT, merchant.id), 404, "payment_not_found")
+      expect((await readStatus(id)).status).toBe("requires_action")
+    })
+
+    it("a cancel racing StartProcessing: exactly one wins, and the final state agrees (20 rounds)", async () => {
+      const winners = { cancel: 0, processing: 0 }
+      for (let round = 0; round < 20; round++) {
+        const id = await open()
+        // The transition runs in-process and the cancel crosses loopback: holding the
+        // transition back by 0 to 3 turns of the event loop lets either one arrive first.
+        const [cancelled, processed] = await Promise.all([
+          cancel(api, id, merchant.id),
+          turns(round % 4).then(() => tryTransition(server, id, startProcessingChange()))
+        ])
+        const cancelWon = cancelled.status === 200
+        const processingWon = Either.isRight(processed)
+        expect(cancelWon !== processingWon, `round ${round}: ${cancelled.text}`).toBe(true)
+        const final = await readStatus(id)
+        if (cancelWon) {
+          winners.cancel++
+          expect(final.status).toBe("cancelled")
+          expect(Either.isLeft(processed) && processed.left._tag).toBe("InvalidState")
+        } else {
+          winners.processing++
+          expectError(cancelled, 400, "invalid_state")
+          expect(final.status).toBe("processing")
+        }
+      }
+      expect(winners.cancel + winners.processing).toBe(20)
+    })
   })
 })

@@ -1,20 +1,24 @@
 /**
  * The README's commands as a user runs them: the server `npm start` builds and
  * runs, as its own process (first-start key, listening line, clean stop on
- * SIGTERM), and the CLI on the same database while the server runs.
+ * SIGTERM), and the CLI on the same database while the server runs; on a
+ * SQLite file, and on PostgreSQL (a fresh schema of the test run's database).
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { freshSchema } from "@pay/storage-postgres/testing"
+import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const root = join(import.meta.dirname, "..", "..")
 const dist = join(root, "examples/standalone/dist")
 const dir = mkdtempSync(join(tmpdir(), "pay-process-"))
 const database = join(dir, "pay.sqlite")
-const env = { ...process.env, PAY_DATABASE: database, HOST: "127.0.0.1", PORT: "0" }
+const baseEnv = { ...process.env, HOST: "127.0.0.1", PORT: "0" }
+const sqliteEnv = { ...baseEnv, PAY_DATABASE: database }
 const children: Array<ChildProcess> = []
 
 // What `npm start` and `npm run pay` run: the bundles built by examples/build.mjs.
@@ -28,7 +32,7 @@ afterAll(() => {
 })
 
 /** Starts the server and resolves with its URL and everything printed up to then. */
-const startServer = () =>
+const startServer = (env: NodeJS.ProcessEnv = sqliteEnv) =>
   new Promise<{ child: ChildProcess; url: string; output: () => string }>((resolve, reject) => {
     const child = spawn(process.execPath, ["--enable-source-maps", join(dist, "main.mjs")], {
       env,
@@ -57,8 +61,11 @@ const stop = (child: ChildProcess) =>
     child.kill("SIGTERM")
   })
 
-const cli = (...args: Array<string>) =>
-  promisify(execFile)(process.execPath, [join(dist, "cli.mjs"), ...args], { env, cwd: root })
+const cliOn =
+  (env: NodeJS.ProcessEnv) =>
+  (...args: Array<string>) =>
+    promisify(execFile)(process.execPath, [join(dist, "cli.mjs"), ...args], { env, cwd: root })
+const cli = cliOn(sqliteEnv)
 
 describe("npm start and the CLI", () => {
   it("prints a key on first start, serves it, works beside the CLI, and stops cleanly", async () => {
@@ -133,4 +140,58 @@ describe("npm start and the CLI", () => {
     expect(again.status).toBe(200)
     expect(await stop(second.child)).toBe(0)
   }, 120_000)
+})
+
+describe("npm start and the CLI on PostgreSQL", () => {
+  const scope = Effect.runSync(Scope.make())
+  let url: string
+
+  beforeAll(async () => {
+    url = await Effect.runPromise(Scope.extend(freshSchema(), scope))
+  })
+
+  afterAll(async () => {
+    // The servers let go of their connections before the schema is dropped.
+    for (const child of children) child.kill("SIGKILL")
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  })
+
+  it("prints a key on first start, keeps a merchant, shares the database with the CLI, and stops cleanly", async () => {
+    const env = { ...baseEnv, PAY_DATABASE: url }
+    const first = await startServer(env)
+    const key = first.output().match(/\n\s+(pk_\S+)\n/)?.[1]
+    expect(key, first.output()).toBeDefined()
+    // The URL is shown, never its password.
+    const shown = new URL(url)
+    shown.password = ""
+    expect(first.output()).toContain(`Database: ${shown}\n`)
+    const password = new URL(url).password
+    if (password !== "") expect(first.output()).not.toContain(password)
+
+    const created = await fetch(`${first.url}/v1/merchants`, {
+      method: "POST",
+      headers: { "Api-Key": key!, "Idempotency-Key": "pg-1", "Content-Type": "application/json" },
+      body: JSON.stringify({ merchantName: "Pg Shop", merchantEmail: "pg@shop.example" })
+    })
+    expect(created.status).toBe(201)
+    const { merchant } = (await created.json()) as { merchant: { id: string; name: string } }
+    expect(merchant.name).toBe("Pg Shop")
+    const read = await fetch(`${first.url}/v1/merchants/${merchant.id}`, {
+      headers: { "Api-Key": key! }
+    })
+    expect(read.status).toBe(200)
+    expect(((await read.json()) as { merchant: unknown }).merchant).toEqual({
+      ...merchant,
+      settlements: { crypto: [], fiat: [] }
+    })
+
+    // The CLI on the same database while the server runs.
+    const listed = JSON.parse((await cliOn(env)("partners", "list", "--json")).stdout) as Array<{
+      name: string
+    }>
+    expect(listed.map((p) => p.name)).toEqual(["Default partner"])
+
+    expect(await stop(first.child)).toBe(0)
+    expect(first.output()).toContain("Pay engine stopped.")
+  }, 60_000)
 })

@@ -20,6 +20,7 @@ import {
   type Json,
   newKey,
   SETTLEMENT_ID,
+  STORES,
   startServer,
   uniqueToken,
   unknownId
@@ -48,523 +49,537 @@ const WALLET_SOLANA = `${SOLANA}:7S3P4HxJpyyigGzodYwHtCxZyUQe9JiBMHyRWXArAaKv`
 /** A distinct ERC-20 asset on Base per number. */
 const baseToken = (n: number) => `eip155:8453/erc20:0x${n.toString(16).padStart(40, "0")}`
 
-let server: E2eServer
-let otherKey: string
-const api = client(() => server.baseUrl)
+describe.each(STORES)("%s", (store) => {
+  let server: E2eServer
+  let otherKey: string
+  const api = client(() => server.baseUrl)
 
-beforeAll(async () => {
-  server = await startServer()
-  otherKey = (await createPartner(server, "Other")).apiKey
-})
-
-afterAll(async () => {
-  await server?.stop()
-})
-
-const newMerchant = async (): Promise<string> =>
-  (await createMerchant(api, `Settle ${uniqueToken()}`)).id
-
-const register = (
-  merchantId: string,
-  settlements: unknown,
-  options: { readonly idempotencyKey?: string | null; readonly key?: string } = {}
-) =>
-  api.request("POST", `/v1/merchants/${merchantId}/settlements/crypto`, {
-    body: { settlements },
-    ...(options.idempotencyKey === null
-      ? {}
-      : { idempotencyKey: options.idempotencyKey ?? newKey() }),
-    ...(options.key === undefined ? {} : { key: options.key })
+  beforeAll(async () => {
+    server = await startServer(store)
+    otherKey = (await createPartner(server, "Other")).apiKey
   })
 
-const liveSettlements = async (merchantId: string): Promise<Array<Json>> => {
-  const response = await api.get(`/v1/merchants/${merchantId}/settlements`)
-  expect(response.status, response.text).toBe(200)
-  return response.body.crypto
-}
+  afterAll(async () => {
+    await server?.stop()
+  })
 
-describe("POST /v1/merchants/{id}/settlements/crypto", () => {
-  it("201 with {settlements: [{id, configId, asset, destination}]}, EVM addresses checksummed", async () => {
-    const merchantId = await newMerchant()
-    const response = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-    expect(response.status, response.text).toBe(201)
-    const { settlements } = decodeCreated(response.body)
-    expect(Object.keys(response.body)).toEqual(["settlements"])
-    expect(settlements).toHaveLength(1)
-    const [settlement] = settlements
-    expect(Object.keys(response.body.settlements[0]).sort()).toEqual(
-      ["asset", "configId", "destination", "id"].sort()
-    )
-    expect(settlement?.id).toMatch(SETTLEMENT_ID)
-    expect(settlement).toEqual({
-      id: settlement?.id,
-      configId: settlement?.id,
-      asset: USDC_BASE_CHECKSUM,
-      destination: WALLET_BASE_CHECKSUM
+  const newMerchant = async (): Promise<string> =>
+    (await createMerchant(api, `Settle ${uniqueToken()}`)).id
+
+  const register = (
+    merchantId: string,
+    settlements: unknown,
+    options: { readonly idempotencyKey?: string | null; readonly key?: string } = {}
+  ) =>
+    api.request("POST", `/v1/merchants/${merchantId}/settlements/crypto`, {
+      body: { settlements },
+      ...(options.idempotencyKey === null
+        ? {}
+        : { idempotencyKey: options.idempotencyKey ?? newKey() }),
+      ...(options.key === undefined ? {} : { key: options.key })
     })
-    expect(await liveSettlements(merchantId)).toEqual(settlements)
-  })
 
-  it("several entries in one request, in order; non-EVM ids are kept as given", async () => {
-    const merchantId = await newMerchant()
-    const entries = [
-      { asset: USDC_BASE, destination: WALLET_BASE },
-      { asset: ETH_BASE, destination: WALLET2_BASE },
-      { asset: USDC_ETHEREUM, destination: WALLET_ETHEREUM },
-      { asset: USDC_SOLANA, destination: WALLET_SOLANA }
-    ]
-    const response = await register(merchantId, entries)
-    expect(response.status, response.text).toBe(201)
-    const { settlements } = decodeCreated(response.body)
-    expect(settlements.map((s) => [s.asset, s.destination])).toEqual([
-      [USDC_BASE_CHECKSUM, WALLET_BASE_CHECKSUM],
-      [ETH_BASE, WALLET2_BASE_CHECKSUM],
-      [
-        "eip155:1/erc20:0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
-        "eip155:1:0x1234567890AbcdEF1234567890aBcdef12345678"
-      ],
-      [USDC_SOLANA, WALLET_SOLANA]
-    ])
-    expect(new Set(settlements.map((s) => s.id)).size).toBe(4)
-    expect((await liveSettlements(merchantId)).map((s) => s.id).sort()).toEqual(
-      settlements.map((s) => s.id).sort()
-    )
-  })
-
-  it("without Idempotency-Key: 400 missing_idempotency_key, nothing stored", async () => {
-    const merchantId = await newMerchant()
-    const response = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }], {
-      idempotencyKey: null
-    })
-    expectError(response, 400, "missing_idempotency_key", ["Idempotency-Key"])
-    expect(await liveSettlements(merchantId)).toEqual([])
-  })
-
-  it("an Idempotency-Key over 255 characters: 400", async () => {
-    const merchantId = await newMerchant()
-    const response = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }], {
-      idempotencyKey: "k".repeat(256)
-    })
-    expectError(response, 400, "params_validation", ["Idempotency-Key"])
-    expect(await liveSettlements(merchantId)).toEqual([])
-  })
-
-  it("an idempotent replay returns the same ids and stores nothing more", async () => {
-    const merchantId = await newMerchant()
-    const key = newKey()
-    const entries = [
-      { asset: USDC_BASE, destination: WALLET_BASE },
-      { asset: ETH_BASE, destination: WALLET_BASE }
-    ]
-    const first = await register(merchantId, entries, { idempotencyKey: key })
-    const second = await register(merchantId, entries, { idempotencyKey: key })
-    expect(first.status, first.text).toBe(201)
-    expect(second.status).toBe(201)
-    expect(second.text).toBe(first.text)
-    expect(await liveSettlements(merchantId)).toHaveLength(2)
-  })
-
-  it("the same key with another body: 409 idempotency_conflict", async () => {
-    const merchantId = await newMerchant()
-    const key = newKey()
-    const first = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }], {
-      idempotencyKey: key
-    })
-    expect(first.status).toBe(201)
-    const second = await register(merchantId, [{ asset: ETH_BASE, destination: WALLET_BASE }], {
-      idempotencyKey: key
-    })
-    expectError(second, 409, "idempotency_conflict")
-    expect((await liveSettlements(merchantId)).map((s) => s.asset)).toEqual([USDC_BASE_CHECKSUM])
-  })
-
-  it("the same key and body for another merchant is not a replay of the first merchant's answer", async () => {
-    const first = await newMerchant()
-    const second = await newMerchant()
-    const key = newKey()
-    const entries = [{ asset: USDC_BASE, destination: WALLET_BASE }]
-    const forFirst = await register(first, entries, { idempotencyKey: key })
-    expect(forFirst.status, forFirst.text).toBe(201)
-    const forSecond = await register(second, entries, { idempotencyKey: key })
-    // Either a request of its own (201 with the second merchant's settlement) or refused as a
-    // different request under a used key (409); never the first merchant's settlements.
-    if (forSecond.status === 201) {
-      expect(forSecond.text, "the first merchant's answer was replayed").not.toBe(forFirst.text)
-      const stored = await liveSettlements(second)
-      expect(stored.map((s) => s.id)).toEqual(forSecond.body.settlements.map((s: Json) => s.id))
-    } else {
-      expectError(forSecond, 409, "idempotency_conflict")
-    }
-  })
-
-  it("0 entries or 51 entries: 400 naming settlements; 50 entries: 201", async () => {
-    const merchantId = await newMerchant()
-    expectError(await register(merchantId, []), 400, "params_validation", ["settlements"])
-    const many = (n: number) =>
-      Array.from({ length: n }, (_, i) => ({ asset: baseToken(i + 1), destination: WALLET_BASE }))
-    expectError(await register(merchantId, many(51)), 400, "params_validation", ["settlements"])
-    expect(await liveSettlements(merchantId)).toEqual([])
-    const fifty = await register(merchantId, many(50))
-    expect(fifty.status, fifty.text).toBe(201)
-    expect(fifty.body.settlements).toHaveLength(50)
-    expect(await liveSettlements(merchantId)).toHaveLength(50)
-  })
-
-  it("settlements missing or not an array: 400 naming settlements", async () => {
-    const merchantId = await newMerchant()
-    const noList = await api.request("POST", `/v1/merchants/${merchantId}/settlements/crypto`, {
-      idempotencyKey: newKey(),
-      body: {}
-    })
-    expectError(noList, 400, "params_validation", ["settlements"])
-    expectError(
-      await register(merchantId, { asset: USDC_BASE, destination: WALLET_BASE }),
-      400,
-      "params_validation",
-      ["settlements"]
-    )
-  })
-
-  it("invalid CAIP-19 and CAIP-10 ids: 400 naming settlements.0.asset and settlements.1.destination", async () => {
-    const merchantId = await newMerchant()
-    const response = await register(merchantId, [
-      { asset: "usdc", destination: WALLET_BASE },
-      { asset: ETH_BASE, destination: "0x1234567890abcdef1234567890abcdef12345678" }
-    ])
-    expectError(response, 400, "params_validation", [
-      "settlements.0.asset",
-      "settlements.1.destination"
-    ])
-    expect(await liveSettlements(merchantId)).toEqual([])
-  })
-
-  it.each([
-    [
-      "a bad checksum",
-      "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02914",
-      WALLET_BASE,
-      "asset"
-    ],
-    ["a short address", "eip155:8453/erc20:0x1234", WALLET_BASE, "asset"],
-    ["a chain id with a leading zero", "eip155:08453/slip44:60", WALLET_BASE, "asset"],
-    [
-      "a destination with a bad checksum",
-      USDC_BASE,
-      "eip155:8453:0x1234567890ABCDEF1234567890abcdef12345678",
-      "destination"
-    ],
-    ["a destination that is a CAIP-2 chain id", USDC_BASE, "eip155:8453", "destination"],
-    ["a missing destination", USDC_BASE, undefined, "destination"],
-    ["an asset that is a number", 8453, WALLET_BASE, "asset"]
-  ])("%s: 400 naming the field", async (_, asset, destination, field) => {
-    const merchantId = await newMerchant()
-    const response = await register(merchantId, [{ asset, destination }])
-    expectError(response, 400, "params_validation", [`settlements.0.${field}`])
-  })
-
-  it("an unknown field in an entry: 400 naming it", async () => {
-    const merchantId = await newMerchant()
-    const response = await register(merchantId, [
-      { asset: USDC_BASE, destination: WALLET_BASE, network: "base" }
-    ])
-    expectError(response, 400, "params_validation", ["settlements.0.network"])
-  })
-
-  it("a destination on another chain: 400 naming it, and nothing of the request is stored", async () => {
-    const merchantId = await newMerchant()
-    const response = await register(merchantId, [
-      { asset: ETH_BASE, destination: WALLET_BASE },
-      { asset: USDC_BASE, destination: WALLET_ETHEREUM }
-    ])
-    expectError(response, 400, "params_validation", ["settlements.1.destination"])
-    expect(await liveSettlements(merchantId)).toEqual([])
-  })
-
-  it("a request refused for a wrong chain can be retried with the same key", async () => {
-    const merchantId = await newMerchant()
-    const key = newKey()
-    const wrong = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_ETHEREUM }], {
-      idempotencyKey: key
-    })
-    expectError(wrong, 400, "params_validation", ["settlements.0.destination"])
-    const fixed = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }], {
-      idempotencyKey: key
-    })
-    expect(fixed.status, fixed.text).toBe(201)
-  })
-
-  it("an asset the merchant already has: 409 settlement_asset_conflict, all or none, replayed alike", async () => {
-    const merchantId = await newMerchant()
-    const first = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-    expect(first.status).toBe(201)
-
-    const key = newKey()
-    const entries = [
-      { asset: ETH_BASE, destination: WALLET_BASE },
-      // The same asset in its checksum spelling.
-      { asset: USDC_BASE_CHECKSUM, destination: WALLET2_BASE }
-    ]
-    const conflict = await register(merchantId, entries, { idempotencyKey: key })
-    expectError(conflict, 409, "settlement_asset_conflict")
-    const stored = await liveSettlements(merchantId)
-    expect(stored.map((s) => [s.asset, s.destination])).toEqual([
-      [USDC_BASE_CHECKSUM, WALLET_BASE_CHECKSUM]
-    ])
-
-    const replay = await register(merchantId, entries, { idempotencyKey: key })
-    expect(replay.status).toBe(409)
-    expect(replay.text).toBe(conflict.text)
-    expect(await liveSettlements(merchantId)).toEqual(stored)
-  })
-
-  it("the same asset twice in one request: 409 settlement_asset_conflict, nothing stored", async () => {
-    const merchantId = await newMerchant()
-    const response = await register(merchantId, [
-      { asset: ETH_BASE, destination: WALLET_BASE },
-      { asset: USDC_BASE, destination: WALLET_BASE },
-      { asset: USDC_BASE_CHECKSUM, destination: WALLET2_BASE }
-    ])
-    expectError(response, 409, "settlement_asset_conflict")
-    expect(await liveSettlements(merchantId)).toEqual([])
-  })
-
-  it("an unknown merchant: 404; a malformed merchant id: 400", async () => {
-    expectError(
-      await register(unknownId("mrch"), [{ asset: USDC_BASE, destination: WALLET_BASE }]),
-      404,
-      "not_found"
-    )
-    expectError(
-      await register("nope", [{ asset: USDC_BASE, destination: WALLET_BASE }]),
-      400,
-      "invalid_params",
-      ["merchantId"]
-    )
-  })
-})
-
-describe("GET /v1/merchants/{id}/settlements", () => {
-  it("answers {crypto, fiat: []}", async () => {
-    const merchantId = await newMerchant()
-    const empty = await api.get(`/v1/merchants/${merchantId}/settlements`)
-    expect(empty.status).toBe(200)
-    expect(empty.body).toEqual({ crypto: [], fiat: [] })
-    const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-    const listed = await api.get(`/v1/merchants/${merchantId}/settlements`)
-    expect(decodeList(listed.body)).toEqual({ crypto: created.body.settlements, fiat: [] })
-    expect(Object.keys(listed.body).sort()).toEqual(["crypto", "fiat"])
-  })
-
-  it("an unknown merchant: 404", async () => {
-    expectError(await api.get(`/v1/merchants/${unknownId("mrch")}/settlements`), 404, "not_found")
-  })
-})
-
-describe("PUT /v1/merchants/{id}/settlements/crypto/{id}", () => {
-  const put = (merchantId: string, id: string, body: unknown) =>
-    api.request("PUT", `/v1/merchants/${merchantId}/settlements/crypto/${id}`, { body })
-
-  it("changes the destination: 200 {settlement}, checksummed", async () => {
-    const merchantId = await newMerchant()
-    const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-    const { id } = created.body.settlements[0]
-    const response = await put(merchantId, id, { destination: WALLET2_BASE })
+  const liveSettlements = async (merchantId: string): Promise<Array<Json>> => {
+    const response = await api.get(`/v1/merchants/${merchantId}/settlements`)
     expect(response.status, response.text).toBe(200)
-    expect(Object.keys(response.body)).toEqual(["settlement"])
-    expect(decodeUpdated(response.body).settlement).toEqual({
-      id,
-      configId: id,
-      asset: USDC_BASE_CHECKSUM,
-      destination: WALLET2_BASE_CHECKSUM
+    return response.body.crypto
+  }
+
+  describe("POST /v1/merchants/{id}/settlements/crypto", () => {
+    it("201 with {settlements: [{id, configId, asset, destination}]}, EVM addresses checksummed", async () => {
+      const merchantId = await newMerchant()
+      const response = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
+      expect(response.status, response.text).toBe(201)
+      const { settlements } = decodeCreated(response.body)
+      expect(Object.keys(response.body)).toEqual(["settlements"])
+      expect(settlements).toHaveLength(1)
+      const [settlement] = settlements
+      expect(Object.keys(response.body.settlements[0]).sort()).toEqual(
+        ["asset", "configId", "destination", "id"].sort()
+      )
+      expect(settlement?.id).toMatch(SETTLEMENT_ID)
+      expect(settlement).toEqual({
+        id: settlement?.id,
+        configId: settlement?.id,
+        asset: USDC_BASE_CHECKSUM,
+        destination: WALLET_BASE_CHECKSUM
+      })
+      expect(await liveSettlements(merchantId)).toEqual(settlements)
     })
-    expect(await liveSettlements(merchantId)).toEqual([response.body.settlement])
+
+    it("several entries in one request, in order; non-EVM ids are kept as given", async () => {
+      const merchantId = await newMerchant()
+      const entries = [
+        { asset: USDC_BASE, destination: WALLET_BASE },
+        { asset: ETH_BASE, destination: WALLET2_BASE },
+        { asset: USDC_ETHEREUM, destination: WALLET_ETHEREUM },
+        { asset: USDC_SOLANA, destination: WALLET_SOLANA }
+      ]
+      const response = await register(merchantId, entries)
+      expect(response.status, response.text).toBe(201)
+      const { settlements } = decodeCreated(response.body)
+      expect(settlements.map((s) => [s.asset, s.destination])).toEqual([
+        [USDC_BASE_CHECKSUM, WALLET_BASE_CHECKSUM],
+        [ETH_BASE, WALLET2_BASE_CHECKSUM],
+        [
+          "eip155:1/erc20:0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+          "eip155:1:0x1234567890AbcdEF1234567890aBcdef12345678"
+        ],
+        [USDC_SOLANA, WALLET_SOLANA]
+      ])
+      expect(new Set(settlements.map((s) => s.id)).size).toBe(4)
+      expect((await liveSettlements(merchantId)).map((s) => s.id).sort()).toEqual(
+        settlements.map((s) => s.id).sort()
+      )
+    })
+
+    it("without Idempotency-Key: 400 missing_idempotency_key, nothing stored", async () => {
+      const merchantId = await newMerchant()
+      const response = await register(
+        merchantId,
+        [{ asset: USDC_BASE, destination: WALLET_BASE }],
+        {
+          idempotencyKey: null
+        }
+      )
+      expectError(response, 400, "missing_idempotency_key", ["Idempotency-Key"])
+      expect(await liveSettlements(merchantId)).toEqual([])
+    })
+
+    it("an Idempotency-Key over 255 characters: 400", async () => {
+      const merchantId = await newMerchant()
+      const response = await register(
+        merchantId,
+        [{ asset: USDC_BASE, destination: WALLET_BASE }],
+        {
+          idempotencyKey: "k".repeat(256)
+        }
+      )
+      expectError(response, 400, "params_validation", ["Idempotency-Key"])
+      expect(await liveSettlements(merchantId)).toEqual([])
+    })
+
+    it("an idempotent replay returns the same ids and stores nothing more", async () => {
+      const merchantId = await newMerchant()
+      const key = newKey()
+      const entries = [
+        { asset: USDC_BASE, destination: WALLET_BASE },
+        { asset: ETH_BASE, destination: WALLET_BASE }
+      ]
+      const first = await register(merchantId, entries, { idempotencyKey: key })
+      const second = await register(merchantId, entries, { idempotencyKey: key })
+      expect(first.status, first.text).toBe(201)
+      expect(second.status).toBe(201)
+      expect(second.text).toBe(first.text)
+      expect(await liveSettlements(merchantId)).toHaveLength(2)
+    })
+
+    it("the same key with another body: 409 idempotency_conflict", async () => {
+      const merchantId = await newMerchant()
+      const key = newKey()
+      const first = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }], {
+        idempotencyKey: key
+      })
+      expect(first.status).toBe(201)
+      const second = await register(merchantId, [{ asset: ETH_BASE, destination: WALLET_BASE }], {
+        idempotencyKey: key
+      })
+      expectError(second, 409, "idempotency_conflict")
+      expect((await liveSettlements(merchantId)).map((s) => s.asset)).toEqual([USDC_BASE_CHECKSUM])
+    })
+
+    it("the same key and body for another merchant is not a replay of the first merchant's answer", async () => {
+      const first = await newMerchant()
+      const second = await newMerchant()
+      const key = newKey()
+      const entries = [{ asset: USDC_BASE, destination: WALLET_BASE }]
+      const forFirst = await register(first, entries, { idempotencyKey: key })
+      expect(forFirst.status, forFirst.text).toBe(201)
+      const forSecond = await register(second, entries, { idempotencyKey: key })
+      // Either a request of its own (201 with the second merchant's settlement) or refused as a
+      // different request under a used key (409); never the first merchant's settlements.
+      if (forSecond.status === 201) {
+        expect(forSecond.text, "the first merchant's answer was replayed").not.toBe(forFirst.text)
+        const stored = await liveSettlements(second)
+        expect(stored.map((s) => s.id)).toEqual(forSecond.body.settlements.map((s: Json) => s.id))
+      } else {
+        expectError(forSecond, 409, "idempotency_conflict")
+      }
+    })
+
+    it("0 entries or 51 entries: 400 naming settlements; 50 entries: 201", async () => {
+      const merchantId = await newMerchant()
+      expectError(await register(merchantId, []), 400, "params_validation", ["settlements"])
+      const many = (n: number) =>
+        Array.from({ length: n }, (_, i) => ({ asset: baseToken(i + 1), destination: WALLET_BASE }))
+      expectError(await register(merchantId, many(51)), 400, "params_validation", ["settlements"])
+      expect(await liveSettlements(merchantId)).toEqual([])
+      const fifty = await register(merchantId, many(50))
+      expect(fifty.status, fifty.text).toBe(201)
+      expect(fifty.body.settlements).toHaveLength(50)
+      expect(await liveSettlements(merchantId)).toHaveLength(50)
+    })
+
+    it("settlements missing or not an array: 400 naming settlements", async () => {
+      const merchantId = await newMerchant()
+      const noList = await api.request("POST", `/v1/merchants/${merchantId}/settlements/crypto`, {
+        idempotencyKey: newKey(),
+        body: {}
+      })
+      expectError(noList, 400, "params_validation", ["settlements"])
+      expectError(
+        await register(merchantId, { asset: USDC_BASE, destination: WALLET_BASE }),
+        400,
+        "params_validation",
+        ["settlements"]
+      )
+    })
+
+    it("invalid CAIP-19 and CAIP-10 ids: 400 naming settlements.0.asset and settlements.1.destination", async () => {
+      const merchantId = await newMerchant()
+      const response = await register(merchantId, [
+        { asset: "usdc", destination: WALLET_BASE },
+        { asset: ETH_BASE, destination: "0x1234567890abcdef1234567890abcdef12345678" }
+      ])
+      expectError(response, 400, "params_validation", [
+        "settlements.0.asset",
+        "settlements.1.destination"
+      ])
+      expect(await liveSettlements(merchantId)).toEqual([])
+    })
+
+    it.each([
+      [
+        "a bad checksum",
+        "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02914",
+        WALLET_BASE,
+        "asset"
+      ],
+      ["a short address", "eip155:8453/erc20:0x1234", WALLET_BASE, "asset"],
+      ["a chain id with a leading zero", "eip155:08453/slip44:60", WALLET_BASE, "asset"],
+      [
+        "a destination with a bad checksum",
+        USDC_BASE,
+        "eip155:8453:0x1234567890ABCDEF1234567890abcdef12345678",
+        "destination"
+      ],
+      ["a destination that is a CAIP-2 chain id", USDC_BASE, "eip155:8453", "destination"],
+      ["a missing destination", USDC_BASE, undefined, "destination"],
+      ["an asset that is a number", 8453, WALLET_BASE, "asset"]
+    ])("%s: 400 naming the field", async (_, asset, destination, field) => {
+      const merchantId = await newMerchant()
+      const response = await register(merchantId, [{ asset, destination }])
+      expectError(response, 400, "params_validation", [`settlements.0.${field}`])
+    })
+
+    it("an unknown field in an entry: 400 naming it", async () => {
+      const merchantId = await newMerchant()
+      const response = await register(merchantId, [
+        { asset: USDC_BASE, destination: WALLET_BASE, network: "base" }
+      ])
+      expectError(response, 400, "params_validation", ["settlements.0.network"])
+    })
+
+    it("a destination on another chain: 400 naming it, and nothing of the request is stored", async () => {
+      const merchantId = await newMerchant()
+      const response = await register(merchantId, [
+        { asset: ETH_BASE, destination: WALLET_BASE },
+        { asset: USDC_BASE, destination: WALLET_ETHEREUM }
+      ])
+      expectError(response, 400, "params_validation", ["settlements.1.destination"])
+      expect(await liveSettlements(merchantId)).toEqual([])
+    })
+
+    it("a request refused for a wrong chain can be retried with the same key", async () => {
+      const merchantId = await newMerchant()
+      const key = newKey()
+      const wrong = await register(
+        merchantId,
+        [{ asset: USDC_BASE, destination: WALLET_ETHEREUM }],
+        {
+          idempotencyKey: key
+        }
+      )
+      expectError(wrong, 400, "params_validation", ["settlements.0.destination"])
+      const fixed = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }], {
+        idempotencyKey: key
+      })
+      expect(fixed.status, fixed.text).toBe(201)
+    })
+
+    it("an asset the merchant already has: 409 settlement_asset_conflict, all or none, replayed alike", async () => {
+      const merchantId = await newMerchant()
+      const first = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
+      expect(first.status).toBe(201)
+
+      const key = newKey()
+      const entries = [
+        { asset: ETH_BASE, destination: WALLET_BASE },
+        // The same asset in its checksum spelling.
+        { asset: USDC_BASE_CHECKSUM, destination: WALLET2_BASE }
+      ]
+      const conflict = await register(merchantId, entries, { idempotencyKey: key })
+      expectError(conflict, 409, "settlement_asset_conflict")
+      const stored = await liveSettlements(merchantId)
+      expect(stored.map((s) => [s.asset, s.destination])).toEqual([
+        [USDC_BASE_CHECKSUM, WALLET_BASE_CHECKSUM]
+      ])
+
+      const replay = await register(merchantId, entries, { idempotencyKey: key })
+      expect(replay.status).toBe(409)
+      expect(replay.text).toBe(conflict.text)
+      expect(await liveSettlements(merchantId)).toEqual(stored)
+    })
+
+    it("the same asset twice in one request: 409 settlement_asset_conflict, nothing stored", async () => {
+      const merchantId = await newMerchant()
+      const response = await register(merchantId, [
+        { asset: ETH_BASE, destination: WALLET_BASE },
+        { asset: USDC_BASE, destination: WALLET_BASE },
+        { asset: USDC_BASE_CHECKSUM, destination: WALLET2_BASE }
+      ])
+      expectError(response, 409, "settlement_asset_conflict")
+      expect(await liveSettlements(merchantId)).toEqual([])
+    })
+
+    it("an unknown merchant: 404; a malformed merchant id: 400", async () => {
+      expectError(
+        await register(unknownId("mrch"), [{ asset: USDC_BASE, destination: WALLET_BASE }]),
+        404,
+        "not_found"
+      )
+      expectError(
+        await register("nope", [{ asset: USDC_BASE, destination: WALLET_BASE }]),
+        400,
+        "invalid_params",
+        ["merchantId"]
+      )
+    })
   })
 
-  it("a destination on another chain: 400 naming destination, unchanged", async () => {
-    const merchantId = await newMerchant()
-    const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-    const { id } = created.body.settlements[0]
-    expectError(
-      await put(merchantId, id, { destination: WALLET_ETHEREUM }),
-      400,
-      "params_validation",
-      ["destination"]
-    )
-    expect((await liveSettlements(merchantId))[0].destination).toBe(WALLET_BASE_CHECKSUM)
+  describe("GET /v1/merchants/{id}/settlements", () => {
+    it("answers {crypto, fiat: []}", async () => {
+      const merchantId = await newMerchant()
+      const empty = await api.get(`/v1/merchants/${merchantId}/settlements`)
+      expect(empty.status).toBe(200)
+      expect(empty.body).toEqual({ crypto: [], fiat: [] })
+      const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
+      const listed = await api.get(`/v1/merchants/${merchantId}/settlements`)
+      expect(decodeList(listed.body)).toEqual({ crypto: created.body.settlements, fiat: [] })
+      expect(Object.keys(listed.body).sort()).toEqual(["crypto", "fiat"])
+    })
+
+    it("an unknown merchant: 404", async () => {
+      expectError(await api.get(`/v1/merchants/${unknownId("mrch")}/settlements`), 404, "not_found")
+    })
   })
 
-  it("an invalid, missing or extra field: 400 naming it", async () => {
-    const merchantId = await newMerchant()
-    const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-    const { id } = created.body.settlements[0]
-    expectError(await put(merchantId, id, { destination: "nope" }), 400, "params_validation", [
-      "destination"
-    ])
-    expectError(await put(merchantId, id, {}), 400, "params_validation", ["destination"])
-    expectError(
-      await put(merchantId, id, { destination: WALLET2_BASE, asset: ETH_BASE }),
-      400,
-      "params_validation",
-      ["asset"]
-    )
-    expect((await liveSettlements(merchantId))[0].destination).toBe(WALLET_BASE_CHECKSUM)
+  describe("PUT /v1/merchants/{id}/settlements/crypto/{id}", () => {
+    const put = (merchantId: string, id: string, body: unknown) =>
+      api.request("PUT", `/v1/merchants/${merchantId}/settlements/crypto/${id}`, { body })
+
+    it("changes the destination: 200 {settlement}, checksummed", async () => {
+      const merchantId = await newMerchant()
+      const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
+      const { id } = created.body.settlements[0]
+      const response = await put(merchantId, id, { destination: WALLET2_BASE })
+      expect(response.status, response.text).toBe(200)
+      expect(Object.keys(response.body)).toEqual(["settlement"])
+      expect(decodeUpdated(response.body).settlement).toEqual({
+        id,
+        configId: id,
+        asset: USDC_BASE_CHECKSUM,
+        destination: WALLET2_BASE_CHECKSUM
+      })
+      expect(await liveSettlements(merchantId)).toEqual([response.body.settlement])
+    })
+
+    it("a destination on another chain: 400 naming destination, unchanged", async () => {
+      const merchantId = await newMerchant()
+      const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
+      const { id } = created.body.settlements[0]
+      expectError(
+        await put(merchantId, id, { destination: WALLET_ETHEREUM }),
+        400,
+        "params_validation",
+        ["destination"]
+      )
+      expect((await liveSettlements(merchantId))[0].destination).toBe(WALLET_BASE_CHECKSUM)
+    })
+
+    it("an invalid, missing or extra field: 400 naming it", async () => {
+      const merchantId = await newMerchant()
+      const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
+      const { id } = created.body.settlements[0]
+      expectError(await put(merchantId, id, { destination: "nope" }), 400, "params_validation", [
+        "destination"
+      ])
+      expectError(await put(merchantId, id, {}), 400, "params_validation", ["destination"])
+      expectError(
+        await put(merchantId, id, { destination: WALLET2_BASE, asset: ETH_BASE }),
+        400,
+        "params_validation",
+        ["asset"]
+      )
+      expect((await liveSettlements(merchantId))[0].destination).toBe(WALLET_BASE_CHECKSUM)
+    })
+
+    it("an unknown settlement: 404 not_found; a malformed id: 400", async () => {
+      const merchantId = await newMerchant()
+      expectError(
+        await put(merchantId, unknownId("crypto"), { destination: WALLET_BASE }),
+        404,
+        "not_found"
+      )
+      expectError(
+        await put(merchantId, "nope", { destination: WALLET_BASE }),
+        400,
+        "invalid_params",
+        ["id"]
+      )
+    })
+
+    it("another merchant's settlement (same partner): 404", async () => {
+      const owner = await newMerchant()
+      const stranger = await newMerchant()
+      const created = await register(owner, [{ asset: USDC_BASE, destination: WALLET_BASE }])
+      const { id } = created.body.settlements[0]
+      expectError(await put(stranger, id, { destination: WALLET2_BASE }), 404, "not_found")
+      expectError(
+        await api.request("DELETE", `/v1/merchants/${stranger}/settlements/crypto/${id}`),
+        404,
+        "not_found"
+      )
+      expect((await liveSettlements(owner))[0].destination).toBe(WALLET_BASE_CHECKSUM)
+    })
   })
 
-  it("an unknown settlement: 404 not_found; a malformed id: 400", async () => {
-    const merchantId = await newMerchant()
-    expectError(
-      await put(merchantId, unknownId("crypto"), { destination: WALLET_BASE }),
-      404,
-      "not_found"
-    )
-    expectError(
-      await put(merchantId, "nope", { destination: WALLET_BASE }),
-      400,
-      "invalid_params",
-      ["id"]
-    )
+  describe("DELETE /v1/merchants/{id}/settlements/crypto/{id}", () => {
+    it("{id, deleted: true}, again the same; then the asset can be registered again", async () => {
+      const merchantId = await newMerchant()
+      const created = await register(merchantId, [
+        { asset: USDC_BASE, destination: WALLET_BASE },
+        { asset: ETH_BASE, destination: WALLET_BASE }
+      ])
+      const [usdc, eth] = created.body.settlements
+      const path = `/v1/merchants/${merchantId}/settlements/crypto/${usdc.id}`
+      const first = await api.request("DELETE", path)
+      expect(first.status, first.text).toBe(200)
+      expect(decodeDeleted(first.body)).toEqual({ id: usdc.id, deleted: true })
+      expect(Object.keys(first.body).sort()).toEqual(["deleted", "id"])
+      const second = await api.request("DELETE", path)
+      expect(second.status, second.text).toBe(200)
+      expect(second.body).toEqual(first.body)
+
+      expect(await liveSettlements(merchantId)).toEqual([eth])
+      const profile = decodeProfile((await api.get(`/v1/merchants/${merchantId}`)).body)
+      expect(profile.merchant.settlements).toEqual({ crypto: [eth], fiat: [] })
+
+      expectError(
+        await api.request("PUT", path, { body: { destination: WALLET2_BASE } }),
+        404,
+        "not_found"
+      )
+
+      const again = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET2_BASE }])
+      expect(again.status, again.text).toBe(201)
+      expect(again.body.settlements[0].id).not.toBe(usdc.id)
+      expect(again.body.settlements[0].destination).toBe(WALLET2_BASE_CHECKSUM)
+      expect((await liveSettlements(merchantId)).map((s) => s.asset).sort()).toEqual(
+        [ETH_BASE, USDC_BASE_CHECKSUM].sort()
+      )
+    })
+
+    it("an unknown settlement: 404", async () => {
+      const merchantId = await newMerchant()
+      expectError(
+        await api.request(
+          "DELETE",
+          `/v1/merchants/${merchantId}/settlements/crypto/${unknownId("crypto")}`
+        ),
+        404,
+        "not_found"
+      )
+    })
   })
 
-  it("another merchant's settlement (same partner): 404", async () => {
-    const owner = await newMerchant()
-    const stranger = await newMerchant()
-    const created = await register(owner, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-    const { id } = created.body.settlements[0]
-    expectError(await put(stranger, id, { destination: WALLET2_BASE }), 404, "not_found")
-    expectError(
-      await api.request("DELETE", `/v1/merchants/${stranger}/settlements/crypto/${id}`),
-      404,
-      "not_found"
-    )
-    expect((await liveSettlements(owner))[0].destination).toBe(WALLET_BASE_CHECKSUM)
-  })
-})
-
-describe("DELETE /v1/merchants/{id}/settlements/crypto/{id}", () => {
-  it("{id, deleted: true}, again the same; then the asset can be registered again", async () => {
-    const merchantId = await newMerchant()
-    const created = await register(merchantId, [
-      { asset: USDC_BASE, destination: WALLET_BASE },
-      { asset: ETH_BASE, destination: WALLET_BASE }
-    ])
-    const [usdc, eth] = created.body.settlements
-    const path = `/v1/merchants/${merchantId}/settlements/crypto/${usdc.id}`
-    const first = await api.request("DELETE", path)
-    expect(first.status, first.text).toBe(200)
-    expect(decodeDeleted(first.body)).toEqual({ id: usdc.id, deleted: true })
-    expect(Object.keys(first.body).sort()).toEqual(["deleted", "id"])
-    const second = await api.request("DELETE", path)
-    expect(second.status, second.text).toBe(200)
-    expect(second.body).toEqual(first.body)
-
-    expect(await liveSettlements(merchantId)).toEqual([eth])
-    const profile = decodeProfile((await api.get(`/v1/merchants/${merchantId}`)).body)
-    expect(profile.merchant.settlements).toEqual({ crypto: [eth], fiat: [] })
-
-    expectError(
-      await api.request("PUT", path, { body: { destination: WALLET2_BASE } }),
-      404,
-      "not_found"
-    )
-
-    const again = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET2_BASE }])
-    expect(again.status, again.text).toBe(201)
-    expect(again.body.settlements[0].id).not.toBe(usdc.id)
-    expect(again.body.settlements[0].destination).toBe(WALLET2_BASE_CHECKSUM)
-    expect((await liveSettlements(merchantId)).map((s) => s.asset).sort()).toEqual(
-      [ETH_BASE, USDC_BASE_CHECKSUM].sort()
-    )
+  describe("the merchant profile", () => {
+    it("lists the live crypto settlements, with fiat: []", async () => {
+      const merchantId = await newMerchant()
+      const created = await register(merchantId, [
+        { asset: USDC_BASE, destination: WALLET_BASE },
+        { asset: ETH_BASE, destination: WALLET2_BASE }
+      ])
+      const [usdc, eth] = created.body.settlements
+      const before = decodeProfile((await api.get(`/v1/merchants/${merchantId}`)).body)
+      expect(
+        [...before.merchant.settlements.crypto].sort((a, b) => a.id.localeCompare(b.id))
+      ).toEqual([usdc, eth].sort((a, b) => a.id.localeCompare(b.id)))
+      expect(before.merchant.settlements.fiat).toEqual([])
+      await api.request("DELETE", `/v1/merchants/${merchantId}/settlements/crypto/${eth.id}`)
+      const after = decodeProfile((await api.get(`/v1/merchants/${merchantId}`)).body)
+      expect(after.merchant.settlements.crypto).toEqual([usdc])
+    })
   })
 
-  it("an unknown settlement: 404", async () => {
-    const merchantId = await newMerchant()
-    expectError(
-      await api.request(
-        "DELETE",
-        `/v1/merchants/${merchantId}/settlements/crypto/${unknownId("crypto")}`
-      ),
-      404,
-      "not_found"
-    )
+  describe("another partner's merchant", () => {
+    it("every settlement route with another partner's key: 403 forbidden, nothing changes", async () => {
+      const merchantId = await newMerchant()
+      const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
+      const { id } = created.body.settlements[0]
+      const base = `/v1/merchants/${merchantId}/settlements`
+      expectError(await api.get(base, { key: otherKey }), 403, "forbidden")
+      expectError(
+        await register(merchantId, [{ asset: ETH_BASE, destination: WALLET_BASE }], {
+          key: otherKey
+        }),
+        403,
+        "forbidden"
+      )
+      expectError(
+        await api.request("PUT", `${base}/crypto/${id}`, {
+          key: otherKey,
+          body: { destination: WALLET2_BASE }
+        }),
+        403,
+        "forbidden"
+      )
+      expectError(
+        await api.request("PUT", `${base}/crypto/${unknownId("crypto")}`, {
+          key: otherKey,
+          body: { destination: WALLET2_BASE }
+        }),
+        403,
+        "forbidden"
+      )
+      expectError(
+        await api.request("DELETE", `${base}/crypto/${id}`, { key: otherKey }),
+        403,
+        "forbidden"
+      )
+      expect(await liveSettlements(merchantId)).toEqual(created.body.settlements)
+    })
   })
-})
 
-describe("the merchant profile", () => {
-  it("lists the live crypto settlements, with fiat: []", async () => {
-    const merchantId = await newMerchant()
-    const created = await register(merchantId, [
-      { asset: USDC_BASE, destination: WALLET_BASE },
-      { asset: ETH_BASE, destination: WALLET2_BASE }
-    ])
-    const [usdc, eth] = created.body.settlements
-    const before = decodeProfile((await api.get(`/v1/merchants/${merchantId}`)).body)
-    expect(
-      [...before.merchant.settlements.crypto].sort((a, b) => a.id.localeCompare(b.id))
-    ).toEqual([usdc, eth].sort((a, b) => a.id.localeCompare(b.id)))
-    expect(before.merchant.settlements.fiat).toEqual([])
-    await api.request("DELETE", `/v1/merchants/${merchantId}/settlements/crypto/${eth.id}`)
-    const after = decodeProfile((await api.get(`/v1/merchants/${merchantId}`)).body)
-    expect(after.merchant.settlements.crypto).toEqual([usdc])
-  })
-})
-
-describe("another partner's merchant", () => {
-  it("every settlement route with another partner's key: 403 forbidden, nothing changes", async () => {
-    const merchantId = await newMerchant()
-    const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-    const { id } = created.body.settlements[0]
-    const base = `/v1/merchants/${merchantId}/settlements`
-    expectError(await api.get(base, { key: otherKey }), 403, "forbidden")
-    expectError(
-      await register(merchantId, [{ asset: ETH_BASE, destination: WALLET_BASE }], {
-        key: otherKey
-      }),
-      403,
-      "forbidden"
-    )
-    expectError(
-      await api.request("PUT", `${base}/crypto/${id}`, {
-        key: otherKey,
-        body: { destination: WALLET2_BASE }
-      }),
-      403,
-      "forbidden"
-    )
-    expectError(
-      await api.request("PUT", `${base}/crypto/${unknownId("crypto")}`, {
-        key: otherKey,
-        body: { destination: WALLET2_BASE }
-      }),
-      403,
-      "forbidden"
-    )
-    expectError(
-      await api.request("DELETE", `${base}/crypto/${id}`, { key: otherKey }),
-      403,
-      "forbidden"
-    )
-    expect(await liveSettlements(merchantId)).toEqual(created.body.settlements)
-  })
-})
-
-describe("a deleted merchant", () => {
-  it("its settlement routes answer 404", async () => {
-    const merchantId = await newMerchant()
-    const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-    const { id } = created.body.settlements[0]
-    expect((await api.request("DELETE", `/v1/merchants/${merchantId}`)).status).toBe(200)
-    const base = `/v1/merchants/${merchantId}/settlements`
-    expectError(await api.get(base), 404, "not_found")
-    expectError(
-      await register(merchantId, [{ asset: ETH_BASE, destination: WALLET_BASE }]),
-      404,
-      "not_found"
-    )
-    expectError(
-      await api.request("PUT", `${base}/crypto/${id}`, { body: { destination: WALLET2_BASE } }),
-      404,
-      "not_found"
-    )
-    expectError(await api.request("DELETE", `${base}/crypto/${id}`), 404, "not_found")
+  describe("a deleted merchant", () => {
+    it("its settlement routes answer 404", async () => {
+      const merchantId = await newMerchant()
+      const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
+      const { id } = created.body.settlements[0]
+      expect((await api.request("DELETE", `/v1/merchants/${merchantId}`)).status).toBe(200)
+      const base = `/v1/merchants/${merchantId}/settlements`
+      expectError(await api.get(base), 404, "not_found")
+      expectError(
+        await register(merchantId, [{ asset: ETH_BASE, destination: WALLET_BASE }]),
+        404,
+        "not_found"
+      )
+      expectError(
+        await api.request("PUT", `${base}/crypto/${id}`, { body: { destination: WALLET2_BASE } }),
+        404,
+        "not_found"
+      )
+      expectError(await api.request("DELETE", `${base}/crypto/${id}`), 404, "not_found")
+    })
   })
 })

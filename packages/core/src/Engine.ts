@@ -92,7 +92,7 @@ export interface PayEngineOptions<E> {
   /** Known tokens and networks; default: well-known stablecoins (`defaultTokenRegistry`). */
   readonly tokens?: Layer.Layer<TokenRegistry>
   /** Where payment status changes travel; default: within this process. */
-  readonly events?: Layer.Layer<PaymentEvents>
+  readonly events?: Layer.Layer<PaymentEvents, E>
 }
 
 /** The services of an engine and everything they stand on, without the background work. */
