@@ -2,10 +2,11 @@
  * Idempotency keys on PostgreSQL. The primary key on (partner, route, key)
  * decides which of several concurrent requests, on any instance, runs: the
  * claim is an `INSERT … ON CONFLICT DO NOTHING`, and taking over a dead
- * owner's claim is a compare-and-set on the lock time it was seen with.
+ * owner's claim is a compare-and-set on the lease time it was seen with. The
+ * completion is fenced by the claim's token.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { type IdempotencyCompletion, IdempotencyStore } from "@pay/core"
+import { IdempotencyClaimLost, type IdempotencyCompletion, IdempotencyStore } from "@pay/core"
 import { Effect } from "effect"
 import { orDieSql } from "./PgErrors.js"
 
@@ -16,12 +17,22 @@ interface KeyRow {
   readonly response_body: string | null
 }
 
-/** Records a response; run inside the work's transaction, it commits or rolls back with it. */
+/**
+ * Records a response; run inside the work's transaction, it commits or rolls
+ * back with it. A claim no longer held by the completion's token dies with
+ * `IdempotencyClaimLost`, which rolls the work back.
+ */
 export const writeCompletion = (sql: SqlClient, completion: IdempotencyCompletion) => {
-  const { scope, response } = completion
+  const { scope, token, response } = completion
   return sql`UPDATE idempotency_keys
     SET response_status = ${response.status}, response_body = ${response.body}
-    WHERE partner_id = ${scope.partnerId} AND route = ${scope.route} AND key = ${scope.key}`
+    WHERE partner_id = ${scope.partnerId} AND route = ${scope.route} AND key = ${scope.key}
+      AND claim_token = ${token} AND response_status IS NULL
+    RETURNING 1 AS written`.pipe(
+    Effect.flatMap((rows) =>
+      rows.length === 1 ? Effect.void : Effect.die(new IdempotencyClaimLost({ scope }))
+    )
+  )
 }
 
 /** `work`, and with it the completion if there is one, in one transaction. */
@@ -36,13 +47,14 @@ export const withCompletion = <A, E, R>(
 
 export const makePgIdempotencyStore = (sql: SqlClient) =>
   IdempotencyStore.of({
-    claim: (scope, fingerprint, now, staleBefore) =>
+    claim: (scope, fingerprint, token, now, staleBefore) =>
       Effect.gen(function* () {
         const where = sql`partner_id = ${scope.partnerId} AND route = ${scope.route}
           AND key = ${scope.key}`
         const inserted = yield* sql`INSERT INTO idempotency_keys
-            (partner_id, route, key, fingerprint, locked_at, created_at)
-          VALUES (${scope.partnerId}, ${scope.route}, ${scope.key}, ${fingerprint}, ${now}, ${now})
+            (partner_id, route, key, fingerprint, claim_token, locked_at, created_at)
+          VALUES (${scope.partnerId}, ${scope.route}, ${scope.key}, ${fingerprint}, ${token},
+            ${now}, ${now})
           ON CONFLICT DO NOTHING RETURNING 1 AS claimed`
         if (inserted.length === 1) return { _tag: "Claimed" } as const
         const [row] = yield* sql<KeyRow>`SELECT fingerprint, locked_at, response_status,
@@ -57,7 +69,8 @@ export const makePgIdempotencyStore = (sql: SqlClient) =>
           } as const
         }
         if (row.locked_at.getTime() < staleBefore.getTime()) {
-          const taken = yield* sql`UPDATE idempotency_keys SET locked_at = ${now}
+          const taken = yield* sql`UPDATE idempotency_keys
+            SET claim_token = ${token}, locked_at = ${now}
             WHERE ${where} AND response_status IS NULL AND locked_at = ${row.locked_at}
             RETURNING 1 AS claimed`
           if (taken.length === 1) return { _tag: "Claimed" } as const
@@ -65,14 +78,22 @@ export const makePgIdempotencyStore = (sql: SqlClient) =>
         return { _tag: "InProgress" } as const
       }).pipe(orDieSql),
 
-    complete: (scope, response) =>
-      orDieSql(Effect.asVoid(writeCompletion(sql, { scope, response }))),
+    renew: (scope, token, now) =>
+      sql`UPDATE idempotency_keys SET locked_at = ${now}
+        WHERE partner_id = ${scope.partnerId} AND route = ${scope.route} AND key = ${scope.key}
+          AND claim_token = ${token} AND response_status IS NULL
+        RETURNING 1 AS renewed`.pipe(
+        Effect.map((rows) => rows.length === 1),
+        orDieSql
+      ),
 
-    release: (scope) =>
+    complete: (completion) => orDieSql(writeCompletion(sql, completion)),
+
+    release: (scope, token) =>
       orDieSql(
         Effect.asVoid(sql`DELETE FROM idempotency_keys
           WHERE partner_id = ${scope.partnerId} AND route = ${scope.route} AND key = ${scope.key}
-            AND response_status IS NULL`)
+            AND claim_token = ${token} AND response_status IS NULL`)
       ),
 
     purge: (before) =>

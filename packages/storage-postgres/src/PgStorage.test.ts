@@ -48,7 +48,7 @@ describe("PostgreSQL storage, several instances", () => {
       const sql = Context.get(again, SqlClient.SqlClient)
       const applied = yield* sql<{ readonly name: string }>`SELECT name FROM pay_migrations
         ORDER BY migration_id`
-      expect(applied.map((row) => row.name)).toEqual(["initial", "payments"])
+      expect(applied.map((row) => row.name)).toEqual(["initial", "payments", "idempotency_lease"])
     })
   )
 
@@ -58,8 +58,14 @@ describe("PostgreSQL storage, several instances", () => {
       const scope = { partnerId: "ptnr_x", route: "POST /v1/payments", key: "k" }
       const outcomes = yield* Effect.forEach(
         all.flatMap((context) => [context, context, context]),
-        (context) =>
-          Context.get(context, IdempotencyStore).claim(scope, "fp", new Date(T0), new Date(0)),
+        (context, i) =>
+          Context.get(context, IdempotencyStore).claim(
+            scope,
+            "fp",
+            `t${i}`,
+            new Date(T0),
+            new Date(0)
+          ),
         { concurrency: "unbounded" }
       )
       expect(outcomes.filter((o) => o._tag === "Claimed")).toHaveLength(1)

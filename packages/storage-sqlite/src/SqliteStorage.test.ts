@@ -52,17 +52,18 @@ describe("SQLite storage", () => {
       const filename = join(dir, "two-connections.sqlite")
       yield* migrateFile(filename)
       const [a, b] = [openConnection(filename), openConnection(filename)]
-      const claim = (connection: ReturnType<typeof openConnection>) =>
+      const claim = (connection: ReturnType<typeof openConnection>, token: string) =>
         Effect.gen(function* () {
           const store = yield* IdempotencyStore
           return yield* store.claim(
             { partnerId: "ptnr_x", route: "POST /v1/merchants", key: "k" },
             "fp",
+            token,
             new Date(),
             new Date(0)
           )
         }).pipe(Effect.provide(makeSqliteStores(connection)))
-      const outcomes = [yield* claim(a), yield* claim(b)]
+      const outcomes = [yield* claim(a, "a"), yield* claim(b, "b")]
       expect(outcomes.map((o) => o._tag).sort()).toEqual(["Claimed", "InProgress"])
       a.close()
       b.close()

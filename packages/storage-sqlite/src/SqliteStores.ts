@@ -9,6 +9,7 @@ import {
   type Caip19,
   type CryptoSettlement,
   type CryptoSettlementId,
+  IdempotencyClaimLost,
   type IdempotencyCompletion,
   IdempotencyStore,
   Merchant,
@@ -165,11 +166,20 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   })
 
   const completeSql = q(`UPDATE idempotency_keys SET response_status = ?, response_body = ?
-    WHERE partner_id = ? AND route = ? AND key = ?`)
+    WHERE partner_id = ? AND route = ? AND key = ? AND claim_token = ? AND response_status IS NULL`)
+  /** Inside the work's transaction: a claim no longer held throws, and the work rolls back. */
   const complete = (completion: IdempotencyCompletion | undefined) => {
     if (completion === undefined) return
-    const { scope, response } = completion
-    completeSql.run(response.status, response.body, scope.partnerId, scope.route, scope.key)
+    const { scope, token, response } = completion
+    const written = completeSql.run(
+      response.status,
+      response.body,
+      scope.partnerId,
+      scope.route,
+      scope.key,
+      token
+    )
+    if (Number(written.changes) !== 1) throw new IdempotencyClaimLost({ scope })
   }
 
   const merchantSql = {
@@ -318,23 +328,28 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   })
 
   const idempotencySql = {
-    claim:
-      q(`INSERT INTO idempotency_keys (partner_id, route, key, fingerprint, locked_at, created_at)
-      VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+    claim: q(`INSERT INTO idempotency_keys
+        (partner_id, route, key, fingerprint, claim_token, locked_at, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
     read: q(`SELECT fingerprint, locked_at, response_status, response_body FROM idempotency_keys
       WHERE partner_id = ? AND route = ? AND key = ?`),
-    takeOver: q(`UPDATE idempotency_keys SET locked_at = ?
+    takeOver: q(`UPDATE idempotency_keys SET claim_token = ?, locked_at = ?
       WHERE partner_id = ? AND route = ? AND key = ? AND response_status IS NULL AND locked_at = ?`),
+    renew: q(`UPDATE idempotency_keys SET locked_at = ?
+      WHERE partner_id = ? AND route = ? AND key = ? AND claim_token = ?
+        AND response_status IS NULL`),
     release: q(`DELETE FROM idempotency_keys
-      WHERE partner_id = ? AND route = ? AND key = ? AND response_status IS NULL`),
+      WHERE partner_id = ? AND route = ? AND key = ? AND claim_token = ?
+        AND response_status IS NULL`),
     purge: q("DELETE FROM idempotency_keys WHERE response_status IS NOT NULL AND created_at < ?")
   }
 
   const idempotency = IdempotencyStore.of({
-    claim: (scope, fingerprint, now, staleBefore) =>
+    claim: (scope, fingerprint, token, now, staleBefore) =>
       Effect.sync(() => {
         const key = [scope.partnerId, scope.route, scope.key] as const
-        const inserted = idempotencySql.claim.run(...key, fingerprint, now.getTime(), now.getTime())
+        const at = now.getTime()
+        const inserted = idempotencySql.claim.run(...key, fingerprint, token, at, at)
         if (Number(inserted.changes) === 1) return { _tag: "Claimed" } as const
         const row = one<IdempotencyRow>(idempotencySql.read, ...key)
         // Released between our insert and read: the caller tries again.
@@ -347,15 +362,23 @@ export const makeSqliteStores = (db: SqliteConnection) => {
           } as const
         }
         if (row.locked_at < staleBefore.getTime()) {
-          const taken = idempotencySql.takeOver.run(now.getTime(), ...key, row.locked_at)
+          const taken = idempotencySql.takeOver.run(token, at, ...key, row.locked_at)
           if (Number(taken.changes) === 1) return { _tag: "Claimed" } as const
         }
         return { _tag: "InProgress" } as const
       }),
-    complete: (scope, response) => Effect.sync(() => complete({ scope, response })),
-    release: (scope) =>
+    renew: (scope, token, now) =>
+      Effect.sync(
+        () =>
+          Number(
+            idempotencySql.renew.run(now.getTime(), scope.partnerId, scope.route, scope.key, token)
+              .changes
+          ) === 1
+      ),
+    complete: (completion) => Effect.sync(() => complete(completion)),
+    release: (scope, token) =>
       Effect.sync(() => {
-        idempotencySql.release.run(scope.partnerId, scope.route, scope.key)
+        idempotencySql.release.run(scope.partnerId, scope.route, scope.key, token)
       }),
     purge: (before) => Effect.sync(() => Number(idempotencySql.purge.run(before.getTime()).changes))
   })

@@ -2,7 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
 import { IdempotencyConflict } from "../shared/Errors.js"
 import { MemoryStorage } from "../testing/MemoryStorage.js"
+import type { IdempotencyCompletion } from "./Idempotency.js"
 import {
+  CLAIM_LEASE,
   fingerprint,
   KEY_RETENTION,
   PURGE_EVERY,
@@ -48,7 +50,7 @@ describe("runIdempotent", () => {
           Effect.gen(function* () {
             runs++
             const response = { status: 201, body: `run ${runs}` }
-            yield* (yield* IdempotencyStore).complete(complete(response).scope, response)
+            yield* (yield* IdempotencyStore).complete(complete(response))
             return response
           })
       })
@@ -120,13 +122,92 @@ describe("runIdempotent", () => {
     Effect.gen(function* () {
       const store = yield* IdempotencyStore
       const now = new Date(yield* TestClock.currentTimeMillis)
-      yield* store.claim(scope, "fp", now, new Date(0))
-      yield* store.complete(scope, { status: 201, body: "{}" })
+      yield* store.claim(scope, "fp", "t1", now, new Date(0))
+      yield* store.complete({ scope, token: "t1", response: { status: 201, body: "{}" } })
       yield* Effect.forkScoped(purgeExpiredKeysForever)
       yield* TestClock.adjust(KEY_RETENTION)
-      expect((yield* store.claim(scope, "other", now, new Date(0)))._tag).toBe("Mismatch")
+      expect((yield* store.claim(scope, "other", "t2", now, new Date(0)))._tag).toBe("Mismatch")
       yield* TestClock.adjust(PURGE_EVERY)
-      expect((yield* store.claim(scope, "other", now, new Date(0)))._tag).toBe("Claimed")
+      expect((yield* store.claim(scope, "other", "t3", now, new Date(0)))._tag).toBe("Claimed")
     }).pipe(Effect.scoped, Effect.provide(MemoryStorage))
+  )
+
+  /** Work that records its response through the store, as the real stores do in their writes. */
+  const recordedWork =
+    (body: string, before: Effect.Effect<void> = Effect.void) =>
+    (complete: (r: { status: number; body: string }) => IdempotencyCompletion) =>
+      Effect.gen(function* () {
+        yield* before
+        const response = { status: 201, body }
+        yield* (yield* IdempotencyStore).complete(complete(response))
+        return response
+      })
+
+  it.effect("renews the claim while slow work runs, so it is never taken over", () =>
+    Effect.gen(function* () {
+      const gate = yield* Deferred.make<void>()
+      const slow = yield* Effect.fork(
+        runIdempotent({
+          scope,
+          fingerprint: "fp",
+          work: recordedWork("slow", Deferred.await(gate))
+        })
+      )
+      yield* TestClock.adjust(Duration.times(CLAIM_LEASE, 4))
+      const waiter = yield* Effect.fork(
+        Effect.flip(runIdempotent({ scope, fingerprint: "fp", work: recordedWork("taken") }))
+      )
+      yield* TestClock.adjust(Duration.seconds(6))
+      expect(yield* Fiber.join(waiter)).toEqual(new IdempotencyConflict({ reason: "in_progress" }))
+      yield* Deferred.succeed(gate, undefined)
+      expect((yield* Fiber.join(slow)).body).toBe("slow")
+      expect(
+        (yield* runIdempotent({ scope, fingerprint: "fp", work: recordedWork("x") })).body
+      ).toBe("slow")
+    }).pipe(Effect.provide(MemoryStorage))
+  )
+
+  it.effect("takes over the key of a request that died, once its lease has run out", () =>
+    Effect.gen(function* () {
+      const store = yield* IdempotencyStore
+      const start = yield* TestClock.currentTimeMillis
+      // A claim nobody renews: its process is gone.
+      yield* store.claim(scope, "fp", "dead", new Date(start), new Date(0))
+      const retry = yield* Effect.fork(
+        runIdempotent({ scope, fingerprint: "fp", work: recordedWork("retried") })
+      )
+      yield* TestClock.adjust(Duration.sum(CLAIM_LEASE, Duration.millis(100)))
+      expect((yield* Fiber.join(retry)).body).toBe("retried")
+    }).pipe(Effect.provide(MemoryStorage))
+  )
+
+  it.effect("a stalled request whose key was taken over answers 409 and writes nothing", () =>
+    Effect.gen(function* () {
+      const store = yield* IdempotencyStore
+      const gate = yield* Deferred.make<void>()
+      const stalled = yield* Effect.fork(
+        Effect.flip(
+          runIdempotent({
+            scope,
+            fingerprint: "fp",
+            work: recordedWork("stalled", Deferred.await(gate))
+          })
+        )
+      )
+      yield* TestClock.adjust(Duration.millis(1))
+      // Another instance judged it dead (say its clock ran ahead) and took the key.
+      const now = yield* TestClock.currentTimeMillis
+      expect(
+        (yield* store.claim(scope, "fp", "taker", new Date(now), new Date(now + 1)))._tag
+      ).toBe("Claimed")
+      yield* Deferred.succeed(gate, undefined)
+      expect(yield* Fiber.join(stalled)).toEqual(new IdempotencyConflict({ reason: "in_progress" }))
+      // The key is still the taker's: not released, not completed by the stalled request.
+      expect(yield* store.renew(scope, "taker", new Date(now))).toBe(true)
+      yield* store.complete({ scope, token: "taker", response: { status: 201, body: "taker" } })
+      expect(
+        (yield* runIdempotent({ scope, fingerprint: "fp", work: recordedWork("x") })).body
+      ).toBe("taker")
+    }).pipe(Effect.provide(MemoryStorage))
   )
 })

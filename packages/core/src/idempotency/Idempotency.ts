@@ -7,11 +7,16 @@
  * The work and the record of its response are written in one transaction
  * (`IdempotencyCompletion`), so a crash can never leave an effect without its
  * record, and a retry never repeats it.
+ *
+ * The claim on a key is a short lease, renewed while the work runs: when the
+ * process doing it dies, another instance takes the key over seconds later,
+ * and the completion is fenced by the claim's token, so the old owner, should
+ * it only have stalled, cannot commit as well.
  */
-import { Clock, Duration, Effect, Schedule } from "effect"
+import { Clock, Duration, Effect, Option, Schedule } from "effect"
 import { sha256, stringToBytes } from "viem"
 import { IdempotencyConflict } from "../shared/Errors.js"
-import { IdempotencyStore } from "./IdempotencyStore.js"
+import { IdempotencyClaimLost, IdempotencyStore } from "./IdempotencyStore.js"
 
 export interface IdempotencyScope {
   readonly partnerId: string
@@ -28,6 +33,8 @@ export interface StoredResponse {
 /** The response to record together with the work, in the same transaction. */
 export interface IdempotencyCompletion {
   readonly scope: IdempotencyScope
+  /** The claim it completes: written only while this token still holds the key. */
+  readonly token: string
   readonly response: StoredResponse
 }
 
@@ -36,10 +43,23 @@ export const MAX_KEY_LENGTH = 255
 /** How long concurrent requests wait for the first one before answering 409. */
 const WAIT_FOR_OWNER = Duration.seconds(5)
 const POLL_EVERY = Duration.millis(25)
-/** A claim not finished after this long belongs to a dead request and may be taken over. */
-export const STALE_CLAIM = Duration.minutes(1)
+/**
+ * A claim not renewed for this long belongs to a dead request and may be
+ * taken over. Shorter than the wait above, so a retry sent as soon as the
+ * owner's process died is answered by doing the work, not with a 409.
+ */
+export const CLAIM_LEASE = Duration.seconds(4)
+/** How often a running request renews its claim: several times per lease. */
+export const RENEW_CLAIM_EVERY = Duration.seconds(1)
 /** Finished keys are kept at least this long (WIRE.md: at least 24 hours). */
 export const KEY_RETENTION = Duration.hours(48)
+
+/** Unique per process and claim; the random part tells instances apart. */
+const processTag = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) =>
+  b.toString(16).padStart(2, "0")
+).join("")
+let claimsMade = 0
+const newClaimToken = (): string => `${processTag}-${(++claimsMade).toString(36)}`
 
 /** JSON with sorted keys, so that a body's key order does not change its fingerprint. */
 const canonicalJson = (value: unknown): string => {
@@ -84,14 +104,16 @@ export const runIdempotent = <E, R>(options: {
   Effect.gen(function* () {
     const store = yield* IdempotencyStore
     const { scope } = options
+    const token = newClaimToken()
     const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(WAIT_FOR_OWNER)
     for (;;) {
       const now = yield* Clock.currentTimeMillis
       const outcome = yield* store.claim(
         scope,
         options.fingerprint,
+        token,
         new Date(now),
-        new Date(now - Duration.toMillis(STALE_CLAIM))
+        new Date(now - Duration.toMillis(CLAIM_LEASE))
       )
       switch (outcome._tag) {
         case "Replay":
@@ -103,25 +125,57 @@ export const runIdempotent = <E, R>(options: {
           yield* Effect.sleep(POLL_EVERY)
           continue
         case "Claimed":
-          return yield* options
-            .work((response) => ({ scope, response }))
-            .pipe(
-              Effect.catchAll((error) => {
-                const recorded = options.recordFailure?.(error)
-                return recorded === undefined
-                  ? Effect.zipRight(store.release(scope), Effect.fail(error))
-                  : Effect.as(store.complete(scope, recorded), recorded)
-              }),
-              // Interruption or a defect: free the key so the client can retry.
-              Effect.onExit((exit) =>
-                exit._tag === "Failure" && exit.cause._tag !== "Fail"
-                  ? store.release(scope)
-                  : Effect.void
-              )
-            )
+          return yield* runClaimed(store, scope, token, options)
       }
     }
   })
+
+/** The work of a claimed key, its lease renewed meanwhile, its outcome recorded or released. */
+const runClaimed = <E, R>(
+  store: IdempotencyStore["Type"],
+  scope: IdempotencyScope,
+  token: string,
+  options: {
+    readonly work: (
+      complete: (response: StoredResponse) => IdempotencyCompletion
+    ) => Effect.Effect<StoredResponse, E, R>
+    readonly recordFailure?: (error: E) => StoredResponse | undefined
+  }
+): Effect.Effect<StoredResponse, E | IdempotencyConflict, R> => {
+  const renewLease = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    store.renew(scope, token, new Date(now))
+  ).pipe(
+    Effect.delay(RENEW_CLAIM_EVERY),
+    // A failed renewal is retried at the next tick; a lost claim is caught by the fenced write.
+    Effect.catchAllCause(() => Effect.succeed(true)),
+    Effect.repeat({ while: (held) => held }),
+    Effect.zipRight(Effect.never)
+  )
+  const work = options
+    .work((response) => ({ scope, token, response }))
+    .pipe(
+      Effect.catchAll((error) => {
+        const recorded = options.recordFailure?.(error)
+        return recorded === undefined
+          ? Effect.zipRight(store.release(scope, token), Effect.fail(error))
+          : Effect.as(store.complete({ scope, token, response: recorded }), recorded)
+      })
+    )
+  return Effect.raceFirst(work, renewLease).pipe(
+    // Another request took the key over while this one stalled: its write was rolled back.
+    Effect.catchSomeDefect((defect) =>
+      defect instanceof IdempotencyClaimLost
+        ? Option.some(Effect.fail(new IdempotencyConflict({ reason: "in_progress" })))
+        : Option.none()
+    ),
+    // Interruption or a defect: free the key so the client can retry.
+    Effect.onExit((exit) =>
+      exit._tag === "Failure" && exit.cause._tag !== "Fail"
+        ? store.release(scope, token)
+        : Effect.void
+    )
+  )
+}
 
 /** How often finished keys past their retention are deleted. */
 export const PURGE_EVERY = Duration.hours(1)

@@ -1,9 +1,22 @@
 /**
  * The storage port for idempotency keys. The database's uniqueness on
  * (partner, route, key) decides which of several concurrent requests runs.
+ * A claim is a lease held by a token: the owner renews it while it works, a
+ * request whose instance died stops renewing and its key is taken over, and
+ * the completion is written only while the token still holds the claim, so a
+ * presumed-dead owner that wakes up cannot commit a second effect.
  */
-import { Context, type Effect } from "effect"
-import type { IdempotencyScope, StoredResponse } from "./Idempotency.js"
+import { Context, Data, type Effect } from "effect"
+import type { IdempotencyCompletion, IdempotencyScope, StoredResponse } from "./Idempotency.js"
+
+/**
+ * Thrown (as a defect) by a store writing a completion for a claim that is no
+ * longer its own: the request was presumed dead and another took the key
+ * over. The write's transaction rolls back, so the work has no effect.
+ */
+export class IdempotencyClaimLost extends Data.TaggedError("IdempotencyClaimLost")<{
+  readonly scope: IdempotencyScope
+}> {}
 
 export type ClaimOutcome =
   /** This request owns the key and does the work. */
@@ -19,19 +32,25 @@ export class IdempotencyStore extends Context.Tag("@pay/core/IdempotencyStore")<
   IdempotencyStore,
   {
     /**
-     * Claims the key, atomically. An unfinished claim whose lock is older than
-     * `staleBefore` (its owner died) may be taken over.
+     * Claims the key for `token`, atomically. An unfinished claim whose lease
+     * was last renewed before `staleBefore` (its owner died) may be taken over.
      */
     readonly claim: (
       scope: IdempotencyScope,
       fingerprint: string,
+      token: string,
       now: Date,
       staleBefore: Date
     ) => Effect.Effect<ClaimOutcome>
-    /** Records the response of a claim whose work wrote nothing else. */
-    readonly complete: (scope: IdempotencyScope, response: StoredResponse) => Effect.Effect<void>
-    /** Gives up an unfinished claim so the request can be retried; a finished one stays. */
-    readonly release: (scope: IdempotencyScope) => Effect.Effect<void>
+    /** Extends the lease of `token`'s unfinished claim; false when it is no longer its own. */
+    readonly renew: (scope: IdempotencyScope, token: string, now: Date) => Effect.Effect<boolean>
+    /**
+     * Records the response of a claim whose work wrote nothing else. Dies with
+     * `IdempotencyClaimLost` when the claim is no longer the completion's.
+     */
+    readonly complete: (completion: IdempotencyCompletion) => Effect.Effect<void>
+    /** Gives up `token`'s unfinished claim so the request can be retried; a finished one stays. */
+    readonly release: (scope: IdempotencyScope, token: string) => Effect.Effect<void>
     /** Forgets finished keys created before `before`. */
     readonly purge: (before: Date) => Effect.Effect<number>
   }

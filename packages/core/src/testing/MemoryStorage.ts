@@ -6,7 +6,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import type { IdempotencyCompletion, IdempotencyScope } from "../idempotency/Idempotency.js"
-import { IdempotencyStore } from "../idempotency/IdempotencyStore.js"
+import { IdempotencyClaimLost, IdempotencyStore } from "../idempotency/IdempotencyStore.js"
 import { Merchant, type MerchantId } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { ApiKeyPrefixTaken, type Partner, type StoredApiKey } from "../partners/Partner.js"
@@ -25,6 +25,7 @@ import { SettlementStore } from "../settlements/SettlementStore.js"
 
 interface IdempotencyRow {
   readonly fingerprint: string
+  token: string
   lockedAt: number
   readonly createdAt: number
   response: { readonly status: number; readonly body: string } | undefined
@@ -44,9 +45,14 @@ export const makeMemoryStorage = () => {
   const idempotency = new Map<string, IdempotencyRow>()
   const payments = new Map<string, Payment>()
 
+  /** Called before the write it goes with, so a lost claim throws with nothing changed. */
   const complete = (completion: IdempotencyCompletion | undefined) => {
-    const row = completion && idempotency.get(scopeKey(completion.scope))
-    if (row && completion) row.response = completion.response
+    if (completion === undefined) return
+    const row = idempotency.get(scopeKey(completion.scope))
+    if (row === undefined || row.token !== completion.token || row.response !== undefined) {
+      throw new IdempotencyClaimLost({ scope: completion.scope })
+    }
+    row.response = completion.response
   }
 
   const partnerStore = PartnerStore.of({
@@ -78,8 +84,8 @@ export const makeMemoryStorage = () => {
   const merchantStore = MerchantStore.of({
     insert: (merchant, completion) =>
       Effect.sync(() => {
-        merchants.set(merchant.id, merchant)
         complete(completion)
+        merchants.set(merchant.id, merchant)
       }),
     find: (id) => Effect.sync(() => Option.fromNullable(merchants.get(id))),
     list: (q) =>
@@ -138,8 +144,8 @@ export const makeMemoryStorage = () => {
           }
           taken.add(row.asset)
         }
-        for (const row of rows) settlements.set(row.id, { ...row, deletedAt: null })
         complete(completion)
+        for (const row of rows) settlements.set(row.id, { ...row, deletedAt: null })
         return Effect.void
       }),
     listByMerchant: (merchantId) =>
@@ -167,13 +173,14 @@ export const makeMemoryStorage = () => {
   })
 
   const idempotencyStore = IdempotencyStore.of({
-    claim: (scope, fingerprint, now, staleBefore) =>
+    claim: (scope, fingerprint, token, now, staleBefore) =>
       Effect.sync(() => {
         const key = scopeKey(scope)
         const row = idempotency.get(key)
         if (!row) {
           idempotency.set(key, {
             fingerprint,
+            token,
             lockedAt: now.getTime(),
             createdAt: now.getTime(),
             response: undefined
@@ -184,15 +191,24 @@ export const makeMemoryStorage = () => {
         if (row.response) return { _tag: "Replay", response: row.response } as const
         if (row.lockedAt < staleBefore.getTime()) {
           row.lockedAt = now.getTime()
+          row.token = token
           return { _tag: "Claimed" } as const
         }
         return { _tag: "InProgress" } as const
       }),
-    complete: (scope, response) => Effect.sync(() => complete({ scope, response })),
-    release: (scope) =>
+    renew: (scope, token, now) =>
+      Effect.sync(() => {
+        const row = idempotency.get(scopeKey(scope))
+        if (row === undefined || row.token !== token || row.response !== undefined) return false
+        row.lockedAt = now.getTime()
+        return true
+      }),
+    complete: (completion) => Effect.sync(() => complete(completion)),
+    release: (scope, token) =>
       Effect.sync(() => {
         const key = scopeKey(scope)
-        if (idempotency.get(key)?.response === undefined) idempotency.delete(key)
+        const row = idempotency.get(key)
+        if (row?.token === token && row.response === undefined) idempotency.delete(key)
       }),
     purge: (before) =>
       Effect.sync(() => {
@@ -210,8 +226,8 @@ export const makeMemoryStorage = () => {
   const paymentStore = PaymentStore.of({
     insert: (payment, completion) =>
       Effect.sync(() => {
-        payments.set(payment.id, payment)
         complete(completion)
+        payments.set(payment.id, payment)
       }),
     find: (id) => Effect.sync(() => Option.fromNullable(payments.get(id))),
     findStatus: (id) => Effect.sync(() => Option.fromNullable(payments.get(id))),
@@ -220,8 +236,8 @@ export const makeMemoryStorage = () => {
         const current = payments.get(id)
         if (current === undefined || current.status !== from) return Option.none()
         const next = applyChange(current, change)
-        payments.set(id, next)
         complete(completion)
+        payments.set(id, next)
         return Option.some(next)
       }),
     expireDue: (now, limit) =>
@@ -242,8 +258,8 @@ export const makeMemoryStorage = () => {
         if (current.refund !== null) {
           return Effect.fail(new RefundExists({ paymentId: id, refundId: current.refund.id }))
         }
-        payments.set(id, { ...current, refund })
         complete(completion)
+        payments.set(id, { ...current, refund })
         return Effect.void
       }),
     list: (query) =>

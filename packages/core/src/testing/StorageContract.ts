@@ -4,9 +4,9 @@
  * when this suite passes against it unchanged.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, type Layer, Option } from "effect"
+import { Cause, Effect, Exit, type Layer, Option } from "effect"
 import type { IdempotencyScope } from "../idempotency/Idempotency.js"
-import { IdempotencyStore } from "../idempotency/IdempotencyStore.js"
+import { IdempotencyClaimLost, IdempotencyStore } from "../idempotency/IdempotencyStore.js"
 import { Merchant, type MerchantId } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { Partner, type PartnerId } from "../partners/Partner.js"
@@ -340,29 +340,40 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
     describe("idempotency", () => {
       const now = () => new Date(tick())
       const long_ago = new Date(0)
+      const done = (s: IdempotencyScope, token: string, status: number, body: string) => ({
+        scope: s,
+        token,
+        response: { status, body }
+      })
+      /** The defect a completion dies with, when its claim is no longer its own. */
+      const lostClaim = <A, E, R>(write: Effect.Effect<A, E, R>) =>
+        Effect.map(Effect.exit(write), (exit) =>
+          Exit.isFailure(exit) ? Option.getOrUndefined(Cause.dieOption(exit.cause)) : undefined
+        )
 
       test(
         "claims once, then reports in progress, mismatch, and replays the completed response",
         Effect.gen(function* () {
           const store = yield* IdempotencyStore
           const s = scope("key-1")
-          expect((yield* store.claim(s, "fp-a", now(), long_ago))._tag).toBe("Claimed")
-          expect((yield* store.claim(s, "fp-a", now(), long_ago))._tag).toBe("InProgress")
-          expect((yield* store.claim(s, "fp-b", now(), long_ago))._tag).toBe("Mismatch")
-          yield* store.complete(s, { status: 201, body: '{"ok":true}' })
-          expect(yield* store.claim(s, "fp-a", now(), long_ago)).toEqual({
+          expect((yield* store.claim(s, "fp-a", "t1", now(), long_ago))._tag).toBe("Claimed")
+          expect((yield* store.claim(s, "fp-a", "t2", now(), long_ago))._tag).toBe("InProgress")
+          expect((yield* store.claim(s, "fp-b", "t3", now(), long_ago))._tag).toBe("Mismatch")
+          yield* store.complete(done(s, "t1", 201, '{"ok":true}'))
+          expect(yield* store.claim(s, "fp-a", "t4", now(), long_ago)).toEqual({
             _tag: "Replay",
             response: { status: 201, body: '{"ok":true}' }
           })
-          expect((yield* store.claim(s, "fp-b", now(), long_ago))._tag).toBe("Mismatch")
+          expect((yield* store.claim(s, "fp-b", "t5", now(), long_ago))._tag).toBe("Mismatch")
           // Scopes are independent.
           expect(
-            (yield* store.claim(scope("key-1", "ptnr_other"), "fp-b", now(), long_ago))._tag
+            (yield* store.claim(scope("key-1", "ptnr_other"), "fp-b", "t6", now(), long_ago))._tag
           ).toBe("Claimed")
           expect(
             (yield* store.claim(
               scope("key-1", "ptnr_contract", "POST /other"),
               "fp-b",
+              "t7",
               now(),
               long_ago
             ))._tag
@@ -371,30 +382,49 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
       )
 
       test(
-        "releases an unfinished claim but never a finished one",
+        "releases an unfinished claim of its own token, never another's nor a finished one",
         Effect.gen(function* () {
           const store = yield* IdempotencyStore
           const s = scope("key-2")
-          yield* store.claim(s, "fp", now(), long_ago)
-          yield* store.release(s)
-          expect((yield* store.claim(s, "other-fp", now(), long_ago))._tag).toBe("Claimed")
-          yield* store.complete(s, { status: 200, body: "{}" })
-          yield* store.release(s)
-          expect((yield* store.claim(s, "other-fp", now(), long_ago))._tag).toBe("Replay")
+          yield* store.claim(s, "fp", "t1", now(), long_ago)
+          yield* store.release(s, "not-the-owner")
+          expect((yield* store.claim(s, "fp", "t2", now(), long_ago))._tag).toBe("InProgress")
+          yield* store.release(s, "t1")
+          expect((yield* store.claim(s, "other-fp", "t3", now(), long_ago))._tag).toBe("Claimed")
+          yield* store.complete(done(s, "t3", 200, "{}"))
+          yield* store.release(s, "t3")
+          expect((yield* store.claim(s, "other-fp", "t4", now(), long_ago))._tag).toBe("Replay")
         })
       )
 
       test(
-        "lets a stale claim be taken over",
+        "lets a claim whose lease was not renewed be taken over, and a renewed one not",
         Effect.gen(function* () {
           const store = yield* IdempotencyStore
           const s = scope("key-3")
           const first = now()
-          yield* store.claim(s, "fp", first, long_ago)
-          expect((yield* store.claim(s, "fp", now(), first))._tag).toBe("InProgress")
-          expect((yield* store.claim(s, "fp", now(), new Date(first.getTime() + 1)))._tag).toBe(
-            "Claimed"
+          yield* store.claim(s, "fp", "t1", first, long_ago)
+          expect((yield* store.claim(s, "fp", "t2", now(), first))._tag).toBe("InProgress")
+          const renewed = now()
+          expect(yield* store.renew(s, "t1", renewed)).toBe(true)
+          expect(yield* store.renew(s, "someone-else", now())).toBe(false)
+          // Stale by the first claim's time, but not by the renewal's.
+          const afterFirst = new Date(first.getTime() + 1)
+          expect((yield* store.claim(s, "fp", "t2", now(), afterFirst))._tag).toBe("InProgress")
+          const afterRenewal = new Date(renewed.getTime() + 1)
+          expect((yield* store.claim(s, "fp", "t2", now(), afterRenewal))._tag).toBe("Claimed")
+          // The old owner has lost it: it can neither renew nor complete nor release.
+          expect(yield* store.renew(s, "t1", now())).toBe(false)
+          expect(yield* lostClaim(store.complete(done(s, "t1", 201, "old")))).toBeInstanceOf(
+            IdempotencyClaimLost
           )
+          yield* store.release(s, "t1")
+          yield* store.complete(done(s, "t2", 201, "new"))
+          expect(yield* store.claim(s, "fp", "t3", now(), long_ago)).toEqual({
+            _tag: "Replay",
+            response: { status: 201, body: "new" }
+          })
+          expect(yield* store.renew(s, "t2", now())).toBe(false)
         })
       )
 
@@ -403,7 +433,9 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
         Effect.gen(function* () {
           const store = yield* IdempotencyStore
           const outcomes = yield* Effect.all(
-            Array.from({ length: 16 }, () => store.claim(scope("key-4"), "fp", now(), long_ago)),
+            Array.from({ length: 16 }, (_, i) =>
+              store.claim(scope("key-4"), "fp", `t${i}`, now(), long_ago)
+            ),
             { concurrency: "unbounded" }
           )
           expect(outcomes.filter((o) => o._tag === "Claimed")).toHaveLength(1)
@@ -416,22 +448,51 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
           const { partner, merchant } = yield* seed
           const store = yield* IdempotencyStore
           const m = scope("key-5", partner.id)
-          yield* store.claim(m, "fp", now(), long_ago)
-          yield* (yield* MerchantStore).insert(aMerchant(partner), {
-            scope: m,
-            response: { status: 201, body: "merchant" }
-          })
-          expect(yield* store.claim(m, "fp", now(), long_ago)).toEqual({
+          yield* store.claim(m, "fp", "t1", now(), long_ago)
+          yield* (yield* MerchantStore).insert(aMerchant(partner), done(m, "t1", 201, "merchant"))
+          expect(yield* store.claim(m, "fp", "t2", now(), long_ago)).toEqual({
             _tag: "Replay",
             response: { status: 201, body: "merchant" }
           })
           const st = scope("key-6", partner.id, "POST /settlements")
-          yield* store.claim(st, "fp", now(), long_ago)
-          yield* (yield* SettlementStore).insertAll([aSettlement(merchant)], {
-            scope: st,
-            response: { status: 201, body: "settlements" }
-          })
-          expect((yield* store.claim(st, "fp", now(), long_ago))._tag).toBe("Replay")
+          yield* store.claim(st, "fp", "t3", now(), long_ago)
+          yield* (yield* SettlementStore).insertAll(
+            [aSettlement(merchant)],
+            done(st, "t3", 201, "settlements")
+          )
+          expect((yield* store.claim(st, "fp", "t4", now(), long_ago))._tag).toBe("Replay")
+        })
+      )
+
+      test(
+        "rolls the work back when its claim was taken over: one effect per key",
+        Effect.gen(function* () {
+          const { partner, merchant } = yield* seed
+          const store = yield* IdempotencyStore
+          const merchants = yield* MerchantStore
+          const m = scope("key-7", partner.id)
+          const first = now()
+          yield* store.claim(m, "fp", "stalled", first, long_ago)
+          yield* store.claim(m, "fp", "taker", now(), new Date(first.getTime() + 1))
+          const late = aMerchant(partner)
+          expect(
+            yield* lostClaim(merchants.insert(late, done(m, "stalled", 201, "late")))
+          ).toBeInstanceOf(IdempotencyClaimLost)
+          expect(Option.isNone(yield* merchants.find(late.id))).toBe(true)
+          const st = scope("key-8", partner.id, "POST /settlements")
+          yield* store.claim(st, "fp", "t1", now(), long_ago)
+          yield* store.release(st, "t1")
+          const settlement = aSettlement(merchant)
+          expect(
+            yield* lostClaim(
+              (yield* SettlementStore).insertAll([settlement], done(st, "t1", 201, "late"))
+            )
+          ).toBeInstanceOf(IdempotencyClaimLost)
+          expect(yield* (yield* SettlementStore).listByMerchant(merchant.id)).toEqual([])
+          // The one who holds the key writes.
+          const winner = aMerchant(partner)
+          yield* merchants.insert(winner, done(m, "taker", 201, "winner"))
+          expect(Option.isSome(yield* merchants.find(winner.id))).toBe(true)
         })
       )
 
@@ -441,16 +502,18 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
           const store = yield* IdempotencyStore
           const old = scope("old")
           const unfinished = scope("unfinished")
-          yield* store.claim(old, "fp", new Date(T0 - 100_000), long_ago)
-          yield* store.complete(old, { status: 200, body: "{}" })
-          yield* store.claim(unfinished, "fp", new Date(T0 - 100_000), long_ago)
+          yield* store.claim(old, "fp", "t1", new Date(T0 - 100_000), long_ago)
+          yield* store.complete(done(old, "t1", 200, "{}"))
+          yield* store.claim(unfinished, "fp", "t2", new Date(T0 - 100_000), long_ago)
           const fresh = scope("fresh")
-          yield* store.claim(fresh, "fp", now(), long_ago)
-          yield* store.complete(fresh, { status: 200, body: "{}" })
+          yield* store.claim(fresh, "fp", "t3", now(), long_ago)
+          yield* store.complete(done(fresh, "t3", 200, "{}"))
           expect(yield* store.purge(new Date(T0 - 50_000))).toBe(1)
-          expect((yield* store.claim(old, "other", now(), long_ago))._tag).toBe("Claimed")
-          expect((yield* store.claim(fresh, "other", now(), long_ago))._tag).toBe("Mismatch")
-          expect((yield* store.claim(unfinished, "other", now(), long_ago))._tag).toBe("Mismatch")
+          expect((yield* store.claim(old, "other", "t4", now(), long_ago))._tag).toBe("Claimed")
+          expect((yield* store.claim(fresh, "other", "t5", now(), long_ago))._tag).toBe("Mismatch")
+          expect((yield* store.claim(unfinished, "other", "t6", now(), long_ago))._tag).toBe(
+            "Mismatch"
+          )
         })
       )
     })

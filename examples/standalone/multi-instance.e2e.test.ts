@@ -1,0 +1,280 @@
+/**
+ * Many instances on one PostgreSQL database (issue 4): three standalone
+ * server processes on a fresh schema, reached over HTTP on loopback. A
+ * long-poll held on one instance wakes on a change made through another;
+ * concurrent identical idempotent requests spread over the three create one
+ * merchant; expiry is swept once; killing an instance mid-work loses nothing.
+ */
+import type { ChildProcess } from "node:child_process"
+import { freshSchema } from "@pay/storage-postgres/testing"
+import { Effect, Exit, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ApiResponse, type Json, newKey, PARTNER_KEY, uniqueToken } from "./e2e-support.js"
+import { buildServer, type Instance, startInstance, stopAll } from "./instances-support.js"
+import { cancel, createPaymentRequest, getStatus, sleep, usd } from "./payments-support.js"
+
+const spawned: Array<ChildProcess> = []
+const scope = Effect.runSync(Scope.make())
+let A: Instance
+let B: Instance
+let C: Instance
+let all: ReadonlyArray<Instance>
+let merchantId: string
+
+beforeAll(async () => {
+  buildServer()
+  const database = await Effect.runPromise(Scope.extend(freshSchema(), scope))
+  const env = { PAY_DATABASE: database, PAY_BOOTSTRAP_API_KEY: PARTNER_KEY }
+  // The first alone: it migrates the schema and creates the partner with the key.
+  A = await startInstance("A", env, spawned)
+  expect(A.output()).toContain("First start: created partner")
+  // The others find the partner there, and take the same key.
+  ;[B, C] = await Promise.all([startInstance("B", env, spawned), startInstance("C", env, spawned)])
+  all = [A, B, C]
+  for (const instance of [B, C]) expect(instance.output()).not.toContain("First start")
+  const created = await A.api.request("POST", "/v1/merchants", {
+    idempotencyKey: newKey(),
+    body: { merchantName: `Multi ${uniqueToken()}`, merchantEmail: "multi@shop.example" }
+  })
+  expect(created.status, created.text).toBe(201)
+  merchantId = created.body.merchant.id
+}, 60_000)
+
+afterAll(async () => {
+  await stopAll(spawned)
+  // Only once every server let go of its connections.
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+}, 20_000)
+
+const paymentBody = (referenceId: string, expiresAt?: Date) => ({
+  referenceId,
+  amount: usd("1050"),
+  ...(expiresAt === undefined ? {} : { expiresAt: expiresAt.toISOString() })
+})
+
+/** POST /v1/payments on `instance` with its own key; 201 expected. */
+const createOn = async (instance: Instance, body: Json): Promise<Json> => {
+  const response = await createPaymentRequest(instance.api, body, {
+    merchantId,
+    idempotencyKey: newKey()
+  })
+  expect(response.status, `${instance.name}: ${response.text}`).toBe(201)
+  return response.body
+}
+
+/** How long a retried request keeps getting `idempotency_conflict` before the test gives up. */
+const RETRY_FOR_MS = 12_000
+
+const isIdempotencyConflict = (r: ApiResponse) =>
+  r.status === 409 && r.body?.code === "idempotency_conflict"
+
+describe("three instances on one PostgreSQL database", () => {
+  it("a long-poll held on one instance answers a cancel made through another within a second", async () => {
+    const { paymentId } = await createOn(A, paymentBody("multi-poll"))
+    // Held on A and on C; the change is made through B.
+    const polls = [A, C].map((instance) => {
+      const start = performance.now()
+      const poll = getStatus(instance.api, paymentId, merchantId, "?maxPollMs=10000").then(
+        (response) => ({ response, at: performance.now(), start })
+      )
+      return { instance, poll, answered: false }
+    })
+    for (const p of polls) {
+      const seen = () => {
+        p.answered = true
+      }
+      p.poll.then(seen, seen)
+    }
+    await sleep(500)
+    for (const p of polls)
+      expect(p.answered, `${p.instance.name} answered before the change`).toBe(false)
+
+    const cancelledAt = performance.now()
+    const cancelled = await cancel(B.api, paymentId, merchantId)
+    expect(cancelled.status, cancelled.text).toBe(200)
+    expect(cancelled.body.status).toBe("cancelled")
+
+    for (const p of polls) {
+      const { response, at } = await p.poll
+      expect(response.status, response.text).toBe(200)
+      expect(response.body.status, p.instance.name).toBe("cancelled")
+      expect(response.body.isFinal).toBe(true)
+      const delay = at - cancelledAt
+      console.info(
+        `long-poll on ${p.instance.name} answered ${delay.toFixed(0)} ms after the cancel on B`
+      )
+      expect(delay, `delay on ${p.instance.name}`).toBeLessThan(2000)
+    }
+  }, 15_000)
+
+  it("concurrent identical idempotent requests over the three create exactly one merchant", async () => {
+    const name = `Idem ${uniqueToken()}`
+    const key = newKey()
+    const body = { merchantName: name, merchantEmail: "idem@shop.example" }
+    const send = (instance: Instance) =>
+      instance.api.request("POST", "/v1/merchants", { idempotencyKey: key, body })
+    const answers = await Promise.all(Array.from({ length: 15 }, (_, i) => send(all[i % 3]!)))
+
+    const statuses = answers.map((r) => r.status)
+    for (const r of answers) {
+      expect(r.status === 201 || isIdempotencyConflict(r), `${r.status} ${r.text}`).toBe(true)
+    }
+    const created = answers.filter((r) => r.status === 201)
+    console.info(`15 identical creates: ${created.length} x 201, ${15 - created.length} x 409`)
+    expect(created.length, String(statuses)).toBeGreaterThan(0)
+    const first = created[0]!.body
+    for (const r of created) expect(r.body).toEqual(first)
+    expect(first.merchant.name).toBe(name)
+
+    // Every instance now replays the one answer, and lists the one merchant.
+    for (const instance of all) {
+      const replay = await send(instance)
+      expect(replay.status, `${instance.name}: ${replay.text}`).toBe(201)
+      expect(replay.body).toEqual(first)
+      const listed = await instance.api.get(`/v1/merchants?search=${encodeURIComponent(name)}`)
+      expect(listed.status, listed.text).toBe(200)
+      expect(
+        listed.body.merchants.map((m: Json) => m.id),
+        instance.name
+      ).toEqual([first.merchant.id])
+    }
+  }, 20_000)
+
+  it("the sweepers of the three record each expiry once", async () => {
+    const ref = `sweep-${uniqueToken()}`
+    const expiresAt = new Date(Date.now() + 2000)
+    const created = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        createOn(all[i % 3]!, paymentBody(`${ref}-${i}`, expiresAt))
+      )
+    )
+    const ids = created.map((p) => p.paymentId as string)
+    expect(new Set(ids).size).toBe(20)
+
+    // Past the expiry, every instance's sweeper (every 5 s) has had its turn.
+    await sleep(Math.max(0, expiresAt.getTime() + 6000 - Date.now()))
+
+    for (const id of ids) {
+      const seen = await Promise.all(all.map((instance) => instance.api.get(`/v1/payments/${id}`)))
+      for (const [i, r] of seen.entries()) {
+        expect(r.status, `${all[i]!.name}: ${r.text}`).toBe(200)
+        expect(r.body.status, `${id} on ${all[i]!.name}`).toBe("expired")
+      }
+      // Recorded by a sweep (not only seen as overdue), and the same record everywhere.
+      const updated = seen.map((r) => r.body.lastUpdatedAt as string)
+      expect(Date.parse(updated[0]!), id).toBeGreaterThanOrEqual(expiresAt.getTime())
+      expect(new Set(updated).size, `${id}: ${updated}`).toBe(1)
+    }
+
+    for (const instance of all) {
+      const listed = await instance.api.get(
+        `/v1/payments?status=expired&referenceId=${encodeURIComponent(ref)}&limit=200`
+      )
+      expect(listed.status, listed.text).toBe(200)
+      const listedIds: Array<string> = listed.body.data.map((p: Json) => p.paymentId)
+      expect(listedIds.length, instance.name).toBe(20)
+      expect(new Set(listedIds)).toEqual(new Set(ids))
+      expect(listed.body.nextCursor).toBeNull()
+    }
+  }, 20_000)
+
+  it("killing an instance mid-work loses nothing: retries on another give every key one payment", async () => {
+    const prefix = `kill-${uniqueToken()}`
+    const requests = Array.from({ length: 30 }, (_, i) => ({
+      key: newKey(),
+      body: paymentBody(`${prefix}-${i}`)
+    }))
+    type Outcome = { readonly response?: ApiResponse; readonly error?: unknown }
+    const send = (instance: Instance, r: (typeof requests)[number]) =>
+      createPaymentRequest(instance.api, r.body, { merchantId, idempotencyKey: r.key })
+
+    let killed = false
+    const kill = () => {
+      if (killed) return
+      killed = true
+      C.child.kill("SIGKILL")
+    }
+    const inFlight = requests.map((r) =>
+      send(C, r).then(
+        (response): Outcome => {
+          // The first answer means the others are being worked on: kill C now.
+          kill()
+          return { response }
+        },
+        (error): Outcome => ({ error })
+      )
+    )
+    // Should no answer come at all, C dies anyway.
+    const fallback = setTimeout(kill, 2000)
+    const outcomes = await Promise.all(inFlight)
+    clearTimeout(fallback)
+    await C.exited
+    expect(C.child.signalCode).toBe("SIGKILL")
+
+    const answered = outcomes.map((o) => o.response?.status === 201)
+    const lost = answered.filter((ok) => !ok).length
+    console.info(`C killed: ${30 - lost} of 30 answered 201, ${lost} to retry`)
+    expect(lost, "requests in flight when C was killed").toBeGreaterThan(0)
+    // What did arrive is a whole answer.
+    for (const o of outcomes) {
+      if (o.response !== undefined) {
+        expect(o.response.status, o.response.text).toBe(201)
+      }
+    }
+
+    // Retried on A with the same key and body; a key still held by C's request is waited out.
+    const paymentIds = new Map<string, string>()
+    for (const [i, o] of outcomes.entries()) {
+      if (o.response?.status === 201) paymentIds.set(requests[i]!.key, o.response.body.paymentId)
+    }
+    const retryStart = performance.now()
+    let conflicts = 0
+    const unanswered: Array<string> = []
+    await Promise.all(
+      requests.map(async (r, i) => {
+        if (answered[i]) return
+        for (;;) {
+          const response = await send(A, r)
+          if (response.status === 201) {
+            paymentIds.set(r.key, response.body.paymentId)
+            return
+          }
+          const waited = performance.now() - retryStart
+          expect(isIdempotencyConflict(response), `${response.status} ${response.text}`).toBe(true)
+          if (waited > RETRY_FOR_MS) {
+            unanswered.push(
+              `${r.body.referenceId}: ${response.status} after ${waited.toFixed(0)} ms`
+            )
+            return
+          }
+          conflicts++
+          await sleep(250)
+        }
+      })
+    )
+    console.info(
+      `retries on A done in ${(performance.now() - retryStart).toFixed(0)} ms, ${conflicts} x 409 on the way`
+    )
+    expect(unanswered, `${unanswered.length} of ${lost} retried keys still refused`).toEqual([])
+    expect(paymentIds.size).toBe(30)
+    expect(new Set(paymentIds.values()).size).toBe(30)
+
+    // Exactly one payment per key: 30 listed under the prefix, the ones the answers named.
+    for (const instance of [A, B]) {
+      const listed = await instance.api.get(
+        `/v1/payments?referenceId=${encodeURIComponent(prefix)}&limit=200`
+      )
+      expect(listed.status, listed.text).toBe(200)
+      const listedIds: Array<string> = listed.body.data.map((p: Json) => p.paymentId)
+      expect(listedIds.length, instance.name).toBe(30)
+      expect(new Set(listedIds)).toEqual(new Set(paymentIds.values()))
+    }
+
+    // And every key replays its payment on B.
+    const replays = await Promise.all(requests.map((r) => send(B, r)))
+    for (const [i, replay] of replays.entries()) {
+      expect(replay.status, replay.text).toBe(201)
+      expect(replay.body.paymentId).toBe(paymentIds.get(requests[i]!.key))
+    }
+  }, 30_000)
+})

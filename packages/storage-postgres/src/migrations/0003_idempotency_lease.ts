@@ -1,0 +1,13 @@
+/**
+ * Idempotency claims become leases held by a token (issue 4): the owner
+ * renews `locked_at` while it works, and its completion is written only while
+ * `claim_token` is still its own. Claims from before have no token: they are
+ * taken over once stale, like a dead owner's.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+export default Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe("ALTER TABLE idempotency_keys ADD COLUMN claim_token text")
+})
