@@ -40,6 +40,15 @@ const engineOptions = ({ database, ...settings }: EngineSettings, serving = fals
     : { storage, config: settings }
 }
 
+/** Applies pending migrations to the database and names those it applied (`pay migrate`). */
+export const migrateDatabase = (database: string) =>
+  Effect.map(
+    isPostgresUrl(database)
+      ? Effect.provide(PgStorage.migrate, PgStorage.clientLayer({ url: database }))
+      : SqliteStorage.migrateFile(database),
+    (applied) => applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)
+  )
+
 /** The engine's services on the database, without serving or background work (the CLI, tests). */
 export const engineLayer = (config: EngineSettings) => payEngineLayer(engineOptions(config))
 

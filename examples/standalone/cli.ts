@@ -8,7 +8,7 @@ import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { API_VERSIONS, MerchantId, MerchantStatus, Merchants, Partners } from "@pay/core"
 import { Config, Console, Effect, Layer } from "effect"
-import { engineLayer } from "./app.js"
+import { engineLayer, migrateDatabase } from "./app.js"
 import { DEFAULT_DATABASE, isValidDatabase } from "./config.js"
 
 const database = Options.text("database").pipe(
@@ -18,17 +18,15 @@ const database = Options.text("database").pipe(
   Options.withFallbackConfig(Config.string("PAY_DATABASE")),
   Options.withDefault(DEFAULT_DATABASE)
 )
+const DATABASE_REQUIRED =
+  "--database (or PAY_DATABASE) must be the path of a SQLite file or a postgres:// (postgresql://) URL"
 const json = Options.boolean("json").pipe(Options.withDescription("Print JSON for scripts"))
 
 /** The engine's services on the database; nothing is served. */
 const onDatabase = (database: string) =>
   isValidDatabase(database)
     ? Layer.orDie(engineLayer({ database, publicUrl: "http://localhost", maxBodyBytes: 0 }))
-    : Layer.fail(
-        new Error(
-          "--database (or PAY_DATABASE) must be the path of a SQLite file or a postgres:// (postgresql://) URL"
-        )
-      )
+    : Layer.fail(new Error(DATABASE_REQUIRED))
 
 const print = (asJson: boolean, value: unknown, text: string) =>
   Console.log(asJson ? JSON.stringify(value, null, 2) : text)
@@ -118,8 +116,31 @@ const merchantsSetStatus = Command.make(
     )
 ).pipe(Command.withDescription("Set a merchant's status (operators only; PATCH never changes it)"))
 
+const migrateCommand = Command.make("migrate", { database, json }, ({ database, json }) =>
+  Effect.gen(function* () {
+    if (!isValidDatabase(database)) {
+      return yield* Effect.fail(new Error(DATABASE_REQUIRED))
+    }
+    const applied = yield* migrateDatabase(database).pipe(
+      Effect.mapError((e) => new Error(`migration failed: ${e.message}`))
+    )
+    yield* print(
+      json,
+      { applied },
+      applied.length === 0
+        ? "The database is up to date; no migration to apply."
+        : `Applied ${applied.length} migration(s):\n${applied.map((m) => `  ${m}`).join("\n")}`
+    )
+  })
+).pipe(
+  Command.withDescription(
+    "Apply pending migrations (the server and every command also do so before their first use)"
+  )
+)
+
 const pay = Command.make("pay").pipe(
   Command.withSubcommands([
+    migrateCommand,
     Command.make("partners").pipe(Command.withSubcommands([partnersCreate, partnersList])),
     Command.make("merchants").pipe(Command.withSubcommands([merchantsSetStatus]))
   ])

@@ -67,7 +67,22 @@ const cliOn =
     promisify(execFile)(process.execPath, [join(dist, "cli.mjs"), ...args], { env, cwd: root })
 const cli = cliOn(sqliteEnv)
 
+const MIGRATIONS = ["0001_initial", "0002_payments", "0003_idempotency_lease"]
+
 describe("npm start and the CLI", () => {
+  it("`pay migrate` applies the migrations to a new file once, then finds nothing to do", async () => {
+    const env = { ...baseEnv, PAY_DATABASE: join(dir, "migrated", "pay.sqlite") }
+    const first = JSON.parse((await cliOn(env)("migrate", "--json")).stdout)
+    expect(first).toEqual({ applied: MIGRATIONS })
+    const again = await cliOn(env)("migrate")
+    expect(again.stdout).toContain("up to date")
+    const refused = await cliOn(env)("migrate", "--database", "mysql://nope").catch(
+      (e: { code: number; stderr: string }) => e
+    )
+    expect(refused).toMatchObject({ code: 1 })
+    expect((refused as { stderr: string }).stderr).toContain("postgres://")
+  }, 30_000)
+
   it("prints a key on first start, serves it, works beside the CLI, and stops cleanly", async () => {
     const first = await startServer()
     const key = first.output().match(/\n\s+(pk_\S+)\n/)?.[1]
@@ -158,6 +173,10 @@ describe("npm start and the CLI on PostgreSQL", () => {
 
   it("prints a key on first start, keeps a merchant, shares the database with the CLI, and stops cleanly", async () => {
     const env = { ...baseEnv, PAY_DATABASE: url }
+    // Migrated ahead of the first start, as an operator may; the server then finds nothing to do.
+    const migrated = JSON.parse((await cliOn(env)("migrate", "--json")).stdout)
+    expect(migrated).toEqual({ applied: MIGRATIONS })
+    expect(JSON.parse((await cliOn(env)("migrate", "--json")).stdout)).toEqual({ applied: [] })
     const first = await startServer(env)
     const key = first.output().match(/\n\s+(pk_\S+)\n/)?.[1]
     expect(key, first.output()).toBeDefined()
