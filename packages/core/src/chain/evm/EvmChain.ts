@@ -23,7 +23,6 @@ import {
   type ChainNetwork,
   type ChainToken,
   ChainUnavailable,
-  networkOf,
   TransferRefused,
   tokenOf
 } from "../Chain.js"
