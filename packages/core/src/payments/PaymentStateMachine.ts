@@ -34,6 +34,8 @@ export type PaymentTransition =
   | { readonly _tag: "Expire" }
   | { readonly _tag: "Cancel"; readonly reason: CancelledReason }
   | { readonly _tag: "Decline" }
+  /** The transfer was sent: its hash is known before it is mined, and recorded before waiting. */
+  | { readonly _tag: "RecordTransaction"; readonly transaction: ChainTransaction }
   | {
       readonly _tag: "Succeed"
       readonly txId: string
@@ -76,6 +78,7 @@ const FROM: Record<PaymentTransition["_tag"], PaymentStatus> = {
   Expire: "requires_action",
   Cancel: "requires_action",
   Decline: "requires_action",
+  RecordTransaction: "processing",
   Succeed: "processing",
   Fail: "processing"
 }
@@ -117,6 +120,8 @@ export const decide = (
       return due
         ? Either.left({ _tag: "WrongState", status: "expired" })
         : Either.right(final("failed", { failureCode: "declined_user" }))
+    case "RecordTransaction":
+      return Either.right(final("processing", { transaction: transition.transaction }))
     case "Succeed":
       return Either.right(
         final("succeeded", {
