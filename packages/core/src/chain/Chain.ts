@@ -19,6 +19,11 @@ export interface ChainToken {
   readonly name: string
   readonly decimals: number
   readonly iconUrl: string | null
+  /**
+   * The currency the token is priced in: its peg for a stablecoin (`USD` for
+   * USDC, `EUR` for EURC), else its own symbol, priced through the rate table.
+   */
+  readonly priceCurrency: string
 }
 
 export interface ChainNetwork {

@@ -1,0 +1,96 @@
+/**
+ * Which options a payment offers to a set of buyer accounts, as a pure
+ * function: for each account, each token the engine accepts on that
+ * account's chain and the merchant settles in, one option at the locked
+ * price. Unsupported chains and tokens without a price are left out, not
+ * errors (SPEC.md 4.4).
+ */
+import type { Address, Hex } from "viem"
+import { type ChainNetwork, networkOf } from "../chain/Chain.js"
+import type { ReceiveAuthorization } from "../chain/Eip3009.js"
+import type { Payment } from "../payments/Payment.js"
+import { convert, type Rate } from "../pricing/Pricing.js"
+import { type Caip10, type Caip19, chainOfCaip10 } from "../shared/Caip.js"
+import type { OptionId, PaymentOption } from "./PaymentOption.js"
+
+export interface OfferInput {
+  readonly payment: Payment
+  readonly accounts: ReadonlyArray<Caip10>
+  readonly networks: ReadonlyArray<ChainNetwork>
+  /** Assets the merchant has a live crypto settlement for. */
+  readonly settledAssets: ReadonlySet<string>
+  /** `1 from = rate to`, or undefined when the engine has no price. */
+  readonly rate: (from: string, to: string) => Rate | undefined
+  readonly now: Date
+  readonly quoteLockMs: number
+  readonly collectData: boolean
+  readonly newOptionId: () => OptionId
+  /** 32 random bytes as hex: each authorization's nonce. */
+  readonly newNonce: () => Hex
+}
+
+const addressOf = (account: Caip10): Address =>
+  account.slice(account.lastIndexOf(":") + 1) as Address
+
+const seconds = (date: Date): bigint => BigInt(Math.floor(date.getTime() / 1000))
+
+/** The token amount that pays `payment`, and whether a rate was used; undefined if none can. */
+const priceIn = (
+  payment: Payment,
+  token: { readonly asset: Caip19; readonly decimals: number; readonly priceCurrency: string },
+  rate: OfferInput["rate"]
+): { readonly value: bigint; readonly quoted: boolean } | undefined => {
+  const unit = payment.amount.unit
+  if (unit.kind === "token") {
+    return unit.asset === token.asset ? { value: payment.amount.value, quoted: false } : undefined
+  }
+  const r = rate(unit.currency.code, token.priceCurrency)
+  if (r === undefined) return undefined
+  return {
+    value: convert(payment.amount.value, unit.currency.decimals, r, token.decimals),
+    quoted: true
+  }
+}
+
+export const offers = (input: OfferInput): ReadonlyArray<PaymentOption> => {
+  const { payment, now } = input
+  const out: Array<PaymentOption> = []
+  const seen = new Set<string>()
+  for (const account of input.accounts) {
+    // The same account sent twice is offered once.
+    const key = account.toLowerCase()
+    if (seen.has(key)) continue
+    seen.add(key)
+    const network = networkOf(input.networks, chainOfCaip10(account))
+    if (network === undefined) continue
+    for (const token of network.tokens) {
+      if (!input.settledAssets.has(token.asset)) continue
+      const price = priceIn(payment, token, input.rate)
+      if (price === undefined || price.value <= 0n) continue
+      const lockedUntil = new Date(
+        Math.min(now.getTime() + input.quoteLockMs, payment.expiresAt.getTime())
+      )
+      const expiresAt = price.quoted ? lockedUntil : payment.expiresAt
+      const authorization: ReceiveAuthorization = {
+        from: addressOf(account),
+        to: network.collector,
+        value: price.value,
+        validAfter: 0n,
+        validBefore: seconds(expiresAt),
+        nonce: input.newNonce()
+      }
+      out.push({
+        id: input.newOptionId(),
+        paymentId: payment.id,
+        account,
+        asset: token.asset,
+        authorization,
+        expiresAt,
+        quoted: price.quoted,
+        collectData: input.collectData,
+        createdAt: now
+      })
+    }
+  }
+  return out
+}
