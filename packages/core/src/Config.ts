@@ -3,6 +3,7 @@
  * reads them from the environment; an embedding platform passes them).
  */
 import { Context } from "effect"
+import type { GatewaySettings } from "./gateway/GatewayConfig.js"
 
 export interface PayConfigShape {
   /** Public base URL for buyer links, data-collection pages and logos (WIRE.md). */
@@ -13,6 +14,8 @@ export interface PayConfigShape {
   readonly paymentLifetimeMs?: number
   /** The longest a status request may be held (`maxPollMs` above it is capped). */
   readonly maxLongPollMs?: number
+  /** Quote locks and the data-collection policy of the wallet gateway. */
+  readonly gateway?: GatewaySettings
 }
 
 export class PayConfig extends Context.Tag("@pay/core/PayConfig")<PayConfig, PayConfigShape>() {}

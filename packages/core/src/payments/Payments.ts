@@ -140,6 +140,14 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       return Effect.succeed(found.value)
     }
 
+    /** Any payment, for the wallet holding its link: the gateway needs no partner key. */
+    const find = (id: PaymentId) =>
+      Effect.flatMap(store.find(id), (found) =>
+        Option.isSome(found)
+          ? Effect.succeed(found.value)
+          : Effect.fail(new PaymentNotFound({ paymentId: id }))
+      )
+
     /** The partner's payment. */
     const get = (partner: Partner, id: PaymentId) =>
       Effect.flatMap(store.find(id), (found) => owned(found, id, partner))
@@ -207,25 +215,17 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       )
 
     /**
-     * The payment's status; with `maxPollMs`, held until it changes or the
+     * The status `read` finds; with `maxPollMs`, held until it changes or the
      * time (capped) runs out. An unpaid payment wakes at its expiry too.
      */
-    /**
-     * The payment's status; with `maxPollMs`, held until it changes or the
-     * time (capped) runs out. An unpaid payment wakes at its expiry too.
-     */
-    const status = (
-      partner: Partner,
-      merchantId: MerchantId,
+    const pollStatus = <E>(
       id: PaymentId,
+      read: Effect.Effect<PaymentStatusRecord, E>,
       maxPollMs: number
-    ): Effect.Effect<
-      { readonly payment: PaymentStatusRecord; readonly at: Date },
-      PaymentNotFound | Forbidden
-    > =>
+    ): Effect.Effect<{ readonly payment: PaymentStatusRecord; readonly at: Date }, E> =>
       // Taken before the read: a change between the read and the wait still wakes it.
       Effect.flatMap(events.position, (since) =>
-        Effect.flatMap(statusOf(partner, merchantId, id), (payment) => {
+        Effect.flatMap(read, (payment) => {
           const at = new Date(clock.unsafeCurrentTimeMillis())
           const hold = Math.min(maxPollMs, maxLongPollMs)
           if (hold <= 0 || isFinal(effectiveStatus(payment, at))) {
@@ -241,6 +241,22 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
             }))
           )
         })
+      )
+
+    /** The partner's payment's status (it must be the header's merchant's), long-polled. */
+    const status = (partner: Partner, merchantId: MerchantId, id: PaymentId, maxPollMs: number) =>
+      pollStatus(id, statusOf(partner, merchantId, id), maxPollMs)
+
+    /** Any payment's status, for the wallet holding its link, long-polled. */
+    const walletStatus = (id: PaymentId, maxPollMs: number) =>
+      pollStatus(
+        id,
+        Effect.flatMap(store.findStatus(id), (found) =>
+          Option.isSome(found)
+            ? Effect.succeed(found.value)
+            : Effect.fail(new PaymentNotFound({ paymentId: id }))
+        ),
+        maxPollMs
       )
 
     const cancel = (
@@ -308,10 +324,12 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
 
     return {
       create,
+      find,
       get,
       getForMerchant,
       transition,
       status,
+      walletStatus,
       cancel,
       refund,
       list,

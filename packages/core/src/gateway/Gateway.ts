@@ -1,0 +1,294 @@
+/**
+ * The wallet gateway (SPEC.md 4.4, WIRE.md sections 1 and 2): what a wallet
+ * holding a buyer link can see and do. It offers options, hands out the
+ * action to sign, and on confirm checks the signature against the option it
+ * offered, moves the payment to `processing` (one confirm wins a race: the
+ * state machine's compare-and-set) and submits the transfer; a fiber of the
+ * engine then waits for the chain and records the outcome.
+ */
+import { Effect, Either, FiberSet, Option } from "effect"
+import { type Hex, toHex } from "viem"
+import { PayConfig } from "../Config.js"
+import { Chain, type ChainUnavailable, networkOf, tokenOf } from "../chain/Chain.js"
+import { isSignedByPayer, typedDataJson } from "../chain/Eip3009.js"
+import { MerchantStore } from "../merchants/MerchantStore.js"
+import { InvalidState, type Payment, PaymentExpired, type PaymentId } from "../payments/Payment.js"
+import { effectiveStatus } from "../payments/PaymentStateMachine.js"
+import { Payments } from "../payments/Payments.js"
+import { Prices, type Rate } from "../pricing/Pricing.js"
+import { SettlementStore } from "../settlements/SettlementStore.js"
+import { type Caip10, chainOfCaip10 } from "../shared/Caip.js"
+import { InvalidInput } from "../shared/Errors.js"
+import { makeIdBody } from "../shared/Ids.js"
+import { signatureOf, type WalletResult } from "./ConfirmInput.js"
+import { DEFAULT_QUOTE_LOCK_MS, mustCollectData } from "./GatewayConfig.js"
+import { ChainUnreachable, InsufficientBalance, QuoteExpired } from "./GatewayErrors.js"
+import { offers } from "./Offers.js"
+import { GatewayStore, type OptionId, type PaymentOption } from "./PaymentOption.js"
+
+/** The wallet app a request came from: its name and icon describe the buyer's wallet. */
+export interface WalletIdentity {
+  readonly name: string
+  readonly iconUrl: string | null
+}
+
+/** An `eth_signTypedData_v4` action, as wallets receive it. */
+export interface WalletAction {
+  readonly type: "walletRpc"
+  readonly data: {
+    readonly chain_id: string
+    readonly method: "eth_signTypedData_v4"
+    readonly params: readonly [string, string]
+  }
+}
+
+export interface ConfirmRequest {
+  readonly optionId: string
+  readonly results: ReadonlyArray<WalletResult>
+}
+
+const randomNonce = (): Hex => toHex(crypto.getRandomValues(new Uint8Array(32)))
+
+export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
+  scoped: Effect.gen(function* () {
+    const payments = yield* Payments
+    const merchants = yield* MerchantStore
+    const settlements = yield* SettlementStore
+    const store = yield* GatewayStore
+    const chain = yield* Chain
+    const prices = yield* Prices
+    const config = yield* PayConfig
+    const clock = yield* Effect.clock
+    const now = () => new Date(clock.unsafeCurrentTimeMillis())
+    // Transfers being watched; interrupted when the engine stops (the payment stays processing).
+    const watching = yield* FiberSet.make()
+
+    const payableNow = (payment: Payment) => {
+      const status = effectiveStatus(payment, now())
+      if (status === "requires_action") return Effect.void
+      return status === "expired"
+        ? Effect.fail(new PaymentExpired({ paymentId: payment.id }))
+        : Effect.fail(
+            new InvalidState({
+              status,
+              kind: "other",
+              message: `The payment is ${status}; it cannot be paid now`
+            })
+          )
+    }
+
+    /** The payment and its merchant, for `info`. */
+    const info = (id: PaymentId) =>
+      Effect.gen(function* () {
+        const payment = yield* payments.find(id)
+        const merchant = yield* merchants.find(payment.merchantId)
+        return { payment, merchant: Option.getOrUndefined(merchant), at: now() }
+      })
+
+    const actionOf = (option: PaymentOption) =>
+      Effect.map(
+        chain.tokenDomain(option.asset),
+        (domain): WalletAction => ({
+          type: "walletRpc",
+          data: {
+            chain_id: chainOfCaip10(option.account),
+            method: "eth_signTypedData_v4",
+            params: [option.authorization.from, typedDataJson(domain, option.authorization)]
+          }
+        })
+      )
+
+    /** Options for the accounts; a token whose network does not answer is left out, and logged. */
+    const optionsFor = (id: PaymentId, accounts: ReadonlyArray<Caip10>) =>
+      Effect.gen(function* () {
+        const payment = yield* payments.find(id)
+        yield* payableNow(payment)
+        const settled = yield* settlements.listByMerchant(payment.merchantId)
+        const rates = new Map<string, Rate | undefined>()
+        for (const network of chain.networks) {
+          for (const token of network.tokens) {
+            if (payment.amount.unit.kind !== "fiat") continue
+            const pair = `${payment.amount.unit.currency.code}/${token.priceCurrency}`
+            if (!rates.has(pair)) {
+              rates.set(
+                pair,
+                yield* prices.rate(payment.amount.unit.currency.code, token.priceCurrency)
+              )
+            }
+          }
+        }
+        const at = now()
+        const offered = offers({
+          payment,
+          accounts,
+          networks: chain.networks,
+          settledAssets: new Set(settled.map((s) => s.asset)),
+          rate: (from, to) => rates.get(`${from}/${to}`),
+          now: at,
+          quoteLockMs: config.gateway?.quoteLockMs ?? DEFAULT_QUOTE_LOCK_MS,
+          collectData: mustCollectData(config.gateway?.collectData, payment.amount),
+          newOptionId: () => `opt_${makeIdBody(at.getTime())}` as OptionId,
+          newNonce: randomNonce
+        })
+        const withActions = yield* Effect.forEach(offered, (option) =>
+          actionOf(option).pipe(
+            Effect.map((action) => ({ option, action })),
+            Effect.catchTag("ChainUnavailable", (e) =>
+              Effect.as(
+                Effect.logWarning(`options: ${option.asset} left out`, e.message),
+                undefined
+              )
+            )
+          )
+        )
+        const available = withActions.filter((o) => o !== undefined)
+        yield* store.insertOptions(available.map((o) => o.option))
+        return { payment, options: available }
+      })
+
+    /** The stored option, which must be one of this payment's. */
+    const optionOf = (payment: Payment, optionId: string) =>
+      Effect.flatMap(
+        store.findOption(optionId as OptionId),
+        (found): Effect.Effect<PaymentOption, InvalidInput> =>
+          Option.isSome(found) && found.value.paymentId === payment.id
+            ? Effect.succeed(found.value)
+            : Effect.fail(InvalidInput.of("optionId", "is not an option of this payment"))
+      )
+
+    const fetchActions = (id: PaymentId, optionId: string) =>
+      Effect.gen(function* () {
+        const payment = yield* payments.find(id)
+        const option = yield* optionOf(payment, optionId)
+        const action = yield* actionOf(option).pipe(
+          Effect.mapError((e) => new ChainUnreachable({ chainId: e.chainId }))
+        )
+        return [action]
+      })
+
+    /** Waits for the chain and records the outcome; a lost wait leaves the payment processing. */
+    const watch = (option: PaymentOption, hash: Hex) =>
+      chain.awaitOutcome(chainOfCaip10(option.account), hash).pipe(
+        Effect.flatMap((outcome) =>
+          outcome._tag === "Confirmed"
+            ? payments.transition(option.paymentId, {
+                _tag: "Succeed",
+                txId: hash,
+                transaction: null
+              })
+            : payments.transition(option.paymentId, {
+                _tag: "Fail",
+                failureCode: "transaction_reverted"
+              })
+        ),
+        Effect.catchAllCause((cause) =>
+          Effect.logError(`payment ${option.paymentId}: waiting for ${hash} failed`, cause)
+        )
+      )
+
+    /** Submits the signed authorization and starts watching it. */
+    const submit = (option: PaymentOption, signature: Hex) =>
+      Effect.gen(function* () {
+        const network = networkOf(chain.networks, chainOfCaip10(option.account))
+        const sent = yield* chain.submitReceive(option.asset, option.authorization, signature)
+        yield* payments.transition(option.paymentId, {
+          _tag: "RecordTransaction",
+          transaction: { networkId: network?.reference ?? "", hash: sent.hash, nonce: sent.nonce }
+        })
+        yield* FiberSet.run(watching, watch(option, sent.hash))
+      }).pipe(
+        Effect.catchTags({
+          TransferRefused: (e) =>
+            Effect.zipRight(
+              Effect.logWarning(
+                `payment ${option.paymentId}: the token refused the transfer`,
+                e.reason
+              ),
+              payments.transition(option.paymentId, {
+                _tag: "Fail",
+                failureCode: "transaction_reverted"
+              })
+            ),
+          ChainUnavailable: (e: ChainUnavailable) =>
+            Effect.zipRight(
+              Effect.logError(`payment ${option.paymentId}: submitting failed`, e.message),
+              payments.transition(option.paymentId, {
+                _tag: "Fail",
+                failureCode: "transaction_dropped"
+              })
+            )
+        }),
+        Effect.catchAllCause((cause) =>
+          Effect.logError(`payment ${option.paymentId}: submitting failed`, cause)
+        )
+      )
+
+    /**
+     * Checks a confirm against the option offered, then moves the payment to
+     * `processing` and submits the transfer in the background.
+     */
+    const confirm = (id: PaymentId, request: ConfirmRequest, wallet: WalletIdentity | undefined) =>
+      Effect.gen(function* () {
+        const payment = yield* payments.find(id)
+        const option = yield* optionOf(payment, request.optionId)
+        yield* payableNow(payment)
+        if (now().getTime() >= option.expiresAt.getTime()) {
+          return yield* new QuoteExpired({ optionId: option.id })
+        }
+        const signature = signatureOf(request.results)
+        if (Either.isLeft(signature)) {
+          return yield* new InvalidInput({
+            message: `${signature.left[0]?.field}: ${signature.left[0]?.message}`,
+            issues: signature.left
+          })
+        }
+        const unreachable = (e: ChainUnavailable) =>
+          Effect.zipRight(
+            Effect.logWarning(`confirm ${id}: ${e.message}`),
+            Effect.fail(new ChainUnreachable({ chainId: e.chainId }))
+          )
+        const domain = yield* chain.tokenDomain(option.asset).pipe(Effect.catchAll(unreachable))
+        if (!(yield* isSignedByPayer(domain, option.authorization, signature.right))) {
+          return yield* InvalidInput.of(
+            "results.0.data.0",
+            `is not ${option.authorization.from}'s signature of the offered authorization`
+          )
+        }
+        const balance = yield* chain
+          .balanceOf(option.asset, option.authorization.from)
+          .pipe(Effect.catchAll(unreachable))
+        if (balance < option.authorization.value) {
+          return yield* new InsufficientBalance({
+            account: option.account,
+            asset: option.asset,
+            required: option.authorization.value.toString(),
+            balance: balance.toString()
+          })
+        }
+        yield* payments.transition(id, {
+          _tag: "StartProcessing",
+          tokenAmount: { asset: option.asset, value: option.authorization.value },
+          buyer: {
+            account: option.account,
+            providerName: wallet?.name ?? null,
+            providerIcon: wallet?.iconUrl ?? null
+          },
+          transaction: null
+        })
+        yield* FiberSet.run(watching, submit(option, signature.right))
+      })
+
+    const cancel = (id: PaymentId) =>
+      payments.transition(id, { _tag: "Cancel", reason: "cancelled_by_user" })
+
+    return {
+      info,
+      optionsFor,
+      fetchActions,
+      confirm,
+      cancel,
+      status: payments.walletStatus,
+      tokenOf: (asset: Parameters<typeof tokenOf>[1]) => tokenOf(chain.networks, asset)
+    } as const
+  })
+}) {}
