@@ -24,6 +24,7 @@ import { Payments } from "./payments/Payments.js"
 import { settlementRoutes } from "./settlements/Http.js"
 import type { SettlementStore } from "./settlements/SettlementStore.js"
 import { Settlements } from "./settlements/Settlements.js"
+import { Unauthenticated } from "./shared/Errors.js"
 import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry.js"
 
 /**
@@ -74,7 +75,11 @@ export const routes = Effect.map(
 /** The request handler of the whole engine. */
 export const makePayHandler = Effect.gen(function* () {
   const config = yield* PayConfig
-  return yield* makeEngineHandler(yield* routes, { maxBodyBytes: config.maxBodyBytes })
+  return yield* makeEngineHandler(yield* routes, {
+    maxBodyBytes: config.maxBodyBytes,
+    // No wallet app can authenticate until wallet apps exist: the gateway is not mounted yet.
+    authenticateWallet: () => Effect.fail(new Unauthenticated({ reason: "missing" }))
+  })
 })
 
 export type PayStorage =

@@ -9,7 +9,7 @@
 import { Effect, Either, FiberSet, Option } from "effect"
 import { type Hex, toHex } from "viem"
 import { PayConfig } from "../Config.js"
-import { Chain, type ChainUnavailable, networkOf, tokenOf } from "../chain/Chain.js"
+import { Chain, type ChainUnavailable, networkOf } from "../chain/Chain.js"
 import { isSignedByPayer, typedDataJson } from "../chain/Eip3009.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { InvalidState, type Payment, PaymentExpired, type PaymentId } from "../payments/Payment.js"
@@ -288,7 +288,9 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
       confirm,
       cancel,
       status: payments.walletStatus,
-      tokenOf: (asset: Parameters<typeof tokenOf>[1]) => tokenOf(chain.networks, asset)
+      /** The estimate a wallet shows for an option: its network's. */
+      etaSeconds: (option: PaymentOption) =>
+        networkOf(chain.networks, chainOfCaip10(option.account))?.etaSeconds ?? 0
     } as const
   })
 }) {}

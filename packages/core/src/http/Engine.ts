@@ -5,6 +5,7 @@
  * their server's requests into `EngineRequest`s and call it.
  */
 import { Cause, Effect, Exit, Runtime } from "effect"
+import type { WalletIdentity } from "../gateway/Gateway.js"
 import type { Partner } from "../partners/Partner.js"
 import { Partners } from "../partners/Partners.js"
 import {
@@ -24,6 +25,11 @@ export type EngineHandler = (request: EngineRequest) => Promise<EngineResponse>
 export interface EngineOptions {
   /** Larger bodies are refused with 413 before they are buffered. */
   readonly maxBodyBytes: number
+  /** Who a gateway request comes from: a wallet app, by its `Api-Key` or `App-Id`. */
+  readonly authenticateWallet: (presented: {
+    readonly apiKey: string | undefined
+    readonly appId: string | undefined
+  }) => Effect.Effect<WalletIdentity, ApiFailure>
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024
@@ -243,12 +249,26 @@ export const makeEngineHandler = <R>(
         )
       }
       let version = requested?.value as ApiVersion | undefined
-      const authenticated: Effect.Effect<Partner | undefined, ApiFailure> =
+      const authenticated: Effect.Effect<
+        { readonly partner?: Partner; readonly wallet?: WalletIdentity },
+        ApiFailure
+      > =
         route.auth === "none"
-          ? Effect.succeed(undefined)
-          : partners.authenticate(presentedApiKey(request, route.auth === "partner-legacy"))
+          ? Effect.succeed({})
+          : route.auth === "wallet"
+            ? Effect.map(
+                options.authenticateWallet({
+                  apiKey: request.header("api-key")?.trim(),
+                  appId: request.header("app-id")?.trim()
+                }),
+                (wallet) => ({ wallet })
+              )
+            : Effect.map(
+                partners.authenticate(presentedApiKey(request, route.auth === "partner-legacy")),
+                (partner) => ({ partner })
+              )
       return authenticated.pipe(
-        Effect.flatMap((partner) => {
+        Effect.flatMap(({ partner, wallet }) => {
           version ??= partner?.apiVersion ?? DEFAULT_API_VERSION
           const exchange = (body: unknown) =>
             route.handle({
@@ -258,6 +278,7 @@ export const makeEngineHandler = <R>(
               query: url.query,
               body,
               partner,
+              wallet,
               version: version as ApiVersion
             })
           return route.takesBody

@@ -4,6 +4,11 @@
  * `{code, message, issues?}`.
  */
 import { Match } from "effect"
+import type {
+  ChainUnreachable,
+  InsufficientBalance,
+  QuoteExpired
+} from "../gateway/GatewayErrors.js"
 import type { MerchantNotFound } from "../merchants/Merchant.js"
 import type {
   InvalidState,
@@ -35,6 +40,9 @@ export type ApiFailure =
   | PaymentExpired
   | MerchantInactive
   | RefundExists
+  | QuoteExpired
+  | InsufficientBalance
+  | ChainUnreachable
 
 export interface ErrorBody {
   readonly code: string
@@ -107,6 +115,27 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
       body: {
         code: "refund_exists",
         message: `Payment ${e.paymentId} already has a refund (${e.refundId})`
+      }
+    }),
+    QuoteExpired: (e) => ({
+      status: 409,
+      body: {
+        code: "quote_expired",
+        message: `The price of option ${e.optionId} is no longer locked; fetch the options again`
+      }
+    }),
+    InsufficientBalance: (e) => ({
+      status: 409,
+      body: {
+        code: "insufficient_balance",
+        message: `${e.account} holds ${e.balance} of ${e.asset} in minor units; the option needs ${e.required}`
+      }
+    }),
+    ChainUnreachable: (e) => ({
+      status: 503,
+      body: {
+        code: "chain_unavailable",
+        message: `The network ${e.chainId} did not answer; nothing was submitted, try again`
       }
     }),
     SettlementAssetConflict: (e) => ({

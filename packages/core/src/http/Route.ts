@@ -6,6 +6,7 @@
  */
 import type { HttpApiEndpoint } from "@effect/platform"
 import { Effect, Either, Option, type Schema } from "effect"
+import type { WalletIdentity } from "../gateway/Gateway.js"
 import type { Partner } from "../partners/Partner.js"
 import type { ApiVersion } from "../shared/ApiVersion.js"
 import { makeDecoder } from "./Decode.js"
@@ -23,11 +24,16 @@ export interface Exchange {
   /** Parsed JSON body; undefined when there was none. */
   readonly body: unknown
   readonly partner: Partner | undefined
+  /** The wallet app of a gateway request. */
+  readonly wallet: WalletIdentity | undefined
   readonly version: ApiVersion
 }
 
-/** `partner-legacy` also takes the key from `X-Api-Key` (the deprecated legacy route). */
-export type Auth = "partner" | "partner-legacy" | "none"
+/**
+ * `partner-legacy` also takes the key from `X-Api-Key` (the deprecated legacy
+ * route); `wallet` is a wallet app's `Api-Key` or `App-Id` (the gateway).
+ */
+export type Auth = "partner" | "partner-legacy" | "wallet" | "none"
 
 export interface Route<R> {
   readonly method: string
@@ -43,7 +49,10 @@ export interface RouteInput<E extends HttpApiEndpoint.HttpApiEndpoint.Any> {
   readonly path: HttpApiEndpoint.HttpApiEndpoint.PathParsed<E>
   readonly urlParams: HttpApiEndpoint.HttpApiEndpoint.UrlParams<E>
   readonly payload: HttpApiEndpoint.HttpApiEndpoint.Payload<E>
+  /** The partner of a partner route (undefined on wallet routes). */
   readonly partner: Partner
+  /** The wallet app of a wallet route (undefined on partner routes). */
+  readonly wallet: WalletIdentity
   readonly version: ApiVersion
   readonly method: string
   /** `METHOD /template`: the route part of an idempotency scope. */
@@ -83,14 +92,14 @@ const decoderFor = (
     onSome: (s) => makeDecoder(s as Schema.Schema<unknown, unknown>, { source, unknownFields })
   })
 
-/** A partner-authenticated route for one endpoint of the HttpApi definition. */
-export const partnerRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
+/** A route for one endpoint of the HttpApi definition, its request decoded by the endpoint's schemas. */
+const endpointRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
   endpoint: E,
   handler: (input: RouteInput<E>) => Effect.Effect<Reply, ApiFailure, R>,
-  options: RouteOptions = {}
+  options: { readonly unknownFields: "reject" | "ignore"; readonly auth: Auth }
 ): Route<R> => {
   const e = endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
-  const unknownFields = options.unknownFields ?? "reject"
+  const unknownFields = options.unknownFields
   const routeKey = `${e.method} ${e.path}`
   const decodePath = decoderFor(e.pathSchema, "path", "ignore")
   const decodeQuery = decoderFor(e.urlParamsSchema, "query", "ignore")
@@ -98,7 +107,7 @@ export const partnerRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
   return {
     method: e.method,
     path: e.path,
-    auth: options.auth ?? "partner",
+    auth: options.auth,
     takesBody: Option.isSome(e.payloadSchema) && e.method !== "GET" && e.method !== "DELETE",
     handle: (exchange) => {
       const path = decodePath(exchange.pathParams)
@@ -112,6 +121,7 @@ export const partnerRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
         urlParams: urlParams.right,
         payload: payload.right,
         partner: exchange.partner as Partner,
+        wallet: exchange.wallet as WalletIdentity,
         version: exchange.version,
         method: e.method,
         routeKey,
@@ -122,6 +132,23 @@ export const partnerRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
     }
   }
 }
+
+/** A partner-authenticated route for one endpoint of the HttpApi definition. */
+export const partnerRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
+  endpoint: E,
+  handler: (input: RouteInput<E>) => Effect.Effect<Reply, ApiFailure, R>,
+  options: RouteOptions = {}
+): Route<R> =>
+  endpointRoute(endpoint, handler, {
+    unknownFields: options.unknownFields ?? "reject",
+    auth: options.auth ?? "partner"
+  })
+
+/** A wallet route of the gateway: a wallet app's key or id; unknown body fields are ignored. */
+export const walletRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
+  endpoint: E,
+  handler: (input: RouteInput<E>) => Effect.Effect<Reply, ApiFailure, R>
+): Route<R> => endpointRoute(endpoint, handler, { unknownFields: "ignore", auth: "wallet" })
 
 /** A route outside the partner API (health, documents): no key, no decoding. */
 export const publicRoute = <R>(
