@@ -1,8 +1,10 @@
 /**
  * `npm run bench`: the standalone engine and a bare baseline, each in its own process on
- * loopback, under the same load in the same run; prints the report and writes it to
- * bench/results/latest.json. Bounded in time, and it stops its servers whatever happens.
- * BENCH_SECONDS, BENCH_WARMUP_SECONDS and BENCH_LONG_POLLS shorten it for a quick look.
+ * loopback, under the same load in the same run, on SQLite and on PostgreSQL; prints the
+ * report and writes it to bench/results/latest.json. Bounded in time, and it stops its
+ * servers and drops its PostgreSQL schemas whatever happens.
+ * BENCH_SECONDS, BENCH_WARMUP_SECONDS and BENCH_LONG_POLLS shorten it for a quick look;
+ * PAY_TEST_PG picks the PostgreSQL server as for the tests (see bench/postgres.ts).
  */
 import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -24,6 +26,7 @@ import {
 } from "./client.js"
 import { type LoadResult, type LoadSettings, measureLoad } from "./load.js"
 import { type LongPollResult, measureLongPolls } from "./longpoll.js"
+import { type BenchPostgres, startPostgres } from "./postgres.js"
 import { killAllNow, ROOT, type ServerProcess, startServer, TSX } from "./server-process.js"
 
 const envNumber = (name: string, fallback: number) => {
@@ -39,7 +42,13 @@ const load: LoadSettings = {
 }
 const LONG_POLLS = envNumber("BENCH_LONG_POLLS", 10_000)
 const STATUS_PAYMENTS = 1_000
-const RUN_DEADLINE_MS = 300_000
+/** Each route on four servers: the baseline and the engine, on SQLite and on PostgreSQL. */
+const LOAD_RUNS = 2 * 4
+/** The load runs, plus time for the rest (builds, starts, setup, the long-polls' 120 s at most). */
+const RUN_DEADLINE_MS = 240_000 + LOAD_RUNS * (load.warmupSeconds + load.seconds) * 1_000
+/** The engine's pool on PostgreSQL (its default, packages/storage-postgres/src/layer.ts); the
+ * PostgreSQL baseline gets as many connections. */
+const PG_POOL_SIZE = 10
 const BASELINE_MERCHANT_ID = "mrch_0000000000baseline00"
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
 
@@ -47,9 +56,27 @@ interface Comparison {
   readonly route: string
   readonly baseline: LoadResult
   readonly engine: LoadResult
+  /** engine / baseline, both on SQLite. */
   readonly ratio: number
   readonly target: number
   readonly met: boolean
+  readonly postgres: {
+    readonly baseline: LoadResult
+    readonly engine: LoadResult
+    /** engine / baseline, both on PostgreSQL, read against the same target. */
+    readonly ratio: number
+    readonly met: boolean
+    /** The engine on PostgreSQL against the baseline on SQLite. */
+    readonly ratioToSqliteBaseline: number
+  }
+}
+
+/** The servers under test, in the order each route measures them. */
+interface Servers {
+  readonly baseline: Target
+  readonly engine: Target
+  readonly baselinePg: Target
+  readonly enginePg: Target
 }
 
 const machine = () => ({
@@ -65,7 +92,7 @@ const compare = async (
   route: string,
   target: number,
   method: "GET" | "POST",
-  [baseline, engine]: readonly [Target, Target],
+  servers: Servers,
   next: (server: Target) => () => { readonly path: string; readonly body?: string }
 ): Promise<Comparison> => {
   const measure = (server: Target) => {
@@ -81,20 +108,30 @@ const compare = async (
       load
     )
   }
-  const baselineResult = await measure(baseline)
-  const engineResult = await measure(engine)
-  const ratio = engineResult.requestsPerSecond / baselineResult.requestsPerSecond
+  const baseline = await measure(servers.baseline)
+  const engine = await measure(servers.engine)
+  const baselinePg = await measure(servers.baselinePg)
+  const enginePg = await measure(servers.enginePg)
+  const ratio = engine.requestsPerSecond / baseline.requestsPerSecond
+  const ratioPg = enginePg.requestsPerSecond / baselinePg.requestsPerSecond
   return {
     route,
-    baseline: baselineResult,
-    engine: engineResult,
+    baseline,
+    engine,
     ratio,
     target,
-    met: ratio >= target
+    met: ratio >= target,
+    postgres: {
+      baseline: baselinePg,
+      engine: enginePg,
+      ratio: ratioPg,
+      met: ratioPg >= target,
+      ratioToSqliteBaseline: enginePg.requestsPerSecond / baseline.requestsPerSecond
+    }
   }
 }
 
-const bench = async (dir: string, started: Array<ServerProcess>) => {
+const bench = async (dir: string, postgres: BenchPostgres, started: Array<ServerProcess>) => {
   const baselineServer = await startServer({
     name: "baseline",
     command: TSX,
@@ -121,48 +158,79 @@ const bench = async (dir: string, started: Array<ServerProcess>) => {
     }
   })
   started.push(engineServer)
+  const baselinePgServer = await startServer({
+    name: "baseline-pg",
+    command: TSX,
+    args: ["bench/baseline-pg-server.ts"],
+    env: {
+      PORT: "0",
+      BASELINE_DATABASE: postgres.urls.baseline!,
+      BASELINE_POOL_SIZE: String(PG_POOL_SIZE),
+      BASELINE_API_KEY: BENCH_API_KEY,
+      BASELINE_MERCHANT_ID
+    }
+  })
+  started.push(baselinePgServer)
+  const enginePgServer = await startServer({
+    name: "engine-pg",
+    command: process.execPath,
+    args: ["--enable-source-maps", "examples/standalone/dist/main.mjs"],
+    env: {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      PAY_DATABASE: postgres.urls.engine!,
+      PAY_BOOTSTRAP_API_KEY: BENCH_API_KEY
+    }
+  })
+  started.push(enginePgServer)
 
-  const baseline: Target = {
-    name: "baseline",
-    url: baselineServer.url,
-    merchantId: BASELINE_MERCHANT_ID
+  const servers: Servers = {
+    baseline: { name: "baseline", url: baselineServer.url, merchantId: BASELINE_MERCHANT_ID },
+    engine: {
+      name: "engine",
+      url: engineServer.url,
+      merchantId: await createMerchant("engine", engineServer.url)
+    },
+    baselinePg: {
+      name: "baseline-pg",
+      url: baselinePgServer.url,
+      merchantId: BASELINE_MERCHANT_ID
+    },
+    enginePg: {
+      name: "engine-pg",
+      url: enginePgServer.url,
+      merchantId: await createMerchant("engine-pg", enginePgServer.url)
+    }
   }
-  const engine: Target = {
-    name: "engine",
-    url: engineServer.url,
-    merchantId: await createMerchant("engine", engineServer.url)
-  }
+  const all = Object.values(servers)
+  const engine = servers.engine
   // Every route once before any load, so a missing one fails in seconds, not minutes.
-  for (const server of [baseline, engine]) {
+  for (const server of all) {
     await paymentStatus(server, await createPayment(server, 0))
   }
-  await cancelPayment(engine, await createPayment(engine, 1))
+  for (const server of [engine, servers.enginePg]) {
+    await cancelPayment(server, await createPayment(server, 1))
+  }
 
   console.log("Measuring:")
   let created = 0
-  const create = await compare("POST /v1/payments", 0.5, "POST", [baseline, engine], () => () => ({
+  const create = await compare("POST /v1/payments", 0.5, "POST", servers, () => () => ({
     path: "/v1/payments",
     body: paymentBody(created++)
   }))
 
   const statusIds = new Map<string, Array<string>>()
-  for (const server of [baseline, engine]) {
+  for (const server of all) {
     statusIds.set(
       server.name,
       await inParallel(STATUS_PAYMENTS, 50, (i) => createPayment(server, 100_000 + i))
     )
   }
-  const status = await compare(
-    "GET /v1/payments/{id}/status",
-    0.6,
-    "GET",
-    [baseline, engine],
-    (server) => {
-      const ids = statusIds.get(server.name)!
-      let i = 0
-      return () => ({ path: statusPath(ids[i++ % ids.length]!) })
-    }
-  )
+  const status = await compare("GET /v1/payments/{id}/status", 0.6, "GET", servers, (server) => {
+    const ids = statusIds.get(server.name)!
+    let i = 0
+    return () => ({ path: statusPath(ids[i++ % ids.length]!) })
+  })
 
   console.log(`  ${LONG_POLLS} long-polls on engine…`)
   const longPolls = await measureLongPolls(engineServer, engine, {
@@ -183,9 +251,17 @@ const longPollTargets = (r: LongPollResult) => ({
   "long-poll wake-up": r.answeredCancelled === r.longPolls && r.wakeLatencyMs.max <= WAKE_TARGET_MS
 })
 
+/** The PostgreSQL server the run used, for the report. */
+const describePostgres = (postgres: BenchPostgres) => ({
+  kind: postgres.kind,
+  ...postgres.server,
+  poolSize: PG_POOL_SIZE
+})
+
 const format = (report: {
   readonly date: string
   readonly machine: ReturnType<typeof machine>
+  readonly postgres: ReturnType<typeof describePostgres>
   readonly comparisons: ReadonlyArray<Comparison>
   readonly longPolls: LongPollResult
   readonly targets: Readonly<Record<string, boolean>>
@@ -194,6 +270,11 @@ const format = (report: {
     x.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
   const verdict = (met: boolean) => (met ? "met" : "MISSED")
   const m = report.machine
+  const pg = report.postgres
+  const row = (route: string, server: string, r: LoadResult) =>
+    `${route.padEnd(30)}${server.padEnd(13)}${n(r.requestsPerSecond).padStart(9)}` +
+    `${n(r.latencyMs.p50).padStart(9)}${n(r.latencyMs.p90).padStart(9)}` +
+    `${n(r.latencyMs.p99).padStart(9)}`
   const lines = [
     "",
     `Pay engine bench, ${report.date}`,
@@ -201,23 +282,25 @@ const format = (report: {
       `load average ${n(m.loadAverageAtStart, 2)} at start`,
     `Load: autocannon, ${load.connections} connections, ${load.warmupSeconds} s warm-up + ` +
       `${load.seconds} s measured, on the same machine over loopback`,
+    `SQLite: a file in ${tmpdir()}, WAL, synchronous = FULL (engine and baseline)`,
+    `PostgreSQL (-pg): ${pg.kind} server ${pg.version} at ${pg.url}, ` +
+      `synchronous_commit ${pg.synchronousCommit}, fsync ${pg.fsync}, a schema each; ` +
+      `pools of ${pg.poolSize} connections (the engine's default, the baseline's the same)`,
     "",
-    `${"route".padEnd(30)}${"server".padEnd(10)}${"req/s".padStart(9)}` +
+    `${"route".padEnd(30)}${"server".padEnd(13)}${"req/s".padStart(9)}` +
       `${"p50 ms".padStart(9)}${"p90 ms".padStart(9)}${"p99 ms".padStart(9)}`
   ]
+  const indent = "".padEnd(30)
   for (const c of report.comparisons) {
-    for (const [name, r] of [
-      ["baseline", c.baseline],
-      ["engine", c.engine]
-    ] as const) {
-      lines.push(
-        `${(name === "baseline" ? c.route : "").padEnd(30)}${name.padEnd(10)}` +
-          `${n(r.requestsPerSecond).padStart(9)}${n(r.latencyMs.p50).padStart(9)}` +
-          `${n(r.latencyMs.p90).padStart(9)}${n(r.latencyMs.p99).padStart(9)}`
-      )
-    }
     lines.push(
-      `${"".padEnd(30)}engine/baseline ${n(c.ratio, 2)} (target ≥ ${n(c.target, 2)}): ${verdict(c.met)}`
+      row(c.route, "baseline", c.baseline),
+      row("", "engine", c.engine),
+      row("", "baseline-pg", c.postgres.baseline),
+      row("", "engine-pg", c.postgres.engine),
+      `${indent}engine/baseline ${n(c.ratio, 2)} (target ≥ ${n(c.target, 2)}): ${verdict(c.met)}`,
+      `${indent}engine-pg/baseline-pg ${n(c.postgres.ratio, 2)} (target ≥ ${n(c.target, 2)}): ` +
+        verdict(c.postgres.met),
+      `${indent}engine-pg/baseline ${n(c.postgres.ratioToSqliteBaseline, 2)}`
     )
   }
   const lp = report.longPolls
@@ -250,12 +333,25 @@ const format = (report: {
 const main = async () => {
   const dir = mkdtempSync(join(tmpdir(), "pay-bench-"))
   const started: Array<ServerProcess> = []
+  let postgres: Promise<BenchPostgres> | undefined
   const stopAll = () => Promise.all(started.map((server) => server.stop()))
+  // The schemas go once the servers that use them have stopped (or been given up on). A
+  // setup that failed has already let go of what it had made.
+  const dropSchemas = () =>
+    postgres?.then(
+      (pg) =>
+        pg.close().catch((error: unknown) => {
+          console.error(`bench: could not drop its PostgreSQL schemas: ${String(error)}`)
+        }),
+      () => undefined
+    )
   // SIGTERM first so the servers shut down as in production; the exit handler SIGKILLs
   // whatever has not stopped within a few seconds, or had not finished starting.
   const abandon = async (why: string, code: number) => {
     console.error(why)
     await Promise.race([stopAll(), sleep(5_000)])
+    killAllNow()
+    await Promise.race([dropSchemas(), sleep(10_000)])
     rmSync(dir, { recursive: true, force: true })
     process.exit(code)
   }
@@ -270,12 +366,25 @@ const main = async () => {
   const date = new Date().toISOString()
   const host = machine()
   try {
-    const { comparisons, longPolls } = await bench(dir, started)
+    // A throwaway embedded server, where there is no local one, can take a while to start.
+    console.log("Setting up PostgreSQL…")
+    postgres = startPostgres(["engine", "baseline"])
+    const pg = await postgres
+    const { comparisons, longPolls } = await bench(dir, pg, started)
     const targets = {
       ...Object.fromEntries(comparisons.map((c) => [c.route, c.met])),
+      ...Object.fromEntries(comparisons.map((c) => [`${c.route} on PostgreSQL`, c.postgres.met])),
       ...longPollTargets(longPolls)
     }
-    const report = { date, machine: host, load, comparisons, longPolls, targets }
+    const report = {
+      date,
+      machine: host,
+      load,
+      postgres: describePostgres(pg),
+      comparisons,
+      longPolls,
+      targets
+    }
     mkdirSync(RESULTS, { recursive: true })
     writeFileSync(join(RESULTS, "latest.json"), `${JSON.stringify(report, null, 2)}\n`)
     console.log(format(report))
@@ -292,6 +401,7 @@ const main = async () => {
     throw error
   } finally {
     await stopAll()
+    await dropSchemas()
     rmSync(dir, { recursive: true, force: true })
   }
 }
