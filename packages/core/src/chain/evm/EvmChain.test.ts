@@ -1,0 +1,190 @@
+/**
+ * The EVM adapter against a real chain: the sandbox's in-process EDR with its
+ * EIP-3009 USDC. A buyer signs with viem; the adapter reads the domain,
+ * checks, submits from the collector and waits for the receipt.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Sandbox from "@pay/sandbox-chain"
+import { Effect, Exit, type Scope } from "effect"
+import { type Hex, toHex } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import type { Caip2, Caip19 } from "../../shared/Caip.js"
+import type { Chain } from "../Chain.js"
+import {
+  isSignedByPayer,
+  RECEIVE_WITH_AUTHORIZATION_TYPES,
+  type ReceiveAuthorization
+} from "../Eip3009.js"
+import { makeEvmChain } from "./EvmChain.js"
+
+const setup = Effect.gen(function* () {
+  const sandbox = yield* Sandbox.make()
+  const asset = sandbox.token.asset as Caip19
+  const chain: Chain["Type"] = yield* makeEvmChain([
+    {
+      chainId: Sandbox.CAIP2_CHAIN_ID as Caip2,
+      name: "Pay sandbox",
+      collectorKey: sandbox.collector.privateKey,
+      confirmations: 1,
+      etaSeconds: 2,
+      transport: sandbox.transport,
+      pollingIntervalMs: 20,
+      tokens: [
+        {
+          asset,
+          symbol: "USDC",
+          name: "USD Coin",
+          decimals: 6,
+          iconUrl: null,
+          priceCurrency: "USD"
+        }
+      ]
+    }
+  ])
+  return { sandbox, chain, asset }
+})
+
+const signed = async (
+  key: Hex,
+  domain: Parameters<typeof isSignedByPayer>[0],
+  auth: ReceiveAuthorization
+) =>
+  privateKeyToAccount(key).signTypedData({
+    domain: { ...domain },
+    types: RECEIVE_WITH_AUTHORIZATION_TYPES,
+    primaryType: "ReceiveWithAuthorization",
+    message: { ...auth }
+  })
+
+const authorizationFor = (from: Hex, to: Hex, value: bigint): ReceiveAuthorization => ({
+  from,
+  to,
+  value,
+  validAfter: 0n,
+  validBefore: BigInt(Math.floor(Date.now() / 1000) + 600),
+  nonce: toHex(crypto.getRandomValues(new Uint8Array(32)))
+})
+
+const scoped = <A, E>(body: Effect.Effect<A, E, Scope.Scope>) => Effect.scoped(body)
+
+describe("the EVM chain adapter on the sandbox chain", () => {
+  it.live("reads the token's EIP-712 domain from the contract", () =>
+    scoped(
+      Effect.gen(function* () {
+        const { chain, asset, sandbox } = yield* setup
+        const domain = yield* chain.tokenDomain(asset)
+        expect(domain).toEqual({
+          name: "USD Coin",
+          version: "2",
+          chainId: 31337n,
+          verifyingContract: sandbox.token.address
+        })
+        expect(chain.networks[0]?.collector).toBe(sandbox.collector.address)
+      })
+    )
+  )
+
+  it.live(
+    "submits a signed receiveWithAuthorization and sees it confirmed, the balances moved",
+    () =>
+      scoped(
+        Effect.gen(function* () {
+          const { chain, asset, sandbox } = yield* setup
+          const buyerKey = generatePrivateKey()
+          const buyer = privateKeyToAccount(buyerKey).address
+          yield* sandbox.faucet(buyer, 25_000_000n)
+          expect(yield* chain.balanceOf(asset, buyer)).toBe(25_000_000n)
+          const collectorBefore = yield* chain.balanceOf(asset, sandbox.collector.address)
+
+          const domain = yield* chain.tokenDomain(asset)
+          const auth = authorizationFor(buyer, sandbox.collector.address, 10_500_000n)
+          const signature = yield* Effect.promise(() => signed(buyerKey, domain, auth))
+          expect(yield* isSignedByPayer(domain, auth, signature)).toBe(true)
+
+          const sent = yield* chain.submitReceive(asset, auth, signature)
+          expect(sent.hash).toMatch(/^0x[0-9a-f]{64}$/)
+          expect(sent.nonce).toBeGreaterThanOrEqual(0)
+          const outcome = yield* chain.awaitOutcome(Sandbox.CAIP2_CHAIN_ID as Caip2, sent.hash)
+          expect(outcome._tag).toBe("Confirmed")
+          expect(yield* chain.balanceOf(asset, buyer)).toBe(14_500_000n)
+          expect(yield* chain.balanceOf(asset, sandbox.collector.address)).toBe(
+            collectorBefore + 10_500_000n
+          )
+
+          // The same authorization again: the token refuses it before anything is sent.
+          const again = yield* Effect.exit(chain.submitReceive(asset, auth, signature))
+          expect(again).toStrictEqual(Exit.fail(expect.anything()))
+          if (Exit.isFailure(again) && again.cause._tag === "Fail") {
+            expect(again.cause.error._tag).toBe("TransferRefused")
+          }
+        })
+      )
+  )
+
+  it.live("refuses a signature by another key, before sending anything", () =>
+    scoped(
+      Effect.gen(function* () {
+        const { chain, asset, sandbox } = yield* setup
+        const buyer = privateKeyToAccount(generatePrivateKey()).address
+        yield* sandbox.faucet(buyer, 5_000_000n)
+        const domain = yield* chain.tokenDomain(asset)
+        const auth = authorizationFor(buyer, sandbox.collector.address, 1_000_000n)
+        const forged = yield* Effect.promise(() => signed(generatePrivateKey(), domain, auth))
+        expect(yield* isSignedByPayer(domain, auth, forged)).toBe(false)
+        const before = yield* Effect.promise(() =>
+          sandbox.publicClient.getTransactionCount({ address: sandbox.collector.address })
+        )
+        const refused = yield* Effect.flip(chain.submitReceive(asset, auth, forged))
+        expect(refused._tag).toBe("TransferRefused")
+        expect(
+          yield* Effect.promise(() =>
+            sandbox.publicClient.getTransactionCount({ address: sandbox.collector.address })
+          )
+        ).toBe(before)
+        expect(yield* chain.balanceOf(asset, buyer)).toBe(5_000_000n)
+      })
+    )
+  )
+
+  it.live("reports a mined transfer that reverted as Reverted", () =>
+    scoped(
+      Effect.gen(function* () {
+        const { chain, asset, sandbox } = yield* setup
+        const buyer = privateKeyToAccount(generatePrivateKey()).address
+        const domain = yield* chain.tokenDomain(asset)
+        // The buyer has nothing: sent anyway (a fixed gas limit skips the estimate), it reverts on chain.
+        const auth = authorizationFor(buyer, sandbox.collector.address, 1_000_000n)
+        const signature = yield* Effect.promise(() => signed(generatePrivateKey(), domain, auth))
+        const hash = yield* Effect.promise(() =>
+          sandbox.collector.walletClient.writeContract({
+            address: sandbox.token.address,
+            abi: sandbox.token.abi,
+            functionName: "receiveWithAuthorization",
+            args: [
+              auth.from,
+              auth.to,
+              auth.value,
+              auth.validAfter,
+              auth.validBefore,
+              auth.nonce,
+              signature
+            ],
+            gas: 300_000n
+          })
+        )
+        const outcome = yield* chain.awaitOutcome(Sandbox.CAIP2_CHAIN_ID as Caip2, hash)
+        expect(outcome._tag).toBe("Reverted")
+      })
+    )
+  )
+
+  it.live("answers ChainUnavailable for an asset no network carries", () =>
+    scoped(
+      Effect.gen(function* () {
+        const { chain } = yield* setup
+        const other = "eip155:1/erc20:0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48" as Caip19
+        expect((yield* Effect.flip(chain.tokenDomain(other)))._tag).toBe("ChainUnavailable")
+      })
+    )
+  )
+})
