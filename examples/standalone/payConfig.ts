@@ -1,0 +1,182 @@
+/**
+ * `PAY_CONFIG`: the JSON file that names the networks the engine takes
+ * payments on (RPC, confirmations, the collecting key, accepted tokens), the
+ * rate table and the gateway's policies. Without it, the server runs the
+ * sandbox chain. Every field is documented in the README.
+ */
+import { readFileSync } from "node:fs"
+import {
+  AmountInput,
+  Caip2Schema,
+  Caip19Schema,
+  chainOfCaip19,
+  type EvmNetworkConfig,
+  type GatewaySettings,
+  type NetworkInfo,
+  parseRate,
+  type RateTable,
+  type TokenInfo
+} from "@pay/core"
+import { Either, ParseResult, Schema } from "effect"
+import { http, isHex } from "viem"
+
+const PrivateKey = Schema.String.pipe(
+  Schema.filter(
+    (s) => (isHex(s, { strict: true }) && s.length === 66) || "must be 0x and 64 hex digits"
+  )
+)
+
+const Token = Schema.Struct({
+  asset: Caip19Schema,
+  symbol: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(16)),
+  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
+  decimals: Schema.Int.pipe(Schema.between(0, 77)),
+  iconUrl: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+  priceCurrency: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(16))
+})
+
+const Network = Schema.Struct({
+  chainId: Caip2Schema,
+  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
+  iconUrl: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+  rpcUrl: Schema.String.pipe(
+    Schema.filter(
+      (s) => (URL.canParse(s) && /^https?:$/.test(new URL(s).protocol)) || "must be an http(s) URL"
+    )
+  ),
+  confirmations: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 1000)), {
+    default: () => 1
+  }),
+  etaSeconds: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 3600)), {
+    default: () => 15
+  }),
+  /** The collecting key, or the name of the environment variable holding it (preferred). */
+  collectorKey: Schema.optional(PrivateKey),
+  collectorKeyEnv: Schema.optional(Schema.String),
+  tokens: Schema.Array(Token).pipe(Schema.minItems(1))
+})
+
+const Rates = Schema.Record({
+  key: Schema.String.pipe(
+    Schema.filter((s) => /^[A-Za-z0-9]{1,16}\/[A-Za-z0-9]{1,16}$/.test(s) || "must be BASE/QUOTE")
+  ),
+  value: Schema.String.pipe(
+    Schema.filter((s) => Either.isRight(parseRate(s)) || "must be a positive decimal number")
+  )
+})
+
+export const PayConfigFile = Schema.Struct({
+  networks: Schema.Array(Network).pipe(Schema.minItems(1)),
+  rates: Schema.optionalWith(Rates, { default: () => ({}) }),
+  quoteLockSeconds: Schema.optionalWith(Schema.Int.pipe(Schema.between(10, 3600)), {
+    default: () => 120
+  }),
+  collectData: Schema.optional(
+    Schema.Struct({
+      always: Schema.optional(Schema.Boolean),
+      atLeast: Schema.optional(Schema.Array(AmountInput))
+    })
+  )
+})
+export type PayConfigFile = typeof PayConfigFile.Type
+
+/** What the engine is given, whatever the chain: networks, known tokens, rates, gateway settings. */
+export interface ChainSetup {
+  readonly networks: ReadonlyArray<EvmNetworkConfig>
+  readonly registryNetworks: ReadonlyArray<NetworkInfo>
+  readonly registryTokens: ReadonlyArray<TokenInfo>
+  readonly rates: RateTable
+  readonly gateway: GatewaySettings
+}
+
+/** Reads and checks the file; every problem is one line naming its place in the file. */
+export const readPayConfig = (
+  path: string,
+  env: NodeJS.ProcessEnv = process.env
+): Either.Either<ChainSetup, string> => {
+  let text: string
+  try {
+    text = readFileSync(path, "utf8")
+  } catch (error) {
+    return Either.left(`PAY_CONFIG: cannot read ${path} (${(error as Error).message})`)
+  }
+  let raw: unknown
+  try {
+    raw = JSON.parse(text)
+  } catch (error) {
+    return Either.left(`PAY_CONFIG: ${path} is not JSON (${(error as Error).message})`)
+  }
+  const decoded = Schema.decodeUnknownEither(PayConfigFile, { onExcessProperty: "error" })(raw)
+  if (Either.isLeft(decoded)) {
+    return Either.left(
+      `PAY_CONFIG: ${path}: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`
+    )
+  }
+  return toChainSetup(decoded.right, env)
+}
+
+export const toChainSetup = (
+  file: PayConfigFile,
+  env: NodeJS.ProcessEnv
+): Either.Either<ChainSetup, string> => {
+  const networks: Array<EvmNetworkConfig> = []
+  for (const [i, n] of file.networks.entries()) {
+    if (!n.chainId.startsWith("eip155:")) {
+      return Either.left(
+        `PAY_CONFIG: networks.${i}.chainId: only EVM (eip155) networks are supported`
+      )
+    }
+    const key =
+      n.collectorKey ?? (n.collectorKeyEnv === undefined ? undefined : env[n.collectorKeyEnv])
+    if (key === undefined || !isHex(key, { strict: true }) || key.length !== 66) {
+      return Either.left(
+        `PAY_CONFIG: networks.${i}: give collectorKey, or collectorKeyEnv naming a variable that holds 0x and 64 hex digits`
+      )
+    }
+    for (const [j, t] of n.tokens.entries()) {
+      if (chainOfCaip19(t.asset) !== n.chainId) {
+        return Either.left(`PAY_CONFIG: networks.${i}.tokens.${j}.asset is not on ${n.chainId}`)
+      }
+    }
+    networks.push({
+      chainId: n.chainId,
+      name: n.name,
+      iconUrl: n.iconUrl,
+      collectorKey: key,
+      confirmations: n.confirmations,
+      etaSeconds: n.etaSeconds,
+      transport: http(n.rpcUrl),
+      tokens: n.tokens
+    })
+  }
+  const rates: Record<
+    string,
+    ReturnType<typeof parseRate> extends Either.Either<infer R, string> ? R : never
+  > = {}
+  for (const [pair, value] of Object.entries(file.rates)) {
+    rates[pair.toUpperCase()] = Either.getOrThrow(parseRate(value))
+  }
+  return Either.right({
+    networks,
+    registryNetworks: file.networks.map((n) => ({
+      chainId: n.chainId,
+      name: n.name,
+      iconUrl: n.iconUrl
+    })),
+    registryTokens: file.networks.flatMap((n) => n.tokens),
+    rates,
+    gateway: {
+      quoteLockMs: file.quoteLockSeconds * 1000,
+      ...(file.collectData === undefined
+        ? {}
+        : {
+            collectData: {
+              ...(file.collectData.always === undefined ? {} : { always: file.collectData.always }),
+              ...(file.collectData.atLeast === undefined
+                ? {}
+                : { atLeast: file.collectData.atLeast })
+            }
+          })
+    }
+  })
+}
