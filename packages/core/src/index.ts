@@ -5,6 +5,7 @@
 export * from "./Api.js"
 export * from "./Config.js"
 export * from "./Engine.js"
+export * from "./gateway/PaymentOption.js"
 export type { EngineHandler } from "./http/Engine.js"
 export type { EngineRequest, EngineResponse } from "./http/Exchange.js"
 export * from "./idempotency/Idempotency.js"
