@@ -7,6 +7,7 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { openApiDocument } from "./Api.js"
 import { PayConfig, type PayConfigShape } from "./Config.js"
 import { renderApiReferencePage } from "./docs/ApiReferencePage.js"
+import type { GatewayStore } from "./gateway/PaymentOption.js"
 import { type EngineHandler, makeEngineHandler } from "./http/Engine.js"
 import { json } from "./http/Exchange.js"
 import { publicRoute, type Route } from "./http/Route.js"
@@ -88,6 +89,7 @@ export type PayStorage =
   | SettlementStore
   | IdempotencyStore
   | PaymentStore
+  | GatewayStore
 
 /** What the engine needs from the one who runs it. */
 export interface PayEngineOptions<E> {

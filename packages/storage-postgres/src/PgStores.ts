@@ -13,6 +13,7 @@ import {
   type Caip19,
   type CryptoSettlement,
   type CryptoSettlementId,
+  GatewayStore,
   IdempotencyStore,
   Merchant,
   type MerchantId,
@@ -27,6 +28,7 @@ import {
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
+import { makePgGatewayStore } from "./PgGatewayStore.js"
 import { makePgIdempotencyStore, withCompletion, writeCompletion } from "./PgIdempotencyStore.js"
 import { makePgPaymentStore } from "./PgPaymentStore.js"
 
@@ -264,6 +266,7 @@ export const PgStores = Layer.unwrapEffect(
   Effect.map(SqlClient.SqlClient, (sql) =>
     Layer.mergeAll(
       Layer.succeed(PaymentStore, makePgPaymentStore(sql)),
+      Layer.succeed(GatewayStore, makePgGatewayStore(sql)),
       Layer.succeed(PartnerStore, makePgPartnerStore(sql)),
       Layer.succeed(MerchantStore, makePgMerchantStore(sql)),
       Layer.succeed(SettlementStore, makePgSettlementStore(sql)),

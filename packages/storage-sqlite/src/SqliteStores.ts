@@ -9,6 +9,7 @@ import {
   type Caip19,
   type CryptoSettlement,
   type CryptoSettlementId,
+  GatewayStore,
   IdempotencyClaimLost,
   type IdempotencyCompletion,
   IdempotencyStore,
@@ -25,6 +26,7 @@ import {
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
 import { type SqliteConnection, SqliteDatabase, type SqliteValue } from "./SqliteDatabase.js"
+import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
 
 interface PartnerRow {
@@ -385,6 +387,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
 
   return Layer.mergeAll(
     Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete)),
+    Layer.succeed(GatewayStore, makeSqliteGatewayStore(db)),
     Layer.succeed(PartnerStore, partners),
     Layer.succeed(MerchantStore, merchants),
     Layer.succeed(SettlementStore, settlements),

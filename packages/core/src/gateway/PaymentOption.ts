@@ -44,10 +44,17 @@ export interface CollectedDataRecord {
 export class GatewayStore extends Context.Tag("@pay/core/GatewayStore")<
   GatewayStore,
   {
-    /** Stores the options offered in one answer, all or none. */
+    /**
+     * Stores the options offered in one answer, all or none. An id already
+     * stored (or twice in the batch), or an unknown payment, is a defect.
+     */
     readonly insertOptions: (options: ReadonlyArray<PaymentOption>) => Effect.Effect<void>
     readonly findOption: (id: OptionId) => Effect.Effect<Option.Option<PaymentOption>>
-    /** Keeps the latest data for the payment and account (a second save replaces the first). */
+    /**
+     * Keeps the latest data for the payment and account (a second save replaces
+     * the first). The account is matched exactly as given, case included:
+     * CAIP-10 addresses are case-sensitive on some chains, so callers normalise.
+     */
     readonly saveCollectedData: (record: CollectedDataRecord) => Effect.Effect<void>
     readonly findCollectedData: (
       paymentId: PaymentId,

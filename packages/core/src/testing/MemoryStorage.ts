@@ -5,6 +5,11 @@
  * storage contract suite; they keep nothing across restarts.
  */
 import { Effect, Layer, Option } from "effect"
+import {
+  type CollectedDataRecord,
+  GatewayStore,
+  type PaymentOption
+} from "../gateway/PaymentOption.js"
 import type { IdempotencyCompletion, IdempotencyScope } from "../idempotency/Idempotency.js"
 import { IdempotencyClaimLost, IdempotencyStore } from "../idempotency/IdempotencyStore.js"
 import { Merchant, type MerchantId } from "../merchants/Merchant.js"
@@ -44,6 +49,8 @@ export const makeMemoryStorage = () => {
   const settlements = new Map<string, LiveSettlement>()
   const idempotency = new Map<string, IdempotencyRow>()
   const payments = new Map<string, Payment>()
+  const options = new Map<string, PaymentOption>()
+  const collected = new Map<string, CollectedDataRecord>()
 
   /** Called before the write it goes with, so a lost claim throws with nothing changed. */
   const complete = (completion: IdempotencyCompletion | undefined) => {
@@ -276,8 +283,42 @@ export const makeMemoryStorage = () => {
     stats: (filter) => Effect.sync(() => computeStats(payments.values(), filter))
   })
 
+  /** What the database's foreign key refuses: a row for a payment that does not exist. */
+  const requirePayment = (paymentId: string) => {
+    if (!payments.has(paymentId)) throw new Error(`no payment ${paymentId}`)
+  }
+  /** The key is the account exactly as given: CAIP-10 addresses are case-sensitive on some chains. */
+  const collectedKey = (paymentId: string, account: string) => JSON.stringify([paymentId, account])
+
+  const gatewayStore = GatewayStore.of({
+    insertOptions: (batch) =>
+      Effect.sync(() => {
+        // Every check before the first write, so a refused batch stores none of its options.
+        const ids = new Set<string>()
+        for (const option of batch) {
+          if (ids.has(option.id) || options.has(option.id)) {
+            throw new Error(`duplicate payment option ${option.id}`)
+          }
+          requirePayment(option.paymentId)
+          ids.add(option.id)
+        }
+        for (const option of batch) options.set(option.id, option)
+      }),
+    findOption: (id) => Effect.sync(() => Option.fromNullable(options.get(id))),
+    saveCollectedData: (record) =>
+      Effect.sync(() => {
+        requirePayment(record.paymentId)
+        // Stored as JSON, as the databases do: what comes back is what JSON keeps.
+        const data = JSON.parse(JSON.stringify(record.data)) as CollectedDataRecord["data"]
+        collected.set(collectedKey(record.paymentId, record.account), { ...record, data })
+      }),
+    findCollectedData: (paymentId, account) =>
+      Effect.sync(() => Option.fromNullable(collected.get(collectedKey(paymentId, account))))
+  })
+
   return Layer.mergeAll(
     Layer.succeed(PaymentStore, paymentStore),
+    Layer.succeed(GatewayStore, gatewayStore),
     Layer.succeed(PartnerStore, partnerStore),
     Layer.succeed(MerchantStore, merchantStore),
     Layer.succeed(SettlementStore, settlementStore),

@@ -4,7 +4,13 @@
  * of filters and sorts (payments/PaymentQuery.ts) on the same data.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, type Layer, Option } from "effect"
+import { Cause, Effect, Exit, type Layer, Option } from "effect"
+import {
+  type CollectedDataRecord,
+  GatewayStore,
+  type OptionId,
+  type PaymentOption
+} from "../gateway/PaymentOption.js"
 import { Merchant, type MerchantId } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { Partner, type PartnerId } from "../partners/Partner.js"
@@ -27,7 +33,7 @@ import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
 import { makeIdBody } from "../shared/Ids.js"
 
-export type PaymentStores = PartnerStore | MerchantStore | PaymentStore
+export type PaymentStores = PartnerStore | MerchantStore | PaymentStore | GatewayStore
 
 const T0 = Date.UTC(2026, 2, 1)
 const USD: AmountUnit = { kind: "fiat", currency: findCurrency("USD")! }
@@ -105,6 +111,45 @@ const aPayment = (
     ...rest
   }
 }
+
+const anOption = (
+  payment: Payment,
+  fields: Partial<Omit<PaymentOption, "authorization">> & {
+    readonly authorization?: Partial<PaymentOption["authorization"]>
+  } = {}
+): PaymentOption => {
+  const { authorization, ...rest } = fields
+  return {
+    id: `opt_${uniqueBody(T0)}` as OptionId,
+    paymentId: payment.id,
+    account: "eip155:8453:0x00000000000000000000000000000000000000b0" as Caip10,
+    asset: USDC_BASE,
+    authorization: {
+      from: "0x00000000000000000000000000000000000000b0",
+      to: "0x00000000000000000000000000000000000000c0",
+      value: 10_500_000n,
+      validAfter: 0n,
+      validBefore: BigInt((T0 + 300_000) / 1000),
+      nonce: `0x${"0f".repeat(32)}`,
+      ...authorization
+    },
+    expiresAt: new Date(T0 + 300_000),
+    quoted: true,
+    collectData: false,
+    createdAt: new Date(T0 + 1),
+    ...rest
+  }
+}
+
+/** Fails the test unless `effect` ended in a defect (not a typed failure, not a success). */
+const expectDefect = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.map(Effect.exit(effect), (exit) => {
+    expect(Exit.isFailure(exit)).toBe(true)
+    if (Exit.isFailure(exit)) {
+      expect(Cause.isDie(exit.cause)).toBe(true)
+      expect(Option.isNone(Cause.failureOption(exit.cause))).toBe(true)
+    }
+  })
 
 const buyer = (address: string, chain = "eip155:8453") => ({
   account: `${chain}:${address}` as Caip10,
@@ -451,6 +496,160 @@ export const paymentStorageContract = (
         expect(
           isAfterCursor(data[0]!, { sortBy: "date", direction: "asc", key: "0", id: data[0]!.id })
         ).toBe(true)
+      })
+    )
+
+    test(
+      "gateway: stores payment options and reads each back exactly",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const payments = yield* PaymentStore
+        const gateway = yield* GatewayStore
+        const p = aPayment(partner.id, merchants[0]!.id)
+        yield* payments.insert(p)
+        const options = [
+          anOption(p),
+          // Every uint256 at its widest, hex in mixed case, and the other flags.
+          anOption(p, {
+            account: "eip155:8453:0xAbCdEf0123456789aBcDeF0123456789AbCdEf01" as Caip10,
+            asset: BIG_TOKEN,
+            authorization: {
+              from: "0xAbCdEf0123456789aBcDeF0123456789AbCdEf01",
+              to: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+              value: MAX_TOKEN,
+              validAfter: 2n ** 64n + 1n,
+              validBefore: MAX_TOKEN,
+              nonce: `0x${"aBcD".repeat(16)}`
+            },
+            expiresAt: new Date(T0 + 299_999),
+            quoted: false,
+            collectData: true,
+            createdAt: new Date(T0 + 7)
+          }),
+          anOption(p, {
+            account: "eip155:1:0x00000000000000000000000000000000000000b0" as Caip10,
+            asset: USDC_ETH,
+            authorization: { value: 1n, validAfter: 1_700_000_000n, validBefore: 2n ** 64n },
+            expiresAt: new Date(T0 + 123_456_789),
+            createdAt: new Date(T0 + 999)
+          })
+        ]
+        yield* gateway.insertOptions(options)
+        for (const option of options) {
+          expect(Option.getOrThrow(yield* gateway.findOption(option.id))).toEqual(option)
+        }
+        const widest = Option.getOrThrow(yield* gateway.findOption(options[1]!.id))
+        expect(widest.authorization.value).toBe(2n ** 256n - 1n)
+        expect(widest.authorization.validBefore > 2n ** 64n).toBe(true)
+        expect(widest.authorization.nonce).toBe(`0x${"aBcD".repeat(16)}`)
+        expect(widest.account).toBe("eip155:8453:0xAbCdEf0123456789aBcDeF0123456789AbCdEf01")
+        expect(
+          Option.isNone(yield* gateway.findOption("opt_00000000000000000000" as OptionId))
+        ).toBe(true)
+        // An empty answer stores nothing and is no error.
+        yield* gateway.insertOptions([])
+      })
+    )
+
+    test(
+      "gateway: inserts a batch of options all or none",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const payments = yield* PaymentStore
+        const gateway = yield* GatewayStore
+        const p = aPayment(partner.id, merchants[0]!.id)
+        yield* payments.insert(p)
+        const none = (o: PaymentOption) =>
+          Effect.map(gateway.findOption(o.id), (found) => expect(Option.isNone(found)).toBe(true))
+
+        // A duplicate id within the batch.
+        const a = anOption(p)
+        const b = anOption(p)
+        yield* expectDefect(gateway.insertOptions([a, b, { ...a, account: b.account }]))
+        yield* none(a)
+        yield* none(b)
+
+        // An id already stored: the stored option is untouched, the new ones are not stored.
+        const stored = anOption(p, { quoted: false })
+        yield* gateway.insertOptions([stored])
+        const c = anOption(p)
+        yield* expectDefect(gateway.insertOptions([c, { ...stored, quoted: true }]))
+        yield* none(c)
+        expect(Option.getOrThrow(yield* gateway.findOption(stored.id))).toEqual(stored)
+
+        // An option of a payment that does not exist.
+        const d = anOption(p)
+        const orphan = anOption({ ...p, id: "pay_00000000000000000000" as PaymentId })
+        yield* expectDefect(gateway.insertOptions([d, orphan]))
+        yield* none(d)
+        yield* none(orphan)
+
+        // The same batch, valid, then goes in whole.
+        yield* gateway.insertOptions([a, b, c, d])
+        for (const o of [a, b, c, d]) {
+          expect(Option.getOrThrow(yield* gateway.findOption(o.id))).toEqual(o)
+        }
+      })
+    )
+
+    test(
+      "gateway: keeps the latest collected data per payment and account, account as given",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const payments = yield* PaymentStore
+        const gateway = yield* GatewayStore
+        const p = aPayment(partner.id, merchants[0]!.id)
+        const q = aPayment(partner.id, merchants[1]!.id)
+        yield* payments.insert(p)
+        yield* payments.insert(q)
+        const mixed = "eip155:8453:0xAbCdEf0123456789aBcDeF0123456789AbCdEf01" as Caip10
+        const lower = mixed.toLowerCase() as Caip10
+        const other = "eip155:1:0xAbCdEf0123456789aBcDeF0123456789AbCdEf01" as Caip10
+        const record = (
+          paymentId: PaymentId,
+          account: Caip10,
+          data: CollectedDataRecord["data"],
+          at: number
+        ): CollectedDataRecord => ({ paymentId, account, data, collectedAt: new Date(T0 + at) })
+        const find = (paymentId: PaymentId, account: Caip10) =>
+          gateway.findCollectedData(paymentId, account)
+
+        expect(Option.isNone(yield* find(p.id, mixed))).toBe(true)
+        const first = record(
+          p.id,
+          mixed,
+          {
+            email: "Buyer@Example.com",
+            name: "Zoë Ünïcode 😀",
+            address: { line1: "1 Main St", city: "Köln", zip: "50667" },
+            tags: ["a", "b"],
+            age: 42,
+            consent: true,
+            note: null
+          },
+          5
+        )
+        yield* gateway.saveCollectedData(first)
+        const found = Option.getOrThrow(yield* find(p.id, mixed))
+        expect(found).toEqual(first)
+        expect(found.account).toBe(mixed)
+
+        // Isolated per payment and per account; an account is matched exactly as given.
+        expect(Option.isNone(yield* find(q.id, mixed))).toBe(true)
+        expect(Option.isNone(yield* find(p.id, other))).toBe(true)
+        expect(Option.isNone(yield* find(p.id, lower))).toBe(true)
+        const elsewhere = record(q.id, mixed, { email: "q@example.com" }, 6)
+        const otherChain = record(p.id, other, { email: "other@example.com" }, 7)
+        yield* gateway.saveCollectedData(elsewhere)
+        yield* gateway.saveCollectedData(otherChain)
+
+        // A second save replaces the first, for that payment and account only.
+        const second = record(p.id, mixed, { email: "new@example.com" }, 1234)
+        yield* gateway.saveCollectedData(second)
+        expect(Option.getOrThrow(yield* find(p.id, mixed))).toEqual(second)
+        expect(Option.getOrThrow(yield* find(q.id, mixed))).toEqual(elsewhere)
+        expect(Option.getOrThrow(yield* find(p.id, other))).toEqual(otherChain)
+        expect(Option.isNone(yield* find(p.id, lower))).toBe(true)
       })
     )
   })
