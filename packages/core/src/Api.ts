@@ -10,6 +10,7 @@ import {
   UnauthorizedError,
   UnsupportedMediaTypeError
 } from "./http/ApiDocs.js"
+import { GatewayApi } from "./gateway/Api.js"
 import { MerchantsApi } from "./merchants/Api.js"
 import { PaymentsApi } from "./payments/Api.js"
 import { SettlementsApi } from "./settlements/Api.js"
@@ -24,6 +25,7 @@ export class PayApi extends HttpApi.make("pay")
   .add(MerchantsApi)
   .add(SettlementsApi)
   .add(PaymentsApi)
+  .add(GatewayApi)
   .addError(UnauthorizedError, { status: 401 })
   .addError(PayloadTooLargeError, { status: 413 })
   .addError(UnsupportedMediaTypeError, { status: 415 })

@@ -6,7 +6,10 @@
 import { Effect, Exit, Layer, Scope } from "effect"
 import { openApiDocument } from "./Api.js"
 import { PayConfig, type PayConfigShape } from "./Config.js"
+import { Chain, ChainUnavailable } from "./chain/Chain.js"
 import { renderApiReferencePage } from "./docs/ApiReferencePage.js"
+import { Gateway } from "./gateway/Gateway.js"
+import { gatewayRoutes } from "./gateway/Http.js"
 import type { GatewayStore } from "./gateway/PaymentOption.js"
 import { type EngineHandler, makeEngineHandler } from "./http/Engine.js"
 import { json } from "./http/Exchange.js"
@@ -22,6 +25,7 @@ import { paymentRoutes } from "./payments/Http.js"
 import { LocalPaymentEvents, type PaymentEvents } from "./payments/PaymentEvents.js"
 import type { PaymentStore } from "./payments/PaymentStore.js"
 import { Payments } from "./payments/Payments.js"
+import { Prices } from "./pricing/Pricing.js"
 import { settlementRoutes } from "./settlements/Http.js"
 import type { SettlementStore } from "./settlements/SettlementStore.js"
 import { Settlements } from "./settlements/Settlements.js"
@@ -32,11 +36,26 @@ import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry
  * The domain services. They need the storage ports, `PayConfig`, a
  * `TokenRegistry` and `PaymentEvents` (see `payEngineLayer`).
  */
-export const PayServices = Layer.mergeAll(
-  Partners.Default,
-  Settlements.Default,
-  Payments.Default
-).pipe(Layer.provideMerge(Merchants.Default))
+export const PayServices = Gateway.Default.pipe(
+  Layer.provideMerge(Layer.mergeAll(Partners.Default, Settlements.Default, Payments.Default)),
+  Layer.provideMerge(Merchants.Default)
+)
+
+/** An engine without networks: the gateway offers no options and submits nothing. */
+const noChain = Layer.succeed(
+  Chain,
+  Chain.of({
+    networks: [],
+    tokenDomain: (asset) =>
+      new ChainUnavailable({ chainId: asset, message: "this engine has no networks configured" }),
+    balanceOf: (asset) =>
+      new ChainUnavailable({ chainId: asset, message: "this engine has no networks configured" }),
+    submitReceive: (asset) =>
+      new ChainUnavailable({ chainId: asset, message: "this engine has no networks configured" }),
+    awaitOutcome: (chainId) =>
+      new ChainUnavailable({ chainId, message: "this engine has no networks configured" })
+  })
+)
 
 /** The documents never change while the engine runs: made once, on first request. */
 const once = <A>(make: () => A) => {
@@ -60,6 +79,7 @@ const systemRoutes = [
 ]
 
 export type PayRouteServices =
+  | Gateway
   | Merchants
   | Settlements
   | Payments
@@ -69,7 +89,7 @@ export type PayRouteServices =
 
 /** Every route of the engine, with its services resolved. */
 export const routes = Effect.map(
-  Effect.all([merchantRoutes, settlementRoutes, paymentRoutes]),
+  Effect.all([merchantRoutes, settlementRoutes, paymentRoutes, gatewayRoutes]),
   (groups): ReadonlyArray<Route<PayRouteServices>> => [...systemRoutes, ...groups.flat()]
 )
 
@@ -100,6 +120,10 @@ export interface PayEngineOptions<E> {
   readonly tokens?: Layer.Layer<TokenRegistry>
   /** Where payment status changes travel; default: within this process. */
   readonly events?: Layer.Layer<PaymentEvents, E>
+  /** The networks wallets pay on (`makeEvmChain`); default: none, so no payment options. */
+  readonly chain?: Layer.Layer<Chain, E>
+  /** Fiat-to-token rates; default: each currency at 1:1 with itself only. */
+  readonly prices?: Layer.Layer<Prices>
 }
 
 /** The services of an engine and everything they stand on, without the background work. */
@@ -110,7 +134,9 @@ export const payEngineLayer = <E>(options: PayEngineOptions<E>) =>
         options.storage,
         Layer.succeed(PayConfig, options.config),
         options.tokens ?? defaultTokenRegistry,
-        options.events ?? LocalPaymentEvents
+        options.events ?? LocalPaymentEvents,
+        options.chain ?? noChain,
+        options.prices ?? Prices.fromTable({})
       )
     )
   )
