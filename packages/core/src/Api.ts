@@ -4,13 +4,13 @@
  * engine's routes decode with.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
+import { GatewayApi } from "./gateway/Api.js"
 import {
   InternalError,
   PayloadTooLargeError,
   UnauthorizedError,
   UnsupportedMediaTypeError
 } from "./http/ApiDocs.js"
-import { GatewayApi } from "./gateway/Api.js"
 import { MerchantsApi } from "./merchants/Api.js"
 import { PaymentsApi } from "./payments/Api.js"
 import { SettlementsApi } from "./settlements/Api.js"

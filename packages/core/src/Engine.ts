@@ -93,15 +93,16 @@ export const routes = Effect.map(
   (groups): ReadonlyArray<Route<PayRouteServices>> => [...systemRoutes, ...groups.flat()]
 )
 
-/** The request handler of the whole engine. */
-export const makePayHandler = Effect.gen(function* () {
-  const config = yield* PayConfig
-  return yield* makeEngineHandler(yield* routes, {
-    maxBodyBytes: config.maxBodyBytes,
-    // No wallet app can authenticate until wallet apps exist: the gateway is not mounted yet.
-    authenticateWallet: () => Effect.fail(new Unauthenticated({ reason: "missing" }))
+/** The request handler of the whole engine, with `extra` routes beside its own. */
+export const makePayHandler = (extra: ReadonlyArray<Route<never>> = []) =>
+  Effect.gen(function* () {
+    const config = yield* PayConfig
+    return yield* makeEngineHandler([...(yield* routes), ...extra], {
+      maxBodyBytes: config.maxBodyBytes,
+      // No wallet app can authenticate until wallet apps exist: the gateway is not mounted yet.
+      authenticateWallet: () => Effect.fail(new Unauthenticated({ reason: "missing" }))
+    })
   })
-})
 
 export type PayStorage =
   | PartnerStore
@@ -124,6 +125,8 @@ export interface PayEngineOptions<E> {
   readonly chain?: Layer.Layer<Chain, E>
   /** Fiat-to-token rates; default: each currency at 1:1 with itself only. */
   readonly prices?: Layer.Layer<Prices>
+  /** More routes served beside the engine's own (the standalone server's sandbox routes). */
+  readonly routes?: ReadonlyArray<Route<never>>
 }
 
 /** The services of an engine and everything they stand on, without the background work. */
@@ -145,7 +148,7 @@ export const payEngineLayer = <E>(options: PayEngineOptions<E>) =>
 export const makePayEngine = <E>(options: PayEngineOptions<E>) =>
   Effect.gen(function* () {
     const context = yield* Layer.build(payEngineLayer(options))
-    const handler = yield* Effect.provide(makePayHandler, context)
+    const handler = yield* Effect.provide(makePayHandler(options.routes ?? []), context)
     yield* Effect.forkScoped(Effect.provide(purgeExpiredKeysForever, context))
     yield* Effect.forkScoped(
       Effect.provide(

@@ -150,9 +150,13 @@ export const walletRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
   handler: (input: RouteInput<E>) => Effect.Effect<Reply, ApiFailure, R>
 ): Route<R> => endpointRoute(endpoint, handler, { unknownFields: "ignore", auth: "wallet" })
 
-/** A route outside the partner API (health, documents): no key, no decoding. */
+/**
+ * A route outside the partner API (health, documents, the sandbox): no key,
+ * no decoding; with `takesBody`, the engine reads and parses a JSON body for it.
+ */
 export const publicRoute = <R>(
   method: string,
   path: string,
-  handle: (exchange: Exchange) => Effect.Effect<Reply, ApiFailure, R>
-): Route<R> => ({ method, path, auth: "none", takesBody: false, handle })
+  handle: (exchange: Exchange) => Effect.Effect<Reply, ApiFailure, R>,
+  options: { readonly takesBody?: boolean } = {}
+): Route<R> => ({ method, path, auth: "none", takesBody: options.takesBody ?? false, handle })
