@@ -1,0 +1,467 @@
+/**
+ * The data-collection web page a wallet opens at `collectData.url` (WIRE.md §1): a form rendered
+ * from the collect-data JSON Schema, its errors shown beside their fields, and, once the data is
+ * accepted, a page that tells the embedding web view `IC_COMPLETE`.
+ *
+ * One self-contained HTML string: inline styles, one small inline script allowed by its hash, no
+ * framework, font or CDN. The form is a plain `application/x-www-form-urlencoded` POST, so it
+ * works without JavaScript; the script only upper-cases country codes as they are typed, moves
+ * focus to the error summary and, on the done page, signals the wallet. Every string that comes
+ * from the schema, the submitted values or the issues is HTML-escaped.
+ */
+import { sha256, stringToBytes } from "viem"
+import { escapeHtml } from "../docs/ApiReferencePage.js"
+import type { FieldIssue } from "../shared/Errors.js"
+import {
+  type CollectDataProperty,
+  type CollectDataSchema,
+  collectDataSchema,
+  type SubmittedField
+} from "./CollectData.js"
+
+export interface CollectDataPageOptions {
+  /** The URL the form POSTs to (urlencoded); usually the page's own URL. */
+  readonly action: string
+  /** The schema to render; the engine's collect-data schema by default. */
+  readonly schema?: CollectDataSchema
+  /** Values to show in the inputs: what was submitted, or a wallet's prefill. */
+  readonly values?: Partial<Record<string, string>>
+  /** Problems to show, each beside the field its path names (`collectedData.dob`). */
+  readonly issues?: ReadonlyArray<FieldIssue>
+  /** The path prefix of the issues' fields; `collectedData` by default ("" for none). */
+  readonly issuePrefix?: string
+  /** The data was accepted: show the success message and signal `IC_COMPLETE`. */
+  readonly done?: boolean
+  /** The page's title and heading. */
+  readonly title?: string
+  /** A sentence under the heading saying why the details are needed. */
+  readonly intro?: string
+  /** A wallet's `theme` query parameter; without it the page follows the device's setting. */
+  readonly theme?: "light" | "dark"
+}
+
+const DEFAULT_TITLE = "Your details"
+const DEFAULT_INTRO = "The merchant needs a few details about you to complete this payment."
+const DEFAULT_PREFIX = "collectedData"
+
+const esc = (value: string): string => escapeHtml(value)
+
+const path = (prefix: string, name: string): string => (prefix === "" ? name : `${prefix}.${name}`)
+
+// The browser's autofill categories for the fields people fill in often (WHATWG autocomplete).
+const AUTOCOMPLETE: Readonly<Record<string, string>> = {
+  fullName: "name",
+  dob: "bday",
+  porCountry: "country",
+  porAddress: "street-address"
+}
+
+const SAFE_ID = /^[A-Za-z][A-Za-z0-9_-]*$/
+// A pattern of only capital letters (`^[A-Z]{2}$`): the input upper-cases as people type.
+const CAPITALS_ONLY = /^\^\[A-Z\](\{\d+(,\d*)?\}|\+)?\$$/
+
+const sentence = (message: string): string =>
+  message.length === 0 ? message : message[0]!.toUpperCase() + message.slice(1)
+
+/**
+ * The inline script. Static text: its SHA-256 goes into the page's Content-Security-Policy, so
+ * nothing else can run. ES5, for old Android web views.
+ *
+ * On the done page it tells the embedding wallet `IC_COMPLETE`, as the wallet SDKs and wallets
+ * observed listen for it. The message is the object `{type: "IC_COMPLETE", success: true}`: iOS
+ * handlers read `body.type` from a dictionary (some also require `success`); Android and React
+ * Native receive strings and parse them as JSON, so they get it JSON-encoded. Bridges, in order:
+ * - React Native (react-native-webview): `window.ReactNativeWebView.postMessage(json)`; Flutter
+ *   wallets alias it to their own channel.
+ * - iOS WKWebView script message handlers: `webkit.messageHandlers.payDataCollectionComplete` (the
+ *   name in the Swift SDK's guide), then `iOSWallet` (a sample wallet's), with the object.
+ * - Android `addJavascriptInterface`: `window.AndroidWallet.onDataCollectionComplete(json)` (the
+ *   Kotlin SDK's guide), `window.payDataCollectionComplete.postMessage(json)`.
+ * - Flutter `JavaScriptChannel`: `window.FlutterCollectDataBridge.postMessage(json)`.
+ * Only the first bridge found is used: wallets alias one name to another (a shim defining
+ * `webkit.messageHandlers` on Android, `ReactNativeWebView` on Flutter), and a second message
+ * would complete the step twice. Bridges injected after load are waited for (up to 5 s). A page
+ * shown in an iframe or opened as a popup also posts the object to its parent or opener (target
+ * origin "*": the message carries nothing secret).
+ */
+const SCRIPT = `(function () {
+  "use strict";
+  var w = window;
+  var inputs = document.querySelectorAll("input[data-uppercase]");
+  for (var i = 0; i < inputs.length; i++) {
+    inputs[i].addEventListener("input", function (event) {
+      var input = event.target;
+      var upper = input.value.toUpperCase();
+      if (upper === input.value) return;
+      var start = input.selectionStart, end = input.selectionEnd;
+      input.value = upper;
+      try { input.setSelectionRange(start, end); } catch (e) {}
+    });
+  }
+  var summary = document.getElementById("error-summary");
+  if (summary) summary.focus();
+  if (document.body.getAttribute("data-state") !== "done") return;
+  var message = { type: "IC_COMPLETE", success: true };
+  var json = JSON.stringify(message);
+  function send(target, method, payload) {
+    if (!target || !target[method]) return false;
+    try { target[method](payload); return true; } catch (e) { return false; }
+  }
+  function toWallet() {
+    var handlers = w.webkit && w.webkit.messageHandlers;
+    return send(w.ReactNativeWebView, "postMessage", json) ||
+      (!!handlers && (send(handlers.payDataCollectionComplete, "postMessage", message) ||
+        send(handlers.iOSWallet, "postMessage", message))) ||
+      send(w.AndroidWallet, "onDataCollectionComplete", json) ||
+      send(w.payDataCollectionComplete, "postMessage", json) ||
+      send(w.FlutterCollectDataBridge, "postMessage", json);
+  }
+  try { if (w.parent && w.parent !== w) w.parent.postMessage(message, "*"); } catch (e) {}
+  try { if (w.opener) w.opener.postMessage(message, "*"); } catch (e) {}
+  var attempts = 0;
+  (function attempt() {
+    if (toWallet() || ++attempts >= 20) return;
+    setTimeout(attempt, 250);
+  })();
+})();`
+
+const base64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes))
+
+/** The CSP source that allows exactly the inline script. */
+export const SCRIPT_HASH = `'sha256-${base64(sha256(stringToBytes(SCRIPT), "bytes"))}'`
+
+const CSS = `
+:root{color-scheme:light;--bg:#fff;--fg:#1f2328;--muted:#59636e;--border:#d1d9e0;--field:#f6f8fa;--accent:#0969da;--accent-fg:#fff;--error:#cf222e;--error-bg:#ffebe9;--ok:#1a7f37}
+@media (prefers-color-scheme:dark){:root:not([data-theme=light]){color-scheme:dark;--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--border:#3d444d;--field:#151b23;--accent:#4493f8;--accent-fg:#fff;--error:#ff7b72;--error-bg:#2d1214;--ok:#3fb950}}
+:root[data-theme=dark]{color-scheme:dark;--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--border:#3d444d;--field:#151b23;--accent:#4493f8;--accent-fg:#fff;--error:#ff7b72;--error-bg:#2d1214;--ok:#3fb950}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;-webkit-text-size-adjust:100%}
+main{max-width:32rem;margin:0 auto;padding:1.5rem 1rem 3rem}
+h1{font-size:1.5rem;line-height:1.25;margin:0 0 .5rem}
+.intro,.hint{color:var(--muted)}
+.intro{margin:0 0 1.5rem}
+.field{margin:0 0 1.25rem}
+label,legend{display:block;font-weight:600;margin:0 0 .25rem}
+.req{font-weight:400;color:var(--muted)}
+.hint{font-size:.875rem;margin:0 0 .4rem}
+.error{color:var(--error);font-weight:600;font-size:.9rem;margin:0 0 .4rem}
+input[type=text],input[type=date]{display:block;width:100%;min-height:3rem;padding:.6rem .8rem;font:inherit;color:inherit;background:var(--field);border:1px solid var(--border);border-radius:.75rem;-webkit-appearance:none;appearance:none}
+input:focus,button:focus,a:focus,.summary:focus{outline:3px solid var(--accent);outline-offset:2px}
+input[aria-invalid=true]{border:2px solid var(--error)}
+.check{display:grid;grid-template-columns:auto 1fr;gap:.1rem .75rem;align-items:start}
+.check input{width:1.5rem;height:1.5rem;margin:.1rem 0 0;accent-color:var(--accent)}
+.check label{grid-column:2;margin:0}
+.check .hint,.check .error{grid-column:2}
+.check input[aria-invalid=true]{outline:2px solid var(--error);outline-offset:2px}
+fieldset{border:1px solid var(--border);border-radius:.75rem;margin:0 0 1.25rem;padding:.75rem 1rem 0}
+legend{padding:0 .35rem}
+.note{margin:0 0 .75rem}
+.summary{border:2px solid var(--error);background:var(--error-bg);border-radius:.75rem;padding:.75rem 1rem;margin:0 0 1.5rem}
+.summary h2{font-size:1.1rem;margin:0 0 .35rem}
+.summary ul{margin:0;padding-left:1.2rem}
+.summary a{color:var(--error);font-weight:600}
+button{display:block;width:100%;min-height:3rem;margin-top:1.75rem;font:inherit;font-weight:600;color:var(--accent-fg);background:var(--accent);border:0;border-radius:.75rem;cursor:pointer}
+.done h1{color:var(--ok)}
+`
+  .trim()
+  .replace(/\n/g, "")
+
+interface Group {
+  readonly ids: ReadonlyArray<string>
+  readonly legend: string
+}
+
+type Item =
+  | { readonly kind: "field"; readonly id: string }
+  | { readonly kind: "group"; readonly group: Group }
+
+// The words the titles of a group share ("Place of Birth" for "Place of Birth Country" and
+// "Place of Birth Address"), else a numbered name.
+const legendOf = (titles: ReadonlyArray<string>, index: number): string => {
+  const words = titles.map((title) => title.split(/\s+/))
+  const first = words[0] ?? []
+  let n = 0
+  while (n < first.length && words.every((w) => w.length > n + 1 && w[n] === first[n])) n++
+  return n > 0 ? first.slice(0, n).join(" ") : `Option ${index + 1}`
+}
+
+const titleOf = (schema: CollectDataSchema, id: string): string =>
+  schema.properties[id]?.title ?? id
+
+/** The form's layout: properties in schema order, each `anyOf` pair in a fieldset of its own. */
+const layout = (schema: CollectDataSchema): ReadonlyArray<Item> => {
+  const ids = Object.keys(schema.properties)
+  const groupOf = new Map<string, Group>()
+  schema.anyOf.forEach((branch, index) => {
+    const members = ids.filter(
+      (id) => branch.required.includes(id) && !schema.required.includes(id) && !groupOf.has(id)
+    )
+    if (members.length === 0) return
+    const group = {
+      ids: members,
+      legend: legendOf(
+        members.map((id) => titleOf(schema, id)),
+        index
+      )
+    }
+    for (const id of members) groupOf.set(id, group)
+  })
+  const items: Array<Item> = []
+  const placed = new Set<Group>()
+  for (const id of ids) {
+    const group = groupOf.get(id)
+    if (group === undefined) items.push({ kind: "field", id })
+    else if (!placed.has(group)) {
+      placed.add(group)
+      items.push({ kind: "group", group })
+    }
+  }
+  return items
+}
+
+interface RenderContext {
+  readonly schema: CollectDataSchema
+  readonly values: Partial<Record<string, string>>
+  readonly errors: ReadonlyMap<string, ReadonlyArray<string>>
+  readonly required: ReadonlySet<string>
+  readonly inputIds: ReadonlyMap<string, string>
+}
+
+const attr = (name: string, value: string | number | undefined): string =>
+  value === undefined ? "" : ` ${name}="${esc(String(value))}"`
+
+const flag = (name: string, on: boolean): string => (on ? ` ${name}` : "")
+
+const renderField = (ctx: RenderContext, id: string): string => {
+  const property: CollectDataProperty | undefined = ctx.schema.properties[id]
+  if (property === undefined) return ""
+  const inputId = ctx.inputIds.get(id) ?? `f-${id}`
+  const required = ctx.required.has(id)
+  const errors = ctx.errors.get(id) ?? []
+  const hintId = `${inputId}-hint`
+  const errorId = `${inputId}-error`
+  const describedBy = [property.description ? hintId : "", errors.length > 0 ? errorId : ""]
+    .filter((s) => s !== "")
+    .join(" ")
+  const label = `<label for="${esc(inputId)}">${esc(property.title)}${required ? ' <span class="req">(required)</span>' : ""}</label>`
+  const hint = property.description
+    ? `<p class="hint" id="${esc(hintId)}">${esc(property.description)}</p>`
+    : ""
+  const error =
+    errors.length > 0
+      ? `<p class="error" id="${esc(errorId)}">${errors.map((m) => esc(sentence(m))).join("<br>")}</p>`
+      : ""
+  const common =
+    ` id="${esc(inputId)}" name="${esc(id)}"` +
+    flag("required", required) +
+    attr("aria-describedby", describedBy === "" ? undefined : describedBy) +
+    (errors.length > 0 ? ' aria-invalid="true"' : "")
+  const value = ctx.values[id]
+
+  if (property.type === "boolean") {
+    const input = `<input type="checkbox" value="true"${common}${flag("checked", value === "true")}>`
+    return `<div class="field check">${input}${label}${hint}${error}</div>`
+  }
+
+  const isDate = property.format === "date"
+  const capitals = property.pattern !== undefined && CAPITALS_ONLY.test(property.pattern)
+  const input =
+    `<input type="${isDate ? "date" : "text"}"${common}` +
+    attr("value", value) +
+    attr("minlength", property.minLength) +
+    attr("maxlength", property.maxLength) +
+    // A date input ignores `pattern`; a browser without one shows a text box that uses it.
+    attr("pattern", isDate ? "\\d{4}-\\d{2}-\\d{2}" : property.pattern) +
+    attr("placeholder", isDate ? "YYYY-MM-DD" : undefined) +
+    attr("autocomplete", AUTOCOMPLETE[id] ?? "off") +
+    (capitals ? ' autocapitalize="characters" spellcheck="false" data-uppercase' : "") +
+    ">"
+  return `<div class="field">${label}${hint}${error}${input}</div>`
+}
+
+const renderGroup = (ctx: RenderContext, group: Group, index: number): string =>
+  `<fieldset id="group-${index}"><legend>${esc(group.legend)}</legend>${group.ids
+    .map((id) => renderField(ctx, id))
+    .join("")}</fieldset>`
+
+const joinNames = (names: ReadonlyArray<string>): string =>
+  names.length <= 1
+    ? (names[0] ?? "")
+    : `${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}`
+
+const inputIdsOf = (schema: CollectDataSchema): ReadonlyMap<string, string> =>
+  new Map(
+    Object.keys(schema.properties).map((id, index) => [
+      id,
+      SAFE_ID.test(id) ? `f-${id}` : `f-${index}`
+    ])
+  )
+
+const renderSummary = (
+  ctx: RenderContext,
+  general: ReadonlyArray<string>,
+  count: number
+): string => {
+  if (count === 0) return ""
+  const items: Array<string> = []
+  for (const id of Object.keys(ctx.schema.properties)) {
+    for (const message of ctx.errors.get(id) ?? []) {
+      const href = `#${ctx.inputIds.get(id) ?? ""}`
+      items.push(
+        `<li><a href="${esc(href)}">${esc(titleOf(ctx.schema, id))}: ${esc(message)}</a></li>`
+      )
+    }
+  }
+  for (const message of general) items.push(`<li>${esc(sentence(message))}</li>`)
+  const heading = count === 1 ? "There is a problem to fix" : `There are ${count} problems to fix`
+  return [
+    '<div class="summary" id="error-summary" role="alert" tabindex="-1" aria-labelledby="error-summary-title">',
+    `<h2 id="error-summary-title">${heading}</h2>`,
+    `<ul>${items.join("")}</ul>`,
+    "</div>"
+  ].join("")
+}
+
+const renderForm = (options: CollectDataPageOptions, schema: CollectDataSchema): string => {
+  const prefix = options.issuePrefix ?? DEFAULT_PREFIX
+  const errors = new Map<string, Array<string>>()
+  const general: Array<string> = []
+  for (const issue of options.issues ?? []) {
+    const id = Object.keys(schema.properties).find((name) => issue.field === path(prefix, name))
+    if (id === undefined) general.push(issue.message)
+    else errors.set(id, [...(errors.get(id) ?? []), issue.message])
+  }
+  const groups = layout(schema).flatMap((item) => (item.kind === "group" ? [item.group] : []))
+  // A single `anyOf` branch is simply required; with several, one of them in full is.
+  const required = new Set([
+    ...schema.required,
+    ...(groups.length === 1 ? (groups[0]?.ids ?? []) : [])
+  ])
+  const ctx: RenderContext = {
+    schema,
+    values: options.values ?? {},
+    errors,
+    required,
+    inputIds: inputIdsOf(schema)
+  }
+  const note =
+    groups.length > 1
+      ? `<p class="note" id="groups-note">Fill in at least one of these in full: ${esc(joinNames(groups.map((g) => g.legend)))}.</p>`
+      : ""
+  let groupIndex = 0
+  let noted = false
+  const body = layout(schema).map((item) => {
+    if (item.kind === "field") return renderField(ctx, item.id)
+    const html = (noted ? "" : note) + renderGroup(ctx, item.group, groupIndex++)
+    noted = true
+    return html
+  })
+  return [
+    renderSummary(ctx, general, options.issues?.length ?? 0),
+    `<form method="post" action="${esc(options.action)}" enctype="application/x-www-form-urlencoded" accept-charset="utf-8">`,
+    ...body,
+    '<button type="submit">Continue</button>',
+    "</form>"
+  ].join("\n")
+}
+
+const formAction = (action: string): string => {
+  if (!URL.canParse(action)) return "'self'"
+  const url = new URL(action)
+  return url.protocol === "https:" || url.protocol === "http:" ? `'self' ${url.origin}` : "'self'"
+}
+
+/** Renders the whole page: the form (with any issues) or, once `done`, the success message. */
+export const renderCollectDataPage = (options: CollectDataPageOptions): string => {
+  const schema = options.schema ?? collectDataSchema
+  const title = options.title ?? DEFAULT_TITLE
+  const done = options.done === true
+  const content = done
+    ? [
+        '<div class="done" role="status">',
+        "<h1>Thank you</h1>",
+        "<p>Your details were received. Return to your wallet to finish the payment.</p>",
+        "</div>"
+      ].join("\n")
+    : [
+        `<h1>${esc(title)}</h1>`,
+        `<p class="intro">${esc(options.intro ?? DEFAULT_INTRO)}</p>`,
+        renderForm(options, schema)
+      ].join("\n")
+  const csp = [
+    "default-src 'none'",
+    "style-src 'unsafe-inline'",
+    `script-src ${SCRIPT_HASH}`,
+    "img-src data:",
+    "base-uri 'none'",
+    `form-action ${formAction(options.action)}`
+  ].join("; ")
+  return [
+    "<!doctype html>",
+    `<html lang="en"${attr("data-theme", options.theme)}>`,
+    "<head>",
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">',
+    '<meta name="referrer" content="no-referrer">',
+    `<meta http-equiv="Content-Security-Policy" content="${esc(csp)}">`,
+    `<title>${esc(done ? `${title}: received` : title)}</title>`,
+    `<style>${CSS}</style>`,
+    "</head>",
+    `<body data-state="${done ? "done" : "form"}">`,
+    "<main>",
+    content,
+    "</main>",
+    `<script>${SCRIPT}</script>`,
+    "</body>",
+    "</html>",
+    ""
+  ].join("\n")
+}
+
+/**
+ * The fields of a urlencoded form body, in the wire form {@link fromSubmittedFields} takes. A
+ * checkbox left unticked is not sent by browsers: each boolean property of the schema missing
+ * from the body is added as `"false"`, so it is reported as not accepted rather than missing.
+ */
+export const parseFormBody = (
+  body: string,
+  schema: CollectDataSchema = collectDataSchema
+): ReadonlyArray<SubmittedField> => {
+  const params = new URLSearchParams(body)
+  const fields: Array<SubmittedField> = [...params].map(([id, value]) => ({ id, value }))
+  for (const [id, property] of Object.entries(schema.properties)) {
+    if (property.type === "boolean" && !params.has(id)) fields.push({ id, value: "false" })
+  }
+  return fields
+}
+
+const MAX_PREFILL = 8_192
+
+/**
+ * The values of a wallet's `prefill` query parameter (base64 or base64url of a JSON object, as
+ * the wallet SDKs' guides build it), to pass as `values`. Only the schema's text properties are
+ * taken: a wallet may suggest a name, never tick the terms for the buyer. Anything malformed gives
+ * no values.
+ */
+export const valuesFromPrefill = (
+  prefill: string | null | undefined,
+  schema: CollectDataSchema = collectDataSchema
+): Partial<Record<string, string>> => {
+  if (prefill === null || prefill === undefined || prefill.length > MAX_PREFILL) return {}
+  try {
+    const b64 = prefill.trim().replace(/-/g, "+").replace(/_/g, "/")
+    const padded = b64 + "=".repeat((4 - (b64.length % 4)) % 4)
+    const binary = atob(padded)
+    const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0))
+    const parsed: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes))
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return {}
+    const values: Record<string, string> = {}
+    for (const [id, value] of Object.entries(parsed)) {
+      const property = Object.hasOwn(schema.properties, id) ? schema.properties[id] : undefined
+      if (property?.type === "string" && typeof value === "string") values[id] = value
+    }
+    return values
+  } catch {
+    return {}
+  }
+}
