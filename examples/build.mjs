@@ -18,8 +18,8 @@ for (const name of names) {
     format: "esm",
     target: "node20",
     sourcemap: true,
-    // A native addon: loaded from node_modules at run time.
-    external: ["better-sqlite3"],
+    // Native addons: loaded from node_modules at run time.
+    external: ["better-sqlite3", "@nomicfoundation/edr"],
     // Bundled CommonJS dependencies still call require().
     banner: {
       js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"

@@ -4,11 +4,26 @@
  * `main.ts` runs it; the CLI and the end-to-end tests use it too.
  */
 import { serve } from "@pay/adapter-node"
-import { makePayEngine, Partners, type PayStorage, payEngineLayer } from "@pay/core"
+import {
+  Chain,
+  defaultNetworks,
+  defaultTokens,
+  makeEvmChain,
+  makePayEngine,
+  Partners,
+  type PayStorage,
+  Prices,
+  payEngineLayer,
+  type Route,
+  TokenRegistry
+} from "@pay/core"
+import * as Sandbox from "@pay/sandbox-chain"
 import * as PgStorage from "@pay/storage-postgres"
 import * as SqliteStorage from "@pay/storage-sqlite/node"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
 import { isPostgresUrl, type StandaloneConfig } from "./config.js"
+import { readPayConfig } from "./payConfig.js"
+import { sandboxChainSetup, sandboxRoutes } from "./sandbox.js"
 
 type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBodyBytes"> &
   Partial<Pick<StandaloneConfig, "paymentLifetimeMs" | "maxLongPollMs">>
@@ -69,14 +84,47 @@ export const bootstrapPartner = (apiKey: Option.Option<string>) =>
     return Option.some<Bootstrapped>({ partnerId: created.partner.id, apiKey: created.apiKey })
   })
 
+/**
+ * The networks wallets pay on: the `PAY_CONFIG` file's, or else the sandbox
+ * chain, started in this scope, with its routes.
+ */
+export const chainFor = (config: StandaloneConfig) =>
+  Option.match(config.payConfigPath, {
+    onSome: (path) =>
+      Either.match(readPayConfig(path), {
+        onLeft: (message) => Effect.fail(new Error(message)),
+        onRight: (setup) =>
+          Effect.succeed({ setup, routes: [] as ReadonlyArray<Route<never>>, sandbox: undefined })
+      }),
+    onNone: () =>
+      Effect.map(Sandbox.make(), (sandbox) => ({
+        setup: sandboxChainSetup(sandbox),
+        routes: sandboxRoutes(sandbox, config.publicUrl),
+        sandbox
+      }))
+  })
+
 /** Starts the whole server; it stops, in order, when the scope closes. */
 export const startStandalone = (config: StandaloneConfig) =>
   Effect.gen(function* () {
-    const { handler, context } = yield* makePayEngine(engineOptions(config, true))
+    const chain = yield* chainFor(config)
+    const { setup } = chain
+    const base = engineOptions(config, true)
+    const { handler, context } = yield* makePayEngine({
+      ...base,
+      config: { ...base.config, gateway: setup.gateway },
+      chain: Layer.effect(Chain, makeEvmChain(setup.networks)),
+      tokens: TokenRegistry.layer(
+        [...defaultNetworks, ...setup.registryNetworks],
+        [...defaultTokens, ...setup.registryTokens]
+      ),
+      prices: Prices.fromTable(setup.rates),
+      routes: chain.routes
+    })
     const bootstrapped = yield* bootstrapPartner(config.bootstrapApiKey).pipe(
       Effect.provide(context)
     )
     const server = yield* serve(handler, { host: config.host, port: config.port })
-    // `context` lets in-process tests drive what no route does yet (the chain's transitions).
-    return { server, bootstrapped, context }
+    // `context` lets in-process tests reach the services; `sandbox`, the sandbox chain.
+    return { server, bootstrapped, context, sandbox: chain.sandbox }
   })

@@ -19,6 +19,8 @@ export interface StandaloneConfig {
   readonly paymentLifetimeMs: number
   /** The longest a status request is held (`maxPollMs` above it is capped). */
   readonly maxLongPollMs: number
+  /** The `PAY_CONFIG` file (networks, tokens, rates); without one the sandbox chain runs. */
+  readonly payConfigPath: Option.Option<string>
 }
 
 export const DEFAULT_DATABASE = "./data/pay.sqlite"
@@ -105,6 +107,7 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
     }),
     Config.map((seconds) => seconds * 1000)
   ),
+  payConfigPath: Config.option(Config.nonEmptyString("PAY_CONFIG")),
   maxLongPollMs: Config.integer("PAY_MAX_LONG_POLL_MS").pipe(
     Config.withDefault(30_000),
     Config.validate({

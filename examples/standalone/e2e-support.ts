@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Partners } from "@pay/core"
+import type { SandboxChainService } from "@pay/sandbox-chain"
 import { freshSchema } from "@pay/storage-postgres/testing"
 import type { Layer } from "effect"
 import { Effect, Exit, Option, Scope } from "effect"
@@ -30,6 +31,8 @@ export interface E2eServer {
   readonly config: StandaloneConfig
   /** Runs an effect on the running server's own engine services (same database, same events). */
   readonly runEngine: <A, E>(effect: Effect.Effect<A, E, EngineServices>) => Promise<A>
+  /** The server's sandbox chain (no PAY_CONFIG is given): its faucet, clients and token. */
+  readonly sandbox: SandboxChainService
   readonly stop: () => Promise<void>
 }
 
@@ -71,9 +74,10 @@ export const startServer = async (store: Store): Promise<E2eServer> => {
       publicUrl: "http://127.0.0.1",
       maxBodyBytes: MAX_BODY_BYTES,
       paymentLifetimeMs: 300_000,
-      maxLongPollMs: 30_000
+      maxLongPollMs: 30_000,
+      payConfigPath: Option.none()
     }
-    const { server, bootstrapped, context } = await Effect.runPromise(
+    const { server, bootstrapped, context, sandbox } = await Effect.runPromise(
       Scope.extend(startStandalone(config), scope)
     )
     if (Option.isNone(bootstrapped)) throw new Error("the bootstrap partner was not created")
@@ -82,6 +86,7 @@ export const startServer = async (store: Store): Promise<E2eServer> => {
       config,
       // The server's own services: changes made here wake its long-polls like any other.
       runEngine: (effect) => Effect.runPromise(Effect.provide(effect, context)),
+      sandbox: sandbox!,
       stop
     }
   } catch (error) {

@@ -10,12 +10,24 @@ import { describeDatabase, standaloneConfig } from "./config.js"
 
 const program = Effect.gen(function* () {
   const config = yield* standaloneConfig
-  const { server, bootstrapped } = yield* startStandalone(config)
+  const { server, bootstrapped, sandbox } = yield* startStandalone(config)
   yield* Console.log(`Pay engine listening on ${server.url}`)
   yield* Console.log(
     `  API reference: ${server.url}/docs   OpenAPI document: ${server.url}/openapi.json`
   )
   yield* Console.log(`  Database: ${describeDatabase(config.database)}`)
+  if (sandbox !== undefined) {
+    yield* Console.log(
+      [
+        `  Sandbox chain ${sandbox.description.chainId} (no PAY_CONFIG): it starts fresh with every start.`,
+        `    JSON-RPC: ${config.publicUrl}/sandbox/rpc   test USDC: ${sandbox.token.asset}`,
+        `    Test tokens: curl -X POST ${config.publicUrl}/sandbox/faucet -H "Content-Type: application/json" \\`,
+        `      -d '{"account": "${sandbox.description.chainId}:0x<your address>", "amount": "100000000"}'`
+      ].join("\n")
+    )
+  } else if (Option.isSome(config.payConfigPath)) {
+    yield* Console.log(`  Networks: ${config.payConfigPath.value}`)
+  }
   yield* Option.match(bootstrapped, {
     onNone: () =>
       Console.log(
