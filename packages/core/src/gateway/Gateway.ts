@@ -20,6 +20,7 @@ import { SettlementStore } from "../settlements/SettlementStore.js"
 import { type Caip10, chainOfCaip10 } from "../shared/Caip.js"
 import { InvalidInput } from "../shared/Errors.js"
 import { makeIdBody } from "../shared/Ids.js"
+import { collectDataObject, collectedDataFromFields, type SubmittedField } from "./CollectData.js"
 import { signatureOf, type WalletResult } from "./ConfirmInput.js"
 import { DEFAULT_QUOTE_LOCK_MS, mustCollectData } from "./GatewayConfig.js"
 import { ChainUnreachable, InsufficientBalance, QuoteExpired } from "./GatewayErrors.js"
@@ -45,6 +46,8 @@ export interface WalletAction {
 export interface ConfirmRequest {
   readonly optionId: string
   readonly results: ReadonlyArray<WalletResult>
+  /** The buyer's data as wallets send it: every value a string. */
+  readonly collectedData?: { readonly fields: ReadonlyArray<SubmittedField> } | null | undefined
 }
 
 const randomNonce = (): Hex => toHex(crypto.getRandomValues(new Uint8Array(32)))
@@ -63,7 +66,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
     // Transfers being watched; interrupted when the engine stops (the payment stays processing).
     const watching = yield* FiberSet.make()
 
-    const payableNow = (payment: Payment) => {
+    const payableNow = (payment: Payment): Effect.Effect<void, PaymentExpired | InvalidState> => {
       const status = effectiveStatus(payment, now())
       if (status === "requires_action") return Effect.void
       return status === "expired"
@@ -143,7 +146,78 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         )
         const available = withActions.filter((o) => o !== undefined)
         yield* store.insertOptions(available.map((o) => o.option))
-        return { payment, options: available }
+        const collecting = available
+          .filter((o) => o.option.collectData)
+          .map((o) => o.option.account)
+        return {
+          payment,
+          options: available.map((o) => ({
+            ...o,
+            collectData: o.option.collectData
+              ? collectDataObject(collectUrl(payment.id, [o.option.account]))
+              : null
+          })),
+          collectData:
+            collecting.length === 0
+              ? null
+              : collectDataObject(collectUrl(payment.id, [...new Set(collecting)]))
+        }
+      })
+
+    /** The engine's data-collection page for the payment and accounts. */
+    const collectUrl = (id: PaymentId, accounts: ReadonlyArray<string>) =>
+      `${config.publicUrl}/collect/${id}?accounts=${encodeURIComponent(accounts.join(","))}`
+
+    /** The buyer's data for an option that needs it: sent with the confirm, or stored by the page. */
+    const collectedFor = (option: PaymentOption, sent: ConfirmRequest["collectedData"]) =>
+      Effect.gen(function* () {
+        if (!option.collectData) return
+        if (sent !== undefined && sent !== null) {
+          const checked = collectedDataFromFields(sent.fields)
+          if (Either.isLeft(checked)) {
+            return yield* new InvalidInput({
+              message: `${checked.left[0]?.field}: ${checked.left[0]?.message}`,
+              issues: checked.left
+            })
+          }
+          yield* store.saveCollectedData({
+            paymentId: option.paymentId,
+            account: option.account,
+            data: checked.right as unknown as Readonly<Record<string, unknown>>,
+            collectedAt: now()
+          })
+          return
+        }
+        const stored = yield* store.findCollectedData(option.paymentId, option.account)
+        if (Option.isNone(stored)) {
+          return yield* InvalidInput.of(
+            "collectedData",
+            `is required for this option: send it, or complete ${collectUrl(option.paymentId, [option.account])}`
+          )
+        }
+      })
+
+    /** The data-collection page's submission: checked, then kept for each account. */
+    const collect = (
+      id: PaymentId,
+      accounts: ReadonlyArray<Caip10>,
+      fields: ReadonlyArray<SubmittedField>
+    ) =>
+      Effect.gen(function* () {
+        const payment = yield* payments.find(id)
+        yield* payableNow(payment)
+        const checked = collectedDataFromFields(fields)
+        if (Either.isLeft(checked)) return { issues: checked.left }
+        const at = now()
+        for (const account of accounts) {
+          yield* store.saveCollectedData({
+            paymentId: id,
+            account,
+            data: checked.right as unknown as Readonly<Record<string, unknown>>,
+            collectedAt: at
+          })
+        }
+        return { issues: [] }
       })
 
     /** The stored option, which must be one of this payment's. */
@@ -257,6 +331,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         const balance = yield* chain
           .balanceOf(option.asset, option.authorization.from)
           .pipe(Effect.catchAll(unreachable))
+        yield* collectedFor(option, request.collectedData)
         if (balance < option.authorization.value) {
           return yield* new InsufficientBalance({
             account: option.account,
@@ -283,6 +358,8 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
 
     return {
       info,
+      payableNow,
+      collect,
       optionsFor,
       fetchActions,
       confirm,

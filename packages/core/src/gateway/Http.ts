@@ -22,6 +22,7 @@ import {
   gatewayPayment,
   gatewayStatus
 } from "./Api.js"
+import { collectDataRoutes } from "./CollectDataRoutes.js"
 import { Gateway } from "./Gateway.js"
 import { paymentIdOfSegment } from "./PaymentRef.js"
 
@@ -95,14 +96,14 @@ export const gatewayRoutes = Effect.gen(function* () {
       Effect.gen(function* () {
         const id = yield* paymentIdOf(input.path.id)
         const accounts = yield* accountsOf(input.payload.accounts)
-        const { payment, options } = yield* gateway.optionsFor(id, accounts)
+        const { payment, options, collectData } = yield* gateway.optionsFor(id, accounts)
         const info = input.urlParams.includePaymentInfo
           ? yield* Effect.map(gateway.info(id), ({ merchant, at }) =>
               paymentInfoView(payment, merchant, registry, at)
             )
           : null
         return json(200, {
-          options: options.map(({ option, action }) => ({
+          options: options.map(({ option, action, collectData }) => ({
             id: option.id,
             account: option.account,
             amount: amountView(
@@ -112,10 +113,10 @@ export const gatewayRoutes = Effect.gen(function* () {
             actions: [action],
             etaS: gateway.etaSeconds(option),
             expiresAt: option.quoted ? toUnixSeconds(option.expiresAt) : null,
-            collectData: null
+            collectData
           })),
           info,
-          collectData: null
+          collectData
         })
       })
     ),
@@ -133,7 +134,11 @@ export const gatewayRoutes = Effect.gen(function* () {
         const id = yield* paymentIdOf(input.path.id)
         yield* gateway.confirm(
           id,
-          { optionId: input.payload.optionId, results: input.payload.results },
+          {
+            optionId: input.payload.optionId,
+            results: input.payload.results,
+            collectedData: input.payload.collectedData
+          },
           input.wallet
         )
         const { payment, at } = yield* gateway.status(id, input.urlParams.maxPollMs ?? 0)
@@ -153,6 +158,8 @@ export const gatewayRoutes = Effect.gen(function* () {
       Effect.flatMap(paymentIdOf(input.path.id), (id) =>
         Effect.map(gateway.cancel(id), (payment) => json(200, cancelView(payment)))
       )
-    )
+    ),
+
+    ...collectDataRoutes(gateway)
   ]
 })

@@ -134,9 +134,13 @@ export const presentedApiKey = (request: EngineRequest, legacy = false): string 
 const isJsonContentType = (value: string | undefined): boolean =>
   value === undefined || /^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(value.trim())
 
-const readJsonBody = (request: EngineRequest, limit: number) =>
-  Effect.gen(function* () {
-    const bytes = yield* Effect.tryPromise({
+const isFormContentType = (value: string | undefined): boolean =>
+  value === undefined || /^application\/x-www-form-urlencoded\s*(;|$)/i.test(value.trim())
+
+/** The whole body, refused past `limit` bytes. */
+const readBytes = (request: EngineRequest, limit: number) =>
+  Effect.flatMap(
+    Effect.tryPromise({
       try: () => request.readBody(limit),
       catch: () =>
         new RequestError({
@@ -144,14 +148,39 @@ const readJsonBody = (request: EngineRequest, limit: number) =>
           code: "invalid_params",
           message: "The body could not be read"
         })
-    })
-    if (bytes === "too_large") {
-      return yield* new RequestError({
-        status: 413,
-        code: "payload_too_large",
-        message: `The body is larger than ${limit} bytes`
-      })
-    }
+    }),
+    (bytes) =>
+      bytes === "too_large"
+        ? Effect.fail(
+            new RequestError({
+              status: 413,
+              code: "payload_too_large",
+              message: `The body is larger than ${limit} bytes`
+            })
+          )
+        : Effect.succeed(bytes)
+  )
+
+const utf8 = new TextDecoder("utf-8", { fatal: false })
+
+/** The body as text, for a form route. */
+const readFormBody = (request: EngineRequest, limit: number) =>
+  Effect.flatMap(readBytes(request, limit), (bytes) =>
+    bytes.length > 0 && !isFormContentType(request.header("content-type"))
+      ? Effect.fail(
+          new RequestError({
+            status: 415,
+            code: "unsupported_media_type",
+            message:
+              "The body must be a form, sent with Content-Type: application/x-www-form-urlencoded"
+          })
+        )
+      : Effect.succeed(utf8.decode(bytes))
+  )
+
+const readJsonBody = (request: EngineRequest, limit: number) =>
+  Effect.gen(function* () {
+    const bytes = yield* readBytes(request, limit)
     if (bytes.length === 0) return undefined
     if (!isJsonContentType(request.header("content-type"))) {
       return yield* new RequestError({
@@ -160,7 +189,7 @@ const readJsonBody = (request: EngineRequest, limit: number) =>
         message: "The body must be JSON, sent with Content-Type: application/json"
       })
     }
-    const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes)
+    const text = utf8.decode(bytes)
     try {
       return JSON.parse(text) as unknown
     } catch (cause) {
@@ -281,9 +310,11 @@ export const makeEngineHandler = <R>(
               wallet,
               version: version as ApiVersion
             })
-          return route.takesBody
-            ? Effect.flatMap(readJsonBody(request, options.maxBodyBytes), exchange)
-            : exchange(undefined)
+          return route.takesBody === "form"
+            ? Effect.flatMap(readFormBody(request, options.maxBodyBytes), exchange)
+            : route.takesBody
+              ? Effect.flatMap(readJsonBody(request, options.maxBodyBytes), exchange)
+              : exchange(undefined)
         }),
         Effect.matchCauseEffect({
           onSuccess: (reply) => Effect.succeed(respond(reply, version)),

@@ -40,8 +40,8 @@ export interface Route<R> {
   /** Template with `:name` segments, as in the endpoint definition. */
   readonly path: string
   readonly auth: Auth
-  /** Whether the engine should read a JSON body for this route. */
-  readonly takesBody: boolean
+  /** Whether the engine reads a body for this route: JSON, or a form (`application/x-www-form-urlencoded`, passed as text). */
+  readonly takesBody: boolean | "form"
   readonly handle: (exchange: Exchange) => Effect.Effect<Reply, ApiFailure, R>
 }
 
@@ -158,5 +158,5 @@ export const publicRoute = <R>(
   method: string,
   path: string,
   handle: (exchange: Exchange) => Effect.Effect<Reply, ApiFailure, R>,
-  options: { readonly takesBody?: boolean } = {}
+  options: { readonly takesBody?: boolean | "form" } = {}
 ): Route<R> => ({ method, path, auth: "none", takesBody: options.takesBody ?? false, handle })
