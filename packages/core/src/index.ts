@@ -3,6 +3,9 @@
  * database or chain driver.
  */
 export * from "./Api.js"
+export * from "./apps/WalletApp.js"
+export * from "./apps/WalletAppStore.js"
+export * from "./apps/WalletApps.js"
 export * from "./Config.js"
 export * from "./Engine.js"
 export type { EngineHandler } from "./http/Engine.js"

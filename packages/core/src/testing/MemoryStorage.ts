@@ -5,6 +5,8 @@
  * storage contract suite; they keep nothing across restarts.
  */
 import { Effect, Layer, Option } from "effect"
+import type { StoredAppKey, WalletApp } from "../apps/WalletApp.js"
+import { WalletAppStore } from "../apps/WalletAppStore.js"
 import type { IdempotencyCompletion, IdempotencyScope } from "../idempotency/Idempotency.js"
 import { IdempotencyClaimLost, IdempotencyStore } from "../idempotency/IdempotencyStore.js"
 import { Merchant, type MerchantId } from "../merchants/Merchant.js"
@@ -44,6 +46,8 @@ export const makeMemoryStorage = () => {
   const settlements = new Map<string, LiveSettlement>()
   const idempotency = new Map<string, IdempotencyRow>()
   const payments = new Map<string, Payment>()
+  const apps = new Map<string, WalletApp>()
+  const appKeys = new Map<string, StoredAppKey>()
 
   /** Called before the write it goes with, so a lost claim throws with nothing changed. */
   const complete = (completion: IdempotencyCompletion | undefined) => {
@@ -71,6 +75,28 @@ export const makeMemoryStorage = () => {
       }),
     find: (id) => Effect.sync(() => Option.fromNullable(partners.get(id))),
     list: Effect.sync(() => [...partners.values()].sort((a, b) => (a.id < b.id ? -1 : 1)))
+  })
+
+  const walletAppStore = WalletAppStore.of({
+    insert: (app, key) =>
+      Effect.suspend(() => {
+        if (appKeys.has(key.prefix)) return Effect.fail(new ApiKeyPrefixTaken())
+        apps.set(app.id, app)
+        appKeys.set(key.prefix, key)
+        return Effect.void
+      }),
+    find: (id) => Effect.sync(() => Option.fromNullable(apps.get(id))),
+    findByKeyPrefix: (prefix) =>
+      Effect.sync(() => {
+        const key = appKeys.get(prefix)
+        const app = key && apps.get(key.appId)
+        return key && app ? Option.some({ key, app }) : Option.none()
+      }),
+    list: Effect.sync(() =>
+      [...apps.values()].sort(
+        (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1)
+      )
+    )
   })
 
   const change = (id: MerchantId, f: (m: Merchant) => Merchant | undefined) =>
@@ -279,6 +305,7 @@ export const makeMemoryStorage = () => {
   return Layer.mergeAll(
     Layer.succeed(PaymentStore, paymentStore),
     Layer.succeed(PartnerStore, partnerStore),
+    Layer.succeed(WalletAppStore, walletAppStore),
     Layer.succeed(MerchantStore, merchantStore),
     Layer.succeed(SettlementStore, settlementStore),
     Layer.succeed(IdempotencyStore, idempotencyStore)
