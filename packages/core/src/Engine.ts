@@ -5,6 +5,8 @@
  */
 import { Effect, Exit, Layer, Scope } from "effect"
 import { openApiDocument } from "./Api.js"
+import type { WalletAppStore } from "./apps/WalletAppStore.js"
+import { WalletApps } from "./apps/WalletApps.js"
 import { PayConfig, type PayConfigShape } from "./Config.js"
 import { renderApiReferencePage } from "./docs/ApiReferencePage.js"
 import { type EngineHandler, makeEngineHandler } from "./http/Engine.js"
@@ -32,6 +34,7 @@ import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry
  */
 export const PayServices = Layer.mergeAll(
   Partners.Default,
+  WalletApps.Default,
   Settlements.Default,
   Payments.Default
 ).pipe(Layer.provideMerge(Merchants.Default))
@@ -83,6 +86,7 @@ export type PayStorage =
   | SettlementStore
   | IdempotencyStore
   | PaymentStore
+  | WalletAppStore
 
 /** What the engine needs from the one who runs it. */
 export interface PayEngineOptions<E> {

@@ -8,11 +8,13 @@ import { Effect } from "effect"
 import initial from "./migrations/0001_initial.js"
 import payments from "./migrations/0002_payments.js"
 import idempotencyLease from "./migrations/0003_idempotency_lease.js"
+import walletApps from "./migrations/0005_wallet_apps.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
   "0002_payments": payments,
-  "0003_idempotency_lease": idempotencyLease
+  "0003_idempotency_lease": idempotencyLease,
+  "0005_wallet_apps": walletApps
 })
 
 const TABLE = "pay_migrations"

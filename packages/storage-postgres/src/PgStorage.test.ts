@@ -48,7 +48,12 @@ describe("PostgreSQL storage, several instances", () => {
       const sql = Context.get(again, SqlClient.SqlClient)
       const applied = yield* sql<{ readonly name: string }>`SELECT name FROM pay_migrations
         ORDER BY migration_id`
-      expect(applied.map((row) => row.name)).toEqual(["initial", "payments", "idempotency_lease"])
+      expect(applied.map((row) => row.name)).toEqual([
+        "initial",
+        "payments",
+        "idempotency_lease",
+        "wallet_apps"
+      ])
     })
   )
 

@@ -21,11 +21,14 @@ import {
   PartnerStore,
   PaymentStore,
   SettlementAssetConflict,
-  SettlementStore
+  SettlementStore,
+  WalletAppStore
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
 import { type SqliteConnection, SqliteDatabase, type SqliteValue } from "./SqliteDatabase.js"
+import { isUniqueViolation } from "./SqliteErrors.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
+import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
 
 interface PartnerRow {
   id: string
@@ -95,13 +98,6 @@ const toSettlement = (r: SettlementRow): CryptoSettlement => ({
   createdAt: new Date(r.created_at),
   updatedAt: new Date(r.updated_at)
 })
-
-const isUniqueViolation = (error: unknown): boolean =>
-  typeof error === "object" &&
-  error !== null &&
-  ((error as { code?: unknown }).code === "SQLITE_CONSTRAINT_UNIQUE" ||
-    (error as { code?: unknown }).code === "SQLITE_CONSTRAINT_PRIMARYKEY" ||
-    /UNIQUE constraint failed/.test(String((error as { message?: unknown }).message)))
 
 /** Case folding for search, done in JS so it covers all of Unicode, not only ASCII. */
 const fold = (s: string) => s.toLowerCase()
@@ -386,6 +382,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   return Layer.mergeAll(
     Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete)),
     Layer.succeed(PartnerStore, partners),
+    Layer.succeed(WalletAppStore, makeSqliteWalletAppStore(db)),
     Layer.succeed(MerchantStore, merchants),
     Layer.succeed(SettlementStore, settlements),
     Layer.succeed(IdempotencyStore, idempotency)
