@@ -67,7 +67,13 @@ const cliOn =
     promisify(execFile)(process.execPath, [join(dist, "cli.mjs"), ...args], { env, cwd: root })
 const cli = cliOn(sqliteEnv)
 
-const MIGRATIONS = ["0001_initial", "0002_payments", "0003_idempotency_lease", "0006_gateway"]
+const MIGRATIONS = [
+  "0001_initial",
+  "0002_payments",
+  "0003_idempotency_lease",
+  "0005_wallet_apps",
+  "0006_gateway"
+]
 
 describe("npm start and the CLI", () => {
   it("`pay migrate` applies the migrations to a new file once, then finds nothing to do", async () => {

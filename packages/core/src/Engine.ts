@@ -5,6 +5,8 @@
  */
 import { Effect, Exit, Layer, Scope } from "effect"
 import { openApiDocument } from "./Api.js"
+import type { WalletAppStore } from "./apps/WalletAppStore.js"
+import { WalletApps } from "./apps/WalletApps.js"
 import { PayConfig, type PayConfigShape } from "./Config.js"
 import { Chain, ChainUnavailable } from "./chain/Chain.js"
 import { renderApiReferencePage } from "./docs/ApiReferencePage.js"
@@ -29,7 +31,6 @@ import { Prices } from "./pricing/Pricing.js"
 import { settlementRoutes } from "./settlements/Http.js"
 import type { SettlementStore } from "./settlements/SettlementStore.js"
 import { Settlements } from "./settlements/Settlements.js"
-import { Unauthenticated } from "./shared/Errors.js"
 import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry.js"
 
 /**
@@ -37,7 +38,9 @@ import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry
  * `TokenRegistry` and `PaymentEvents` (see `payEngineLayer`).
  */
 export const PayServices = Gateway.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(Partners.Default, Settlements.Default, Payments.Default)),
+  Layer.provideMerge(
+    Layer.mergeAll(Partners.Default, WalletApps.Default, Settlements.Default, Payments.Default)
+  ),
   Layer.provideMerge(Merchants.Default)
 )
 
@@ -97,10 +100,10 @@ export const routes = Effect.map(
 export const makePayHandler = (extra: ReadonlyArray<Route<never>> = []) =>
   Effect.gen(function* () {
     const config = yield* PayConfig
+    const apps = yield* WalletApps
     return yield* makeEngineHandler([...(yield* routes), ...extra], {
       maxBodyBytes: config.maxBodyBytes,
-      // No wallet app can authenticate until wallet apps exist: the gateway is not mounted yet.
-      authenticateWallet: () => Effect.fail(new Unauthenticated({ reason: "missing" }))
+      authenticateWallet: apps.authenticate
     })
   })
 
@@ -111,6 +114,7 @@ export type PayStorage =
   | IdempotencyStore
   | PaymentStore
   | GatewayStore
+  | WalletAppStore
 
 /** What the engine needs from the one who runs it. */
 export interface PayEngineOptions<E> {

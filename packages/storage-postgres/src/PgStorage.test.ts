@@ -52,6 +52,7 @@ describe("PostgreSQL storage, several instances", () => {
         "initial",
         "payments",
         "idempotency_lease",
+        "wallet_apps",
         "gateway"
       ])
     })

@@ -24,13 +24,15 @@ import {
   PartnerStore,
   PaymentStore,
   SettlementAssetConflict,
-  SettlementStore
+  SettlementStore,
+  WalletAppStore
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { makePgGatewayStore } from "./PgGatewayStore.js"
 import { makePgIdempotencyStore, withCompletion, writeCompletion } from "./PgIdempotencyStore.js"
 import { makePgPaymentStore } from "./PgPaymentStore.js"
+import { makePgWalletAppStore } from "./PgWalletAppStore.js"
 
 interface PartnerRow {
   readonly id: string
@@ -268,6 +270,7 @@ export const PgStores = Layer.unwrapEffect(
       Layer.succeed(PaymentStore, makePgPaymentStore(sql)),
       Layer.succeed(GatewayStore, makePgGatewayStore(sql)),
       Layer.succeed(PartnerStore, makePgPartnerStore(sql)),
+      Layer.succeed(WalletAppStore, makePgWalletAppStore(sql)),
       Layer.succeed(MerchantStore, makePgMerchantStore(sql)),
       Layer.succeed(SettlementStore, makePgSettlementStore(sql)),
       Layer.succeed(IdempotencyStore, makePgIdempotencyStore(sql))

@@ -2,7 +2,14 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { IdempotencyStore, Merchants, Partners, payEngineLayer } from "@pay/core"
+import {
+  authenticateWallet,
+  IdempotencyStore,
+  Merchants,
+  Partners,
+  payEngineLayer,
+  WalletApps
+} from "@pay/core"
 import { Effect } from "effect"
 import { afterAll } from "vitest"
 import { layer, migrateFile, openConnection } from "./node.js"
@@ -35,6 +42,21 @@ describe("SQLite storage", () => {
         return yield* (yield* Merchants).get(partner, merchantId)
       }).pipe(Effect.provide(engineOn(filename)))
       expect(again.name).toBe("Shop")
+    })
+  )
+
+  it.effect("keeps wallet apps and their keys across a restart", () =>
+    Effect.gen(function* () {
+      const filename = join(dir, "apps.sqlite")
+      const created = yield* Effect.flatMap(WalletApps, (apps) =>
+        apps.create({ name: "Wallet", iconUrl: "https://wallet.example/i.png" })
+      ).pipe(Effect.provide(engineOn(filename)))
+      const again = yield* Effect.all([
+        authenticateWallet({ apiKey: created.apiKey }),
+        authenticateWallet({ appId: created.app.id }),
+        Effect.flatMap(WalletApps, (apps) => apps.list)
+      ]).pipe(Effect.provide(engineOn(filename)))
+      expect(again).toEqual([created.app, created.app, [created.app]])
     })
   )
 

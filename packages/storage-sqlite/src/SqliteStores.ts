@@ -22,12 +22,15 @@ import {
   PartnerStore,
   PaymentStore,
   SettlementAssetConflict,
-  SettlementStore
+  SettlementStore,
+  WalletAppStore
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
 import { type SqliteConnection, SqliteDatabase, type SqliteValue } from "./SqliteDatabase.js"
+import { isUniqueViolation } from "./SqliteErrors.js"
 import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
+import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
 
 interface PartnerRow {
   id: string
@@ -97,13 +100,6 @@ const toSettlement = (r: SettlementRow): CryptoSettlement => ({
   createdAt: new Date(r.created_at),
   updatedAt: new Date(r.updated_at)
 })
-
-const isUniqueViolation = (error: unknown): boolean =>
-  typeof error === "object" &&
-  error !== null &&
-  ((error as { code?: unknown }).code === "SQLITE_CONSTRAINT_UNIQUE" ||
-    (error as { code?: unknown }).code === "SQLITE_CONSTRAINT_PRIMARYKEY" ||
-    /UNIQUE constraint failed/.test(String((error as { message?: unknown }).message)))
 
 /** Case folding for search, done in JS so it covers all of Unicode, not only ASCII. */
 const fold = (s: string) => s.toLowerCase()
@@ -389,6 +385,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete)),
     Layer.succeed(GatewayStore, makeSqliteGatewayStore(db)),
     Layer.succeed(PartnerStore, partners),
+    Layer.succeed(WalletAppStore, makeSqliteWalletAppStore(db)),
     Layer.succeed(MerchantStore, merchants),
     Layer.succeed(SettlementStore, settlements),
     Layer.succeed(IdempotencyStore, idempotency)

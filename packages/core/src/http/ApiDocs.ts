@@ -33,6 +33,17 @@ export const UnauthorizedError = errorBody("UnauthorizedError", "Missing or wron
   "missing_api_key",
   "invalid_api_key"
 ])
+export const GatewayUnauthorizedError = errorBody(
+  "GatewayUnauthorizedError",
+  "Missing, wrong or conflicting wallet app credentials (Api-Key, App-Id)",
+  [
+    "missing_auth_headers",
+    "missing_app_id",
+    "invalid_api_key",
+    "invalid_app_id",
+    "conflicting_auth_headers"
+  ]
+)
 export const ForbiddenError = errorBody(
   "ForbiddenError",
   "A valid key used on another partner's resource",
@@ -67,6 +78,18 @@ export class PartnerApiKey extends HttpApiMiddleware.Tag<PartnerApiKey>()("Partn
   security: {
     apiKey: HttpApiSecurity.apiKey({ key: "Api-Key", in: "header" }),
     bearer: HttpApiSecurity.bearer
+  }
+}) {}
+
+/**
+ * A wallet app's credentials on gateway routes: its secret `Api-Key`, or its
+ * public `App-Id` (then `Client-Id` is recorded as given); both may be sent
+ * when they name the same app.
+ */
+export class WalletAppAuth extends HttpApiMiddleware.Tag<WalletAppAuth>()("WalletAppAuth", {
+  security: {
+    apiKey: HttpApiSecurity.apiKey({ key: "Api-Key", in: "header" }),
+    appId: HttpApiSecurity.apiKey({ key: "App-Id", in: "header" })
   }
 }) {}
 

@@ -29,6 +29,7 @@ export interface EngineOptions {
   readonly authenticateWallet: (presented: {
     readonly apiKey: string | undefined
     readonly appId: string | undefined
+    readonly clientId: string | undefined
   }) => Effect.Effect<WalletIdentity, ApiFailure>
 }
 
@@ -288,7 +289,8 @@ export const makeEngineHandler = <R>(
             ? Effect.map(
                 options.authenticateWallet({
                   apiKey: request.header("api-key")?.trim(),
-                  appId: request.header("app-id")?.trim()
+                  appId: request.header("app-id")?.trim(),
+                  clientId: request.header("client-id")?.trim()
                 }),
                 (wallet) => ({ wallet })
               )

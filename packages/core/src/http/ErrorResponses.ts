@@ -4,6 +4,7 @@
  * `{code, message, issues?}`.
  */
 import { Match } from "effect"
+import type { GatewayAuthError } from "../apps/WalletApp.js"
 import type {
   ChainUnreachable,
   InsufficientBalance,
@@ -43,6 +44,7 @@ export type ApiFailure =
   | QuoteExpired
   | InsufficientBalance
   | ChainUnreachable
+  | GatewayAuthError
 
 export interface ErrorBody {
   readonly code: string
@@ -54,6 +56,14 @@ export interface ErrorReply {
   readonly status: number
   readonly body: ErrorBody
   readonly headers?: Readonly<Record<string, string>>
+}
+
+const GATEWAY_AUTH_MESSAGES: Record<GatewayAuthError["reason"], string> = {
+  missing_auth_headers: "Missing wallet credentials: send Api-Key or App-Id",
+  missing_app_id: "Client-Id was sent without App-Id",
+  invalid_api_key: "Invalid API key",
+  invalid_app_id: "Invalid App-Id",
+  conflicting_auth_headers: "Api-Key and App-Id name different wallet apps"
 }
 
 export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFailure>().pipe(
@@ -71,6 +81,12 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
       e.reason === "missing"
         ? { status: 401, body: { code: "missing_api_key", message: "Missing API key" } }
         : { status: 401, body: { code: "invalid_api_key", message: "Invalid API key" } },
+    // Every refusal of a wallet's credentials is 401, a conflict of two valid headers too: the
+    // reference documents only 401 for gateway authentication, and a wallet reacts to all alike.
+    GatewayAuthError: (e) => ({
+      status: 401,
+      body: { code: e.reason, message: GATEWAY_AUTH_MESSAGES[e.reason] }
+    }),
     Forbidden: (e) => ({ status: 403, body: { code: "forbidden", message: e.message } }),
     IdempotencyConflict: (e) => ({
       status: 409,

@@ -5,6 +5,8 @@
  * storage contract suite; they keep nothing across restarts.
  */
 import { Effect, Layer, Option } from "effect"
+import type { StoredAppKey, WalletApp } from "../apps/WalletApp.js"
+import { WalletAppStore } from "../apps/WalletAppStore.js"
 import {
   type CollectedDataRecord,
   GatewayStore,
@@ -51,6 +53,8 @@ export const makeMemoryStorage = () => {
   const payments = new Map<string, Payment>()
   const options = new Map<string, PaymentOption>()
   const collected = new Map<string, CollectedDataRecord>()
+  const apps = new Map<string, WalletApp>()
+  const appKeys = new Map<string, StoredAppKey>()
 
   /** Called before the write it goes with, so a lost claim throws with nothing changed. */
   const complete = (completion: IdempotencyCompletion | undefined) => {
@@ -78,6 +82,28 @@ export const makeMemoryStorage = () => {
       }),
     find: (id) => Effect.sync(() => Option.fromNullable(partners.get(id))),
     list: Effect.sync(() => [...partners.values()].sort((a, b) => (a.id < b.id ? -1 : 1)))
+  })
+
+  const walletAppStore = WalletAppStore.of({
+    insert: (app, key) =>
+      Effect.suspend(() => {
+        if (appKeys.has(key.prefix)) return Effect.fail(new ApiKeyPrefixTaken())
+        apps.set(app.id, app)
+        appKeys.set(key.prefix, key)
+        return Effect.void
+      }),
+    find: (id) => Effect.sync(() => Option.fromNullable(apps.get(id))),
+    findByKeyPrefix: (prefix) =>
+      Effect.sync(() => {
+        const key = appKeys.get(prefix)
+        const app = key && apps.get(key.appId)
+        return key && app ? Option.some({ key, app }) : Option.none()
+      }),
+    list: Effect.sync(() =>
+      [...apps.values()].sort(
+        (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1)
+      )
+    )
   })
 
   const change = (id: MerchantId, f: (m: Merchant) => Merchant | undefined) =>
@@ -320,6 +346,7 @@ export const makeMemoryStorage = () => {
     Layer.succeed(PaymentStore, paymentStore),
     Layer.succeed(GatewayStore, gatewayStore),
     Layer.succeed(PartnerStore, partnerStore),
+    Layer.succeed(WalletAppStore, walletAppStore),
     Layer.succeed(MerchantStore, merchantStore),
     Layer.succeed(SettlementStore, settlementStore),
     Layer.succeed(IdempotencyStore, idempotencyStore)

@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, type Layer, Option } from "effect"
+import { WalletApp, type WalletAppId } from "../apps/WalletApp.js"
+import { WalletAppStore } from "../apps/WalletAppStore.js"
 import type { IdempotencyScope } from "../idempotency/Idempotency.js"
 import { IdempotencyClaimLost, IdempotencyStore } from "../idempotency/IdempotencyStore.js"
 import { Merchant, type MerchantId } from "../merchants/Merchant.js"
@@ -16,7 +18,12 @@ import { SettlementStore } from "../settlements/SettlementStore.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
 import { makeIdBody } from "../shared/Ids.js"
 
-export type Stores = PartnerStore | MerchantStore | SettlementStore | IdempotencyStore
+export type Stores =
+  | PartnerStore
+  | MerchantStore
+  | SettlementStore
+  | IdempotencyStore
+  | WalletAppStore
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0)
 let clock = T0
@@ -28,6 +35,7 @@ const tick = () => {
 
 const partnerId = () => `ptnr_${makeIdBody(tick())}` as PartnerId
 const merchantId = () => `mrch_${makeIdBody(tick())}` as MerchantId
+const walletAppId = () => `app_${makeIdBody(tick())}` as WalletAppId
 const settlementId = () => `crypto_${makeIdBody(tick())}` as CryptoSettlementId
 
 const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
@@ -43,6 +51,18 @@ const storedKey = (partner: Partner, prefix = `pk_${makeIdBody(tick()).slice(0, 
   hash: "ab".repeat(32),
   partnerId: partner.id,
   createdAt: partner.createdAt
+})
+
+const aWalletApp = (name = "Wallet", iconUrl: string | null = null) => {
+  const createdAt = new Date(tick())
+  return new WalletApp({ id: walletAppId(), name, iconUrl, createdAt })
+}
+
+const appKey = (app: WalletApp, prefix = `pk_${makeIdBody(tick()).slice(0, 12)}_`) => ({
+  prefix,
+  hash: "cd".repeat(32),
+  appId: app.id,
+  createdAt: app.createdAt
 })
 
 const aMerchant = (partner: Partner, fields: Partial<Merchant> = {}) => {
@@ -144,6 +164,72 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
           yield* store.insert(b, storedKey(b))
           yield* store.insert(a, storedKey(a))
           expect((yield* store.list).map((p) => p.name)).toEqual(["A", "B"])
+        })
+      )
+    })
+
+    describe("wallet apps", () => {
+      test(
+        "stores an app with its key, found by id and by the key's prefix, every field intact",
+        Effect.gen(function* () {
+          const store = yield* WalletAppStore
+          const app = aWalletApp("Ünïcode Wallet ☕", "https://wallet.example/icon.png")
+          const key = appKey(app)
+          yield* store.insert(app, key)
+          const found = Option.getOrThrow(yield* store.findByKeyPrefix(key.prefix))
+          expect(found.app).toEqual(app)
+          expect(found.key).toEqual(key)
+          expect(Option.getOrThrow(yield* store.find(app.id))).toEqual(app)
+          const plain = aWalletApp("Plain")
+          yield* store.insert(plain, appKey(plain))
+          expect(Option.getOrThrow(yield* store.find(plain.id)).iconUrl).toBeNull()
+          expect(Option.isNone(yield* store.find(walletAppId()))).toBe(true)
+          expect(Option.isNone(yield* store.findByKeyPrefix("pk_nothing_here_"))).toBe(true)
+        })
+      )
+
+      test(
+        "refuses a taken key prefix and stores nothing of that app",
+        Effect.gen(function* () {
+          const store = yield* WalletAppStore
+          const first = aWalletApp("First")
+          const key = appKey(first)
+          yield* store.insert(first, key)
+          const second = aWalletApp("Second")
+          const refused = yield* Effect.flip(store.insert(second, { ...key, appId: second.id }))
+          expect(refused._tag).toBe("ApiKeyPrefixTaken")
+          expect(Option.isNone(yield* store.find(second.id))).toBe(true)
+          expect(Option.getOrThrow(yield* store.findByKeyPrefix(key.prefix)).app).toEqual(first)
+          expect(yield* store.list).toEqual([first])
+        })
+      )
+
+      test(
+        "keeps app keys apart from partner keys: the same prefix in each is no clash",
+        Effect.gen(function* () {
+          const partner = aPartner()
+          const key = storedKey(partner)
+          yield* (yield* PartnerStore).insert(partner, key)
+          const store = yield* WalletAppStore
+          expect(Option.isNone(yield* store.findByKeyPrefix(key.prefix))).toBe(true)
+          const app = aWalletApp()
+          yield* store.insert(app, appKey(app, key.prefix))
+          expect(Option.getOrThrow(yield* store.findByKeyPrefix(key.prefix)).app).toEqual(app)
+          const asPartner = yield* (yield* PartnerStore).findByKeyPrefix(key.prefix)
+          expect(Option.getOrThrow(asPartner).partner).toEqual(partner)
+        })
+      )
+
+      test(
+        "lists apps oldest first",
+        Effect.gen(function* () {
+          const store = yield* WalletAppStore
+          expect(yield* store.list).toEqual([])
+          const a = aWalletApp("A")
+          const b = aWalletApp("B")
+          yield* store.insert(b, appKey(b))
+          yield* store.insert(a, appKey(a))
+          expect((yield* store.list).map((app) => app.name)).toEqual(["A", "B"])
         })
       )
     })

@@ -1,0 +1,59 @@
+/**
+ * Wallet apps: the wallets that call the gateway routes, each with its own API
+ * key (the same kind of key as a partner's). An app's name and icon are what
+ * buyers see as their account provider (`accountProviderName`,
+ * `accountProviderIcon`).
+ */
+import { Schema } from "effect"
+import { prefixedId } from "../shared/Ids.js"
+import { DisplayName, HttpsUrl } from "../shared/Text.js"
+
+export const WalletAppId = prefixedId("app", "WalletAppId")
+export type WalletAppId = typeof WalletAppId.Type
+
+export class WalletApp extends Schema.Class<WalletApp>("WalletApp")({
+  id: WalletAppId,
+  name: Schema.String,
+  /** An https:// URL, or null for none. */
+  iconUrl: Schema.NullOr(Schema.String),
+  createdAt: Schema.DateFromSelf
+}) {}
+
+/** What creating an app takes: a name of 1 to 256 characters (trimmed), an https icon or none. */
+export const NewWalletApp = Schema.Struct({
+  name: Schema.compose(Schema.Trim, DisplayName),
+  iconUrl: Schema.optional(Schema.NullOr(HttpsUrl))
+})
+export type NewWalletApp = typeof NewWalletApp.Encoded
+
+/** What is stored of an app's key: never the key itself. */
+export interface StoredAppKey {
+  /** The key's first characters, unique among app keys, used to find the record. */
+  readonly prefix: string
+  /** SHA-256 of the whole key, hex. */
+  readonly hash: string
+  readonly appId: WalletAppId
+  readonly createdAt: Date
+}
+
+/**
+ * Why a gateway request's credentials were refused; the reasons are the
+ * reference's wire codes (http/ErrorResponses.ts gives each its status).
+ */
+export const GatewayAuthReason = Schema.Literal(
+  /** Neither `Api-Key` nor `App-Id`. */
+  "missing_auth_headers",
+  /** A `Client-Id` without the `App-Id` it belongs with (and no `Api-Key`). */
+  "missing_app_id",
+  /** An `Api-Key` that is no wallet app's key. */
+  "invalid_api_key",
+  /** An `App-Id` that names no wallet app. */
+  "invalid_app_id",
+  /** `Api-Key` and `App-Id` both valid, but naming different apps. */
+  "conflicting_auth_headers"
+)
+export type GatewayAuthReason = typeof GatewayAuthReason.Type
+
+export class GatewayAuthError extends Schema.TaggedError<GatewayAuthError>()("GatewayAuthError", {
+  reason: GatewayAuthReason
+}) {}

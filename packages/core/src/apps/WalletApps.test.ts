@@ -1,0 +1,219 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, TestClock } from "effect"
+import { errorReply } from "../http/ErrorResponses.js"
+import { Partners } from "../partners/Partners.js"
+import { makeMemoryStorage } from "../testing/MemoryStorage.js"
+import { GatewayAuthError, type GatewayAuthReason } from "./WalletApp.js"
+import { WalletAppStore } from "./WalletAppStore.js"
+import {
+  authenticateWallet,
+  WalletApps,
+  type WalletCredentials,
+  walletCredentials
+} from "./WalletApps.js"
+
+/** The in-memory store, counting the reads that authentication makes. */
+const countingStorage = () => {
+  const reads = { byPrefix: 0, byId: 0 }
+  const memory = makeMemoryStorage()
+  const counted = Layer.effect(
+    WalletAppStore,
+    Effect.map(WalletAppStore, (store) =>
+      WalletAppStore.of({
+        ...store,
+        findByKeyPrefix: (prefix) => {
+          reads.byPrefix++
+          return store.findByKeyPrefix(prefix)
+        },
+        find: (id) => {
+          reads.byId++
+          return store.find(id)
+        }
+      })
+    )
+  ).pipe(Layer.provide(memory))
+  return { reads, layer: Layer.merge(memory, counted) }
+}
+
+const storage = countingStorage()
+const services = Layer.mergeAll(WalletApps.Default, Partners.Default).pipe(
+  Layer.provide(storage.layer)
+)
+
+/** Two apps, and a partner whose key must not open the gateway. */
+const setup = Effect.gen(function* () {
+  const apps = yield* WalletApps
+  const a = yield* apps.create({ name: "Wallet A", iconUrl: "https://a.example/icon.png" })
+  yield* TestClock.adjust(1000)
+  const b = yield* apps.create({ name: "Wallet B" })
+  const partner = yield* (yield* Partners).create({ name: "A partner" })
+  return { a, b, partnerKey: partner.apiKey }
+})
+
+const refusal = (credentials: WalletCredentials) =>
+  Effect.map(Effect.flip(authenticateWallet(credentials)), (e) => e.reason)
+
+describe("authenticateWallet", () => {
+  it.layer(services, { timeout: 10_000 })((it) => {
+    it.effect("names the missing headers when neither Api-Key nor App-Id is sent", () =>
+      Effect.gen(function* () {
+        expect(yield* refusal({})).toBe("missing_auth_headers")
+        expect(yield* refusal({ apiKey: "", appId: "" })).toBe("missing_auth_headers")
+        expect(yield* refusal({ apiKey: undefined, appId: undefined })).toBe("missing_auth_headers")
+        // A Client-Id belongs with an App-Id: that is what is missing.
+        expect(yield* refusal({ clientId: "device-1" })).toBe("missing_app_id")
+        expect(yield* refusal({ clientId: "" })).toBe("missing_auth_headers")
+      })
+    )
+
+    it.effect("accepts an app's own Api-Key, and refuses every other key as invalid_api_key", () =>
+      Effect.gen(function* () {
+        const { a, b, partnerKey } = yield* setup
+        expect(a.apiKey).toMatch(/^pk_[0-9A-Za-z]{12}_[0-9A-Za-z]{40}$/)
+        expect(yield* authenticateWallet({ apiKey: a.apiKey })).toEqual(a.app)
+        expect(yield* authenticateWallet({ apiKey: b.apiKey })).toEqual(b.app)
+        // A partner key is no wallet app's key.
+        expect(yield* refusal({ apiKey: partnerKey })).toBe("invalid_api_key")
+        // The right prefix with a wrong secret, a well-formed stranger, and garbage.
+        const wrongSecret = `${a.apiKey.slice(0, -1)}${a.apiKey.endsWith("x") ? "y" : "x"}`
+        expect(yield* refusal({ apiKey: wrongSecret })).toBe("invalid_api_key")
+        expect(yield* refusal({ apiKey: `pk_${"0".repeat(12)}_${"0".repeat(40)}` })).toBe(
+          "invalid_api_key"
+        )
+        expect(yield* refusal({ apiKey: "short" })).toBe("invalid_api_key")
+        expect(yield* refusal({ apiKey: "has spaces in it, not a key at all" })).toBe(
+          "invalid_api_key"
+        )
+      })
+    )
+
+    it.effect("accepts an app's App-Id, and refuses an id of no app as invalid_app_id", () =>
+      Effect.gen(function* () {
+        const { a } = yield* setup
+        expect(yield* authenticateWallet({ appId: a.app.id })).toEqual(a.app)
+        expect(yield* authenticateWallet({ appId: a.app.id, clientId: "device-1" })).toEqual(a.app)
+        expect(yield* refusal({ appId: `app_${"0".repeat(20)}` })).toBe("invalid_app_id")
+        expect(yield* refusal({ appId: "not-an-app-id" })).toBe("invalid_app_id")
+        // The secret key is not an App-Id.
+        expect(yield* refusal({ appId: a.apiKey })).toBe("invalid_app_id")
+      })
+    )
+
+    it.effect("accepts both headers naming the same app; two apps conflict", () =>
+      Effect.gen(function* () {
+        const { a, b } = yield* setup
+        expect(yield* authenticateWallet({ apiKey: a.apiKey, appId: a.app.id })).toEqual(a.app)
+        expect(yield* refusal({ apiKey: a.apiKey, appId: b.app.id })).toBe(
+          "conflicting_auth_headers"
+        )
+        expect(yield* refusal({ apiKey: b.apiKey, appId: a.app.id })).toBe(
+          "conflicting_auth_headers"
+        )
+        // With both sent, each is checked on its own first.
+        expect(yield* refusal({ apiKey: "wrong_key_0123456789abcdef", appId: a.app.id })).toBe(
+          "invalid_api_key"
+        )
+        expect(yield* refusal({ apiKey: a.apiKey, appId: `app_${"0".repeat(20)}` })).toBe(
+          "invalid_app_id"
+        )
+        // An empty header is an absent one.
+        expect(yield* authenticateWallet({ apiKey: a.apiKey, appId: "" })).toEqual(a.app)
+        expect(yield* authenticateWallet({ apiKey: "", appId: b.app.id })).toEqual(b.app)
+      })
+    )
+
+    it.effect("remembers a verified key and a found app for 60 s, never a refusal", () =>
+      Effect.gen(function* () {
+        const { a } = yield* setup
+        const { reads } = storage
+        const before = { ...reads }
+        yield* authenticateWallet({ apiKey: a.apiKey })
+        yield* authenticateWallet({ apiKey: a.apiKey })
+        yield* authenticateWallet({ appId: a.app.id })
+        yield* authenticateWallet({ appId: a.app.id })
+        expect(reads).toEqual({ byPrefix: before.byPrefix + 1, byId: before.byId + 1 })
+        yield* TestClock.adjust(59_000)
+        yield* authenticateWallet({ apiKey: a.apiKey, appId: a.app.id })
+        expect(reads).toEqual({ byPrefix: before.byPrefix + 1, byId: before.byId + 1 })
+        yield* TestClock.adjust(1_000)
+        yield* authenticateWallet({ apiKey: a.apiKey })
+        yield* authenticateWallet({ appId: a.app.id })
+        expect(reads).toEqual({ byPrefix: before.byPrefix + 2, byId: before.byId + 2 })
+        const unknown = `app_${"1".repeat(20)}`
+        yield* refusal({ appId: unknown })
+        yield* refusal({ appId: unknown })
+        expect(reads.byId).toBe(before.byId + 4)
+      })
+    )
+  })
+
+  it("reads the credentials from the request's lower-case headers", () => {
+    const headers: Record<string, string> = {
+      "api-key": "pk_key",
+      "app-id": "app_id",
+      "client-id": "device"
+    }
+    expect(walletCredentials((name) => headers[name])).toEqual({
+      apiKey: "pk_key",
+      appId: "app_id",
+      clientId: "device"
+    })
+  })
+
+  it("answers every refusal 401 with its reason as the wire code", () => {
+    const reasons: ReadonlyArray<GatewayAuthReason> = [
+      "missing_auth_headers",
+      "missing_app_id",
+      "invalid_api_key",
+      "invalid_app_id",
+      "conflicting_auth_headers"
+    ]
+    for (const reason of reasons) {
+      const reply = errorReply(new GatewayAuthError({ reason }))
+      expect(reply.status).toBe(401)
+      expect(reply.body.code).toBe(reason)
+      expect(reply.body.message.length).toBeGreaterThan(0)
+    }
+  })
+})
+
+describe("WalletApps.create", () => {
+  // Fresh: it.layer shares built layers between suites, and this one wants its own store.
+  const fresh = Layer.fresh(WalletApps.Default).pipe(
+    Layer.provide(Layer.suspend(makeMemoryStorage))
+  )
+  it.layer(fresh)((it) => {
+    it.effect("validates the name and icon, trims the name, and lists apps oldest first", () =>
+      Effect.gen(function* () {
+        const apps = yield* WalletApps
+        const first = yield* apps.create({ name: "  Trimmed Wallet  " })
+        expect(first.app.name).toBe("Trimmed Wallet")
+        expect(first.app.iconUrl).toBeNull()
+        expect(first.app.id).toMatch(/^app_[0-9A-Za-z]{20}$/)
+        yield* TestClock.adjust(1000)
+        const second = yield* apps.create({
+          name: "x".repeat(256),
+          iconUrl: "https://wallet.example/icon.png"
+        })
+        expect(second.app.iconUrl).toBe("https://wallet.example/icon.png")
+        expect(second.apiKey).not.toBe(first.apiKey)
+        expect((yield* apps.list).map((app) => app.id)).toEqual([first.app.id, second.app.id])
+
+        const invalid = (input: Parameters<typeof apps.create>[0]) =>
+          Effect.map(Effect.flip(apps.create(input)), (e) => e.issues)
+        expect(yield* invalid({ name: "" })).toEqual([
+          { field: "name", message: "must be 1 to 256 characters long" }
+        ])
+        expect(yield* invalid({ name: "   " })).toEqual([
+          { field: "name", message: "must be 1 to 256 characters long" }
+        ])
+        expect((yield* invalid({ name: "x".repeat(257) }))[0]?.field).toBe("name")
+        expect(yield* invalid({ name: "W", iconUrl: "http://wallet.example/icon.png" })).toEqual([
+          { field: "iconUrl", message: "must be an https:// URL" }
+        ])
+        expect((yield* invalid({ name: "W", iconUrl: "not a url" }))[0]?.field).toBe("iconUrl")
+        expect(yield* apps.list).toHaveLength(2)
+      })
+    )
+  })
+})
