@@ -6,8 +6,16 @@
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { API_VERSIONS, MerchantId, MerchantStatus, Merchants, Partners } from "@pay/core"
-import { Config, Console, Effect, Layer } from "effect"
+import {
+  API_VERSIONS,
+  type InvalidInput,
+  MerchantId,
+  MerchantStatus,
+  Merchants,
+  Partners,
+  WalletApps
+} from "@pay/core"
+import { Config, Console, Effect, Layer, Option } from "effect"
 import { engineLayer, migrateDatabase } from "./app.js"
 import { DEFAULT_DATABASE, isValidDatabase } from "./config.js"
 
@@ -86,6 +94,81 @@ const partnersList = Command.make("list", { database, json }, ({ database, json 
   }).pipe(Effect.provide(onDatabase(database)))
 ).pipe(Command.withDescription("List partner accounts, oldest first"))
 
+/** A refused input as one line, naming the flags rather than the fields. */
+const FLAGS: Record<string, string> = { name: "--name", iconUrl: "--icon-url" }
+const refusedInput = (e: InvalidInput) =>
+  new Error(e.issues.map((i) => `${FLAGS[i.field] ?? i.field} ${i.message}`).join("; "))
+
+const appsCreate = Command.make(
+  "create",
+  {
+    name: Options.text("name").pipe(
+      Options.withDescription(
+        "The app's name, shown to buyers as their wallet (1 to 256 characters)"
+      )
+    ),
+    iconUrl: Options.text("icon-url").pipe(
+      Options.withDescription("The app's icon, an https:// URL, shown to buyers beside its name"),
+      Options.optional
+    ),
+    database,
+    json
+  },
+  ({ name, iconUrl, database, json }) =>
+    Effect.gen(function* () {
+      const { app, apiKey } = yield* (yield* WalletApps).create({
+        name,
+        iconUrl: Option.getOrNull(iconUrl)
+      })
+      yield* print(
+        json,
+        { id: app.id, name: app.name, iconUrl: app.iconUrl, appId: app.id, apiKey },
+        [
+          `Created wallet app ${app.id} (${app.name}).`,
+          "App-Id (public; a wallet may send it instead of the key):",
+          "",
+          `  ${app.id}`,
+          "",
+          "Api-Key, shown only this once, store it now:",
+          "",
+          `  ${apiKey}`,
+          ""
+        ].join("\n")
+      )
+    }).pipe(
+      Effect.catchTag("InvalidInput", (e) => Effect.fail(refusedInput(e))),
+      Effect.provide(onDatabase(database))
+    )
+).pipe(
+  Command.withDescription(
+    "Create a wallet app (a wallet calling the gateway) and print its App-Id and its Api-Key once"
+  )
+)
+
+const appsList = Command.make("list", { database, json }, ({ database, json }) =>
+  Effect.gen(function* () {
+    const apps = yield* (yield* WalletApps).list
+    yield* print(
+      json,
+      apps.map((a) => ({
+        id: a.id,
+        name: a.name,
+        iconUrl: a.iconUrl,
+        createdAt: a.createdAt.toISOString()
+      })),
+      apps.length === 0
+        ? "No wallet apps yet."
+        : apps
+            .map((a) =>
+              [a.id, a.createdAt.toISOString(), a.name, ...(a.iconUrl ? [a.iconUrl] : [])].join(
+                "  "
+              )
+            )
+            .join("\n")
+    )
+  }).pipe(Effect.provide(onDatabase(database)))
+).pipe(Command.withDescription("List wallet apps, oldest first"))
+
 const merchantsSetStatus = Command.make(
   "set-status",
   {
@@ -142,7 +225,8 @@ const pay = Command.make("pay").pipe(
   Command.withSubcommands([
     migrateCommand,
     Command.make("partners").pipe(Command.withSubcommands([partnersCreate, partnersList])),
-    Command.make("merchants").pipe(Command.withSubcommands([merchantsSetStatus]))
+    Command.make("merchants").pipe(Command.withSubcommands([merchantsSetStatus])),
+    Command.make("apps").pipe(Command.withSubcommands([appsCreate, appsList]))
   ])
 )
 

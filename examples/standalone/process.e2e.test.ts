@@ -75,6 +75,70 @@ const MIGRATIONS = [
   "0006_gateway"
 ]
 
+/** Failure of a CLI run: its exit code and what it printed. */
+const refusal = (run: Promise<unknown>) =>
+  run.then(
+    () => {
+      throw new Error("the command succeeded")
+    },
+    (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr })
+  )
+
+/** `pay apps create` and `pay apps list` on a database without wallet apps. */
+const appsScenario = async (run: ReturnType<typeof cliOn>) => {
+  expect((await run("apps", "list")).stdout).toContain("No wallet apps yet.")
+  const created = JSON.parse(
+    (
+      await run(
+        "apps",
+        "create",
+        "--name",
+        "Demo Wallet",
+        "--icon-url",
+        "https://wallet.example/icon.png",
+        "--json"
+      )
+    ).stdout
+  ) as Record<string, string>
+  expect(Object.keys(created).sort()).toEqual(["apiKey", "appId", "iconUrl", "id", "name"])
+  expect(created.id).toMatch(/^app_[0-9A-Za-z]{20}$/)
+  expect(created.appId).toBe(created.id)
+  expect(created.name).toBe("Demo Wallet")
+  expect(created.iconUrl).toBe("https://wallet.example/icon.png")
+  expect(created.apiKey).toMatch(/^pk_[0-9A-Za-z]{12}_[0-9A-Za-z]{40}$/)
+
+  // Text for people: the App-Id and the key, each on its own line.
+  const text = (await run("apps", "create", "--name", "  Plain Wallet  ")).stdout
+  const shown = text.match(/\n\s+(app_\S+)\n[\s\S]*\n\s+(pk_\S+)\n/)
+  expect(shown, text).not.toBeNull()
+  expect(text).toContain("shown only this once")
+
+  const listed = JSON.parse((await run("apps", "list", "--json")).stdout) as Array<{
+    id: string
+    name: string
+    iconUrl: string | null
+  }>
+  expect(listed.map((a) => [a.id, a.name, a.iconUrl])).toEqual([
+    [created.id, "Demo Wallet", "https://wallet.example/icon.png"],
+    [shown?.[1], "Plain Wallet", null]
+  ])
+  // The key is never shown again.
+  expect((await run("apps", "list")).stdout).not.toContain("pk_")
+
+  for (const args of [
+    ["--name", ""],
+    ["--name", "x".repeat(257)],
+    ["--name", "Wallet", "--icon-url", "http://wallet.example/icon.png"],
+    ["--name", "Wallet", "--icon-url", "not a url"]
+  ]) {
+    const refused = await refusal(run("apps", "create", ...args))
+    expect(refused.code).toBe(1)
+    expect(refused.stderr.trim().split("\n"), refused.stderr).toHaveLength(1)
+    expect(refused.stderr).toMatch(/^error: --(name|icon-url) /)
+  }
+  expect(JSON.parse((await run("apps", "list", "--json")).stdout)).toHaveLength(2)
+}
+
 describe("npm start and the CLI", () => {
   it("`pay migrate` applies the migrations to a new file once, then finds nothing to do", async () => {
     const env = { ...baseEnv, PAY_DATABASE: join(dir, "migrated", "pay.sqlite") }
@@ -88,6 +152,10 @@ describe("npm start and the CLI", () => {
     expect(refused).toMatchObject({ code: 1 })
     expect((refused as { stderr: string }).stderr).toContain("postgres://")
   }, 30_000)
+
+  it("`pay apps` creates wallet apps, shows the App-Id and Api-Key once, lists them, refuses bad input", async () => {
+    await appsScenario(cliOn({ ...baseEnv, PAY_DATABASE: join(dir, "apps", "pay.sqlite") }))
+  }, 60_000)
 
   it("prints a key on first start, serves it, works beside the CLI, and stops cleanly", async () => {
     const first = await startServer()
@@ -176,6 +244,12 @@ describe("npm start and the CLI on PostgreSQL", () => {
     for (const child of children) child.kill("SIGKILL")
     await Effect.runPromise(Scope.close(scope, Exit.void))
   })
+
+  it("`pay apps` creates and lists wallet apps on PostgreSQL", async () => {
+    // A schema of its own, dropped with the other at the end.
+    const appsUrl = await Effect.runPromise(Scope.extend(freshSchema(), scope))
+    await appsScenario(cliOn({ ...baseEnv, PAY_DATABASE: appsUrl }))
+  }, 60_000)
 
   it("prints a key on first start, keeps a merchant, shares the database with the CLI, and stops cleanly", async () => {
     const env = { ...baseEnv, PAY_DATABASE: url }
