@@ -3,28 +3,21 @@
  * the reference's wire shapes (WIRE.md sections 1 and 2). Gateway bodies
  * ignore unknown fields: wallets add their own.
  */
-import {
-  HttpApiEndpoint,
-  HttpApiGroup,
-  HttpApiMiddleware,
-  HttpApiSecurity,
-  OpenApi
-} from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { BadRequestError, ConflictError, NotFoundError, VersionHeaders } from "../http/ApiDocs.js"
+import {
+  BadRequestError,
+  ConflictError,
+  GatewayUnauthorizedError,
+  NotFoundError,
+  VersionHeaders,
+  WalletAppAuth
+} from "../http/ApiDocs.js"
 import { AmountView, CancelResponse, MaxPollParams, StatusResponse } from "../payments/Api.js"
 import { PaymentStatus } from "../payments/Payment.js"
 import { MAX_ACCOUNTS } from "./GatewayConfig.js"
 
 const UnixSeconds = Schema.Int.annotations({ description: "Unix time in seconds" })
-
-/** A wallet app's key (`Api-Key`) or its public id (`App-Id`): one of the two. */
-export class WalletAuth extends HttpApiMiddleware.Tag<WalletAuth>()("WalletAuth", {
-  security: {
-    apiKey: HttpApiSecurity.apiKey({ key: "Api-Key", in: "header" }),
-    appId: HttpApiSecurity.apiKey({ key: "App-Id", in: "header" })
-  }
-}) {}
 
 const OptionalText = Schema.optional(Schema.String)
 const WalletHeaders = Schema.Struct({
@@ -226,4 +219,5 @@ export class GatewayApi extends HttpApiGroup.make("gateway")
   .add(gatewayStatus)
   .add(gatewayCancel)
   .addError(BadRequestError, { status: 400 })
-  .middleware(WalletAuth) {}
+  .addError(GatewayUnauthorizedError, { status: 401 })
+  .middleware(WalletAppAuth) {}
