@@ -112,7 +112,13 @@ export const startStandalone = (config: StandaloneConfig) =>
     const base = engineOptions(config, true)
     const { handler, context } = yield* makePayEngine({
       ...base,
-      config: { ...base.config, gateway: setup.gateway },
+      config: {
+        ...base.config,
+        gateway: Option.match(config.quoteLockMs, {
+          onNone: () => setup.gateway,
+          onSome: (quoteLockMs) => ({ ...setup.gateway, quoteLockMs })
+        })
+      },
       chain: Layer.effect(Chain, makeEvmChain(setup.networks)),
       tokens: TokenRegistry.layer(
         [...defaultNetworks, ...setup.registryNetworks],

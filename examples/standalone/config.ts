@@ -21,6 +21,8 @@ export interface StandaloneConfig {
   readonly maxLongPollMs: number
   /** The `PAY_CONFIG` file (networks, tokens, rates); without one the sandbox chain runs. */
   readonly payConfigPath: Option.Option<string>
+  /** How long an option's price holds; overrides the file's `quoteLockSeconds`. */
+  readonly quoteLockMs: Option.Option<number>
 }
 
 export const DEFAULT_DATABASE = "./data/pay.sqlite"
@@ -108,6 +110,15 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
     Config.map((seconds) => seconds * 1000)
   ),
   payConfigPath: Config.option(Config.nonEmptyString("PAY_CONFIG")),
+  quoteLockMs: Config.option(
+    Config.integer("PAY_QUOTE_LOCK_SECONDS").pipe(
+      Config.validate({
+        message: "PAY_QUOTE_LOCK_SECONDS must be from 1 to 3600",
+        validation: (n) => n >= 1 && n <= 3600
+      }),
+      Config.map((seconds) => seconds * 1000)
+    )
+  ),
   maxLongPollMs: Config.integer("PAY_MAX_LONG_POLL_MS").pipe(
     Config.withDefault(30_000),
     Config.validate({

@@ -60,7 +60,10 @@ const freshDatabase = (store: Store) =>
  * Starts the real server (`store` + node:http on 127.0.0.1, a free port) on a
  * database of its own; `stop` closes the server, then removes the database.
  */
-export const startServer = async (store: Store): Promise<E2eServer> => {
+export const startServer = async (
+  store: Store,
+  overrides: Partial<Omit<StandaloneConfig, "database">> = {}
+): Promise<E2eServer> => {
   const scope = await Effect.runPromise(Scope.make())
   const stop = () => Effect.runPromise(Scope.close(scope, Exit.void))
   try {
@@ -75,7 +78,9 @@ export const startServer = async (store: Store): Promise<E2eServer> => {
       maxBodyBytes: MAX_BODY_BYTES,
       paymentLifetimeMs: 300_000,
       maxLongPollMs: 30_000,
-      payConfigPath: Option.none()
+      payConfigPath: Option.none(),
+      quoteLockMs: Option.none(),
+      ...overrides
     }
     const { server, bootstrapped, context, sandbox } = await Effect.runPromise(
       Scope.extend(startStandalone(config), scope)

@@ -8,6 +8,7 @@
 import {
   type Caip2,
   type Caip19,
+  findCurrency,
   parseCaip10,
   publicRoute,
   RequestError,
@@ -16,6 +17,9 @@ import {
 import * as Sandbox from "@pay/sandbox-chain"
 import { Effect, Either } from "effect"
 import type { ChainSetup } from "./payConfig.js"
+
+/** A fixed rate, so euro payments can be paid in the sandbox's USDC. */
+const SANDBOX_EUR_USD = { numerator: 108n, denominator: 100n }
 
 /** The sandbox chain as the engine's one network, its token priced 1:1 in USD. */
 export const sandboxChainSetup = (sandbox: Sandbox.SandboxChainService): ChainSetup => {
@@ -42,8 +46,16 @@ export const sandboxChainSetup = (sandbox: Sandbox.SandboxChainService): ChainSe
     ],
     registryNetworks: [{ chainId, name: "Pay sandbox", iconUrl: null }],
     registryTokens: [token],
-    rates: {},
-    gateway: {}
+    rates: { "EUR/USD": SANDBOX_EUR_USD },
+    // So the data-collection flow can be tried: asked for payments of 1,000 USD or EUR and more.
+    gateway: {
+      collectData: {
+        atLeast: [
+          { unit: { kind: "fiat", currency: findCurrency("USD")! }, value: 100_000n },
+          { unit: { kind: "fiat", currency: findCurrency("EUR")! }, value: 100_000n }
+        ]
+      }
+    }
   }
 }
 

@@ -222,26 +222,49 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       id: PaymentId,
       read: Effect.Effect<PaymentStatusRecord, E>,
       maxPollMs: number
-    ): Effect.Effect<{ readonly payment: PaymentStatusRecord; readonly at: Date }, E> =>
+    ): Effect.Effect<{ readonly payment: PaymentStatusRecord; readonly at: Date }, E> => {
+      const answer = (payment: PaymentStatusRecord) => ({
+        payment,
+        at: new Date(clock.unsafeCurrentTimeMillis())
+      })
+      /** Waits for a change of status; changes that keep it (a recorded transaction) wait on. */
+      const hold = (
+        since: number,
+        current: PaymentStatusRecord,
+        deadline: number
+      ): Effect.Effect<{ readonly payment: PaymentStatusRecord; readonly at: Date }> => {
+        const left = deadline - clock.unsafeCurrentTimeMillis()
+        if (left <= 0) return Effect.succeed(answer(current))
+        return events.awaitChange(id, since, left).pipe(
+          // Taken before the read again: a change between the read and the next wait still wakes it.
+          Effect.zipRight(events.position),
+          Effect.flatMap((next) =>
+            Effect.flatMap(reread(id, current), (latest) => {
+              const now = new Date(clock.unsafeCurrentTimeMillis())
+              return effectiveStatus(latest, now) !== effectiveStatus(current, now) ||
+                now.getTime() >= deadline
+                ? Effect.succeed({ payment: latest, at: now })
+                : hold(next, latest, deadline)
+            })
+          )
+        )
+      }
       // Taken before the read: a change between the read and the wait still wakes it.
-      Effect.flatMap(events.position, (since) =>
+      return Effect.flatMap(events.position, (since) =>
         Effect.flatMap(read, (payment) => {
           const at = new Date(clock.unsafeCurrentTimeMillis())
-          const hold = Math.min(maxPollMs, maxLongPollMs)
-          if (hold <= 0 || isFinal(effectiveStatus(payment, at))) {
+          const holdMs = Math.min(maxPollMs, maxLongPollMs)
+          if (holdMs <= 0 || isFinal(effectiveStatus(payment, at))) {
             return Effect.succeed({ payment, at })
           }
           const untilExpiry =
-            payment.status === "requires_action" ? payment.expiresAt.getTime() - at.getTime() : hold
-          return events.awaitChange(id, since, Math.max(0, Math.min(hold, untilExpiry))).pipe(
-            Effect.zipRight(reread(id, payment)),
-            Effect.map((latest) => ({
-              payment: latest,
-              at: new Date(clock.unsafeCurrentTimeMillis())
-            }))
-          )
+            payment.status === "requires_action"
+              ? payment.expiresAt.getTime() - at.getTime()
+              : holdMs
+          return hold(since, payment, at.getTime() + Math.max(0, Math.min(holdMs, untilExpiry)))
         })
       )
+    }
 
     /** The partner's payment's status (it must be the header's merchant's), long-polled. */
     const status = (partner: Partner, merchantId: MerchantId, id: PaymentId, maxPollMs: number) =>

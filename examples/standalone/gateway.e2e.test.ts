@@ -1,0 +1,140 @@
+/**
+ * A wallet pays through the gateway, over HTTP, on the sandbox chain (a real
+ * EVM in the server): options, fetch, an EIP-712 signature, confirm, and the
+ * payment succeeds with the tokens moved. On SQLite and on PostgreSQL.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Client, client, type E2eServer, STORES, startServer } from "./e2e-support.js"
+import {
+  type Buyer,
+  confirm,
+  fund,
+  newBuyer,
+  options,
+  paymentFor,
+  settledMerchant,
+  signAction,
+  usdcBalance,
+  WALLET_ICON,
+  WALLET_NAME,
+  walletClient
+} from "./gateway-support.js"
+
+describe.each(STORES)("the wallet gateway on %s", (store) => {
+  let server: E2eServer
+  let partner: Client
+  let wallet: Client
+  let merchantId: string
+
+  beforeAll(async () => {
+    server = await startServer(store)
+    partner = client(() => server.baseUrl)
+    wallet = (await walletClient(server)).api
+    merchantId = await settledMerchant(partner)
+  }, 60_000)
+
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  it("takes a payment from options to succeeded, the tokens moved to the collector", async () => {
+    const buyer: Buyer = newBuyer()
+    await fund(server, buyer, 100_000_000n)
+    const collector = server.sandbox.collector.address
+    const collectorBefore = await usdcBalance(server, collector)
+    const { paymentId, gatewayUrl } = await paymentFor(partner, merchantId, "1050")
+
+    // The buyer link, encoded twice, as SDKs send a link they do not recognise.
+    const twice = encodeURIComponent(encodeURIComponent(gatewayUrl))
+    const info = await wallet.get(`/v1/gateway/payment/${twice}`)
+    expect(info.status, info.text).toBe(200)
+    expect(info.body).toMatchObject({
+      status: "requires_action",
+      amount: { unit: "iso4217/USD", value: "1050" },
+      merchant: { name: "Gateway Shop", iconUrl: null },
+      buyer: null
+    })
+
+    // One option for the sandbox account; the account on a chain the engine lacks is skipped.
+    const offered = await options(wallet, paymentId, [
+      buyer.account,
+      "eip155:1:0x00000000000000000000000000000000000000b1"
+    ])
+    expect(offered.status, offered.text).toBe(200)
+    expect(offered.body.info).toMatchObject({ status: "requires_action" })
+    expect(offered.body.collectData).toBeNull()
+    expect(offered.body.options).toHaveLength(1)
+    const [option] = offered.body.options
+    expect(option).toMatchObject({
+      account: buyer.account,
+      amount: {
+        unit: `caip19/${server.sandbox.token.asset}`,
+        value: "10500000",
+        display: { assetSymbol: "USDC", decimals: 6 }
+      },
+      etaS: 1,
+      collectData: null
+    })
+    expect(option.expiresAt).toBeGreaterThan(Date.now() / 1000)
+    const typed = JSON.parse(option.actions[0].data.params[1])
+    expect(option.actions[0].data.chain_id).toBe("eip155:31337")
+    expect(option.actions[0].data.params[0]).toBe(buyer.address)
+    expect(typed.domain).toEqual({
+      name: "USD Coin",
+      version: "2",
+      chainId: "0x7a69",
+      verifyingContract: server.sandbox.token.address
+    })
+    expect(typed.types.EIP712Domain).toHaveLength(4)
+    expect(typed.message).toMatchObject({ from: buyer.address, to: collector, value: "0xa037a0" })
+
+    // fetch answers the same action.
+    const fetched = await wallet.request("POST", `/v1/gateway/payment/${paymentId}/fetch`, {
+      body: { optionId: option.id, data: "" }
+    })
+    expect(fetched.status, fetched.text).toBe(200)
+    expect(fetched.body.actions).toEqual(option.actions)
+
+    const signature = await signAction(buyer.key, option.actions[0])
+    const confirmed = await confirm(wallet, paymentId, {
+      optionId: option.id,
+      results: [{ type: "walletRpc", data: [signature] }]
+    })
+    expect(confirmed.status, confirmed.text).toBe(200)
+    expect(confirmed.body).toMatchObject({ status: "succeeded", isFinal: true })
+    expect(confirmed.body.info).toMatchObject({
+      txId: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      optionAmount: { value: "10500000" }
+    })
+
+    expect(await usdcBalance(server, buyer.address)).toBe(89_500_000n)
+    expect(await usdcBalance(server, collector)).toBe(collectorBefore + 10_500_000n)
+    const receipt = await server.sandbox.publicClient.getTransactionReceipt({
+      hash: confirmed.body.info.txId
+    })
+    expect(receipt.status).toBe("success")
+
+    // The partner sees the buyer, the wallet, the token amount and the transaction.
+    const details = await partner.get(`/v1/payments/${paymentId}`)
+    expect(details.status, details.text).toBe(200)
+    expect(details.body).toMatchObject({
+      status: "succeeded",
+      buyer: {
+        accountCaip10: buyer.account,
+        accountProviderName: WALLET_NAME,
+        accountProviderIcon: WALLET_ICON
+      }
+    })
+    expect(JSON.stringify(details.body)).toContain(confirmed.body.info.txId)
+
+    // The wallet's status and a second confirm.
+    const status = await wallet.get(`/v1/gateway/payment/${paymentId}/status`)
+    expect(status.body).toMatchObject({ status: "succeeded", isFinal: true })
+    const again = await confirm(wallet, paymentId, {
+      optionId: option.id,
+      results: [{ type: "walletRpc", data: [signature] }]
+    })
+    expect(again.status, again.text).toBe(409)
+    expect(again.body.code).toBe("invalid_state")
+  }, 60_000)
+})
