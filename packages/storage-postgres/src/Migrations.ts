@@ -7,10 +7,13 @@ import { Migrator, SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import initial from "./migrations/0001_initial.js"
 import payments from "./migrations/0002_payments.js"
+import paymentAggregates from "./migrations/0004_payment_aggregates.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
-  "0002_payments": payments
+  "0002_payments": payments,
+  // 0003 is taken by another change in flight; the Migrator applies by number, gaps allowed.
+  "0004_payment_aggregates": paymentAggregates
 })
 
 const TABLE = "pay_migrations"
