@@ -143,8 +143,10 @@ describe("SQLite statistics aggregates", () => {
         ],
         [
           plan(
-            `SELECT unit, sum(transactions) FROM payment_daily_revenue
-              WHERE partner_id = ? AND day >= ? AND day < ? GROUP BY unit`,
+            `SELECT unit, sum(transactions), sum(revenue_i63 / 1000000000),
+                group_concat(CASE WHEN revenue_i63 IS NULL THEN revenue END)
+              FROM payment_daily_revenue WHERE partner_id = ? AND day >= ? AND day < ?
+              GROUP BY unit`,
             "ptnr",
             0,
             1

@@ -30,7 +30,7 @@ const statements = [
     PRIMARY KEY (partner_id, merchant_id, day, unit)
   ) STRICT, WITHOUT ROWID`,
   `CREATE INDEX payment_daily_revenue_by_partner_day
-    ON payment_daily_revenue (partner_id, day, unit, transactions, revenue_i63)`,
+    ON payment_daily_revenue (partner_id, day, unit, transactions, revenue_i63, revenue)`,
   `CREATE TABLE partner_customers (
     partner_id TEXT NOT NULL,
     customer_key TEXT NOT NULL,
