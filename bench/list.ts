@@ -8,7 +8,8 @@
  * page of each through its cursor. Every answer's statistics are checked against what was
  * seeded. Bounded in time; removes its files and its PostgreSQL schema whatever happens.
  * BENCH_LIST_PAYMENTS and BENCH_LIST_REQUESTS shrink a run; PAY_BENCH_PG names the server
- * (default postgres://postgres@127.0.0.1:5432/test).
+ * (default postgres://postgres@127.0.0.1:5432/test); BENCH_LIST_KEEP=1 leaves the seeded
+ * database in place (its file or schema is printed) for looking at query plans by hand.
  */
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -523,6 +524,10 @@ export const measureListing = async (
   const cleanUp = () => {
     cleaned ??= (async () => {
       await server?.stop()
+      if (process.env.BENCH_LIST_KEEP === "1") {
+        console.log(`  kept: ${database}`)
+        return
+      }
       rmSync(dir, { recursive: true, force: true })
       if (store === "postgres") {
         await adminRun(pgBase, `DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch((error: unknown) =>
