@@ -48,7 +48,7 @@ describe("PostgreSQL storage, several instances", () => {
       const sql = Context.get(again, SqlClient.SqlClient)
       const applied = yield* sql<{ readonly name: string }>`SELECT name FROM pay_migrations
         ORDER BY migration_id`
-      expect(applied.map((row) => row.name)).toEqual(["initial", "payments"])
+      expect(applied.map((row) => row.name)).toEqual(["initial", "payments", "payment_aggregates"])
     })
   )
 
