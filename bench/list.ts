@@ -436,25 +436,33 @@ const measureQueries = async (
     readonly url: (i: number) => string
     readonly expected: (i: number) => Expected
   }
-  const shapes: ReadonlyArray<Shape> = [
-    {
-      name: "dashboard: 1 merchant, 1 month",
+  /** A merchant's calendar month, at UTC or at another offset (partial days at both ends). */
+  const monthOfMerchant = (name: string, shiftMs: number): Shape => {
+    const window = (i: number) => {
+      const { month, merchant } = dashboard(i)
+      const from = Date.parse(month.from) - shiftMs
+      const to = Date.parse(month.to) - shiftMs
+      return { merchant, from, to }
+    }
+    return {
+      name,
       url: (i) => {
-        const { month, merchant } = dashboard(i)
-        return (
-          `${base}?merchantId=${merchants[merchant]}&startTs=${encodeURIComponent(month.from)}` +
-          `&endTs=${encodeURIComponent(month.to)}`
-        )
+        const { merchant, from, to } = window(i)
+        const iso = (ms: number) => encodeURIComponent(new Date(ms).toISOString())
+        return `${base}?merchantId=${merchants[merchant]}&startTs=${iso(from)}&endTs=${iso(to)}`
       },
       expected: (i) => {
-        const { month, merchant } = dashboard(i)
-        const [from, to] = [Date.parse(month.from), Date.parse(month.to)]
+        const { merchant, from, to } = window(i)
         return data.expected((k, at) => at >= from && at < to && data.merchantOf(k) === merchant, {
           from,
           to
         })
       }
-    },
+    }
+  }
+  const shapes: ReadonlyArray<Shape> = [
+    monthOfMerchant("dashboard: 1 merchant, 1 month", 0),
+    monthOfMerchant("dashboard: 1 merchant, month at UTC+02:00", 2 * 3600_000),
     { name: "whole account", url: () => base, expected: () => whole },
     {
       name: "whole account, sortBy=amount",
@@ -588,12 +596,12 @@ export const formatListing = (f: ListingFigures): string => {
       `(${n(f.succeeded)} succeeded, ${n(f.customers)} customers), ${n(f.merchants)} merchants, 12 months`,
     `  seeded through the store ports in ${n(f.seedSeconds, 1)} s ` +
       `(${n(f.payments / f.seedSeconds)} payments/s)`,
-    `  ${"query (first page of 50 + stats)".padEnd(48)}${"n".padStart(4)}` +
+    `  ${"query (first page of 50 + stats)".padEnd(52)}${"n".padStart(4)}` +
       `${"p50 ms".padStart(10)}${"p95 ms".padStart(10)}${"max ms".padStart(10)}`
   ]
   for (const q of f.queries) {
     lines.push(
-      `  ${q.name.padEnd(48)}${String(q.requests).padStart(4)}${n(q.p50Ms, 1).padStart(10)}` +
+      `  ${q.name.padEnd(52)}${String(q.requests).padStart(4)}${n(q.p50Ms, 1).padStart(10)}` +
         `${n(q.p95Ms, 1).padStart(10)}${n(q.maxMs, 1).padStart(10)}`
     )
   }
