@@ -532,11 +532,10 @@ export const measureListing = async (
   const cleanUp = () => {
     cleaned ??= (async () => {
       await server?.stop()
-      if (process.env.BENCH_LIST_KEEP === "1") {
-        console.log(`  kept: ${database}`)
-        return
-      }
-      rmSync(dir, { recursive: true, force: true })
+      const keep = process.env.BENCH_LIST_KEEP === "1"
+      if (keep) console.log(`  kept: ${database}`)
+      if (!keep || store === "postgres") rmSync(dir, { recursive: true, force: true })
+      if (keep) return
       if (store === "postgres") {
         await adminRun(pgBase, `DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch((error: unknown) =>
           console.error(`could not drop schema ${schema}: ${String(error)}`)
@@ -596,12 +595,12 @@ export const formatListing = (f: ListingFigures): string => {
       `(${n(f.succeeded)} succeeded, ${n(f.customers)} customers), ${n(f.merchants)} merchants, 12 months`,
     `  seeded through the store ports in ${n(f.seedSeconds, 1)} s ` +
       `(${n(f.payments / f.seedSeconds)} payments/s)`,
-    `  ${"query (first page of 50 + stats)".padEnd(52)}${"n".padStart(4)}` +
+    `  ${"query (first page of 50 + stats)".padEnd(60)}${"n".padStart(4)}` +
       `${"p50 ms".padStart(10)}${"p95 ms".padStart(10)}${"max ms".padStart(10)}`
   ]
   for (const q of f.queries) {
     lines.push(
-      `  ${q.name.padEnd(52)}${String(q.requests).padStart(4)}${n(q.p50Ms, 1).padStart(10)}` +
+      `  ${q.name.padEnd(60)}${String(q.requests).padStart(4)}${n(q.p50Ms, 1).padStart(10)}` +
         `${n(q.p95Ms, 1).padStart(10)}${n(q.maxMs, 1).padStart(10)}`
     )
   }
