@@ -71,6 +71,7 @@ const MIGRATIONS = [
   "0001_initial",
   "0002_payments",
   "0003_idempotency_lease",
+  "0004_payment_aggregates",
   "0005_wallet_apps",
   "0006_gateway"
 ]

@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import initial from "./migrations/0001_initial.js"
 import payments from "./migrations/0002_payments.js"
 import idempotencyLease from "./migrations/0003_idempotency_lease.js"
+import paymentAggregates from "./migrations/0004_payment_aggregates.js"
 import walletApps from "./migrations/0005_wallet_apps.js"
 import gateway from "./migrations/0006_gateway.js"
 
@@ -15,6 +16,7 @@ export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
   "0002_payments": payments,
   "0003_idempotency_lease": idempotencyLease,
+  "0004_payment_aggregates": paymentAggregates,
   "0005_wallet_apps": walletApps,
   "0006_gateway": gateway
 })

@@ -4,7 +4,9 @@
  * with any number of instances each change applies once; the expiry sweep
  * skips rows another instance has locked. Listings are keyset pages over the
  * indexes on (partner or merchant, sort key, id); statistics are exact
- * `numeric` sums read back as text.
+ * `numeric` sums read back as text, from aggregates kept by the very statement
+ * that makes a payment succeeded (see PaymentStatsPlan), so their cost does not
+ * grow with the number of matches.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { Fragment } from "@effect/sql/Statement"
@@ -16,17 +18,23 @@ import {
   findCurrency,
   formatUnit,
   type MerchantId,
+  noStats,
   type PartnerId,
   type Payment,
   type PaymentFilter,
   type PaymentId,
+  type PaymentStats,
   type PaymentStatus,
   type PaymentStatusRecord,
   PaymentStore,
+  planStats,
   RefundExists,
-  type RefundId
+  type RefundId,
+  type StatsPlan,
+  statsTotals
 } from "@pay/core"
 import { Effect, Option } from "effect"
+import { DAY_OF_CREATED_AT } from "./migrations/0004_payment_aggregates.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { withCompletion, writeCompletion } from "./PgIdempotencyStore.js"
 
@@ -118,6 +126,25 @@ const toPayment = (r: PaymentRow): Payment => ({
       : { id: r.refund_id as RefundId, createdAt: r.refund_created_at }
 })
 
+/** One part of a statistics answer: a unit's revenue and count, or the customers. */
+interface StatsRow {
+  readonly part: "revenue" | "customers"
+  readonly unit: string | null
+  /** bigint and numeric come back as text. */
+  readonly n: string
+  readonly total: string | null
+}
+
+const toStats = (rows: ReadonlyArray<StatsRow>): PaymentStats => {
+  const totals = statsTotals()
+  let customers = 0
+  for (const row of rows) {
+    if (row.part === "customers") customers = Number(row.n)
+    else totals.add(row.unit ?? "", BigInt(row.total ?? 0), Number(row.n))
+  }
+  return totals.result(customers)
+}
+
 /** A customer is an address, the same one on any chain counting once. */
 const buyerKey = (account: string) => account.slice(account.lastIndexOf(":") + 1).toLowerCase()
 
@@ -127,14 +154,53 @@ export const makePgPaymentStore = (sql: SqlClient) => {
       r.created_at AS refund_created_at
     FROM ${source} p LEFT JOIN refunds r ON r.payment_id = p.id`
 
+  /**
+   * Data-modifying CTEs that count the rows of `source` (a CTE of one written payment) into
+   * the aggregates when that row is succeeded, in the statement that wrote it: atomic with the
+   * change, and each increment is one row-locked `ON CONFLICT DO UPDATE`, so concurrent
+   * successes add up. Their locks come in the same order in every statement.
+   */
+  const countSucceeded = (source: string) => {
+    const rows = sql.literal(source)
+    return sql`, counted_revenue AS (
+        INSERT INTO payment_daily_revenue AS d
+          (partner_id, merchant_id, day, unit, transactions, revenue)
+        SELECT partner_id, merchant_id, ${sql.literal(DAY_OF_CREATED_AT)}, amount_unit, 1,
+          amount_value
+        FROM ${rows} WHERE status = 'succeeded'
+        ON CONFLICT (partner_id, merchant_id, day, unit) DO UPDATE SET
+          transactions = d.transactions + excluded.transactions,
+          revenue = d.revenue + excluded.revenue
+      ), counted_partner_customer AS (
+        INSERT INTO partner_customers AS c (partner_id, customer_key, payments)
+        SELECT partner_id, buyer_key, 1 FROM ${rows}
+        WHERE status = 'succeeded' AND buyer_key IS NOT NULL
+        ON CONFLICT (partner_id, customer_key) DO UPDATE SET payments = c.payments + 1
+      ), counted_merchant_customer AS (
+        INSERT INTO merchant_customers AS c (merchant_id, customer_key, partner_id, payments)
+        SELECT merchant_id, buyer_key, partner_id, 1 FROM ${rows}
+        WHERE status = 'succeeded' AND buyer_key IS NOT NULL
+        ON CONFLICT (merchant_id, customer_key) DO UPDATE SET payments = c.payments + 1
+      )`
+  }
+
   const findRows = (id: string) =>
     sql<PaymentRow>`${withRefund(sql.literal("payments"))} WHERE p.id = ${id}`
+
+  /**
+   * `column` is one of `values`. One value is an equality, so a page of one merchant walks its
+   * index in order (PostgreSQL before 17 cannot order an index scan over `= ANY(…)`).
+   */
+  const oneOf = (column: string, values: ReadonlyArray<string>) =>
+    values.length === 1
+      ? sql`${sql.literal(column)} = ${values[0]!}`
+      : sql`${sql.literal(column)} = ANY(${values}::text[])`
 
   /** The WHERE clause of a filter: fixed fragments, values always bound. */
   const whereOf = (f: PaymentFilter) =>
     sql.and([
       sql`p.partner_id = ${f.partnerId}`,
-      ...(f.merchantIds === undefined ? [] : [sql`p.merchant_id = ANY(${f.merchantIds}::text[])`]),
+      ...(f.merchantIds === undefined ? [] : [oneOf("p.merchant_id", f.merchantIds)]),
       ...(f.statuses === undefined
         ? []
         : [
@@ -151,40 +217,104 @@ export const makePgPaymentStore = (sql: SqlClient) => {
         : [sql`strpos(p.reference_folded, ${f.referenceId.toLowerCase()}) > 0`])
     ])
 
+  /** Every match read: for filters the aggregates do not break down by. */
+  const scanStats = (filter: PaymentFilter) => {
+    const succeeded = sql`FROM payments p WHERE ${whereOf(filter)} AND p.status = 'succeeded'`
+    return sql<StatsRow>`SELECT 'revenue' AS part, p.amount_unit AS unit,
+        count(*)::text AS n, sum(p.amount_value)::text AS total ${succeeded}
+        GROUP BY p.amount_unit
+      UNION ALL SELECT 'customers', NULL, count(DISTINCT p.buyer_key)::text, NULL
+        ${succeeded}`.pipe(Effect.map(toStats))
+  }
+
+  /**
+   * The plan's parts in one statement, so one round trip and one snapshot: the daily totals
+   * of the whole days, the payments of the partial days at the edges, and the customers.
+   */
+  const aggregateStats = (
+    filter: PaymentFilter,
+    plan: Extract<StatsPlan, { readonly _tag: "Aggregates" }>
+  ) => {
+    const merchants = plan.merchantIds
+    const parts: Array<Fragment> = []
+    if (plan.days !== undefined) {
+      parts.push(sql`SELECT 'revenue' AS part, unit, sum(transactions)::text AS n,
+          sum(revenue)::text AS total
+        FROM payment_daily_revenue WHERE ${sql.and([
+          sql`partner_id = ${filter.partnerId}`,
+          ...(merchants === undefined ? [] : [oneOf("merchant_id", merchants)]),
+          ...(plan.days.from === undefined ? [] : [sql`day >= ${plan.days.from}`]),
+          ...(plan.days.before === undefined ? [] : [sql`day < ${plan.days.before}`])
+        ])}
+        GROUP BY unit`)
+    }
+    const succeededIn = (from: Date | undefined, before: Date | undefined) =>
+      sql`FROM payments p WHERE ${whereOf({
+        partnerId: filter.partnerId,
+        merchantIds: merchants,
+        from,
+        before,
+        now: filter.now
+      })} AND p.status = 'succeeded'`
+    for (const edge of plan.edges) {
+      parts.push(sql`SELECT 'revenue' AS part, p.amount_unit AS unit, count(*)::text AS n,
+          sum(p.amount_value)::text AS total
+        ${succeededIn(edge.from, edge.before)} GROUP BY p.amount_unit`)
+    }
+    const customers = plan.customers
+    parts.push(
+      customers._tag === "Range"
+        ? sql`SELECT 'customers' AS part, NULL AS unit, count(DISTINCT p.buyer_key)::text AS n,
+              NULL AS total
+            ${succeededIn(customers.from, customers.before)}`
+        : merchants === undefined
+          ? sql`SELECT 'customers' AS part, NULL AS unit, count(*)::text AS n, NULL AS total
+              FROM partner_customers WHERE partner_id = ${filter.partnerId}`
+          : sql`SELECT 'customers' AS part, NULL AS unit, count(DISTINCT customer_key)::text AS n,
+              NULL AS total
+              FROM merchant_customers
+              WHERE ${oneOf("merchant_id", merchants)} AND partner_id = ${filter.partnerId}`
+    )
+    return sql<StatsRow>`${sql.join(" UNION ALL ", false)(parts)}`.pipe(Effect.map(toStats))
+  }
+
   return PaymentStore.of({
-    insert: (p, completion) =>
-      withCompletion(
-        sql,
-        sql`INSERT INTO payments ${sql.insert({
-          id: p.id,
-          partner_id: p.partnerId,
-          merchant_id: p.merchantId,
-          reference_id: p.referenceId,
-          reference_folded: p.referenceId.toLowerCase(),
-          amount_unit: formatUnit(p.amount.unit),
-          amount_value: p.amount.value.toString(),
-          status: p.status,
-          failure_code: p.failureCode,
-          cancelled_reason: p.cancelledReason,
-          expires_at: p.expiresAt,
-          created_at: p.createdAt,
-          updated_at: p.updatedAt,
-          final_at: p.finalAt,
-          checkout: p.checkout === null ? null : JSON.stringify(p.checkout),
-          token_asset: p.tokenAmount?.asset ?? null,
-          token_chain: p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
-          token_value: p.tokenAmount?.value.toString() ?? null,
-          buyer_account: p.buyer?.account ?? null,
-          buyer_key: p.buyer ? buyerKey(p.buyer.account) : null,
-          buyer_provider_name: p.buyer?.providerName ?? null,
-          buyer_provider_icon: p.buyer?.providerIcon ?? null,
-          tx_network: p.transaction?.networkId ?? null,
-          tx_hash: p.transaction?.hash ?? null,
-          tx_nonce: p.transaction?.nonce ?? null,
-          tx_id: p.txId
-        })}`,
-        completion
-      ).pipe(Effect.asVoid, orDieSql),
+    insert: (p, completion) => {
+      const row = sql`INSERT INTO payments ${sql.insert({
+        id: p.id,
+        partner_id: p.partnerId,
+        merchant_id: p.merchantId,
+        reference_id: p.referenceId,
+        reference_folded: p.referenceId.toLowerCase(),
+        amount_unit: formatUnit(p.amount.unit),
+        amount_value: p.amount.value.toString(),
+        status: p.status,
+        failure_code: p.failureCode,
+        cancelled_reason: p.cancelledReason,
+        expires_at: p.expiresAt,
+        created_at: p.createdAt,
+        updated_at: p.updatedAt,
+        final_at: p.finalAt,
+        checkout: p.checkout === null ? null : JSON.stringify(p.checkout),
+        token_asset: p.tokenAmount?.asset ?? null,
+        token_chain: p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
+        token_value: p.tokenAmount?.value.toString() ?? null,
+        buyer_account: p.buyer?.account ?? null,
+        buyer_key: p.buyer ? buyerKey(p.buyer.account) : null,
+        buyer_provider_name: p.buyer?.providerName ?? null,
+        buyer_provider_icon: p.buyer?.providerIcon ?? null,
+        tx_network: p.transaction?.networkId ?? null,
+        tx_hash: p.transaction?.hash ?? null,
+        tx_nonce: p.transaction?.nonce ?? null,
+        tx_id: p.txId
+      })}`
+      // A payment stored already succeeded is counted as one that succeeds later.
+      const statement =
+        p.status === "succeeded"
+          ? sql`WITH inserted AS (${row} RETURNING *)${countSucceeded("inserted")} SELECT 1`
+          : row
+      return withCompletion(sql, statement, completion).pipe(Effect.asVoid, orDieSql)
+    },
 
     find: (id) =>
       findRows(id).pipe(
@@ -228,10 +358,12 @@ export const makePgPaymentStore = (sql: SqlClient) => {
           tx_id = coalesce(${c.txId ?? null}::text, tx_id)
         WHERE id = ${id} AND status = ${from}
         RETURNING *)`
-      const apply = sql<PaymentRow>`WITH updated AS ${updated}
+      const succeeds = c.status === "succeeded" && from !== "succeeded"
+      const apply =
+        sql<PaymentRow>`WITH updated AS ${updated}${succeeds ? countSucceeded("updated") : sql``}
         ${withRefund(sql.literal("updated"))}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toPayment))
-      )
+          Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toPayment))
+        )
       // The completion is written only when the change applied, in its transaction.
       return (
         completion === undefined
@@ -301,24 +433,9 @@ export const makePgPaymentStore = (sql: SqlClient) => {
     },
 
     stats: (filter) => {
-      const succeeded = sql`FROM payments p WHERE ${whereOf(filter)} AND p.status = 'succeeded'`
-      return Effect.all(
-        [
-          sql<{ readonly unit: string; readonly total: string }>`SELECT p.amount_unit AS unit,
-            sum(p.amount_value)::text AS total ${succeeded} GROUP BY p.amount_unit`,
-          sql<{ readonly transactions: string; readonly customers: string }>`SELECT
-            count(*) AS transactions, count(DISTINCT p.buyer_key) AS customers ${succeeded}`
-        ],
-        { concurrency: 2 }
-      ).pipe(
-        Effect.map(([revenue, [counts]]) => ({
-          // Sorted here, not in SQL, so the order does not depend on the database's collation.
-          revenue: revenue
-            .map((r) => ({ unit: r.unit, total: BigInt(r.total) }))
-            .sort((a, b) => (a.unit < b.unit ? -1 : 1)),
-          transactions: Number(counts?.transactions ?? 0),
-          customers: Number(counts?.customers ?? 0)
-        })),
+      const plan = planStats(filter)
+      if (plan._tag === "Empty") return Effect.succeed(noStats)
+      return (plan._tag === "Scan" ? scanStats(filter) : aggregateStats(filter, plan)).pipe(
         orDieSql
       )
     }

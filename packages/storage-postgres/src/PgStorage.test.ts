@@ -52,6 +52,7 @@ describe("PostgreSQL storage, several instances", () => {
         "initial",
         "payments",
         "idempotency_lease",
+        "payment_aggregates",
         "wallet_apps",
         "gateway"
       ])

@@ -1,7 +1,9 @@
 /**
  * The payment store on SQLite. Listings are keyset-paginated on indexed
- * (partner or merchant, sort key, id); statistics are exact (63-bit sums in
- * SQL, larger token amounts summed as bigints).
+ * (partner or merchant, sort key, id). Statistics are exact (63-bit sums in
+ * SQL, larger amounts summed as bigints) and read from aggregates the store
+ * keeps in the transaction of each payment that succeeds (see PaymentStatsPlan),
+ * so their cost does not grow with the number of matches.
  */
 import {
   type AmountUnit,
@@ -11,14 +13,20 @@ import {
   findCurrency,
   type IdempotencyCompletion,
   type MerchantId,
+  noStats,
   type PartnerId,
   type Payment,
   type PaymentFilter,
   type PaymentId,
+  type PaymentStats,
   type PaymentStatus,
   PaymentStore,
+  planStats,
   RefundExists,
-  type RefundId
+  type RefundId,
+  type StatsPlan,
+  statsTotals,
+  utcDay
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import type { SqliteConnection, SqliteStatement, SqliteValue } from "./SqliteDatabase.js"
@@ -215,10 +223,172 @@ export const makeSqlitePaymentStore = (
     WHERE id = ? AND status = 'requires_action'`)
   const refundSql = db.prepare("INSERT INTO refunds (id, payment_id, created_at) VALUES (?, ?, ?)")
   const refundOfSql = db.prepare("SELECT id FROM refunds WHERE payment_id = ?")
+  const dailyRevenueSql = db.prepare(`SELECT revenue FROM payment_daily_revenue
+    WHERE partner_id = ? AND merchant_id = ? AND day = ? AND unit = ?`)
+  const dailyPutSql = db.prepare(`INSERT INTO payment_daily_revenue
+      (partner_id, merchant_id, day, unit, transactions, revenue, revenue_i63)
+    VALUES (?, ?, ?, ?, 1, ?, ?)
+    ON CONFLICT (partner_id, merchant_id, day, unit) DO UPDATE SET
+      transactions = transactions + 1, revenue = excluded.revenue, revenue_i63 = excluded.revenue_i63`)
+  const partnerCustomerSql = db.prepare(`INSERT INTO partner_customers
+      (partner_id, customer_key, payments) VALUES (?, ?, 1)
+    ON CONFLICT (partner_id, customer_key) DO UPDATE SET payments = payments + 1`)
+  const merchantCustomerSql = db.prepare(`INSERT INTO merchant_customers
+      (merchant_id, customer_key, partner_id, payments) VALUES (?, ?, ?, 1)
+    ON CONFLICT (merchant_id, customer_key) DO UPDATE SET payments = payments + 1`)
 
   const find = (id: string) => {
     const row = findSql.get(id) as PaymentRow | undefined
     return row === undefined ? Option.none() : Option.some(toPayment(row))
+  }
+
+  /**
+   * Counts a payment that has just become succeeded into the aggregates; called inside the
+   * write transaction that made it so. The revenue is read, added to and written back: safe,
+   * as that transaction began with its write to the payment, so it holds SQLite's one write
+   * lock and reads the latest total, which nobody else can change before it commits.
+   */
+  const countSucceeded = (p: Payment) => {
+    const unit = unitToStorage(p.amount.unit)
+    const day = utcDay(p.createdAt)
+    const stored = dailyRevenueSql.get(p.partnerId, p.merchantId, day, unit) as
+      | { revenue: string }
+      | undefined
+    const total = (stored === undefined ? 0n : BigInt(stored.revenue)) + p.amount.value
+    dailyPutSql.run(
+      p.partnerId,
+      p.merchantId,
+      day,
+      unit,
+      total.toString(),
+      total <= MAX_I63 ? total : null
+    )
+    if (p.buyer !== null) {
+      const customer = buyerKey(p.buyer.account)
+      partnerCustomerSql.run(p.partnerId, customer)
+      merchantCustomerSql.run(p.merchantId, customer, p.partnerId)
+    }
+  }
+
+  /** Revenue per unit and the count of succeeded payments among those `where` selects. */
+  const succeededSums = (
+    where: { sql: string; params: Array<SqliteValue> },
+    totals: ReturnType<typeof statsTotals>
+  ) => {
+    const succeeded = `FROM payments p WHERE ${where.sql} AND p.status = 'succeeded'`
+    // SQL sums of 63-bit values overflow past 2^63; summing the high and low parts of each
+    // value apart cannot (until a billion rows), and the parts recombine exactly. The sums
+    // come back as text: a 63-bit total read as a JS number would lose digits.
+    for (const row of prepared(
+      `SELECT p.amount_unit AS unit, count(*) AS n,
+          CAST(sum(p.amount_minor / ${SPLIT}) AS TEXT) AS high,
+          CAST(sum(p.amount_minor % ${SPLIT}) AS TEXT) AS low
+        ${succeeded} AND p.amount_minor IS NOT NULL GROUP BY p.amount_unit`
+    ).all(...where.params) as Array<{ unit: string; n: number; high: string; low: string }>) {
+      totals.add(row.unit, BigInt(row.high) * BigInt(SPLIT) + BigInt(row.low), row.n)
+    }
+    for (const row of prepared(
+      `SELECT p.amount_unit AS unit, p.amount_value AS value ${succeeded}
+        AND p.amount_minor IS NULL`
+    ).all(...where.params) as Array<{ unit: string; value: string }>) {
+      totals.add(row.unit, BigInt(row.value), 1)
+    }
+  }
+
+  /** Distinct buyers of the succeeded payments a filter selects. */
+  const scanCustomers = (filter: PaymentFilter) => {
+    const where = whereOf(filter)
+    return (
+      prepared(
+        `SELECT count(DISTINCT p.buyer_key) AS n FROM payments p
+          WHERE ${where.sql} AND p.status = 'succeeded'`
+      ).get(...where.params) as { n: number }
+    ).n
+  }
+
+  /** Every match read: for filters the aggregates do not break down by. */
+  const scanStats = (filter: PaymentFilter): PaymentStats => {
+    const totals = statsTotals()
+    succeededSums(whereOf(filter), totals)
+    return totals.result(scanCustomers(filter))
+  }
+
+  const aggregateStats = (
+    filter: PaymentFilter,
+    plan: Extract<StatsPlan, { readonly _tag: "Aggregates" }>
+  ): PaymentStats => {
+    const totals = statsTotals()
+    const merchants = plan.merchantIds
+    if (plan.days !== undefined) {
+      const clauses = ["partner_id = ?"]
+      const params: Array<SqliteValue> = [filter.partnerId]
+      if (merchants !== undefined) {
+        clauses.push(`merchant_id IN (${placeholders(merchants.length)})`)
+        params.push(...merchants)
+      }
+      if (plan.days.from !== undefined) {
+        clauses.push("day >= ?")
+        params.push(plan.days.from)
+      }
+      if (plan.days.before !== undefined) {
+        clauses.push("day < ?")
+        params.push(plan.days.before)
+      }
+      const where = clauses.join(" AND ")
+      // Daily totals within 63 bits summed in SQL by parts (as above), the larger ones listed
+      // for an exact sum here: one pass over the covering index.
+      for (const row of prepared(
+        `SELECT unit, CAST(sum(transactions) AS TEXT) AS n,
+            CAST(sum(revenue_i63 / ${SPLIT}) AS TEXT) AS high,
+            CAST(sum(revenue_i63 % ${SPLIT}) AS TEXT) AS low,
+            group_concat(CASE WHEN revenue_i63 IS NULL THEN revenue END) AS past_i63
+          FROM payment_daily_revenue WHERE ${where} GROUP BY unit`
+      ).all(...params) as Array<{
+        unit: string
+        n: string
+        high: string | null
+        low: string | null
+        past_i63: string | null
+      }>) {
+        let total = BigInt(row.high ?? 0) * BigInt(SPLIT) + BigInt(row.low ?? 0)
+        for (const big of row.past_i63?.split(",") ?? []) total += BigInt(big)
+        totals.add(row.unit, total, Number(row.n))
+      }
+    }
+    for (const edge of plan.edges) {
+      succeededSums(
+        whereOf({
+          partnerId: filter.partnerId,
+          merchantIds: merchants,
+          from: edge.from,
+          before: edge.before,
+          now: filter.now
+        }),
+        totals
+      )
+    }
+    const customers =
+      plan.customers._tag === "Range"
+        ? scanCustomers({
+            partnerId: filter.partnerId,
+            merchantIds: merchants,
+            from: plan.customers.from,
+            before: plan.customers.before,
+            now: filter.now
+          })
+        : merchants === undefined
+          ? (
+              prepared("SELECT count(*) AS n FROM partner_customers WHERE partner_id = ?").get(
+                filter.partnerId
+              ) as { n: number }
+            ).n
+          : (
+              prepared(
+                `SELECT count(DISTINCT customer_key) AS n FROM merchant_customers
+                  WHERE merchant_id IN (${placeholders(merchants.length)}) AND partner_id = ?`
+              ).get(...merchants, filter.partnerId) as { n: number }
+            ).n
+    return totals.result(customers)
   }
 
   return PaymentStore.of({
@@ -256,6 +426,7 @@ export const makeSqlitePaymentStore = (
             p.transaction?.nonce ?? null,
             p.txId
           )
+          if (p.status === "succeeded") countSucceeded(p)
           complete(completion)
         })
       ),
@@ -311,8 +482,12 @@ export const makeSqlitePaymentStore = (
             from
           )
           if (Number(changes) !== 1) return Option.none()
+          const updated = find(id)
+          if (c.status === "succeeded" && from !== "succeeded" && Option.isSome(updated)) {
+            countSucceeded(updated.value)
+          }
           complete(completion)
-          return find(id)
+          return updated
         })
       ),
 
@@ -367,38 +542,12 @@ export const makeSqlitePaymentStore = (
 
     stats: (filter) =>
       Effect.sync(() => {
-        const where = whereOf(filter)
-        const succeeded = `FROM payments p WHERE ${where.sql} AND p.status = 'succeeded'`
-        const revenue = new Map<string, bigint>()
-        const add = (unit: string, amount: bigint) =>
-          revenue.set(unit, (revenue.get(unit) ?? 0n) + amount)
-        // SQL sums of 63-bit values overflow past 2^63; summing the high and low parts of each
-        // value apart cannot (until a billion rows), and the parts recombine exactly. The sums
-        // come back as text: a 63-bit total read as a JS number would lose digits.
-        for (const row of prepared(
-          `SELECT p.amount_unit AS unit,
-              CAST(sum(p.amount_minor / ${SPLIT}) AS TEXT) AS high,
-              CAST(sum(p.amount_minor % ${SPLIT}) AS TEXT) AS low
-            ${succeeded} AND p.amount_minor IS NOT NULL GROUP BY p.amount_unit`
-        ).all(...where.params) as Array<{ unit: string; high: string; low: string }>) {
-          add(row.unit, BigInt(row.high) * BigInt(SPLIT) + BigInt(row.low))
-        }
-        for (const row of prepared(
-          `SELECT p.amount_unit AS unit, p.amount_value AS value ${succeeded}
-            AND p.amount_minor IS NULL`
-        ).all(...where.params) as Array<{ unit: string; value: string }>) {
-          add(row.unit, BigInt(row.value))
-        }
-        const counts = prepared(
-          `SELECT count(*) AS transactions, count(DISTINCT p.buyer_key) AS customers ${succeeded}`
-        ).get(...where.params) as { transactions: number; customers: number }
-        return {
-          revenue: [...revenue]
-            .map(([unit, total]) => ({ unit, total }))
-            .sort((a, b) => (a.unit < b.unit ? -1 : 1)),
-          transactions: counts.transactions,
-          customers: counts.customers
-        }
+        const plan = planStats(filter)
+        if (plan._tag === "Empty") return noStats
+        // One read transaction: every part of the answer from the same snapshot.
+        return db.transaction(() =>
+          plan._tag === "Scan" ? scanStats(filter) : aggregateStats(filter, plan)
+        )
       })
   })
 }

@@ -22,6 +22,8 @@ import {
   isAfterCursor,
   matchesFilter
 } from "../payments/PaymentQuery.js"
+import { applyChange, type PaymentChange } from "../payments/PaymentStateMachine.js"
+import { DAY_MS } from "../payments/PaymentStatsPlan.js"
 import {
   type PaymentFilter,
   type PaymentPageQuery,
@@ -200,6 +202,135 @@ const dataset = (partnerId: PartnerId, merchants: ReadonlyArray<MerchantId>) => 
     })
   })
 }
+
+/** Midnight UTC: the statistics data set sits on either side of this day's boundaries. */
+const D1 = Date.UTC(2026, 2, 10)
+
+/**
+ * Payments over five UTC days, some right at midnight or a millisecond before it, for the
+ * statistics: succeeded ones stored as such and others that succeed later through
+ * transitions; fiat and token units with amounts past 2^64; buyers at both merchants, one
+ * address on two chains and in two letter cases; unpaid, failed and processing ones with
+ * buyers that must not count. Returns the payments as they end up.
+ */
+const statsDataset = (partnerId: PartnerId, merchants: readonly [MerchantId, MerchantId]) =>
+  Effect.gen(function* () {
+    const store = yield* PaymentStore
+    const offsets = [0, 1, 3600_000, DAY_MS / 2, DAY_MS - 1]
+    const statuses: ReadonlyArray<PaymentStatus | "later"> = [
+      "succeeded",
+      "later",
+      "failed",
+      "succeeded",
+      "processing",
+      "later",
+      "cancelled",
+      "succeeded",
+      "requires_action",
+      "expired"
+    ]
+    const units: ReadonlyArray<AmountUnit> = [
+      USD,
+      { kind: "token", asset: USDC_BASE },
+      JPY,
+      { kind: "token", asset: BIG_TOKEN },
+      { kind: "token", asset: USDC_ETH }
+    ]
+    const addresses = [
+      "0x00000000000000000000000000000000000000a1",
+      "0x00000000000000000000000000000000000000A1",
+      "0x00000000000000000000000000000000000000b2",
+      "0x00000000000000000000000000000000000000c3"
+    ]
+    const final: Array<Payment> = []
+    let i = 0
+    for (let day = -1; day < 4; day++) {
+      for (const offset of offsets) {
+        for (const merchant of merchants) {
+          i++
+          const status = statuses[i % statuses.length]!
+          const unit = units[i % units.length]!
+          const value =
+            unit.kind === "token" && unit.asset === BIG_TOKEN
+              ? 2n ** 64n + BigInt(i) * 2n ** 63n
+              : BigInt(100 * i + 1)
+          const paid =
+            status !== "requires_action" && status !== "cancelled" && status !== "expired"
+          const who = paid
+            ? buyer(addresses[i % addresses.length]!, i % 3 === 0 ? "eip155:1" : "eip155:8453")
+            : null
+          const token = unit.kind === "token" ? unit.asset : USDC_BASE
+          const createdAt = D1 + day * DAY_MS + offset
+          const p = aPayment(partnerId, merchant, {
+            at: createdAt,
+            referenceId: `stat-${i}`,
+            amount: { unit, value },
+            status: status === "later" ? "requires_action" : status,
+            expiresAt: new Date(createdAt + (status === "expired" ? 1 : 20 * DAY_MS)),
+            tokenAmount: paid && status !== "later" ? { asset: token, value } : null,
+            buyer: status === "later" ? null : who,
+            txId: status === "succeeded" ? "0x1" : null,
+            finalAt: status === "succeeded" ? new Date(createdAt) : null
+          })
+          yield* store.insert(p)
+          if (status !== "later") {
+            final.push(p)
+            continue
+          }
+          // Paid later: the buyer arrives with processing, the success after.
+          const at = new Date(createdAt + 60_000)
+          const steps: ReadonlyArray<readonly [PaymentStatus, PaymentChange]> = [
+            [
+              "requires_action",
+              {
+                status: "processing",
+                at,
+                finalAt: null,
+                tokenAmount: { asset: token, value },
+                buyer: who!
+              }
+            ],
+            ["processing", { status: "succeeded", at, finalAt: at, txId: "0x2" }]
+          ]
+          let current = p
+          for (const [from, change] of steps) {
+            expect(Option.isSome(yield* store.transition(p.id, from, change))).toBe(true)
+            current = applyChange(current, change)
+          }
+          final.push(current)
+        }
+      }
+    }
+    return final
+  })
+
+/**
+ * For a store's own tests of its aggregates: a partner with two merchants and the statistics
+ * data set stored, filters that take each path of `planStats`, and the reference answer.
+ */
+export const statisticsFixture = Effect.gen(function* () {
+  const { partner, merchants } = yield* setup
+  const [m0, m1] = [merchants[0]!.id, merchants[1]!.id]
+  const data = yield* statsDataset(partner.id, [m0, m1])
+  const base: PaymentFilter = { partnerId: partner.id, now: new Date(D1 + 10 * DAY_MS) }
+  const filters: ReadonlyArray<PaymentFilter> = [
+    base,
+    { ...base, merchantIds: [m0] },
+    { ...base, merchantIds: [m0, m1], statuses: ["succeeded"] },
+    { ...base, from: new Date(D1), before: new Date(D1 + 2 * DAY_MS) },
+    { ...base, from: new Date(D1 - 1), before: new Date(D1 + DAY_MS + 1), merchantIds: [m1] },
+    { ...base, before: new Date(D1 + DAY_MS / 2) },
+    { ...base, assets: [USDC_BASE] }
+  ]
+  return {
+    partner,
+    merchants,
+    data,
+    base,
+    filters,
+    expected: (filter: PaymentFilter) => computeStats(data, filter)
+  }
+})
 
 export const paymentStorageContract = (
   name: string,
@@ -650,6 +781,119 @@ export const paymentStorageContract = (
         expect(Option.getOrThrow(yield* find(q.id, mixed))).toEqual(elsewhere)
         expect(Option.getOrThrow(yield* find(p.id, other))).toEqual(otherChain)
         expect(Option.isNone(yield* find(p.id, lower))).toBe(true)
+      })
+    )
+    test(
+      "sums statistics exactly over whole and partial UTC days, merchants, statuses and buyers",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const other = yield* setup
+        const store = yield* PaymentStore
+        const data = yield* statsDataset(partner.id, [merchants[0]!.id, merchants[1]!.id])
+        // Another partner's payments never count, not even under a merchant filter naming them.
+        const foreign = aPayment(other.partner.id, other.merchants[0]!.id, {
+          at: D1 + 5,
+          status: "succeeded",
+          buyer: buyer("0x00000000000000000000000000000000000000f1")
+        })
+        yield* store.insert(foreign)
+
+        const [m0, m1] = [merchants[0]!.id, merchants[1]!.id]
+        const now = new Date(D1 + 10 * DAY_MS)
+        const base: PaymentFilter = { partnerId: partner.id, now }
+        const at = (ms: number) => new Date(ms)
+        const ranges: ReadonlyArray<Pick<PaymentFilter, "from" | "before">> = [
+          {},
+          // Whole days only, then cut by a millisecond at either end, then inside one day.
+          { from: at(D1), before: at(D1 + 2 * DAY_MS) },
+          { from: at(D1 - 1), before: at(D1 + 2 * DAY_MS) },
+          { from: at(D1 + 1), before: at(D1 + 2 * DAY_MS + 1) },
+          { from: at(D1 + 1), before: at(D1 + 2 * DAY_MS - 1) },
+          { from: at(D1 + 1), before: at(D1 + DAY_MS - 1) },
+          { from: at(D1 + 12 * 3600_000), before: at(D1 + 36 * 3600_000) },
+          { from: at(D1 + DAY_MS) },
+          { from: at(D1 + DAY_MS + 1) },
+          { before: at(D1 + DAY_MS) },
+          { before: at(D1 + DAY_MS - 1) },
+          { from: at(D1), before: at(D1) },
+          { from: at(D1 + DAY_MS), before: at(D1) }
+        ]
+        const shapes: ReadonlyArray<Omit<PaymentFilter, "partnerId" | "now">> = [
+          {},
+          { merchantIds: [m0] },
+          { merchantIds: [m1, m0] },
+          { merchantIds: [m1, other.merchants[0]!.id] },
+          { merchantIds: [other.merchants[0]!.id] },
+          { merchantIds: [] },
+          { statuses: ["succeeded"] },
+          { statuses: ["processing", "succeeded"], merchantIds: [m1] },
+          { statuses: ["failed", "expired", "processing"] },
+          { statuses: [] },
+          { assets: [USDC_BASE] },
+          { networks: ["eip155:1" as Caip2], merchantIds: [m0] },
+          { referenceId: "stat-1" }
+        ]
+        let checked = 0
+        for (const shape of shapes) {
+          for (const range of ranges) {
+            const filter: PaymentFilter = { ...base, ...shape, ...range }
+            const expected = computeStats([...data, foreign], filter)
+            expect(yield* store.stats(filter), JSON.stringify(filter)).toEqual(expected)
+            checked++
+          }
+        }
+        expect(checked).toBe(shapes.length * ranges.length)
+        // The data set says something: several units, 2^64 passed, a buyer on two chains.
+        const all = computeStats(data, base)
+        expect(all.revenue.length).toBeGreaterThanOrEqual(3)
+        expect(all.revenue.some((r) => r.total > 2n ** 64n)).toBe(true)
+        expect(all.customers).toBeLessThan(all.transactions)
+        // A wrong day boundary moves a payment between whole days and an edge: these differ.
+        const day1 = computeStats(data, { ...base, from: at(D1), before: at(D1 + DAY_MS) })
+        const shifted = computeStats(data, {
+          ...base,
+          from: at(D1 - 1),
+          before: at(D1 + DAY_MS - 1)
+        })
+        expect(day1).not.toEqual(shifted)
+      })
+    )
+
+    test(
+      "counts payments that succeed at the same time exactly once each",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const store = yield* PaymentStore
+        const processing = Array.from({ length: 12 }, (_, i) =>
+          aPayment(partner.id, merchants[i % 2]!.id, {
+            at: D1 + 1000 + i,
+            status: "processing",
+            amount: { unit: { kind: "token", asset: BIG_TOKEN }, value: MAX_TOKEN - BigInt(i) },
+            tokenAmount: { asset: BIG_TOKEN, value: MAX_TOKEN - BigInt(i) },
+            buyer: buyer(`0x${(i % 3).toString(16).padStart(40, "c")}`)
+          })
+        )
+        for (const p of processing) yield* store.insert(p)
+        const at = new Date(D1 + 5000)
+        const change: PaymentChange = { status: "succeeded", at, finalAt: at, txId: "0x1" }
+        const results = yield* Effect.all(
+          processing.map((p) => store.transition(p.id, "processing", change)),
+          { concurrency: "unbounded" }
+        )
+        expect(results.every(Option.isSome)).toBe(true)
+        // A second success of the same payment is refused, and counts nothing.
+        expect(
+          Option.isNone(yield* store.transition(processing[0]!.id, "processing", change))
+        ).toBe(true)
+        const succeeded = processing.map((p) => applyChange(p, change))
+        for (const filter of [
+          { partnerId: partner.id, now: at },
+          { partnerId: partner.id, now: at, merchantIds: [merchants[1]!.id] },
+          { partnerId: partner.id, now: at, from: new Date(D1), before: new Date(D1 + DAY_MS) }
+        ] satisfies ReadonlyArray<PaymentFilter>) {
+          expect(yield* store.stats(filter)).toEqual(computeStats(succeeded, filter))
+        }
+        expect((yield* store.stats({ partnerId: partner.id, now: at })).transactions).toBe(12)
       })
     )
   })
