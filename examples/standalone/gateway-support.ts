@@ -111,14 +111,22 @@ export const options = (wallet: Client, paymentId: string, accounts: ReadonlyArr
     body: { accounts, refresh: null }
   })
 
-/** Signs an `eth_signTypedData_v4` action as a wallet does: from the JSON it was handed. */
-export const signAction = async (buyerKey: Hex, action: Json): Promise<Hex> => {
+/**
+ * Signs an `eth_signTypedData_v4` action as a wallet does: from the JSON it was handed.
+ * `tamper` edits the message (its values as on the wire: numbers as hex strings) before signing,
+ * as a compromised or buggy wallet would.
+ */
+export const signAction = async (
+  buyerKey: Hex,
+  action: Json,
+  tamper: (message: Record<string, string>) => Record<string, string> = (m) => m
+): Promise<Hex> => {
   expect(action.type).toBe("walletRpc")
   expect(action.data.method).toBe("eth_signTypedData_v4")
   const typed = JSON.parse(action.data.params[1])
   const { EIP712Domain: _, ...types } = typed.types
   const message = Object.fromEntries(
-    Object.entries(typed.message as Record<string, string>).map(([k, v]) => [
+    Object.entries(tamper({ ...typed.message }) as Record<string, string>).map(([k, v]) => [
       k,
       ["value", "validAfter", "validBefore"].includes(k) ? hexToBigInt(v as Hex) : v
     ])
@@ -139,3 +147,87 @@ export const confirm = (
   query = "?maxPollMs=15000"
 ): Promise<ApiResponse> =>
   wallet.request("POST", `/v1/gateway/payment/${paymentId}/confirm${query}`, { body })
+
+/** The confirm body for an option and its one signature, as SDKs send it. */
+export const signed = (optionId: string, signature: Hex, extra: Json = {}): Json => ({
+  optionId,
+  results: [{ type: "walletRpc", data: [signature] }],
+  ...extra
+})
+
+/** The one option offered to `buyer` for the payment (200 expected). */
+export const onlyOption = async (
+  wallet: Client,
+  paymentId: string,
+  buyer: Buyer
+): Promise<Json> => {
+  const offered = await options(wallet, paymentId, [buyer.account])
+  expect(offered.status, offered.text).toBe(200)
+  expect(offered.body.options).toHaveLength(1)
+  return offered.body.options[0]
+}
+
+/** GET .../status, long-polled for up to `maxPollMs` when given. */
+export const gatewayStatus = (wallet: Client, paymentId: string, maxPollMs?: number) =>
+  wallet.get(
+    `/v1/gateway/payment/${paymentId}/status${maxPollMs === undefined ? "" : `?maxPollMs=${maxPollMs}`}`
+  )
+
+/** The token transfers out of `from` on the sandbox chain since genesis. */
+export const transfersFrom = (server: E2eServer, from: Hex) =>
+  server.sandbox.publicClient.getContractEvents({
+    address: server.sandbox.token.address,
+    abi: server.sandbox.token.abi,
+    eventName: "Transfer",
+    args: { from },
+    fromBlock: 0n
+  })
+
+/** The EIP-712 message of an option's authorization: its nonce, signer and domain. */
+export const authorizationOf = (option: Json) => {
+  const typed = JSON.parse(option.actions[0].data.params[1])
+  return {
+    domain: { ...typed.domain, chainId: hexToBigInt(typed.domain.chainId) },
+    from: typed.message.from as Hex,
+    to: typed.message.to as Hex,
+    nonce: typed.message.nonce as Hex
+  }
+}
+
+/**
+ * Cancels an authorization on chain (EIP-3009 `cancelAuthorization`) before the engine submits
+ * it: the buyer signs `CancelAuthorization(authorizer, nonce)` under the token's domain, and the
+ * sandbox collector's own wallet sends it. Resolves once it is mined (status success).
+ */
+export const cancelOnChain = async (server: E2eServer, buyer: Buyer, option: Json) => {
+  const { domain, nonce } = authorizationOf(option)
+  const signature = await privateKeyToAccount(buyer.key).signTypedData({
+    domain,
+    types: {
+      CancelAuthorization: [
+        { name: "authorizer", type: "address" },
+        { name: "nonce", type: "bytes32" }
+      ]
+    },
+    primaryType: "CancelAuthorization",
+    message: { authorizer: buyer.address, nonce }
+  })
+  const hash = await server.sandbox.collector.walletClient.writeContract({
+    address: server.sandbox.token.address,
+    abi: server.sandbox.token.abi,
+    functionName: "cancelAuthorization",
+    args: [buyer.address, nonce, signature]
+  })
+  const receipt = await server.sandbox.publicClient.waitForTransactionReceipt({ hash })
+  expect(receipt.status).toBe("success")
+  expect(await authorizationUsed(server, buyer, option)).toBe(true)
+}
+
+/** Whether the token holds the option's authorization nonce as used or cancelled. */
+export const authorizationUsed = (server: E2eServer, buyer: Buyer, option: Json) =>
+  server.sandbox.publicClient.readContract({
+    address: server.sandbox.token.address,
+    abi: server.sandbox.token.abi,
+    functionName: "authorizationState",
+    args: [buyer.address, authorizationOf(option).nonce]
+  })

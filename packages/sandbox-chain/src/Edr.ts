@@ -81,7 +81,10 @@ export const createEdrChain = async (options: EdrOptions): Promise<EdrChain> => 
   const provider = await (await edrContext()).createProvider(
     L1_CHAIN_TYPE,
     {
-      allowBlocksWithSameTimestamp: false,
+      // Blocks mined in the same second share its timestamp. Stamped a second apart instead,
+      // a burst of transactions would put the chain's clock ahead of the wall clock for good
+      // (EDR keeps the offset), and authorizations valid for a few more seconds would expire.
+      allowBlocksWithSameTimestamp: true,
       allowUnlimitedContractSize: false,
       // eth_call and eth_estimateGas answer a revert with an error, as nodes do; a
       // reverting transaction that was sent is mined with status 0, as on a real chain.

@@ -450,6 +450,28 @@ layer(sandboxLayer(), { timeout: 60_000 })("SandboxChain with one chain", (it) =
     })
   )
 
+  it.effect("keeps its clock on the wall clock however many blocks a second mines", () =>
+    Effect.gen(function* () {
+      const chain = yield* SandboxChain
+      const buyer = newBuyer()
+      // Thirty blocks in well under a second: stamped one second apart, they would put the
+      // chain's clock (and every block after them) half a minute ahead of the wall clock.
+      for (let i = 0; i < 30; i++) yield* chain.faucet(buyer.address, USDC)
+      const latest = yield* latestTimestamp(chain)
+      const pending = yield* Effect.promise(() =>
+        chain.publicClient.getBlock({ blockTag: "pending" }).then((b) => b.timestamp)
+      )
+      const wall = BigInt(Math.floor(Date.now() / 1000))
+      expect(latest).toBeLessThanOrEqual(wall)
+      expect(pending).toBeLessThanOrEqual(wall)
+
+      // So an authorization valid for two more seconds of the wall clock goes through.
+      const soon = yield* authorize(chain, buyer, { from: buyer.address, validBefore: wall + 2n })
+      const receipt = yield* submitReceive(chain, soon.message, soon.signature)
+      expect(receipt.status).toBe("success")
+    })
+  )
+
   it.effect("enforces validAfter and validBefore", () =>
     Effect.gen(function* () {
       const chain = yield* SandboxChain

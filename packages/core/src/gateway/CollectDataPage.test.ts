@@ -424,6 +424,35 @@ describe("the done page", () => {
   })
 })
 
+describe("a problem page", () => {
+  const page = renderCollectDataPage({
+    action: "",
+    problem: "this payment has expired.",
+    title: "This link cannot be used"
+  })
+
+  it("says only what is wrong: no form, no inputs, no request for details", () => {
+    expect(page).toContain('<body data-state="problem">')
+    expect(page).toContain("<h1>This link cannot be used</h1>")
+    expect(page).toMatch(
+      /<div class="summary"[^>]*role="alert"[^>]*>\s*<p>This payment has expired\.<\/p>/
+    )
+    expect(page).not.toContain("<form")
+    expect(page).not.toContain("<input")
+    expect(page).not.toContain("The merchant needs a few details")
+    expect(page).not.toContain("Thank you")
+  })
+
+  it("escapes the message, and wins over nothing: a done page stays a done page", () => {
+    const hostile = renderCollectDataPage({ action: "", problem: HOSTILE })
+    expect(hostile).not.toContain("<script>alert(1)")
+    expect(hostile).not.toContain("<img")
+    const done = renderCollectDataPage({ action: ACTION, done: true, problem: "ignored" })
+    expect(done).toContain('<body data-state="done">')
+    expect(done).not.toContain("ignored")
+  })
+})
+
 describe("parseFormBody", () => {
   it("reads urlencoded fields in order, decoding + and percent escapes", () => {
     const body =

@@ -32,6 +32,11 @@ export interface CollectDataPageOptions {
   readonly issuePrefix?: string
   /** The data was accepted: show the success message and signal `IC_COMPLETE`. */
   readonly done?: boolean
+  /**
+   * The page cannot be used (no such payment, expired, paid, a link without accounts): show only
+   * this message, no form, so nobody types in details that could not be kept.
+   */
+  readonly problem?: string
   /** The page's title and heading. */
   readonly title?: string
   /** A sentence under the heading saying why the details are needed. */
@@ -376,6 +381,7 @@ export const renderCollectDataPage = (options: CollectDataPageOptions): string =
   const schema = options.schema ?? collectDataSchema
   const title = options.title ?? DEFAULT_TITLE
   const done = options.done === true
+  const problem = done ? undefined : options.problem
   const content = done
     ? [
         '<div class="done" role="status">',
@@ -383,11 +389,18 @@ export const renderCollectDataPage = (options: CollectDataPageOptions): string =
         "<p>Your details were received. Return to your wallet to finish the payment.</p>",
         "</div>"
       ].join("\n")
-    : [
-        `<h1>${esc(title)}</h1>`,
-        `<p class="intro">${esc(options.intro ?? DEFAULT_INTRO)}</p>`,
-        renderForm(options, schema)
-      ].join("\n")
+    : problem !== undefined
+      ? [
+          `<h1>${esc(title)}</h1>`,
+          '<div class="summary" id="error-summary" role="alert" tabindex="-1">',
+          `<p>${esc(sentence(problem))}</p>`,
+          "</div>"
+        ].join("\n")
+      : [
+          `<h1>${esc(title)}</h1>`,
+          `<p class="intro">${esc(options.intro ?? DEFAULT_INTRO)}</p>`,
+          renderForm(options, schema)
+        ].join("\n")
   const csp = [
     "default-src 'none'",
     "style-src 'unsafe-inline'",
@@ -407,7 +420,7 @@ export const renderCollectDataPage = (options: CollectDataPageOptions): string =
     `<title>${esc(done ? `${title}: received` : title)}</title>`,
     `<style>${CSS}</style>`,
     "</head>",
-    `<body data-state="${done ? "done" : "form"}">`,
+    `<body data-state="${done ? "done" : problem !== undefined ? "problem" : "form"}">`,
     "<main>",
     content,
     "</main>",

@@ -21,13 +21,7 @@ const html = (status: number, body: string): Reply => ({ status, body, contentTy
 const problemPage = (status: number, message: string) =>
   html(
     status,
-    renderCollectDataPage({
-      action: "",
-      issues: [{ field: "", message }],
-      issuePrefix: "",
-      done: false,
-      title: "This link cannot be used"
-    })
+    renderCollectDataPage({ action: "", problem: message, title: "This link cannot be used" })
   )
 
 const accountsOfQuery = (query: URLSearchParams): ReadonlyArray<Caip10> | undefined => {

@@ -69,7 +69,12 @@ const usd = (value: bigint): Amount => ({
 
 const rates = { "EUR/USD": Either.getOrThrow(parseRate("1.08")) }
 
-const run = (p: Payment, accounts: ReadonlyArray<string>, settled: ReadonlyArray<Caip19>) => {
+const run = (
+  p: Payment,
+  accounts: ReadonlyArray<string>,
+  settled: ReadonlyArray<Caip19>,
+  at: { readonly now?: number; readonly quoteLockMs?: number } = {}
+) => {
   let ids = 0
   return offers({
     payment: p,
@@ -77,8 +82,8 @@ const run = (p: Payment, accounts: ReadonlyArray<string>, settled: ReadonlyArray
     networks,
     settledAssets: new Set(settled),
     rate: (from, to) => lookup(rates, from, to),
-    now: new Date(NOW),
-    quoteLockMs: 120_000,
+    now: new Date(at.now ?? NOW),
+    quoteLockMs: at.quoteLockMs ?? 120_000,
     collectData: false,
     newOptionId: () => `opt_${String(++ids).padStart(20, "0")}` as OptionId,
     newNonce: () => `0x${String(ids).padStart(64, "0")}` as Hex
@@ -123,6 +128,26 @@ describe("offers", () => {
   it("never locks a quote past the payment's own expiry", () => {
     const [option] = run(payment(usd(100n), 30_000), [buyerA], [usdcA])
     expect(option?.expiresAt.getTime()).toBe(NOW + 30_000)
+  })
+
+  it("ends a quote on the whole second its authorization's validBefore names, never later", () => {
+    // Asked 400 ms into a second with a 1.5 s lock: locked until 1.9 s later, cut to 1 s later.
+    const [option] = run(payment(usd(1050n)), [buyerA], [usdcA], {
+      now: NOW + 400,
+      quoteLockMs: 1_500
+    })
+    expect(option?.expiresAt.getTime()).toBe(NOW + 1_000)
+    expect(option?.authorization.validBefore).toBe(BigInt((NOW + 1_000) / 1000))
+  })
+
+  it("ends an option on a whole second when the payment's own expiry is not one", () => {
+    const asked: Amount = { unit: { kind: "token", asset: usdcA }, value: 2_000_000n }
+    const [unquoted] = run(payment(asked, 60_750), [buyerA], [usdcA])
+    expect(unquoted?.expiresAt.getTime()).toBe(NOW + 60_000)
+    expect(unquoted?.authorization.validBefore).toBe(BigInt((NOW + 60_000) / 1000))
+    const [quoted] = run(payment(usd(1050n), 30_750), [buyerA], [usdcA])
+    expect(quoted?.expiresAt.getTime()).toBe(NOW + 30_000)
+    expect(quoted?.authorization.validBefore).toBe(BigInt((NOW + 30_000) / 1000))
   })
 
   it("offers a token-denominated payment only in its own token, unquoted", () => {

@@ -34,6 +34,14 @@ const addressOf = (account: Caip10): Address =>
 
 const seconds = (date: Date): bigint => BigInt(Math.floor(date.getTime() / 1000))
 
+/**
+ * The instant down to its whole second. An option expires on a whole second: the one wallets are
+ * shown (`expiresAt` in Unix seconds) and the authorization's `validBefore`, after which the
+ * token refuses the transfer. Were the engine's own deadline up to a second later, a confirm in
+ * between would pass its checks and then fail the payment on chain, instead of a 409.
+ */
+const wholeSecond = (date: Date): Date => new Date(Math.floor(date.getTime() / 1000) * 1000)
+
 /** The token amount that pays `payment`, and whether a rate was used; undefined if none can. */
 const priceIn = (
   payment: Payment,
@@ -70,7 +78,7 @@ export const offers = (input: OfferInput): ReadonlyArray<PaymentOption> => {
       const lockedUntil = new Date(
         Math.min(now.getTime() + input.quoteLockMs, payment.expiresAt.getTime())
       )
-      const expiresAt = price.quoted ? lockedUntil : payment.expiresAt
+      const expiresAt = wholeSecond(price.quoted ? lockedUntil : payment.expiresAt)
       const authorization: ReceiveAuthorization = {
         from: addressOf(account),
         to: network.collector,

@@ -143,6 +143,36 @@ describe("the EVM chain adapter on the sandbox chain", () => {
     )
   )
 
+  it.live(
+    "refuses (TransferRefused) an authorization the next block would reject, though the latest one takes it",
+    () =>
+      scoped(
+        Effect.gen(function* () {
+          const { chain, asset, sandbox } = yield* setup
+          const buyerKey = generatePrivateKey()
+          const buyer = privateKeyToAccount(buyerKey).address
+          yield* sandbox.faucet(buyer, 5_000_000n)
+          const domain = yield* chain.tokenDomain(asset)
+          const latest = yield* Effect.promise(() => sandbox.publicClient.getBlock())
+          // Valid at the latest block's time; the next block is stamped at its validBefore.
+          const auth = {
+            ...authorizationFor(buyer, sandbox.collector.address, 1_000_000n),
+            validBefore: latest.timestamp + 30n
+          }
+          const signature = yield* Effect.promise(() => signed(buyerKey, domain, auth))
+          yield* Effect.promise(() =>
+            sandbox.transport({}).request({
+              method: "evm_setNextBlockTimestamp",
+              params: [Number(auth.validBefore)]
+            })
+          )
+          const refused = yield* Effect.flip(chain.submitReceive(asset, auth, signature))
+          expect(refused._tag).toBe("TransferRefused")
+          expect(yield* chain.balanceOf(asset, buyer)).toBe(5_000_000n)
+        })
+      )
+  )
+
   it.live("reports a mined transfer that reverted as Reverted", () =>
     scoped(
       Effect.gen(function* () {

@@ -179,6 +179,15 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
             s
           ] as const
           const collector = network.collector
+          // A revert is the token refusing the transfer; any other failure, the network's.
+          const refusal = (error: unknown): ChainUnavailable | TransferRefused => {
+            const reverted =
+              error instanceof BaseError &&
+              error.walk((e) => e instanceof ContractFunctionRevertedError)
+            return reverted
+              ? new TransferRefused({ reason: describe(reverted) })
+              : new ChainUnavailable({ chainId: network.chainId, message: describe(error) })
+          }
           // Simulated first: a transfer the token would revert is refused before it costs gas.
           const simulate = Effect.tryPromise({
             try: () =>
@@ -189,35 +198,28 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
                 functionName: "receiveWithAuthorization",
                 args
               }),
-            catch: (error) => error
-          }).pipe(
-            Effect.catchAll((error): Effect.Effect<never, ChainUnavailable | TransferRefused> => {
-              const reverted =
-                error instanceof BaseError &&
-                error.walk((e) => e instanceof ContractFunctionRevertedError)
-              return reverted
-                ? Effect.fail(new TransferRefused({ reason: describe(reverted) }))
-                : Effect.fail(
-                    new ChainUnavailable({ chainId: network.chainId, message: describe(error) })
-                  )
-            })
-          )
+            catch: refusal
+          })
           const send = sendLock.withPermits(1)(
             Effect.gen(function* () {
               const nonce = yield* call(network.chainId, () =>
                 publicClient.getTransactionCount({ address: collector, blockTag: "pending" })
               )
-              const hash = yield* call(network.chainId, () =>
-                walletClient.writeContract({
-                  chain: walletClient.chain,
-                  account: walletClient.account ?? collector,
-                  address: token.address,
-                  abi: eip3009TokenAbi,
-                  functionName: "receiveWithAuthorization",
-                  args,
-                  nonce
-                })
-              )
+              // The gas estimate runs against the next block, not the simulated one: a
+              // revert there (an authorization expired or used meanwhile) is a refusal too.
+              const hash = yield* Effect.tryPromise({
+                try: () =>
+                  walletClient.writeContract({
+                    chain: walletClient.chain,
+                    account: walletClient.account ?? collector,
+                    address: token.address,
+                    abi: eip3009TokenAbi,
+                    functionName: "receiveWithAuthorization",
+                    args,
+                    nonce
+                  }),
+                catch: refusal
+              })
               return { hash, nonce }
             })
           )
