@@ -1,10 +1,11 @@
 /**
  * `npm run bench`: the standalone engine and a bare baseline, each in its own process on
  * loopback, under the same load in the same run, on SQLite and on PostgreSQL; prints the
- * report and writes it to bench/results/latest.json. Bounded in time, and it stops its
- * servers and drops its PostgreSQL schemas whatever happens.
- * BENCH_SECONDS, BENCH_WARMUP_SECONDS and BENCH_LONG_POLLS shorten it for a quick look;
- * PAY_TEST_PG picks the PostgreSQL server as for the tests (see bench/postgres.ts).
+ * report and writes it to bench/results/latest.json; first, on a machine with nothing else
+ * of the bench running, the wallet flow on the sandbox chain (bench/wallet.ts). Bounded in
+ * time, and it stops its servers and drops its PostgreSQL schemas whatever happens.
+ * BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_LONG_POLLS and BENCH_WALLET_* shorten it for a
+ * quick look; PAY_TEST_PG picks the PostgreSQL server as for the tests (see bench/postgres.ts).
  */
 import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -28,6 +29,7 @@ import { type LoadResult, type LoadSettings, measureLoad } from "./load.js"
 import { type LongPollResult, measureLongPolls } from "./longpoll.js"
 import { type BenchPostgres, startPostgres } from "./postgres.js"
 import { killAllNow, ROOT, type ServerProcess, startServer, TSX } from "./server-process.js"
+import { formatWallet, measureWallet, type WalletResult, walletSettings } from "./wallet.js"
 
 const envNumber = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback)
@@ -41,11 +43,14 @@ const load: LoadSettings = {
   seconds: envNumber("BENCH_SECONDS", 10)
 }
 const LONG_POLLS = envNumber("BENCH_LONG_POLLS", 10_000)
+const wallet = walletSettings()
 const STATUS_PAYMENTS = 1_000
 /** Each route on four servers: the baseline and the engine, on SQLite and on PostgreSQL. */
 const LOAD_RUNS = 2 * 4
-/** The load runs, plus time for the rest (builds, starts, setup, the long-polls' 120 s at most). */
-const RUN_DEADLINE_MS = 240_000 + LOAD_RUNS * (load.warmupSeconds + load.seconds) * 1_000
+/** The load runs, plus time for the rest (builds, starts, setup, the long-polls' 120 s at most)
+ * and the wallet flows' own deadline. */
+const RUN_DEADLINE_MS =
+  240_000 + LOAD_RUNS * (load.warmupSeconds + load.seconds) * 1_000 + wallet.deadlineMs
 /** The engine's pool on PostgreSQL (its default, packages/storage-postgres/src/layer.ts); the
  * PostgreSQL baseline gets as many connections. */
 const PG_POOL_SIZE = 10
@@ -264,6 +269,7 @@ const format = (report: {
   readonly postgres: ReturnType<typeof describePostgres>
   readonly comparisons: ReadonlyArray<Comparison>
   readonly longPolls: LongPollResult
+  readonly wallet: WalletResult
   readonly targets: Readonly<Record<string, boolean>>
 }) => {
   const n = (x: number, digits = 0) =>
@@ -325,6 +331,7 @@ const format = (report: {
         "took longer than that)"
     )
   }
+  lines.push(...formatWallet(report.wallet))
   const verdicts = Object.values(report.targets)
   lines.push("", `Targets met: ${verdicts.filter(Boolean).length} of ${verdicts.length}`, "")
   return lines.join("\n")
@@ -366,6 +373,9 @@ const main = async () => {
   const date = new Date().toISOString()
   const host = machine()
   try {
+    // First, alone on the machine: its own server, stopped when it is done.
+    console.log("Wallet flows:")
+    const walletResult = await measureWallet(dir, wallet, started)
     // A throwaway embedded server, where there is no local one, can take a while to start.
     console.log("Setting up PostgreSQL…")
     postgres = startPostgres(["engine", "baseline"])
@@ -383,6 +393,7 @@ const main = async () => {
       postgres: describePostgres(pg),
       comparisons,
       longPolls,
+      wallet: walletResult,
       targets
     }
     mkdirSync(RESULTS, { recursive: true })

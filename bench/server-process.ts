@@ -47,13 +47,17 @@ export const startServer = (options: {
   /** Paths in them are relative to the repository's root. */
   readonly args: ReadonlyArray<string>
   readonly env: Readonly<Record<string, string>>
+  /** Variables of this process's environment the server must not inherit. */
+  readonly unsetEnv?: ReadonlyArray<string>
   readonly startTimeoutMs?: number
 }): Promise<ServerProcess> =>
   new Promise((resolve, reject) => {
+    const env: Record<string, string | undefined> = { ...process.env, ...options.env }
+    for (const name of options.unsetEnv ?? []) delete env[name]
     // Its own process group, so a SIGKILL fallback also reaches a launcher's node child.
     const child = spawn(options.command, options.args, {
       cwd: ROOT,
-      env: { ...process.env, ...options.env },
+      env,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true
     })

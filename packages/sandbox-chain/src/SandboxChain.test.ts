@@ -199,6 +199,31 @@ describe("SandboxChain", () => {
     60_000
   )
 
+  it.effect(
+    "keeps its clock on the wall clock when it mines many blocks a second",
+    () =>
+      Effect.gen(function* () {
+        const chain = yield* make()
+        const buyer = newBuyer()
+        // A burst: far more blocks (one per transaction) than seconds go by.
+        const blocks = 150
+        for (let i = 0; i < blocks; i++) yield* chain.faucet(buyer.address, USDC)
+        const wallSeconds = BigInt(Math.ceil(Date.now() / 1000))
+        expect(yield* latestTimestamp(chain)).toBeLessThanOrEqual(wallSeconds)
+
+        // So an authorization valid for two minutes by the wall clock (the gateway's quote
+        // lock) is still valid on the chain.
+        const { message, signature } = yield* authorize(chain, buyer, {
+          from: buyer.address,
+          validBefore: wallSeconds + 120n
+        })
+        const receipt = yield* submitReceive(chain, message, signature)
+        expect(receipt.status).toBe("success")
+        expect(yield* balanceOf(chain, buyer.address)).toBe(BigInt(blocks - 5) * USDC)
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
   it.effect("refuses a bad faucet request", () =>
     Effect.gen(function* () {
       const chain = yield* make()

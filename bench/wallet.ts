@@ -1,0 +1,585 @@
+/**
+ * The wallet flow on the sandbox chain (issue 5): the engine's own time for what a wallet
+ * does to pay (options, fetch, confirm), then how long the payment takes to have its
+ * transaction submitted and to succeed; one wallet at a time (the engine's latency) and
+ * several at once (its throughput), with the server's CPU time per flow and its memory.
+ * Then the chain's share (wallet-chain.ts): the engine's chain calls for one payment, sent
+ * bare to /sandbox/rpc, so the report can tell the engine from the in-process EVM.
+ *
+ * The engine runs as `npm start` runs it (its bundle on plain node), in sandbox mode (no
+ * PAY_CONFIG), on a SQLite file in a temporary directory. The buyers' keys are made and
+ * funded by the faucet beforehand; each signature is made by this process between fetch
+ * and confirm, outside the timed calls: signing is the wallet's work.
+ *
+ * Part of `npm run bench`; `npm run bench:wallet` runs it alone and writes
+ * bench/results/wallet.json. BENCH_WALLET_PAYMENTS (per phase), BENCH_WALLET_CONCURRENCY
+ * and BENCH_WALLET_CHAIN_ROUNDS size it; BENCH_WALLET_CPU_PROF=<dir> has the server write a
+ * V8 CPU profile there when it stops (each phase's `monotonicUs` locates it in the
+ * profile). Bounded in time; it stops its server and removes its files whatever happens.
+ */
+import { execFileSync } from "node:child_process"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpus, loadavg, tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+import { fileURLToPath } from "node:url"
+import Database from "better-sqlite3"
+import { signTypedDataJson } from "../examples/wallet/payWithWallet.js"
+import { BENCH_API_KEY, createMerchant, createPayment, inParallel, type Target } from "./client.js"
+import { killAllNow, ROOT, type ServerProcess, startServer } from "./server-process.js"
+import { type ChainResult, measureChain } from "./wallet-chain.js"
+import {
+  type Buyer,
+  expectStatus,
+  type Http,
+  httpClient,
+  MS_PER_TICK,
+  monotonicUs,
+  newBuyer,
+  type Percentiles,
+  percentiles,
+  REQUEST_TIMEOUT_MS
+} from "./wallet-support.js"
+
+export interface WalletSettings {
+  /** Payments paid in each phase (one wallet at a time, then `concurrency` at once). */
+  readonly payments: number
+  readonly concurrency: number
+  /** Flows paid first, one at a time, and not counted (JIT, caches, SQLite pages). */
+  readonly warmup: number
+  /** Rounds of the engine's chain calls for one payment, sent bare to /sandbox/rpc. */
+  readonly chainRounds: number
+  readonly deadlineMs: number
+  /** Where the server writes a V8 CPU profile when it stops (--cpu-prof), if anywhere. */
+  readonly cpuProfileDir?: string | undefined
+}
+
+/** One wallet flow's times, in milliseconds. */
+interface FlowTimes {
+  readonly options: number
+  readonly fetch: number
+  readonly confirm: number
+  /** options + fetch + confirm: the engine's time as the wallet waits on it. */
+  readonly engine: number
+  /** From confirm's answer to the transaction's hash being in the database. */
+  readonly submitted: number
+  /** From confirm's answer to the long-poll answering "succeeded". */
+  readonly succeeded: number
+  /** From sending options to "succeeded", less the signing in between. */
+  readonly total: number
+  /** The wallet's signature between fetch and confirm (this process; in no time above). */
+  readonly sign: number
+}
+
+export type Step = keyof FlowTimes
+const STEPS: ReadonlyArray<Step> = [
+  "options",
+  "fetch",
+  "confirm",
+  "engine",
+  "submitted",
+  "succeeded",
+  "total",
+  "sign"
+]
+
+export interface WalletPhase {
+  readonly wallets: number
+  readonly flows: number
+  readonly seconds: number
+  /** Flows taken to "succeeded" per second. */
+  readonly flowsPerSecond: number
+  readonly ms: Readonly<Record<Step, Percentiles>>
+  /** User + system CPU time of the server process (every thread: the EVM too) per flow. */
+  readonly serverCpuMsPerFlow: number
+  /** This process's CPU time per flow (HTTP client, signing, the database poll). */
+  readonly clientCpuMsPerFlow: number
+  readonly rssAfterBytes: number
+  /** When it ran, in CLOCK_MONOTONIC microseconds: the clock of a V8 CPU profile's samples. */
+  readonly monotonicUs: readonly [number, number]
+}
+
+export interface WalletResult {
+  readonly settings: Omit<WalletSettings, "cpuProfileDir">
+  readonly machine: { readonly cores: number; readonly loadAverageAtStart: number }
+  /** `GET /sandbox`, a route with no database or chain work: the HTTP round trip. */
+  readonly httpFloorMs: Percentiles
+  readonly sequential: WalletPhase
+  readonly concurrent: WalletPhase
+  readonly chain: ChainResult
+  readonly memory: {
+    readonly rssIdleBytes: number
+    readonly rssAfterBytes: number
+    readonly rssPeakBytes: number
+  }
+  readonly cpuProfileDir?: string
+}
+
+const WALLET_HEADERS = {
+  "api-version": "2026-02-19.preview",
+  "sdk-name": "pay-bench-wallet",
+  "sdk-version": "0.1.0",
+  "sdk-platform": "node",
+  accept: "application/json"
+}
+const SANDBOX_USDC = "eip155:31337/erc20:0x1cd2272Cf2400da5cB86ccc008e3bE381C167116"
+/** The bench's payments are 10.50 USD: 10.5 USDC; each buyer gets 20. */
+const BUYER_FUNDS = 20_000_000n
+/** How long the wallet's long-poll on status is held. */
+const LONG_POLL_MS = 10_000
+/** How often the database is read for a recorded transaction. */
+const DB_POLL_MS = 1
+const HTTP_FLOOR_SAMPLES = 200
+const CHAIN_WARMUP = 5
+const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
+
+/** Reads the engine's database (its own read-only connection) for recorded transactions. */
+const transactionWatcher = (file: string) => {
+  const db = new Database(file, { readonly: true, fileMustExist: true })
+  const read = db.prepare<[string], { tx_hash: string | null }>(
+    "SELECT tx_hash FROM payments WHERE id = ?"
+  )
+  const waiting = new Map<string, { seen: (at: number) => void; until: number }>()
+  const timer = setInterval(() => {
+    const now = performance.now()
+    for (const [id, w] of waiting) {
+      if (read.get(id)?.tx_hash != null) {
+        waiting.delete(id)
+        w.seen(now)
+      } else if (now > w.until) {
+        waiting.delete(id)
+        w.seen(Number.NaN)
+      }
+    }
+  }, DB_POLL_MS)
+  return {
+    /** When the payment's transaction hash was first seen (performance.now()), NaN if never. */
+    watch: (id: string): Promise<number> =>
+      new Promise((seen) => {
+        waiting.set(id, { seen, until: performance.now() + REQUEST_TIMEOUT_MS })
+      }),
+    close: () => {
+      clearInterval(timer)
+      db.close()
+    }
+  }
+}
+
+interface Context {
+  readonly server: ServerProcess
+  readonly http: Http
+  readonly walletHeaders: Record<string, string>
+  readonly watcher: ReturnType<typeof transactionWatcher>
+}
+
+/** One wallet paying one payment, as payWithWallet does, each engine call timed. */
+const flow = async (ctx: Context, paymentId: string, buyer: Buyer): Promise<FlowTimes> => {
+  const base = `/v1/gateway/payment/${paymentId}`
+  const headers = ctx.walletHeaders
+  const started = performance.now()
+  const offered = await expectStatus(
+    ctx.http.call("POST", `${base}/options?includePaymentInfo=true`, {
+      headers,
+      body: { accounts: [buyer.account], refresh: null }
+    }),
+    "options"
+  )
+  const optionsDone = performance.now()
+  const option = offered.options?.[0]
+  if (option?.account !== buyer.account) {
+    throw new Error(`options: no option for ${buyer.account}: ${JSON.stringify(offered)}`)
+  }
+  const fetched = await expectStatus(
+    ctx.http.call("POST", `${base}/fetch`, { headers, body: { optionId: option.id, data: "" } }),
+    "fetch"
+  )
+  const fetchDone = performance.now()
+  const action = fetched.actions?.[0]
+  if (action?.data?.method !== "eth_signTypedData_v4") {
+    throw new Error(`fetch: no typed data to sign: ${JSON.stringify(fetched)}`)
+  }
+  const signature = await signTypedDataJson(buyer.key, action.data.params[1])
+  const recorded = ctx.watcher.watch(paymentId)
+  const confirmStart = performance.now()
+  let status = await expectStatus(
+    ctx.http.call("POST", `${base}/confirm?maxPollMs=0`, {
+      headers,
+      body: { optionId: option.id, results: [{ type: "walletRpc", data: [signature] }] }
+    }),
+    "confirm"
+  )
+  const confirmDone = performance.now()
+  if (status.status !== "processing" && status.status !== "succeeded") {
+    throw new Error(`confirm: the payment is ${status.status}: ${JSON.stringify(status)}`)
+  }
+  while (status.isFinal !== true) {
+    status = await expectStatus(
+      ctx.http.call("GET", `${base}/status?maxPollMs=${LONG_POLL_MS}`, { headers }),
+      "status"
+    )
+  }
+  const succeededAt = performance.now()
+  if (status.status !== "succeeded") {
+    throw new Error(`payment ${paymentId} ended ${status.status}: ${JSON.stringify(status)}`)
+  }
+  const recordedAt = await recorded
+  if (Number.isNaN(recordedAt)) throw new Error(`payment ${paymentId}: no transaction recorded`)
+  return {
+    options: optionsDone - started,
+    fetch: fetchDone - optionsDone,
+    confirm: confirmDone - confirmStart,
+    engine: fetchDone - started + (confirmDone - confirmStart),
+    submitted: recordedAt - confirmDone,
+    succeeded: succeededAt - confirmDone,
+    total: succeededAt - started - (confirmStart - fetchDone),
+    sign: confirmStart - fetchDone
+  }
+}
+
+const rssPeakBytes = (pid: number): number => {
+  const kb = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
+  return kb === undefined ? Number.NaN : Number(kb) * 1024
+}
+
+const phase = async (
+  ctx: Context,
+  jobs: ReadonlyArray<{ readonly paymentId: string; readonly buyer: Buyer }>,
+  wallets: number
+): Promise<WalletPhase> => {
+  const cpuBefore = ctx.server.cpuTicks()
+  const clientBefore = process.cpuUsage()
+  const startUs = monotonicUs()
+  const start = performance.now()
+  const times = await inParallel(jobs.length, wallets, (i) =>
+    flow(ctx, jobs[i]!.paymentId, jobs[i]!.buyer)
+  )
+  const seconds = (performance.now() - start) / 1000
+  // Read at once: every flow has succeeded, so its work on the server is done.
+  const cpuMs = (ctx.server.cpuTicks() - cpuBefore) * MS_PER_TICK
+  const client = process.cpuUsage(clientBefore)
+  return {
+    wallets,
+    flows: jobs.length,
+    seconds,
+    flowsPerSecond: jobs.length / seconds,
+    ms: Object.fromEntries(
+      STEPS.map((step) => [step, percentiles(times.map((t) => t[step]))])
+    ) as Record<Step, Percentiles>,
+    serverCpuMsPerFlow: cpuMs / jobs.length,
+    clientCpuMsPerFlow: (client.user + client.system) / 1000 / jobs.length,
+    rssAfterBytes: ctx.server.rssBytes(),
+    monotonicUs: [startUs, monotonicUs()]
+  }
+}
+
+const log = (line: string) => console.log(`  ${line}`)
+
+/** A merchant settled in the sandbox USDC, a wallet app's headers, the payments, funded buyers. */
+const setUp = async (
+  server: ServerProcess,
+  http: Http,
+  database: string,
+  settings: WalletSettings
+) => {
+  const sandbox = await http.call("GET", "/sandbox")
+  if (sandbox.status !== 200) {
+    throw new Error(`the engine serves no sandbox (GET /sandbox answered ${sandbox.status})`)
+  }
+  const merchantId = await createMerchant("engine-wallet", server.url)
+  await expectStatus(
+    http.call("POST", `/v1/merchants/${merchantId}/settlements/crypto`, {
+      headers: { "Api-Key": BENCH_API_KEY, "Idempotency-Key": `bench-settlement-${Date.now()}` },
+      body: {
+        settlements: [
+          {
+            asset: SANDBOX_USDC,
+            destination: "eip155:31337:0x000000000000000000000000000000000000dEaD"
+          }
+        ]
+      }
+    }),
+    "POST /v1/merchants/{id}/settlements/crypto",
+    201
+  )
+  // The operator's CLI, on the server's database while it runs.
+  const app = JSON.parse(
+    execFileSync(
+      process.execPath,
+      ["examples/standalone/dist/cli.mjs", "apps", "create", "--name", "Bench Wallet", "--json"],
+      { cwd: ROOT, env: { ...process.env, PAY_DATABASE: database }, encoding: "utf8" }
+    )
+  ) as { apiKey?: unknown }
+  if (typeof app.apiKey !== "string") throw new Error("apps create printed no apiKey")
+
+  const flows = settings.warmup + 2 * settings.payments
+  const target: Target = { name: "engine-wallet", url: server.url, merchantId }
+  const paymentIds = await inParallel(flows, 10, (i) => createPayment(target, 2_000_000 + i))
+  const buyers = Array.from({ length: flows + CHAIN_WARMUP + settings.chainRounds }, newBuyer)
+  await inParallel(buyers.length, 10, (i) =>
+    expectStatus(
+      http.call("POST", "/sandbox/faucet", {
+        body: { account: buyers[i]!.account, amount: BUYER_FUNDS.toString() }
+      }),
+      "POST /sandbox/faucet"
+    )
+  )
+  return {
+    walletHeaders: { ...WALLET_HEADERS, "api-key": app.apiKey },
+    jobs: paymentIds.map((paymentId, i) => ({ paymentId, buyer: buyers[i]! })),
+    chainBuyers: buyers.slice(flows)
+  }
+}
+
+const measure = async (
+  dir: string,
+  settings: WalletSettings,
+  started: Array<ServerProcess>
+): Promise<WalletResult> => {
+  const machine = { cores: cpus().length, loadAverageAtStart: loadavg()[0] ?? 0 }
+  execFileSync(process.execPath, ["examples/build.mjs", "main", "cli"], {
+    cwd: ROOT,
+    stdio: "inherit"
+  })
+  const database = join(dir, "wallet.sqlite")
+  const cpuProfileDir =
+    settings.cpuProfileDir === undefined ? undefined : resolve(settings.cpuProfileDir)
+  const server = await startServer({
+    name: "engine-wallet",
+    command: process.execPath,
+    args: [
+      ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`]),
+      "--enable-source-maps",
+      "examples/standalone/dist/main.mjs"
+    ],
+    env: {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      PAY_DATABASE: database,
+      PAY_BOOTSTRAP_API_KEY: BENCH_API_KEY
+    },
+    // No PAY_CONFIG: the sandbox chain, in the server's process.
+    unsetEnv: ["PAY_CONFIG"]
+  })
+  started.push(server)
+  const http = httpClient(server.url)
+  let watcher: ReturnType<typeof transactionWatcher> | undefined
+  try {
+    log("setting up: a merchant settled in the sandbox USDC, a wallet app, funded buyers…")
+    const { walletHeaders, jobs, chainBuyers } = await setUp(server, http, database, settings)
+    watcher = transactionWatcher(database)
+    const ctx: Context = { server, http, walletHeaders, watcher }
+
+    const floor: Array<number> = []
+    for (let i = 0; i < HTTP_FLOOR_SAMPLES; i++) {
+      const start = performance.now()
+      await expectStatus(http.call("GET", "/sandbox"), "GET /sandbox")
+      floor.push(performance.now() - start)
+    }
+    log(`${settings.warmup} flows to warm up…`)
+    for (const job of jobs.slice(0, settings.warmup)) await flow(ctx, job.paymentId, job.buyer)
+    await sleep(500)
+    const rssIdleBytes = server.rssBytes()
+    const first = settings.warmup
+    log(`${settings.payments} flows, one wallet at a time…`)
+    const sequential = await phase(ctx, jobs.slice(first, first + settings.payments), 1)
+    log(`${settings.payments} flows, ${settings.concurrency} wallets at once…`)
+    const concurrent = await phase(ctx, jobs.slice(first + settings.payments), settings.concurrency)
+    log(`${settings.chainRounds} rounds of the engine's chain calls, bare, on /sandbox/rpc…`)
+    const chain = await measureChain({ server, http, buyers: chainBuyers, warmup: CHAIN_WARMUP })
+    return {
+      settings: {
+        payments: settings.payments,
+        concurrency: settings.concurrency,
+        warmup: settings.warmup,
+        chainRounds: settings.chainRounds,
+        deadlineMs: settings.deadlineMs
+      },
+      machine,
+      httpFloorMs: percentiles(floor),
+      sequential,
+      concurrent,
+      chain,
+      memory: {
+        rssIdleBytes,
+        rssAfterBytes: server.rssBytes(),
+        rssPeakBytes: rssPeakBytes(server.pid)
+      },
+      ...(cpuProfileDir === undefined ? {} : { cpuProfileDir })
+    }
+  } finally {
+    watcher?.close()
+    http.close()
+    await server.stop()
+  }
+}
+
+/** The wallet flows, within `settings.deadlineMs`; the server stops either way. */
+export const measureWallet = async (
+  dir: string,
+  settings: WalletSettings,
+  started: Array<ServerProcess>
+): Promise<WalletResult> => {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`wallet flows still running after ${settings.deadlineMs} ms`)),
+      settings.deadlineMs
+    )
+  })
+  try {
+    return await Promise.race([measure(dir, settings, started), deadline])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+const envInteger = (name: string, fallback: number, min: number) => {
+  const value = Number(process.env[name] ?? fallback)
+  if (!Number.isInteger(value) || value < min) {
+    throw new Error(`${name} must be a whole number, at least ${min}`)
+  }
+  return value
+}
+
+/** The settings from the environment (BENCH_WALLET_*), the deadline grown to fit them. */
+export const walletSettings = (): WalletSettings => {
+  const payments = envInteger("BENCH_WALLET_PAYMENTS", 200, 1)
+  const chainRounds = envInteger("BENCH_WALLET_CHAIN_ROUNDS", 100, 1)
+  const warmup = Math.min(20, payments)
+  return {
+    payments,
+    concurrency: envInteger("BENCH_WALLET_CONCURRENCY", 10, 1),
+    warmup,
+    chainRounds,
+    // Build, start and setup, then a quarter of a second a flow and a round at most.
+    deadlineMs: 90_000 + (warmup + 2 * payments + chainRounds) * 250,
+    cpuProfileDir: process.env.BENCH_WALLET_CPU_PROF
+  }
+}
+
+/** The report's section. */
+export const formatWallet = (r: WalletResult): Array<string> => {
+  const n = (x: number, digits = 1) =>
+    x.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+  const MB = 1_000_000
+  const s = r.settings
+  const seq = r.sequential
+  const con = r.concurrent
+  const chain = r.chain
+  const cells = (p: Percentiles) =>
+    [p.p50, p.p95, p.p99].map((x) => n(x).padStart(7)).join("") + n(p.max).padStart(8)
+  const head = ["p50", "p95", "p99"].map((x) => x.padStart(7)).join("") + "max".padStart(8)
+  const names: Record<Step, string> = {
+    options: "options",
+    fetch: "fetch",
+    confirm: "confirm",
+    engine: "engine: the three",
+    submitted: "confirm → tx recorded",
+    succeeded: "confirm → succeeded",
+    total: "options → succeeded",
+    sign: "(wallet's signing)"
+  }
+  const lines = [
+    "",
+    `Wallet flow on the sandbox chain: ${n(s.payments, 0)} payments one wallet at a time, ` +
+      `then ${n(s.payments, 0)} with ${s.concurrency} wallets at once, after ${s.warmup} ` +
+      "to warm up; the engine's bundle on SQLite, the EVM in its process",
+    "  A wallet: POST …/options?includePaymentInfo=true, POST …/fetch, signs (not timed), " +
+      "POST …/confirm?maxPollMs=0 (answers processing), then GET …/status?maxPollMs=10000 " +
+      `until succeeded. "tx recorded": its hash in the database, read every ${DB_POLL_MS} ms`,
+    "",
+    `  ${"ms".padEnd(22)}${"one wallet at a time".padStart(29)}  ` +
+      `${`${s.concurrency} wallets at once`.padStart(29)}`,
+    `  ${"".padEnd(22)}${head}  ${head}`
+  ]
+  for (const step of STEPS) {
+    lines.push(`  ${names[step].padEnd(22)}${cells(seq.ms[step])}  ${cells(con.ms[step])}`)
+  }
+  lines.push(
+    "",
+    `  flows to succeeded: ${n(seq.flowsPerSecond)}/s one at a time, ${n(con.flowsPerSecond)}/s ` +
+      `with ${s.concurrency} wallets (${r.machine.cores} cores, load average ` +
+      `${n(r.machine.loadAverageAtStart, 2)} at start)`,
+    `  server CPU per flow (all its threads, the EVM's too): ${n(seq.serverCpuMsPerFlow)} ms ` +
+      `one at a time, ${n(con.serverCpuMsPerFlow)} ms with ${s.concurrency}; ` +
+      `the bench client's: ${n(seq.clientCpuMsPerFlow)} ms, ${n(con.clientCpuMsPerFlow)} ms`,
+    `  server memory (VmRSS): ${n(r.memory.rssIdleBytes / MB, 0)} MB after the warm-up, ` +
+      `${n(r.memory.rssAfterBytes / MB, 0)} MB at the end, peak (VmHWM) ` +
+      `${n(r.memory.rssPeakBytes / MB, 0)} MB`,
+    `  HTTP round trip of a route doing nothing (GET /sandbox): p50 ${n(r.httpFloorMs.p50, 2)} ms, ` +
+      `p99 ${n(r.httpFloorMs.p99, 2)} ms`,
+    "",
+    `  The chain alone: the engine's chain calls for one payment, made as it makes them but ` +
+      `bare through /sandbox/rpc, ${chain.rounds} rounds one at a time`,
+    `  ${"call (where the engine makes it)".padEnd(44)}${"method".padEnd(26)}${head}`,
+    `  ${"the route's round trip, no EVM work".padEnd(44)}${"eth_chainId".padEnd(26)}` +
+      cells(chain.floorMs)
+  )
+  for (const c of chain.calls) {
+    lines.push(`  ${c.label.padEnd(44)}${c.method.padEnd(26)}${cells(c.ms)}`)
+  }
+  const evm = chain.evmMsP50ByStage
+  lines.push(
+    `  ${"the calls of one payment, summed".padEnd(70)}${cells(chain.roundMs)}`,
+    `  the EVM's time (p50s less the round trip each): ${n(chain.evmMsPerRoundP50)} ms a payment, ` +
+      `of which ${n(evm.confirm)} ms in confirm, ${n(evm.submit)} ms in the submission, ` +
+      `${n(evm.watch)} ms in the watch; server CPU per round ${n(chain.serverCpuMsPerRound)} ms`
+  )
+  if (r.cpuProfileDir !== undefined) {
+    lines.push(`  the server's CPU profile is in ${r.cpuProfileDir}`)
+  }
+  return lines
+}
+
+const main = async () => {
+  const dir = mkdtempSync(join(tmpdir(), "pay-bench-wallet-"))
+  const started: Array<ServerProcess> = []
+  const settings = walletSettings()
+  const stopAll = () => Promise.all(started.map((server) => server.stop()))
+  const abandon = async (why: string, code: number) => {
+    console.error(why)
+    await Promise.race([stopAll(), sleep(5_000)])
+    killAllNow()
+    rmSync(dir, { recursive: true, force: true })
+    process.exit(code)
+  }
+  process.on("exit", killAllNow)
+  process.on("SIGINT", () => void abandon("bench:wallet: interrupted", 130))
+  process.on("SIGTERM", () => void abandon("bench:wallet: terminated", 143))
+  const hardDeadlineMs = settings.deadlineMs + 30_000
+  setTimeout(
+    () => void abandon(`bench:wallet: still running after ${hardDeadlineMs / 1000} s, stopped`, 1),
+    hardDeadlineMs
+  ).unref()
+  try {
+    console.log("Wallet flows:")
+    const wallet = await measureWallet(dir, settings, started)
+    const report = { date: new Date().toISOString(), node: process.version, wallet }
+    mkdirSync(RESULTS, { recursive: true })
+    writeFileSync(join(RESULTS, "wallet.json"), `${JSON.stringify(report, null, 2)}\n`)
+    console.log([...formatWallet(wallet), ""].join("\n"))
+    console.log("Written to bench/results/wallet.json")
+  } catch (error) {
+    for (const server of started) {
+      console.error(`${server.name}'s last output:\n${server.recentOutput()}`)
+    }
+    throw error
+  } finally {
+    await stopAll()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+// Run alone (`npm run bench:wallet`), not when bench/run.ts imports it.
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  // Exit explicitly: a failed run may leave sockets open that would keep the process alive.
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(
+        `bench:wallet failed: ${error instanceof Error ? error.message : String(error)}`
+      )
+      process.exit(1)
+    }
+  )
+}
