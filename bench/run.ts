@@ -57,6 +57,27 @@ const PG_POOL_SIZE = 10
 const BASELINE_MERCHANT_ID = "mrch_0000000000baseline00"
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
 
+/** A production-shaped network configuration; a throwaway key, an RPC nothing calls here. */
+const BENCH_PAY_CONFIG = {
+  networks: [
+    {
+      chainId: "eip155:8453",
+      name: "Base",
+      rpcUrl: "http://127.0.0.1:9/",
+      collectorKey: `0x${"11".repeat(32)}`,
+      tokens: [
+        {
+          asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+          symbol: "USDC",
+          name: "USD Coin",
+          decimals: 6,
+          priceCurrency: "USD"
+        }
+      ]
+    }
+  ]
+}
+
 interface Comparison {
   readonly route: string
   readonly baseline: LoadResult
@@ -151,6 +172,10 @@ const bench = async (dir: string, postgres: BenchPostgres, started: Array<Server
   started.push(baselineServer)
   // The engine runs as `npm start` runs it: its esbuild bundle on plain node, no loader.
   execFileSync(process.execPath, ["examples/build.mjs", "main"], { cwd: ROOT, stdio: "inherit" })
+  // As deployed: networks from a PAY_CONFIG (no sandbox EVM in the process; these routes never
+  // reach the chain, so the RPC need not answer). The wallet flow above measures the sandbox.
+  const payConfig = join(dir, "pay-config.json")
+  writeFileSync(payConfig, JSON.stringify(BENCH_PAY_CONFIG))
   const engineServer = await startServer({
     name: "engine",
     command: process.execPath,
@@ -159,7 +184,8 @@ const bench = async (dir: string, postgres: BenchPostgres, started: Array<Server
       HOST: "127.0.0.1",
       PORT: "0",
       PAY_DATABASE: join(dir, "bench.sqlite"),
-      PAY_BOOTSTRAP_API_KEY: BENCH_API_KEY
+      PAY_BOOTSTRAP_API_KEY: BENCH_API_KEY,
+      PAY_CONFIG: payConfig
     }
   })
   started.push(engineServer)
@@ -184,7 +210,8 @@ const bench = async (dir: string, postgres: BenchPostgres, started: Array<Server
       HOST: "127.0.0.1",
       PORT: "0",
       PAY_DATABASE: postgres.urls.engine!,
-      PAY_BOOTSTRAP_API_KEY: BENCH_API_KEY
+      PAY_BOOTSTRAP_API_KEY: BENCH_API_KEY,
+      PAY_CONFIG: payConfig
     }
   })
   started.push(enginePgServer)
