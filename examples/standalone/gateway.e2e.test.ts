@@ -3,6 +3,8 @@
  * EVM in the server): options, fetch, an EIP-712 signature, confirm, and the
  * payment succeeds with the tokens moved. On SQLite and on PostgreSQL.
  */
+import { GatewayStore } from "@pay/core"
+import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Client, client, type E2eServer, STORES, startServer } from "./e2e-support.js"
 import {
@@ -87,6 +89,22 @@ describe.each(STORES)("the wallet gateway on %s", (store) => {
     })
     expect(typed.types.EIP712Domain).toHaveLength(4)
     expect(typed.message).toMatchObject({ from: buyer.address, to: collector, value: "0xa037a0" })
+
+    // The wallet's Client-Id is kept with the options it was offered.
+    const withClient = await wallet.request("POST", `/v1/gateway/payment/${paymentId}/options`, {
+      body: { accounts: [buyer.account] },
+      headers: { "client-id": "e2e-client-42" }
+    })
+    expect(withClient.status, withClient.text).toBe(200)
+    const recorded = await server.runEngine(
+      Effect.flatMap(GatewayStore, (store) => store.findOption(withClient.body.options[0].id))
+    )
+    expect(Option.getOrThrow(recorded).clientId).toBe("e2e-client-42")
+    expect(
+      Option.getOrThrow(
+        await server.runEngine(Effect.flatMap(GatewayStore, (store) => store.findOption(option.id)))
+      ).clientId
+    ).toBeNull()
 
     // fetch answers the same action.
     const fetched = await wallet.request("POST", `/v1/gateway/payment/${paymentId}/fetch`, {

@@ -73,7 +73,8 @@ const MIGRATIONS = [
   "0003_idempotency_lease",
   "0004_payment_aggregates",
   "0005_wallet_apps",
-  "0006_gateway"
+  "0006_gateway",
+  "0007_option_client_id"
 ]
 
 /** Failure of a CLI run: its exit code and what it printed. */

@@ -11,6 +11,7 @@ import idempotencyLease from "./migrations/0003_idempotency_lease.js"
 import paymentAggregates from "./migrations/0004_payment_aggregates.js"
 import walletApps from "./migrations/0005_wallet_apps.js"
 import gateway from "./migrations/0006_gateway.js"
+import optionClientId from "./migrations/0007_option_client_id.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -18,7 +19,8 @@ export const migrations = Migrator.fromRecord({
   "0003_idempotency_lease": idempotencyLease,
   "0004_payment_aggregates": paymentAggregates,
   "0005_wallet_apps": walletApps,
-  "0006_gateway": gateway
+  "0006_gateway": gateway,
+  "0007_option_client_id": optionClientId
 })
 
 const TABLE = "pay_migrations"

@@ -35,6 +35,7 @@ interface OptionRow {
   readonly quoted: boolean
   readonly collect_data: boolean
   readonly created_at: Date
+  readonly client_id: string | null
 }
 
 interface CollectedRow {
@@ -63,6 +64,7 @@ const toOption = (r: OptionRow): PaymentOption => ({
   expiresAt: r.expires_at,
   quoted: r.quoted,
   collectData: r.collect_data,
+  clientId: r.client_id,
   createdAt: r.created_at
 })
 
@@ -93,7 +95,8 @@ export const makePgGatewayStore = (sql: SqlClient) =>
               expires_at: o.expiresAt,
               quoted: o.quoted,
               collect_data: o.collectData,
-              created_at: o.createdAt
+              created_at: o.createdAt,
+              client_id: o.clientId
             }))
           )}`.pipe(Effect.asVoid, orDieSql),
 

@@ -54,7 +54,8 @@ describe("PostgreSQL storage, several instances", () => {
         "idempotency_lease",
         "payment_aggregates",
         "wallet_apps",
-        "gateway"
+        "gateway",
+        "option_client_id"
       ])
     })
   )

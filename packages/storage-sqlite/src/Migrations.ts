@@ -10,6 +10,7 @@ import idempotencyLease from "./migrations/0003_idempotency_lease.js"
 import paymentAggregates from "./migrations/0004_payment_aggregates.js"
 import walletApps from "./migrations/0005_wallet_apps.js"
 import gateway from "./migrations/0006_gateway.js"
+import optionClientId from "./migrations/0007_option_client_id.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -17,7 +18,8 @@ export const migrations = Migrator.fromRecord({
   "0003_idempotency_lease": idempotencyLease,
   "0004_payment_aggregates": paymentAggregates,
   "0005_wallet_apps": walletApps,
-  "0006_gateway": gateway
+  "0006_gateway": gateway,
+  "0007_option_client_id": optionClientId
 })
 
 /** Applies every migration not yet applied; safe to run from several processes. */

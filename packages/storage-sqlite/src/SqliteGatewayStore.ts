@@ -31,6 +31,7 @@ interface OptionRow {
   quoted: number
   collect_data: number
   created_at: number
+  client_id: string | null
 }
 
 interface CollectedRow {
@@ -58,6 +59,7 @@ const toOption = (r: OptionRow): PaymentOption => ({
   expiresAt: new Date(r.expires_at),
   quoted: r.quoted === 1,
   collectData: r.collect_data === 1,
+  clientId: r.client_id,
   createdAt: new Date(r.created_at)
 })
 
@@ -71,8 +73,8 @@ const toCollected = (r: CollectedRow): CollectedDataRecord => ({
 export const makeSqliteGatewayStore = (db: SqliteConnection) => {
   const insertSql = db.prepare(`INSERT INTO payment_options (id, payment_id, account, asset, value,
       auth_from, auth_to, valid_after, valid_before, nonce, expires_at, quoted, collect_data,
-      created_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      created_at, client_id)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
   const findSql = db.prepare("SELECT * FROM payment_options WHERE id = ?")
   const saveSql = db.prepare(`INSERT INTO collected_data (payment_id, account, data, collected_at)
     VALUES (?, ?, ?, ?)
@@ -104,7 +106,8 @@ export const makeSqliteGatewayStore = (db: SqliteConnection) => {
               o.expiresAt.getTime(),
               o.quoted ? 1 : 0,
               o.collectData ? 1 : 0,
-              o.createdAt.getTime()
+              o.createdAt.getTime(),
+              o.clientId
             )
           }
         })

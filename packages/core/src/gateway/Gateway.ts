@@ -102,7 +102,11 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
       )
 
     /** Options for the accounts; a token whose network does not answer is left out, and logged. */
-    const optionsFor = (id: PaymentId, accounts: ReadonlyArray<Caip10>) =>
+    const optionsFor = (
+      id: PaymentId,
+      accounts: ReadonlyArray<Caip10>,
+      clientId: string | null = null
+    ) =>
       Effect.gen(function* () {
         const payment = yield* payments.find(id)
         yield* payableNow(payment)
@@ -130,6 +134,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
           now: at,
           quoteLockMs: config.gateway?.quoteLockMs ?? DEFAULT_QUOTE_LOCK_MS,
           collectData: mustCollectData(config.gateway?.collectData, payment.amount),
+          clientId,
           newOptionId: () => `opt_${makeIdBody(at.getTime())}` as OptionId,
           newNonce: randomNonce
         })

@@ -96,7 +96,11 @@ export const gatewayRoutes = Effect.gen(function* () {
       Effect.gen(function* () {
         const id = yield* paymentIdOf(input.path.id)
         const accounts = yield* accountsOf(input.payload.accounts)
-        const { payment, options, collectData } = yield* gateway.optionsFor(id, accounts)
+        const { payment, options, collectData } = yield* gateway.optionsFor(
+          id,
+          accounts,
+          input.header("client-id")?.trim().slice(0, 256) || null
+        )
         const info = input.urlParams.includePaymentInfo
           ? yield* Effect.map(gateway.info(id), ({ merchant, at }) =>
               paymentInfoView(payment, merchant, registry, at)

@@ -85,6 +85,7 @@ const run = (
     now: new Date(at.now ?? NOW),
     quoteLockMs: at.quoteLockMs ?? 120_000,
     collectData: false,
+    clientId: "client-1",
     newOptionId: () => `opt_${String(++ids).padStart(20, "0")}` as OptionId,
     newNonce: () => `0x${String(ids).padStart(64, "0")}` as Hex
   })

@@ -24,6 +24,8 @@ export interface OfferInput {
   readonly now: Date
   readonly quoteLockMs: number
   readonly collectData: boolean
+  /** The requesting wallet's `Client-Id`, kept with each option. */
+  readonly clientId: string | null
   readonly newOptionId: () => OptionId
   /** 32 random bytes as hex: each authorization's nonce. */
   readonly newNonce: () => Hex
@@ -96,6 +98,7 @@ export const offers = (input: OfferInput): ReadonlyArray<PaymentOption> => {
         expiresAt,
         quoted: price.quoted,
         collectData: input.collectData,
+        clientId: input.clientId,
         createdAt: now
       })
     }

@@ -30,6 +30,8 @@ export interface PaymentOption {
   readonly quoted: boolean
   /** Whether the buyer's data must be collected before this option can be confirmed. */
   readonly collectData: boolean
+  /** The wallet's `Client-Id` header when the option was offered, recorded as given. */
+  readonly clientId: string | null
   readonly createdAt: Date
 }
 

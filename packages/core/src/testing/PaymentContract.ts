@@ -138,6 +138,7 @@ const anOption = (
     expiresAt: new Date(T0 + 300_000),
     quoted: true,
     collectData: false,
+    clientId: null,
     createdAt: new Date(T0 + 1),
     ...rest
   }
@@ -655,6 +656,7 @@ export const paymentStorageContract = (
             expiresAt: new Date(T0 + 299_999),
             quoted: false,
             collectData: true,
+            clientId: "wallet-client-Ωμ 7",
             createdAt: new Date(T0 + 7)
           }),
           anOption(p, {
