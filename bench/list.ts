@@ -175,7 +175,9 @@ const makeDataset = (count: number, now: number) => {
         ? { networkId: chain, hash: `0x${hash(k, 7).toString(16).padStart(64, "0")}`, nonce: k }
         : null,
       txId: null,
-      refund: null
+      refund: null,
+      fees: null,
+      settlement: null
     }
     return status === "succeeded"
       ? ({ payment: base, succeedAt: new Date(created + 20_000), buyer } satisfies Seeded)

@@ -1,9 +1,14 @@
 // Bundles the standalone server and the CLI into plain ESM for Node: one file each,
 // only the code they use, so they start fast and keep a small footprint (no loader at
-// run time). `node examples/build.mjs main` or `cli`; no argument builds both.
+// run time). `node examples/build.mjs main`, `cli` or `chain` (the sandbox chain as its own
+// process); no argument builds them all.
 import { build } from "esbuild"
 
-const entries = { main: "examples/standalone/main.ts", cli: "examples/standalone/cli.ts" }
+const entries = {
+  main: "examples/standalone/main.ts",
+  cli: "examples/standalone/cli.ts",
+  chain: "packages/sandbox-chain/src/chain-main.ts"
+}
 const wanted = process.argv.slice(2)
 const names = wanted.length === 0 ? Object.keys(entries) : wanted
 

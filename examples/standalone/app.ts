@@ -117,7 +117,9 @@ export const startStandalone = (config: StandaloneConfig) =>
         gateway: Option.match(config.quoteLockMs, {
           onNone: () => setup.gateway,
           onSome: (quoteLockMs) => ({ ...setup.gateway, quoteLockMs })
-        })
+        }),
+        ...(setup.fees === undefined ? {} : { fees: setup.fees }),
+        ...(setup.chainWork === undefined ? {} : { chainWork: setup.chainWork })
       },
       chain: Layer.effect(Chain, makeEvmChain(setup.networks)),
       tokens: TokenRegistry.layer(

@@ -8,11 +8,14 @@ import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import {
   API_VERSIONS,
+  ChainWork,
   type InvalidInput,
   MerchantId,
   MerchantStatus,
   Merchants,
   Partners,
+  PaymentId,
+  Payments,
   WalletApps
 } from "@pay/core"
 import { Config, Console, Effect, Layer, Option } from "effect"
@@ -199,6 +202,44 @@ const merchantsSetStatus = Command.make(
     )
 ).pipe(Command.withDescription("Set a merchant's status (operators only; PATCH never changes it)"))
 
+const paymentsSettle = Command.make(
+  "settle",
+  {
+    paymentId: Args.text({ name: "payment-id" }).pipe(
+      Args.withSchema(PaymentId),
+      Args.withDescription("The succeeded payment (pay_...) whose funds stayed with the engine")
+    ),
+    database,
+    json
+  },
+  ({ paymentId, database, json }) =>
+    Effect.gen(function* () {
+      const notFound = () => new Error(`No payment ${paymentId}`)
+      const queued = yield* (yield* ChainWork)
+        .settleAgain(paymentId)
+        .pipe(Effect.catchTag("PaymentNotFound", () => Effect.fail(notFound())))
+      if (!queued) {
+        const payment = yield* (yield* Payments)
+          .find(paymentId)
+          .pipe(Effect.catchTag("PaymentNotFound", () => Effect.fail(notFound())))
+        return yield* Effect.fail(
+          new Error(
+            `Payment ${paymentId} has nothing to settle again (status ${payment.status}, settlement ${payment.settlement?.status ?? "none"}): only a succeeded payment whose settlement is no_destination can be`
+          )
+        )
+      }
+      yield* print(
+        json,
+        { paymentId, queued: true },
+        `Settlement of ${paymentId} queued: a running server sends it to the merchant's current settlement destination for the asset.`
+      )
+    }).pipe(Effect.provide(onDatabase(database)))
+).pipe(
+  Command.withDescription(
+    "Settle again a succeeded payment whose merchant had no settlement for the asset paid (after adding one)"
+  )
+)
+
 const migrateCommand = Command.make("migrate", { database, json }, ({ database, json }) =>
   Effect.gen(function* () {
     if (!isValidDatabase(database)) {
@@ -226,6 +267,7 @@ const pay = Command.make("pay").pipe(
     migrateCommand,
     Command.make("partners").pipe(Command.withSubcommands([partnersCreate, partnersList])),
     Command.make("merchants").pipe(Command.withSubcommands([merchantsSetStatus])),
+    Command.make("payments").pipe(Command.withSubcommands([paymentsSettle])),
     Command.make("apps").pipe(Command.withSubcommands([appsCreate, appsList]))
   ])
 )

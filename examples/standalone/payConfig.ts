@@ -9,8 +9,11 @@ import {
   AmountInput,
   Caip2Schema,
   Caip19Schema,
+  type ChainWorkSettings,
   chainOfCaip19,
   type EvmNetworkConfig,
+  type FeeSchedule,
+  FeeScheduleSchema,
   type GatewaySettings,
   type NetworkInfo,
   parseRate,
@@ -50,6 +53,14 @@ const Network = Schema.Struct({
   etaSeconds: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 3600)), {
     default: () => 15
   }),
+  /** How often a transaction being watched is looked at. */
+  pollIntervalMs: Schema.optionalWith(Schema.Int.pipe(Schema.between(10, 60_000)), {
+    default: () => 1000
+  }),
+  /** A transaction pending this long is replaced at a higher fee. */
+  stuckAfterSeconds: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 3600)), {
+    default: () => 60
+  }),
   /** The collecting key, or the name of the environment variable holding it (preferred). */
   collectorKey: Schema.optional(PrivateKey),
   collectorKeyEnv: Schema.optional(Schema.String),
@@ -76,6 +87,15 @@ export const PayConfigFile = Schema.Struct({
       always: Schema.optional(Schema.Boolean),
       atLeast: Schema.optional(Schema.Array(AmountInput))
     })
+  ),
+  fees: Schema.optional(FeeScheduleSchema),
+  /** The durable chain work: how often idle instances look for jobs, how long a claim holds. */
+  jobs: Schema.optional(
+    Schema.Struct({
+      pollMs: Schema.optional(Schema.Int.pipe(Schema.between(10, 60_000))),
+      leaseSeconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 600))),
+      concurrency: Schema.optional(Schema.Int.pipe(Schema.between(1, 1000)))
+    })
   )
 })
 export type PayConfigFile = typeof PayConfigFile.Type
@@ -87,6 +107,8 @@ export interface ChainSetup {
   readonly registryTokens: ReadonlyArray<TokenInfo>
   readonly rates: RateTable
   readonly gateway: GatewaySettings
+  readonly fees?: FeeSchedule
+  readonly chainWork?: ChainWorkSettings
 }
 
 /** Reads and checks the file; every problem is one line naming its place in the file. */
@@ -145,7 +167,9 @@ export const toChainSetup = (
       collectorKey: key,
       confirmations: n.confirmations,
       etaSeconds: n.etaSeconds,
-      transport: http(n.rpcUrl),
+      pollingIntervalMs: n.pollIntervalMs,
+      stuckAfterMs: n.stuckAfterSeconds * 1000,
+      transport: http(n.rpcUrl, { retryCount: 0, timeout: 10_000 }),
       tokens: n.tokens
     })
   }
@@ -165,6 +189,18 @@ export const toChainSetup = (
     })),
     registryTokens: file.networks.flatMap((n) => n.tokens),
     rates,
+    ...(file.fees === undefined ? {} : { fees: file.fees }),
+    ...(file.jobs === undefined
+      ? {}
+      : {
+          chainWork: {
+            ...(file.jobs.pollMs === undefined ? {} : { pollMs: file.jobs.pollMs }),
+            ...(file.jobs.leaseSeconds === undefined
+              ? {}
+              : { leaseMs: file.jobs.leaseSeconds * 1000 }),
+            ...(file.jobs.concurrency === undefined ? {} : { concurrency: file.jobs.concurrency })
+          }
+        }),
     gateway: {
       quoteLockMs: file.quoteLockSeconds * 1000,
       ...(file.collectData === undefined

@@ -74,7 +74,8 @@ const MIGRATIONS = [
   "0004_payment_aggregates",
   "0005_wallet_apps",
   "0006_gateway",
-  "0007_option_client_id"
+  "0007_option_client_id",
+  "0008_chain_work"
 ]
 
 /** Failure of a CLI run: its exit code and what it printed. */

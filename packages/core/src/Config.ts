@@ -3,6 +3,8 @@
  * reads them from the environment; an embedding platform passes them).
  */
 import { Context } from "effect"
+import type { ChainWorkSettings } from "./chainwork/ChainWork.js"
+import type { FeeSchedule } from "./fees/Fees.js"
 import type { GatewaySettings } from "./gateway/GatewayConfig.js"
 
 export interface PayConfigShape {
@@ -16,6 +18,10 @@ export interface PayConfigShape {
   readonly maxLongPollMs?: number
   /** Quote locks and the data-collection policy of the wallet gateway. */
   readonly gateway?: GatewaySettings
+  /** The engine's fees, taken from each succeeded payment before it is settled (fees/Fees.ts). */
+  readonly fees?: FeeSchedule
+  /** How the durable chain work polls and leases its jobs. */
+  readonly chainWork?: ChainWorkSettings
 }
 
 export class PayConfig extends Context.Tag("@pay/core/PayConfig")<PayConfig, PayConfigShape>() {}

@@ -9,6 +9,8 @@ import type { WalletAppStore } from "./apps/WalletAppStore.js"
 import { WalletApps } from "./apps/WalletApps.js"
 import { PayConfig, type PayConfigShape } from "./Config.js"
 import { Chain, ChainUnavailable } from "./chain/Chain.js"
+import type { ChainJobStore } from "./chainwork/ChainJobStore.js"
+import { ChainWork } from "./chainwork/ChainWork.js"
 import { renderApiReferencePage } from "./docs/ApiReferencePage.js"
 import { Gateway } from "./gateway/Gateway.js"
 import { gatewayRoutes } from "./gateway/Http.js"
@@ -38,25 +40,31 @@ import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry
  * `TokenRegistry` and `PaymentEvents` (see `payEngineLayer`).
  */
 export const PayServices = Gateway.Default.pipe(
+  Layer.provideMerge(ChainWork.Default),
   Layer.provideMerge(
     Layer.mergeAll(Partners.Default, WalletApps.Default, Settlements.Default, Payments.Default)
   ),
   Layer.provideMerge(Merchants.Default)
 )
 
+const none = (chainId: string) =>
+  new ChainUnavailable({ chainId, message: "this engine has no networks configured" })
+
 /** An engine without networks: the gateway offers no options and submits nothing. */
 const noChain = Layer.succeed(
   Chain,
   Chain.of({
     networks: [],
-    tokenDomain: (asset) =>
-      new ChainUnavailable({ chainId: asset, message: "this engine has no networks configured" }),
-    balanceOf: (asset) =>
-      new ChainUnavailable({ chainId: asset, message: "this engine has no networks configured" }),
-    submitReceive: (asset) =>
-      new ChainUnavailable({ chainId: asset, message: "this engine has no networks configured" }),
-    awaitOutcome: (chainId) =>
-      new ChainUnavailable({ chainId, message: "this engine has no networks configured" })
+    tokenDomain: (asset) => none(asset),
+    balanceOf: (asset) => none(asset),
+    receiveCall: (asset) => none(asset),
+    transferCall: (asset) => none(asset),
+    head: (chainId) => none(chainId),
+    collectorNonce: (chainId) => none(chainId),
+    fees: (chainId) => none(chainId),
+    sign: (chainId) => none(chainId),
+    broadcast: (chainId) => none(chainId),
+    transactionState: (chainId) => none(chainId)
   })
 )
 
@@ -115,6 +123,7 @@ export type PayStorage =
   | PaymentStore
   | GatewayStore
   | WalletAppStore
+  | ChainJobStore
 
 /** What the engine needs from the one who runs it. */
 export interface PayEngineOptions<E> {
@@ -157,6 +166,13 @@ export const makePayEngine = <E>(options: PayEngineOptions<E>) =>
     yield* Effect.forkScoped(
       Effect.provide(
         Payments.use((p) => p.sweepForever),
+        context
+      )
+    )
+    // Submitting, watching and settling: claimed jobs, taken over when an instance dies.
+    yield* Effect.forkScoped(
+      Effect.provide(
+        ChainWork.use((w) => w.runForever),
         context
       )
     )

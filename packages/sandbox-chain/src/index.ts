@@ -3,6 +3,7 @@
  * automine) with a test EIP-3009 USDC at a fixed address, a faucet and the
  * collector key, as a scoped Effect resource; for the sandbox and for tests.
  */
+export * from "./ChainServer.js"
 export * from "./JsonRpc.js"
 export * from "./Keys.js"
 export * from "./SandboxChain.js"

@@ -12,6 +12,7 @@ import paymentAggregates from "./migrations/0004_payment_aggregates.js"
 import walletApps from "./migrations/0005_wallet_apps.js"
 import gateway from "./migrations/0006_gateway.js"
 import optionClientId from "./migrations/0007_option_client_id.js"
+import chainWork from "./migrations/0008_chain_work.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -20,7 +21,8 @@ export const migrations = Migrator.fromRecord({
   "0004_payment_aggregates": paymentAggregates,
   "0005_wallet_apps": walletApps,
   "0006_gateway": gateway,
-  "0007_option_client_id": optionClientId
+  "0007_option_client_id": optionClientId,
+  "0008_chain_work": chainWork
 })
 
 const TABLE = "pay_migrations"

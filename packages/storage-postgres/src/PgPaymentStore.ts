@@ -23,6 +23,7 @@ import {
   type Payment,
   type PaymentFilter,
   type PaymentId,
+  type PaymentSettlement,
   type PaymentStats,
   type PaymentStatus,
   type PaymentStatusRecord,
@@ -35,6 +36,7 @@ import {
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import { DAY_OF_CREATED_AT } from "./migrations/0004_payment_aggregates.js"
+import { JOB_COLUMNS, jobValues } from "./PgChainJobStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { withCompletion, writeCompletion } from "./PgIdempotencyStore.js"
 
@@ -67,6 +69,15 @@ interface PaymentRow extends StatusRow {
   readonly tx_hash: string | null
   /** bigint comes back as text. */
   readonly tx_nonce: string | null
+  /** numeric comes back as text. */
+  readonly fee_fixed: string | null
+  readonly fee_percentage: string | null
+  readonly fee_total: string | null
+  readonly settlement_amount: string | null
+  readonly settlement_status: string | null
+  readonly settlement_destination: string | null
+  readonly settlement_tx_hash: string | null
+  readonly settled_at: Date | null
   readonly refund_id: string | null
   readonly refund_created_at: Date | null
 }
@@ -123,7 +134,21 @@ const toPayment = (r: PaymentRow): Payment => ({
   refund:
     r.refund_id === null || r.refund_created_at === null
       ? null
-      : { id: r.refund_id as RefundId, createdAt: r.refund_created_at }
+      : { id: r.refund_id as RefundId, createdAt: r.refund_created_at },
+  fees:
+    r.fee_fixed === null || r.fee_percentage === null || r.fee_total === null
+      ? null
+      : { fixed: BigInt(r.fee_fixed), percentage: r.fee_percentage, total: BigInt(r.fee_total) },
+  settlement:
+    r.settlement_status === null || r.settlement_amount === null
+      ? null
+      : {
+          amount: BigInt(r.settlement_amount),
+          status: r.settlement_status as PaymentSettlement["status"],
+          destination: r.settlement_destination as Caip10 | null,
+          txHash: r.settlement_tx_hash,
+          settledAt: r.settled_at
+        }
 })
 
 /** One part of a statistics answer: a unit's revenue and count, or the customers. */
@@ -306,7 +331,15 @@ export const makePgPaymentStore = (sql: SqlClient) => {
         tx_network: p.transaction?.networkId ?? null,
         tx_hash: p.transaction?.hash ?? null,
         tx_nonce: p.transaction?.nonce ?? null,
-        tx_id: p.txId
+        tx_id: p.txId,
+        fee_fixed: p.fees?.fixed.toString() ?? null,
+        fee_percentage: p.fees?.percentage ?? null,
+        fee_total: p.fees?.total.toString() ?? null,
+        settlement_amount: p.settlement?.amount.toString() ?? null,
+        settlement_status: p.settlement?.status ?? null,
+        settlement_destination: p.settlement?.destination ?? null,
+        settlement_tx_hash: p.settlement?.txHash ?? null,
+        settled_at: p.settlement?.settledAt ?? null
       })}`
       // A payment stored already succeeded is counted as one that succeeds later.
       const statement =
@@ -334,6 +367,9 @@ export const makePgPaymentStore = (sql: SqlClient) => {
       // A given buyer or transaction replaces the stored one whole (applyChange's meaning).
       const buyer = c.buyer ?? null
       const tx = c.transaction ?? null
+      // Given fees or a given settlement replace the stored ones whole, too.
+      const fees = c.fees ?? null
+      const settlement = c.settlement ?? null
       const updated = sql`(UPDATE payments SET
           status = ${c.status},
           updated_at = ${c.at},
@@ -355,12 +391,38 @@ export const makePgPaymentStore = (sql: SqlClient) => {
           tx_hash = CASE WHEN ${tx !== null}::boolean THEN ${tx?.hash ?? null}::text ELSE tx_hash END,
           tx_nonce = CASE WHEN ${tx !== null}::boolean
             THEN ${tx?.nonce ?? null}::bigint ELSE tx_nonce END,
-          tx_id = coalesce(${c.txId ?? null}::text, tx_id)
+          tx_id = coalesce(${c.txId ?? null}::text, tx_id),
+          fee_fixed = CASE WHEN ${fees !== null}::boolean
+            THEN ${fees?.fixed.toString() ?? null}::numeric ELSE fee_fixed END,
+          fee_percentage = CASE WHEN ${fees !== null}::boolean
+            THEN ${fees?.percentage ?? null}::text ELSE fee_percentage END,
+          fee_total = CASE WHEN ${fees !== null}::boolean
+            THEN ${fees?.total.toString() ?? null}::numeric ELSE fee_total END,
+          settlement_amount = CASE WHEN ${settlement !== null}::boolean
+            THEN ${settlement?.amount.toString() ?? null}::numeric ELSE settlement_amount END,
+          settlement_status = CASE WHEN ${settlement !== null}::boolean
+            THEN ${settlement?.status ?? null}::text ELSE settlement_status END,
+          settlement_destination = CASE WHEN ${settlement !== null}::boolean
+            THEN ${settlement?.destination ?? null}::text ELSE settlement_destination END,
+          settlement_tx_hash = CASE WHEN ${settlement !== null}::boolean
+            THEN ${settlement?.txHash ?? null}::text ELSE settlement_tx_hash END,
+          settled_at = CASE WHEN ${settlement !== null}::boolean
+            THEN ${settlement?.settledAt ?? null}::timestamptz ELSE settled_at END
         WHERE id = ${id} AND status = ${from}
         RETURNING *)`
       const succeeds = c.status === "succeeded" && from !== "succeeded"
+      // The job goes in with the change, in its statement, only when the change applied; one
+      // the payment has already of its kind is kept.
+      const queued =
+        c.enqueue === undefined
+          ? sql``
+          : sql`, queued AS (
+              INSERT INTO chain_jobs ${sql.literal(JOB_COLUMNS)}
+              SELECT ${jobValues(sql, c.enqueue)} FROM updated
+              ON CONFLICT (payment_id, kind) DO NOTHING
+            )`
       const apply =
-        sql<PaymentRow>`WITH updated AS ${updated}${succeeds ? countSucceeded("updated") : sql``}
+        sql<PaymentRow>`WITH updated AS ${updated}${succeeds ? countSucceeded("updated") : sql``}${queued}
         ${withRefund(sql.literal("updated"))}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toPayment))
         )

@@ -55,7 +55,8 @@ describe("PostgreSQL storage, several instances", () => {
         "payment_aggregates",
         "wallet_apps",
         "gateway",
-        "option_client_id"
+        "option_client_id",
+        "chain_work"
       ])
     })
   )
@@ -128,7 +129,9 @@ describe("PostgreSQL storage, several instances", () => {
           buyer: null,
           transaction: null,
           txId: null,
-          refund: null
+          refund: null,
+          fees: null,
+          settlement: null
         })
       )
       yield* Effect.forEach(due, (p) => Context.get(first, PaymentStore).insert(p), {

@@ -1,6 +1,7 @@
-import { paymentStorageContract, storageContract } from "@pay/core/testing"
+import { chainJobStorageContract, paymentStorageContract, storageContract } from "@pay/core/testing"
 import { freshStorage } from "./testing/TestDatabase.js"
 
 // Each test builds the layer once: a new schema, migrated, dropped afterwards.
 storageContract("PostgreSQL", freshStorage)
 paymentStorageContract("PostgreSQL", freshStorage)
+chainJobStorageContract("PostgreSQL", freshStorage)

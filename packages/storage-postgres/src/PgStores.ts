@@ -11,6 +11,7 @@ import {
   ApiKeyPrefixTaken,
   type Caip10,
   type Caip19,
+  ChainJobStore,
   type CryptoSettlement,
   type CryptoSettlementId,
   GatewayStore,
@@ -28,6 +29,7 @@ import {
   WalletAppStore
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
+import { makePgChainJobStore } from "./PgChainJobStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { makePgGatewayStore } from "./PgGatewayStore.js"
 import { makePgIdempotencyStore, withCompletion, writeCompletion } from "./PgIdempotencyStore.js"
@@ -268,6 +270,7 @@ export const PgStores = Layer.unwrapEffect(
   Effect.map(SqlClient.SqlClient, (sql) =>
     Layer.mergeAll(
       Layer.succeed(PaymentStore, makePgPaymentStore(sql)),
+      Layer.succeed(ChainJobStore, makePgChainJobStore(sql)),
       Layer.succeed(GatewayStore, makePgGatewayStore(sql)),
       Layer.succeed(PartnerStore, makePgPartnerStore(sql)),
       Layer.succeed(WalletAppStore, makePgWalletAppStore(sql)),

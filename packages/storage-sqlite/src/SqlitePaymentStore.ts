@@ -13,11 +13,14 @@ import {
   findCurrency,
   type IdempotencyCompletion,
   type MerchantId,
+  type NewChainJob,
   noStats,
   type PartnerId,
   type Payment,
+  type PaymentFees,
   type PaymentFilter,
   type PaymentId,
+  type PaymentSettlement,
   type PaymentStats,
   type PaymentStatus,
   PaymentStore,
@@ -29,6 +32,7 @@ import {
   utcDay
 } from "@pay/core"
 import { Effect, Option } from "effect"
+import { settlementToStorage } from "./SqliteChainJobStore.js"
 import type { SqliteConnection, SqliteStatement, SqliteValue } from "./SqliteDatabase.js"
 
 interface PaymentRow {
@@ -55,6 +59,14 @@ interface PaymentRow {
   tx_hash: string | null
   tx_nonce: number | null
   tx_id: string | null
+  fee_fixed: string | null
+  fee_percentage: string | null
+  fee_total: string | null
+  settlement_amount: string | null
+  settlement_status: string | null
+  settlement_destination: string | null
+  settlement_tx_hash: string | null
+  settled_at: number | null
   refund_id: string | null
   refund_created_at: number | null
 }
@@ -125,8 +137,29 @@ const toPayment = (r: PaymentRow): Payment => ({
   refund:
     r.refund_id === null || r.refund_created_at === null
       ? null
-      : { id: r.refund_id as RefundId, createdAt: new Date(r.refund_created_at) }
+      : { id: r.refund_id as RefundId, createdAt: new Date(r.refund_created_at) },
+  fees:
+    r.fee_fixed === null || r.fee_percentage === null || r.fee_total === null
+      ? null
+      : { fixed: BigInt(r.fee_fixed), percentage: r.fee_percentage, total: BigInt(r.fee_total) },
+  settlement:
+    r.settlement_status === null || r.settlement_amount === null
+      ? null
+      : {
+          amount: BigInt(r.settlement_amount),
+          status: r.settlement_status as PaymentSettlement["status"],
+          destination: r.settlement_destination as Caip10 | null,
+          txHash: r.settlement_tx_hash,
+          settledAt: r.settled_at === null ? null : new Date(r.settled_at)
+        }
 })
+
+/** The payment's fee columns: fixed, percentage, total. */
+const feesToStorage = (f: PaymentFees | null): Array<SqliteValue> => [
+  f?.fixed.toString() ?? null,
+  f?.percentage ?? null,
+  f?.total.toString() ?? null
+]
 
 const buyerKey = (account: string) => account.slice(account.lastIndexOf(":") + 1).toLowerCase()
 
@@ -138,6 +171,13 @@ const SELECT = `SELECT p.*, r.id AS refund_id, r.created_at AS refund_created_at
 
 const EFFECTIVE_STATUS = `CASE WHEN p.status = 'requires_action' AND p.expires_at <= ?
   THEN 'expired' ELSE p.status END`
+
+/** `CASE WHEN ? = 1 THEN ? …` pairs: each column's new value, when one is given. */
+const replacing = <A>(
+  value: A | undefined,
+  columns: (value: A | null) => Array<SqliteValue>
+): Array<SqliteValue> =>
+  columns(value ?? null).flatMap((column) => [value === undefined ? 0 : 1, column])
 
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ")
 
@@ -178,7 +218,9 @@ const whereOf = (f: PaymentFilter): { sql: string; params: Array<SqliteValue> } 
 
 export const makeSqlitePaymentStore = (
   db: SqliteConnection,
-  complete: (completion: IdempotencyCompletion | undefined) => void
+  complete: (completion: IdempotencyCompletion | undefined) => void,
+  /** Queues a chain job in the caller's transaction (the chain job store's own insert). */
+  enqueue: (job: NewChainJob) => void
 ) => {
   const cache = new Map<string, SqliteStatement>()
   /** Listing SQL varies with the filters used: prepare each shape once. */
@@ -195,8 +237,9 @@ export const makeSqlitePaymentStore = (
     reference_folded, amount_unit, amount_value, amount_minor, amount_sort, status, failure_code,
     cancelled_reason, expires_at, created_at, updated_at, final_at, checkout, token_asset,
     token_chain, token_value, buyer_account, buyer_key, buyer_provider_name, buyer_provider_icon,
-    tx_network, tx_hash, tx_nonce, tx_id)
-    VALUES (${placeholders(28)})`)
+    tx_network, tx_hash, tx_nonce, tx_id, fee_fixed, fee_percentage, fee_total, settlement_amount,
+    settlement_status, settlement_destination, settlement_tx_hash, settled_at)
+    VALUES (${placeholders(36)})`)
   const findSql = db.prepare(`${SELECT} WHERE p.id = ?`)
   const findStatusSql = db.prepare(`SELECT id, partner_id, merchant_id, status, expires_at,
     failure_code, token_asset, token_value, tx_id FROM payments WHERE id = ?`)
@@ -215,7 +258,15 @@ export const makeSqlitePaymentStore = (
       tx_network = CASE WHEN ? = 1 THEN ? ELSE tx_network END,
       tx_hash = CASE WHEN ? = 1 THEN ? ELSE tx_hash END,
       tx_nonce = CASE WHEN ? = 1 THEN ? ELSE tx_nonce END,
-      tx_id = coalesce(?, tx_id)
+      tx_id = coalesce(?, tx_id),
+      fee_fixed = CASE WHEN ? = 1 THEN ? ELSE fee_fixed END,
+      fee_percentage = CASE WHEN ? = 1 THEN ? ELSE fee_percentage END,
+      fee_total = CASE WHEN ? = 1 THEN ? ELSE fee_total END,
+      settlement_amount = CASE WHEN ? = 1 THEN ? ELSE settlement_amount END,
+      settlement_status = CASE WHEN ? = 1 THEN ? ELSE settlement_status END,
+      settlement_destination = CASE WHEN ? = 1 THEN ? ELSE settlement_destination END,
+      settlement_tx_hash = CASE WHEN ? = 1 THEN ? ELSE settlement_tx_hash END,
+      settled_at = CASE WHEN ? = 1 THEN ? ELSE settled_at END
     WHERE id = ? AND status = ?`)
   const dueSql = db.prepare(`SELECT id FROM payments
     WHERE status = 'requires_action' AND expires_at <= ? ORDER BY expires_at LIMIT ?`)
@@ -424,7 +475,9 @@ export const makeSqlitePaymentStore = (
             p.transaction?.networkId ?? null,
             p.transaction?.hash ?? null,
             p.transaction?.nonce ?? null,
-            p.txId
+            p.txId,
+            ...feesToStorage(p.fees),
+            ...settlementToStorage(p.settlement)
           )
           if (p.status === "succeeded") countSucceeded(p)
           complete(completion)
@@ -478,6 +531,9 @@ export const makeSqlitePaymentStore = (
             c.transaction ? 1 : 0,
             c.transaction?.nonce ?? null,
             c.txId ?? null,
+            // Given fees or a given settlement replace the stored ones whole.
+            ...replacing(c.fees, feesToStorage),
+            ...replacing(c.settlement, settlementToStorage),
             id,
             from
           )
@@ -486,6 +542,8 @@ export const makeSqlitePaymentStore = (
           if (c.status === "succeeded" && from !== "succeeded" && Option.isSome(updated)) {
             countSucceeded(updated.value)
           }
+          // Only with the change that applied; a job of the kind already queued is kept.
+          if (c.enqueue !== undefined) enqueue(c.enqueue)
           complete(completion)
           return updated
         })

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { paymentStorageContract, storageContract } from "@pay/core/testing"
+import { chainJobStorageContract, paymentStorageContract, storageContract } from "@pay/core/testing"
 import { afterAll } from "vitest"
 import { layer } from "./node.js"
 
@@ -12,3 +12,4 @@ let n = 0
 const fresh = () => layer({ filename: join(dir, `contract-${n++}.sqlite`) })
 storageContract("SQLite file", fresh)
 paymentStorageContract("SQLite file", fresh)
+chainJobStorageContract("SQLite file", fresh)

@@ -7,6 +7,7 @@ import {
   ApiKeyPrefixTaken,
   type Caip10,
   type Caip19,
+  ChainJobStore,
   type CryptoSettlement,
   type CryptoSettlementId,
   GatewayStore,
@@ -26,6 +27,7 @@ import {
   WalletAppStore
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
+import { makeSqliteChainJobStore } from "./SqliteChainJobStore.js"
 import { type SqliteConnection, SqliteDatabase, type SqliteValue } from "./SqliteDatabase.js"
 import { isUniqueViolation } from "./SqliteErrors.js"
 import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
@@ -381,8 +383,11 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     purge: (before) => Effect.sync(() => Number(idempotencySql.purge.run(before.getTime()).changes))
   })
 
+  const chainJobs = makeSqliteChainJobStore(db)
+
   return Layer.mergeAll(
-    Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete)),
+    Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs.enqueue)),
+    Layer.succeed(ChainJobStore, chainJobs.store),
     Layer.succeed(GatewayStore, makeSqliteGatewayStore(db)),
     Layer.succeed(PartnerStore, partners),
     Layer.succeed(WalletAppStore, makeSqliteWalletAppStore(db)),

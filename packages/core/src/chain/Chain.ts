@@ -3,9 +3,9 @@
  * and nothing more. The EVM adapter (`evm/`) provides it with viem over each
  * configured network's RPC; the sandbox chain is one such network.
  *
- * Submitting and watching are separate calls so that the transaction's hash
- * can be recorded before the engine waits on it: a restart then resumes the
- * wait instead of losing the transfer.
+ * Signing, sending and watching are separate calls so that a transaction
+ * can be recorded before it is sent (chainwork/): a restart then sends the
+ * same transaction again or resumes the watch instead of losing the transfer.
  */
 import { Context, type Effect, Schema } from "effect"
 import type { Address, Hex } from "viem"
@@ -38,19 +38,55 @@ export interface ChainNetwork {
   readonly confirmations: number
   /** The estimate given to wallets (`etaS`) for a payment on this network. */
   readonly etaSeconds: number
+  /** How often a transaction being watched is looked at. */
+  readonly pollIntervalMs: number
+  /** A transaction still pending this long is replaced (same nonce, higher fee). */
+  readonly stuckAfterMs: number
   readonly tokens: ReadonlyArray<ChainToken>
 }
 
-/** A transfer sent to the network: its hash, and the collector's nonce it used. */
-export interface SubmittedTransfer {
-  readonly hash: Hex
+/** A contract call the collector is to send, with the gas it needs (estimated, with headroom). */
+export interface ChainCall {
+  readonly to: Address
+  readonly data: Hex
+  readonly gas: bigint
+}
+
+/** EIP-1559 fees, in wei per gas. */
+export interface FeeQuote {
+  readonly maxFeePerGas: bigint
+  readonly maxPriorityFeePerGas: bigint
+}
+
+export interface UnsignedTransaction extends ChainCall, FeeQuote {
   readonly nonce: number
 }
 
-export type TransferOutcome =
-  | { readonly _tag: "Confirmed"; readonly blockNumber: bigint }
-  /** Mined, but the call reverted: nothing moved. */
-  | { readonly _tag: "Reverted"; readonly blockNumber: bigint }
+export interface SignedTransaction {
+  readonly hash: Hex
+  /** The serialized signed transaction, for `eth_sendRawTransaction`. */
+  readonly raw: Hex
+}
+
+/** What the network knows of a transaction now. */
+export type TransactionState =
+  /** Not in a block, not in the node's pool: never received, or dropped. */
+  | { readonly _tag: "Unknown" }
+  /** In the node's pool, not in a block yet. */
+  | { readonly _tag: "Pending" }
+  | {
+      readonly _tag: "Mined"
+      readonly blockNumber: bigint
+      readonly blockHash: Hex
+      /** False when the call reverted: the nonce is used, nothing moved. */
+      readonly success: boolean
+    }
+
+export interface ChainHead {
+  readonly number: bigint
+  /** The head block's time, in Unix seconds: what an authorization's validBefore is checked against. */
+  readonly timestamp: bigint
+}
 
 /** The network did not answer, or answered with an error that says nothing of the transfer. */
 export class ChainUnavailable extends Schema.TaggedError<ChainUnavailable>()("ChainUnavailable", {
@@ -58,11 +94,27 @@ export class ChainUnavailable extends Schema.TaggedError<ChainUnavailable>()("Ch
   message: Schema.String
 }) {}
 
-/** The network refused the transfer before it was mined (the token would revert it). */
+/** The call would revert (the token refuses the transfer): not sent, nothing spent. */
 export class TransferRefused extends Schema.TaggedError<TransferRefused>()("TransferRefused", {
   reason: Schema.String
 }) {}
 
+/**
+ * The node refused a signed transaction for a reason that is not "I have it
+ * already" (underpriced replacement, a nonce ahead of the sequence, no ether
+ * for gas): it was not taken, and can be sent again later.
+ */
+export class TransactionRejected extends Schema.TaggedError<TransactionRejected>()(
+  "TransactionRejected",
+  { chainId: Schema.String, reason: Schema.String }
+) {}
+
+/**
+ * The chain port. Sending is split in steps so that the durable chain work
+ * (chainwork/) can record each transaction, signed, before it is sent, and
+ * recognise it afterwards by its hash: a crash at any point leaves either
+ * nothing sent or a recorded transaction to send again or to watch.
+ */
 export class Chain extends Context.Tag("@pay/core/Chain")<
   Chain,
   {
@@ -70,17 +122,50 @@ export class Chain extends Context.Tag("@pay/core/Chain")<
     /** The token's EIP-712 domain, read from the contract (cached: it never changes). */
     readonly tokenDomain: (asset: Caip19) => Effect.Effect<Eip712Domain, ChainUnavailable>
     readonly balanceOf: (asset: Caip19, owner: Address) => Effect.Effect<bigint, ChainUnavailable>
-    /** Sends `receiveWithAuthorization` from the network's collector. */
-    readonly submitReceive: (
+    /**
+     * The collector's `receiveWithAuthorization` call, checked against the
+     * next block (a call that would revert is `TransferRefused`).
+     */
+    readonly receiveCall: (
       asset: Caip19,
       authorization: ReceiveAuthorization,
       signature: Hex
-    ) => Effect.Effect<SubmittedTransfer, ChainUnavailable | TransferRefused>
-    /** Waits until the transfer is mined and has the network's confirmations. */
-    readonly awaitOutcome: (
+    ) => Effect.Effect<ChainCall, ChainUnavailable | TransferRefused>
+    /** The collector's ERC-20 `transfer` of `value` to `to`, checked the same way. */
+    readonly transferCall: (
+      asset: Caip19,
+      to: Address,
+      value: bigint
+    ) => Effect.Effect<ChainCall, ChainUnavailable | TransferRefused>
+    readonly head: (chainId: Caip2) => Effect.Effect<ChainHead, ChainUnavailable>
+    /**
+     * The collector's transaction count: mined (`latest`, or as of block
+     * `atBlock` when given) and with the node's pool (`pending`).
+     */
+    readonly collectorNonce: (
+      chainId: Caip2,
+      atBlock?: bigint
+    ) => Effect.Effect<{ readonly latest: number; readonly pending: number }, ChainUnavailable>
+    /** Fees for a transaction to be mined soon. */
+    readonly fees: (chainId: Caip2) => Effect.Effect<FeeQuote, ChainUnavailable>
+    /** Signs with the collector's key, offline: nothing is sent. */
+    readonly sign: (
+      chainId: Caip2,
+      transaction: UnsignedTransaction
+    ) => Effect.Effect<SignedTransaction, ChainUnavailable>
+    /**
+     * Sends a signed transaction. A node that already has it, or has already
+     * mined its nonce, answers success: whether it was this transaction that
+     * was mined is for `transactionState` to say.
+     */
+    readonly broadcast: (
+      chainId: Caip2,
+      raw: Hex
+    ) => Effect.Effect<void, ChainUnavailable | TransactionRejected>
+    readonly transactionState: (
       chainId: Caip2,
       hash: Hex
-    ) => Effect.Effect<TransferOutcome, ChainUnavailable>
+    ) => Effect.Effect<TransactionState, ChainUnavailable>
   }
 >() {}
 

@@ -3,14 +3,15 @@
  * holding a buyer link can see and do. It offers options, hands out the
  * action to sign, and on confirm checks the signature against the option it
  * offered, moves the payment to `processing` (one confirm wins a race: the
- * state machine's compare-and-set) and submits the transfer; a fiber of the
- * engine then waits for the chain and records the outcome.
+ * state machine's compare-and-set) and queues the transfer as a durable job
+ * in the same write; the chain work (chainwork/) submits and watches it.
  */
-import { Effect, Either, FiberSet, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import { type Hex, toHex } from "viem"
 import { PayConfig } from "../Config.js"
 import { Chain, type ChainUnavailable, networkOf } from "../chain/Chain.js"
 import { isSignedByPayer, typedDataJson } from "../chain/Eip3009.js"
+import { ChainWork, newChainJob } from "../chainwork/ChainWork.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { InvalidState, type Payment, PaymentExpired, type PaymentId } from "../payments/Payment.js"
 import { effectiveStatus } from "../payments/PaymentStateMachine.js"
@@ -59,12 +60,11 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
     const settlements = yield* SettlementStore
     const store = yield* GatewayStore
     const chain = yield* Chain
+    const chainWork = yield* ChainWork
     const prices = yield* Prices
     const config = yield* PayConfig
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
-    // Transfers being watched; interrupted when the engine stops (the payment stays processing).
-    const watching = yield* FiberSet.make()
 
     const payableNow = (payment: Payment): Effect.Effect<void, PaymentExpired | InvalidState> => {
       const status = effectiveStatus(payment, now())
@@ -245,63 +245,6 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         return [action]
       })
 
-    /** Waits for the chain and records the outcome; a lost wait leaves the payment processing. */
-    const watch = (option: PaymentOption, hash: Hex) =>
-      chain.awaitOutcome(chainOfCaip10(option.account), hash).pipe(
-        Effect.flatMap((outcome) =>
-          outcome._tag === "Confirmed"
-            ? payments.transition(option.paymentId, {
-                _tag: "Succeed",
-                txId: hash,
-                transaction: null
-              })
-            : payments.transition(option.paymentId, {
-                _tag: "Fail",
-                failureCode: "transaction_reverted"
-              })
-        ),
-        Effect.catchAllCause((cause) =>
-          Effect.logError(`payment ${option.paymentId}: waiting for ${hash} failed`, cause)
-        )
-      )
-
-    /** Submits the signed authorization and starts watching it. */
-    const submit = (option: PaymentOption, signature: Hex) =>
-      Effect.gen(function* () {
-        const network = networkOf(chain.networks, chainOfCaip10(option.account))
-        const sent = yield* chain.submitReceive(option.asset, option.authorization, signature)
-        yield* payments.transition(option.paymentId, {
-          _tag: "RecordTransaction",
-          transaction: { networkId: network?.reference ?? "", hash: sent.hash, nonce: sent.nonce }
-        })
-        yield* FiberSet.run(watching, watch(option, sent.hash))
-      }).pipe(
-        Effect.catchTags({
-          TransferRefused: (e) =>
-            Effect.zipRight(
-              Effect.logWarning(
-                `payment ${option.paymentId}: the token refused the transfer`,
-                e.reason
-              ),
-              payments.transition(option.paymentId, {
-                _tag: "Fail",
-                failureCode: "transaction_reverted"
-              })
-            ),
-          ChainUnavailable: (e: ChainUnavailable) =>
-            Effect.zipRight(
-              Effect.logError(`payment ${option.paymentId}: submitting failed`, e.message),
-              payments.transition(option.paymentId, {
-                _tag: "Fail",
-                failureCode: "transaction_dropped"
-              })
-            )
-        }),
-        Effect.catchAllCause((cause) =>
-          Effect.logError(`payment ${option.paymentId}: submitting failed`, cause)
-        )
-      )
-
     /**
      * Checks a confirm against the option offered, then moves the payment to
      * `processing` and submits the transfer in the background.
@@ -353,9 +296,16 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
             providerName: wallet?.name ?? null,
             providerIcon: wallet?.iconUrl ?? null
           },
-          transaction: null
+          transaction: null,
+          // Queued in the same write: from here the transfer survives a crash (chainwork/).
+          collect: newChainJob(
+            id,
+            chainOfCaip10(option.account),
+            { kind: "collect", optionId: option.id, signature: signature.right },
+            now()
+          )
         })
-        yield* FiberSet.run(watching, submit(option, signature.right))
+        yield* chainWork.wake
       })
 
     const cancel = (id: PaymentId) =>

@@ -25,6 +25,8 @@ const network = (chainId: string, tokens: ChainNetwork["tokens"]): ChainNetwork 
   iconUrl: null,
   collector: COLLECTOR,
   confirmations: 1,
+  pollIntervalMs: 1000,
+  stuckAfterMs: 60_000,
   etaSeconds: 5,
   tokens
 })
@@ -60,7 +62,9 @@ const payment = (amount: Amount, expiresInMs = 15 * 60_000): Payment => ({
   buyer: null,
   transaction: null,
   txId: null,
-  refund: null
+  refund: null,
+  fees: null,
+  settlement: null
 })
 const usd = (value: bigint): Amount => ({
   unit: { kind: "fiat", currency: findCurrency("USD")! },

@@ -200,8 +200,33 @@ export const PaymentView = Schema.Struct({
       nonce: Schema.optional(Schema.Int)
     })
   ),
+  settlement: Schema.optional(
+    Schema.Struct({
+      settled: Schema.Boolean,
+      amount: AmountView.annotations({
+        description: "What the merchant receives: the token amount paid less fees"
+      }),
+      txHash: Schema.optional(Schema.String).annotations({ description: "Once settled" }),
+      status: Schema.Literal("pending", "settled", "no_destination").annotations({
+        description:
+          "pending until the transfer to the merchant's settlement destination lands; no_destination when the merchant has no settlement for the asset paid (the funds stay with the engine until an operator settles again)"
+      })
+    })
+  ).annotations({ description: "Once the payment succeeded" }),
+  fees: Schema.optional(
+    Schema.Struct({
+      total: AmountView,
+      fixed: AmountView,
+      percentage: Schema.String.annotations({
+        description: 'The percentage rate applied, as a decimal string: "0.4" is 0.4 %'
+      })
+    })
+  ).annotations({
+    description: "The engine's fees, in the token paid; once the payment succeeded"
+  }),
   createdAt: Timestamp,
-  lastUpdatedAt: Timestamp
+  lastUpdatedAt: Timestamp,
+  settledAt: Schema.optional(Timestamp).annotations({ description: "Only once settled" })
 }).annotations({ identifier: "Payment" })
 
 export const PaymentDetails = Schema.Struct({

@@ -63,6 +63,37 @@ export interface ChainTransaction {
   readonly nonce: number | null
 }
 
+/**
+ * The engine's fees on a succeeded payment, in minor units of the token paid
+ * (`tokenAmount.asset`), as the fee schedule gave them (fees/Fees.ts).
+ */
+export interface PaymentFees {
+  readonly fixed: bigint
+  /** The percentage rate as configured, a decimal string: "0.4" is 0.4 %. */
+  readonly percentage: string
+  /** `fixed` plus the percentage part, never more than the amount paid. */
+  readonly total: bigint
+}
+
+/**
+ * Where the money is after a payment succeeds: `pending` until the transfer to
+ * the merchant's destination lands (`settled`), or `no_destination` when the
+ * merchant has no settlement for the paid asset: the funds stay with the
+ * engine's collecting address until an operator settles again.
+ */
+export const SETTLEMENT_STATUSES = ["pending", "settled", "no_destination"] as const
+export type SettlementStatus = (typeof SETTLEMENT_STATUSES)[number]
+
+export interface PaymentSettlement {
+  /** The token amount paid less fees, in the token's minor units. */
+  readonly amount: bigint
+  readonly status: SettlementStatus
+  /** The CAIP-10 account the amount is (being) sent to, once known. */
+  readonly destination: Caip10 | null
+  readonly txHash: string | null
+  readonly settledAt: Date | null
+}
+
 export interface Refund {
   readonly id: RefundId
   readonly createdAt: Date
@@ -92,6 +123,10 @@ export interface Payment {
   /** The transaction id reported in `info` once succeeded. */
   readonly txId: string | null
   readonly refund: Refund | null
+  /** Set when the payment succeeds. */
+  readonly fees: PaymentFees | null
+  /** Set when the payment succeeds; then changed by settlement only. */
+  readonly settlement: PaymentSettlement | null
 }
 
 /** What a status read needs of a payment: the hot path reads only this. */

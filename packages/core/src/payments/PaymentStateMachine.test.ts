@@ -38,7 +38,9 @@ const payment = (status: PaymentStatus): Payment => ({
   buyer: null,
   transaction: null,
   txId: null,
-  refund: null
+  refund: null,
+  fees: null,
+  settlement: null
 })
 
 const ASSET = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19

@@ -12,34 +12,42 @@
  * only if the stored status is still the one decided from (compare-and-set).
  */
 import { Either } from "effect"
+import type { NewChainJob } from "../chainwork/ChainJob.js"
 import type {
   Buyer,
   CancelledReason,
   ChainTransaction,
   FailureCode,
   Payment,
+  PaymentFees,
+  PaymentSettlement,
   PaymentStatus,
   TokenAmount
 } from "./Payment.js"
 import { isFinal } from "./Payment.js"
 
 export type PaymentTransition =
-  /** The wallet confirmed and the payment went to the chain. */
+  /** The wallet confirmed: the payment goes to the chain, through the durable job `collect`. */
   | {
       readonly _tag: "StartProcessing"
       readonly tokenAmount: TokenAmount
       readonly buyer: Buyer
       readonly transaction: ChainTransaction | null
+      readonly collect?: NewChainJob
     }
   | { readonly _tag: "Expire" }
   | { readonly _tag: "Cancel"; readonly reason: CancelledReason }
   | { readonly _tag: "Decline" }
   /** The transfer was sent: its hash is known before it is mined, and recorded before waiting. */
   | { readonly _tag: "RecordTransaction"; readonly transaction: ChainTransaction }
+  /** The transfer has its confirmations: fees and the amount to settle are fixed, `settle` queued. */
   | {
       readonly _tag: "Succeed"
       readonly txId: string
       readonly transaction: ChainTransaction | null
+      readonly fees?: PaymentFees
+      readonly settlement?: PaymentSettlement
+      readonly settle?: NewChainJob
     }
   | { readonly _tag: "Fail"; readonly failureCode: FailureCode }
 
@@ -54,6 +62,15 @@ export interface PaymentChange {
   readonly buyer?: Buyer
   readonly transaction?: ChainTransaction
   readonly txId?: string
+  readonly fees?: PaymentFees
+  readonly settlement?: PaymentSettlement
+  /**
+   * Chain work queued in the same write (the transaction that makes the
+   * change), so a crash can never leave the change without its job: a
+   * payment in `processing` always has its `collect` job, a succeeded one
+   * its `settle` job. A job already queued for the payment and kind is kept.
+   */
+  readonly enqueue?: NewChainJob
 }
 
 export type Refusal =
@@ -109,7 +126,8 @@ export const decide = (
             final("processing", {
               tokenAmount: transition.tokenAmount,
               buyer: transition.buyer,
-              ...(transition.transaction ? { transaction: transition.transaction } : {})
+              ...(transition.transaction ? { transaction: transition.transaction } : {}),
+              ...(transition.collect ? { enqueue: transition.collect } : {})
             })
           )
     case "Cancel":
@@ -126,7 +144,10 @@ export const decide = (
       return Either.right(
         final("succeeded", {
           txId: transition.txId,
-          ...(transition.transaction ? { transaction: transition.transaction } : {})
+          ...(transition.transaction ? { transaction: transition.transaction } : {}),
+          ...(transition.fees ? { fees: transition.fees } : {}),
+          ...(transition.settlement ? { settlement: transition.settlement } : {}),
+          ...(transition.settle ? { enqueue: transition.settle } : {})
         })
       )
     case "Fail":
@@ -145,5 +166,7 @@ export const applyChange = (payment: Payment, change: PaymentChange): Payment =>
   tokenAmount: change.tokenAmount ?? payment.tokenAmount,
   buyer: change.buyer ?? payment.buyer,
   transaction: change.transaction ?? payment.transaction,
-  txId: change.txId ?? payment.txId
+  txId: change.txId ?? payment.txId,
+  fees: change.fees ?? payment.fees,
+  settlement: change.settlement ?? payment.settlement
 })

@@ -112,7 +112,9 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
           buyer: null,
           transaction: null,
           txId: null,
-          refund: null
+          refund: null,
+          fees: null,
+          settlement: null
         }
         yield* store.insert(payment, complete?.(payment))
         return payment

@@ -96,8 +96,38 @@ export const paymentView = (
           }
         }
       : {}),
+    ...settlementFields(p, registry),
     createdAt: p.createdAt.toISOString(),
-    lastUpdatedAt: p.updatedAt.toISOString()
+    lastUpdatedAt: p.updatedAt.toISOString(),
+    ...(p.settlement?.settledAt ? { settledAt: p.settlement.settledAt.toISOString() } : {})
+  }
+}
+
+/** `settlement` and `fees`, in the token paid, once the payment succeeded. */
+const settlementFields = (p: Payment, registry: TokenRegistryShape) => {
+  if (p.tokenAmount === null) return {}
+  const inToken = (value: bigint) =>
+    amountView({ unit: { kind: "token", asset: p.tokenAmount!.asset }, value }, registry)
+  return {
+    ...(p.settlement
+      ? {
+          settlement: {
+            settled: p.settlement.status === "settled",
+            amount: inToken(p.settlement.amount),
+            ...(p.settlement.txHash === null ? {} : { txHash: p.settlement.txHash }),
+            status: p.settlement.status
+          }
+        }
+      : {}),
+    ...(p.fees
+      ? {
+          fees: {
+            total: inToken(p.fees.total),
+            fixed: inToken(p.fees.fixed),
+            percentage: p.fees.percentage
+          }
+        }
+      : {})
   }
 }
 
@@ -162,9 +192,9 @@ export const legacyView = (
     fiat_currency: fiat?.code ?? null,
     created_at: p.createdAt.toISOString(),
     last_updated_at: p.updatedAt.toISOString(),
-    settled_at: null,
-    settlement_status: null,
-    settlement_tx_hash: null
+    settled_at: p.settlement?.settledAt?.toISOString() ?? null,
+    settlement_status: p.settlement?.status ?? null,
+    settlement_tx_hash: p.settlement?.txHash ?? null
   }
 }
 

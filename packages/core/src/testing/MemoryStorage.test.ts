@@ -1,6 +1,8 @@
+import { chainJobStorageContract } from "./ChainJobContract.js"
 import { MemoryStorage } from "./MemoryStorage.js"
 import { paymentStorageContract } from "./PaymentContract.js"
 import { storageContract } from "./StorageContract.js"
 
 storageContract("in memory", () => MemoryStorage)
 paymentStorageContract("in memory", () => MemoryStorage)
+chainJobStorageContract("in memory", () => MemoryStorage)

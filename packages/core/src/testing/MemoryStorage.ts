@@ -1,12 +1,21 @@
 /**
  * In-memory implementations of every storage port, for unit tests of the
  * core. They keep the same rules as the real stores (uniqueness, soft
- * deletion, idempotency records written with the work) and pass the same
- * storage contract suite; they keep nothing across restarts.
+ * deletion, idempotency records written with the work, chain jobs queued with
+ * the payment change and fenced by their lease) and pass the same storage
+ * contract suites; they keep nothing across restarts.
  */
 import { Effect, Layer, Option } from "effect"
 import type { StoredAppKey, WalletApp } from "../apps/WalletApp.js"
 import { WalletAppStore } from "../apps/WalletAppStore.js"
+import type {
+  ChainJob,
+  ChainJobKind,
+  ChainJobLease,
+  ChainTransfer,
+  NewChainJob
+} from "../chainwork/ChainJob.js"
+import { ChainJobLeaseLost, ChainJobStore } from "../chainwork/ChainJobStore.js"
 import {
   type CollectedDataRecord,
   GatewayStore,
@@ -29,6 +38,7 @@ import { applyChange } from "../payments/PaymentStateMachine.js"
 import { PaymentStore } from "../payments/PaymentStore.js"
 import { type CryptoSettlement, SettlementAssetConflict } from "../settlements/Settlement.js"
 import { SettlementStore } from "../settlements/SettlementStore.js"
+import { randomBase62 } from "../shared/Ids.js"
 
 interface IdempotencyRow {
   readonly fingerprint: string
@@ -42,7 +52,35 @@ interface LiveSettlement extends CryptoSettlement {
   readonly deletedAt: Date | null
 }
 
+/** A job as stored: the job and the lease it is under, if any. */
+interface JobRow {
+  job: ChainJob
+  leaseToken: string | null
+  leaseUntil: number | null
+}
+
 const scopeKey = (s: IdempotencyScope) => JSON.stringify([s.partnerId, s.route, s.key])
+
+/** The stored form of a newly queued job: active, due at its `runAt`, nothing done yet. */
+const queuedJob = (job: NewChainJob): ChainJob => ({
+  id: job.id,
+  paymentId: job.paymentId,
+  chainId: job.chainId,
+  payload: job.payload,
+  runAt: job.runAt,
+  createdAt: job.createdAt,
+  kind: job.payload.kind,
+  state: "active",
+  nonce: null,
+  destination: null,
+  attempts: 0,
+  lastError: null,
+  updatedAt: job.createdAt
+})
+
+/** Oldest first; a tie (one millisecond) broken by hash, as the databases order them. */
+const byCreation = (a: ChainTransfer, b: ChainTransfer) =>
+  a.createdAt.getTime() - b.createdAt.getTime() || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0)
 
 export const makeMemoryStorage = () => {
   const partners = new Map<string, Partner>()
@@ -55,6 +93,10 @@ export const makeMemoryStorage = () => {
   const collected = new Map<string, CollectedDataRecord>()
   const apps = new Map<string, WalletApp>()
   const appKeys = new Map<string, StoredAppKey>()
+  const jobs = new Map<string, JobRow>()
+  const transfers = new Map<string, ChainTransfer>()
+  /** The next nonce to hand out, per chain and sender. */
+  const nonces = new Map<string, number>()
 
   /** Called before the write it goes with, so a lost claim throws with nothing changed. */
   const complete = (completion: IdempotencyCompletion | undefined) => {
@@ -269,8 +311,10 @@ export const makeMemoryStorage = () => {
         const current = payments.get(id)
         if (current === undefined || current.status !== from) return Option.none()
         const next = applyChange(current, change)
+        const queue = change.enqueue === undefined ? undefined : enqueuing(change.enqueue)
         complete(completion)
         payments.set(id, next)
+        queue?.()
         return Option.some(next)
       }),
     expireDue: (now, limit) =>
@@ -342,8 +386,159 @@ export const makeMemoryStorage = () => {
       Effect.sync(() => Option.fromNullable(collected.get(collectedKey(paymentId, account))))
   })
 
+  const jobOf = (paymentId: string, kind: ChainJobKind) => {
+    for (const row of jobs.values()) {
+      if (row.job.paymentId === paymentId && row.job.kind === kind) return row
+    }
+    return undefined
+  }
+
+  /**
+   * The write that queues `job`, checked before the writes it goes with: nothing when the
+   * payment has a job of its kind already (the unique key's meaning); a defect when the job's
+   * id is taken or its payment does not exist (what the databases refuse).
+   */
+  const enqueuing = (job: NewChainJob) => {
+    if (jobOf(job.paymentId, job.payload.kind) !== undefined) return undefined
+    if (jobs.has(job.id)) throw new Error(`duplicate chain job ${job.id}`)
+    requirePayment(job.paymentId)
+    return () => {
+      jobs.set(job.id, { job: queuedJob(job), leaseToken: null, leaseUntil: null })
+    }
+  }
+
+  /** The job's row while `lease` holds it; the lease lost otherwise. */
+  const held = (lease: ChainJobLease) => {
+    const row = jobs.get(lease.jobId)
+    if (row === undefined || row.leaseToken === null || row.leaseToken !== lease.token) {
+      throw new ChainJobLeaseLost({ jobId: lease.jobId })
+    }
+    return row
+  }
+
+  /** A fenced write: `f` runs on the held row, or the lease is lost and nothing changes. */
+  const fenced = <A>(lease: ChainJobLease, f: (row: JobRow) => A) =>
+    Effect.suspend(() => {
+      try {
+        return Effect.succeed(f(held(lease)))
+      } catch (error) {
+        if (error instanceof ChainJobLeaseLost) return Effect.fail(error)
+        throw error
+      }
+    })
+
+  const transfersAt = (jobId: string, nonce: number | null) =>
+    nonce === null
+      ? []
+      : [...transfers.values()]
+          .filter((t) => t.jobId === jobId && t.nonce === nonce)
+          .sort(byCreation)
+
+  const chainJobStore = ChainJobStore.of({
+    claimDue: (now, limit, leaseMs) =>
+      Effect.sync(() => {
+        const at = now.getTime()
+        const due = [...jobs.values()]
+          .filter(
+            (r) =>
+              r.job.state === "active" &&
+              r.job.runAt.getTime() <= at &&
+              (r.leaseUntil === null || r.leaseUntil <= at)
+          )
+          .sort(
+            (a, b) =>
+              a.job.runAt.getTime() - b.job.runAt.getTime() || (a.job.id < b.job.id ? -1 : 1)
+          )
+          .slice(0, Math.max(0, limit))
+        return due.map((row) => {
+          row.leaseToken = randomBase62(24)
+          row.leaseUntil = at + leaseMs
+          row.job = { ...row.job, attempts: row.job.attempts + 1, updatedAt: now }
+          return {
+            job: row.job,
+            lease: { jobId: row.job.id, token: row.leaseToken },
+            transfers: transfersAt(row.job.id, row.job.nonce)
+          }
+        })
+      }),
+    renew: (lease, now, leaseMs) =>
+      fenced(lease, (row) => {
+        row.leaseUntil = now.getTime() + leaseMs
+      }),
+    release: (lease, runAt, lastError, now) =>
+      fenced(lease, (row) => {
+        row.leaseToken = null
+        row.leaseUntil = null
+        row.job = { ...row.job, runAt, lastError, updatedAt: now }
+      }),
+    assignNonce: (lease, chainId, sender, chainNext, now) =>
+      fenced(lease, (row) => {
+        if (row.job.nonce !== null) return row.job.nonce
+        const key = JSON.stringify([chainId, sender])
+        const nonce = Math.max(nonces.get(key) ?? 0, chainNext)
+        nonces.set(key, nonce + 1)
+        row.job = { ...row.job, nonce, updatedAt: now }
+        return nonce
+      }),
+    dropNonce: (lease, now) =>
+      fenced(lease, (row) => {
+        row.job = { ...row.job, nonce: null, updatedAt: now }
+      }),
+    setDestination: (lease, destination, now) =>
+      fenced(lease, (row) => {
+        row.job = { ...row.job, destination, updatedAt: now }
+      }),
+    recordTransfer: (lease, transfer) =>
+      fenced(lease, () => {
+        // A transaction recorded again (the same signed bytes) is kept as first recorded.
+        if (!transfers.has(transfer.hash)) transfers.set(transfer.hash, transfer)
+      }),
+    complete: (lease, now, settlement) =>
+      fenced(lease, (row) => {
+        row.leaseToken = null
+        row.leaseUntil = null
+        row.job = { ...row.job, state: "done", updatedAt: now }
+        if (settlement !== undefined) {
+          const payment = payments.get(settlement.paymentId)
+          if (payment !== undefined) {
+            payments.set(payment.id, { ...payment, settlement: settlement.settlement })
+          }
+        }
+      }),
+    requeue: (job, kind) =>
+      Effect.sync(() => {
+        if (job.payload.kind !== kind)
+          throw new Error(`a ${job.payload.kind} job queued as ${kind}`)
+        const existing = jobOf(job.paymentId, kind)
+        if (existing === undefined) {
+          enqueuing(job)?.()
+          return true
+        }
+        if (existing.job.state === "active") return false
+        existing.leaseToken = null
+        existing.leaseUntil = null
+        existing.job = {
+          ...existing.job,
+          chainId: job.chainId,
+          payload: job.payload,
+          runAt: job.runAt,
+          state: "active",
+          nonce: null,
+          destination: null,
+          lastError: null,
+          updatedAt: job.createdAt
+        }
+        return true
+      }),
+    findByPayment: (paymentId, kind) =>
+      Effect.sync(() => Option.fromNullable(jobOf(paymentId, kind)?.job)),
+    transfersOf: (jobId) =>
+      Effect.sync(() => [...transfers.values()].filter((t) => t.jobId === jobId).sort(byCreation))
+  })
+
   return Layer.mergeAll(
     Layer.succeed(PaymentStore, paymentStore),
+    Layer.succeed(ChainJobStore, chainJobStore),
     Layer.succeed(GatewayStore, gatewayStore),
     Layer.succeed(PartnerStore, partnerStore),
     Layer.succeed(WalletAppStore, walletAppStore),

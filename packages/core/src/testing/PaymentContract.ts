@@ -110,6 +110,8 @@ const aPayment = (
     transaction: null,
     txId: null,
     refund: null,
+    fees: null,
+    settlement: null,
     ...rest
   }
 }
@@ -361,7 +363,15 @@ export const paymentStorageContract = (
           transaction: { networkId: "8453", hash: `0x${"12".repeat(32)}`, nonce: 7 },
           txId: `0x${"34".repeat(32)}`,
           finalAt: new Date(T0 + 5),
-          refund: null
+          refund: null,
+          fees: { fixed: MAX_TOKEN - 1n, percentage: "0.40", total: MAX_TOKEN },
+          settlement: {
+            amount: MAX_TOKEN - 2n,
+            status: "settled",
+            destination: "eip155:8453:0xAbCdEf0123456789aBcDeF0123456789AbCdEf01" as Caip10,
+            txHash: `0x${"56".repeat(32)}`,
+            settledAt: new Date(T0 + 6)
+          }
         })
         yield* store.insert(full)
         expect(Option.getOrThrow(yield* store.find(full.id))).toEqual(full)

@@ -38,6 +38,16 @@ export const eip3009TokenAbi = [
   },
   {
     type: "function",
+    name: "transfer",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "to", type: "address" },
+      { name: "value", type: "uint256" }
+    ],
+    outputs: [{ name: "", type: "bool" }]
+  },
+  {
+    type: "function",
     name: "authorizationState",
     stateMutability: "view",
     inputs: [

@@ -67,6 +67,29 @@ const authorizationFor = (from: Hex, to: Hex, value: bigint): ReceiveAuthorizati
 
 const scoped = <A, E>(body: Effect.Effect<A, E, Scope.Scope>) => Effect.scoped(body)
 
+const SANDBOX = Sandbox.CAIP2_CHAIN_ID as Caip2
+
+/** The steps the durable chain work takes: the call, a nonce, fees, signed offline, sent raw. */
+const send = (chain: Chain["Type"], call: { to: Hex; data: Hex; gas: bigint }) =>
+  Effect.gen(function* () {
+    const { pending } = yield* chain.collectorNonce(SANDBOX)
+    const fees = yield* chain.fees(SANDBOX)
+    const signed = yield* chain.sign(SANDBOX, { ...call, ...fees, nonce: pending })
+    yield* chain.broadcast(SANDBOX, signed.raw)
+    return { ...signed, nonce: pending }
+  })
+
+/** Polls until the transaction is mined (the sandbox mines on send). */
+const mined = (chain: Chain["Type"], hash: Hex) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 100; i++) {
+      const state = yield* chain.transactionState(SANDBOX, hash)
+      if (state._tag === "Mined") return state
+      yield* Effect.sleep("20 millis")
+    }
+    return yield* Effect.dieMessage(`${hash} was not mined`)
+  })
+
 describe("the EVM chain adapter on the sandbox chain", () => {
   it.live("reads the token's EIP-712 domain from the contract", () =>
     scoped(
@@ -101,18 +124,24 @@ describe("the EVM chain adapter on the sandbox chain", () => {
           const signature = yield* Effect.promise(() => signed(buyerKey, domain, auth))
           expect(yield* isSignedByPayer(domain, auth, signature)).toBe(true)
 
-          const sent = yield* chain.submitReceive(asset, auth, signature)
+          const call = yield* chain.receiveCall(asset, auth, signature)
+          expect(call.to).toBe(sandbox.token.address)
+          const sent = yield* send(chain, call)
           expect(sent.hash).toMatch(/^0x[0-9a-f]{64}$/)
           expect(sent.nonce).toBeGreaterThanOrEqual(0)
-          const outcome = yield* chain.awaitOutcome(Sandbox.CAIP2_CHAIN_ID as Caip2, sent.hash)
-          expect(outcome._tag).toBe("Confirmed")
+          const outcome = yield* mined(chain, sent.hash)
+          expect(outcome.success).toBe(true)
+          expect((yield* chain.head(SANDBOX)).number).toBe(outcome.blockNumber)
+          // Sent again as it is (a retry after a crash): the node has it, so it is no error.
+          yield* chain.broadcast(SANDBOX, sent.raw)
+          expect((yield* chain.collectorNonce(SANDBOX)).latest).toBe(sent.nonce + 1)
           expect(yield* chain.balanceOf(asset, buyer)).toBe(14_500_000n)
           expect(yield* chain.balanceOf(asset, sandbox.collector.address)).toBe(
             collectorBefore + 10_500_000n
           )
 
           // The same authorization again: the token refuses it before anything is sent.
-          const again = yield* Effect.flip(chain.submitReceive(asset, auth, signature))
+          const again = yield* Effect.flip(chain.receiveCall(asset, auth, signature))
           expect(again._tag).toBe("TransferRefused")
         })
       )
@@ -131,7 +160,7 @@ describe("the EVM chain adapter on the sandbox chain", () => {
         const before = yield* Effect.promise(() =>
           sandbox.publicClient.getTransactionCount({ address: sandbox.collector.address })
         )
-        const refused = yield* Effect.flip(chain.submitReceive(asset, auth, forged))
+        const refused = yield* Effect.flip(chain.receiveCall(asset, auth, forged))
         expect(refused._tag).toBe("TransferRefused")
         expect(
           yield* Effect.promise(() =>
@@ -166,7 +195,7 @@ describe("the EVM chain adapter on the sandbox chain", () => {
               params: [Number(auth.validBefore)]
             })
           )
-          const refused = yield* Effect.flip(chain.submitReceive(asset, auth, signature))
+          const refused = yield* Effect.flip(chain.receiveCall(asset, auth, signature))
           expect(refused._tag).toBe("TransferRefused")
           expect(yield* chain.balanceOf(asset, buyer)).toBe(5_000_000n)
         })
@@ -199,8 +228,26 @@ describe("the EVM chain adapter on the sandbox chain", () => {
             gas: 300_000n
           })
         )
-        const outcome = yield* chain.awaitOutcome(Sandbox.CAIP2_CHAIN_ID as Caip2, hash)
-        expect(outcome._tag).toBe("Reverted")
+        const outcome = yield* mined(chain, hash)
+        expect(outcome.success).toBe(false)
+      })
+    )
+  )
+
+  it.live("sends an ERC-20 transfer from the collector, and knows an unknown hash", () =>
+    scoped(
+      Effect.gen(function* () {
+        const { chain, asset, sandbox } = yield* setup
+        yield* sandbox.faucet(sandbox.collector.address, 3_000_000n)
+        const merchant = privateKeyToAccount(generatePrivateKey()).address
+        const sent = yield* send(chain, yield* chain.transferCall(asset, merchant, 2_500_000n))
+        expect((yield* mined(chain, sent.hash)).success).toBe(true)
+        expect(yield* chain.balanceOf(asset, merchant)).toBe(2_500_000n)
+        // More than the collector holds: the token would revert, so it is refused unsent.
+        const refused = yield* Effect.flip(chain.transferCall(asset, merchant, 10n ** 30n))
+        expect(refused._tag).toBe("TransferRefused")
+        const unknown = yield* chain.transactionState(SANDBOX, `0x${"ab".repeat(32)}`)
+        expect(unknown._tag).toBe("Unknown")
       })
     )
   )

@@ -1,30 +1,40 @@
 /**
- * The chain port on EVM networks, with viem: one public and one wallet client
- * per configured network, over whatever transport the network is reached by
- * (HTTP for a real RPC, an in-process provider for the sandbox).
+ * The chain port on EVM networks, with viem: one public client and the
+ * collector's local account per configured network, over whatever transport
+ * the network is reached by (HTTP for a real RPC, an in-process provider for
+ * the sandbox). Transactions are EIP-1559, signed offline with the
+ * collector's key and sent raw, so the durable chain work can record each one
+ * before it leaves the process.
  */
 import { Effect } from "effect"
 import {
   type Address,
   BaseError,
-  ContractFunctionRevertedError,
   createPublicClient,
-  createWalletClient,
+  encodeFunctionData,
   type Hex,
+  keccak256,
+  type PrivateKeyAccount,
   type PublicClient,
   parseSignature,
-  type Transport,
-  type WalletClient
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+  type Transport
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import type { Caip2, Caip19 } from "../../shared/Caip.js"
 import {
   Chain,
+  type ChainCall,
   type ChainNetwork,
   type ChainToken,
   ChainUnavailable,
+  type FeeQuote,
+  TransactionRejected,
+  type TransactionState,
   TransferRefused,
-  tokenOf
+  tokenOf,
+  type UnsignedTransaction
 } from "../Chain.js"
 import type { Eip712Domain, ReceiveAuthorization } from "../Eip3009.js"
 import { eip3009TokenAbi } from "./Eip3009Abi.js"
@@ -38,35 +48,67 @@ export interface EvmNetworkConfig {
   readonly confirmations: number
   readonly etaSeconds: number
   readonly transport: Transport
-  /** How often to ask for a receipt while waiting. */
+  /** How often a transaction being watched is looked at (default 1 s). */
   readonly pollingIntervalMs?: number
-  /** How long to wait for a transfer to be mined and confirmed. */
-  readonly receiptTimeoutMs?: number
+  /** A transaction pending this long is replaced at a higher fee (default 60 s). */
+  readonly stuckAfterMs?: number
   readonly tokens: ReadonlyArray<Omit<ChainToken, "address">>
 }
 
 interface Connected {
   readonly network: ChainNetwork
   readonly publicClient: PublicClient
-  readonly walletClient: WalletClient
-  readonly receiptTimeoutMs: number
-  /** One send at a time per collector, so nonces are taken in order. */
-  readonly sendLock: Effect.Semaphore
+  readonly account: PrivateKeyAccount
+  readonly numericId: number
 }
+
+/** Gas estimates get this much headroom (in %): a state change between estimate and block. */
+const GAS_HEADROOM_PERCENT = 25n
+/** The tip when the node suggests none (1 gwei would be a lot on an L2; 0.01 gwei is ignored). */
+const MIN_PRIORITY_FEE = 1_000_000n
 
 const addressOfAsset = (asset: Caip19): Address =>
   asset.slice(asset.lastIndexOf(":") + 1) as Address
 
-/** The shortest useful account of a viem error: its short message, not its whole dump. */
+/** The shortest useful account of a viem error: its short message and details, not its whole dump. */
 const describe = (error: unknown): string =>
   error instanceof BaseError
-    ? error.shortMessage
+    ? [error.shortMessage, error.details].filter((s) => s && s.length > 0).join(": ")
     : error instanceof Error
       ? error.message
       : String(error)
 
+/** The node's own text of an error, wherever viem put it. */
+const nodeMessage = (error: unknown): string => {
+  const parts: Array<string> = []
+  if (error instanceof BaseError) {
+    error.walk((e) => {
+      if (e instanceof Error) parts.push(e.message)
+      if (e instanceof BaseError && e.details) parts.push(e.details)
+      return false
+    })
+  } else if (error instanceof Error) {
+    parts.push(error.message)
+  }
+  return parts.join(" | ")
+}
+
+/** Answers that mean the node has the transaction, or has mined its nonce already. */
+const ALREADY_HAVE =
+  /already known|known transaction|already imported|nonce too low|nonce is too low/i
+/** Answers of a node that heard the request and refused it (as opposed to not answering). */
+const REFUSED =
+  /underpriced|nonce too high|nonce is too high|insufficient funds|exceeds block gas limit|intrinsic gas|fee cap|max fee per gas less than|transaction type not supported|invalid sender/i
+/** A JSON-RPC error code: the node answered, so the network is up. */
+const hasRpcCode = (error: unknown): boolean =>
+  error instanceof BaseError &&
+  error.walk((e) => typeof (e as { code?: unknown }).code === "number") !== null
+
+const isRevert = (error: unknown): boolean =>
+  /revert|execution reverted|invalid signature|authorization is/i.test(nodeMessage(error))
+
 export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
-  Effect.gen(function* () {
+  Effect.sync(() => {
     const connected = new Map<string, Connected>()
     for (const config of configs) {
       const account = privateKeyToAccount(config.collectorKey)
@@ -77,7 +119,7 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
         rpcUrls: { default: { http: [] as Array<string> } }
       }
-      const pollingInterval = config.pollingIntervalMs ?? 1000
+      const pollIntervalMs = config.pollingIntervalMs ?? 1000
       connected.set(config.chainId, {
         network: {
           chainId: config.chainId,
@@ -87,16 +129,29 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
           collector: account.address,
           confirmations: config.confirmations,
           etaSeconds: config.etaSeconds,
+          pollIntervalMs,
+          stuckAfterMs: config.stuckAfterMs ?? 60_000,
           tokens: config.tokens.map((t) => ({ ...t, address: addressOfAsset(t.asset) }))
         },
-        publicClient: createPublicClient({ chain, transport: config.transport, pollingInterval }),
-        walletClient: createWalletClient({ chain, account, transport: config.transport }),
-        receiptTimeoutMs: config.receiptTimeoutMs ?? 180_000,
-        sendLock: yield* Effect.makeSemaphore(1)
+        // No caching: a watch must see the chain as it is now (a receipt may disappear).
+        publicClient: createPublicClient({
+          chain,
+          transport: config.transport,
+          pollingInterval: pollIntervalMs,
+          cacheTime: 0
+        }),
+        account,
+        numericId
       })
     }
     const networks = [...connected.values()].map((c) => c.network)
 
+    const forChain = (chainId: Caip2) => {
+      const c = connected.get(chainId)
+      return c
+        ? Effect.succeed(c)
+        : Effect.fail(new ChainUnavailable({ chainId, message: "not a configured network" }))
+    }
     const forAsset = (asset: Caip19) => {
       const found = tokenOf(networks, asset)
       const c = found && connected.get(found.network.chainId)
@@ -162,12 +217,33 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         )
       )
 
-    const submitReceive = (asset: Caip19, auth: ReceiveAuthorization, signature: Hex) =>
-      Effect.flatMap(
-        forAsset(asset),
-        ({ publicClient, walletClient, network, token, sendLock }) => {
-          const { v, r, s, yParity } = parseSignature(signature)
-          const args = [
+    /**
+     * The call with its gas, estimated against the next block: a revert there
+     * (a used or expired authorization, a forged signature) is a refusal; any
+     * other failure is the network's.
+     */
+    const estimated = (c: Connected, to: Address, data: Hex) =>
+      Effect.tryPromise({
+        try: () =>
+          c.publicClient.estimateGas({ account: c.account.address, to, data, blockTag: "pending" }),
+        // Only a revert is the token's word; anything else may pass, and is tried again.
+        catch: (error): ChainUnavailable | TransferRefused =>
+          isRevert(error)
+            ? new TransferRefused({ reason: describe(error) })
+            : new ChainUnavailable({ chainId: c.network.chainId, message: describe(error) })
+      }).pipe(
+        Effect.map(
+          (gas): ChainCall => ({ to, data, gas: gas + (gas * GAS_HEADROOM_PERCENT) / 100n })
+        )
+      )
+
+    const receiveCall = (asset: Caip19, auth: ReceiveAuthorization, signature: Hex) =>
+      Effect.flatMap(forAsset(asset), (c) => {
+        const { v, r, s, yParity } = parseSignature(signature)
+        const data = encodeFunctionData({
+          abi: eip3009TokenAbi,
+          functionName: "receiveWithAuthorization",
+          args: [
             auth.from,
             auth.to,
             auth.value,
@@ -177,76 +253,129 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
             Number(v ?? BigInt(yParity + 27)),
             r,
             s
-          ] as const
-          const collector = network.collector
-          // A revert is the token refusing the transfer; any other failure, the network's.
-          const refusal = (error: unknown): ChainUnavailable | TransferRefused => {
-            const reverted =
-              error instanceof BaseError &&
-              error.walk((e) => e instanceof ContractFunctionRevertedError)
-            return reverted
-              ? new TransferRefused({ reason: describe(reverted) })
-              : new ChainUnavailable({ chainId: network.chainId, message: describe(error) })
-          }
-          // Simulated first: a transfer the token would revert is refused before it costs gas.
-          const simulate = Effect.tryPromise({
-            try: () =>
-              publicClient.simulateContract({
-                account: collector,
-                address: token.address,
-                abi: eip3009TokenAbi,
-                functionName: "receiveWithAuthorization",
-                args
-              }),
-            catch: refusal
-          })
-          const send = sendLock.withPermits(1)(
-            Effect.gen(function* () {
-              const nonce = yield* call(network.chainId, () =>
-                publicClient.getTransactionCount({ address: collector, blockTag: "pending" })
-              )
-              // The gas estimate runs against the next block, not the simulated one: a
-              // revert there (an authorization expired or used meanwhile) is a refusal too.
-              const hash = yield* Effect.tryPromise({
-                try: () =>
-                  walletClient.writeContract({
-                    chain: walletClient.chain,
-                    account: walletClient.account ?? collector,
-                    address: token.address,
-                    abi: eip3009TokenAbi,
-                    functionName: "receiveWithAuthorization",
-                    args,
-                    nonce
-                  }),
-                catch: refusal
-              })
-              return { hash, nonce }
-            })
-          )
-          return Effect.zipRight(simulate, send)
-        }
-      )
-
-    const awaitOutcome = (chainId: Caip2, hash: Hex) =>
-      Effect.suspend(() => {
-        const c = connected.get(chainId)
-        if (c === undefined) {
-          return Effect.fail(new ChainUnavailable({ chainId, message: "not a configured network" }))
-        }
-        return Effect.map(
-          call(chainId, () =>
-            c.publicClient.waitForTransactionReceipt({
-              hash,
-              confirmations: Math.max(1, c.network.confirmations),
-              timeout: c.receiptTimeoutMs
-            })
-          ),
-          (receipt) =>
-            receipt.status === "success"
-              ? ({ _tag: "Confirmed", blockNumber: receipt.blockNumber } as const)
-              : ({ _tag: "Reverted", blockNumber: receipt.blockNumber } as const)
-        )
+          ]
+        })
+        return estimated(c, c.token.address, data)
       })
 
-    return Chain.of({ networks, tokenDomain, balanceOf, submitReceive, awaitOutcome })
+    const transferCall = (asset: Caip19, to: Address, value: bigint) =>
+      Effect.flatMap(forAsset(asset), (c) =>
+        estimated(
+          c,
+          c.token.address,
+          encodeFunctionData({ abi: eip3009TokenAbi, functionName: "transfer", args: [to, value] })
+        )
+      )
+
+    const head = (chainId: Caip2) =>
+      Effect.flatMap(forChain(chainId), (c) =>
+        call(chainId, () => c.publicClient.getBlock({ blockTag: "latest" })).pipe(
+          Effect.map((block) => ({ number: block.number, timestamp: block.timestamp }))
+        )
+      )
+
+    const collectorNonce = (chainId: Caip2, atBlock?: bigint) =>
+      Effect.flatMap(forChain(chainId), (c) =>
+        call(chainId, () =>
+          Promise.all([
+            atBlock === undefined
+              ? c.publicClient.getTransactionCount({
+                  address: c.account.address,
+                  blockTag: "latest"
+                })
+              : c.publicClient.getTransactionCount({
+                  address: c.account.address,
+                  blockNumber: atBlock
+                }),
+            c.publicClient.getTransactionCount({ address: c.account.address, blockTag: "pending" })
+          ])
+        ).pipe(Effect.map(([latest, pending]) => ({ latest, pending })))
+      )
+
+    const fees = (chainId: Caip2) =>
+      Effect.flatMap(forChain(chainId), (c) =>
+        call(chainId, async (): Promise<FeeQuote> => {
+          const block = await c.publicClient.getBlock({ blockTag: "latest" })
+          const base = block.baseFeePerGas ?? 0n
+          const suggested = await c.publicClient
+            .estimateMaxPriorityFeePerGas()
+            .catch(() => MIN_PRIORITY_FEE)
+          const tip = suggested > 0n ? suggested : MIN_PRIORITY_FEE
+          // Twice the base fee: room for six full blocks of base fee increases.
+          return { maxFeePerGas: base * 2n + tip, maxPriorityFeePerGas: tip }
+        })
+      )
+
+    const sign = (chainId: Caip2, tx: UnsignedTransaction) =>
+      Effect.flatMap(forChain(chainId), (c) =>
+        call(chainId, () =>
+          c.account.signTransaction({
+            type: "eip1559",
+            chainId: c.numericId,
+            to: tx.to,
+            data: tx.data,
+            value: 0n,
+            gas: tx.gas,
+            nonce: tx.nonce,
+            maxFeePerGas: tx.maxFeePerGas,
+            maxPriorityFeePerGas: tx.maxPriorityFeePerGas
+          })
+        ).pipe(Effect.map((raw) => ({ raw, hash: keccak256(raw) })))
+      )
+
+    const broadcast = (chainId: Caip2, raw: Hex) =>
+      Effect.flatMap(forChain(chainId), (c) =>
+        Effect.tryPromise({
+          try: () => c.publicClient.sendRawTransaction({ serializedTransaction: raw }),
+          catch: (error) => error
+        }).pipe(
+          Effect.asVoid,
+          Effect.catchAll((error): Effect.Effect<void, ChainUnavailable | TransactionRejected> => {
+            const text = nodeMessage(error)
+            if (ALREADY_HAVE.test(text)) return Effect.void
+            return REFUSED.test(text) || (hasRpcCode(error) && !/timeout|timed out/i.test(text))
+              ? Effect.fail(new TransactionRejected({ chainId, reason: describe(error) }))
+              : Effect.fail(new ChainUnavailable({ chainId, message: describe(error) }))
+          })
+        )
+      )
+
+    const transactionState = (chainId: Caip2, hash: Hex) =>
+      Effect.flatMap(forChain(chainId), (c) =>
+        call(chainId, async (): Promise<TransactionState> => {
+          const receipt = await c.publicClient
+            .getTransactionReceipt({ hash })
+            .catch((error: unknown) => {
+              if (error instanceof TransactionReceiptNotFoundError) return undefined
+              throw error
+            })
+          if (receipt !== undefined) {
+            return {
+              _tag: "Mined",
+              blockNumber: receipt.blockNumber,
+              blockHash: receipt.blockHash,
+              success: receipt.status === "success"
+            }
+          }
+          const pending = await c.publicClient.getTransaction({ hash }).catch((error: unknown) => {
+            if (error instanceof TransactionNotFoundError) return undefined
+            throw error
+          })
+          return pending === undefined ? { _tag: "Unknown" } : { _tag: "Pending" }
+        })
+      )
+
+    return Chain.of({
+      networks,
+      tokenDomain,
+      balanceOf,
+      receiveCall,
+      transferCall,
+      head,
+      collectorNonce,
+      fees,
+      sign,
+      broadcast,
+      transactionState
+    })
   })

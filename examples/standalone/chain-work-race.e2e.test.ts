@@ -1,0 +1,182 @@
+/**
+ * Durable chain work with more than one instance, and against a chain that
+ * changes its mind (issue 6), on a real EVM in its own process:
+ * - two engine processes on one PostgreSQL schema race for the same jobs:
+ *   every payment is collected once and settled once, no nonce is used twice;
+ * - with two confirmations required, a receipt undone by a reorganisation
+ *   (evm_snapshot / evm_revert) sends the payment back to watching, never to a
+ *   final state; the transfer is sent again and the payment pays once.
+ */
+import type { ChildProcess } from "node:child_process"
+import { freshSchema } from "@pay/storage-postgres/testing"
+import { Effect, Exit, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  buildBundles,
+  type ChainProcess,
+  confirmAsWallet,
+  createPayment,
+  type EngineSetup,
+  engineSetup,
+  fundedBuyer,
+  isSettled,
+  openShop,
+  removeSetup,
+  sleep,
+  startChain,
+  startEngine,
+  startRpcProxy,
+  transfersOnChain,
+  waitForPayment
+} from "./chain-work-support.js"
+import type { Json } from "./e2e-support.js"
+import { type Instance, stopAll } from "./instances-support.js"
+import type { RpcProxy } from "./rpc-proxy.js"
+
+const spawned: Array<ChildProcess> = []
+const scope = Effect.runSync(Scope.make())
+const setups: Array<EngineSetup> = []
+let chain: ChainProcess
+let proxy: RpcProxy
+
+const PAID = 10_500_000n
+const SETTLED = PAID - (100_000n + 157_500n)
+
+beforeAll(async () => {
+  buildBundles()
+  chain = await startChain(spawned)
+  proxy = await startRpcProxy(chain.rpcUrl)
+}, 60_000)
+
+afterAll(async () => {
+  await stopAll(spawned)
+  await proxy?.close()
+  for (const setup of setups) removeSetup(setup)
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+}, 30_000)
+
+const balanceOf = (address: `0x${string}`) =>
+  chain.client.readContract({
+    address: chain.token.address,
+    abi: [
+      {
+        type: "function",
+        name: "balanceOf",
+        stateMutability: "view",
+        inputs: [{ name: "a", type: "address" }],
+        outputs: [{ name: "", type: "uint256" }]
+      }
+    ] as const,
+    functionName: "balanceOf",
+    args: [address]
+  })
+
+describe("two engine instances on one PostgreSQL database race for the same jobs", () => {
+  it("collects and settles every payment exactly once", async () => {
+    const database = await Effect.runPromise(Scope.extend(freshSchema(), scope))
+    const setup = engineSetup(chain, proxy, database)
+    setups.push(setup)
+    // The first migrates and creates the partner; then the second joins.
+    const A = await startEngine("A", setup, spawned)
+    const B = await startEngine("B", setup, spawned)
+    const shop = await openShop(A, setup, chain)
+    const COUNT = 8
+    const buyers = await Promise.all(
+      Array.from({ length: COUNT }, () => fundedBuyer(chain, 20_000_000n))
+    )
+    const nonceBefore = await chain.client.getTransactionCount({ address: chain.collector })
+    const merchantBefore = await balanceOf(shop.destination)
+    const instances: ReadonlyArray<Instance> = [A, B]
+    const paymentIds = await Promise.all(
+      buyers.map(async (buyer, i) => {
+        const on = instances[i % 2]!
+        const paymentId = await createPayment(on, shop, 1050)
+        await confirmAsWallet(on, shop, paymentId, buyer)
+        return paymentId
+      })
+    )
+    const paid = await Promise.all(
+      paymentIds.map((id, i) =>
+        waitForPayment(() => instances[(i + 1) % 2]!, id, isSettled, 60_000)
+      )
+    )
+    for (const [i, buyer] of buyers.entries()) {
+      expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
+      expect(paid[i]).toMatchObject({ status: "succeeded", settlement: { settled: true } })
+    }
+    const settlements = await transfersOnChain(chain, chain.collector, shop.destination)
+    expect(settlements).toEqual(Array.from({ length: COUNT }, () => SETTLED))
+    expect(await balanceOf(shop.destination)).toBe(merchantBefore + BigInt(COUNT) * SETTLED)
+    // One transaction per collection and per settlement: no nonce wasted or used twice.
+    const nonces = paid.map((p: Json) => p.transaction.nonce)
+    expect(new Set(nonces).size).toBe(COUNT)
+    expect(await chain.client.getTransactionCount({ address: chain.collector })).toBe(
+      nonceBefore + 2 * COUNT
+    )
+    // Both instances did some of the work.
+    expect(A.output()).not.toMatch(/step failed/)
+    expect(B.output()).not.toMatch(/step failed/)
+  }, 120_000)
+})
+
+describe("a reorganisation with two confirmations required (SQLite)", () => {
+  it("sends the payment back to watching when its receipt disappears; it pays once", async () => {
+    const setup = engineSetup(chain, proxy, undefined, { confirmations: 2 })
+    setups.push(setup)
+    const engine = await startEngine("reorg", setup, spawned)
+    const shop = await openShop(engine, setup, chain)
+    const buyer = await fundedBuyer(chain, 20_000_000n)
+    const paymentId = await createPayment(engine, shop, 1050)
+    const snapshot = await chain.rpc("evm_snapshot")
+    await confirmAsWallet(engine, shop, paymentId, buyer)
+    const sent = await waitForPayment(
+      () => engine,
+      paymentId,
+      (p) => p.transaction?.hash !== undefined
+    )
+    const hash = sent.transaction.hash
+    // Mined (automine), but one block deep of the two required: still processing.
+    const until = Date.now() + 10_000
+    while ((await chain.rpc("eth_getTransactionReceipt", [hash])) === null) {
+      if (Date.now() > until) throw new Error("the transfer was not mined")
+      await sleep(20)
+    }
+    await sleep(300)
+    expect(
+      (
+        await waitForPayment(
+          () => engine,
+          paymentId,
+          () => true
+        )
+      ).status
+    ).toBe("processing")
+    // The block holding it is undone: the receipt disappears.
+    expect(await chain.rpc("evm_revert", [snapshot])).toBe(true)
+    expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([])
+    await sleep(300)
+    const watching = await waitForPayment(
+      () => engine,
+      paymentId,
+      () => true
+    )
+    expect(watching.status).toBe("processing")
+    // The engine sends the recorded transaction again; blocks on top give it its confirmations.
+    const deadline = Date.now() + 30_000
+    let payment: Json = watching
+    while (!isSettled(payment)) {
+      if (Date.now() > deadline) throw new Error(`not settled: ${JSON.stringify(payment)}`)
+      expect(["processing", "succeeded"]).toContain(payment.status)
+      await chain.rpc("evm_mine")
+      await sleep(100)
+      payment = await waitForPayment(
+        () => engine,
+        paymentId,
+        () => true
+      )
+    }
+    expect(payment.transaction.hash).toBe(hash)
+    expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
+    expect(await transfersOnChain(chain, chain.collector, shop.destination)).toEqual([SETTLED])
+  }, 90_000)
+})

@@ -1,0 +1,336 @@
+/**
+ * The durability tests' world (issue 6): a real EVM in its own process (the
+ * chain server, `npm run chain`) that lives while engine processes are killed
+ * and restarted, a fault-injecting JSON-RPC proxy between the engines and the
+ * chain, and what a test needs around them: a PAY_CONFIG naming the proxy, a
+ * merchant with a settlement destination, a wallet app, funded buyers, the
+ * wallet's calls, and the chain's own record of what moved.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import {
+  type Address,
+  createPublicClient,
+  type Hex,
+  http,
+  type PublicClient,
+  parseAbiItem
+} from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { expect } from "vitest"
+import { signTypedDataJson } from "../wallet/payWithWallet.js"
+import { type Client, client, type Json, newKey, PARTNER_KEY } from "./e2e-support.js"
+import { type Instance, startInstance } from "./instances-support.js"
+import { type RpcProxy, startRpcProxy } from "./rpc-proxy.js"
+
+const root = join(import.meta.dirname, "..", "..")
+const dist = (name: string) => join(root, "examples/standalone/dist", `${name}.mjs`)
+
+/** Builds the server, the CLI and the chain server, as their npm scripts do. */
+export const buildBundles = (): void => {
+  execFileSync(process.execPath, [join(root, "examples/build.mjs"), "main", "cli", "chain"], {
+    cwd: root
+  })
+}
+
+export interface ChainProcess {
+  readonly child: ChildProcess
+  readonly rpcUrl: string
+  readonly token: { readonly asset: string; readonly address: Address; readonly decimals: number }
+  readonly collector: Address
+  readonly collectorPrivateKey: Hex
+  /** A viem client straight to the chain (not through the proxy). */
+  readonly client: PublicClient
+  /** A JSON-RPC call straight to the chain. */
+  readonly rpc: (method: string, params?: ReadonlyArray<unknown>) => Promise<Json>
+}
+
+/** Starts the chain server as its own process; resolves with its ready line. */
+export const startChain = (spawned: Array<ChildProcess>): Promise<ChainProcess> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--enable-source-maps", dist("chain")], {
+      env: { ...process.env, HOST: "127.0.0.1", PORT: "0" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    spawned.push(child)
+    let output = ""
+    const timer = setTimeout(() => reject(new Error(`the chain did not start:\n${output}`)), 30_000)
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString()
+      const line = output.split("\n").find((l) => l.startsWith("{"))
+      if (line === undefined) return
+      clearTimeout(timer)
+      const ready = JSON.parse(line)
+      const rpc = async (method: string, params: ReadonlyArray<unknown> = []) => {
+        const response = await fetch(ready.rpcUrl, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
+        })
+        const body = await response.json()
+        if (body.error) throw new Error(`${method}: ${body.error.message}`)
+        return body.result
+      }
+      resolve({
+        child,
+        rpcUrl: ready.rpcUrl,
+        token: ready.token,
+        collector: ready.collector,
+        collectorPrivateKey: ready.collectorPrivateKey,
+        client: createPublicClient({ transport: http(ready.rpcUrl), cacheTime: 0 }) as PublicClient,
+        rpc
+      })
+    })
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output += chunk.toString()
+    })
+    child.once("exit", (code) => {
+      clearTimeout(timer)
+      reject(new Error(`the chain exited (${code}):\n${output}`))
+    })
+  })
+
+export interface EngineSetup {
+  readonly dir: string
+  readonly payConfig: string
+  readonly env: NodeJS.ProcessEnv
+}
+
+export interface PayConfigOptions {
+  readonly confirmations?: number
+  readonly stuckAfterSeconds?: number
+  readonly fees?: Json
+}
+
+/** A PAY_CONFIG whose one network is the chain behind `proxy`; short leases and polls. */
+export const engineSetup = (
+  chain: ChainProcess,
+  proxy: RpcProxy,
+  database: string | undefined,
+  options: PayConfigOptions = {}
+): EngineSetup => {
+  const dir = mkdtempSync(join(tmpdir(), "pay-chainwork-"))
+  const payConfig = join(dir, "pay-config.json")
+  writeFileSync(
+    payConfig,
+    JSON.stringify({
+      networks: [
+        {
+          chainId: "eip155:31337",
+          name: "Test chain",
+          rpcUrl: proxy.url,
+          confirmations: options.confirmations ?? 1,
+          etaSeconds: 1,
+          pollIntervalMs: 50,
+          stuckAfterSeconds: options.stuckAfterSeconds ?? 30,
+          collectorKey: chain.collectorPrivateKey,
+          tokens: [
+            {
+              asset: chain.token.asset,
+              symbol: "USDC",
+              name: "USD Coin",
+              decimals: 6,
+              priceCurrency: "USD"
+            }
+          ]
+        }
+      ],
+      quoteLockSeconds: 300,
+      fees: options.fees ?? { default: { fixed: "0.10", percentage: "1.5" } },
+      jobs: { pollMs: 50, leaseSeconds: 2 }
+    })
+  )
+  return {
+    dir,
+    payConfig,
+    env: {
+      PAY_DATABASE: database ?? join(dir, "pay.sqlite"),
+      PAY_CONFIG: payConfig,
+      PAY_BOOTSTRAP_API_KEY: PARTNER_KEY
+    }
+  }
+}
+
+export const removeSetup = (setup: EngineSetup) =>
+  rmSync(setup.dir, { recursive: true, force: true })
+
+/** Runs the CLI bundle on the setup's database; its JSON answer. */
+export const cli = (setup: EngineSetup, args: ReadonlyArray<string>): Json =>
+  JSON.parse(
+    execFileSync(process.execPath, [dist("cli"), ...args, "--json"], {
+      cwd: root,
+      env: { ...process.env, ...setup.env },
+      encoding: "utf8"
+    })
+  )
+
+export interface Shop {
+  readonly merchantId: string
+  /** The merchant's settlement destination on the chain. */
+  readonly destination: Address
+  readonly walletKey: string
+}
+
+/** A merchant with a settlement for the chain's token, and a wallet app. */
+export const openShop = async (
+  instance: Instance,
+  setup: EngineSetup,
+  chain: ChainProcess
+): Promise<Shop> => {
+  const created = await instance.api.request("POST", "/v1/merchants", {
+    idempotencyKey: newKey(),
+    body: { merchantName: "Durable shop", merchantEmail: "shop@durable.example" }
+  })
+  expect(created.status, created.text).toBe(201)
+  const merchantId = created.body.merchant.id
+  const destination = privateKeyToAccount(generatePrivateKey()).address
+  const settled = await instance.api.request(
+    "POST",
+    `/v1/merchants/${merchantId}/settlements/crypto`,
+    {
+      idempotencyKey: newKey(),
+      body: {
+        settlements: [{ asset: chain.token.asset, destination: `eip155:31337:${destination}` }]
+      }
+    }
+  )
+  expect(settled.status, settled.text).toBe(201)
+  const app = cli(setup, ["apps", "create", "--name", "Durable wallet"])
+  return { merchantId, destination, walletKey: app.apiKey }
+}
+
+export interface Buyer {
+  readonly key: Hex
+  readonly address: Address
+  readonly account: string
+}
+
+/** A buyer with test USDC, minted straight on the chain (not through the proxy). */
+export const fundedBuyer = async (chain: ChainProcess, minorUnits: bigint): Promise<Buyer> => {
+  const key = generatePrivateKey()
+  const address = privateKeyToAccount(key).address
+  await chain.rpc("sandbox_faucet", [address, minorUnits.toString()])
+  return { key, address, account: `eip155:31337:${address}` }
+}
+
+/** A USD payment of `cents`; its id. */
+export const createPayment = async (
+  instance: Instance,
+  shop: Shop,
+  cents: number
+): Promise<string> => {
+  const response = await instance.api.request("POST", "/v1/payments", {
+    headers: { "merchant-id": shop.merchantId },
+    body: { referenceId: `durable-${cents}`, amount: { unit: "iso4217/USD", value: String(cents) } }
+  })
+  expect(response.status, response.text).toBe(201)
+  return response.body.paymentId
+}
+
+const walletApi = (instance: Instance, shop: Shop): Client => {
+  const base = client(() => instance.url)
+  return {
+    request: (method, path, options = {}) =>
+      base.request(method, path, {
+        ...options,
+        key: shop.walletKey,
+        headers: { "api-version": "2026-02-19.preview", ...options.headers }
+      }),
+    get: (path, options = {}) => base.request("GET", path, { ...options, key: shop.walletKey })
+  }
+}
+
+/** Options, fetch, signature and confirm, as a wallet SDK does; the confirm's answer. */
+export const confirmAsWallet = async (
+  instance: Instance,
+  shop: Shop,
+  paymentId: string,
+  buyer: Buyer
+): Promise<Json> => {
+  const wallet = walletApi(instance, shop)
+  const base = `/v1/gateway/payment/${paymentId}`
+  const offered = await wallet.request("POST", `${base}/options`, {
+    body: { accounts: [buyer.account] }
+  })
+  expect(offered.status, offered.text).toBe(200)
+  const option = offered.body.options[0]
+  const fetched = await wallet.request("POST", `${base}/fetch`, {
+    body: { optionId: option.id, data: "" }
+  })
+  expect(fetched.status, fetched.text).toBe(200)
+  const signature = await signTypedDataJson(buyer.key, fetched.body.actions[0].data.params[1])
+  const confirmed = await wallet.request("POST", `${base}/confirm`, {
+    body: { optionId: option.id, results: [{ type: "walletRpc", data: [signature] }] }
+  })
+  expect(confirmed.status, confirmed.text).toBe(200)
+  return confirmed.body
+}
+
+/** The partner's view of a payment. */
+export const paymentOf = async (instance: Instance, paymentId: string): Promise<Json> => {
+  const response = await instance.api.get(`/v1/payments/${paymentId}`)
+  expect(response.status, response.text).toBe(200)
+  return response.body
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Polls the partner view until `done` holds; fails with the last view after `timeoutMs`. */
+export const waitForPayment = async (
+  instance: () => Instance,
+  paymentId: string,
+  done: (payment: Json) => boolean,
+  timeoutMs = 30_000
+): Promise<Json> => {
+  const until = Date.now() + timeoutMs
+  let last: Json
+  while (Date.now() < until) {
+    try {
+      last = await paymentOf(instance(), paymentId)
+      if (done(last)) return last
+    } catch {
+      // The instance may be restarting.
+    }
+    await sleep(50)
+  }
+  throw new Error(`payment ${paymentId} did not get there: ${JSON.stringify(last)}`)
+}
+
+export const isSettled = (p: Json) => p.settlement?.settled === true
+
+const TRANSFER = parseAbiItem(
+  "event Transfer(address indexed from, address indexed to, uint256 value)"
+)
+
+/** Every token Transfer on chain from `from` to `to` (one per transfer that moved funds). */
+export const transfersOnChain = async (
+  chain: ChainProcess,
+  from: Address,
+  to: Address
+): Promise<ReadonlyArray<bigint>> => {
+  const logs = await chain.client.getLogs({
+    address: chain.token.address,
+    event: TRANSFER,
+    args: { from, to },
+    fromBlock: 0n,
+    toBlock: "latest"
+  })
+  return logs.map((log) => log.args.value ?? 0n)
+}
+
+/** Starts an engine process on the setup (its database, its PAY_CONFIG). */
+export const startEngine = (
+  name: string,
+  setup: EngineSetup,
+  spawned: Array<ChildProcess>
+): Promise<Instance> => startInstance(name, setup.env, spawned)
+
+/** SIGKILL: no shutdown, no lease let go; resolves once the process is gone. */
+export const kill = async (instance: Instance) => {
+  instance.child.kill("SIGKILL")
+  await instance.exited
+}
+
+export { startRpcProxy }

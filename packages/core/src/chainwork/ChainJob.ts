@@ -1,0 +1,103 @@
+/**
+ * Durable chain work: every step that touches the chain is a persisted job,
+ * claimed under a lease (so it runs once with many instances and is taken
+ * over when an instance dies), and every transaction it sends is recorded,
+ * signed, before it is sent (so a retry, a timeout or a restart sends the same
+ * transaction again, never a second one).
+ *
+ * - `collect`: the buyer's signed EIP-3009 authorization, submitted by the
+ *   network's collector and watched until it has its confirmations; the
+ *   payment then succeeds (or fails) and a `settle` job is queued with it.
+ * - `settle`: the amount paid less fees, sent from the collector to the
+ *   merchant's settlement destination for the asset, watched the same way.
+ *
+ * A job holds at most one nonce of its network's collector at a time. Every
+ * nonce handed out is used by one of the job's recorded transactions (the
+ * call, a replacement at a higher fee, or a zero-value cancel when the call
+ * can no longer be sent), so a job never leaves a gap that would hold up the
+ * collector's later transactions.
+ */
+import type { Address, Hex } from "viem"
+import type { PaymentId } from "../payments/Payment.js"
+import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
+
+/** `cjob_` and the engine's id body. */
+export type ChainJobId = string & { readonly ChainJobId: unique symbol }
+
+export type ChainJobKind = "collect" | "settle"
+
+export interface CollectPayload {
+  readonly kind: "collect"
+  /** The option confirmed: its authorization is what was signed. */
+  readonly optionId: string
+  readonly signature: Hex
+}
+
+export interface SettlePayload {
+  readonly kind: "settle"
+  readonly asset: Caip19
+  /** The amount to send, in the token's minor units (the payment's settlement amount). */
+  readonly amount: bigint
+}
+
+export type ChainJobPayload = CollectPayload | SettlePayload
+
+/** A job as it is queued (with the payment change that starts it). */
+export interface NewChainJob {
+  readonly id: ChainJobId
+  readonly paymentId: PaymentId
+  readonly chainId: Caip2
+  readonly payload: ChainJobPayload
+  readonly runAt: Date
+  readonly createdAt: Date
+}
+
+export interface ChainJob extends NewChainJob {
+  readonly kind: ChainJobKind
+  /** `active` until its work is over, whatever the outcome; `done` after. */
+  readonly state: "active" | "done"
+  /** The collector nonce the job holds, once it has one. */
+  readonly nonce: number | null
+  /** The settlement destination, fixed when the first transfer is signed (settle only). */
+  readonly destination: Caip10 | null
+  /** Steps run so far (every claim counts one). */
+  readonly attempts: number
+  /** Why the last step could not finish, for operators. */
+  readonly lastError: string | null
+  readonly updatedAt: Date
+}
+
+/**
+ * One signed transaction of a job. Replacements share the nonce (a higher
+ * fee, or a cancel); at most one transaction of a nonce can ever be mined.
+ */
+export interface ChainTransfer {
+  readonly hash: Hex
+  readonly jobId: ChainJobId
+  readonly chainId: Caip2
+  readonly sender: Address
+  readonly nonce: number
+  /** `call`: the job's own call; `cancel`: a zero-value self-transfer that frees the nonce. */
+  readonly purpose: "call" | "cancel"
+  readonly to: Address
+  readonly data: Hex
+  readonly gas: bigint
+  readonly maxFeePerGas: bigint
+  readonly maxPriorityFeePerGas: bigint
+  /** The signed transaction, sent again as it is whenever the node has lost it. */
+  readonly raw: Hex
+  readonly createdAt: Date
+}
+
+/** A job claimed by this process, with the token that fences its writes. */
+export interface ClaimedJob {
+  readonly job: ChainJob
+  readonly lease: ChainJobLease
+  /** The transactions recorded for the job's current nonce, oldest first. */
+  readonly transfers: ReadonlyArray<ChainTransfer>
+}
+
+export interface ChainJobLease {
+  readonly jobId: ChainJobId
+  readonly token: string
+}

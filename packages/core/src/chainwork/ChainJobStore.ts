@@ -1,0 +1,111 @@
+/**
+ * The storage port of durable chain work (ChainJob.ts). A job is claimed
+ * under a lease that its holder renews while it works; a lease that runs
+ * out (its instance died or stalled) lets another instance claim the job.
+ * Every write a job makes is fenced by its lease token: a holder whose lease
+ * was taken over changes nothing (`ChainJobLeaseLost`), so two instances can
+ * never both record a transaction, or a nonce, for one job.
+ *
+ * Jobs are queued by the payment store, in the write that changes the
+ * payment (`PaymentChange.enqueue`); one job per payment and kind.
+ */
+import { Context, type Effect, type Option, Schema } from "effect"
+import type { Address } from "viem"
+import type { PaymentId, PaymentSettlement } from "../payments/Payment.js"
+import type { Caip2, Caip10 } from "../shared/Caip.js"
+import type {
+  ChainJob,
+  ChainJobKind,
+  ChainJobLease,
+  ChainTransfer,
+  ClaimedJob,
+  NewChainJob
+} from "./ChainJob.js"
+
+/** The job's lease ran out and another holder took it: stop, change nothing. */
+export class ChainJobLeaseLost extends Schema.TaggedError<ChainJobLeaseLost>()(
+  "ChainJobLeaseLost",
+  { jobId: Schema.String }
+) {}
+
+export class ChainJobStore extends Context.Tag("@pay/core/ChainJobStore")<
+  ChainJobStore,
+  {
+    /**
+     * Leases up to `limit` active jobs due at `now` (run_at reached, no live
+     * lease) to a new token each, until `now + leaseMs`, oldest due first.
+     * Jobs another instance is claiming at the same moment are skipped, not
+     * waited for. Each claim counts one attempt.
+     */
+    readonly claimDue: (
+      now: Date,
+      limit: number,
+      leaseMs: number
+    ) => Effect.Effect<ReadonlyArray<ClaimedJob>>
+    /** Extends a held lease to `now + leaseMs`. */
+    readonly renew: (
+      lease: ChainJobLease,
+      now: Date,
+      leaseMs: number
+    ) => Effect.Effect<void, ChainJobLeaseLost>
+    /** Lets go of the job until `runAt`, noting why it has to wait (null clears the note). */
+    readonly release: (
+      lease: ChainJobLease,
+      runAt: Date,
+      lastError: string | null,
+      now: Date
+    ) => Effect.Effect<void, ChainJobLeaseLost>
+    /**
+     * The job's nonce: the one it holds, or else the next of the sender's
+     * sequence on the chain, which is first raised to `chainNext` (the
+     * sender's transaction count the chain reports) when it is behind it, so
+     * the sequence recovers from the chain after a crash or a lost database.
+     */
+    readonly assignNonce: (
+      lease: ChainJobLease,
+      chainId: Caip2,
+      sender: Address,
+      chainNext: number,
+      now: Date
+    ) => Effect.Effect<number, ChainJobLeaseLost>
+    /**
+     * Gives up the job's nonce, for one that a transaction not of this job
+     * took: its recorded transfers can never be mined, and the next
+     * `assignNonce` hands it a fresh one.
+     */
+    readonly dropNonce: (lease: ChainJobLease, now: Date) => Effect.Effect<void, ChainJobLeaseLost>
+    /** Fixes a settle job's destination, before its first transfer is signed. */
+    readonly setDestination: (
+      lease: ChainJobLease,
+      destination: Caip10,
+      now: Date
+    ) => Effect.Effect<void, ChainJobLeaseLost>
+    /** Records a signed transaction of the job: always before it is sent. */
+    readonly recordTransfer: (
+      lease: ChainJobLease,
+      transfer: ChainTransfer
+    ) => Effect.Effect<void, ChainJobLeaseLost>
+    /**
+     * Ends the job. With `settlement`, the payment's settlement is written in
+     * the same transaction (a settle job's outcome).
+     */
+    readonly complete: (
+      lease: ChainJobLease,
+      now: Date,
+      settlement?: { readonly paymentId: PaymentId; readonly settlement: PaymentSettlement }
+    ) => Effect.Effect<void, ChainJobLeaseLost>
+    /**
+     * Queues a job unless the payment already has an active one of its kind;
+     * a `done` one is made active again, due at once, with its nonce cleared
+     * (`pay payments settle`: an operator settling again). True when queued.
+     */
+    readonly requeue: (job: NewChainJob, kind: ChainJobKind) => Effect.Effect<boolean>
+    /** The payment's job of a kind, if any. */
+    readonly findByPayment: (
+      paymentId: PaymentId,
+      kind: ChainJobKind
+    ) => Effect.Effect<Option.Option<ChainJob>>
+    /** Every transaction recorded for a job, oldest first (all nonces). */
+    readonly transfersOf: (job: ChainJob["id"]) => Effect.Effect<ReadonlyArray<ChainTransfer>>
+  }
+>() {}

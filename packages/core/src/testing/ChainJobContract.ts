@@ -1,0 +1,713 @@
+/**
+ * The storage contract for durable chain work (chainwork/ChainJobStore.ts):
+ * jobs queued in the payment change that wins, claims under leases that
+ * fence every write, per-sender nonce sequences, recorded transfers, and the
+ * settlement written when a job completes.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, type Layer, Option } from "effect"
+import type { Address, Hex } from "viem"
+import type {
+  ChainJob,
+  ChainJobId,
+  ChainJobKind,
+  ChainJobLease,
+  ChainTransfer,
+  ClaimedJob,
+  NewChainJob
+} from "../chainwork/ChainJob.js"
+import { ChainJobStore } from "../chainwork/ChainJobStore.js"
+import { Merchant, type MerchantId } from "../merchants/Merchant.js"
+import { MerchantStore } from "../merchants/MerchantStore.js"
+import { Partner, type PartnerId } from "../partners/Partner.js"
+import { PartnerStore } from "../partners/PartnerStore.js"
+import type {
+  Payment,
+  PaymentFees,
+  PaymentId,
+  PaymentSettlement,
+  PaymentStatus
+} from "../payments/Payment.js"
+import { applyChange, type PaymentChange } from "../payments/PaymentStateMachine.js"
+import { PaymentStore } from "../payments/PaymentStore.js"
+import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
+import { makeIdBody } from "../shared/Ids.js"
+
+export type ChainJobStores = PartnerStore | MerchantStore | PaymentStore | ChainJobStore
+
+const T0 = Date.UTC(2026, 3, 1)
+const at = (ms: number) => new Date(T0 + ms)
+const BASE = "eip155:8453" as Caip2
+const ETH = "eip155:1" as Caip2
+const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
+const MAX_UINT256 = 2n ** 256n - 1n
+const COLLECTOR = "0xAbCdEf0123456789aBcDeF0123456789AbCdEf01" as Address
+const OTHER_COLLECTOR = "0x00000000000000000000000000000000000000C0" as Address
+const DESTINATION = "eip155:8453:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA0dEaD" as Caip10
+const LEASE = 60_000
+
+let seq = 0
+const uniqueBody = () => {
+  seq++
+  return makeIdBody(T0).slice(0, 8) + String(seq).padStart(12, "0")
+}
+
+const setup = Effect.gen(function* () {
+  const partner = new Partner({
+    id: `ptnr_${uniqueBody()}` as PartnerId,
+    name: "P",
+    apiVersion: "2026-02-18",
+    createdAt: at(0)
+  })
+  yield* (yield* PartnerStore).insert(partner, {
+    prefix: `pk_${uniqueBody().slice(-12)}_`,
+    hash: "00",
+    partnerId: partner.id,
+    createdAt: at(0)
+  })
+  const merchant = new Merchant({
+    id: `mrch_${uniqueBody()}` as MerchantId,
+    partnerId: partner.id,
+    name: "M",
+    email: null,
+    iconUrl: null,
+    status: "active",
+    createdAt: at(0),
+    updatedAt: at(0),
+    deletedAt: null
+  })
+  yield* (yield* MerchantStore).insert(merchant)
+  /** A stored payment in `status`. */
+  const payment = (status: PaymentStatus = "processing", fields: Partial<Payment> = {}) =>
+    Effect.gen(function* () {
+      const p: Payment = {
+        id: `pay_${uniqueBody()}` as PaymentId,
+        partnerId: partner.id,
+        merchantId: merchant.id,
+        referenceId: `ORDER-${seq}`,
+        amount: { unit: { kind: "token", asset: USDC_BASE }, value: 10_500_000n },
+        status,
+        failureCode: null,
+        cancelledReason: null,
+        expiresAt: at(300_000),
+        createdAt: at(0),
+        updatedAt: at(0),
+        finalAt: null,
+        checkout: null,
+        tokenAmount: status === "requires_action" ? null : { asset: USDC_BASE, value: 10_500_000n },
+        buyer:
+          status === "requires_action"
+            ? null
+            : {
+                account: "eip155:8453:0x00000000000000000000000000000000000000b0" as Caip10,
+                providerName: "Wallet",
+                providerIcon: null
+              },
+        transaction: null,
+        txId: null,
+        refund: null,
+        fees: null,
+        settlement: null,
+        ...fields
+      }
+      yield* (yield* PaymentStore).insert(p)
+      return p
+    })
+  return { partner, merchant, payment }
+})
+
+const aJob = (
+  paymentId: PaymentId,
+  kind: ChainJobKind = "collect",
+  fields: Partial<NewChainJob> = {}
+): NewChainJob => ({
+  id: `cjob_${uniqueBody()}` as ChainJobId,
+  paymentId,
+  chainId: BASE,
+  payload:
+    kind === "collect"
+      ? { kind: "collect", optionId: `opt_${uniqueBody()}`, signature: `0x${"aB".repeat(65)}` }
+      : { kind: "settle", asset: USDC_BASE, amount: 10_458_000n },
+  runAt: at(0),
+  createdAt: at(0),
+  ...fields
+})
+
+/** The job as it reads back right after it was queued. */
+const queued = (job: NewChainJob): ChainJob => ({
+  ...job,
+  kind: job.payload.kind,
+  state: "active",
+  nonce: null,
+  destination: null,
+  attempts: 0,
+  lastError: null,
+  updatedAt: job.createdAt
+})
+
+const aTransfer = (
+  lease: ChainJobLease,
+  nonce: number,
+  createdAt: number,
+  fields: Partial<ChainTransfer> = {}
+): ChainTransfer => {
+  const mark = (seq++).toString(16).padStart(8, "0")
+  return {
+    hash: `0x${"9f".repeat(28)}${mark}` as Hex,
+    jobId: lease.jobId,
+    chainId: BASE,
+    sender: COLLECTOR,
+    nonce,
+    purpose: "call",
+    to: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+    data: `0xe3ee160e${"00".repeat(32)}AbCd` as Hex,
+    gas: 95_000n,
+    maxFeePerGas: 2_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000n,
+    raw: `0x02f8${"aB".repeat(120)}${mark}` as Hex,
+    createdAt: at(createdAt),
+    ...fields
+  }
+}
+
+const fees: PaymentFees = { fixed: 10_000n, percentage: "0.3", total: 41_500n }
+const pending: PaymentSettlement = {
+  amount: 10_458_500n,
+  status: "pending",
+  destination: null,
+  txHash: null,
+  settledAt: null
+}
+
+/** Fails the test unless `effect` failed with `ChainJobLeaseLost` for `lease`'s job. */
+const expectLeaseLost = <A, E extends { readonly _tag: string }, R>(
+  lease: ChainJobLease,
+  effect: Effect.Effect<A, E, R>
+) =>
+  Effect.map(Effect.flip(effect), (error) => {
+    expect(error._tag).toBe("ChainJobLeaseLost")
+    expect((error as unknown as { jobId: string }).jobId).toBe(lease.jobId)
+  })
+
+const ids = (claimed: ReadonlyArray<ClaimedJob>) => claimed.map((c) => c.job.id)
+
+/** Claims every job due at `now` (one each, a fresh lease), by job id. */
+const claimAll = (now: Date) =>
+  Effect.flatMap(ChainJobStore, (store) => store.claimDue(now, 1000, LEASE)).pipe(
+    Effect.map((claimed) => new Map(claimed.map((c) => [c.job.id as string, c])))
+  )
+
+export const chainJobStorageContract = (
+  name: string,
+  layer: () => Layer.Layer<ChainJobStores, unknown>
+) =>
+  describe(`chain job storage contract: ${name}`, () => {
+    const test = (title: string, body: Effect.Effect<void, unknown, ChainJobStores>) =>
+      it.effect(title, () => Effect.provide(body, layer()), 30_000)
+
+    test(
+      "queues a job with the payment change that wins, and keeps the first of a kind",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const payments = yield* PaymentStore
+        const jobs = yield* ChainJobStore
+        const p = yield* payment("requires_action")
+        const collect = aJob(p.id, "collect", { runAt: at(10), createdAt: at(10) })
+        const start: PaymentChange = {
+          status: "processing",
+          at: at(10),
+          finalAt: null,
+          tokenAmount: { asset: USDC_BASE, value: 10_500_000n },
+          enqueue: collect
+        }
+        // A change decided from a status the payment is not in queues nothing.
+        expect(Option.isNone(yield* payments.transition(p.id, "processing", start))).toBe(true)
+        expect(Option.isNone(yield* jobs.findByPayment(p.id, "collect"))).toBe(true)
+
+        const started = yield* payments.transition(p.id, "requires_action", start)
+        expect(Option.isSome(started)).toBe(true)
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "collect"))).toEqual(
+          queued(collect)
+        )
+        expect(Option.isNone(yield* jobs.findByPayment(p.id, "settle"))).toBe(true)
+
+        // A second job of the kind with a change that applies: the change, not the job.
+        const again = aJob(p.id, "collect", { runAt: at(20), createdAt: at(20) })
+        const recorded = yield* payments.transition(p.id, "processing", {
+          status: "processing",
+          at: at(20),
+          finalAt: null,
+          transaction: { networkId: "8453", hash: `0x${"12".repeat(32)}`, nonce: 3 },
+          enqueue: again
+        })
+        expect(Option.getOrThrow(recorded).transaction?.nonce).toBe(3)
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "collect"))).toEqual(
+          queued(collect)
+        )
+
+        // Success writes fees and settlement and queues the settle job, in one change.
+        const settle = aJob(p.id, "settle", {
+          runAt: at(30),
+          createdAt: at(30),
+          payload: { kind: "settle", asset: USDC_BASE, amount: MAX_UINT256 }
+        })
+        const succeed: PaymentChange = {
+          status: "succeeded",
+          at: at(30),
+          finalAt: at(30),
+          txId: `0x${"34".repeat(32)}`,
+          fees,
+          settlement: pending,
+          enqueue: settle
+        }
+        const before = Option.getOrThrow(yield* payments.find(p.id))
+        const succeeded = Option.getOrThrow(yield* payments.transition(p.id, "processing", succeed))
+        expect(succeeded).toEqual(applyChange(before, succeed))
+        expect(succeeded.fees).toEqual(fees)
+        expect(succeeded.settlement).toEqual(pending)
+        expect(Option.getOrThrow(yield* payments.find(p.id))).toEqual(succeeded)
+        const stored = Option.getOrThrow(yield* jobs.findByPayment(p.id, "settle"))
+        expect(stored).toEqual(queued(settle))
+        expect(stored.payload).toEqual({ kind: "settle", asset: USDC_BASE, amount: MAX_UINT256 })
+
+        // Of two concurrent changes from one status, only the winner's job is queued.
+        const q = yield* payment("requires_action")
+        const rivals = [aJob(q.id), aJob(q.id)]
+        const results = yield* Effect.all(
+          rivals.map((job) =>
+            payments.transition(q.id, "requires_action", { ...start, enqueue: job })
+          ),
+          { concurrency: "unbounded" }
+        )
+        expect(results.filter(Option.isSome)).toHaveLength(1)
+        const winner = rivals[results.findIndex(Option.isSome)]!
+        expect(Option.getOrThrow(yield* jobs.findByPayment(q.id, "collect"))).toEqual(
+          queued(winner)
+        )
+        // Jobs of other payments are theirs alone.
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "collect")).id).toBe(collect.id)
+      })
+    )
+
+    test(
+      "claims due jobs only, oldest due first, up to the limit, each under a fresh token",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const jobs = yield* ChainJobStore
+        const queue = (runAt: number, kind: ChainJobKind = "collect") =>
+          Effect.flatMap(payment(), (p) => {
+            const job = aJob(p.id, kind, { runAt: at(runAt), createdAt: at(0) })
+            return Effect.as(jobs.requeue(job, kind), job)
+          })
+        const late = yield* queue(3000)
+        const first = yield* queue(1000, "settle")
+        const second = yield* queue(2000)
+        const future = yield* queue(10_000)
+        const finished = yield* queue(500)
+
+        // The finished one is claimed, completed, and never claimed again.
+        const [done] = yield* jobs.claimDue(at(500), 1, LEASE)
+        expect(done!.job.id).toBe(finished.id)
+        yield* jobs.complete(done!.lease, at(600))
+
+        const now = at(5000)
+        const batch = yield* jobs.claimDue(now, 2, LEASE)
+        expect(ids(batch)).toEqual([first.id, second.id])
+        expect(batch[0]!.job).toEqual({ ...queued(first), attempts: 1, updatedAt: now })
+        expect(batch[1]!.job).toEqual({ ...queued(second), attempts: 1, updatedAt: now })
+        expect(batch.map((c) => c.lease.jobId)).toEqual([first.id, second.id])
+        expect(batch.map((c) => c.transfers)).toEqual([[], []])
+
+        const rest = yield* jobs.claimDue(now, 10, LEASE)
+        expect(ids(rest)).toEqual([late.id])
+        expect(yield* jobs.claimDue(now, 10, LEASE)).toEqual([])
+        expect(yield* jobs.claimDue(at(9999), 10, LEASE)).toEqual([])
+        const tokens = [...batch, ...rest].map((c) => c.lease.token)
+        expect(new Set(tokens).size).toBe(3)
+        expect(tokens.every((t) => typeof t === "string" && t.length >= 16)).toBe(true)
+
+        const last = yield* jobs.claimDue(at(10_000), 10, LEASE)
+        expect(ids(last)).toEqual([future.id])
+        expect(yield* jobs.claimDue(at(10_000), 0, LEASE)).toEqual([])
+
+        // Every claim counts one attempt and gives a new token.
+        const after = yield* jobs.claimDue(at(5000 + LEASE), 10, LEASE)
+        expect(ids(after)).toEqual([first.id, second.id, late.id])
+        expect(after.map((c) => c.job.attempts)).toEqual([2, 2, 2])
+        expect(after.every((c) => !tokens.includes(c.lease.token))).toBe(true)
+        expect(Option.getOrThrow(yield* jobs.findByPayment(finished.paymentId, "collect"))).toEqual(
+          { ...queued(finished), attempts: 1, state: "done", updatedAt: at(600) }
+        )
+      })
+    )
+
+    test(
+      "keeps a live lease; once it runs out another claim takes the job and fences out the old holder",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const jobs = yield* ChainJobStore
+        const p = yield* payment()
+        const job = aJob(p.id, "settle")
+        expect(yield* jobs.requeue(job, "settle")).toBe(true)
+
+        const [old] = yield* jobs.claimDue(at(0), 5, 1000)
+        expect(yield* jobs.claimDue(at(999), 5, 1000)).toEqual([])
+        // A renewed lease lasts from the renewal.
+        yield* jobs.renew(old!.lease, at(900), 1000)
+        expect(yield* jobs.claimDue(at(1899), 5, 1000)).toEqual([])
+        const [taken] = yield* jobs.claimDue(at(1900), 5, 1000)
+        expect(taken!.job.id).toBe(job.id)
+        expect(taken!.job.attempts).toBe(2)
+        expect(taken!.lease.token).not.toBe(old!.lease.token)
+        const stored = Option.getOrThrow(yield* jobs.findByPayment(p.id, "settle"))
+
+        const lease = old!.lease
+        yield* expectLeaseLost(lease, jobs.renew(lease, at(1901), 1000))
+        yield* expectLeaseLost(lease, jobs.release(lease, at(1901), "late", at(1901)))
+        yield* expectLeaseLost(lease, jobs.assignNonce(lease, BASE, COLLECTOR, 0, at(1901)))
+        yield* expectLeaseLost(lease, jobs.recordTransfer(lease, aTransfer(lease, 0, 1901)))
+        yield* expectLeaseLost(lease, jobs.dropNonce(lease, at(1901)))
+        yield* expectLeaseLost(lease, jobs.setDestination(lease, DESTINATION, at(1901)))
+        yield* expectLeaseLost(
+          lease,
+          jobs.complete(lease, at(1901), {
+            paymentId: p.id,
+            settlement: { ...pending, status: "settled" }
+          })
+        )
+        // A lease that never was: a job that does not exist, a made-up token.
+        const ghost: ChainJobLease = {
+          jobId: "cjob_00000000000000000000" as ChainJobId,
+          token: "nope"
+        }
+        yield* expectLeaseLost(ghost, jobs.renew(ghost, at(1901), 1000))
+        const forged: ChainJobLease = { jobId: job.id, token: "not-a-token" }
+        yield* expectLeaseLost(forged, jobs.setDestination(forged, DESTINATION, at(1901)))
+
+        // Nothing the old holder tried changed anything.
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "settle"))).toEqual(stored)
+        expect(yield* jobs.transfersOf(job.id)).toEqual([])
+        expect(Option.getOrThrow(yield* (yield* PaymentStore).find(p.id)).settlement).toBeNull()
+        expect(yield* jobs.claimDue(at(2899), 5, 1000)).toEqual([])
+
+        // The new holder writes; a released job waits for its time, its note kept.
+        const held = taken!.lease
+        yield* jobs.renew(held, at(1950), 1000)
+        yield* jobs.setDestination(held, DESTINATION, at(1960))
+        yield* jobs.release(held, at(5000), "node unreachable", at(1970))
+        yield* expectLeaseLost(held, jobs.renew(held, at(1980), 1000))
+        expect(yield* jobs.claimDue(at(4999), 5, 1000)).toEqual([])
+        const [third] = yield* jobs.claimDue(at(5000), 5, 1000)
+        expect(third!.job).toEqual({
+          ...queued(job),
+          runAt: at(5000),
+          destination: DESTINATION,
+          lastError: "node unreachable",
+          attempts: 3,
+          updatedAt: at(5000)
+        })
+        yield* jobs.release(third!.lease, at(5000), null, at(5001))
+        const [fourth] = yield* jobs.claimDue(at(5002), 5, 1000)
+        expect(fourth!.job.lastError).toBeNull()
+        expect(fourth!.job.attempts).toBe(4)
+      })
+    )
+
+    test(
+      "never hands one job to two concurrent claimers",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const jobs = yield* ChainJobStore
+        const queuedIds = yield* Effect.forEach(Array.from({ length: 16 }), (_, i) =>
+          Effect.flatMap(payment(), (p) => {
+            const job = aJob(p.id, "collect", { runAt: at(i % 4) })
+            return Effect.as(jobs.requeue(job, "collect"), job.id as string)
+          })
+        )
+        const seen: Array<string> = []
+        for (let round = 0; round < 20; round++) {
+          const claims = yield* Effect.all(
+            Array.from({ length: 6 }, () => jobs.claimDue(at(100), 3, LEASE)),
+            { concurrency: "unbounded" }
+          )
+          const claimed = claims.flat()
+          if (claimed.length === 0) break
+          seen.push(...ids(claimed))
+        }
+        expect(new Set(seen).size).toBe(seen.length)
+        expect([...seen].sort()).toEqual([...queuedIds].sort())
+      })
+    )
+
+    test(
+      "hands out nonces per chain and sender, once each, recovering from the chain's count",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const jobs = yield* ChainJobStore
+        const queuedJobs: Array<NewChainJob> = []
+        for (let i = 0; i < 6; i++) {
+          const p = yield* payment()
+          const job = aJob(p.id, "collect", { runAt: at(i) })
+          yield* jobs.requeue(job, "collect")
+          queuedJobs.push(job)
+        }
+        const claimed = yield* claimAll(at(100))
+        const [A, B, C, D, E, F] = queuedJobs.map((job) => claimed.get(job.id)!.lease) as [
+          ChainJobLease,
+          ChainJobLease,
+          ChainJobLease,
+          ChainJobLease,
+          ChainJobLease,
+          ChainJobLease
+        ]
+        const findJob = (lease: ChainJobLease) =>
+          Effect.map(
+            jobs.findByPayment(queuedJobs.find((j) => j.id === lease.jobId)!.paymentId, "collect"),
+            Option.getOrThrow
+          )
+        const now = at(101)
+
+        // The sequence starts at the chain's count and counts up.
+        expect(yield* jobs.assignNonce(A, BASE, COLLECTOR, 5, now)).toBe(5)
+        expect(yield* jobs.assignNonce(B, BASE, COLLECTOR, 0, now)).toBe(6)
+        // A job keeps the nonce it holds, whatever the chain says now.
+        expect(yield* jobs.assignNonce(A, BASE, COLLECTOR, 9, now)).toBe(5)
+        expect(yield* jobs.assignNonce(B, BASE, COLLECTOR, 0, now)).toBe(6)
+        // Raised to the chain's count when the stored sequence is behind it.
+        expect(yield* jobs.assignNonce(C, BASE, COLLECTOR, 20, now)).toBe(20)
+        // Never lowered by a chain count behind it.
+        expect(yield* jobs.assignNonce(D, BASE, COLLECTOR, 3, now)).toBe(21)
+        // Separate sequences per chain and per sender.
+        expect(yield* jobs.assignNonce(E, ETH, COLLECTOR, 0, now)).toBe(0)
+        expect(yield* jobs.assignNonce(F, BASE, OTHER_COLLECTOR, 2, now)).toBe(2)
+        expect((yield* findJob(A)).nonce).toBe(5)
+        expect((yield* findJob(A)).updatedAt).toEqual(now)
+        expect((yield* findJob(F)).nonce).toBe(2)
+
+        // A dropped nonce is gone: the next one is new.
+        yield* jobs.dropNonce(A, at(102))
+        expect((yield* findJob(A)).nonce).toBeNull()
+        expect((yield* findJob(A)).updatedAt).toEqual(at(102))
+        expect(yield* jobs.assignNonce(A, BASE, COLLECTOR, 0, now)).toBe(22)
+        expect((yield* findJob(A)).nonce).toBe(22)
+
+        // A released and reclaimed job keeps its nonce.
+        yield* jobs.release(B, now, null, now)
+        const [again] = yield* jobs.claimDue(now, 1, LEASE)
+        expect(again!.job.id).toBe(B.jobId)
+        expect(again!.job.nonce).toBe(6)
+        expect(yield* jobs.assignNonce(again!.lease, BASE, COLLECTOR, 0, now)).toBe(6)
+      })
+    )
+
+    test(
+      "never hands one nonce to two jobs, also when they ask at once",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const jobs = yield* ChainJobStore
+        for (let i = 0; i < 12; i++) {
+          const p = yield* payment()
+          yield* jobs.requeue(aJob(p.id, "collect", { runAt: at(i) }), "collect")
+        }
+        const claimed = [...(yield* claimAll(at(100))).values()]
+        expect(claimed).toHaveLength(12)
+        const now = at(200)
+        // Every job asks twice at once: one nonce per job, each nonce to one job.
+        const nonces = yield* Effect.all(
+          claimed.flatMap((c) => [
+            jobs.assignNonce(c.lease, BASE, COLLECTOR, 100, now),
+            jobs.assignNonce(c.lease, BASE, COLLECTOR, 100, now)
+          ]),
+          { concurrency: "unbounded" }
+        )
+        const perJob = claimed.map((_, i) => [nonces[2 * i], nonces[2 * i + 1]] as const)
+        expect(perJob.every(([x, y]) => x === y)).toBe(true)
+        expect(perJob.map(([x]) => x!).sort((x, y) => x - y)).toEqual(
+          Array.from({ length: 12 }, (_, i) => 100 + i)
+        )
+        // The sequence moved by one per job.
+        const [next] = yield* Effect.flatMap(payment(), (q) =>
+          Effect.zipRight(
+            jobs.requeue(aJob(q.id, "collect", { runAt: at(160) }), "collect"),
+            jobs.claimDue(at(200), 5, LEASE)
+          )
+        )
+        expect(yield* jobs.assignNonce(next!.lease, BASE, COLLECTOR, 0, now)).toBe(112)
+      })
+    )
+
+    test(
+      "records transfers: a claim lists its current nonce's, oldest first; every one kept exactly",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const jobs = yield* ChainJobStore
+        const p = yield* payment()
+        const job = aJob(p.id, "settle")
+        yield* jobs.requeue(job, "settle")
+        const [first] = yield* jobs.claimDue(at(10), 1, LEASE)
+        const lease = first!.lease
+        const nonce = yield* jobs.assignNonce(lease, BASE, COLLECTOR, 7, at(11))
+        // uint256 at its widest in every number; hex case kept as given.
+        const call = aTransfer(lease, nonce, 20, {
+          gas: MAX_UINT256,
+          maxFeePerGas: MAX_UINT256 - 1n,
+          maxPriorityFeePerGas: 2n ** 128n + 1n
+        })
+        const replacement = aTransfer(lease, nonce, 30, { maxFeePerGas: 3_000_000_000n })
+        const cancel = aTransfer(lease, nonce, 25, {
+          purpose: "cancel",
+          to: COLLECTOR,
+          data: "0x",
+          gas: 21_000n
+        })
+        // Recorded out of time order: read back oldest first.
+        yield* jobs.recordTransfer(lease, replacement)
+        yield* jobs.recordTransfer(lease, call)
+        yield* jobs.recordTransfer(lease, cancel)
+        // The same signed transaction recorded again changes nothing.
+        yield* jobs.recordTransfer(lease, call)
+        expect(yield* jobs.transfersOf(job.id)).toEqual([call, cancel, replacement])
+
+        yield* jobs.release(lease, at(40), null, at(40))
+        const [second] = yield* jobs.claimDue(at(40), 1, LEASE)
+        expect(second!.transfers).toEqual([call, cancel, replacement])
+        const widest = second!.transfers[0]!
+        expect(widest.gas).toBe(MAX_UINT256)
+        expect(widest.maxFeePerGas).toBe(MAX_UINT256 - 1n)
+        expect(widest.maxPriorityFeePerGas).toBe(2n ** 128n + 1n)
+        expect(widest.sender).toBe(COLLECTOR)
+        expect(widest.data).toBe(call.data)
+
+        // The nonce taken by another transaction: the job's next transfers are of a new one.
+        yield* jobs.dropNonce(second!.lease, at(41))
+        const renewed = yield* jobs.assignNonce(second!.lease, BASE, COLLECTOR, 0, at(42))
+        expect(renewed).toBe(nonce + 1)
+        const retry = aTransfer(second!.lease, renewed, 50)
+        yield* jobs.recordTransfer(second!.lease, retry)
+        yield* jobs.release(second!.lease, at(60), null, at(60))
+        const [third] = yield* jobs.claimDue(at(60), 1, LEASE)
+        expect(third!.transfers).toEqual([retry])
+        expect(yield* jobs.transfersOf(job.id)).toEqual([call, cancel, replacement, retry])
+
+        // No nonce, no current transfers; other jobs see none of these.
+        yield* jobs.dropNonce(third!.lease, at(61))
+        yield* jobs.release(third!.lease, at(62), null, at(62))
+        const [fourth] = yield* jobs.claimDue(at(62), 1, LEASE)
+        expect(fourth!.transfers).toEqual([])
+        expect(yield* jobs.transfersOf("cjob_00000000000000000000" as ChainJobId)).toEqual([])
+      })
+    )
+
+    test(
+      "completes a job, writing the payment's settlement with it",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const payments = yield* PaymentStore
+        const jobs = yield* ChainJobStore
+        const p = yield* payment("processing")
+        const settle = aJob(p.id, "settle", { runAt: at(30), createdAt: at(30) })
+        yield* payments.transition(p.id, "processing", {
+          status: "succeeded",
+          at: at(30),
+          finalAt: at(30),
+          txId: "0x1",
+          fees,
+          settlement: pending,
+          enqueue: settle
+        })
+        const before = Option.getOrThrow(yield* payments.find(p.id))
+        const [claimed] = yield* jobs.claimDue(at(40), 5, LEASE)
+        expect(claimed!.job.id).toBe(settle.id)
+        yield* jobs.setDestination(claimed!.lease, DESTINATION, at(41))
+        const settled: PaymentSettlement = {
+          amount: 10_458_500n,
+          status: "settled",
+          destination: DESTINATION,
+          txHash: `0x${"Ab".repeat(32)}`,
+          settledAt: at(45)
+        }
+        yield* jobs.complete(claimed!.lease, at(46), { paymentId: p.id, settlement: settled })
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "settle"))).toEqual({
+          ...queued(settle),
+          state: "done",
+          attempts: 1,
+          destination: DESTINATION,
+          updatedAt: at(46)
+        })
+        expect(Option.getOrThrow(yield* payments.find(p.id))).toEqual({
+          ...before,
+          settlement: settled
+        })
+        // Done: never claimed again, and its lease is over.
+        expect(yield* jobs.claimDue(at(10 * LEASE), 5, LEASE)).toEqual([])
+        yield* expectLeaseLost(claimed!.lease, jobs.renew(claimed!.lease, at(47), LEASE))
+        yield* expectLeaseLost(claimed!.lease, jobs.complete(claimed!.lease, at(47)))
+
+        // Without a settlement, the payment is left as it is.
+        const q = yield* payment("processing", { fees, settlement: pending })
+        yield* jobs.requeue(aJob(q.id, "collect"), "collect")
+        const [collect] = yield* jobs.claimDue(at(50), 5, LEASE)
+        yield* jobs.complete(collect!.lease, at(51))
+        expect(Option.getOrThrow(yield* payments.find(q.id)).settlement).toEqual(pending)
+        expect(Option.getOrThrow(yield* jobs.findByPayment(q.id, "collect")).state).toBe("done")
+      })
+    )
+
+    test(
+      "requeues a job only when the payment has no active one of its kind",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const jobs = yield* ChainJobStore
+        const p = yield* payment("succeeded")
+        expect(Option.isNone(yield* jobs.findByPayment(p.id, "settle"))).toBe(true)
+        const first = aJob(p.id, "settle", { runAt: at(5), createdAt: at(5) })
+        expect(yield* jobs.requeue(first, "settle")).toBe(true)
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "settle"))).toEqual(queued(first))
+        expect(Option.isNone(yield* jobs.findByPayment(p.id, "collect"))).toBe(true)
+        // Active (waiting, then claimed): refused, the first kept as it is.
+        expect(yield* jobs.requeue(aJob(p.id, "settle"), "settle")).toBe(false)
+        const [claimed] = yield* jobs.claimDue(at(10), 5, LEASE)
+        expect(yield* jobs.requeue(aJob(p.id, "settle"), "settle")).toBe(false)
+        const lease = claimed!.lease
+        yield* jobs.setDestination(lease, DESTINATION, at(11))
+        yield* jobs.assignNonce(lease, BASE, COLLECTOR, 4, at(12))
+        yield* jobs.recordTransfer(lease, aTransfer(lease, 4, 13))
+        yield* jobs.release(lease, at(20), "reverted", at(14))
+        expect(yield* jobs.requeue(aJob(p.id, "settle"), "settle")).toBe(false)
+        const [again] = yield* jobs.claimDue(at(20), 5, LEASE)
+        yield* jobs.complete(again!.lease, at(21))
+
+        // Done: made active again, due at once, without its nonce; its transfers kept.
+        const retry = aJob(p.id, "settle", {
+          runAt: at(100),
+          createdAt: at(100),
+          payload: { kind: "settle", asset: USDC_BASE, amount: MAX_UINT256 }
+        })
+        expect(yield* jobs.requeue(retry, "settle")).toBe(true)
+        const reactivated = Option.getOrThrow(yield* jobs.findByPayment(p.id, "settle"))
+        expect(reactivated.id).toBe(first.id)
+        expect(reactivated.state).toBe("active")
+        expect(reactivated.nonce).toBeNull()
+        expect(reactivated.runAt).toEqual(at(100))
+        expect(reactivated.payload).toEqual(retry.payload)
+        expect(reactivated.createdAt).toEqual(first.createdAt)
+        expect(reactivated.attempts).toBe(2)
+        expect(yield* jobs.requeue(aJob(p.id, "settle"), "settle")).toBe(false)
+        expect(yield* jobs.claimDue(at(99), 5, LEASE)).toEqual([])
+        const [third] = yield* jobs.claimDue(at(100), 5, LEASE)
+        expect(third!.job.id).toBe(first.id)
+        expect(third!.job.attempts).toBe(3)
+        expect(third!.transfers).toEqual([])
+        expect(yield* jobs.transfersOf(first.id)).toHaveLength(1)
+        // The old holder of the done job is fenced out for good.
+        yield* expectLeaseLost(again!.lease, jobs.renew(again!.lease, at(101), LEASE))
+
+        // A kind the payment has no job of is queued beside the other.
+        const collect = aJob(p.id, "collect", { runAt: at(200), createdAt: at(200) })
+        expect(yield* jobs.requeue(collect, "collect")).toBe(true)
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "collect"))).toEqual(
+          queued(collect)
+        )
+      })
+    )
+  })

@@ -1,0 +1,283 @@
+/**
+ * Durable chain work on PostgreSQL. A claim is one statement: the due jobs
+ * picked once (a materialized CTE) and locked, skipping those another
+ * instance is claiming, then leased to a new random token each. Every later
+ * write is a single statement fenced by that token in its WHERE clause (or a
+ * CTE locking the job's row first), so a holder whose lease was taken over
+ * changes nothing. Nonces come from a per-chain, per-sender sequence bumped by
+ * `INSERT … ON CONFLICT DO UPDATE … RETURNING` in the statement that gives
+ * one to the job, under the job's row lock: no nonce is handed out twice.
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { Fragment } from "@effect/sql/Statement"
+import {
+  type Caip2,
+  type Caip10,
+  type Caip19,
+  type ChainJob,
+  type ChainJobId,
+  type ChainJobKind,
+  type ChainJobLease,
+  ChainJobLeaseLost,
+  type ChainJobPayload,
+  ChainJobStore,
+  type ChainTransfer,
+  type NewChainJob,
+  type PaymentId
+} from "@pay/core"
+import { Effect, Option } from "effect"
+import { orDieSql } from "./PgErrors.js"
+
+type Address = ChainTransfer["sender"]
+type Hex = ChainTransfer["hash"]
+
+interface JobRow {
+  readonly id: string
+  readonly payment_id: string
+  readonly kind: string
+  readonly chain_id: string
+  /** jsonb comes back parsed; the settle amount is a decimal string in it. */
+  readonly payload: Record<string, string>
+  readonly state: string
+  readonly run_at: Date
+  readonly lease_token: string | null
+  /** bigint comes back as text. */
+  readonly nonce: string | null
+  readonly destination: string | null
+  readonly attempts: number
+  readonly last_error: string | null
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+interface TransferRow {
+  readonly hash: string
+  readonly job_id: string
+  readonly chain_id: string
+  readonly sender: string
+  readonly nonce: string
+  readonly purpose: string
+  readonly to_address: string
+  readonly data: string
+  /** numeric comes back as text: exact at any size. */
+  readonly gas: string
+  readonly max_fee_per_gas: string
+  readonly max_priority_fee_per_gas: string
+  readonly raw: string
+  readonly created_at: Date
+}
+
+const payloadToStorage = (payload: ChainJobPayload): string =>
+  JSON.stringify(
+    payload.kind === "settle"
+      ? { kind: "settle", asset: payload.asset, amount: payload.amount.toString() }
+      : { kind: "collect", optionId: payload.optionId, signature: payload.signature }
+  )
+
+const payloadFromStorage = (p: Record<string, string>): ChainJobPayload =>
+  p.kind === "settle"
+    ? { kind: "settle", asset: p.asset as Caip19, amount: BigInt(p.amount!) }
+    : { kind: "collect", optionId: p.optionId!, signature: p.signature as Hex }
+
+const toJob = (r: JobRow): ChainJob => ({
+  id: r.id as ChainJobId,
+  paymentId: r.payment_id as PaymentId,
+  chainId: r.chain_id as Caip2,
+  payload: payloadFromStorage(r.payload),
+  runAt: r.run_at,
+  createdAt: r.created_at,
+  kind: r.kind as ChainJobKind,
+  state: r.state as ChainJob["state"],
+  nonce: r.nonce === null ? null : Number(r.nonce),
+  destination: r.destination as Caip10 | null,
+  attempts: r.attempts,
+  lastError: r.last_error,
+  updatedAt: r.updated_at
+})
+
+const toTransfer = (r: TransferRow): ChainTransfer => ({
+  hash: r.hash as Hex,
+  jobId: r.job_id as ChainJobId,
+  chainId: r.chain_id as Caip2,
+  sender: r.sender as Address,
+  nonce: Number(r.nonce),
+  purpose: r.purpose as ChainTransfer["purpose"],
+  to: r.to_address as Address,
+  data: r.data as Hex,
+  gas: BigInt(r.gas),
+  maxFeePerGas: BigInt(r.max_fee_per_gas),
+  maxPriorityFeePerGas: BigInt(r.max_priority_fee_per_gas),
+  raw: r.raw as Hex,
+  createdAt: r.created_at
+})
+
+/** The columns a queued job is inserted with, in the order of `jobValues`. */
+export const JOB_COLUMNS = `(id, payment_id, kind, chain_id, payload, state, run_at, attempts,
+  created_at, updated_at)`
+
+/** A queued job's values, typed, for `INSERT … SELECT` (as in a CTE of the payment change). */
+export const jobValues = (sql: SqlClient, job: NewChainJob): Fragment =>
+  sql`${job.id}::text, ${job.paymentId}::text, ${job.payload.kind}::text, ${job.chainId}::text,
+    ${payloadToStorage(job.payload)}::jsonb, 'active', ${job.runAt}::timestamptz, 0,
+    ${job.createdAt}::timestamptz, ${job.createdAt}::timestamptz`
+
+const leaseLost = (lease: ChainJobLease) =>
+  Effect.fail(new ChainJobLeaseLost({ jobId: lease.jobId }))
+
+/** One row changed, or the lease is lost. */
+const fenced =
+  (lease: ChainJobLease) =>
+  <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
+    statement.pipe(
+      Effect.flatMap((rows) => (rows.length === 1 ? Effect.void : leaseLost(lease))),
+      orDieSql
+    )
+
+export const makePgChainJobStore = (sql: SqlClient) => {
+  const held = (lease: ChainJobLease) => sql`id = ${lease.jobId} AND lease_token = ${lease.token}`
+
+  return ChainJobStore.of({
+    claimDue: (now, limit, leaseMs) =>
+      Effect.gen(function* () {
+        // The due rows are picked once (materialized, so LIMIT cannot pick others on a rerun)
+        // and locked; rows another instance is claiming right now are skipped, not waited for.
+        const jobs = yield* sql<JobRow>`WITH due AS MATERIALIZED (
+            SELECT id FROM chain_jobs
+            WHERE state = 'active' AND run_at <= ${now}
+              AND (lease_until IS NULL OR lease_until <= ${now})
+            ORDER BY run_at, id LIMIT ${Math.max(0, limit)}
+            FOR UPDATE SKIP LOCKED
+          ), claimed AS (
+            UPDATE chain_jobs j SET lease_token = gen_random_uuid()::text,
+              lease_until = ${new Date(now.getTime() + leaseMs)}, attempts = j.attempts + 1,
+              updated_at = ${now}
+            FROM due WHERE j.id = due.id AND j.state = 'active'
+            RETURNING j.*
+          ) SELECT * FROM claimed ORDER BY run_at, id`
+        const withNonce = jobs.filter((j) => j.nonce !== null)
+        // Only the lease holder records transfers: read after the claim, they are all there.
+        const transfers =
+          withNonce.length === 0
+            ? []
+            : yield* sql<TransferRow>`SELECT t.* FROM chain_transfers t
+                JOIN chain_jobs j ON j.id = t.job_id AND j.nonce = t.nonce
+                WHERE t.job_id = ANY(${withNonce.map((j) => j.id)}::text[])
+                ORDER BY t.created_at, t.hash`
+        return jobs.map((r) => ({
+          job: toJob(r),
+          lease: { jobId: r.id as ChainJobId, token: r.lease_token! },
+          transfers: transfers
+            .filter((t) => t.job_id === r.id && t.nonce === r.nonce)
+            .map(toTransfer)
+        }))
+      }).pipe(orDieSql),
+
+    renew: (lease, now, leaseMs) =>
+      fenced(lease)(sql`UPDATE chain_jobs SET lease_until = ${new Date(now.getTime() + leaseMs)}
+        WHERE ${held(lease)} RETURNING 1 AS renewed`),
+
+    release: (lease, runAt, lastError, now) =>
+      fenced(lease)(sql`UPDATE chain_jobs SET lease_token = NULL, lease_until = NULL,
+          run_at = ${runAt}, last_error = ${lastError}::text, updated_at = ${now}
+        WHERE ${held(lease)} RETURNING 1 AS released`),
+
+    assignNonce: (lease, chainId, sender, chainNext, now) =>
+      // The job's row is locked first: a second call of the same job waits, then reads the
+      // nonce the first gave it. The sequence's row lock orders calls of different jobs.
+      sql<{ readonly held: boolean; readonly nonce: string | null }>`WITH job AS (
+          SELECT id, nonce FROM chain_jobs WHERE ${held(lease)} FOR UPDATE
+        ), allocated AS (
+          INSERT INTO chain_nonces AS n (chain_id, sender, next_nonce)
+          SELECT ${chainId}::text, ${sender}::text, ${chainNext}::bigint + 1
+          FROM job WHERE job.nonce IS NULL
+          ON CONFLICT (chain_id, sender) DO UPDATE
+            SET next_nonce = greatest(n.next_nonce, excluded.next_nonce - 1) + 1
+          RETURNING n.next_nonce - 1 AS nonce
+        ), assigned AS (
+          UPDATE chain_jobs j SET nonce = allocated.nonce, updated_at = ${now}
+          FROM allocated WHERE j.id = ${lease.jobId}
+          RETURNING j.nonce
+        ) SELECT EXISTS (SELECT 1 FROM job) AS held,
+          coalesce((SELECT nonce FROM job), (SELECT nonce FROM allocated))::text AS nonce`.pipe(
+        Effect.flatMap(([row]) =>
+          row?.held === true && row.nonce !== null
+            ? Effect.succeed(Number(row.nonce))
+            : leaseLost(lease)
+        ),
+        orDieSql
+      ),
+
+    dropNonce: (lease, now) =>
+      fenced(lease)(sql`UPDATE chain_jobs SET nonce = NULL, updated_at = ${now}
+        WHERE ${held(lease)} RETURNING 1 AS dropped`),
+
+    setDestination: (lease, destination, now) =>
+      fenced(lease)(sql`UPDATE chain_jobs SET destination = ${destination}, updated_at = ${now}
+        WHERE ${held(lease)} RETURNING 1 AS set`),
+
+    recordTransfer: (lease, t) =>
+      // The job's row is share-locked while the transfer goes in: no claim can take it between.
+      fenced(lease)(sql`WITH job AS (
+          SELECT id FROM chain_jobs WHERE ${held(lease)} FOR SHARE
+        ), recorded AS (
+          INSERT INTO chain_transfers (hash, job_id, chain_id, sender, nonce, purpose, to_address,
+            data, gas, max_fee_per_gas, max_priority_fee_per_gas, raw, created_at)
+          SELECT ${t.hash}::text, ${t.jobId}::text, ${t.chainId}::text, ${t.sender}::text,
+            ${t.nonce}::bigint, ${t.purpose}::text, ${t.to}::text, ${t.data}::text,
+            ${t.gas.toString()}::numeric, ${t.maxFeePerGas.toString()}::numeric,
+            ${t.maxPriorityFeePerGas.toString()}::numeric, ${t.raw}::text,
+            ${t.createdAt}::timestamptz
+          FROM job
+          ON CONFLICT (hash) DO NOTHING
+        ) SELECT 1 AS recorded FROM job`),
+
+    complete: (lease, now, settlement) => {
+      const s = settlement?.settlement
+      const settle =
+        settlement === undefined || s === undefined
+          ? sql``
+          : sql`, settled AS (
+              UPDATE payments p SET settlement_amount = ${s.amount.toString()}::numeric,
+                settlement_status = ${s.status}::text,
+                settlement_destination = ${s.destination}::text,
+                settlement_tx_hash = ${s.txHash}::text,
+                settled_at = ${s.settledAt}::timestamptz
+              FROM done WHERE p.id = ${settlement.paymentId}
+            )`
+      // One statement: the settlement is written only with the job's end.
+      return fenced(lease)(sql`WITH done AS (
+          UPDATE chain_jobs SET state = 'done', lease_token = NULL, lease_until = NULL,
+            updated_at = ${now}
+          WHERE ${held(lease)} RETURNING id
+        )${settle} SELECT 1 AS completed FROM done`)
+    },
+
+    requeue: (job, kind) =>
+      job.payload.kind !== kind
+        ? Effect.die(new Error(`a ${job.payload.kind} job queued as ${kind}`))
+        : sql`INSERT INTO chain_jobs AS j ${sql.literal(JOB_COLUMNS)}
+            SELECT ${jobValues(sql, job)}
+            ON CONFLICT (payment_id, kind) DO UPDATE SET
+              chain_id = excluded.chain_id, payload = excluded.payload, state = 'active',
+              run_at = excluded.run_at, lease_token = NULL, lease_until = NULL, nonce = NULL,
+              destination = NULL, last_error = NULL, updated_at = excluded.updated_at
+            WHERE j.state = 'done'
+            RETURNING id`.pipe(
+            Effect.map((rows) => rows.length === 1),
+            orDieSql
+          ),
+
+    findByPayment: (paymentId, kind) =>
+      sql<JobRow>`SELECT * FROM chain_jobs WHERE payment_id = ${paymentId} AND kind = ${kind}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toJob)),
+        orDieSql
+      ),
+
+    transfersOf: (jobId) =>
+      sql<TransferRow>`SELECT * FROM chain_transfers WHERE job_id = ${jobId}
+        ORDER BY created_at, hash`.pipe(
+        Effect.map((rows) => rows.map(toTransfer)),
+        orDieSql
+      )
+  })
+}

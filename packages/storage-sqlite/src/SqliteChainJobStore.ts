@@ -1,0 +1,326 @@
+/**
+ * Durable chain work on SQLite. A claim is one `UPDATE … RETURNING` that
+ * leases the due jobs to a new random token each; every later write of a job
+ * is fenced by that token in its WHERE clause, and a transaction's first
+ * statement is always a write, so it holds SQLite's one write lock from the
+ * start and no other connection can take the job in between. Nonces come
+ * from a per-chain, per-sender sequence upserted in the transaction that
+ * gives one to the job. uint256 values are decimal TEXT; times are ms.
+ */
+import {
+  type Caip2,
+  type Caip10,
+  type Caip19,
+  type ChainJob,
+  type ChainJobId,
+  type ChainJobKind,
+  type ChainJobLease,
+  ChainJobLeaseLost,
+  type ChainJobPayload,
+  ChainJobStore,
+  type ChainTransfer,
+  type ClaimedJob,
+  type NewChainJob,
+  type PaymentId,
+  type PaymentSettlement
+} from "@pay/core"
+import { Effect, Option } from "effect"
+import type { SqliteConnection, SqliteValue } from "./SqliteDatabase.js"
+
+type Address = ChainTransfer["sender"]
+type Hex = ChainTransfer["hash"]
+
+interface JobRow {
+  id: string
+  payment_id: string
+  kind: string
+  chain_id: string
+  payload: string
+  state: string
+  run_at: number
+  lease_token: string | null
+  lease_until: number | null
+  nonce: number | null
+  destination: string | null
+  attempts: number
+  last_error: string | null
+  created_at: number
+  updated_at: number
+}
+
+interface TransferRow {
+  hash: string
+  job_id: string
+  chain_id: string
+  sender: string
+  nonce: number
+  purpose: string
+  to_address: string
+  data: string
+  gas: string
+  max_fee_per_gas: string
+  max_priority_fee_per_gas: string
+  raw: string
+  created_at: number
+}
+
+/** The payload as JSON, the settle amount as a decimal string (exact past 2^53). */
+const payloadToStorage = (payload: ChainJobPayload): string =>
+  JSON.stringify(
+    payload.kind === "settle"
+      ? { kind: "settle", asset: payload.asset, amount: payload.amount.toString() }
+      : { kind: "collect", optionId: payload.optionId, signature: payload.signature }
+  )
+
+const payloadFromStorage = (stored: string): ChainJobPayload => {
+  const p = JSON.parse(stored) as Record<string, string>
+  return p.kind === "settle"
+    ? { kind: "settle", asset: p.asset as Caip19, amount: BigInt(p.amount!) }
+    : { kind: "collect", optionId: p.optionId!, signature: p.signature as Hex }
+}
+
+const toJob = (r: JobRow): ChainJob => ({
+  id: r.id as ChainJobId,
+  paymentId: r.payment_id as PaymentId,
+  chainId: r.chain_id as Caip2,
+  payload: payloadFromStorage(r.payload),
+  runAt: new Date(r.run_at),
+  createdAt: new Date(r.created_at),
+  kind: r.kind as ChainJobKind,
+  state: r.state as ChainJob["state"],
+  nonce: r.nonce,
+  destination: r.destination as Caip10 | null,
+  attempts: r.attempts,
+  lastError: r.last_error,
+  updatedAt: new Date(r.updated_at)
+})
+
+const toTransfer = (r: TransferRow): ChainTransfer => ({
+  hash: r.hash as Hex,
+  jobId: r.job_id as ChainJobId,
+  chainId: r.chain_id as Caip2,
+  sender: r.sender as Address,
+  nonce: r.nonce,
+  purpose: r.purpose as ChainTransfer["purpose"],
+  to: r.to_address as Address,
+  data: r.data as Hex,
+  gas: BigInt(r.gas),
+  maxFeePerGas: BigInt(r.max_fee_per_gas),
+  maxPriorityFeePerGas: BigInt(r.max_priority_fee_per_gas),
+  raw: r.raw as Hex,
+  createdAt: new Date(r.created_at)
+})
+
+/** The payment's settlement columns, in the order the statements here name them. */
+export const settlementToStorage = (s: PaymentSettlement | null): Array<SqliteValue> => [
+  s?.amount.toString() ?? null,
+  s?.status ?? null,
+  s?.destination ?? null,
+  s?.txHash ?? null,
+  s?.settledAt?.getTime() ?? null
+]
+
+/** Thrown inside a transaction to roll it back; turned into the port's failure outside. */
+const leaseLost = (lease: ChainJobLease) => new ChainJobLeaseLost({ jobId: lease.jobId })
+
+const fenced = <A>(lease: ChainJobLease, write: () => A) =>
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(write())
+    } catch (error) {
+      if (error instanceof ChainJobLeaseLost && error.jobId === lease.jobId) {
+        return Effect.fail(error)
+      }
+      throw error
+    }
+  })
+
+/**
+ * The chain job store, and `enqueue` for the payment store: the job's row,
+ * written in the caller's transaction, unless the payment has a job of its
+ * kind already.
+ */
+export const makeSqliteChainJobStore = (db: SqliteConnection) => {
+  const q = (sql: string) => db.prepare(sql)
+  const sql = {
+    insert: q(`INSERT INTO chain_jobs (id, payment_id, kind, chain_id, payload, state, run_at,
+        attempts, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, 'active', ?, 0, ?, ?)
+      ON CONFLICT (payment_id, kind) DO NOTHING`),
+    requeue: q(`INSERT INTO chain_jobs (id, payment_id, kind, chain_id, payload, state, run_at,
+        attempts, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, 'active', ?, 0, ?, ?)
+      ON CONFLICT (payment_id, kind) DO UPDATE SET
+        chain_id = excluded.chain_id, payload = excluded.payload, state = 'active',
+        run_at = excluded.run_at, lease_token = NULL, lease_until = NULL, nonce = NULL,
+        destination = NULL, last_error = NULL, updated_at = excluded.updated_at
+      WHERE chain_jobs.state = 'done'
+      RETURNING id`),
+    claim: q(`UPDATE chain_jobs SET lease_token = lower(hex(randomblob(16))), lease_until = ?,
+        attempts = attempts + 1, updated_at = ?
+      WHERE id IN (
+        SELECT id FROM chain_jobs
+        WHERE state = 'active' AND run_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+        ORDER BY run_at, id LIMIT ?
+      )
+      RETURNING *`),
+    renew: q("UPDATE chain_jobs SET lease_until = ? WHERE id = ? AND lease_token = ?"),
+    release: q(`UPDATE chain_jobs SET lease_token = NULL, lease_until = NULL, run_at = ?,
+        last_error = ?, updated_at = ?
+      WHERE id = ? AND lease_token = ?`),
+    /** A write that changes nothing: the fence, and SQLite's write lock from here on. */
+    hold: q(`UPDATE chain_jobs SET updated_at = updated_at WHERE id = ? AND lease_token = ?
+      RETURNING nonce`),
+    nextNonce: q(`INSERT INTO chain_nonces (chain_id, sender, next_nonce) VALUES (?, ?, ? + 1)
+      ON CONFLICT (chain_id, sender) DO UPDATE SET
+        next_nonce = max(next_nonce, excluded.next_nonce - 1) + 1
+      RETURNING next_nonce - 1 AS nonce`),
+    setNonce: q("UPDATE chain_jobs SET nonce = ?, updated_at = ? WHERE id = ? AND lease_token = ?"),
+    setDestination: q(`UPDATE chain_jobs SET destination = ?, updated_at = ?
+      WHERE id = ? AND lease_token = ?`),
+    recordTransfer: q(`INSERT INTO chain_transfers (hash, job_id, chain_id, sender, nonce, purpose,
+        to_address, data, gas, max_fee_per_gas, max_priority_fee_per_gas, raw, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (hash) DO NOTHING`),
+    complete: q(`UPDATE chain_jobs SET state = 'done', lease_token = NULL, lease_until = NULL,
+        updated_at = ?
+      WHERE id = ? AND lease_token = ?`),
+    settle: q(`UPDATE payments SET settlement_amount = ?, settlement_status = ?,
+        settlement_destination = ?, settlement_tx_hash = ?, settled_at = ?
+      WHERE id = ?`),
+    byPayment: q("SELECT * FROM chain_jobs WHERE payment_id = ? AND kind = ?"),
+    transfersAt: q(`SELECT * FROM chain_transfers WHERE job_id = ? AND nonce = ?
+      ORDER BY created_at, hash`),
+    transfersOf: q("SELECT * FROM chain_transfers WHERE job_id = ? ORDER BY created_at, hash")
+  }
+
+  const jobParams = (job: NewChainJob): Array<SqliteValue> => [
+    job.id,
+    job.paymentId,
+    job.payload.kind,
+    job.chainId,
+    payloadToStorage(job.payload),
+    job.runAt.getTime(),
+    job.createdAt.getTime(),
+    job.createdAt.getTime()
+  ]
+
+  const enqueue = (job: NewChainJob) => {
+    sql.insert.run(...jobParams(job))
+  }
+
+  /** Runs a fenced single-statement write: exactly one row, or the lease is lost. */
+  const write = (lease: ChainJobLease, changes: { readonly changes: number | bigint }) => {
+    if (Number(changes.changes) !== 1) throw leaseLost(lease)
+  }
+
+  const hold = (lease: ChainJobLease) => {
+    const row = sql.hold.get(lease.jobId, lease.token) as { nonce: number | null } | undefined
+    if (row === undefined) throw leaseLost(lease)
+    return row
+  }
+
+  const store = ChainJobStore.of({
+    claimDue: (now, limit, leaseMs) =>
+      Effect.sync(() =>
+        db.transaction((): ReadonlyArray<ClaimedJob> => {
+          const at = now.getTime()
+          const rows = sql.claim.all(at + leaseMs, at, at, at, Math.max(0, limit)) as Array<JobRow>
+          // RETURNING has no order of its own.
+          rows.sort((a, b) => a.run_at - b.run_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+          return rows.map((r) => ({
+            job: toJob(r),
+            lease: { jobId: r.id as ChainJobId, token: r.lease_token! },
+            transfers:
+              r.nonce === null
+                ? []
+                : (sql.transfersAt.all(r.id, r.nonce) as Array<TransferRow>).map(toTransfer)
+          }))
+        })
+      ),
+
+    renew: (lease, now, leaseMs) =>
+      fenced(lease, () =>
+        write(lease, sql.renew.run(now.getTime() + leaseMs, lease.jobId, lease.token))
+      ),
+
+    release: (lease, runAt, lastError, now) =>
+      fenced(lease, () =>
+        write(
+          lease,
+          sql.release.run(runAt.getTime(), lastError, now.getTime(), lease.jobId, lease.token)
+        )
+      ),
+
+    assignNonce: (lease, chainId, sender, chainNext, now) =>
+      fenced(lease, () =>
+        db.transaction(() => {
+          const held = hold(lease).nonce
+          if (held !== null) return held
+          const { nonce } = sql.nextNonce.get(chainId, sender, chainNext) as { nonce: number }
+          write(lease, sql.setNonce.run(nonce, now.getTime(), lease.jobId, lease.token))
+          return nonce
+        })
+      ),
+
+    dropNonce: (lease, now) =>
+      fenced(lease, () =>
+        write(lease, sql.setNonce.run(null, now.getTime(), lease.jobId, lease.token))
+      ),
+
+    setDestination: (lease, destination, now) =>
+      fenced(lease, () =>
+        write(lease, sql.setDestination.run(destination, now.getTime(), lease.jobId, lease.token))
+      ),
+
+    recordTransfer: (lease, t) =>
+      fenced(lease, () =>
+        db.transaction(() => {
+          hold(lease)
+          sql.recordTransfer.run(
+            t.hash,
+            t.jobId,
+            t.chainId,
+            t.sender,
+            t.nonce,
+            t.purpose,
+            t.to,
+            t.data,
+            t.gas.toString(),
+            t.maxFeePerGas.toString(),
+            t.maxPriorityFeePerGas.toString(),
+            t.raw,
+            t.createdAt.getTime()
+          )
+        })
+      ),
+
+    complete: (lease, now, settlement) =>
+      fenced(lease, () =>
+        db.transaction(() => {
+          write(lease, sql.complete.run(now.getTime(), lease.jobId, lease.token))
+          if (settlement !== undefined) {
+            sql.settle.run(...settlementToStorage(settlement.settlement), settlement.paymentId)
+          }
+        })
+      ),
+
+    requeue: (job, kind) =>
+      Effect.sync(() => {
+        if (job.payload.kind !== kind)
+          throw new Error(`a ${job.payload.kind} job queued as ${kind}`)
+        return sql.requeue.get(...jobParams(job)) !== undefined
+      }),
+
+    findByPayment: (paymentId, kind) =>
+      Effect.sync(() => {
+        const row = sql.byPayment.get(paymentId, kind) as JobRow | undefined
+        return row === undefined ? Option.none() : Option.some(toJob(row))
+      }),
+
+    transfersOf: (jobId) =>
+      Effect.sync(() => (sql.transfersOf.all(jobId) as Array<TransferRow>).map(toTransfer))
+  })
+
+  return { store, enqueue }
+}
