@@ -180,3 +180,57 @@ describe("a reorganisation with two confirmations required (SQLite)", () => {
     expect(await transfersOnChain(chain, chain.collector, shop.destination)).toEqual([SETTLED])
   }, 90_000)
 })
+
+// Last in the file: it moves the chain's clock forward for good.
+describe("a dropped transaction whose authorization has expired (SQLite)", () => {
+  it("fails the payment with authorization_expired; its nonce goes to a cancel, nothing moves", async () => {
+    const setup = engineSetup(chain, proxy, undefined)
+    setups.push(setup)
+    const engine = await startEngine("expiry", setup, spawned)
+    const shop = await openShop(engine, setup, chain)
+    const buyer = await fundedBuyer(chain, 20_000_000n)
+    const paymentId = await createPayment(engine, shop, 1050)
+    await chain.rpc("evm_setAutomine", [false])
+    try {
+      await confirmAsWallet(engine, shop, paymentId, buyer)
+      const sent = await waitForPayment(
+        () => engine,
+        paymentId,
+        (p) => p.transaction?.hash !== undefined
+      )
+      await chain.rpc("hardhat_dropTransaction", [sent.transaction.hash])
+      // Past the authorization's validBefore (the quote lock, 300 s): it can no longer be sent.
+      await chain.rpc("evm_increaseTime", [400])
+      await chain.rpc("evm_mine")
+      const deadline = Date.now() + 20_000
+      let payment: Json = sent
+      while (payment.status === "processing") {
+        if (Date.now() > deadline) throw new Error(`still processing: ${JSON.stringify(payment)}`)
+        await chain.rpc("evm_mine")
+        await sleep(100)
+        payment = await waitForPayment(
+          () => engine,
+          paymentId,
+          () => true
+        )
+      }
+      expect(payment).toMatchObject({ status: "failed", failureCode: "authorization_expired" })
+      expect(payment.settlement).toBeUndefined()
+      expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([])
+      expect(await balanceOf(buyer.address)).toBe(20_000_000n)
+      // The nonce the transfer held was used by the cancel: the collector's next one is free.
+      const mined = await chain.client.getTransactionCount({ address: chain.collector })
+      expect(mined).toBeGreaterThan(sent.transaction.nonce)
+      const status = await engine.api.get(`/v1/payments/${paymentId}/status`, {
+        headers: { "merchant-id": shop.merchantId }
+      })
+      expect(status.body).toMatchObject({
+        status: "failed",
+        isFinal: true,
+        failureCode: "authorization_expired"
+      })
+    } finally {
+      await chain.rpc("evm_setAutomine", [true])
+    }
+  }, 60_000)
+})

@@ -496,7 +496,14 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
         const result = yield* step(held).pipe(
           Effect.catchTags({
             ChainUnavailable: (e) => Effect.succeed(again(RETRY_MS, e.message)),
-            TransactionRejected: (e) => Effect.succeed(again(RETRY_MS, e.reason)),
+            // The node answered: soon again (a nonce ahead of one still on its way, say).
+            TransactionRejected: (e) =>
+              Effect.succeed(
+                again(
+                  networkOf(chain.networks, held.job.chainId)?.pollIntervalMs ?? RETRY_MS,
+                  e.reason
+                )
+              ),
             PaymentNotFound: () => Effect.succeed(done)
           }),
           Effect.catchIf(
