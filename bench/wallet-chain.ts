@@ -1,24 +1,22 @@
 /**
- * The chain's share of a wallet flow: the engine's chain calls for one payment (EvmChain.ts:
- * confirm's balance check; the submission's simulation, nonce, fee and gas look-ups and the
- * signed transaction; the receipt its watcher reads), made with viem as the engine makes
- * them, but from this process through the sandbox's /sandbox/rpc, the collector's dev key
- * signing. Every JSON-RPC request is timed, and `eth_chainId` (no EVM work) gives the
- * route's own round trip, so what is left is the in-process EVM's time.
+ * The chain's share of a wallet flow: the engine's chain calls for one payment, made by
+ * the engine's own EVM adapter (EvmChain.ts, as ChainWork.ts calls it) in this process,
+ * through the sandbox's /sandbox/rpc, the collector's dev key signing. Confirm reads the
+ * buyer's balance (the token's domain is cached); the collect job estimates the
+ * authorization's call against the pending block, takes a nonce (the collector's counts,
+ * latest and pending), quotes the fees (the latest block, the suggested tip), signs the
+ * EIP-1559 transaction here and sends it raw; its watch reads the head and the receipt;
+ * the settle job does the same for the ERC-20 transfer to the merchant. Every JSON-RPC
+ * request is timed, and `eth_chainId` (no EVM work) gives the route's own round trip, so
+ * what is left is the in-process EVM's time.
  */
-import {
-  type Address,
-  createPublicClient,
-  createWalletClient,
-  custom,
-  defineChain,
-  parseSignature,
-  toHex
-} from "viem"
+import { Effect } from "effect"
+import { type Address, custom, type Hex, toHex } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { signTypedDataJson } from "../examples/wallet/payWithWallet.js"
 import { typedDataJson } from "../packages/core/src/chain/Eip3009.js"
-import { eip3009TokenAbi } from "../packages/core/src/chain/evm/Eip3009Abi.js"
+import { makeEvmChain } from "../packages/core/src/chain/evm/EvmChain.js"
+import type { Caip2, Caip19 } from "../packages/core/src/shared/Caip.js"
 import { COLLECTOR_PRIVATE_KEY } from "../packages/sandbox-chain/src/Keys.js"
 import type { ServerProcess } from "./server-process.js"
 import {
@@ -47,16 +45,23 @@ export interface ChainResult {
   readonly roundMs: Percentiles
   /** The calls' p50s less one `eth_chainId` p50 each: the EVM's share of a round, roughly. */
   readonly evmMsPerRoundP50: number
-  /** The same for the calls the engine makes in confirm, in its submission, in its watcher. */
+  /** The same for the calls the engine makes in confirm, in the collect job's submission,
+   * in its watch, and in the settle job (its submission and its watch). */
   readonly evmMsP50ByStage: Readonly<Record<Stage, number>>
   /** The server's CPU time per round: the EVM, and the route's HTTP and JSON work. */
   readonly serverCpuMsPerRound: number
 }
 
-export type Stage = "confirm" | "submit" | "watch"
-const STAGES: ReadonlyArray<Stage> = ["confirm", "submit", "watch"]
+export type Stage = "confirm" | "submit" | "watch" | "settle"
+const STAGES: ReadonlyArray<Stage> = ["confirm", "submit", "watch", "settle"]
 
 const FLOOR_SAMPLES = 100
+/** What a bench payment moves: 10.50 USDC, settled whole (the sandbox takes no fees). */
+const PAYMENT_VALUE = 10_500_000n
+/** The bench merchant's settlement destination (wallet.ts). */
+const DESTINATION: Address = "0x000000000000000000000000000000000000dEaD"
+/** The sandbox network's watch interval (examples/standalone/sandbox.ts). */
+const POLL_INTERVAL_MS = 25
 
 export const measureChain = async (options: {
   readonly server: ServerProcess
@@ -67,10 +72,14 @@ export const measureChain = async (options: {
 }): Promise<ChainResult> => {
   const { server, http } = options
   const sandbox = await expectStatus(http.call("GET", "/sandbox"), "GET /sandbox")
-  const token = sandbox.tokens?.[0]?.asset?.split(":").at(-1) as Address | undefined
+  const token = sandbox.tokens?.[0] as
+    | { asset: Caip19; symbol: string; name: string; decimals: number }
+    | undefined
   if (token === undefined) {
     throw new Error(`GET /sandbox lists no token: ${JSON.stringify(sandbox)}`)
   }
+  const asset = token.asset
+  const chainId = asset.slice(0, asset.indexOf("/")) as Caip2
   const collector = privateKeyToAccount(COLLECTOR_PRIVATE_KEY)
   if (collector.address !== sandbox.collector) {
     throw new Error(`the sandbox's collector is ${sandbox.collector}, not the documented dev key`)
@@ -84,93 +93,92 @@ export const measureChain = async (options: {
       http.call("POST", "/sandbox/rpc", { body: { jsonrpc: "2.0", id: ++id, method, params } }),
       `/sandbox/rpc ${method}`
     )
-  const transport = custom(
-    {
-      request: async ({ method, params }: { method: string; params?: unknown }) => {
-        const start = performance.now()
-        const answer = await rpc(method, params ?? [])
-        timed.push({ label, method, ms: performance.now() - start })
-        if (answer.error !== undefined) {
-          // With its code, as the engine's in-process transport rejects: viem then knows an
-          // unsupported method (eth_fillTransaction) and stops asking, as in the engine.
-          throw Object.assign(new Error(`/sandbox/rpc ${method}: ${answer.error.message}`), {
-            code: answer.error.code,
-            data: answer.error.data
-          })
-        }
-        return answer.result
+  const request = async ({ method, params }: { method: string; params?: unknown }) => {
+    const start = performance.now()
+    const answer = await rpc(method, params ?? [])
+    timed.push({ label, method, ms: performance.now() - start })
+    if (answer.error !== undefined) {
+      // With its code, as the engine's in-process transport rejects: viem then reads the
+      // node's refusal as the engine's adapter does.
+      throw Object.assign(new Error(`/sandbox/rpc ${method}: ${answer.error.message}`), {
+        code: answer.error.code,
+        data: answer.error.data
+      })
+    }
+    return answer.result
+  }
+  // The engine's adapter, configured as the sandbox configures it (sandbox.ts).
+  const chain = await Effect.runPromise(
+    makeEvmChain([
+      {
+        chainId,
+        name: "Pay sandbox",
+        collectorKey: COLLECTOR_PRIVATE_KEY,
+        confirmations: 1,
+        etaSeconds: 1,
+        transport: custom({ request }, { retryCount: 0 }),
+        pollingIntervalMs: POLL_INTERVAL_MS,
+        tokens: [
+          {
+            asset,
+            symbol: token.symbol,
+            name: token.name,
+            decimals: token.decimals,
+            iconUrl: null,
+            priceCurrency: "USD"
+          }
+        ]
       }
-    },
-    { retryCount: 0 }
+    ])
   )
-  const chain = defineChain({
-    id: 31337,
-    name: "Pay sandbox",
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [] } }
-  })
-  // As EvmChain.ts makes its clients.
-  const publicClient = createPublicClient({ chain, transport, pollingInterval: 25 })
-  const walletClient = createWalletClient({ chain, account: collector, transport })
-  const token712 = { address: token, abi: eip3009TokenAbi } as const
-  const [, name, version, chainId, verifyingContract] = await publicClient.readContract({
-    ...token712,
-    functionName: "eip712Domain"
-  })
-  const domain = { name, version, chainId, verifyingContract }
+  const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> => Effect.runPromise(effect)
+  // Read once and cached, as the engine caches it (its first options or fetch reads it).
+  label = "token domain (options, once)"
+  const domain = await run(chain.tokenDomain(asset))
+
+  /** The collector's transaction, as ChainWork's sendTransfer makes it, then one watch look. */
+  const sendAndWatch = async (call: { to: Address; data: Hex; gas: bigint }, stage: string) => {
+    label = `nonce, latest + pending (${stage})`
+    const nonce = (await run(chain.collectorNonce(chainId))).pending
+    label = `fees: block + tip (${stage})`
+    const fees = await run(chain.fees(chainId))
+    const signed = await run(chain.sign(chainId, { ...call, ...fees, nonce }))
+    label = `send raw (${stage})`
+    await run(chain.broadcast(chainId, signed.raw))
+    // One look, as the engine's after its poll interval: automine has the receipt by then.
+    const watchStage = stage === "submit" ? "watch" : stage
+    label = `head (${watchStage})`
+    const head = await run(chain.head(chainId))
+    label = `receipt (${watchStage})`
+    const state = await run(chain.transactionState(chainId, signed.hash))
+    if (state._tag !== "Mined" || !state.success || head.number < state.blockNumber) {
+      const mined = state._tag === "Mined" ? ` in block ${state.blockNumber}` : ""
+      throw new Error(
+        `chain round: ${signed.hash} is ${state._tag}${mined} (success: ${state._tag === "Mined" && state.success}) at head ${head.number}`
+      )
+    }
+  }
 
   const round = async (buyer: Buyer) => {
     // The buyer's signature, as a wallet makes it: not timed.
     const auth = {
       from: buyer.address,
       to: collector.address,
-      value: 10_500_000n,
+      value: PAYMENT_VALUE,
       validAfter: 0n,
       validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600),
       nonce: toHex(crypto.getRandomValues(new Uint8Array(32)))
     }
     const signature = await signTypedDataJson(buyer.key, typedDataJson(domain, auth))
-    const { v, r, s, yParity } = parseSignature(signature)
-    const args = [
-      auth.from,
-      auth.to,
-      auth.value,
-      auth.validAfter,
-      auth.validBefore,
-      auth.nonce,
-      Number(v ?? BigInt(yParity + 27)),
-      r,
-      s
-    ] as const
+    label = "token domain (confirm, cached)"
+    await run(chain.tokenDomain(asset))
     label = "balanceOf (confirm)"
-    const balance = await publicClient.readContract({
-      ...token712,
-      functionName: "balanceOf",
-      args: [buyer.address]
-    })
+    const balance = await run(chain.balanceOf(asset, buyer.address))
     if (balance < auth.value) throw new Error(`chain round: ${buyer.address} holds ${balance}`)
-    label = "simulate receiveWithAuthorization (submit)"
-    await publicClient.simulateContract({
-      ...token712,
-      account: collector.address,
-      functionName: "receiveWithAuthorization",
-      args
-    })
-    label = "nonce (submit)"
-    const nonce = await publicClient.getTransactionCount({
-      address: collector.address,
-      blockTag: "pending"
-    })
-    label = "send receiveWithAuthorization (submit)"
-    const hash = await walletClient.writeContract({
-      ...token712,
-      functionName: "receiveWithAuthorization",
-      args,
-      nonce
-    })
-    label = "receipt (watch)"
-    const receipt = await publicClient.waitForTransactionReceipt({ hash, confirmations: 1 })
-    if (receipt.status !== "success") throw new Error(`chain round: ${hash} reverted`)
+    label = "estimate receiveWithAuthorization (submit)"
+    await sendAndWatch(await run(chain.receiveCall(asset, auth, signature)), "submit")
+    label = "estimate transfer (settle)"
+    await sendAndWatch(await run(chain.transferCall(asset, DESTINATION, auth.value)), "settle")
   }
 
   for (const buyer of options.buyers.slice(0, options.warmup)) await round(buyer)

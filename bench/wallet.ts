@@ -1,15 +1,20 @@
 /**
  * The wallet flow on the sandbox chain (issue 5): the engine's own time for what a wallet
  * does to pay (options, fetch, confirm), then how long the payment takes to have its
- * transaction submitted and to succeed; one wallet at a time (the engine's latency) and
- * several at once (its throughput), with the server's CPU time per flow and its memory.
- * Then the chain's share (wallet-chain.ts): the engine's chain calls for one payment, sent
- * bare to /sandbox/rpc, so the report can tell the engine from the in-process EVM.
+ * transaction submitted, to succeed, and to be settled (the amount less fees sent on to
+ * the merchant by the engine's settle job); one wallet at a time (the engine's latency)
+ * and several at once (its throughput, to `succeeded` and to `settled`), with the server's
+ * CPU time per flow and its memory. Then the chain's share (wallet-chain.ts): the engine's
+ * chain calls for one payment, sent bare to /sandbox/rpc, so the report can tell the
+ * engine from the in-process EVM.
  *
  * The engine runs as `npm start` runs it (its bundle on plain node), in sandbox mode (no
  * PAY_CONFIG), on a SQLite file in a temporary directory. The buyers' keys are made and
  * funded by the faucet beforehand; each signature is made by this process between fetch
- * and confirm, outside the timed calls: signing is the wallet's work.
+ * and confirm, outside the timed calls: signing is the wallet's work. The transaction's
+ * hash and the settlement are seen in the server's database (a read-only connection of
+ * this process, polled); after each phase the partner's view of every payment
+ * (GET /v1/payments/{id}) is checked to show it settled.
  *
  * Part of `npm run bench`; `npm run bench:wallet` runs it alone and writes
  * bench/results/wallet.json. BENCH_WALLET_PAYMENTS (per phase), BENCH_WALLET_CONCURRENCY
@@ -25,7 +30,14 @@ import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import Database from "better-sqlite3"
 import { signTypedDataJson } from "../examples/wallet/payWithWallet.js"
-import { BENCH_API_KEY, createMerchant, createPayment, inParallel, type Target } from "./client.js"
+import {
+  BENCH_API_KEY,
+  createMerchant,
+  createPayment,
+  inParallel,
+  paymentHeaders,
+  type Target
+} from "./client.js"
 import { killAllNow, ROOT, type ServerProcess, startServer } from "./server-process.js"
 import { type ChainResult, measureChain } from "./wallet-chain.js"
 import {
@@ -65,6 +77,8 @@ interface FlowTimes {
   readonly submitted: number
   /** From confirm's answer to the long-poll answering "succeeded". */
   readonly succeeded: number
+  /** From confirm's answer to the settlement to the merchant recorded (`settled`). */
+  readonly settled: number
   /** From sending options to "succeeded", less the signing in between. */
   readonly total: number
   /** The wallet's signature between fetch and confirm (this process; in no time above). */
@@ -79,6 +93,7 @@ const STEPS: ReadonlyArray<Step> = [
   "engine",
   "submitted",
   "succeeded",
+  "settled",
   "total",
   "sign"
 ]
@@ -86,9 +101,12 @@ const STEPS: ReadonlyArray<Step> = [
 export interface WalletPhase {
   readonly wallets: number
   readonly flows: number
+  /** The phase's wall time: until its last flow saw its payment settled. */
   readonly seconds: number
-  /** Flows taken to "succeeded" per second. */
+  /** Flows taken to "succeeded" per second: flows over the time to the last "succeeded". */
   readonly flowsPerSecond: number
+  /** Payments settled per second (the confirm throughput): flows over the phase's time. */
+  readonly settledPerSecond: number
   readonly ms: Readonly<Record<Step, Percentiles>>
   /** User + system CPU time of the server process (every thread: the EVM too) per flow. */
   readonly serverCpuMsPerFlow: number
@@ -127,37 +145,72 @@ const SANDBOX_USDC = "eip155:31337/erc20:0x1cd2272Cf2400da5cB86ccc008e3bE381C167
 const BUYER_FUNDS = 20_000_000n
 /** How long the wallet's long-poll on status is held. */
 const LONG_POLL_MS = 10_000
-/** How often the database is read for a recorded transaction. */
+/** How often the database is read for a recorded transaction and a settlement. */
 const DB_POLL_MS = 1
 const HTTP_FLOOR_SAMPLES = 200
 const CHAIN_WARMUP = 5
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
 
-/** Reads the engine's database (its own read-only connection) for recorded transactions. */
+/** What the database says of a payment's settlement once it is over, when it is not settled. */
+interface Seen {
+  /** performance.now() when first seen; NaN if never. */
+  readonly at: number
+  /** `settlement_status` when seen (or last read, when never settled). */
+  readonly status: string | null
+}
+
+/**
+ * Reads the engine's database (its own read-only connection) for each watched payment's
+ * transaction hash (`tx_hash`, recorded before the collector sends it) and its settlement
+ * (`settlement_status = 'settled'`, written with the settle job's completion).
+ */
 const transactionWatcher = (file: string) => {
   const db = new Database(file, { readonly: true, fileMustExist: true })
-  const read = db.prepare<[string], { tx_hash: string | null }>(
-    "SELECT tx_hash FROM payments WHERE id = ?"
+  const read = db.prepare<[string], { tx_hash: string | null; settlement_status: string | null }>(
+    "SELECT tx_hash, settlement_status FROM payments WHERE id = ?"
   )
-  const waiting = new Map<string, { seen: (at: number) => void; until: number }>()
+  interface Waiting {
+    recorded: ((at: number) => void) | undefined
+    readonly settled: (seen: Seen) => void
+    readonly until: number
+  }
+  const waiting = new Map<string, Waiting>()
   const timer = setInterval(() => {
     const now = performance.now()
     for (const [id, w] of waiting) {
-      if (read.get(id)?.tx_hash != null) {
+      const row = read.get(id)
+      if (w.recorded !== undefined && row?.tx_hash != null) {
+        w.recorded(now)
+        w.recorded = undefined
+      }
+      const status = row?.settlement_status ?? null
+      // "no_destination" is final too: the merchant's money stays with the collector.
+      if (status === "settled" || status === "no_destination" || now > w.until) {
         waiting.delete(id)
-        w.seen(now)
-      } else if (now > w.until) {
-        waiting.delete(id)
-        w.seen(Number.NaN)
+        w.recorded?.(Number.NaN)
+        w.settled({ at: status === "settled" ? now : Number.NaN, status })
       }
     }
   }, DB_POLL_MS)
   return {
-    /** When the payment's transaction hash was first seen (performance.now()), NaN if never. */
-    watch: (id: string): Promise<number> =>
-      new Promise((seen) => {
-        waiting.set(id, { seen, until: performance.now() + REQUEST_TIMEOUT_MS })
-      }),
+    /** When the payment's transaction hash, then its settlement, were first seen. */
+    watch: (
+      id: string
+    ): { readonly recorded: Promise<number>; readonly settled: Promise<Seen> } => {
+      let recorded: (at: number) => void = () => {}
+      let settled: (seen: Seen) => void = () => {}
+      const seen = {
+        recorded: new Promise<number>((done) => {
+          recorded = done
+        }),
+        settled: new Promise<Seen>((done) => {
+          settled = done
+        })
+      }
+      // Settlement comes after success, which may take the long-poll's whole hold.
+      waiting.set(id, { recorded, settled, until: performance.now() + 2 * REQUEST_TIMEOUT_MS })
+      return seen
+    },
     close: () => {
       clearInterval(timer)
       db.close()
@@ -169,11 +222,23 @@ interface Context {
   readonly server: ServerProcess
   readonly http: Http
   readonly walletHeaders: Record<string, string>
+  /** The partner's, for GET /v1/payments/{id}. */
+  readonly partnerHeaders: Record<string, string>
   readonly watcher: ReturnType<typeof transactionWatcher>
 }
 
-/** One wallet paying one payment, as payWithWallet does, each engine call timed. */
-const flow = async (ctx: Context, paymentId: string, buyer: Buyer): Promise<FlowTimes> => {
+/** A flow's times, and when (performance.now()) it saw its payment succeeded and settled. */
+interface FlowResult {
+  readonly times: FlowTimes
+  readonly succeededAt: number
+  readonly settledAt: number
+}
+
+/**
+ * One wallet paying one payment, as payWithWallet does, each engine call timed; then the
+ * wait for the engine to settle it (the wallet would have left: this is the engine's work).
+ */
+const flow = async (ctx: Context, paymentId: string, buyer: Buyer): Promise<FlowResult> => {
   const base = `/v1/gateway/payment/${paymentId}`
   const headers = ctx.walletHeaders
   const started = performance.now()
@@ -199,7 +264,7 @@ const flow = async (ctx: Context, paymentId: string, buyer: Buyer): Promise<Flow
     throw new Error(`fetch: no typed data to sign: ${JSON.stringify(fetched)}`)
   }
   const signature = await signTypedDataJson(buyer.key, action.data.params[1])
-  const recorded = ctx.watcher.watch(paymentId)
+  const seen = ctx.watcher.watch(paymentId)
   const confirmStart = performance.now()
   let status = await expectStatus(
     ctx.http.call("POST", `${base}/confirm?maxPollMs=0`, {
@@ -222,19 +287,50 @@ const flow = async (ctx: Context, paymentId: string, buyer: Buyer): Promise<Flow
   if (status.status !== "succeeded") {
     throw new Error(`payment ${paymentId} ended ${status.status}: ${JSON.stringify(status)}`)
   }
-  const recordedAt = await recorded
+  const recordedAt = await seen.recorded
   if (Number.isNaN(recordedAt)) throw new Error(`payment ${paymentId}: no transaction recorded`)
+  const settled = await seen.settled
+  if (Number.isNaN(settled.at)) {
+    throw new Error(
+      `payment ${paymentId}: not settled (settlement_status ${settled.status ?? "null"})`
+    )
+  }
   return {
-    options: optionsDone - started,
-    fetch: fetchDone - optionsDone,
-    confirm: confirmDone - confirmStart,
-    engine: fetchDone - started + (confirmDone - confirmStart),
-    submitted: recordedAt - confirmDone,
-    succeeded: succeededAt - confirmDone,
-    total: succeededAt - started - (confirmStart - fetchDone),
-    sign: confirmStart - fetchDone
+    times: {
+      options: optionsDone - started,
+      fetch: fetchDone - optionsDone,
+      confirm: confirmDone - confirmStart,
+      engine: fetchDone - started + (confirmDone - confirmStart),
+      submitted: recordedAt - confirmDone,
+      succeeded: succeededAt - confirmDone,
+      settled: settled.at - confirmDone,
+      total: succeededAt - started - (confirmStart - fetchDone),
+      sign: confirmStart - fetchDone
+    },
+    succeededAt,
+    settledAt: settled.at
   }
 }
+
+/** The partner's view of each payment (GET /v1/payments/{id}) shows it settled, with its hash. */
+const checkSettled = (ctx: Context, paymentIds: ReadonlyArray<string>) =>
+  inParallel(paymentIds.length, 10, async (i) => {
+    const id = paymentIds[i]!
+    const view = await expectStatus(
+      ctx.http.call("GET", `/v1/payments/${id}`, { headers: ctx.partnerHeaders }),
+      "GET /v1/payments/{id}"
+    )
+    const s = view.settlement
+    if (
+      view.status !== "succeeded" ||
+      s?.settled !== true ||
+      s.status !== "settled" ||
+      typeof s.txHash !== "string" ||
+      typeof view.settledAt !== "string"
+    ) {
+      throw new Error(`payment ${id} is not shown settled: ${JSON.stringify(view)}`)
+    }
+  })
 
 const rssPeakBytes = (pid: number): number => {
   const kb = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
@@ -250,25 +346,33 @@ const phase = async (
   const clientBefore = process.cpuUsage()
   const startUs = monotonicUs()
   const start = performance.now()
-  const times = await inParallel(jobs.length, wallets, (i) =>
+  const results = await inParallel(jobs.length, wallets, (i) =>
     flow(ctx, jobs[i]!.paymentId, jobs[i]!.buyer)
   )
-  const seconds = (performance.now() - start) / 1000
-  // Read at once: every flow has succeeded, so its work on the server is done.
+  const end = performance.now()
+  // Read at once: every flow has settled, so its work on the server is done.
   const cpuMs = (ctx.server.cpuTicks() - cpuBefore) * MS_PER_TICK
   const client = process.cpuUsage(clientBefore)
+  const monotonicEnd = monotonicUs()
+  await checkSettled(
+    ctx,
+    jobs.map((job) => job.paymentId)
+  )
+  const lastSucceeded = Math.max(...results.map((r) => r.succeededAt))
+  const lastSettled = Math.max(...results.map((r) => r.settledAt))
   return {
     wallets,
     flows: jobs.length,
-    seconds,
-    flowsPerSecond: jobs.length / seconds,
+    seconds: (end - start) / 1000,
+    flowsPerSecond: jobs.length / ((lastSucceeded - start) / 1000),
+    settledPerSecond: jobs.length / ((lastSettled - start) / 1000),
     ms: Object.fromEntries(
-      STEPS.map((step) => [step, percentiles(times.map((t) => t[step]))])
+      STEPS.map((step) => [step, percentiles(results.map((r) => r.times[step]))])
     ) as Record<Step, Percentiles>,
     serverCpuMsPerFlow: cpuMs / jobs.length,
     clientCpuMsPerFlow: (client.user + client.system) / 1000 / jobs.length,
     rssAfterBytes: ctx.server.rssBytes(),
-    monotonicUs: [startUs, monotonicUs()]
+    monotonicUs: [startUs, monotonicEnd]
   }
 }
 
@@ -325,6 +429,7 @@ const setUp = async (
   )
   return {
     walletHeaders: { ...WALLET_HEADERS, "api-key": app.apiKey },
+    partnerHeaders: paymentHeaders(target),
     jobs: paymentIds.map((paymentId, i) => ({ paymentId, buyer: buyers[i]! })),
     chainBuyers: buyers.slice(flows)
   }
@@ -365,9 +470,14 @@ const measure = async (
   let watcher: ReturnType<typeof transactionWatcher> | undefined
   try {
     log("setting up: a merchant settled in the sandbox USDC, a wallet app, funded buyers…")
-    const { walletHeaders, jobs, chainBuyers } = await setUp(server, http, database, settings)
+    const { walletHeaders, partnerHeaders, jobs, chainBuyers } = await setUp(
+      server,
+      http,
+      database,
+      settings
+    )
     watcher = transactionWatcher(database)
-    const ctx: Context = { server, http, walletHeaders, watcher }
+    const ctx: Context = { server, http, walletHeaders, partnerHeaders, watcher }
 
     const floor: Array<number> = []
     for (let i = 0; i < HTTP_FLOOR_SAMPLES; i++) {
@@ -451,7 +561,8 @@ export const walletSettings = (): WalletSettings => {
     concurrency: envInteger("BENCH_WALLET_CONCURRENCY", 10, 1),
     warmup,
     chainRounds,
-    // Build, start and setup, then a quarter of a second a flow and a round at most.
+    // Build, start and setup, then a quarter of a second a flow (its settlement included) and
+    // a round at most.
     deadlineMs: 90_000 + (warmup + 2 * payments + chainRounds) * 250,
     cpuProfileDir: process.env.BENCH_WALLET_CPU_PROF
   }
@@ -476,6 +587,7 @@ export const formatWallet = (r: WalletResult): Array<string> => {
     engine: "engine: the three",
     submitted: "confirm → tx recorded",
     succeeded: "confirm → succeeded",
+    settled: "confirm → settled",
     total: "options → succeeded",
     sign: "(wallet's signing)"
   }
@@ -486,7 +598,11 @@ export const formatWallet = (r: WalletResult): Array<string> => {
       "to warm up; the engine's bundle on SQLite, the EVM in its process",
     "  A wallet: POST …/options?includePaymentInfo=true, POST …/fetch, signs (not timed), " +
       "POST …/confirm?maxPollMs=0 (answers processing), then GET …/status?maxPollMs=10000 " +
-      `until succeeded. "tx recorded": its hash in the database, read every ${DB_POLL_MS} ms`,
+      "until succeeded;",
+    "  then it waits for the engine to settle the payment (the settle job's transfer to the " +
+      "merchant) before its next one.",
+    `  Read in the database every ${DB_POLL_MS} ms: "tx recorded", the payment's hash; ` +
+      `"settled", settlement_status = 'settled'`,
     "",
     `  ${"ms".padEnd(22)}${"one wallet at a time".padStart(29)}  ` +
       `${`${s.concurrency} wallets at once`.padStart(29)}`,
@@ -498,9 +614,14 @@ export const formatWallet = (r: WalletResult): Array<string> => {
   lines.push(
     "",
     `  flows to succeeded: ${n(seq.flowsPerSecond)}/s one at a time, ${n(con.flowsPerSecond)}/s ` +
-      `with ${s.concurrency} wallets (${r.machine.cores} cores, load average ` +
+      `with ${s.concurrency} wallets; to settled (the confirm throughput): ` +
+      `${n(seq.settledPerSecond)}/s one at a time, ${n(con.settledPerSecond)}/s with ` +
+      `${s.concurrency} wallets (${r.machine.cores} cores, load average ` +
       `${n(r.machine.loadAverageAtStart, 2)} at start)`,
-    `  server CPU per flow (all its threads, the EVM's too): ${n(seq.serverCpuMsPerFlow)} ms ` +
+    "  (each the phase's payments over the time from its start to its last succeeded, or " +
+      "settled; every payment's partner view then read settled)",
+    `  server CPU per flow, its settlement included (all its threads, the EVM's too): ` +
+      `${n(seq.serverCpuMsPerFlow)} ms ` +
       `one at a time, ${n(con.serverCpuMsPerFlow)} ms with ${s.concurrency}; ` +
       `the bench client's: ${n(seq.clientCpuMsPerFlow)} ms, ${n(con.clientCpuMsPerFlow)} ms`,
     `  server memory (VmRSS): ${n(r.memory.rssIdleBytes / MB, 0)} MB after the warm-up, ` +
@@ -509,8 +630,9 @@ export const formatWallet = (r: WalletResult): Array<string> => {
     `  HTTP round trip of a route doing nothing (GET /sandbox): p50 ${n(r.httpFloorMs.p50, 2)} ms, ` +
       `p99 ${n(r.httpFloorMs.p99, 2)} ms`,
     "",
-    `  The chain alone: the engine's chain calls for one payment, made as it makes them but ` +
-      `bare through /sandbox/rpc, ${chain.rounds} rounds one at a time`,
+    `  The chain alone: the engine's chain calls for one payment, made by its EVM adapter as ` +
+      `it makes them (confirm, collect, settle), but bare through /sandbox/rpc, ${chain.rounds} ` +
+      "rounds one at a time",
     `  ${"call (where the engine makes it)".padEnd(44)}${"method".padEnd(26)}${head}`,
     `  ${"the route's round trip, no EVM work".padEnd(44)}${"eth_chainId".padEnd(26)}` +
       cells(chain.floorMs)
@@ -523,7 +645,8 @@ export const formatWallet = (r: WalletResult): Array<string> => {
     `  ${"the calls of one payment, summed".padEnd(70)}${cells(chain.roundMs)}`,
     `  the EVM's time (p50s less the round trip each): ${n(chain.evmMsPerRoundP50)} ms a payment, ` +
       `of which ${n(evm.confirm)} ms in confirm, ${n(evm.submit)} ms in the submission, ` +
-      `${n(evm.watch)} ms in the watch; server CPU per round ${n(chain.serverCpuMsPerRound)} ms`
+      `${n(evm.watch)} ms in the watch, ${n(evm.settle)} ms in the settlement; ` +
+      `server CPU per round ${n(chain.serverCpuMsPerRound)} ms`
   )
   if (r.cpuProfileDir !== undefined) {
     lines.push(`  the server's CPU profile is in ${r.cpuProfileDir}`)

@@ -26,6 +26,7 @@ import {
   startChain,
   startEngine,
   startRpcProxy,
+  tokenBalance,
   transfersOnChain,
   waitForPayment
 } from "./chain-work-support.js"
@@ -55,21 +56,7 @@ afterAll(async () => {
   await Effect.runPromise(Scope.close(scope, Exit.void))
 }, 30_000)
 
-const balanceOf = (address: `0x${string}`) =>
-  chain.client.readContract({
-    address: chain.token.address,
-    abi: [
-      {
-        type: "function",
-        name: "balanceOf",
-        stateMutability: "view",
-        inputs: [{ name: "a", type: "address" }],
-        outputs: [{ name: "", type: "uint256" }]
-      }
-    ] as const,
-    functionName: "balanceOf",
-    args: [address]
-  })
+const balanceOf = (address: `0x${string}`) => tokenBalance(chain, address)
 
 describe("two engine instances on one PostgreSQL database race for the same jobs", () => {
   it("collects and settles every payment exactly once", async () => {

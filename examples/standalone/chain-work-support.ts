@@ -320,6 +320,17 @@ export const transfersOnChain = async (
   return logs.map((log) => log.args.value ?? 0n)
 }
 
+const BALANCE_OF = parseAbiItem("function balanceOf(address) view returns (uint256)")
+
+/** The account's balance of the chain's token, read straight from the chain. */
+export const tokenBalance = (chain: ChainProcess, address: Address): Promise<bigint> =>
+  chain.client.readContract({
+    address: chain.token.address,
+    abi: [BALANCE_OF],
+    functionName: "balanceOf",
+    args: [address]
+  })
+
 /** Starts an engine process on the setup (its database, its PAY_CONFIG). */
 export const startEngine = (
   name: string,

@@ -30,6 +30,7 @@ import {
   startChain,
   startEngine,
   startRpcProxy,
+  tokenBalance,
   transfersOnChain,
   waitForPayment
 } from "./chain-work-support.js"
@@ -114,22 +115,7 @@ const expectPaidAndSettledOnce = async (paymentId: string, buyer: Buyer) => {
   return payment
 }
 
-/** The settlements this test's payment made: the merchant's balance grows by exactly this much. */
-const merchantBalance = () =>
-  chain.client.readContract({
-    address: chain.token.address,
-    abi: [
-      {
-        type: "function",
-        name: "balanceOf",
-        stateMutability: "view",
-        inputs: [{ name: "a", type: "address" }],
-        outputs: [{ name: "", type: "uint256" }]
-      }
-    ] as const,
-    functionName: "balanceOf",
-    args: [shop.destination]
-  })
+const merchantBalance = () => tokenBalance(chain, shop.destination)
 
 describe("durable chain work on a real EVM in its own process (SQLite)", () => {
   it("pays, takes the fees and settles the rest to the merchant's destination", async () => {
@@ -163,30 +149,26 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
     await expectPaidAndSettledOnce(paymentId, buyer)
   }, 60_000)
 
-  it("killed after the transfer was sent, before its receipt: recognised, not sent twice", async () => {
-    const holder = proxy.hold(sendsCallTo([SELECTORS.receiveWithAuthorization]))
-    const { paymentId, buyer } = await confirmed()
-    await holder.waitForHeld()
-    await kill(engine)
-    holder.stop()
+  it.each([
     // The transaction reaches the chain; the engine that sent it never hears back.
-    await holder.release("forward")
-    expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
-    await restart()
-    await expectPaidAndSettledOnce(paymentId, buyer)
-  }, 60_000)
-
-  it("killed while the recorded transfer was on its way and lost: sent again on restart", async () => {
-    const holder = proxy.hold(sendsCallTo([SELECTORS.receiveWithAuthorization]))
-    const { paymentId, buyer } = await confirmed()
-    await holder.waitForHeld()
-    await kill(engine)
-    holder.stop()
-    await holder.release("drop")
-    expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([])
-    await restart()
-    await expectPaidAndSettledOnce(paymentId, buyer)
-  }, 60_000)
+    { lost: "its answer", release: "forward" as const, onChain: [PAID] },
+    // The transaction never reaches the chain: the restarted engine sends it again.
+    { lost: "the transfer itself", release: "drop" as const, onChain: [] }
+  ])(
+    "killed after the transfer was recorded and sent, $lost lost: pays once on restart",
+    async ({ release, onChain }) => {
+      const holder = proxy.hold(sendsCallTo([SELECTORS.receiveWithAuthorization]))
+      const { paymentId, buyer } = await confirmed()
+      await holder.waitForHeld()
+      await kill(engine)
+      holder.stop()
+      await holder.release(release)
+      expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual(onChain)
+      await restart()
+      await expectPaidAndSettledOnce(paymentId, buyer)
+    },
+    60_000
+  )
 
   it("killed between success and settlement: settles once on restart", async () => {
     const before = await merchantBalance()

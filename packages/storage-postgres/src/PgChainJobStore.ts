@@ -13,17 +13,17 @@ import type { Fragment } from "@effect/sql/Statement"
 import {
   type Caip2,
   type Caip10,
-  type Caip19,
   type ChainJob,
   type ChainJobId,
   type ChainJobKind,
   type ChainJobLease,
   ChainJobLeaseLost,
-  type ChainJobPayload,
   ChainJobStore,
   type ChainTransfer,
   type NewChainJob,
-  type PaymentId
+  type PaymentId,
+  payloadFromJson,
+  payloadToJson
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import { orDieSql } from "./PgErrors.js"
@@ -67,23 +67,11 @@ interface TransferRow {
   readonly created_at: Date
 }
 
-const payloadToStorage = (payload: ChainJobPayload): string =>
-  JSON.stringify(
-    payload.kind === "settle"
-      ? { kind: "settle", asset: payload.asset, amount: payload.amount.toString() }
-      : { kind: "collect", optionId: payload.optionId, signature: payload.signature }
-  )
-
-const payloadFromStorage = (p: Record<string, string>): ChainJobPayload =>
-  p.kind === "settle"
-    ? { kind: "settle", asset: p.asset as Caip19, amount: BigInt(p.amount!) }
-    : { kind: "collect", optionId: p.optionId!, signature: p.signature as Hex }
-
 const toJob = (r: JobRow): ChainJob => ({
   id: r.id as ChainJobId,
   paymentId: r.payment_id as PaymentId,
   chainId: r.chain_id as Caip2,
-  payload: payloadFromStorage(r.payload),
+  payload: payloadFromJson(r.payload),
   runAt: r.run_at,
   createdAt: r.created_at,
   kind: r.kind as ChainJobKind,
@@ -118,7 +106,7 @@ export const JOB_COLUMNS = `(id, payment_id, kind, chain_id, payload, state, run
 /** A queued job's values, typed, for `INSERT … SELECT` (as in a CTE of the payment change). */
 export const jobValues = (sql: SqlClient, job: NewChainJob): Fragment =>
   sql`${job.id}::text, ${job.paymentId}::text, ${job.payload.kind}::text, ${job.chainId}::text,
-    ${payloadToStorage(job.payload)}::jsonb, 'active', ${job.runAt}::timestamptz, 0,
+    ${payloadToJson(job.payload)}::jsonb, 'active', ${job.runAt}::timestamptz, 0,
     ${job.createdAt}::timestamptz, ${job.createdAt}::timestamptz`
 
 const leaseLost = (lease: ChainJobLease) =>

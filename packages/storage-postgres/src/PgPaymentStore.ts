@@ -15,6 +15,7 @@ import {
   type Caip10,
   type Caip19,
   chainOfCaip19,
+  feesFromColumns,
   findCurrency,
   formatUnit,
   type MerchantId,
@@ -23,7 +24,6 @@ import {
   type Payment,
   type PaymentFilter,
   type PaymentId,
-  type PaymentSettlement,
   type PaymentStats,
   type PaymentStatus,
   type PaymentStatusRecord,
@@ -32,6 +32,7 @@ import {
   RefundExists,
   type RefundId,
   type StatsPlan,
+  settlementFromColumns,
   statsTotals
 } from "@pay/core"
 import { Effect, Option } from "effect"
@@ -135,20 +136,14 @@ const toPayment = (r: PaymentRow): Payment => ({
     r.refund_id === null || r.refund_created_at === null
       ? null
       : { id: r.refund_id as RefundId, createdAt: r.refund_created_at },
-  fees:
-    r.fee_fixed === null || r.fee_percentage === null || r.fee_total === null
-      ? null
-      : { fixed: BigInt(r.fee_fixed), percentage: r.fee_percentage, total: BigInt(r.fee_total) },
-  settlement:
-    r.settlement_status === null || r.settlement_amount === null
-      ? null
-      : {
-          amount: BigInt(r.settlement_amount),
-          status: r.settlement_status as PaymentSettlement["status"],
-          destination: r.settlement_destination as Caip10 | null,
-          txHash: r.settlement_tx_hash,
-          settledAt: r.settled_at
-        }
+  fees: feesFromColumns(r.fee_fixed, r.fee_percentage, r.fee_total),
+  settlement: settlementFromColumns({
+    status: r.settlement_status,
+    amount: r.settlement_amount,
+    destination: r.settlement_destination,
+    txHash: r.settlement_tx_hash,
+    settledAt: r.settled_at
+  })
 })
 
 /** One part of a statistics answer: a unit's revenue and count, or the customers. */

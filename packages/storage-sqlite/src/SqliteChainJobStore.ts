@@ -10,19 +10,19 @@
 import {
   type Caip2,
   type Caip10,
-  type Caip19,
   type ChainJob,
   type ChainJobId,
   type ChainJobKind,
   type ChainJobLease,
   ChainJobLeaseLost,
-  type ChainJobPayload,
   ChainJobStore,
   type ChainTransfer,
   type ClaimedJob,
   type NewChainJob,
   type PaymentId,
-  type PaymentSettlement
+  type PaymentSettlement,
+  payloadFromJson,
+  payloadToJson
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import type { SqliteConnection, SqliteValue } from "./SqliteDatabase.js"
@@ -64,26 +64,11 @@ interface TransferRow {
   created_at: number
 }
 
-/** The payload as JSON, the settle amount as a decimal string (exact past 2^53). */
-const payloadToStorage = (payload: ChainJobPayload): string =>
-  JSON.stringify(
-    payload.kind === "settle"
-      ? { kind: "settle", asset: payload.asset, amount: payload.amount.toString() }
-      : { kind: "collect", optionId: payload.optionId, signature: payload.signature }
-  )
-
-const payloadFromStorage = (stored: string): ChainJobPayload => {
-  const p = JSON.parse(stored) as Record<string, string>
-  return p.kind === "settle"
-    ? { kind: "settle", asset: p.asset as Caip19, amount: BigInt(p.amount!) }
-    : { kind: "collect", optionId: p.optionId!, signature: p.signature as Hex }
-}
-
 const toJob = (r: JobRow): ChainJob => ({
   id: r.id as ChainJobId,
   paymentId: r.payment_id as PaymentId,
   chainId: r.chain_id as Caip2,
-  payload: payloadFromStorage(r.payload),
+  payload: payloadFromJson(r.payload),
   runAt: new Date(r.run_at),
   createdAt: new Date(r.created_at),
   kind: r.kind as ChainJobKind,
@@ -199,7 +184,7 @@ export const makeSqliteChainJobStore = (db: SqliteConnection) => {
     job.paymentId,
     job.payload.kind,
     job.chainId,
-    payloadToStorage(job.payload),
+    payloadToJson(job.payload),
     job.runAt.getTime(),
     job.createdAt.getTime(),
     job.createdAt.getTime()

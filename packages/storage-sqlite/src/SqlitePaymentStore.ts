@@ -10,6 +10,7 @@ import {
   type Caip10,
   type Caip19,
   chainOfCaip19,
+  feesFromColumns,
   findCurrency,
   type IdempotencyCompletion,
   type MerchantId,
@@ -20,7 +21,6 @@ import {
   type PaymentFees,
   type PaymentFilter,
   type PaymentId,
-  type PaymentSettlement,
   type PaymentStats,
   type PaymentStatus,
   PaymentStore,
@@ -28,6 +28,7 @@ import {
   RefundExists,
   type RefundId,
   type StatsPlan,
+  settlementFromColumns,
   statsTotals,
   utcDay
 } from "@pay/core"
@@ -138,20 +139,14 @@ const toPayment = (r: PaymentRow): Payment => ({
     r.refund_id === null || r.refund_created_at === null
       ? null
       : { id: r.refund_id as RefundId, createdAt: new Date(r.refund_created_at) },
-  fees:
-    r.fee_fixed === null || r.fee_percentage === null || r.fee_total === null
-      ? null
-      : { fixed: BigInt(r.fee_fixed), percentage: r.fee_percentage, total: BigInt(r.fee_total) },
-  settlement:
-    r.settlement_status === null || r.settlement_amount === null
-      ? null
-      : {
-          amount: BigInt(r.settlement_amount),
-          status: r.settlement_status as PaymentSettlement["status"],
-          destination: r.settlement_destination as Caip10 | null,
-          txHash: r.settlement_tx_hash,
-          settledAt: r.settled_at === null ? null : new Date(r.settled_at)
-        }
+  fees: feesFromColumns(r.fee_fixed, r.fee_percentage, r.fee_total),
+  settlement: settlementFromColumns({
+    status: r.settlement_status,
+    amount: r.settlement_amount,
+    destination: r.settlement_destination,
+    txHash: r.settlement_tx_hash,
+    settledAt: r.settled_at === null ? null : new Date(r.settled_at)
+  })
 })
 
 /** The payment's fee columns: fixed, percentage, total. */

@@ -42,6 +42,24 @@ export interface SettlePayload {
 
 export type ChainJobPayload = CollectPayload | SettlePayload
 
+/** The payload as stores keep it (JSON): the settle amount as a decimal string, exact past 2^53. */
+export const payloadToJson = (payload: ChainJobPayload): string =>
+  JSON.stringify(
+    payload.kind === "settle"
+      ? { kind: "settle", asset: payload.asset, amount: payload.amount.toString() }
+      : { kind: "collect", optionId: payload.optionId, signature: payload.signature }
+  )
+
+/** A stored payload back: its JSON text, or the object a JSON column gives. */
+export const payloadFromJson = (
+  stored: string | Readonly<Record<string, string>>
+): ChainJobPayload => {
+  const p = (typeof stored === "string" ? JSON.parse(stored) : stored) as Record<string, string>
+  return p.kind === "settle"
+    ? { kind: "settle", asset: p.asset as Caip19, amount: BigInt(p.amount!) }
+    : { kind: "collect", optionId: p.optionId!, signature: p.signature as Hex }
+}
+
 /** A job as it is queued (with the payment change that starts it). */
 export interface NewChainJob {
   readonly id: ChainJobId

@@ -94,6 +94,34 @@ export interface PaymentSettlement {
   readonly settledAt: Date | null
 }
 
+/** Fees from their stored columns (decimal strings), null when the payment has none. */
+export const feesFromColumns = (
+  fixed: string | null,
+  percentage: string | null,
+  total: string | null
+): PaymentFees | null =>
+  fixed === null || percentage === null || total === null
+    ? null
+    : { fixed: BigInt(fixed), percentage, total: BigInt(total) }
+
+/** A settlement from its stored columns, null when the payment has none. */
+export const settlementFromColumns = (c: {
+  readonly status: string | null
+  readonly amount: string | null
+  readonly destination: string | null
+  readonly txHash: string | null
+  readonly settledAt: Date | null
+}): PaymentSettlement | null =>
+  c.status === null || c.amount === null
+    ? null
+    : {
+        amount: BigInt(c.amount),
+        status: c.status as SettlementStatus,
+        destination: c.destination as Caip10 | null,
+        txHash: c.txHash,
+        settledAt: c.settledAt
+      }
+
 export interface Refund {
   readonly id: RefundId
   readonly createdAt: Date
