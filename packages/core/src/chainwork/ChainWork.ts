@@ -192,7 +192,7 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
       gas: CANCEL_GAS
     })
 
-    /** The newest transfer of the job's nonce that the chain has mined, if any, and the states. */
+    /** What the chain knows of each of the job's transactions, newest first, and the one mined. */
     const look = (held: Held, network: ChainNetwork) =>
       Effect.gen(function* () {
         const states: Array<{ transfer: ChainTransfer; state: TransactionState }> = []
@@ -213,9 +213,10 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
 
     /**
      * Watches the job's transactions; `decide` is called once one of them has
-     * its confirmations. Dropped ones are sent again (or replaced by `retry`'s
-     * answer), stuck ones replaced at a higher fee; a nonce that a transaction
-     * not of this job took is given up, and the job starts over.
+     * its confirmations. A call that can no longer go as it is gives its nonce
+     * to what `replacement` answers (a cancel); dropped ones are sent again,
+     * stuck ones replaced at a higher fee; a nonce that a transaction not of
+     * this job took is given up, and the job starts over.
      */
     const watch = <E>(
       held: Held,
