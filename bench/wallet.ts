@@ -105,7 +105,8 @@ export interface WalletPhase {
   readonly seconds: number
   /** Flows taken to "succeeded" per second: flows over the time to the last "succeeded". */
   readonly flowsPerSecond: number
-  /** Payments settled per second (the confirm throughput): flows over the phase's time. */
+  /** Payments settled per second (the confirm throughput): flows over the time to the last
+   * settlement seen. */
   readonly settledPerSecond: number
   readonly ms: Readonly<Record<Step, Percentiles>>
   /** User + system CPU time of the server process (every thread: the EVM too) per flow. */
@@ -151,7 +152,7 @@ const HTTP_FLOOR_SAMPLES = 200
 const CHAIN_WARMUP = 5
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
 
-/** What the database says of a payment's settlement once it is over, when it is not settled. */
+/** A payment's settlement as the database showed it: when it was seen settled, its status. */
 interface Seen {
   /** performance.now() when first seen; NaN if never. */
   readonly at: number

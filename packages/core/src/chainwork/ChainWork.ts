@@ -125,7 +125,13 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
       sendLocks.set(network.chainId, yield* Effect.makeSemaphore(1))
     }
 
-    /** Records the transaction, signed, then sends it: a crash in between sends it on resume. */
+    /**
+     * Records the transaction, signed, then sends it: a crash in between sends
+     * it on resume. The chain is asked for its nonce floor and fees first;
+     * only the nonce, the signature, the record and the send hold the
+     * network's lock, so sends reach the node in nonce order without queueing
+     * behind each other's reads.
+     */
     const sendTransfer = (
       held: Held,
       network: ChainNetwork,
@@ -135,55 +141,54 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
     ) =>
       Effect.gen(function* () {
         const chainId = network.chainId
-        const nonce =
-          held.job.nonce ??
-          (yield* store.assignNonce(
-            held.lease,
-            chainId,
-            network.collector,
-            (yield* chain.collectorNonce(chainId)).pending,
-            now()
-          ))
-        held.job = { ...held.job, nonce }
+        const floor = held.job.nonce === null ? (yield* chain.collectorNonce(chainId)).pending : 0
         const quote = yield* chain.fees(chainId)
-        const fees =
-          previous === undefined
-            ? quote
-            : {
-                maxFeePerGas: max(quote.maxFeePerGas, bump(previous.maxFeePerGas)),
-                maxPriorityFeePerGas: max(
-                  quote.maxPriorityFeePerGas,
-                  bump(previous.maxPriorityFeePerGas)
-                )
-              }
-        const signed = yield* chain.sign(chainId, { ...call, ...fees, nonce })
-        const transfer: ChainTransfer = {
-          hash: signed.hash,
-          jobId: held.job.id,
-          chainId,
-          sender: network.collector,
-          nonce,
-          purpose,
-          to: call.to,
-          data: call.data,
-          gas: call.gas,
-          ...fees,
-          raw: signed.raw,
-          createdAt: now()
-        }
-        yield* store.recordTransfer(held.lease, transfer)
-        held.transfers = [...held.transfers, transfer]
-        if (purpose === "call" && held.job.payload.kind === "collect") {
-          yield* payments
-            .transition(held.job.paymentId, {
-              _tag: "RecordTransaction",
-              transaction: { networkId: network.reference, hash: signed.hash, nonce }
-            })
-            .pipe(Effect.catchTags({ InvalidState: () => Effect.void }))
-        }
-        yield* chain.broadcast(chainId, signed.raw)
-        return again(network.pollIntervalMs)
-      }).pipe((send) => sendLocks.get(network.chainId)?.withPermits(1)(send) ?? send)
+        const send = Effect.gen(function* () {
+          const nonce =
+            held.job.nonce ??
+            (yield* store.assignNonce(held.lease, chainId, network.collector, floor, now()))
+          held.job = { ...held.job, nonce }
+          const fees =
+            previous === undefined
+              ? quote
+              : {
+                  maxFeePerGas: max(quote.maxFeePerGas, bump(previous.maxFeePerGas)),
+                  maxPriorityFeePerGas: max(
+                    quote.maxPriorityFeePerGas,
+                    bump(previous.maxPriorityFeePerGas)
+                  )
+                }
+          const signed = yield* chain.sign(chainId, { ...call, ...fees, nonce })
+          const transfer: ChainTransfer = {
+            hash: signed.hash,
+            jobId: held.job.id,
+            chainId,
+            sender: network.collector,
+            nonce,
+            purpose,
+            to: call.to,
+            data: call.data,
+            gas: call.gas,
+            ...fees,
+            raw: signed.raw,
+            createdAt: now()
+          }
+          yield* store.recordTransfer(held.lease, transfer)
+          held.transfers = [...held.transfers, transfer]
+          if (purpose === "call" && held.job.payload.kind === "collect") {
+            yield* payments
+              .transition(held.job.paymentId, {
+                _tag: "RecordTransaction",
+                transaction: { networkId: network.reference, hash: signed.hash, nonce }
+              })
+              .pipe(Effect.catchTags({ InvalidState: () => Effect.void }))
+          }
+          yield* chain.broadcast(chainId, signed.raw)
+        })
+        yield* sendLocks.get(chainId)?.withPermits(1)(send) ?? send
+        // Looked at once: a chain that mines on receipt has it already; others cost one call.
+        return again(0)
+      })
 
     /** A zero-value transfer to the collector at the job's nonce, so no gap is left behind. */
     const cancelCall = (network: ChainNetwork): ChainCall => ({
