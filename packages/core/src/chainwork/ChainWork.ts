@@ -276,8 +276,9 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
           // The call would only revert now: use its nonce for a cancel instead.
           return yield* sendTransfer(held, network, instead.purpose, instead.call, newest)
         }
-        if (states.every((s) => s.state._tag === "Unknown")) {
-          // Dropped by the node, or never received (a crash or an outage before it was sent).
+        if (newestState?._tag === "Unknown") {
+          // Dropped by the node, or never received (a crash, an outage or a refusal before it
+          // was taken), older ones pending or not: the newest pays the most at this nonce.
           yield* chain.broadcast(chainId, newest.raw)
           return again(network.pollIntervalMs)
         }

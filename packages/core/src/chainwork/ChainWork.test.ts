@@ -1,0 +1,855 @@
+/**
+ * The chain work's decisions, on the in-memory stores and a scripted EVM
+ * (FakeChain.ts), under the test clock: collect and settle jobs driven by
+ * `drain` (or `runForever`, for two instances) while the test moves time on
+ * and scripts the chain. Each case checks the payment, its fees and
+ * settlement, the transfers the jobs recorded and what the chain mined.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import {
+  Clock,
+  type Context,
+  Effect,
+  Fiber,
+  Layer,
+  Logger,
+  LogLevel,
+  Option,
+  TestClock
+} from "effect"
+import type { Address, Hex } from "viem"
+import { type PayStorage, payEngineLayer } from "../Engine.js"
+import type { FeeSchedule } from "../fees/Fees.js"
+import { GatewayStore, type OptionId, type PaymentOption } from "../gateway/PaymentOption.js"
+import { Merchants } from "../merchants/Merchants.js"
+import type { Partner } from "../partners/Partner.js"
+import { Partners } from "../partners/Partners.js"
+import type { Payment, PaymentId } from "../payments/Payment.js"
+import { Payments } from "../payments/Payments.js"
+import { Settlements } from "../settlements/Settlements.js"
+import type { Caip10 } from "../shared/Caip.js"
+import { findCurrency } from "../shared/Currency.js"
+import { makeIdBody } from "../shared/Ids.js"
+import { makeMemoryStorage } from "../testing/MemoryStorage.js"
+import type { ChainJob, ChainJobKind, ChainTransfer } from "./ChainJob.js"
+import { ChainJobStore } from "./ChainJobStore.js"
+import { ChainWork, newChainJob } from "./ChainWork.js"
+import {
+  ASSET,
+  CHAIN_ID,
+  COLLECTOR,
+  FakeChain,
+  type FakeChainOptions,
+  type FakeTx,
+  type MinedTx
+} from "./FakeChain.js"
+
+const USD = { kind: "fiat", currency: findCurrency("USD")! } as const
+const BUYER = "0x00000000000000000000000000000000000000B0" as Address
+const MERCHANT = "0x00000000000000000000000000000000000000D0" as Address
+const MERCHANT_ACCOUNT = `${CHAIN_ID}:${MERCHANT}` as Caip10
+const SIGNATURE = `0x${"ab".repeat(65)}` as Hex
+/** 10.50 USD paid in USDC (6 decimals); fees 0.10 + 1.5 % = 0.2575 USDC. */
+const PAID = 10_500_000n
+const FEES: FeeSchedule = { default: { fixed: "0.10", percentage: "1.5" } }
+const FEE_TOTAL = 100_000n + 157_500n
+const SETTLED = PAID - FEE_TOTAL
+/** The authorization's end, in Unix seconds; the fake chain's head starts at 1000. */
+const VALID_BEFORE = 5_000n
+const GWEI = 1_000_000_000n
+
+const POLL_MS = 100
+const TICK_MS = 50
+
+// ---------------------------------------------------------------------------
+// The world: a fake chain and one memory storage, shared by every engine built on them
+
+interface World {
+  readonly fake: FakeChain
+  readonly storage: Layer.Layer<PayStorage>
+  readonly engine: (leaseMs?: number) => ReturnType<typeof engineOn>
+}
+
+const engineOn = (
+  fake: FakeChain,
+  storage: Layer.Layer<PayStorage>,
+  fees: FeeSchedule,
+  leaseMs: number
+) =>
+  Layer.merge(
+    payEngineLayer({
+      storage,
+      config: {
+        publicUrl: "http://pay.test",
+        maxBodyBytes: 1024,
+        fees,
+        chainWork: { pollMs: 50, leaseMs }
+      },
+      chain: fake.layer
+    }),
+    // The engine warns of every retry it makes: the cases below make many on purpose.
+    Logger.minimumLogLevel(LogLevel.Error)
+  )
+
+const makeWorld = (options: { fees?: FeeSchedule; chain?: FakeChainOptions } = {}): World => {
+  const fake = new FakeChain({ pollIntervalMs: POLL_MS, ...options.chain })
+  const storage = makeMemoryStorage()
+  return {
+    fake,
+    storage,
+    engine: (leaseMs = 1_000) => engineOn(fake, storage, options.fees ?? FEES, leaseMs)
+  }
+}
+
+/** Every service of one engine instance, built. */
+type EngineContext = Context.Context<Layer.Layer.Success<ReturnType<World["engine"]>>>
+
+// ---------------------------------------------------------------------------
+// A shop and its payments
+
+interface Shop {
+  readonly partner: Partner
+  readonly merchantId: Payment["merchantId"]
+}
+
+const openShop = (withSettlement = true) =>
+  Effect.gen(function* () {
+    const { partner } = yield* (yield* Partners).create({ name: "P" })
+    const merchant = yield* (yield* Merchants).create(partner, {
+      name: "M",
+      email: "m@m.co",
+      iconUrl: null
+    })
+    if (withSettlement) yield* addSettlement({ partner, merchantId: merchant.id })
+    return { partner, merchantId: merchant.id } satisfies Shop
+  })
+
+const addSettlement = (shop: Shop) =>
+  Effect.flatMap(Settlements, (s) =>
+    s.register(shop.partner, shop.merchantId, [{ asset: ASSET, destination: MERCHANT_ACCOUNT }])
+  )
+
+let authNonces = 0
+
+/**
+ * A payment confirmed as the gateway would: its option stored, the buyer
+ * funded, and the payment in `processing` with its collect job queued.
+ */
+const confirmedPayment = (fake: FakeChain, shop: Shop, validBefore = VALID_BEFORE) =>
+  Effect.gen(function* () {
+    const payments = yield* Payments
+    const payment = yield* payments.create(shop.partner, shop.merchantId, {
+      referenceId: `r${++authNonces}`,
+      amount: { unit: USD, value: 1050n }
+    })
+    const at = new Date(yield* Clock.currentTimeMillis)
+    const option: PaymentOption = {
+      id: `opt_${makeIdBody(at.getTime())}` as OptionId,
+      paymentId: payment.id,
+      account: `${CHAIN_ID}:${BUYER}` as Caip10,
+      asset: ASSET,
+      authorization: {
+        from: BUYER,
+        to: COLLECTOR,
+        value: PAID,
+        validAfter: 0n,
+        validBefore,
+        nonce: `0x${authNonces.toString(16).padStart(64, "0")}` as Hex
+      },
+      expiresAt: new Date(at.getTime() + 60_000),
+      quoted: true,
+      collectData: false,
+      clientId: null,
+      createdAt: at
+    }
+    yield* (yield* GatewayStore).insertOptions([option])
+    fake.mint(BUYER, PAID)
+    yield* payments.transition(payment.id, {
+      _tag: "StartProcessing",
+      tokenAmount: { asset: ASSET, value: PAID },
+      buyer: { account: option.account, providerName: "W", providerIcon: null },
+      transaction: null,
+      collect: newChainJob(
+        payment.id,
+        CHAIN_ID,
+        { kind: "collect", optionId: option.id, signature: SIGNATURE },
+        at
+      )
+    })
+    return payment.id
+  })
+
+// ---------------------------------------------------------------------------
+// Moving time
+
+interface Drive<R = never> {
+  /** Stop (interrupting the work) once this holds. */
+  readonly until?: Effect.Effect<boolean, never, R>
+  /** Called after every tick, with the test time gone by since the start. */
+  readonly onTick?: (elapsedMs: number) => void
+  readonly maxMs?: number
+}
+
+/**
+ * Runs `work` forked while moving the test clock on by ticks; true when it
+ * ended (or `until` held) within `maxMs` of test time, false when it was cut off.
+ */
+const drive = <E, R, R2 = never>(work: Effect.Effect<unknown, E, R>, options: Drive<R2> = {}) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(work)
+    const maxMs = options.maxMs ?? 30_000
+    for (let elapsed = 0; elapsed <= maxMs; elapsed += TICK_MS) {
+      if (options.until !== undefined && (yield* options.until)) {
+        yield* Fiber.interrupt(fiber)
+        return true
+      }
+      if (Option.isSome(yield* Fiber.poll(fiber))) {
+        yield* Fiber.join(fiber)
+        return true
+      }
+      yield* TestClock.adjust(TICK_MS)
+      options.onTick?.(elapsed + TICK_MS)
+    }
+    yield* Fiber.interrupt(fiber)
+    return false
+  })
+
+const drain = <R = never>(options: Drive<R> = {}) =>
+  Effect.flatMap(ChainWork, (w) => drive(w.drain, options))
+
+/** The background loop, until `until` holds: for work that waits longer than a drain should. */
+const runUntil = <R>(until: Effect.Effect<boolean, never, R>, options: Omit<Drive, "until"> = {}) =>
+  Effect.flatMap(ChainWork, (w) => drive(w.runForever, { ...options, until }))
+
+// ---------------------------------------------------------------------------
+// Reading what happened
+
+const paymentOf = (id: PaymentId) => Effect.flatMap(Payments, (p) => p.find(id))
+
+const jobOf = (id: PaymentId, kind: ChainJobKind) =>
+  Effect.flatMap(ChainJobStore, (s) => s.findByPayment(id, kind)).pipe(
+    Effect.map(Option.getOrUndefined)
+  )
+
+const transfersOf = (job: ChainJob | undefined) =>
+  job === undefined
+    ? Effect.succeed([] as ReadonlyArray<ChainTransfer>)
+    : Effect.flatMap(ChainJobStore, (s) => s.transfersOf(job.id))
+
+const minedOf = (fake: FakeChain, kind: FakeTx["call"]["kind"]): ReadonlyArray<MinedTx> =>
+  fake.mined.filter((t) => t.call.kind === kind)
+
+const isSettled = (id: PaymentId) =>
+  Effect.orDie(Effect.map(paymentOf(id), (p) => p.settlement?.status === "settled"))
+
+/** At least 12.5 % more: what a replacement must pay on both fees. */
+const bumpedEnough = (next: bigint, previous: bigint) => next * 1000n >= previous * 1125n
+
+// ---------------------------------------------------------------------------
+
+describe("ChainWork", () => {
+  it.effect("collects, succeeds with the schedule's fees, then settles the rest once", () => {
+    const world = makeWorld()
+    const { fake } = world
+    return Effect.gen(function* () {
+      const shop = yield* openShop()
+      const id = yield* confirmedPayment(fake, shop)
+      expect(yield* drain()).toBe(true)
+
+      const payment = yield* paymentOf(id)
+      expect(payment.status).toBe("succeeded")
+      expect(payment.failureCode).toBeNull()
+      expect(payment.fees).toEqual({ fixed: 100_000n, percentage: "1.5", total: FEE_TOTAL })
+
+      const collect = yield* jobOf(id, "collect")
+      const settle = yield* jobOf(id, "settle")
+      expect(collect?.state).toBe("done")
+      expect(settle?.state).toBe("done")
+      const collected = yield* transfersOf(collect)
+      const settled = yield* transfersOf(settle)
+      expect(collected.map((t) => [t.purpose, t.nonce])).toEqual([["call", 0]])
+      expect(settled.map((t) => [t.purpose, t.nonce])).toEqual([["call", 1]])
+      expect(payment.txId).toBe(collected[0]!.hash)
+      expect(payment.transaction).toEqual({ networkId: "8453", hash: collected[0]!.hash, nonce: 0 })
+      expect(payment.settlement).toEqual({
+        amount: SETTLED,
+        status: "settled",
+        destination: MERCHANT_ACCOUNT,
+        txHash: settled[0]!.hash,
+        settledAt: expect.any(Date)
+      })
+
+      expect(fake.mined.map((t) => [t.call.kind, t.hash, t.success])).toEqual([
+        ["receive", collected[0]!.hash, true],
+        ["transfer", settled[0]!.hash, true]
+      ])
+      expect(fake.mined[1]!.call).toEqual({ kind: "transfer", to: MERCHANT, value: SETTLED })
+      expect(fake.balance(BUYER)).toBe(0n)
+      expect(fake.balance(MERCHANT)).toBe(SETTLED)
+      expect(fake.balance(COLLECTOR)).toBe(FEE_TOTAL)
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect("fails a payment whose collect transaction reverted, and settles nothing", () => {
+    const world = makeWorld()
+    const { fake } = world
+    fake.revertIf = (tx) => tx.call.kind === "receive"
+    return Effect.gen(function* () {
+      const id = yield* confirmedPayment(fake, yield* openShop())
+      expect(yield* drain()).toBe(true)
+
+      const payment = yield* paymentOf(id)
+      expect(payment.status).toBe("failed")
+      expect(payment.failureCode).toBe("transaction_reverted")
+      expect(payment.fees).toBeNull()
+      expect(payment.settlement).toBeNull()
+      expect(yield* jobOf(id, "settle")).toBeUndefined()
+      const collected = yield* transfersOf(yield* jobOf(id, "collect"))
+      expect(collected).toHaveLength(1)
+      expect(fake.mined.map((t) => [t.hash, t.success])).toEqual([[collected[0]!.hash, false]])
+      expect(fake.balance(BUYER)).toBe(PAID)
+      expect(fake.balance(COLLECTOR)).toBe(0n)
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  describe("a call the token refuses before anything is sent", () => {
+    for (const { title, expired, failureCode } of [
+      { title: "fails it reverted", expired: false, failureCode: "transaction_reverted" },
+      {
+        title: "fails it expired past validBefore",
+        expired: true,
+        failureCode: "authorization_expired"
+      }
+    ] as const) {
+      it.effect(title, () => {
+        const world = makeWorld()
+        const { fake } = world
+        if (expired) fake.timestamp = VALID_BEFORE
+        else fake.refuseReceive = () => "FiatTokenV2: invalid signature"
+        return Effect.gen(function* () {
+          const id = yield* confirmedPayment(fake, yield* openShop())
+          expect(yield* drain()).toBe(true)
+
+          const payment = yield* paymentOf(id)
+          expect(payment.status).toBe("failed")
+          expect(payment.failureCode).toBe(failureCode)
+          expect(payment.transaction).toBeNull()
+          const collect = yield* jobOf(id, "collect")
+          expect(collect?.state).toBe("done")
+          expect(collect?.nonce).toBeNull()
+          expect(yield* transfersOf(collect)).toEqual([])
+          expect(yield* jobOf(id, "settle")).toBeUndefined()
+          expect(fake.calls.get("receiveCall")).toBe(1)
+          expect(fake.signed).toEqual([])
+          expect(fake.calls.get("broadcast")).toBeUndefined()
+          expect(fake.mined).toEqual([])
+        }).pipe(Effect.provide(world.engine()))
+      })
+    }
+  })
+
+  it.effect("gives up a nonce another transaction took and collects on a fresh one", () => {
+    const world = makeWorld()
+    const { fake } = world
+    let taken: MinedTx | undefined
+    // Another sender with the collector's key uses the nonce just before ours reaches the node.
+    fake.onBroadcast = (tx) => {
+      if (taken === undefined && tx.call.kind === "receive") taken = fake.mineExternal(tx.nonce)
+    }
+    return Effect.gen(function* () {
+      const id = yield* confirmedPayment(fake, yield* openShop())
+      expect(yield* drain()).toBe(true)
+
+      const payment = yield* paymentOf(id)
+      expect(payment.status).toBe("succeeded")
+      const collect = yield* jobOf(id, "collect")
+      const collected = yield* transfersOf(collect)
+      expect(collected.map((t) => [t.purpose, t.nonce])).toEqual([
+        ["call", 0],
+        ["call", 1]
+      ])
+      const [old, fresh] = collected
+      expect(taken?.nonce).toBe(0)
+      expect(fake.stateOf(old!.hash)).toBe("Unknown")
+      expect(fake.mined.some((t) => t.hash === old!.hash)).toBe(false)
+      expect(payment.txId).toBe(fresh!.hash)
+      expect(payment.transaction).toEqual({ networkId: "8453", hash: fresh!.hash, nonce: 1 })
+      expect(fake.mined.map((t) => [t.call.kind, t.nonce, t.success])).toEqual([
+        ["external", 0, true],
+        ["receive", 1, true],
+        ["transfer", 2, true]
+      ])
+      expect(payment.settlement?.status).toBe("settled")
+      expect(fake.balance(BUYER)).toBe(0n)
+      expect(fake.balance(MERCHANT)).toBe(SETTLED)
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect(
+    "sends a reverted settlement again on a fresh nonce, and pays the merchant once",
+    () => {
+      const world = makeWorld()
+      const { fake } = world
+      let reverted = 0
+      fake.revertIf = (tx) => tx.call.kind === "transfer" && reverted++ === 0
+      return Effect.gen(function* () {
+        const id = yield* confirmedPayment(fake, yield* openShop())
+        expect(yield* drain()).toBe(true)
+
+        const payment = yield* paymentOf(id)
+        expect(payment.status).toBe("succeeded")
+        const settle = yield* jobOf(id, "settle")
+        expect(settle?.state).toBe("done")
+        const settled = yield* transfersOf(settle)
+        expect(settled.map((t) => [t.purpose, t.nonce])).toEqual([
+          ["call", 1],
+          ["call", 2]
+        ])
+        expect(minedOf(fake, "transfer").map((t) => [t.hash, t.success])).toEqual([
+          [settled[0]!.hash, false],
+          [settled[1]!.hash, true]
+        ])
+        expect(payment.settlement).toMatchObject({
+          amount: SETTLED,
+          status: "settled",
+          destination: MERCHANT_ACCOUNT,
+          txHash: settled[1]!.hash
+        })
+        expect(fake.balance(MERCHANT)).toBe(SETTLED)
+        expect(fake.balance(COLLECTOR)).toBe(FEE_TOTAL)
+      }).pipe(Effect.provide(world.engine()))
+    }
+  )
+
+  it.effect("settles a payment whose fees take it all without any transfer", () => {
+    const world = makeWorld({ fees: { default: { fixed: "25", percentage: "1.5" } } })
+    const { fake } = world
+    return Effect.gen(function* () {
+      const id = yield* confirmedPayment(fake, yield* openShop())
+      expect(yield* drain()).toBe(true)
+
+      const payment = yield* paymentOf(id)
+      expect(payment.status).toBe("succeeded")
+      expect(payment.fees).toEqual({ fixed: PAID, percentage: "1.5", total: PAID })
+      expect(payment.settlement).toEqual({
+        amount: 0n,
+        status: "settled",
+        destination: MERCHANT_ACCOUNT,
+        txHash: null,
+        settledAt: expect.any(Date)
+      })
+      const settle = yield* jobOf(id, "settle")
+      expect(settle?.state).toBe("done")
+      expect(settle?.nonce).toBeNull()
+      expect(yield* transfersOf(settle)).toEqual([])
+      expect(fake.mined.map((t) => t.call.kind)).toEqual(["receive"])
+      expect(fake.calls.get("transferCall")).toBeUndefined()
+      expect(fake.balance(COLLECTOR)).toBe(PAID)
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect("keeps the funds without a destination, then settles them when asked again", () => {
+    const world = makeWorld()
+    const { fake } = world
+    return Effect.gen(function* () {
+      const shop = yield* openShop(false)
+      const id = yield* confirmedPayment(fake, shop)
+      expect(yield* drain()).toBe(true)
+
+      const kept = yield* paymentOf(id)
+      expect(kept.status).toBe("succeeded")
+      expect(kept.settlement).toEqual({
+        amount: SETTLED,
+        status: "no_destination",
+        destination: null,
+        txHash: null,
+        settledAt: null
+      })
+      const settle = yield* jobOf(id, "settle")
+      expect(settle?.state).toBe("done")
+      expect(yield* transfersOf(settle)).toEqual([])
+      expect(fake.mined.map((t) => t.call.kind)).toEqual(["receive"])
+      expect(fake.balance(COLLECTOR)).toBe(PAID)
+
+      yield* addSettlement(shop)
+      const work = yield* ChainWork
+      expect(yield* work.settleAgain(id)).toBe(true)
+      expect(yield* drain()).toBe(true)
+
+      const payment = yield* paymentOf(id)
+      const settled = yield* transfersOf(yield* jobOf(id, "settle"))
+      expect(settled.map((t) => [t.purpose, t.nonce])).toEqual([["call", 1]])
+      expect(payment.settlement).toMatchObject({
+        amount: SETTLED,
+        status: "settled",
+        destination: MERCHANT_ACCOUNT,
+        txHash: settled[0]!.hash
+      })
+      expect(fake.balance(MERCHANT)).toBe(SETTLED)
+      expect(yield* work.settleAgain(id)).toBe(false)
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect(
+    "replaces a transaction stuck past stuckAfterMs at the same nonce, 12.5 % dearer",
+    () => {
+      const world = makeWorld({ chain: { stuckAfterMs: 1_000 } })
+      const { fake } = world
+      // The quote (2 gwei) is under the base fee: nothing at it gets in.
+      fake.baseFee = 2_100_000_000n
+      return Effect.gen(function* () {
+        const id = yield* confirmedPayment(fake, yield* openShop())
+        let pendingAt: number | undefined
+        expect(
+          yield* drain({
+            onTick: (ms) => {
+              if (pendingAt === undefined && fake.mempool.length > 0) pendingAt = ms
+            }
+          })
+        ).toBe(true)
+
+        const payment = yield* paymentOf(id)
+        expect(payment.status).toBe("succeeded")
+        const collected = yield* transfersOf(yield* jobOf(id, "collect"))
+        expect(collected.map((t) => [t.purpose, t.nonce])).toEqual([
+          ["call", 0],
+          ["call", 0]
+        ])
+        const [stuck, replacement] = collected
+        expect(
+          replacement!.createdAt.getTime() - stuck!.createdAt.getTime()
+        ).toBeGreaterThanOrEqual(1_000)
+        expect({ to: replacement!.to, data: replacement!.data, gas: replacement!.gas }).toEqual({
+          to: stuck!.to,
+          data: stuck!.data,
+          gas: stuck!.gas
+        })
+        expect(bumpedEnough(replacement!.maxFeePerGas, stuck!.maxFeePerGas)).toBe(true)
+        expect(bumpedEnough(replacement!.maxPriorityFeePerGas, stuck!.maxPriorityFeePerGas)).toBe(
+          true
+        )
+        expect(fake.mined.some((t) => t.hash === stuck!.hash)).toBe(false)
+        expect(minedOf(fake, "receive").map((t) => t.hash)).toEqual([replacement!.hash])
+        expect(payment.txId).toBe(replacement!.hash)
+        expect(payment.settlement?.status).toBe("settled")
+        expect(fake.balance(MERCHANT)).toBe(SETTLED)
+      }).pipe(Effect.provide(world.engine()))
+    }
+  )
+
+  it.effect("sends again a replacement the node did not take while the stuck one waits", () => {
+    const world = makeWorld({ chain: { stuckAfterMs: 1_000 } })
+    const { fake } = world
+    fake.baseFee = 2_100_000_000n
+    let blips = 0
+    // The replacement (a second transaction at nonce 0) meets an RPC blip, once.
+    fake.unreachableFor = (tx) => {
+      const blip =
+        blips === 0 &&
+        tx.call.kind === "receive" &&
+        fake.mempool.some((t) => t.nonce === tx.nonce && t.hash !== tx.hash)
+      if (blip) blips++
+      return blip
+    }
+    return Effect.gen(function* () {
+      const id = yield* confirmedPayment(fake, yield* openShop())
+      // Five times stuckAfterMs; the authorization is good for another 4000 s of chain time.
+      const ended = yield* runUntil(isSettled(id), { maxMs: 5_000 })
+
+      expect(blips).toBe(1)
+      expect((yield* paymentOf(id)).status).toBe("succeeded")
+      expect(ended).toBe(true)
+      const collected = yield* transfersOf(yield* jobOf(id, "collect"))
+      expect(collected.every((t) => t.purpose === "call" && t.nonce === 0)).toBe(true)
+      expect(minedOf(fake, "receive").map((t) => t.hash)).toEqual([collected.at(-1)?.hash])
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect(
+    "uses a nonce it holds for a cancel when the token refuses the call before it is sent",
+    () => {
+      const world = makeWorld()
+      const { fake } = world
+      // The nonce is handed out, then signing fails; by the next look the authorization is over.
+      fake.failNext("sign")
+      return Effect.gen(function* () {
+        const shop = yield* openShop()
+        const id = yield* confirmedPayment(fake, shop)
+        expect(
+          yield* drain({
+            onTick: () => {
+              if (fake.calls.get("sign") === 1) fake.timestamp = VALID_BEFORE
+            }
+          })
+        ).toBe(true)
+
+        const payment = yield* paymentOf(id)
+        expect(payment.status).toBe("failed")
+        expect(payment.failureCode).toBe("authorization_expired")
+        expect(yield* jobOf(id, "settle")).toBeUndefined()
+        const collected = yield* transfersOf(yield* jobOf(id, "collect"))
+        expect(collected.map((t) => [t.purpose, t.nonce, t.to, t.data, t.gas])).toEqual([
+          ["cancel", 0, COLLECTOR, "0x", 21_000n]
+        ])
+        expect(fake.mined.map((t) => [t.call.kind, t.nonce, t.success])).toEqual([
+          ["cancel", 0, true]
+        ])
+        expect(fake.balance(BUYER)).toBe(PAID)
+
+        // No gap: the next payment's transfer comes right after the cancel.
+        fake.timestamp = 1_000n
+        const next = yield* confirmedPayment(fake, shop, VALID_BEFORE)
+        expect(yield* drain()).toBe(true)
+        expect((yield* paymentOf(next)).status).toBe("succeeded")
+        expect(fake.mined.map((t) => [t.call.kind, t.nonce, t.success])).toEqual([
+          ["cancel", 0, true],
+          ["receive", 1, true],
+          ["transfer", 2, true]
+        ])
+      }).pipe(Effect.provide(world.engine()))
+    }
+  )
+
+  it.effect("cancels a pending call at its nonce once its authorization has expired", () => {
+    const world = makeWorld()
+    const { fake } = world
+    fake.baseFee = 2_100_000_000n
+    return Effect.gen(function* () {
+      const id = yield* confirmedPayment(fake, yield* openShop())
+      expect(
+        yield* drain({
+          onTick: (ms) => {
+            if (ms === 500) fake.timestamp = VALID_BEFORE
+          }
+        })
+      ).toBe(true)
+
+      const payment = yield* paymentOf(id)
+      expect(payment.status).toBe("failed")
+      expect(payment.failureCode).toBe("authorization_expired")
+      const collected = yield* transfersOf(yield* jobOf(id, "collect"))
+      expect(collected.map((t) => [t.purpose, t.nonce])).toEqual([
+        ["call", 0],
+        ["cancel", 0]
+      ])
+      const [call, cancel] = collected
+      expect(bumpedEnough(cancel!.maxFeePerGas, call!.maxFeePerGas)).toBe(true)
+      expect(bumpedEnough(cancel!.maxPriorityFeePerGas, call!.maxPriorityFeePerGas)).toBe(true)
+      expect(fake.mined.map((t) => [t.hash, t.call.kind])).toEqual([[cancel!.hash, "cancel"]])
+      expect(fake.stateOf(call!.hash)).toBe("Unknown")
+      expect(fake.balance(BUYER)).toBe(PAID)
+      expect(yield* jobOf(id, "settle")).toBeUndefined()
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect("sends a transaction the node lost again as it was recorded", () => {
+    const world = makeWorld()
+    const { fake } = world
+    fake.automine = false
+    let lost: Hex | undefined
+    return Effect.gen(function* () {
+      const id = yield* confirmedPayment(fake, yield* openShop())
+      expect(
+        yield* drain({
+          onTick: () => {
+            const pooled = fake.mempool[0]
+            if (lost === undefined && pooled !== undefined) {
+              lost = pooled.hash
+              fake.drop(pooled.hash)
+              fake.automine = true
+            }
+          }
+        })
+      ).toBe(true)
+
+      const payment = yield* paymentOf(id)
+      expect(payment.status).toBe("succeeded")
+      const collected = yield* transfersOf(yield* jobOf(id, "collect"))
+      expect(collected.map((t) => t.hash)).toEqual([lost])
+      expect(fake.broadcasts.filter((t) => t.hash === lost)).toHaveLength(2)
+      expect(minedOf(fake, "receive").map((t) => t.hash)).toEqual([lost])
+      expect(payment.settlement?.status).toBe("settled")
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect("succeeds only once the transfer has the network's confirmations", () => {
+    const world = makeWorld({ chain: { confirmations: 3 } })
+    const { fake } = world
+    return Effect.gen(function* () {
+      const id = yield* confirmedPayment(fake, yield* openShop())
+      const status = Effect.map(paymentOf(id), (p) => p.status)
+      // Mined in block 101, the head: one confirmation of three.
+      expect(yield* drain({ maxMs: 500 })).toBe(false)
+      expect(minedOf(fake, "receive").map((t) => t.blockNumber)).toEqual([101n])
+      expect(yield* status).toBe("processing")
+      fake.mine()
+      expect(yield* drain({ maxMs: 500 })).toBe(false)
+      expect(yield* status).toBe("processing")
+      fake.mine()
+      expect(
+        yield* drain({
+          maxMs: 500,
+          until: Effect.orDie(Effect.map(status, (s) => s === "succeeded"))
+        })
+      ).toBe(true)
+      expect(yield* isSettled(id)).toBe(false)
+      // The settlement waits for its own confirmations the same way.
+      expect(yield* drain({ onTick: () => fake.mine() })).toBe(true)
+      expect(yield* isSettled(id)).toBe(true)
+      expect(fake.mined.map((t) => t.call.kind)).toEqual(["receive", "transfer"])
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  describe("two instances on one store", () => {
+    /**
+     * Both instances' background loops (B's from the first tick on) until `done`
+     * holds and 2 s have passed, long enough for a stalled instance to wake and
+     * try its write.
+     */
+    const race = <R>(
+      a: EngineContext,
+      b: EngineContext,
+      done: Effect.Effect<boolean, never, R>,
+      onTick?: (ms: number) => void
+    ) => {
+      let elapsed = 0
+      const loop = (ctx: EngineContext) =>
+        Effect.provide(
+          Effect.flatMap(ChainWork, (w) => w.runForever),
+          ctx
+        )
+      return drive(
+        Effect.all([loop(a), Effect.delay(loop(b), TICK_MS)], { concurrency: "unbounded" }),
+        {
+          until: Effect.map(done, (d) => d && elapsed >= 2_000),
+          onTick: (ms) => {
+            elapsed = ms
+            onTick?.(ms)
+          },
+          maxMs: 10_000
+        }
+      )
+    }
+
+    const twoEngines = (world: World) =>
+      Effect.all([Layer.build(world.engine(300)), Layer.build(world.engine(300))])
+
+    it.scoped("a stalled instance's signed transaction is never recorded nor sent", () => {
+      const world = makeWorld()
+      const { fake } = world
+      return Effect.gen(function* () {
+        const [a, b] = yield* twoEngines(world)
+        const id = yield* Effect.flatMap(openShop(), (shop) => confirmedPayment(fake, shop)).pipe(
+          Effect.provide(a)
+        )
+        // A signs for a second; its lease runs out meanwhile and B takes the job over,
+        // quoted a lower fee. Nothing is mined until A has woken: had A's dearer
+        // transaction been sent, it would have replaced B's in the pool.
+        fake.quote = { maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1_500_000_000n }
+        fake.automine = false
+        fake.pauseNext("sign", 1_000)
+        const ended = yield* race(a, b, isSettled(id), (ms) => {
+          if (ms === 100) fake.quote = { maxFeePerGas: 2n * GWEI, maxPriorityFeePerGas: GWEI }
+          if (ms >= 1_500) {
+            fake.automine = true
+            fake.mine()
+          }
+        }).pipe(Effect.provide(a))
+
+        const signed = fake.signed.filter((t) => t.call.kind === "receive")
+        // Both signed, for the same nonce: the race did happen.
+        expect(new Set(signed.map((t) => t.hash)).size).toBe(2)
+        expect(new Set(signed.map((t) => t.nonce))).toEqual(new Set([0]))
+        // Only B's, the one recorded, ever reached the node.
+        const recorded = yield* Effect.flatMap(jobOf(id, "collect"), transfersOf).pipe(
+          Effect.provide(a)
+        )
+        expect(recorded.map((t) => t.maxFeePerGas)).toEqual([2n * GWEI])
+        expect(fake.broadcasts.filter((t) => t.call.kind === "receive").map((t) => t.hash)).toEqual(
+          recorded.map((t) => t.hash)
+        )
+        expect(ended).toBe(true)
+        yield* assertOnce(id, fake).pipe(Effect.provide(a))
+      })
+    })
+
+    it.scoped("a transaction recorded by a stalled instance is the one the other sends", () => {
+      const world = makeWorld()
+      const { fake } = world
+      return Effect.gen(function* () {
+        const [a, b] = yield* twoEngines(world)
+        const id = yield* Effect.flatMap(openShop(), (shop) => confirmedPayment(fake, shop)).pipe(
+          Effect.provide(a)
+        )
+        // A records its transaction, then its broadcast hangs past its lease: B takes over.
+        fake.pauseNext("broadcast", 1_000)
+        expect(yield* race(a, b, isSettled(id)).pipe(Effect.provide(a))).toBe(true)
+        const collect = yield* jobOf(id, "collect").pipe(Effect.provide(a))
+        expect(collect?.attempts).toBeGreaterThanOrEqual(2)
+        yield* assertOnce(id, fake).pipe(Effect.provide(a))
+      })
+    })
+
+    it.scoped("many payments, stalls everywhere: one nonce and one transfer per job", () => {
+      const world = makeWorld()
+      const { fake } = world
+      return Effect.gen(function* () {
+        const [a, b] = yield* twoEngines(world)
+        const shop = yield* openShop().pipe(Effect.provide(a))
+        const ids: Array<PaymentId> = []
+        for (let i = 0; i < 3; i++)
+          ids.push(yield* confirmedPayment(fake, shop).pipe(Effect.provide(a)))
+        for (const method of [
+          "receiveCall",
+          "collectorNonce",
+          "sign",
+          "broadcast",
+          "transactionState",
+          "head",
+          "transferCall"
+        ] as const) {
+          fake.pauseNext(method, 400)
+          fake.pauseNext(method, 700)
+        }
+        const all = Effect.map(Effect.all(ids.map(isSettled)), (settled) => settled.every(Boolean))
+        const ended = yield* race(a, b, all).pipe(Effect.provide(a))
+        expect(ended).toBe(true)
+        for (const id of ids) yield* assertOnce(id, fake).pipe(Effect.provide(a))
+        // Jobs were taken over: the stalls outlasted leases.
+        const attempts = yield* Effect.forEach(ids, (id) =>
+          Effect.map(jobOf(id, "collect"), (job) => job?.attempts ?? 0)
+        ).pipe(Effect.provide(a))
+        expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2)
+        const nonces = fake.mined.map((t) => t.nonce)
+        expect(nonces).toEqual([0, 1, 2, 3, 4, 5])
+        expect(fake.balance(MERCHANT)).toBe(3n * SETTLED)
+      })
+    })
+  })
+})
+
+/** The payment succeeded and settled, each of its jobs held one nonce and sent one transaction, mined once. */
+const assertOnce = (id: PaymentId, fake: FakeChain) =>
+  Effect.gen(function* () {
+    const payment = yield* paymentOf(id)
+    expect(payment.status).toBe("succeeded")
+    expect(payment.settlement?.status).toBe("settled")
+    for (const [kind, call] of [
+      ["collect", "receive"],
+      ["settle", "transfer"]
+    ] as const) {
+      const transfers = yield* transfersOf(yield* jobOf(id, kind))
+      expect(transfers).toHaveLength(1)
+      const sent = transfers[0]!
+      expect(fake.broadcasts.filter((t) => t.nonce === sent.nonce).map((t) => t.hash)).toEqual([
+        sent.hash
+      ])
+      expect(
+        fake.mined.filter((t) => t.hash === sent.hash && t.call.kind === call && t.success)
+      ).toHaveLength(1)
+    }
+    expect(payment.txId).toBe((yield* transfersOf(yield* jobOf(id, "collect")))[0]!.hash)
+    expect(payment.settlement?.txHash).toBe(
+      (yield* transfersOf(yield* jobOf(id, "settle")))[0]!.hash
+    )
+  })

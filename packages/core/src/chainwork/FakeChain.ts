@@ -1,0 +1,487 @@
+/**
+ * A scripted EVM behind the chain port, for unit tests of the chain work: one
+ * network with one token and the collector's address, per-sender nonces
+ * (mined and pending), a mempool, blocks mined on demand (or after every
+ * accepted broadcast) that take the pending transactions in nonce order when
+ * they pay the base fee, receipts that revert when the token would (an
+ * authorization used or expired, a balance too small) or when a test says so,
+ * token balances, and hooks to refuse calls, reject or intercept broadcasts,
+ * pause a method or make it fail with ChainUnavailable.
+ *
+ * A signed transaction is the JSON of its fields (as hex) and its hash the
+ * keccak of that: the same fields always sign to the same transaction.
+ */
+import { Effect, Layer } from "effect"
+import { type Address, type Hex, hexToString, keccak256, stringToHex } from "viem"
+import {
+  Chain,
+  type ChainCall,
+  type ChainNetwork,
+  ChainUnavailable,
+  type FeeQuote,
+  TransactionRejected,
+  type TransactionState,
+  TransferRefused,
+  type UnsignedTransaction
+} from "../chain/Chain.js"
+import type { ReceiveAuthorization } from "../chain/Eip3009.js"
+import type { Caip2, Caip19 } from "../shared/Caip.js"
+
+export const CHAIN_ID = "eip155:8453" as Caip2
+export const TOKEN = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Address
+export const ASSET = `${CHAIN_ID}/erc20:${TOKEN}` as Caip19
+export const COLLECTOR = "0x00000000000000000000000000000000000000C0" as Address
+const GWEI = 1_000_000_000n
+
+export type ChainMethod = Exclude<keyof Chain["Type"], "networks">
+
+/** What a transaction's data asks for. */
+export type TxCall =
+  | {
+      readonly kind: "receive"
+      readonly from: Address
+      readonly to: Address
+      readonly value: bigint
+      readonly validBefore: bigint
+      readonly authNonce: Hex
+    }
+  | { readonly kind: "transfer"; readonly to: Address; readonly value: bigint }
+  /** A zero-value transfer to oneself, without data (the engine's cancel). */
+  | { readonly kind: "cancel" }
+  /** A transaction the engine did not send (another process with the key, say). */
+  | { readonly kind: "external" }
+
+export interface FakeTx extends UnsignedTransaction {
+  readonly hash: Hex
+  readonly raw: Hex
+  readonly sender: Address
+  readonly call: TxCall
+}
+
+export interface MinedTx extends FakeTx {
+  readonly blockNumber: bigint
+  readonly success: boolean
+}
+
+export interface FakeChainOptions {
+  readonly confirmations?: number
+  readonly pollIntervalMs?: number
+  readonly stuckAfterMs?: number
+}
+
+const json = (value: unknown) =>
+  JSON.stringify(value, (_, v) => (typeof v === "bigint" ? `${v}n` : v))
+const unjson = <A>(text: string): A =>
+  JSON.parse(text, (_, v) =>
+    typeof v === "string" && /^\d+n$/.test(v) ? BigInt(v.slice(0, -1)) : v
+  )
+
+const decodeCall = (sender: Address, to: Address, data: Hex): TxCall => {
+  if (data === "0x") return to === sender ? { kind: "cancel" } : { kind: "external" }
+  const text = hexToString(data)
+  return text.startsWith("{") ? unjson<TxCall>(text) : { kind: "external" }
+}
+
+const same = (a: Address, b: Address) => a.toLowerCase() === b.toLowerCase()
+
+export class FakeChain {
+  readonly network: ChainNetwork
+  readonly service: Chain["Type"]
+  readonly layer: Layer.Layer<Chain>
+  /** The head's number: the last block mined. */
+  blockNumber = 100n
+  /** The head's time, in Unix seconds (what authorizations are checked against). */
+  timestamp = 1_000n
+  /** A transaction is mined only when its maxFeePerGas reaches this. */
+  baseFee = GWEI
+  /** What `fees` quotes. */
+  quote: FeeQuote = { maxFeePerGas: 2n * GWEI, maxPriorityFeePerGas: GWEI }
+  /** Mine a block after every broadcast the node takes (hardhat's automine). */
+  automine = true
+  /** Methods that fail with ChainUnavailable while listed. */
+  readonly down = new Set<ChainMethod>()
+  /** Whether a transaction mined reverts (beyond what the token itself refuses). */
+  revertIf: (tx: FakeTx) => boolean = () => false
+  /** A reason for the token to refuse `receiveCall`, or undefined. */
+  refuseReceive: (auth: ReceiveAuthorization) => string | undefined = () => undefined
+  /** A reason for the token to refuse `transferCall`, or undefined. */
+  refuseTransfer: (to: Address, value: bigint) => string | undefined = () => undefined
+  /** A reason for the node to reject a broadcast (TransactionRejected), or undefined. */
+  rejectBroadcast: (tx: FakeTx) => string | undefined = () => undefined
+  /** Whether a broadcast of this transaction fails with ChainUnavailable (it never reached the node). */
+  unreachableFor: (tx: FakeTx) => boolean = () => false
+  /** Called at each broadcast before the node looks at it. */
+  onBroadcast: (tx: FakeTx) => void = () => {}
+
+  readonly mempool: Array<FakeTx> = []
+  readonly mined: Array<MinedTx> = []
+  /** Every transaction signed, in order. */
+  readonly signed: Array<FakeTx> = []
+  /** Every broadcast the node took into its pool, in order. */
+  readonly broadcasts: Array<FakeTx> = []
+  readonly calls = new Map<ChainMethod, number>()
+  private readonly balances = new Map<string, bigint>()
+  private readonly usedAuthorizations = new Set<string>()
+  private readonly failures = new Map<ChainMethod, number>()
+  private readonly pauses = new Map<ChainMethod, Array<number>>()
+
+  constructor(options: FakeChainOptions = {}) {
+    this.network = {
+      chainId: CHAIN_ID,
+      reference: "8453",
+      name: "Fake Base",
+      iconUrl: null,
+      collector: COLLECTOR,
+      confirmations: options.confirmations ?? 1,
+      etaSeconds: 2,
+      pollIntervalMs: options.pollIntervalMs ?? 100,
+      stuckAfterMs: options.stuckAfterMs ?? 60_000,
+      tokens: [
+        {
+          asset: ASSET,
+          address: TOKEN,
+          symbol: "USDC",
+          name: "USD Coin",
+          decimals: 6,
+          iconUrl: null,
+          priceCurrency: "USD"
+        }
+      ]
+    }
+    this.service = this.makeService()
+    this.layer = Layer.succeed(Chain, this.service)
+  }
+
+  // ---------------------------------------------------------------------------
+  // The test's handles
+
+  balance(owner: Address): bigint {
+    return this.balances.get(owner.toLowerCase()) ?? 0n
+  }
+
+  mint(owner: Address, value: bigint): void {
+    this.balances.set(owner.toLowerCase(), this.balance(owner) + value)
+  }
+
+  /** The next `count` calls of `method` fail with ChainUnavailable. */
+  failNext(method: ChainMethod, count = 1): void {
+    this.failures.set(method, (this.failures.get(method) ?? 0) + count)
+  }
+
+  /** The next call of `method` waits `ms` (on the clock the test runs on) before it acts. */
+  pauseNext(method: ChainMethod, ms: number): void {
+    this.pauses.set(method, [...(this.pauses.get(method) ?? []), ms])
+  }
+
+  /** Transactions mined from `sender` (as of block `atBlock` when given): its next nonce then. */
+  latestNonce(sender: Address, atBlock?: bigint): number {
+    return this.mined.filter(
+      (t) => same(t.sender, sender) && (atBlock === undefined || t.blockNumber <= atBlock)
+    ).length
+  }
+
+  /** The next nonce counting the pool's transactions that follow the mined ones without a gap. */
+  pendingNonce(sender: Address): number {
+    let next = this.latestNonce(sender)
+    while (this.mempool.some((t) => same(t.sender, sender) && t.nonce === next)) next++
+    return next
+  }
+
+  /** The node forgets a pooled transaction (evicted, or the node restarted). */
+  drop(hash: Hex): void {
+    const at = this.mempool.findIndex((t) => t.hash === hash)
+    if (at >= 0) this.mempool.splice(at, 1)
+  }
+
+  /**
+   * Mines one block: for each sender, its pooled transactions from its next
+   * nonce on, in order, while each pays the base fee. Pooled ones whose
+   * nonce is now used are dropped.
+   */
+  mine(): ReadonlyArray<MinedTx> {
+    this.blockNumber++
+    const included: Array<MinedTx> = []
+    const senders = [...new Set(this.mempool.map((t) => t.sender.toLowerCase()))]
+    for (const sender of senders) {
+      for (;;) {
+        const next = this.latestNonce(sender as Address)
+        const tx = this.mempool.find((t) => t.sender.toLowerCase() === sender && t.nonce === next)
+        if (tx === undefined || tx.maxFeePerGas < this.baseFee) break
+        this.drop(tx.hash)
+        const mined: MinedTx = {
+          ...tx,
+          blockNumber: this.blockNumber,
+          success: this.execute(tx)
+        }
+        this.mined.push(mined)
+        included.push(mined)
+      }
+    }
+    for (const tx of [...this.mempool]) {
+      if (tx.nonce < this.latestNonce(tx.sender)) this.drop(tx.hash)
+    }
+    return included
+  }
+
+  /** Mines, in a block of its own, a transaction not of the engine from the collector at `nonce`. */
+  mineExternal(nonce = this.latestNonce(COLLECTOR)): MinedTx {
+    for (const tx of [...this.mempool]) {
+      if (same(tx.sender, COLLECTOR) && tx.nonce === nonce) this.drop(tx.hash)
+    }
+    const fields = {
+      to: "0x00000000000000000000000000000000000000e0" as Address,
+      data: "0x" as Hex,
+      gas: 21_000n,
+      maxFeePerGas: 10n * GWEI,
+      maxPriorityFeePerGas: 5n * GWEI,
+      nonce
+    }
+    const raw = stringToHex(json({ external: true, sender: COLLECTOR, ...fields }))
+    const tx: FakeTx = {
+      ...fields,
+      hash: keccak256(raw),
+      raw,
+      sender: COLLECTOR,
+      call: { kind: "external" }
+    }
+    this.mempool.push(tx)
+    const mined = this.mine().find((t) => t.hash === tx.hash)
+    if (mined === undefined) throw new Error(`external transaction at nonce ${nonce} not mined`)
+    return mined
+  }
+
+  stateOf(hash: Hex): TransactionState["_tag"] {
+    if (this.mined.some((t) => t.hash === hash)) return "Mined"
+    return this.mempool.some((t) => t.hash === hash) ? "Pending" : "Unknown"
+  }
+
+  /** The token's effect of a mined transaction: false when it reverts, and then nothing moved. */
+  private execute(tx: FakeTx): boolean {
+    if (this.revertIf(tx)) return false
+    const call = tx.call
+    switch (call.kind) {
+      case "receive": {
+        const key = `${call.from.toLowerCase()}/${call.authNonce}`
+        if (
+          !same(tx.to, TOKEN) ||
+          !same(call.to, tx.sender) ||
+          this.usedAuthorizations.has(key) ||
+          this.timestamp >= call.validBefore ||
+          this.balance(call.from) < call.value
+        ) {
+          return false
+        }
+        this.usedAuthorizations.add(key)
+        this.mint(call.from, -call.value)
+        this.mint(call.to, call.value)
+        return true
+      }
+      case "transfer":
+        if (!same(tx.to, TOKEN) || this.balance(tx.sender) < call.value) return false
+        this.mint(tx.sender, -call.value)
+        this.mint(call.to, call.value)
+        return true
+      case "cancel":
+      case "external":
+        return true
+    }
+  }
+
+  // ---------------------------------------------------------------------------
+  // The port
+
+  /** Counts the call, fails it if the test says so, pauses it if asked. */
+  private enter(method: ChainMethod, chainId: string): Effect.Effect<void, ChainUnavailable> {
+    return Effect.suspend(() => {
+      this.calls.set(method, (this.calls.get(method) ?? 0) + 1)
+      const pause = this.pauses.get(method)?.shift()
+      const failing = this.failures.get(method) ?? 0
+      if (failing > 0) this.failures.set(method, failing - 1)
+      const fail =
+        failing > 0 || this.down.has(method)
+          ? Effect.fail(new ChainUnavailable({ chainId, message: `${method}: the node is down` }))
+          : Effect.void
+      return pause === undefined ? fail : Effect.zipRight(Effect.sleep(pause), fail)
+    })
+  }
+
+  private checkChain(chainId: string): Effect.Effect<void, ChainUnavailable> {
+    return chainId === CHAIN_ID || chainId === ASSET
+      ? Effect.void
+      : Effect.fail(new ChainUnavailable({ chainId, message: "not a configured network" }))
+  }
+
+  private decodeRaw(raw: Hex): FakeTx {
+    const fields = unjson<UnsignedTransaction & { sender: Address }>(hexToString(raw))
+    return {
+      to: fields.to,
+      data: fields.data,
+      gas: fields.gas,
+      maxFeePerGas: fields.maxFeePerGas,
+      maxPriorityFeePerGas: fields.maxPriorityFeePerGas,
+      nonce: fields.nonce,
+      sender: fields.sender,
+      raw,
+      hash: keccak256(raw),
+      call: decodeCall(fields.sender, fields.to, fields.data)
+    }
+  }
+
+  private makeService(): Chain["Type"] {
+    return Chain.of({
+      networks: [this.network],
+      tokenDomain: (asset) =>
+        this.enter("tokenDomain", asset).pipe(
+          Effect.zipRight(this.checkChain(asset)),
+          Effect.as({ name: "USD Coin", version: "2", chainId: 8453n, verifyingContract: TOKEN })
+        ),
+      balanceOf: (asset, owner) =>
+        this.enter("balanceOf", asset).pipe(
+          Effect.zipRight(this.checkChain(asset)),
+          Effect.map(() => this.balance(owner))
+        ),
+      receiveCall: (asset, auth, signature) =>
+        this.enter("receiveCall", asset).pipe(
+          Effect.zipRight(this.checkChain(asset)),
+          Effect.flatMap((): Effect.Effect<ChainCall, TransferRefused> => {
+            const refused =
+              this.refuseReceive(auth) ??
+              (this.usedAuthorizations.has(`${auth.from.toLowerCase()}/${auth.nonce}`)
+                ? "FiatTokenV2: authorization is used or canceled"
+                : this.timestamp >= auth.validBefore
+                  ? "FiatTokenV2: authorization is expired"
+                  : this.balance(auth.from) < auth.value
+                    ? "ERC20: transfer amount exceeds balance"
+                    : undefined)
+            if (refused !== undefined) return Effect.fail(new TransferRefused({ reason: refused }))
+            const call: TxCall = {
+              kind: "receive",
+              from: auth.from,
+              to: auth.to,
+              value: auth.value,
+              validBefore: auth.validBefore,
+              authNonce: auth.nonce
+            }
+            return Effect.succeed({
+              to: TOKEN,
+              data: stringToHex(json({ ...call, signature })),
+              gas: 90_000n
+            })
+          })
+        ),
+      transferCall: (asset, to, value) =>
+        this.enter("transferCall", asset).pipe(
+          Effect.zipRight(this.checkChain(asset)),
+          Effect.flatMap((): Effect.Effect<ChainCall, TransferRefused> => {
+            const refused =
+              this.refuseTransfer(to, value) ??
+              (this.balance(COLLECTOR) < value
+                ? "ERC20: transfer amount exceeds balance"
+                : undefined)
+            if (refused !== undefined) return Effect.fail(new TransferRefused({ reason: refused }))
+            const call: TxCall = { kind: "transfer", to, value }
+            return Effect.succeed({ to: TOKEN, data: stringToHex(json(call)), gas: 60_000n })
+          })
+        ),
+      head: (chainId) =>
+        this.enter("head", chainId).pipe(
+          Effect.zipRight(this.checkChain(chainId)),
+          Effect.map(() => ({ number: this.blockNumber, timestamp: this.timestamp }))
+        ),
+      collectorNonce: (chainId, atBlock) =>
+        this.enter("collectorNonce", chainId).pipe(
+          Effect.zipRight(this.checkChain(chainId)),
+          Effect.map(() => ({
+            latest: this.latestNonce(COLLECTOR, atBlock),
+            pending: this.pendingNonce(COLLECTOR)
+          }))
+        ),
+      fees: (chainId) =>
+        this.enter("fees", chainId).pipe(
+          Effect.zipRight(this.checkChain(chainId)),
+          Effect.map(() => this.quote)
+        ),
+      sign: (chainId, tx) =>
+        this.enter("sign", chainId).pipe(
+          Effect.zipRight(this.checkChain(chainId)),
+          Effect.map(() => {
+            const raw = stringToHex(
+              json({
+                chainId,
+                sender: COLLECTOR,
+                nonce: tx.nonce,
+                to: tx.to,
+                data: tx.data,
+                gas: tx.gas,
+                maxFeePerGas: tx.maxFeePerGas,
+                maxPriorityFeePerGas: tx.maxPriorityFeePerGas
+              })
+            )
+            this.signed.push(this.decodeRaw(raw))
+            return { hash: keccak256(raw), raw }
+          })
+        ),
+      broadcast: (chainId, raw) =>
+        this.enter("broadcast", chainId).pipe(
+          Effect.zipRight(this.checkChain(chainId)),
+          Effect.flatMap((): Effect.Effect<void, ChainUnavailable | TransactionRejected> => {
+            const tx = this.decodeRaw(raw)
+            if (this.unreachableFor(tx)) {
+              return Effect.fail(
+                new ChainUnavailable({ chainId, message: "broadcast: the request timed out" })
+              )
+            }
+            this.onBroadcast(tx)
+            const rejected = this.rejectBroadcast(tx)
+            if (rejected !== undefined) {
+              return Effect.fail(new TransactionRejected({ chainId, reason: rejected }))
+            }
+            // "already known" and "nonce too low" are success to the port.
+            if (this.stateOf(tx.hash) !== "Unknown" || tx.nonce < this.latestNonce(tx.sender)) {
+              return Effect.void
+            }
+            const rival = this.mempool.find(
+              (t) => same(t.sender, tx.sender) && t.nonce === tx.nonce
+            )
+            if (rival !== undefined) {
+              // geth's rule: a replacement pays at least 10 % more on both fees.
+              if (
+                tx.maxFeePerGas * 10n < rival.maxFeePerGas * 11n ||
+                tx.maxPriorityFeePerGas * 10n < rival.maxPriorityFeePerGas * 11n
+              ) {
+                return Effect.fail(
+                  new TransactionRejected({
+                    chainId,
+                    reason: "replacement transaction underpriced"
+                  })
+                )
+              }
+              this.drop(rival.hash)
+            }
+            this.mempool.push(tx)
+            this.broadcasts.push(tx)
+            if (this.automine) this.mine()
+            return Effect.void
+          })
+        ),
+      transactionState: (chainId, hash) =>
+        this.enter("transactionState", chainId).pipe(
+          Effect.zipRight(this.checkChain(chainId)),
+          Effect.map((): TransactionState => {
+            const mined = this.mined.find((t) => t.hash === hash)
+            if (mined !== undefined) {
+              return {
+                _tag: "Mined",
+                blockNumber: mined.blockNumber,
+                blockHash: keccak256(stringToHex(`block ${mined.blockNumber}`)),
+                success: mined.success
+              }
+            }
+            return this.mempool.some((t) => t.hash === hash)
+              ? { _tag: "Pending" }
+              : { _tag: "Unknown" }
+          })
+        )
+    })
+  }
+}
