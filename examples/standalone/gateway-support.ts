@@ -80,6 +80,28 @@ export const usdcBalance = (server: E2eServer, address: Hex) =>
     args: [address]
   })
 
+/** Where every test merchant settles; the sandbox takes no fees, so it gets what was paid. */
+export const MERCHANT_DESTINATION: Hex = "0x000000000000000000000000000000000000dEaD"
+
+/**
+ * What the engine's side holds: the collector's balance plus the merchants'
+ * destination's, read at one block. A payment adds exactly its amount, whether
+ * or not its settlement has moved it on yet (and earlier payments' settlements
+ * in flight change nothing).
+ */
+export const receivedBalance = async (server: E2eServer): Promise<bigint> => {
+  const blockNumber = await server.sandbox.publicClient.getBlockNumber()
+  const at = (address: Hex) =>
+    server.sandbox.publicClient.readContract({
+      address: server.sandbox.token.address,
+      abi: server.sandbox.token.abi,
+      functionName: "balanceOf",
+      args: [address],
+      blockNumber
+    })
+  return (await at(server.sandbox.collector.address)) + (await at(MERCHANT_DESTINATION))
+}
+
 /** A merchant with a settlement in the sandbox's USDC; its id. */
 export const settledMerchant = async (partner: Client): Promise<string> => {
   const created = await partner.request("POST", "/v1/merchants", {
@@ -94,7 +116,7 @@ export const settledMerchant = async (partner: Client): Promise<string> => {
       settlements: [
         {
           asset: "eip155:31337/erc20:0x1cd2272Cf2400da5cB86ccc008e3bE381C167116",
-          destination: "eip155:31337:0x000000000000000000000000000000000000dEaD"
+          destination: `eip155:31337:${MERCHANT_DESTINATION}`
         }
       ]
     }
