@@ -492,13 +492,15 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
       })
 
     /** Runs a claimed job, step after step, while the next look is soon; then lets it go. */
-    const run = (claimed: ClaimedJob) => {
+    const run = (claimed: ClaimedJob, claimedAt: number) => {
       const held: Held = {
         lease: claimed.lease,
         job: claimed.job,
         transfers: [...claimed.transfers]
       }
       const startedAt = clock.unsafeCurrentTimeMillis()
+      // When the lease runs out, as this process last set it (the store's clock is ours).
+      let leaseUntil = claimedAt + settings.leaseMs
       const loop: Effect.Effect<void, ChainJobLeaseLost> = Effect.gen(function* () {
         const result = yield* step(held).pipe(
           Effect.catchTags({
@@ -532,10 +534,15 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
         if (result.note !== null) {
           yield* Effect.logWarning(`chain job ${held.job.id}: ${result.note}`)
         }
-        const held_ = clock.unsafeCurrentTimeMillis() - startedAt
-        if (result.afterMs <= HOLD_MS && held_ < MAX_HOLD_MS) {
+        const heldFor = clock.unsafeCurrentTimeMillis() - startedAt
+        if (result.afterMs <= HOLD_MS && heldFor < MAX_HOLD_MS) {
           if (result.afterMs > 0) yield* Effect.sleep(result.afterMs)
-          yield* store.renew(held.lease, now(), settings.leaseMs)
+          // Renewed once half of it is gone: a commit per step would cost more than the step.
+          const at = clock.unsafeCurrentTimeMillis()
+          if (at >= leaseUntil - settings.leaseMs / 2) {
+            yield* store.renew(held.lease, new Date(at), settings.leaseMs)
+            leaseUntil = at + settings.leaseMs
+          }
           return yield* loop
         }
         yield* store.release(
@@ -558,13 +565,14 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
     const claimAndStart = Effect.gen(function* () {
       const room = settings.concurrency - busy
       if (room <= 0) return 0
-      const claimed = yield* store.claimDue(now(), room, settings.leaseMs)
+      const claimedAt = clock.unsafeCurrentTimeMillis()
+      const claimed = yield* store.claimDue(new Date(claimedAt), room, settings.leaseMs)
       for (const job of claimed) {
         busy++
         yield* FiberSet.run(
           running,
           Effect.ensuring(
-            run(job),
+            run(job, claimedAt),
             Effect.sync(() => {
               busy--
             })
