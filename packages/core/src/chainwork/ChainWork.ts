@@ -13,14 +13,16 @@
  * watching, as the payment never left `processing`.
  */
 import { Effect, FiberSet, Option, Queue } from "effect"
-import type { Address, Hex } from "viem"
+import type { Address } from "viem"
 import { PayConfig } from "../Config.js"
 import {
   Chain,
   type ChainCall,
   type ChainNetwork,
+  type ChainUnavailable,
   networkOf,
   type TransactionState,
+  type TransferRefused,
   tokenOf
 } from "../chain/Chain.js"
 import { computeFees, feeRuleFor } from "../fees/Fees.js"
@@ -28,7 +30,7 @@ import { GatewayStore, type OptionId } from "../gateway/PaymentOption.js"
 import type { Payment, PaymentId } from "../payments/Payment.js"
 import { Payments } from "../payments/Payments.js"
 import { SettlementStore } from "../settlements/SettlementStore.js"
-import type { Caip2, Caip10 } from "../shared/Caip.js"
+import { type Caip2, type Caip10, chainOfCaip19 } from "../shared/Caip.js"
 import { makeIdBody } from "../shared/Ids.js"
 import type {
   ChainJob,
@@ -117,6 +119,8 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
     const wakeUps = yield* Queue.sliding<void>(1)
+    /** Tells the loop there is work now (a job was just queued). */
+    const wake = Queue.offer(wakeUps, undefined).pipe(Effect.asVoid)
     const running = yield* FiberSet.make()
     let busy = 0
     // One send at a time per network in this process, so its nonces reach the node in order.
@@ -189,6 +193,15 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
         // Looked at once: a chain that mines on receipt has it already; others cost one call.
         return again(0)
       })
+
+    /** The call, or the reason the token refuses it (nothing was sent): a value, not a failure. */
+    const callOrRefusal = (call: Effect.Effect<ChainCall, ChainUnavailable | TransferRefused>) =>
+      call.pipe(
+        Effect.map((c) => ({ _tag: "Call" as const, call: c })),
+        Effect.catchTag("TransferRefused", (e) =>
+          Effect.succeed({ _tag: "Refused" as const, reason: e.reason })
+        )
+      )
 
     /** A zero-value transfer to the collector at the job's nonce, so no gap is left behind. */
     const cancelCall = (network: ChainNetwork): ChainCall => ({
@@ -319,11 +332,8 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
           expiredAt(head) ? ("authorization_expired" as const) : ("transaction_reverted" as const)
 
         if (held.transfers.length === 0) {
-          const call = yield* chain.receiveCall(option.asset, auth, payload.signature).pipe(
-            Effect.map((c) => ({ _tag: "Call" as const, call: c })),
-            Effect.catchTag("TransferRefused", (e) =>
-              Effect.succeed({ _tag: "Refused" as const, reason: e.reason })
-            )
+          const call = yield* callOrRefusal(
+            chain.receiveCall(option.asset, auth, payload.signature)
           )
           if (call._tag === "Call")
             return yield* sendTransfer(held, network, "call", call.call, undefined)
@@ -396,7 +406,7 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
             )
           })
           .pipe(Effect.catchTags({ InvalidState: () => Effect.void }))
-        yield* Queue.offer(wakeUps, undefined)
+        yield* wake
       })
 
     /** The merchant's money: the amount less fees, from the collector to its destination. */
@@ -440,14 +450,9 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
             held.job = { ...held.job, destination }
           }
           if (payload.amount === 0n) return yield* settled(null, destination)
-          const call = yield* chain
-            .transferCall(payload.asset, addressOf(destination), payload.amount)
-            .pipe(
-              Effect.map((c) => ({ _tag: "Call" as const, call: c })),
-              Effect.catchTag("TransferRefused", (e) =>
-                Effect.succeed({ _tag: "Refused" as const, reason: e.reason })
-              )
-            )
+          const call = yield* callOrRefusal(
+            chain.transferCall(payload.asset, addressOf(destination), payload.amount)
+          )
           if (call._tag === "Refused") {
             // Never given up: the collector may be short of funds for a while.
             return again(30_000, `the token refuses the settlement transfer: ${call.reason}`)
@@ -615,8 +620,7 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
         const queued = yield* store.requeue(
           newChainJob(
             payment.id,
-            tokenOf(chain.networks, payment.tokenAmount.asset)?.network.chainId ??
-              (payment.tokenAmount.asset.slice(0, payment.tokenAmount.asset.indexOf("/")) as Caip2),
+            chainOfCaip19(payment.tokenAmount.asset),
             {
               kind: "settle",
               asset: payment.tokenAmount.asset,
@@ -626,13 +630,12 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
           ),
           "settle"
         )
-        yield* Queue.offer(wakeUps, undefined)
+        yield* wake
         return queued
       })
 
     return {
-      /** Tells the loop there is work now (a confirm just queued a job). */
-      wake: Queue.offer(wakeUps, undefined).pipe(Effect.asVoid),
+      wake,
       runForever,
       drain,
       settleAgain
@@ -641,5 +644,3 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
 }) {}
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b)
-
-export type { Hex }

@@ -247,7 +247,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
 
     /**
      * Checks a confirm against the option offered, then moves the payment to
-     * `processing` and submits the transfer in the background.
+     * `processing` with its `collect` job in one write, and wakes the chain work.
      */
     const confirm = (id: PaymentId, request: ConfirmRequest, wallet: WalletIdentity | undefined) =>
       Effect.gen(function* () {
