@@ -20,6 +20,7 @@ import {
   engineSetup,
   fundedBuyer,
   isSettled,
+  mineUntil,
   openShop,
   removeSetup,
   sleep,
@@ -149,19 +150,11 @@ describe("a reorganisation with two confirmations required (SQLite)", () => {
     )
     expect(watching.status).toBe("processing")
     // The engine sends the recorded transaction again; blocks on top give it its confirmations.
-    const deadline = Date.now() + 30_000
-    let payment: Json = watching
-    while (!isSettled(payment)) {
-      if (Date.now() > deadline) throw new Error(`not settled: ${JSON.stringify(payment)}`)
-      expect(["processing", "succeeded"]).toContain(payment.status)
-      await chain.rpc("evm_mine")
-      await sleep(100)
-      payment = await waitForPayment(
-        () => engine,
-        paymentId,
-        () => true
-      )
-    }
+    const payment = await mineUntil(chain, () => engine, paymentId, isSettled, {
+      timeoutMs: 30_000,
+      // Never a final state on the way other than success.
+      each: (p) => expect(["processing", "succeeded"]).toContain(p.status)
+    })
     expect(payment.transaction.hash).toBe(hash)
     expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
     expect(await transfersOnChain(chain, chain.collector, shop.destination)).toEqual([SETTLED])
@@ -189,18 +182,12 @@ describe("a dropped transaction whose authorization has expired (SQLite)", () =>
       // Past the authorization's validBefore (the quote lock, 300 s): it can no longer be sent.
       await chain.rpc("evm_increaseTime", [400])
       await chain.rpc("evm_mine")
-      const deadline = Date.now() + 20_000
-      let payment: Json = sent
-      while (payment.status === "processing") {
-        if (Date.now() > deadline) throw new Error(`still processing: ${JSON.stringify(payment)}`)
-        await chain.rpc("evm_mine")
-        await sleep(100)
-        payment = await waitForPayment(
-          () => engine,
-          paymentId,
-          () => true
-        )
-      }
+      const payment = await mineUntil(
+        chain,
+        () => engine,
+        paymentId,
+        (p) => p.status !== "processing"
+      )
       expect(payment).toMatchObject({ status: "failed", failureCode: "authorization_expired" })
       expect(payment.settlement).toBeUndefined()
       expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([])

@@ -300,6 +300,29 @@ export const waitForPayment = async (
 
 export const isSettled = (p: Json) => p.settlement?.settled === true
 
+/**
+ * Mines a block at a time (automine may be off, or confirmations wanted) until
+ * the payment gets there; `each` looks at every view read on the way.
+ */
+export const mineUntil = async (
+  chain: ChainProcess,
+  instance: () => Instance,
+  paymentId: string,
+  done: (payment: Json) => boolean,
+  options: { readonly timeoutMs?: number; readonly each?: (payment: Json) => void } = {}
+): Promise<Json> => {
+  const until = Date.now() + (options.timeoutMs ?? 20_000)
+  let payment: Json
+  while (Date.now() < until) {
+    payment = await waitForPayment(instance, paymentId, () => true)
+    if (done(payment)) return payment
+    options.each?.(payment)
+    await chain.rpc("evm_mine")
+    await sleep(100)
+  }
+  throw new Error(`payment ${paymentId} did not get there while mining: ${JSON.stringify(payment)}`)
+}
+
 const TRANSFER = parseAbiItem(
   "event Transfer(address indexed from, address indexed to, uint256 value)"
 )

@@ -23,6 +23,7 @@ import {
   fundedBuyer,
   isSettled,
   kill,
+  mineUntil,
   openShop,
   removeSetup,
   type Shop,
@@ -215,7 +216,7 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
     }
     await chain.rpc("evm_setAutomine", [true])
     await chain.rpc("evm_mine")
-    const payment = await mineUntil(paymentId, isSettled)
+    const payment = await mineUntil(chain, current, paymentId, isSettled)
     expect(payment.transaction.hash).toBe(sent.transaction.hash)
     await expectPaidAndSettledOnce(paymentId, buyer)
   }, 60_000)
@@ -243,7 +244,7 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
     const second = await chain.client.getTransaction({ hash: replaced.transaction.hash })
     expect(second.maxFeePerGas! > first.maxFeePerGas!).toBe(true)
     await chain.rpc("evm_setAutomine", [true])
-    await mineUntil(paymentId, isSettled)
+    await mineUntil(chain, current, paymentId, isSettled)
     const payment = await expectPaidAndSettledOnce(paymentId, buyer)
     expect(payment.transaction.hash).toBe(replaced.transaction.hash)
   }, 60_000)
@@ -293,15 +294,3 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
     expect(await merchantBalance()).toBe(before + SETTLED)
   }, 60_000)
 })
-
-/** Mines a block at a time (automine may be off) until the payment gets there. */
-const mineUntil = async (paymentId: string, done: (p: Json) => boolean, timeoutMs = 20_000) => {
-  const until = Date.now() + timeoutMs
-  while (Date.now() < until) {
-    const payment = await waitForPayment(current, paymentId, () => true)
-    if (done(payment)) return payment
-    await chain.rpc("evm_mine")
-    await sleep(100)
-  }
-  throw new Error(`payment ${paymentId} did not get there while mining`)
-}
