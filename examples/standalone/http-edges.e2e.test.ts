@@ -174,7 +174,7 @@ describe.each(STORES)("%s", (store) => {
       const response = await api.get("/v1/merchants/nope", {
         headers: { "Pay-Version": PREVIEW_VERSION }
       })
-      expectError(response, 400, "invalid_params", ["merchantId"])
+      expectError(response, 404, "not_found")
       expect(response.headers.get("pay-version")).toBe(PREVIEW_VERSION)
       expect(response.headers.get("wcp-version")).toBe(PREVIEW_VERSION)
     })
@@ -231,7 +231,7 @@ describe.each(STORES)("%s", (store) => {
   })
 
   describe("request bodies", () => {
-    it("malformed JSON: 400 naming the body", async () => {
+    it("malformed JSON: 400 params_validation naming the body (the reference's code)", async () => {
       expectError(
         await api.request("POST", "/v1/merchants", {
           idempotencyKey: newKey(),
@@ -239,7 +239,7 @@ describe.each(STORES)("%s", (store) => {
           headers: { "content-type": "application/json" }
         }),
         400,
-        "invalid_params",
+        "params_validation",
         ["body"]
       )
     })
@@ -392,8 +392,9 @@ describe.each(STORES)("%s", (store) => {
       expect(response.headers.get("allow")).toBe("GET")
     })
 
-    it("a badly percent-encoded path parameter: 400 naming it", async () => {
-      expectError(await api.get("/v1/merchants/%E0%A4%A"), 400, "invalid_params", ["merchantId"])
+    it("a badly percent-encoded path id names nothing: 404", async () => {
+      expectError(await api.get("/v1/merchants/%E0%A4%A"), 404, "not_found")
+      expectError(await api.get("/v1/payments/%E0%A4%A"), 404, "payment_not_found")
     })
   })
 })

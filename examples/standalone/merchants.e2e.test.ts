@@ -482,9 +482,11 @@ describe.each(STORES)("%s", (store) => {
       expect(merchant).toEqual({ ...created, settlements: { crypto: [], fiat: [] } })
     })
 
-    it("a malformed id: 400 naming merchantId", async () => {
+    it("a malformed id names nothing: 404 not_found, whatever its shape", async () => {
       for (const id of ["nope", "mrch_", "mrch_abc-def", "pay_0000000000ZZZZZZZZZZ"]) {
-        expectError(await api.get(`/v1/merchants/${id}`), 400, "invalid_params", ["merchantId"])
+        const response = await api.get(`/v1/merchants/${id}`)
+        expectError(response, 404, "not_found")
+        expect(response.body.message).toBe(`No merchant ${id}`)
       }
     })
 
@@ -601,9 +603,9 @@ describe.each(STORES)("%s", (store) => {
       expectError(await patch(created.id, { merchantName: "Back" }), 404, "not_found")
     })
 
-    it("an unknown merchant: 404; a malformed id: 400", async () => {
+    it("an unknown merchant and a malformed id: 404 not_found", async () => {
       expectError(await patch(unknownId("mrch"), { merchantName: "X" }), 404, "not_found")
-      expectError(await patch("nope", { merchantName: "X" }), 400, "invalid_params", ["merchantId"])
+      expectError(await patch("nope", { merchantName: "X" }), 404, "not_found")
     })
   })
 

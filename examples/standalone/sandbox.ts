@@ -6,6 +6,7 @@
  * with the server: balances reset, the token's address stays the same.
  */
 import {
+  ApiErrors,
   type Caip2,
   type Caip19,
   findCurrency,
@@ -62,7 +63,7 @@ export const sandboxChainSetup = (sandbox: Sandbox.SandboxChainService): ChainSe
 const json = (status: number, value: unknown) => ({ status, body: JSON.stringify(value) })
 
 const invalid = (field: string, message: string) =>
-  RequestError.invalid("params_validation", field, message)
+  RequestError.invalid(ApiErrors.ParamsValidation, field, message)
 
 /** The amount in minor units: a decimal string or a safe integer. */
 const amountOf = (value: unknown): Either.Either<bigint, string> => {

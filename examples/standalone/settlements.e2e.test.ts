@@ -342,7 +342,7 @@ describe.each(STORES)("%s", (store) => {
       expect(await liveSettlements(merchantId)).toEqual([])
     })
 
-    it("an unknown merchant: 404; a malformed merchant id: 400", async () => {
+    it("an unknown or malformed merchant id: 404 not_found", async () => {
       expectError(
         await register(unknownId("mrch"), [{ asset: USDC_BASE, destination: WALLET_BASE }]),
         404,
@@ -350,9 +350,8 @@ describe.each(STORES)("%s", (store) => {
       )
       expectError(
         await register("nope", [{ asset: USDC_BASE, destination: WALLET_BASE }]),
-        400,
-        "invalid_params",
-        ["merchantId"]
+        404,
+        "not_found"
       )
     })
   })
@@ -424,19 +423,14 @@ describe.each(STORES)("%s", (store) => {
       expect((await liveSettlements(merchantId))[0].destination).toBe(WALLET_BASE_CHECKSUM)
     })
 
-    it("an unknown settlement: 404 not_found; a malformed id: 400", async () => {
+    it("an unknown or malformed settlement id: 404 not_found", async () => {
       const merchantId = await newMerchant()
       expectError(
         await put(merchantId, unknownId("crypto"), { destination: WALLET_BASE }),
         404,
         "not_found"
       )
-      expectError(
-        await put(merchantId, "nope", { destination: WALLET_BASE }),
-        400,
-        "invalid_params",
-        ["id"]
-      )
+      expectError(await put(merchantId, "nope", { destination: WALLET_BASE }), 404, "not_found")
     })
 
     it("another merchant's settlement (same partner): 404", async () => {

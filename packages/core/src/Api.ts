@@ -5,12 +5,7 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { GatewayApi } from "./gateway/Api.js"
-import {
-  InternalError,
-  PayloadTooLargeError,
-  UnauthorizedError,
-  UnsupportedMediaTypeError
-} from "./http/ApiDocs.js"
+import { headerName } from "./http/ApiDocs.js"
 import { MerchantsApi } from "./merchants/Api.js"
 import { PaymentsApi } from "./payments/Api.js"
 import { SettlementsApi } from "./settlements/Api.js"
@@ -19,26 +14,17 @@ const DESCRIPTION = `The partner API of an open-source crypto payment acceptance
 
 Authenticate with your partner key in the \`Api-Key\` header (\`Authorization: Bearer <key>\` also works).
 Pick an API version with \`Pay-Version\` (or \`WCP-Version\`, \`Api-Version\`); without one, your account's pinned version applies.
-Every error answers \`{code, message, issues?}\`; validation errors name each offending field in \`issues\`.`
+Every error answers \`{code, message, issues?}\`; validation errors name each offending field in \`issues\`.
+Each operation lists every status and \`code\` it can answer.`
 
 export class PayApi extends HttpApi.make("pay")
   .add(MerchantsApi)
   .add(SettlementsApi)
   .add(PaymentsApi)
   .add(GatewayApi)
-  .addError(UnauthorizedError, { status: 401 })
-  .addError(PayloadTooLargeError, { status: 413 })
-  .addError(UnsupportedMediaTypeError, { status: 415 })
-  .addError(InternalError, { status: 500 })
   .annotate(OpenApi.Title, "Pay engine API")
   .annotate(OpenApi.Version, "2026-02-18")
   .annotate(OpenApi.Description, DESCRIPTION) {}
-
-// HTTP header names are case-insensitive; documents read better in their usual casing.
-const headerName = (name: string) =>
-  name === "wcp-version"
-    ? "WCP-Version"
-    : name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase())
 
 const isDecodeErrorRef = (schema: unknown) =>
   (schema as { $ref?: string }).$ref === "#/components/schemas/HttpApiDecodeError"

@@ -4,7 +4,9 @@
  * fetch) call the handler; nothing here knows which server or database runs.
  */
 import { Effect, Exit, Layer, Scope } from "effect"
-import { openApiDocument } from "./Api.js"
+import { openApiDocument, PayApi } from "./Api.js"
+import { walletAuthenticator } from "./apps/Authenticate.js"
+import type { CurrentWalletApp } from "./apps/WalletAppAuth.js"
 import type { WalletAppStore } from "./apps/WalletAppStore.js"
 import { WalletApps } from "./apps/WalletApps.js"
 import { PayConfig, type PayConfigShape } from "./Config.js"
@@ -12,25 +14,28 @@ import { Chain, ChainUnavailable } from "./chain/Chain.js"
 import type { ChainJobStore } from "./chainwork/ChainJobStore.js"
 import { ChainWork } from "./chainwork/ChainWork.js"
 import { renderApiReferencePage } from "./docs/ApiReferencePage.js"
+import { collectDataRoutes } from "./gateway/CollectDataRoutes.js"
 import { Gateway } from "./gateway/Gateway.js"
-import { gatewayRoutes } from "./gateway/Http.js"
+import { gatewayHandlers } from "./gateway/Http.js"
 import type { GatewayStore } from "./gateway/PaymentOption.js"
 import { type EngineHandler, makeEngineHandler } from "./http/Engine.js"
 import { json } from "./http/Exchange.js"
-import { publicRoute, type Route } from "./http/Route.js"
+import { apiRoutes, type ImplementationContext, publicRoute, type Route } from "./http/Route.js"
 import { purgeExpiredKeysForever } from "./idempotency/Idempotency.js"
 import type { IdempotencyStore } from "./idempotency/IdempotencyStore.js"
-import { merchantRoutes } from "./merchants/Http.js"
+import { merchantHandlers } from "./merchants/Http.js"
 import type { MerchantStore } from "./merchants/MerchantStore.js"
 import { Merchants } from "./merchants/Merchants.js"
+import { partnerAuthenticators } from "./partners/Authenticate.js"
+import type { CurrentPartner } from "./partners/PartnerAuth.js"
 import type { PartnerStore } from "./partners/PartnerStore.js"
 import { Partners } from "./partners/Partners.js"
-import { paymentRoutes } from "./payments/Http.js"
+import { paymentHandlers } from "./payments/Http.js"
 import { LocalPaymentEvents, type PaymentEvents } from "./payments/PaymentEvents.js"
 import type { PaymentStore } from "./payments/PaymentStore.js"
 import { Payments } from "./payments/Payments.js"
 import { Prices } from "./pricing/Pricing.js"
-import { settlementRoutes } from "./settlements/Http.js"
+import { settlementHandlers } from "./settlements/Http.js"
 import type { SettlementStore } from "./settlements/SettlementStore.js"
 import { Settlements } from "./settlements/Settlements.js"
 import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry.js"
@@ -89,6 +94,9 @@ const systemRoutes = [
   publicRoute("GET", "/docs", () => Effect.sync(docsReply))
 ]
 
+/** Who a request comes from, as the routes' middlewares provide it. */
+type Caller = CurrentPartner | CurrentWalletApp
+
 export type PayRouteServices =
   | Gateway
   | Merchants
@@ -98,20 +106,34 @@ export type PayRouteServices =
   | TokenRegistry
   | PayConfig
 
-/** Every route of the engine, with its services resolved. */
-export const routes = Effect.map(
-  Effect.all([merchantRoutes, settlementRoutes, paymentRoutes, gatewayRoutes]),
-  (groups): ReadonlyArray<Route<PayRouteServices>> => [...systemRoutes, ...groups.flat()]
-)
+/** Every route of the engine, with its services resolved: the API definition's, then the pages. */
+export const routes = Effect.gen(function* () {
+  const implementations = yield* Effect.all([
+    merchantHandlers,
+    settlementHandlers,
+    paymentHandlers,
+    gatewayHandlers
+  ])
+  const gateway = yield* Gateway
+  // The caller each route's middleware authenticates is provided by the engine's handler.
+  const api = apiRoutes(PayApi, implementations) as ReadonlyArray<
+    Route<Exclude<ImplementationContext<(typeof implementations)[number]>, Caller>>
+  >
+  const all: ReadonlyArray<Route<PayRouteServices>> = [
+    ...systemRoutes,
+    ...api,
+    ...collectDataRoutes(gateway)
+  ]
+  return all
+})
 
 /** The request handler of the whole engine, with `extra` routes beside its own. */
 export const makePayHandler = (extra: ReadonlyArray<Route<never>> = []) =>
   Effect.gen(function* () {
     const config = yield* PayConfig
-    const apps = yield* WalletApps
     return yield* makeEngineHandler([...(yield* routes), ...extra], {
       maxBodyBytes: config.maxBodyBytes,
-      authenticateWallet: apps.authenticate
+      authenticators: [...(yield* partnerAuthenticators), yield* walletAuthenticator]
     })
   })
 

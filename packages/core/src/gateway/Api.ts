@@ -4,18 +4,14 @@
  * ignore unknown fields: wallets add their own.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
-import {
-  BadRequestError,
-  ConflictError,
-  GatewayUnauthorizedError,
-  NotFoundError,
-  VersionHeaders,
-  WalletAppAuth
-} from "../http/ApiDocs.js"
+import { ParseResult, Schema } from "effect"
+import { WalletAppAuth } from "../apps/WalletAppAuth.js"
+import { failsWith, pathOf, UnknownBodyFields, VersionHeaders } from "../http/ApiDocs.js"
+import { ApiErrors } from "../http/ErrorResponses.js"
 import { AmountView, CancelResponse, MaxPollParams, StatusResponse } from "../payments/Api.js"
-import { PaymentStatus } from "../payments/Payment.js"
+import { PaymentId, PaymentStatus } from "../payments/Payment.js"
 import { MAX_ACCOUNTS } from "./GatewayConfig.js"
+import { paymentIdOfSegment } from "./PaymentRef.js"
 
 const UnixSeconds = Schema.Int.annotations({ description: "Unix time in seconds" })
 
@@ -30,12 +26,31 @@ const WalletHeaders = Schema.Struct({
   "sdk-platform": OptionalText
 })
 
-export const GatewayPath = Schema.Struct({
-  id: Schema.String.annotations({
-    description:
-      "The payment id (pay_…), or the buyer link percent-encoded once or twice (its pid query parameter or last path segment)"
-  })
+/** The payment a gateway path names: its id, or its buyer link (WIRE.md section 1). */
+const PaymentRefSegment = Schema.transformOrFail(Schema.String, PaymentId, {
+  strict: true,
+  decode: (segment, _, ast) => {
+    const id = paymentIdOfSegment(segment)
+    return id === undefined
+      ? ParseResult.fail(new ParseResult.Type(ast, segment, "names no payment"))
+      : ParseResult.succeed(id)
+  },
+  encode: ParseResult.succeed
+}).annotations({
+  description:
+    "The payment id (pay_…), or the buyer link percent-encoded once or twice (its pid query parameter or last path segment)"
 })
+
+/** Anything else names no payment: 404 payment_not_found. */
+export const GatewayPath = pathOf(
+  { id: PaymentRefSegment },
+  {
+    error: ApiErrors.PaymentNotFound,
+    nouns: { id: "payment" },
+    message:
+      "The path names no payment: send the payment id (pay_…) or its buyer link, percent-encoded"
+  }
+)
 
 const BuyerInfo = Schema.Struct({
   accountCaip10: Schema.String,
@@ -128,25 +143,12 @@ export const ConfirmRequest = Schema.Struct({
   collectedData: Schema.optional(Schema.NullOr(CollectedDataInput))
 }).annotations({ identifier: "ConfirmPaymentRequest" })
 
-const GoneError = Schema.Struct({
-  code: Schema.Literal("payment_expired"),
-  message: Schema.String
-}).annotations({ identifier: "GoneError", description: "The payment expired" })
-
-const UnavailableError = Schema.Struct({
-  code: Schema.Literal("chain_unavailable"),
-  message: Schema.String
-}).annotations({
-  identifier: "ServiceUnavailableError",
-  description: "The network did not answer; nothing was submitted"
-})
-
 export const gatewayPayment = HttpApiEndpoint.get("gatewayPayment", "/v1/gateway/payment/:id")
   .setHeaders(WalletHeaders)
   .setPath(GatewayPath)
   .addSuccess(GatewayPaymentInfo)
-  .addError(NotFoundError, { status: 404 })
   .annotate(OpenApi.Summary, "What a wallet shows to start paying: amount, merchant, status")
+  .pipe(failsWith(ApiErrors.PaymentNotFound))
 
 export const gatewayOptions = HttpApiEndpoint.post(
   "gatewayOptions",
@@ -157,22 +159,19 @@ export const gatewayOptions = HttpApiEndpoint.post(
   .setUrlParams(OptionsParams)
   .setPayload(OptionsRequest)
   .addSuccess(OptionsResponse)
-  .addError(NotFoundError, { status: 404 })
-  .addError(ConflictError, { status: 409 })
-  .addError(GoneError, { status: 410 })
   .annotate(
     OpenApi.Summary,
     "Ways to pay for the given accounts: one option per settled token on each account's chain"
   )
+  .pipe(failsWith(ApiErrors.PaymentNotFound, ApiErrors.InvalidState, ApiErrors.PaymentExpired))
 
 export const gatewayFetch = HttpApiEndpoint.post("gatewayFetch", "/v1/gateway/payment/:id/fetch")
   .setHeaders(WalletHeaders)
   .setPath(GatewayPath)
   .setPayload(FetchRequest)
   .addSuccess(FetchResponse)
-  .addError(NotFoundError, { status: 404 })
-  .addError(UnavailableError, { status: 503 })
   .annotate(OpenApi.Summary, "The actions of an option (the typed data to sign)")
+  .pipe(failsWith(ApiErrors.PaymentNotFound, ApiErrors.ChainUnavailable))
 
 export const gatewayConfirm = HttpApiEndpoint.post(
   "gatewayConfirm",
@@ -183,13 +182,19 @@ export const gatewayConfirm = HttpApiEndpoint.post(
   .setUrlParams(MaxPollParams)
   .setPayload(ConfirmRequest)
   .addSuccess(StatusResponse)
-  .addError(NotFoundError, { status: 404 })
-  .addError(ConflictError, { status: 409 })
-  .addError(GoneError, { status: 410 })
-  .addError(UnavailableError, { status: 503 })
   .annotate(
     OpenApi.Summary,
     "Confirm an option with the wallet's signature: the payment goes to processing and its transfer to the chain"
+  )
+  .pipe(
+    failsWith(
+      ApiErrors.PaymentNotFound,
+      ApiErrors.InvalidState,
+      ApiErrors.QuoteExpired,
+      ApiErrors.InsufficientBalance,
+      ApiErrors.PaymentExpired,
+      ApiErrors.ChainUnavailable
+    )
   )
 
 export const gatewayStatus = HttpApiEndpoint.get("gatewayStatus", "/v1/gateway/payment/:id/status")
@@ -197,18 +202,18 @@ export const gatewayStatus = HttpApiEndpoint.get("gatewayStatus", "/v1/gateway/p
   .setPath(GatewayPath)
   .setUrlParams(MaxPollParams)
   .addSuccess(StatusResponse)
-  .addError(NotFoundError, { status: 404 })
   .annotate(OpenApi.Summary, "The payment's status; long-polls with maxPollMs")
+  .pipe(failsWith(ApiErrors.PaymentNotFound))
 
 export const gatewayCancel = HttpApiEndpoint.post("gatewayCancel", "/v1/gateway/payment/:id/cancel")
   .setHeaders(WalletHeaders)
   .setPath(GatewayPath)
   .addSuccess(CancelResponse)
-  .addError(NotFoundError, { status: 404 })
   .annotate(
     OpenApi.Summary,
     "The buyer cancels (cancelled_by_user); 400 invalid_state unless it requires action"
   )
+  .pipe(failsWith(ApiErrors.PaymentNotFound, ApiErrors.CancelRefused))
 
 export class GatewayApi extends HttpApiGroup.make("gateway")
   .annotate(OpenApi.Title, "Wallet gateway")
@@ -218,6 +223,5 @@ export class GatewayApi extends HttpApiGroup.make("gateway")
   .add(gatewayConfirm)
   .add(gatewayStatus)
   .add(gatewayCancel)
-  .addError(BadRequestError, { status: 400 })
-  .addError(GatewayUnauthorizedError, { status: 401 })
+  .annotate(UnknownBodyFields, "ignore")
   .middleware(WalletAppAuth) {}

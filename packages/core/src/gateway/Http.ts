@@ -3,43 +3,19 @@
  * results parsed at the edge, the service call, the wire views.
  */
 import { Effect, Either } from "effect"
+import { CurrentWalletApp } from "../apps/WalletAppAuth.js"
 import { json } from "../http/Exchange.js"
-import { RequestError } from "../http/RequestError.js"
-import { walletRoute } from "../http/Route.js"
+import { implement } from "../http/Route.js"
 import type { Merchant } from "../merchants/Merchant.js"
-import type { Payment, PaymentId } from "../payments/Payment.js"
+import type { Payment } from "../payments/Payment.js"
 import { effectiveStatus } from "../payments/PaymentStateMachine.js"
 import { amountView, cancelView, statusView } from "../payments/Views.js"
 import { type Caip10, parseCaip10 } from "../shared/Caip.js"
 import { InvalidInput } from "../shared/Errors.js"
 import { toUnixSeconds } from "../shared/Time.js"
 import { TokenRegistry, type TokenRegistryShape } from "../shared/TokenRegistry.js"
-import {
-  gatewayCancel,
-  gatewayConfirm,
-  gatewayFetch,
-  gatewayOptions,
-  gatewayPayment,
-  gatewayStatus
-} from "./Api.js"
-import { collectDataRoutes } from "./CollectDataRoutes.js"
+import { GatewayApi } from "./Api.js"
 import { Gateway } from "./Gateway.js"
-import { paymentIdOfSegment } from "./PaymentRef.js"
-
-/** The payment the path names, or 404 with what was wrong. */
-const paymentIdOf = (segment: string): Effect.Effect<PaymentId, RequestError> => {
-  const id = paymentIdOfSegment(segment)
-  return id !== undefined
-    ? Effect.succeed(id)
-    : Effect.fail(
-        new RequestError({
-          status: 404,
-          code: "payment_not_found",
-          message:
-            "The path names no payment: send the payment id (pay_…) or its buyer link, percent-encoded"
-        })
-      )
-}
 
 /** The accounts, each a CAIP-10 id, or every malformed one named. */
 const accountsOf = (
@@ -80,28 +56,25 @@ export const paymentInfoView = (
         }
 })
 
-export const gatewayRoutes = Effect.gen(function* () {
+export const gatewayHandlers = Effect.gen(function* () {
   const gateway = yield* Gateway
   const registry = yield* TokenRegistry
-  return [
-    walletRoute(gatewayPayment, (input) =>
-      Effect.flatMap(paymentIdOf(input.path.id), (id) =>
-        Effect.map(gateway.info(id), ({ payment, merchant, at }) =>
-          json(200, paymentInfoView(payment, merchant, registry, at))
-        )
-      )
-    ),
+  return implement(GatewayApi, {
+    gatewayPayment: ({ path }) =>
+      Effect.map(gateway.info(path.id), ({ payment, merchant, at }) =>
+        json(200, paymentInfoView(payment, merchant, registry, at))
+      ),
 
-    walletRoute(gatewayOptions, (input) =>
+    gatewayOptions: ({ path, payload, urlParams, headers }) =>
       Effect.gen(function* () {
-        const id = yield* paymentIdOf(input.path.id)
-        const accounts = yield* accountsOf(input.payload.accounts)
+        const id = path.id
+        const accounts = yield* accountsOf(payload.accounts)
         const { payment, options, collectData } = yield* gateway.optionsFor(
           id,
           accounts,
-          input.header("client-id")?.trim().slice(0, 256) || null
+          headers["client-id"]?.slice(0, 256) || null
         )
-        const info = input.urlParams.includePaymentInfo
+        const info = urlParams.includePaymentInfo
           ? yield* Effect.map(gateway.info(id), ({ merchant, at }) =>
               paymentInfoView(payment, merchant, registry, at)
             )
@@ -122,48 +95,35 @@ export const gatewayRoutes = Effect.gen(function* () {
           info,
           collectData
         })
-      })
-    ),
+      }),
 
-    walletRoute(gatewayFetch, (input) =>
-      Effect.gen(function* () {
-        const id = yield* paymentIdOf(input.path.id)
-        const actions = yield* gateway.fetchActions(id, input.payload.optionId)
-        return json(200, { actions })
-      })
-    ),
+    gatewayFetch: ({ path, payload }) =>
+      Effect.map(gateway.fetchActions(path.id, payload.optionId), (actions) =>
+        json(200, { actions })
+      ),
 
-    walletRoute(gatewayConfirm, (input) =>
+    gatewayConfirm: ({ path, payload, urlParams }) =>
       Effect.gen(function* () {
-        const id = yield* paymentIdOf(input.path.id)
+        const wallet = yield* CurrentWalletApp
         yield* gateway.confirm(
-          id,
+          path.id,
           {
-            optionId: input.payload.optionId,
-            results: input.payload.results,
-            collectedData: input.payload.collectedData
+            optionId: payload.optionId,
+            results: payload.results,
+            collectedData: payload.collectedData
           },
-          input.wallet
+          wallet
         )
-        const { payment, at } = yield* gateway.status(id, input.urlParams.maxPollMs ?? 0)
+        const { payment, at } = yield* gateway.status(path.id, urlParams.maxPollMs ?? 0)
         return json(200, statusView(payment, { registry, now: at }))
-      })
-    ),
+      }),
 
-    walletRoute(gatewayStatus, (input) =>
-      Effect.flatMap(paymentIdOf(input.path.id), (id) =>
-        Effect.map(gateway.status(id, input.urlParams.maxPollMs ?? 0), ({ payment, at }) =>
-          json(200, statusView(payment, { registry, now: at }))
-        )
-      )
-    ),
+    gatewayStatus: ({ path, urlParams }) =>
+      Effect.map(gateway.status(path.id, urlParams.maxPollMs ?? 0), ({ payment, at }) =>
+        json(200, statusView(payment, { registry, now: at }))
+      ),
 
-    walletRoute(gatewayCancel, (input) =>
-      Effect.flatMap(paymentIdOf(input.path.id), (id) =>
-        Effect.map(gateway.cancel(id), (payment) => json(200, cancelView(payment)))
-      )
-    ),
-
-    ...collectDataRoutes(gateway)
-  ]
+    gatewayCancel: ({ path }) =>
+      Effect.map(gateway.cancel(path.id), (payment) => json(200, cancelView(payment)))
+  })
 })

@@ -1,97 +1,27 @@
 /**
- * Pieces of the HttpApi definition shared by every group: the error body
- * schemas per status, the partner key security scheme and the common headers.
- * They shape the OpenAPI document; the engine itself enforces them.
+ * Pieces of the HttpApi definition shared by every group, and the rules that
+ * make the definition the single truth of the HTTP edge: the router decodes
+ * each request with its endpoint's schemas and answers with the table's
+ * errors (ErrorResponses.ts), and `failsWith` declares on each endpoint every
+ * error it can answer, those its handler names and those its shape implies
+ * (a body can be malformed, a path id can name nothing, a header can be
+ * missing), so the document and the typed client cannot drift from the
+ * engine.
  */
-import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
-import { Schema } from "effect"
+import type { HttpApiEndpoint } from "@effect/platform"
+import { Context, Option, Schema, SchemaAST } from "effect"
+import { MAX_KEY_LENGTH } from "../idempotency/Idempotency.js"
 import { API_VERSIONS } from "../shared/ApiVersion.js"
-import { FieldIssue } from "../shared/Errors.js"
+import { type ApiErrorSpec, ApiErrors, type ErrorBodyOf } from "./ErrorResponses.js"
 
-const errorBody = (
-  identifier: string,
-  description: string,
-  codes: readonly [string, ...string[]]
-) =>
-  Schema.Struct({
-    code: Schema.Literal(...codes),
-    message: Schema.String,
-    issues: Schema.optional(Schema.Array(FieldIssue)).annotations({
-      description: "Every offending field, on validation errors"
-    })
-  }).annotations({ identifier, description })
+/** The error body schemas of several rows, answered with one status (a middleware's failure). */
+export const failureOf = (...specs: ReadonlyArray<ApiErrorSpec>) =>
+  Schema.Union(...specs.map((s) => s.schema))
 
-export const BadRequestError = errorBody("BadRequestError", "Malformed or invalid input", [
-  "params_validation",
-  "invalid_params",
-  "missing_idempotency_key",
-  "missing_merchant_id",
-  "unknown_api_version",
-  "invalid_state"
-])
-export const UnauthorizedError = errorBody("UnauthorizedError", "Missing or wrong API key", [
-  "missing_api_key",
-  "invalid_api_key"
-])
-export const GatewayUnauthorizedError = errorBody(
-  "GatewayUnauthorizedError",
-  "Missing, wrong or conflicting wallet app credentials (Api-Key, App-Id)",
-  [
-    "missing_auth_headers",
-    "missing_app_id",
-    "invalid_api_key",
-    "invalid_app_id",
-    "conflicting_auth_headers"
-  ]
-)
-export const ForbiddenError = errorBody(
-  "ForbiddenError",
-  "A valid key used on another partner's resource",
-  ["forbidden"]
-)
-export const NotFoundError = errorBody("NotFoundError", "No such resource", [
-  "not_found",
-  "merchant_not_found",
-  "payment_not_found"
-])
-export const ConflictError = errorBody("ConflictError", "The request conflicts with stored state", [
-  "idempotency_conflict",
-  "settlement_asset_conflict",
-  "merchant_inactive",
-  "refund_exists",
-  "invalid_state"
-])
-export const PayloadTooLargeError = errorBody(
-  "PayloadTooLargeError",
-  "The body is larger than the engine accepts",
-  ["payload_too_large"]
-)
-export const UnsupportedMediaTypeError = errorBody(
-  "UnsupportedMediaTypeError",
-  "The body is not JSON",
-  ["unsupported_media_type"]
-)
-export const InternalError = errorBody("InternalError", "An unexpected failure", ["internal_error"])
+// ---- headers
 
-/** The partner key: `Api-Key: <key>`, or `Authorization: Bearer <key>`. */
-export class PartnerApiKey extends HttpApiMiddleware.Tag<PartnerApiKey>()("PartnerApiKey", {
-  security: {
-    apiKey: HttpApiSecurity.apiKey({ key: "Api-Key", in: "header" }),
-    bearer: HttpApiSecurity.bearer
-  }
-}) {}
-
-/**
- * A wallet app's credentials on gateway routes: its secret `Api-Key`, or its
- * public `App-Id` (then `Client-Id` is recorded as given); both may be sent
- * when they name the same app.
- */
-export class WalletAppAuth extends HttpApiMiddleware.Tag<WalletAppAuth>()("WalletAppAuth", {
-  security: {
-    apiKey: HttpApiSecurity.apiKey({ key: "Api-Key", in: "header" }),
-    appId: HttpApiSecurity.apiKey({ key: "App-Id", in: "header" })
-  }
-}) {}
+/** The header that picks a version, strongest first (WIRE.md section 3). */
+export const VERSION_HEADER_NAMES = ["pay-version", "wcp-version", "api-version"] as const
 
 const Version = Schema.optional(
   Schema.Literal(...API_VERSIONS).annotations({
@@ -99,17 +29,165 @@ const Version = Schema.optional(
   })
 )
 
-/** Headers every partner route reads (names are case-insensitive on the wire). */
+/**
+ * Headers every route reads (names are case-insensitive on the wire). The
+ * engine settles the version before authenticating (an unknown one is 400
+ * `unknown_api_version`), by precedence: only the strongest one sent counts.
+ */
 export const VersionHeaders = Schema.Struct({
   "pay-version": Version,
   "wcp-version": Version,
   "api-version": Version
 })
 
+/** What a missing or invalid value of a header answers; one rule per header name. */
+export interface HeaderRule {
+  readonly missing: ApiErrorSpec
+  readonly invalid: ApiErrorSpec
+}
+
+export const HEADER_RULES: Readonly<Record<string, HeaderRule>> = {
+  "merchant-id": { missing: ApiErrors.MissingMerchantId, invalid: ApiErrors.InvalidParams },
+  "idempotency-key": {
+    missing: ApiErrors.MissingIdempotencyKey,
+    invalid: ApiErrors.ParamsValidation
+  }
+}
+
+export const IdempotencyKeyHeader = Schema.String.pipe(
+  Schema.maxLength(MAX_KEY_LENGTH, {
+    message: () => `must be at most ${MAX_KEY_LENGTH} characters`
+  })
+)
+
 export const IdempotentHeaders = Schema.Struct({
-  "idempotency-key": Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)).annotations({
+  "idempotency-key": IdempotencyKeyHeader.annotations({
     description:
       "Required. A replay with the same key and request returns the first response; the same key with another request is 409 idempotency_conflict."
   }),
   ...VersionHeaders.fields
 })
+
+/** Header names as documents show them: `Merchant-Id`, `WCP-Version`. */
+export const headerName = (name: string): string =>
+  name === "wcp-version"
+    ? "WCP-Version"
+    : name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase())
+
+// ---- paths
+
+/** What a path whose parameters name nothing answers: 404 with this row's code. */
+export interface PathNotFound {
+  readonly error: ApiErrorSpec
+  /** Per parameter, what it names (`merchant`): the message says "No merchant …". */
+  readonly nouns: Readonly<Record<string, string>>
+  /** Said instead of "No <noun> <value>". */
+  readonly message?: string
+}
+
+export const PathNotFoundId: unique symbol = Symbol.for("@pay/core/PathNotFound")
+
+/** A path schema whose values, when they do not decode, name nothing (404, whatever their shape). */
+export const pathOf = <Fields extends Schema.Struct.Fields>(
+  fields: Fields,
+  notFound: PathNotFound
+): Schema.Struct<Fields> => Schema.Struct(fields).annotations({ [PathNotFoundId]: notFound })
+
+export const pathNotFoundOf = (schema: Schema.Schema.Any): PathNotFound | undefined =>
+  SchemaAST.getAnnotation<PathNotFound>(PathNotFoundId)(schema.ast).pipe(Option.getOrUndefined)
+
+// ---- bodies
+
+/**
+ * Partner routes reject unknown body fields (400 naming them: it catches typos);
+ * the gateway ignores them (wallets add their own) (WIRE.md section 3).
+ */
+export class UnknownBodyFields extends Context.Tag("@pay/core/UnknownBodyFields")<
+  UnknownBodyFields,
+  "reject" | "ignore"
+>() {}
+
+// ---- declaring errors
+
+/** Marks an endpoint whose errors were declared with `failsWith`; the router refuses others. */
+export class ErrorsDeclared extends Context.Tag("@pay/core/ErrorsDeclared")<
+  ErrorsDeclared,
+  true
+>() {}
+
+/** The property names of a struct schema, with whether each is optional. */
+export const structFields = (
+  schema: Schema.Schema.Any
+): ReadonlyArray<{ readonly name: string; readonly optional: boolean }> => {
+  let ast = schema.ast
+  while (SchemaAST.isTransformation(ast)) ast = ast.to
+  if (!SchemaAST.isTypeLiteral(ast)) return []
+  return ast.propertySignatures.map((p) => ({ name: String(p.name), optional: p.isOptional }))
+}
+
+/** The errors an endpoint's shape implies, answered by the router before its handler runs. */
+export const impliedErrors = (
+  endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+): ReadonlyArray<ApiErrorSpec> => {
+  const errors: Array<ApiErrorSpec> = [ApiErrors.UnknownApiVersion, ApiErrors.InternalError]
+  if (Option.isSome(endpoint.payloadSchema)) {
+    errors.push(
+      ApiErrors.ParamsValidation,
+      ApiErrors.PayloadTooLarge,
+      ApiErrors.UnsupportedMediaType
+    )
+  }
+  if (Option.isSome(endpoint.urlParamsSchema)) errors.push(ApiErrors.InvalidParams)
+  if (Option.isSome(endpoint.pathSchema)) {
+    const notFound = pathNotFoundOf(endpoint.pathSchema.value)
+    if (notFound === undefined) {
+      throw new Error(`${endpoint.method} ${endpoint.path}: its path schema needs pathOf(...)`)
+    }
+    errors.push(notFound.error)
+  }
+  if (Option.isSome(endpoint.headersSchema)) {
+    for (const field of structFields(endpoint.headersSchema.value)) {
+      const rule = HEADER_RULES[field.name]
+      if (rule === undefined) continue
+      if (!field.optional) errors.push(rule.missing)
+      errors.push(rule.invalid)
+    }
+  }
+  return errors
+}
+
+/** The codes some endpoints' shapes imply: typed on every endpoint, declared where they apply. */
+type ImpliedCode =
+  | "params_validation"
+  | "invalid_params"
+  | "missing_idempotency_key"
+  | "missing_merchant_id"
+  | "unknown_api_version"
+  | "not_found"
+  | "payment_not_found"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "internal_error"
+
+type Added<
+  E extends HttpApiEndpoint.HttpApiEndpoint.Any,
+  Specs extends ReadonlyArray<ApiErrorSpec>
+> = HttpApiEndpoint.HttpApiEndpoint.AddError<
+  E,
+  ErrorBodyOf<Specs[number]["code"] | ImpliedCode>,
+  never
+>
+
+/**
+ * Declares every error an endpoint answers: `specs`, the rows its handler can
+ * fail with, and the rows its shape implies. Last in an endpoint's chain.
+ */
+export const failsWith =
+  <const Specs extends ReadonlyArray<ApiErrorSpec>>(...specs: Specs) =>
+  <E extends HttpApiEndpoint.HttpApiEndpoint.Any>(endpoint: E): Added<E, Specs> => {
+    const props = endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+    const all = new Set([...impliedErrors(props), ...specs])
+    let declared = props
+    for (const spec of all) declared = declared.addError(spec.schema)
+    return declared.annotate(ErrorsDeclared, true) as unknown as Added<E, Specs>
+  }

@@ -1,8 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import { Partners } from "../partners/Partners.js"
-import { Unauthenticated } from "../shared/Errors.js"
-import { MemoryStorage } from "../testing/MemoryStorage.js"
+import { Effect } from "effect"
 import { makeEngineHandler } from "./Engine.js"
 import { json } from "./Exchange.js"
 import { RequestError } from "./RequestError.js"
@@ -29,10 +26,7 @@ const routes = [
   publicRoute("GET", "/broken", () => Effect.die(new Error("a bug")))
 ]
 
-const handler = makeEngineHandler(routes, {
-  maxBodyBytes: 1024,
-  authenticateWallet: () => Effect.fail(new Unauthenticated({ reason: "missing" }))
-}).pipe(Effect.provide(Partners.Default.pipe(Layer.provide(MemoryStorage))))
+const handler = makeEngineHandler(routes, { maxBodyBytes: 1024, authenticators: [] })
 
 describe("the engine's handler", () => {
   it.effect(

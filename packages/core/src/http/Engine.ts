@@ -5,32 +5,31 @@
  * their server's requests into `EngineRequest`s and call it.
  */
 import { Cause, Effect, Exit, Runtime } from "effect"
-import type { WalletIdentity } from "../gateway/Gateway.js"
-import type { Partner } from "../partners/Partner.js"
-import { Partners } from "../partners/Partners.js"
 import {
   API_VERSIONS,
   type ApiVersion,
   DEFAULT_API_VERSION,
-  isApiVersion,
-  VERSION_HEADERS
+  isApiVersion
 } from "../shared/ApiVersion.js"
-import { type ApiFailure, type ErrorReply, errorReply, INTERNAL_ERROR } from "./ErrorResponses.js"
+import { headerName, VERSION_HEADER_NAMES } from "./ApiDocs.js"
+import {
+  ApiErrors,
+  type ApiFailure,
+  type ErrorReply,
+  errorReply,
+  INTERNAL_ERROR
+} from "./ErrorResponses.js"
 import type { EngineRequest, EngineResponse, Reply } from "./Exchange.js"
 import { RequestError } from "./RequestError.js"
-import type { Route } from "./Route.js"
+import type { Authenticated, Authenticator, Route } from "./Route.js"
 
 export type EngineHandler = (request: EngineRequest) => Promise<EngineResponse>
 
-export interface EngineOptions {
+export interface EngineOptions<R> {
   /** Larger bodies are refused with 413 before they are buffered. */
   readonly maxBodyBytes: number
-  /** Who a gateway request comes from: a wallet app, by its `Api-Key` or `App-Id`. */
-  readonly authenticateWallet: (presented: {
-    readonly apiKey: string | undefined
-    readonly appId: string | undefined
-    readonly clientId: string | undefined
-  }) => Effect.Effect<WalletIdentity, ApiFailure>
+  /** The check of each middleware the routes declare (the partner key, a wallet app's). */
+  readonly authenticators: ReadonlyArray<Authenticator<R>>
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024
@@ -65,7 +64,7 @@ const matchRoute = <R>(
   compiled: Map<number, ReadonlyArray<CompiledRoute<R>>>,
   method: string,
   pathname: string
-): Match<R> | RequestError => {
+): Match<R> => {
   const parts = pathname.split("/").slice(1)
   const allow: Array<string> = []
   for (const { route, segments } of compiled.get(parts.length) ?? []) {
@@ -83,14 +82,11 @@ const matchRoute = <R>(
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i]!
       if (!segment.startsWith(":")) continue
+      // A segment that is not valid percent-encoding is kept as sent: it names nothing (404).
       try {
         params[segment.slice(1)] = decodeURIComponent(parts[i]!)
       } catch {
-        return RequestError.invalid(
-          "invalid_params",
-          segment.slice(1),
-          "is not a valid percent-encoded value"
-        )
+        params[segment.slice(1)] = parts[i]!
       }
     }
     return { _tag: "Found", route, params }
@@ -113,23 +109,13 @@ const splitTarget = (target: string): { pathname: string; query: URLSearchParams
     : { pathname: target.slice(0, mark), query: new URLSearchParams(target.slice(mark + 1)) }
 }
 
-const VERSION_HEADER_KEYS = VERSION_HEADERS.map((name) => [name, name.toLowerCase()] as const)
-
+/** The strongest version header sent, with its name (WIRE.md section 3). */
 const requestedVersion = (request: EngineRequest) => {
-  for (const [name, key] of VERSION_HEADER_KEYS) {
+  for (const key of VERSION_HEADER_NAMES) {
     const value = request.header(key)?.trim()
-    if (value !== undefined && value !== "") return { name, value }
+    if (value !== undefined && value !== "") return { name: headerName(key), value }
   }
   return undefined
-}
-
-/** The presented partner key: `Api-Key`, or the `Authorization: Bearer` form (or `X-Api-Key`). */
-export const presentedApiKey = (request: EngineRequest, legacy = false): string | undefined => {
-  const apiKey = request.header("api-key") ?? (legacy ? request.header("x-api-key") : undefined)
-  if (apiKey !== undefined) return apiKey.trim()
-  const authorization = request.header("authorization")
-  const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)
-  return bearer?.[1] ?? (authorization === undefined ? undefined : "")
 }
 
 const isJsonContentType = (value: string | undefined): boolean =>
@@ -143,21 +129,12 @@ const readBytes = (request: EngineRequest, limit: number) =>
   Effect.flatMap(
     Effect.tryPromise({
       try: () => request.readBody(limit),
-      catch: () =>
-        new RequestError({
-          status: 400,
-          code: "invalid_params",
-          message: "The body could not be read"
-        })
+      catch: () => RequestError.of(ApiErrors.ParamsValidation, "The body could not be read")
     }),
     (bytes) =>
       bytes === "too_large"
         ? Effect.fail(
-            new RequestError({
-              status: 413,
-              code: "payload_too_large",
-              message: `The body is larger than ${limit} bytes`
-            })
+            RequestError.of(ApiErrors.PayloadTooLarge, `The body is larger than ${limit} bytes`)
           )
         : Effect.succeed(bytes)
   )
@@ -169,12 +146,10 @@ const readFormBody = (request: EngineRequest, limit: number) =>
   Effect.flatMap(readBytes(request, limit), (bytes) =>
     bytes.length > 0 && !isFormContentType(request.header("content-type"))
       ? Effect.fail(
-          new RequestError({
-            status: 415,
-            code: "unsupported_media_type",
-            message:
-              "The body must be a form, sent with Content-Type: application/x-www-form-urlencoded"
-          })
+          RequestError.of(
+            ApiErrors.UnsupportedMediaType,
+            "The body must be a form, sent with Content-Type: application/x-www-form-urlencoded"
+          )
         )
       : Effect.succeed(utf8.decode(bytes))
   )
@@ -184,18 +159,17 @@ const readJsonBody = (request: EngineRequest, limit: number) =>
     const bytes = yield* readBytes(request, limit)
     if (bytes.length === 0) return undefined
     if (!isJsonContentType(request.header("content-type"))) {
-      return yield* new RequestError({
-        status: 415,
-        code: "unsupported_media_type",
-        message: "The body must be JSON, sent with Content-Type: application/json"
-      })
+      return yield* RequestError.of(
+        ApiErrors.UnsupportedMediaType,
+        "The body must be JSON, sent with Content-Type: application/json"
+      )
     }
     const text = utf8.decode(bytes)
     try {
       return JSON.parse(text) as unknown
     } catch (cause) {
       return yield* RequestError.invalid(
-        "invalid_params",
+        ApiErrors.ParamsValidation,
         "body",
         `is not valid JSON (${cause instanceof Error ? cause.message : "parse error"})`
       )
@@ -223,42 +197,47 @@ const respond = (reply: Reply, version: ApiVersion | undefined): EngineResponse 
 
 export const makeEngineHandler = <R>(
   routes: ReadonlyArray<Route<R>>,
-  options: EngineOptions
-): Effect.Effect<EngineHandler, never, R | Partners> =>
+  options: EngineOptions<R>
+): Effect.Effect<EngineHandler, never, R> =>
   Effect.gen(function* () {
-    const partners = yield* Partners
-    const runtime = yield* Effect.runtime<R | Partners>()
+    const runtime = yield* Effect.runtime<R>()
     const compiled = compile(routes)
+    const authenticators = new Map<object, Authenticator<R>>(
+      options.authenticators.map((a) => [a.middleware, a])
+    )
+    for (const route of routes) {
+      if (route.middleware !== undefined && !authenticators.has(route.middleware)) {
+        throw new Error(
+          `${route.method} ${route.path}: no authenticator for ${route.middleware.key}`
+        )
+      }
+    }
+    const PUBLIC: Effect.Effect<Authenticated | undefined> = Effect.succeed(undefined)
 
     const failed = (failure: ApiFailure, version: ApiVersion | undefined) =>
       respond(fromError(errorReply(failure)), version)
 
     /** Everything before the route runs is synchronous; the route's work is the one effect. */
-    const handle = (request: EngineRequest): Effect.Effect<EngineResponse, never, R | Partners> => {
+    const handle = (request: EngineRequest): Effect.Effect<EngineResponse, never, R> => {
       const url = splitTarget(request.url)
       const match = matchRoute(compiled, request.method.toUpperCase(), url.pathname)
-      if (match instanceof RequestError) return Effect.succeed(failed(match, undefined))
       if (match._tag === "None") {
         return Effect.succeed(
           failed(
-            new RequestError({
-              status: 404,
-              code: "not_found",
-              message: `No route for ${request.method} ${url.pathname}`
-            }),
+            RequestError.of(ApiErrors.NotFound, `No route for ${request.method} ${url.pathname}`),
             undefined
           )
         )
       }
       if (match._tag === "WrongMethod") {
+        const allow = match.allow.join(", ")
         return Effect.succeed(
           failed(
-            new RequestError({
-              status: 405,
-              code: "method_not_allowed",
-              message: `${request.method} is not allowed here; use ${match.allow.join(", ")}`,
-              allow: match.allow.join(", ")
-            }),
+            RequestError.of(
+              ApiErrors.MethodNotAllowed,
+              `${request.method} is not allowed here; use ${allow}`,
+              { allow }
+            ),
             undefined
           )
         )
@@ -268,50 +247,36 @@ export const makeEngineHandler = <R>(
       if (requested !== undefined && !isApiVersion(requested.value)) {
         return Effect.succeed(
           failed(
-            new RequestError({
-              status: 400,
-              code: "unknown_api_version",
-              message: `Unknown API version ${JSON.stringify(requested.value)}; known: ${API_VERSIONS.join(", ")}`,
-              issues: [{ field: requested.name, message: "is not a known API version" }]
-            }),
+            RequestError.of(
+              ApiErrors.UnknownApiVersion,
+              `Unknown API version ${JSON.stringify(requested.value)}; known: ${API_VERSIONS.join(", ")}`,
+              { issues: [{ field: requested.name, message: "is not a known API version" }] }
+            ),
             undefined
           )
         )
       }
       let version = requested?.value as ApiVersion | undefined
-      const authenticated: Effect.Effect<
-        { readonly partner?: Partner; readonly wallet?: WalletIdentity },
-        ApiFailure
-      > =
-        route.auth === "none"
-          ? Effect.succeed({})
-          : route.auth === "wallet"
-            ? Effect.map(
-                options.authenticateWallet({
-                  apiKey: request.header("api-key")?.trim(),
-                  appId: request.header("app-id")?.trim(),
-                  clientId: request.header("client-id")?.trim()
-                }),
-                (wallet) => ({ wallet })
-              )
-            : Effect.map(
-                partners.authenticate(presentedApiKey(request, route.auth === "partner-legacy")),
-                (partner) => ({ partner })
-              )
+      const middleware = route.middleware
+      const authenticated: Effect.Effect<Authenticated | undefined, ApiFailure, R> =
+        middleware === undefined ? PUBLIC : authenticators.get(middleware)!.authenticate(request)
       return authenticated.pipe(
-        Effect.flatMap(({ partner, wallet }) => {
-          version ??= partner?.apiVersion ?? DEFAULT_API_VERSION
-          const exchange = (body: unknown) =>
-            route.handle({
+        Effect.flatMap((caller) => {
+          version ??= caller?.pinnedVersion ?? DEFAULT_API_VERSION
+          const exchange = (body: unknown) => {
+            const handled = route.handle({
               request,
               path: url.pathname,
               pathParams: params,
               query: url.query,
               body,
-              partner,
-              wallet,
               version: version as ApiVersion
             })
+            // The caller, as the middleware provides it (CurrentPartner, CurrentWalletApp).
+            return caller === undefined || middleware?.provides === undefined
+              ? handled
+              : Effect.provideService(handled, middleware.provides, caller.service)
+          }
           return route.takesBody === "form"
             ? Effect.flatMap(readFormBody(request, options.maxBodyBytes), exchange)
             : route.takesBody

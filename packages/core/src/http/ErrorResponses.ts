@@ -1,9 +1,13 @@
 /**
- * The one place where failures become HTTP: each domain error's status, wire
- * code and message (WIRE.md section 3). Every error body has one shape:
- * `{code, message, issues?}`.
+ * The one place where failures become HTTP: every error the engine answers,
+ * with its status, wire code and body schema (WIRE.md section 3), and each
+ * domain error's entry. Endpoints declare the entries they can answer
+ * (`failsWith` in ApiDocs.ts), so the OpenAPI document and the typed client
+ * read the same table the engine answers from. Every error body has one
+ * shape: `{code, message, issues?}`.
  */
-import { Match } from "effect"
+import { HttpApiSchema } from "@effect/platform"
+import { Match, Schema } from "effect"
 import type { GatewayAuthError } from "../apps/WalletApp.js"
 import type {
   ChainUnreachable,
@@ -19,13 +23,186 @@ import type {
   RefundExists
 } from "../payments/Payment.js"
 import type { SettlementAssetConflict, SettlementNotFound } from "../settlements/Settlement.js"
-import type {
-  Forbidden,
-  IdempotencyConflict,
-  InvalidInput,
-  Unauthenticated
+import {
+  FieldIssue,
+  type Forbidden,
+  type IdempotencyConflict,
+  type InvalidInput,
+  type Unauthenticated
 } from "../shared/Errors.js"
 import type { RequestError } from "./RequestError.js"
+
+/** The body of one error code: `{code, message, issues?}` with `code` fixed. */
+export interface ErrorBodyOf<Code extends string> {
+  readonly code: Code
+  readonly message: string
+  readonly issues?: ReadonlyArray<FieldIssue> | undefined
+}
+
+/** One row of the table: an error the engine answers with this status and code. */
+export interface ApiErrorSpec<Code extends string = string> {
+  readonly status: number
+  readonly code: Code
+  /** `{code, message, issues?}` with `code` fixed: its type is `ErrorBodyOf<Code>`. */
+  readonly schema: Schema.Schema.AnyNoContext
+}
+
+/**
+ * A row: its body schema carries its status (as HttpApi reads it) and its name
+ * (the OpenAPI component, `CancelRefusedError`).
+ */
+const row = <const Code extends string>(
+  name: string,
+  status: number,
+  code: Code,
+  description: string
+): ApiErrorSpec<Code> => ({
+  status,
+  code,
+  schema: Schema.Struct({
+    code: Schema.Literal(code),
+    message: Schema.String,
+    issues: Schema.optional(Schema.Array(FieldIssue)).annotations({
+      description: "Every offending field, on validation errors"
+    })
+  }).annotations({
+    ...HttpApiSchema.annotations({ status }),
+    identifier: name.endsWith("Error") ? name : `${name}Error`,
+    description
+  })
+})
+
+/** Every error the engine answers. */
+export const ApiErrors = {
+  // 400
+  ParamsValidation: row(
+    "ParamsValidation",
+    400,
+    "params_validation",
+    "The body, or a header's value, is invalid; `issues` names each offending field"
+  ),
+  InvalidParams: row(
+    "InvalidParams",
+    400,
+    "invalid_params",
+    "A query parameter or header is invalid; `issues` names each offending field"
+  ),
+  MissingIdempotencyKey: row(
+    "MissingIdempotencyKey",
+    400,
+    "missing_idempotency_key",
+    "Idempotency-Key is required here"
+  ),
+  MissingMerchantId: row(
+    "MissingMerchantId",
+    400,
+    "missing_merchant_id",
+    "Merchant-Id is required here"
+  ),
+  UnknownApiVersion: row(
+    "UnknownApiVersion",
+    400,
+    "unknown_api_version",
+    "The requested API version is unknown"
+  ),
+  CancelRefused: row(
+    "CancelRefused",
+    400,
+    "invalid_state",
+    "The payment's state does not allow this"
+  ),
+  // 401
+  MissingApiKey: row("MissingApiKey", 401, "missing_api_key", "No API key was sent"),
+  InvalidApiKey: row("InvalidApiKey", 401, "invalid_api_key", "The API key is not valid"),
+  MissingAuthHeaders: row(
+    "MissingAuthHeaders",
+    401,
+    "missing_auth_headers",
+    "No wallet credentials were sent"
+  ),
+  MissingAppId: row("MissingAppId", 401, "missing_app_id", "Client-Id was sent without App-Id"),
+  InvalidAppId: row("InvalidAppId", 401, "invalid_app_id", "The App-Id names no wallet app"),
+  ConflictingAuthHeaders: row(
+    "ConflictingAuthHeaders",
+    401,
+    "conflicting_auth_headers",
+    "Api-Key and App-Id name different wallet apps"
+  ),
+  // 403
+  Forbidden: row("Forbidden", 403, "forbidden", "A valid key used on another partner's resource"),
+  // 404
+  NotFound: row("NotFound", 404, "not_found", "No such resource"),
+  MerchantNotFound: row(
+    "MerchantNotFound",
+    404,
+    "merchant_not_found",
+    "The Merchant-Id header names no merchant"
+  ),
+  PaymentNotFound: row("PaymentNotFound", 404, "payment_not_found", "No such payment"),
+  // 405
+  MethodNotAllowed: row(
+    "MethodNotAllowed",
+    405,
+    "method_not_allowed",
+    "The path exists for other methods"
+  ),
+  // 409
+  IdempotencyConflict: row(
+    "IdempotencyConflict",
+    409,
+    "idempotency_conflict",
+    "The key was used with another request, or its first request is still running"
+  ),
+  SettlementAssetConflict: row(
+    "SettlementAssetConflict",
+    409,
+    "settlement_asset_conflict",
+    "The merchant already has a settlement for this asset"
+  ),
+  MerchantInactive: row(
+    "MerchantInactive",
+    409,
+    "merchant_inactive",
+    "The merchant cannot accept payments"
+  ),
+  RefundExists: row("RefundExists", 409, "refund_exists", "The payment already has a refund"),
+  InvalidState: row(
+    "InvalidState",
+    409,
+    "invalid_state",
+    "The payment's state does not allow this"
+  ),
+  QuoteExpired: row("QuoteExpired", 409, "quote_expired", "The option's price is no longer locked"),
+  InsufficientBalance: row(
+    "InsufficientBalance",
+    409,
+    "insufficient_balance",
+    "The account holds less than the option needs"
+  ),
+  // 410
+  PaymentExpired: row("PaymentExpired", 410, "payment_expired", "The payment expired"),
+  // 413, 415
+  PayloadTooLarge: row(
+    "PayloadTooLarge",
+    413,
+    "payload_too_large",
+    "The body is larger than the engine accepts"
+  ),
+  UnsupportedMediaType: row(
+    "UnsupportedMediaType",
+    415,
+    "unsupported_media_type",
+    "The body is not of the route's type"
+  ),
+  // 500, 503
+  InternalError: row("InternalError", 500, "internal_error", "An unexpected failure"),
+  ChainUnavailable: row(
+    "ChainUnavailable",
+    503,
+    "chain_unavailable",
+    "The network did not answer; nothing was submitted"
+  )
+} as const
 
 export type ApiFailure =
   | RequestError
@@ -58,12 +235,28 @@ export interface ErrorReply {
   readonly headers?: Readonly<Record<string, string>>
 }
 
-const GATEWAY_AUTH_MESSAGES: Record<GatewayAuthError["reason"], string> = {
-  missing_auth_headers: "Missing wallet credentials: send Api-Key or App-Id",
-  missing_app_id: "Client-Id was sent without App-Id",
-  invalid_api_key: "Invalid API key",
-  invalid_app_id: "Invalid App-Id",
-  conflicting_auth_headers: "Api-Key and App-Id name different wallet apps"
+/** The reply of one table row. */
+export const replyOf = (
+  spec: ApiErrorSpec,
+  message: string,
+  issues?: ReadonlyArray<FieldIssue>
+): ErrorReply => ({
+  status: spec.status,
+  body: { code: spec.code, message, ...(issues ? { issues } : {}) }
+})
+
+const GATEWAY_AUTH: Record<GatewayAuthError["reason"], readonly [ApiErrorSpec, string]> = {
+  missing_auth_headers: [
+    ApiErrors.MissingAuthHeaders,
+    "Missing wallet credentials: send Api-Key or App-Id"
+  ],
+  missing_app_id: [ApiErrors.MissingAppId, "Client-Id was sent without App-Id"],
+  invalid_api_key: [ApiErrors.InvalidApiKey, "Invalid API key"],
+  invalid_app_id: [ApiErrors.InvalidAppId, "Invalid App-Id"],
+  conflicting_auth_headers: [
+    ApiErrors.ConflictingAuthHeaders,
+    "Api-Key and App-Id name different wallet apps"
+  ]
 }
 
 export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFailure>().pipe(
@@ -73,98 +266,61 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
       body: { code: e.code, message: e.message, ...(e.issues ? { issues: e.issues } : {}) },
       ...(e.allow ? { headers: { allow: e.allow } } : {})
     }),
-    InvalidInput: (e) => ({
-      status: 400,
-      body: { code: "params_validation", message: e.message, issues: e.issues }
-    }),
+    InvalidInput: (e) => replyOf(ApiErrors.ParamsValidation, e.message, e.issues),
     Unauthenticated: (e) =>
       e.reason === "missing"
-        ? { status: 401, body: { code: "missing_api_key", message: "Missing API key" } }
-        : { status: 401, body: { code: "invalid_api_key", message: "Invalid API key" } },
+        ? replyOf(ApiErrors.MissingApiKey, "Missing API key")
+        : replyOf(ApiErrors.InvalidApiKey, "Invalid API key"),
     // Every refusal of a wallet's credentials is 401, a conflict of two valid headers too: the
     // reference documents only 401 for gateway authentication, and a wallet reacts to all alike.
-    GatewayAuthError: (e) => ({
-      status: 401,
-      body: { code: e.reason, message: GATEWAY_AUTH_MESSAGES[e.reason] }
-    }),
-    Forbidden: (e) => ({ status: 403, body: { code: "forbidden", message: e.message } }),
-    IdempotencyConflict: (e) => ({
-      status: 409,
-      body: {
-        code: "idempotency_conflict",
-        message:
-          e.reason === "different_request"
-            ? "Idempotency key conflict: same key was used with a different request"
-            : "Idempotency key conflict: a request with this key is still being processed; retry later"
-      }
-    }),
-    MerchantNotFound: (e) => ({
-      status: 404,
-      body: { code: "not_found", message: `No merchant ${e.merchantId}` }
-    }),
-    SettlementNotFound: (e) => ({
-      status: 404,
-      body: { code: "not_found", message: `No crypto settlement ${e.settlementId}` }
-    }),
-    PaymentNotFound: (e) => ({
-      status: 404,
-      body: { code: "payment_not_found", message: `No payment ${e.paymentId}` }
-    }),
+    GatewayAuthError: (e) => replyOf(...GATEWAY_AUTH[e.reason]),
+    Forbidden: (e) => replyOf(ApiErrors.Forbidden, e.message),
+    IdempotencyConflict: (e) =>
+      replyOf(
+        ApiErrors.IdempotencyConflict,
+        e.reason === "different_request"
+          ? "Idempotency key conflict: same key was used with a different request"
+          : "Idempotency key conflict: a request with this key is still being processed; retry later"
+      ),
+    MerchantNotFound: (e) => replyOf(ApiErrors.NotFound, `No merchant ${e.merchantId}`),
+    SettlementNotFound: (e) =>
+      replyOf(ApiErrors.NotFound, `No crypto settlement ${e.settlementId}`),
+    PaymentNotFound: (e) => replyOf(ApiErrors.PaymentNotFound, `No payment ${e.paymentId}`),
     // The reference answers 400 to a cancel that cannot happen; other refusals are 409 (WIRE.md).
-    InvalidState: (e) => ({
-      status: e.kind === "cancel" ? 400 : 409,
-      body: { code: "invalid_state", message: e.message }
-    }),
-    PaymentExpired: (e) => ({
-      status: 410,
-      body: { code: "payment_expired", message: `Payment ${e.paymentId} has expired` }
-    }),
-    MerchantInactive: (e) => ({
-      status: 409,
-      body: {
-        code: "merchant_inactive",
-        message: `Merchant ${e.merchantId} is ${e.status} and cannot accept payments`
-      }
-    }),
-    RefundExists: (e) => ({
-      status: 409,
-      body: {
-        code: "refund_exists",
-        message: `Payment ${e.paymentId} already has a refund (${e.refundId})`
-      }
-    }),
-    QuoteExpired: (e) => ({
-      status: 409,
-      body: {
-        code: "quote_expired",
-        message: `The price of option ${e.optionId} is no longer locked; fetch the options again`
-      }
-    }),
-    InsufficientBalance: (e) => ({
-      status: 409,
-      body: {
-        code: "insufficient_balance",
-        message: `${e.account} holds ${e.balance} of ${e.asset} in minor units; the option needs ${e.required}`
-      }
-    }),
-    ChainUnreachable: (e) => ({
-      status: 503,
-      body: {
-        code: "chain_unavailable",
-        message: `The network ${e.chainId} did not answer; nothing was submitted, try again`
-      }
-    }),
-    SettlementAssetConflict: (e) => ({
-      status: 409,
-      body: {
-        code: "settlement_asset_conflict",
-        message: `Merchant ${e.merchantId} already has a settlement for ${e.asset}`
-      }
-    })
+    InvalidState: (e) =>
+      replyOf(e.kind === "cancel" ? ApiErrors.CancelRefused : ApiErrors.InvalidState, e.message),
+    PaymentExpired: (e) => replyOf(ApiErrors.PaymentExpired, `Payment ${e.paymentId} has expired`),
+    MerchantInactive: (e) =>
+      replyOf(
+        ApiErrors.MerchantInactive,
+        `Merchant ${e.merchantId} is ${e.status} and cannot accept payments`
+      ),
+    RefundExists: (e) =>
+      replyOf(
+        ApiErrors.RefundExists,
+        `Payment ${e.paymentId} already has a refund (${e.refundId})`
+      ),
+    QuoteExpired: (e) =>
+      replyOf(
+        ApiErrors.QuoteExpired,
+        `The price of option ${e.optionId} is no longer locked; fetch the options again`
+      ),
+    InsufficientBalance: (e) =>
+      replyOf(
+        ApiErrors.InsufficientBalance,
+        `${e.account} holds ${e.balance} of ${e.asset} in minor units; the option needs ${e.required}`
+      ),
+    ChainUnreachable: (e) =>
+      replyOf(
+        ApiErrors.ChainUnavailable,
+        `The network ${e.chainId} did not answer; nothing was submitted, try again`
+      ),
+    SettlementAssetConflict: (e) =>
+      replyOf(
+        ApiErrors.SettlementAssetConflict,
+        `Merchant ${e.merchantId} already has a settlement for ${e.asset}`
+      )
   })
 )
 
-export const INTERNAL_ERROR: ErrorReply = {
-  status: 500,
-  body: { code: "internal_error", message: "Internal Server Error" }
-}
+export const INTERNAL_ERROR: ErrorReply = replyOf(ApiErrors.InternalError, "Internal Server Error")

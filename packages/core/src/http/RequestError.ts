@@ -1,10 +1,12 @@
 /**
  * Failures of the HTTP exchange itself, before any domain rule runs: an
  * unknown route, a body that is not JSON or too large, a bad header. Unlike
- * domain errors these know their status, since they only exist at the edge.
+ * domain errors these know their status, since they only exist at the edge;
+ * each is made from a row of the error table (ErrorResponses.ts).
  */
 import { Schema } from "effect"
 import { FieldIssue } from "../shared/Errors.js"
+import type { ApiErrorSpec } from "./ErrorResponses.js"
 
 export class RequestError extends Schema.TaggedError<RequestError>()("RequestError", {
   status: Schema.Number,
@@ -13,22 +15,23 @@ export class RequestError extends Schema.TaggedError<RequestError>()("RequestErr
   issues: Schema.optional(Schema.Array(FieldIssue)),
   allow: Schema.optional(Schema.String)
 }) {
+  static of(
+    spec: ApiErrorSpec,
+    message: string,
+    extra: { readonly issues?: ReadonlyArray<FieldIssue>; readonly allow?: string } = {}
+  ): RequestError {
+    return new RequestError({ status: spec.status, code: spec.code, message, ...extra })
+  }
+
   /** A required header that was not sent, e.g. `Merchant-Id`. */
-  static missingHeader(code: string, header: string): RequestError {
-    return new RequestError({
-      status: 400,
-      code,
-      message: `Missing ${header} header`,
+  static missingHeader(spec: ApiErrorSpec, header: string): RequestError {
+    return RequestError.of(spec, `Missing ${header} header`, {
       issues: [{ field: header, message: "is required" }]
     })
   }
 
-  static invalid(code: string, field: string, message: string): RequestError {
-    return new RequestError({
-      status: 400,
-      code,
-      message: `${field}: ${message}`,
-      issues: [{ field, message }]
-    })
+  /** One offending field. */
+  static invalid(spec: ApiErrorSpec, field: string, message: string): RequestError {
+    return RequestError.of(spec, `${field}: ${message}`, { issues: [{ field, message }] })
   }
 }

@@ -1,18 +1,31 @@
 /**
- * Routes served by the engine, built from the HttpApi endpoint definitions so
- * that the served paths, the decoding and the OpenAPI document cannot drift:
- * the endpoint's own path, URL-parameter and payload schemas decode the
- * request, and the handler receives typed values.
+ * Routes served by the engine, built from the HttpApi definition so that the
+ * served paths, the decoding, the authentication and the declared errors come
+ * from one place: each endpoint's path, header, URL-parameter and payload
+ * schemas decode the request, its group's or its own middleware says who may
+ * call it, and its handler receives typed values.
  */
-import type { HttpApiEndpoint } from "@effect/platform"
-import { Effect, Either, Option, type Schema } from "effect"
-import type { WalletIdentity } from "../gateway/Gateway.js"
-import type { Partner } from "../partners/Partner.js"
+import {
+  HttpApi,
+  type HttpApiEndpoint,
+  type HttpApiGroup,
+  type HttpApiMiddleware
+} from "@effect/platform"
+import { Context, Effect, Either, Option, Schema } from "effect"
 import type { ApiVersion } from "../shared/ApiVersion.js"
-import { makeDecoder } from "./Decode.js"
-import type { ApiFailure } from "./ErrorResponses.js"
+import {
+  ErrorsDeclared,
+  HEADER_RULES,
+  headerName,
+  pathNotFoundOf,
+  structFields,
+  UnknownBodyFields,
+  VERSION_HEADER_NAMES
+} from "./ApiDocs.js"
+import { makeDecoder, toFieldIssues } from "./Decode.js"
+import { ApiErrors, type ApiFailure } from "./ErrorResponses.js"
 import type { EngineRequest, Reply } from "./Exchange.js"
-import type { RequestError } from "./RequestError.js"
+import { RequestError } from "./RequestError.js"
 
 /** What the engine hands a route after matching, authenticating and reading the body. */
 export interface Exchange {
@@ -21,25 +34,30 @@ export interface Exchange {
   readonly path: string
   readonly pathParams: Readonly<Record<string, string>>
   readonly query: URLSearchParams
-  /** Parsed JSON body; undefined when there was none. */
+  /** Parsed JSON body (undefined when there was none), or the text of a form. */
   readonly body: unknown
-  readonly partner: Partner | undefined
-  /** The wallet app of a gateway request. */
-  readonly wallet: WalletIdentity | undefined
   readonly version: ApiVersion
 }
 
-/**
- * `partner-legacy` also takes the key from `X-Api-Key` (the deprecated legacy
- * route); `wallet` is a wallet app's `Api-Key` or `App-Id` (the gateway).
- */
-export type Auth = "partner" | "partner-legacy" | "wallet" | "none"
+/** Who the middleware says the caller is: the service it provides, and a pinned API version. */
+export interface Authenticated {
+  readonly service: unknown
+  readonly pinnedVersion?: ApiVersion | undefined
+}
+
+/** Runs a middleware's check: given to the engine for each middleware the definition uses. */
+export interface Authenticator<R = never> {
+  /** The middleware class of the definition (`PartnerApiKey`): what routes declare. */
+  readonly middleware: object
+  readonly authenticate: (request: EngineRequest) => Effect.Effect<Authenticated, ApiFailure, R>
+}
 
 export interface Route<R> {
   readonly method: string
   /** Template with `:name` segments, as in the endpoint definition. */
   readonly path: string
-  readonly auth: Auth
+  /** The middleware that authenticates callers; none for public routes. */
+  readonly middleware: HttpApiMiddleware.TagClassAny | undefined
   /** Whether the engine reads a body for this route: JSON, or a form (`application/x-www-form-urlencoded`, passed as text). */
   readonly takesBody: boolean | "form"
   readonly handle: (exchange: Exchange) => Effect.Effect<Reply, ApiFailure, R>
@@ -49,25 +67,57 @@ export interface RouteInput<E extends HttpApiEndpoint.HttpApiEndpoint.Any> {
   readonly path: HttpApiEndpoint.HttpApiEndpoint.PathParsed<E>
   readonly urlParams: HttpApiEndpoint.HttpApiEndpoint.UrlParams<E>
   readonly payload: HttpApiEndpoint.HttpApiEndpoint.Payload<E>
-  /** The partner of a partner route (undefined on wallet routes). */
-  readonly partner: Partner
-  /** The wallet app of a wallet route (undefined on partner routes). */
-  readonly wallet: WalletIdentity
+  readonly headers: HttpApiEndpoint.HttpApiEndpoint.Headers<E>
   readonly version: ApiVersion
   readonly method: string
   /** `METHOD /template`: the route part of an idempotency scope. */
   readonly routeKey: string
   /** The path as requested, parameters filled in (`/v1/merchants/mrch_…/settlements/crypto`). */
   readonly requestPath: string
-  readonly header: (name: string) => string | undefined
+  /** The body as parsed, before decoding: what an idempotency fingerprint covers. */
   readonly body: unknown
 }
 
-export interface RouteOptions {
-  /** Partner routes reject unknown body fields; wallet routes ignore them (WIRE.md). */
-  readonly unknownFields?: "reject" | "ignore"
-  readonly auth?: "partner" | "partner-legacy"
+export type EndpointHandler<E extends HttpApiEndpoint.HttpApiEndpoint.Any, R> = (
+  input: RouteInput<E>
+) => Effect.Effect<Reply, ApiFailure, R>
+
+/** A handler for every endpoint of a group, by endpoint name. */
+export type GroupHandlers<G extends HttpApiGroup.HttpApiGroup.Any, R> = {
+  readonly [Name in HttpApiEndpoint.HttpApiEndpoint.Name<
+    HttpApiGroup.HttpApiGroup.Endpoints<G>
+  >]: EndpointHandler<
+    HttpApiEndpoint.HttpApiEndpoint.WithName<HttpApiGroup.HttpApiGroup.Endpoints<G>, Name>,
+    R
+  >
 }
+
+export interface GroupImplementation<out R> {
+  readonly group: string
+  readonly handlers: Readonly<Record<string, EndpointHandler<never, R>>>
+}
+
+/** The services a group's handlers need. */
+export type ImplementationContext<I> = I extends GroupImplementation<infer R> ? R : never
+
+/** The services the handlers of a record need. */
+type HandlersContext<H> = {
+  // biome-ignore lint/suspicious/noExplicitAny: only the context of each handler's effect is read
+  [K in keyof H]: H[K] extends (input: any) => Effect.Effect<any, any, infer R> ? R : never
+}[keyof H]
+
+/** The handlers of one group of the definition, checked against its endpoints. */
+export const implement = <
+  G extends HttpApiGroup.HttpApiGroup.Any,
+  // biome-ignore lint/suspicious/noExplicitAny: each handler's own context is inferred
+  H extends GroupHandlers<G, any>
+>(
+  group: G,
+  handlers: H
+): GroupImplementation<HandlersContext<H>> => ({
+  group: (group as unknown as HttpApiGroup.HttpApiGroup.AnyWithProps).identifier,
+  handlers: handlers as unknown as Record<string, EndpointHandler<never, HandlersContext<H>>>
+})
 
 /** URL parameters as a record: a repeated name becomes an array. */
 export const queryRecord = (query: URLSearchParams): Record<string, string | Array<string>> => {
@@ -79,79 +129,176 @@ export const queryRecord = (query: URLSearchParams): Record<string, string | Arr
   return out
 }
 
-type Decoder = (input: unknown) => Either.Either<unknown, RequestError>
+type Decoder<A = unknown> = (input: unknown) => Either.Either<A, RequestError>
 
-const decoderFor = (
+const NO_INPUT: Decoder = () => Either.right(undefined)
+
+// Endpoint schemas here need no services: their context is never.
+const asSchema = (s: Schema.Schema.Any) => s as Schema.Schema<unknown, unknown>
+
+/** Path parameters that do not decode name nothing: 404 with the path's code, whatever their shape. */
+const pathDecoder = (schema: Option.Option<Schema.Schema.Any>): Decoder => {
+  if (Option.isNone(schema)) return NO_INPUT
+  const notFound = pathNotFoundOf(schema.value)
+  if (notFound === undefined) throw new Error("a path schema needs pathOf(...)")
+  const decode = Schema.decodeUnknownEither(asSchema(schema.value), { errors: "first" })
+  return (input) =>
+    Either.mapLeft(decode(input), (error) => {
+      const field = toFieldIssues(error)[0]?.field ?? ""
+      const value = (input as Record<string, string>)[field] ?? ""
+      const noun = notFound.nouns[field] ?? "resource"
+      return RequestError.of(notFound.error, notFound.message ?? `No ${noun} ${value}`)
+    })
+}
+
+/**
+ * Headers by their declared names (lower case), a value sent empty counted as
+ * absent. The version headers are settled by the engine before authentication.
+ */
+const headersDecoder = (
+  schema: Option.Option<Schema.Schema.Any>
+): Decoder<unknown> & {
+  readonly names: ReadonlyArray<string>
+} => {
+  if (Option.isNone(schema)) return Object.assign(NO_INPUT, { names: [] })
+  const versions = VERSION_HEADER_NAMES as ReadonlyArray<string>
+  const names = structFields(schema.value)
+    .map((f) => f.name)
+    .filter((name) => !versions.includes(name))
+  const omitVersions = (Schema.omit as (...keys: ReadonlyArray<string>) => unknown)(
+    ...VERSION_HEADER_NAMES
+  ) as (s: Schema.Schema.Any) => Schema.Schema.Any
+  const decode = Schema.decodeUnknownEither(asSchema(omitVersions(schema.value)), {
+    errors: "all"
+  })
+  const decoder: Decoder = (input) =>
+    Either.mapLeft(decode(input), (error) => {
+      const issues = toFieldIssues(error)
+      const first = issues[0]!
+      const rule = HEADER_RULES[first.field]
+      const header = headerName(first.field)
+      if (first.message === "is required") {
+        return RequestError.missingHeader(rule?.missing ?? ApiErrors.InvalidParams, header)
+      }
+      return RequestError.of(
+        rule?.invalid ?? ApiErrors.InvalidParams,
+        `${header}: ${first.message}`,
+        { issues: issues.map((i) => ({ field: headerName(i.field), message: i.message })) }
+      )
+    })
+  return Object.assign(decoder, { names })
+}
+
+const readHeaders = (request: EngineRequest, names: ReadonlyArray<string>) => {
+  const out: Record<string, string> = {}
+  for (const name of names) {
+    const value = request.header(name)?.trim()
+    if (value !== undefined && value !== "") out[name] = value
+  }
+  return out
+}
+
+const optionalDecoder = (
   schema: Option.Option<Schema.Schema.Any>,
-  source: "body" | "query" | "path",
+  source: "body" | "query",
   unknownFields: "reject" | "ignore"
 ): Decoder =>
   Option.match(schema, {
-    onNone: () => () => Either.right(undefined),
-    // Endpoint schemas here need no services: their context is never.
-    onSome: (s) => makeDecoder(s as Schema.Schema<unknown, unknown>, { source, unknownFields })
+    onNone: () => NO_INPUT,
+    onSome: (s) => makeDecoder(asSchema(s), { source, unknownFields })
   })
 
-/** A route for one endpoint of the HttpApi definition, its request decoded by the endpoint's schemas. */
-const endpointRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
-  endpoint: E,
-  handler: (input: RouteInput<E>) => Effect.Effect<Reply, ApiFailure, R>,
-  options: { readonly unknownFields: "reject" | "ignore"; readonly auth: Auth }
+/** The route of one endpoint: its request decoded by its own schemas, then its handler. */
+const endpointRoute = <R>(
+  endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps,
+  handler: EndpointHandler<never, R>,
+  options: {
+    readonly unknownFields: "reject" | "ignore"
+    readonly middleware: HttpApiMiddleware.TagClassAny | undefined
+  }
 ): Route<R> => {
-  const e = endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
-  const unknownFields = options.unknownFields
-  const routeKey = `${e.method} ${e.path}`
-  const decodePath = decoderFor(e.pathSchema, "path", "ignore")
-  const decodeQuery = decoderFor(e.urlParamsSchema, "query", "ignore")
-  const decodeBody = decoderFor(e.payloadSchema, "body", unknownFields)
+  const routeKey = `${endpoint.method} ${endpoint.path}`
+  const decodePath = pathDecoder(endpoint.pathSchema)
+  const decodeHeaders = headersDecoder(endpoint.headersSchema)
+  const decodeQuery = optionalDecoder(endpoint.urlParamsSchema, "query", "ignore")
+  const decodeBody = optionalDecoder(endpoint.payloadSchema, "body", options.unknownFields)
   return {
-    method: e.method,
-    path: e.path,
-    auth: options.auth,
-    takesBody: Option.isSome(e.payloadSchema) && e.method !== "GET" && e.method !== "DELETE",
+    method: endpoint.method,
+    path: endpoint.path,
+    middleware: options.middleware,
+    takesBody:
+      Option.isSome(endpoint.payloadSchema) &&
+      endpoint.method !== "GET" &&
+      endpoint.method !== "DELETE",
     handle: (exchange) => {
       const path = decodePath(exchange.pathParams)
       if (Either.isLeft(path)) return Effect.fail(path.left)
+      const headers = decodeHeaders(readHeaders(exchange.request, decodeHeaders.names))
+      if (Either.isLeft(headers)) return Effect.fail(headers.left)
       const urlParams = decodeQuery(queryRecord(exchange.query))
       if (Either.isLeft(urlParams)) return Effect.fail(urlParams.left)
       const payload = decodeBody(exchange.body)
       if (Either.isLeft(payload)) return Effect.fail(payload.left)
       return handler({
         path: path.right,
+        headers: headers.right,
         urlParams: urlParams.right,
         payload: payload.right,
-        partner: exchange.partner as Partner,
-        wallet: exchange.wallet as WalletIdentity,
         version: exchange.version,
-        method: e.method,
+        method: endpoint.method,
         routeKey,
         requestPath: exchange.path,
-        header: exchange.request.header,
         body: exchange.body
-      } as RouteInput<E>)
+      } as never)
     }
   }
 }
 
-/** A partner-authenticated route for one endpoint of the HttpApi definition. */
-export const partnerRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
-  endpoint: E,
-  handler: (input: RouteInput<E>) => Effect.Effect<Reply, ApiFailure, R>,
-  options: RouteOptions = {}
-): Route<R> =>
-  endpointRoute(endpoint, handler, {
-    unknownFields: options.unknownFields ?? "reject",
-    auth: options.auth ?? "partner"
+/**
+ * Every endpoint of `api` as a route, each with its group's handler. An
+ * endpoint without a handler, or whose errors were not declared with
+ * `failsWith`, is refused here, at start.
+ */
+export const apiRoutes = <Implementations extends ReadonlyArray<GroupImplementation<unknown>>>(
+  api: HttpApi.HttpApi.Any,
+  implementations: Implementations
+): ReadonlyArray<Route<ImplementationContext<Implementations[number]>>> => {
+  type R = ImplementationContext<Implementations[number]>
+  const byGroup = new Map(
+    implementations.map((i) => [i.group, i.handlers as Record<string, EndpointHandler<never, R>>])
+  )
+  const routes: Array<Route<R>> = []
+  HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
+    onGroup: () => {},
+    onEndpoint: ({ group, endpoint, middleware, mergedAnnotations }) => {
+      const where = `${endpoint.method} ${endpoint.path} (${group.identifier}.${endpoint.name})`
+      const handler = byGroup.get(group.identifier)?.[endpoint.name]
+      if (handler === undefined) throw new Error(`${where} has no handler`)
+      if (Option.isNone(Context.getOption(endpoint.annotations, ErrorsDeclared))) {
+        throw new Error(`${where} does not declare its errors (failsWith)`)
+      }
+      // The endpoint's own middleware comes last and wins over its group's.
+      const auth = [...middleware].filter((m) => m.provides !== undefined).at(-1)
+      routes.push(
+        endpointRoute(
+          endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps,
+          handler,
+          {
+            unknownFields: Option.getOrElse(
+              Context.getOption(mergedAnnotations, UnknownBodyFields),
+              () => "reject" as const
+            ),
+            middleware: auth
+          }
+        )
+      )
+    }
   })
-
-/** A wallet route of the gateway: a wallet app's key or id; unknown body fields are ignored. */
-export const walletRoute = <E extends HttpApiEndpoint.HttpApiEndpoint.Any, R>(
-  endpoint: E,
-  handler: (input: RouteInput<E>) => Effect.Effect<Reply, ApiFailure, R>
-): Route<R> => endpointRoute(endpoint, handler, { unknownFields: "ignore", auth: "wallet" })
+  return routes
+}
 
 /**
- * A route outside the partner API (health, documents, the sandbox): no key,
+ * A route outside the API definition (health, documents, the sandbox): no key,
  * no decoding; with `takesBody`, the engine reads and parses a JSON body for it.
  */
 export const publicRoute = <R>(
@@ -159,4 +306,10 @@ export const publicRoute = <R>(
   path: string,
   handle: (exchange: Exchange) => Effect.Effect<Reply, ApiFailure, R>,
   options: { readonly takesBody?: boolean | "form" } = {}
-): Route<R> => ({ method, path, auth: "none", takesBody: options.takesBody ?? false, handle })
+): Route<R> => ({
+  method,
+  path,
+  middleware: undefined,
+  takesBody: options.takesBody ?? false,
+  handle
+})

@@ -4,15 +4,9 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import {
-  BadRequestError,
-  ConflictError,
-  ForbiddenError,
-  IdempotentHeaders,
-  NotFoundError,
-  PartnerApiKey,
-  VersionHeaders
-} from "../http/ApiDocs.js"
+import { failsWith, IdempotentHeaders, pathOf, VersionHeaders } from "../http/ApiDocs.js"
+import { ApiErrors } from "../http/ErrorResponses.js"
+import { PartnerApiKey } from "../partners/PartnerAuth.js"
 import { CryptoSettlementView, FiatSettlementView } from "../settlements/Api.js"
 import { boundedText, DisplayName, Email, HttpsUrl } from "../shared/Text.js"
 import { MerchantId, MerchantStatus } from "./Merchant.js"
@@ -79,7 +73,11 @@ export const ListMerchantsResponse = Schema.Struct({
   nextCursor: Schema.NullOr(Schema.String)
 })
 
-export const MerchantPath = Schema.Struct({ merchantId: MerchantId })
+/** A merchant id in a path that does not decode names no merchant: 404 not_found. */
+export const MerchantPath = pathOf(
+  { merchantId: MerchantId },
+  { error: ApiErrors.NotFound, nouns: { merchantId: "merchant" } }
+)
 
 export const DeleteMerchantResponse = Schema.Struct({
   id: Schema.String,
@@ -90,22 +88,22 @@ export const createMerchant = HttpApiEndpoint.post("create", "/v1/merchants")
   .setHeaders(IdempotentHeaders)
   .setPayload(CreateMerchantRequest)
   .addSuccess(Schema.Struct({ merchant: MerchantView }), { status: 201 })
-  .addError(ConflictError, { status: 409 })
   .annotate(OpenApi.Summary, "Create a merchant")
+  .pipe(failsWith(ApiErrors.IdempotencyConflict))
 
 export const listMerchants = HttpApiEndpoint.get("list", "/v1/merchants")
   .setHeaders(VersionHeaders)
   .setUrlParams(ListMerchantsParams)
   .addSuccess(ListMerchantsResponse)
   .annotate(OpenApi.Summary, "List merchants, newest first")
+  .pipe(failsWith())
 
 export const getMerchant = HttpApiEndpoint.get("get", "/v1/merchants/:merchantId")
   .setHeaders(VersionHeaders)
   .setPath(MerchantPath)
   .addSuccess(Schema.Struct({ merchant: MerchantProfile }))
   .annotate(OpenApi.Summary, "Fetch a merchant with its settlements")
-  .addError(ForbiddenError, { status: 403 })
-  .addError(NotFoundError, { status: 404 })
+  .pipe(failsWith(ApiErrors.Forbidden, ApiErrors.NotFound))
 
 export const updateMerchant = HttpApiEndpoint.patch("update", "/v1/merchants/:merchantId")
   .setHeaders(VersionHeaders)
@@ -113,16 +111,14 @@ export const updateMerchant = HttpApiEndpoint.patch("update", "/v1/merchants/:me
   .setPayload(UpdateMerchantRequest)
   .addSuccess(Schema.Struct({ merchant: MerchantView }))
   .annotate(OpenApi.Summary, "Update a merchant's name, e-mail or logo")
-  .addError(ForbiddenError, { status: 403 })
-  .addError(NotFoundError, { status: 404 })
+  .pipe(failsWith(ApiErrors.Forbidden, ApiErrors.NotFound))
 
 export const deleteMerchant = HttpApiEndpoint.del("delete", "/v1/merchants/:merchantId")
   .setHeaders(VersionHeaders)
   .setPath(MerchantPath)
   .addSuccess(DeleteMerchantResponse)
   .annotate(OpenApi.Summary, "Delete a merchant (soft, idempotent)")
-  .addError(ForbiddenError, { status: 403 })
-  .addError(NotFoundError, { status: 404 })
+  .pipe(failsWith(ApiErrors.Forbidden, ApiErrors.NotFound))
 
 export class MerchantsApi extends HttpApiGroup.make("merchants")
   .annotate(OpenApi.Title, "Merchants")
@@ -131,5 +127,4 @@ export class MerchantsApi extends HttpApiGroup.make("merchants")
   .add(getMerchant)
   .add(updateMerchant)
   .add(deleteMerchant)
-  .addError(BadRequestError, { status: 400 })
   .middleware(PartnerApiKey) {}

@@ -2,20 +2,15 @@
  * The merchant route handlers: wire in, service call, wire out.
  */
 import { Effect, Either, Encoding, Schema } from "effect"
+import { ApiErrors } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
-import { idempotently, requiredIdempotencyKey } from "../http/Idempotent.js"
+import { idempotently } from "../http/Idempotent.js"
 import { RequestError } from "../http/RequestError.js"
-import { partnerRoute } from "../http/Route.js"
+import { implement } from "../http/Route.js"
+import { CurrentPartner } from "../partners/PartnerAuth.js"
 import { settlementView } from "../settlements/Http.js"
 import { Settlements } from "../settlements/Settlements.js"
-import {
-  createMerchant,
-  deleteMerchant,
-  getMerchant,
-  listMerchants,
-  type MerchantView,
-  updateMerchant
-} from "./Api.js"
+import { MerchantsApi, type MerchantView } from "./Api.js"
 import { type Merchant, MerchantId } from "./Merchant.js"
 import { Merchants } from "./Merchants.js"
 
@@ -40,23 +35,23 @@ const decodeCursor = (cursor: string): Effect.Effect<MerchantId, RequestError> =
   return Either.isRight(id)
     ? Effect.succeed(id.right)
     : Effect.fail(
-        RequestError.invalid("invalid_params", "cursor", "is not a cursor from this list")
+        RequestError.invalid(ApiErrors.InvalidParams, "cursor", "is not a cursor from this list")
       )
 }
 
-/** The routes, with the services they use resolved once, not per request. */
-export const merchantRoutes = Effect.gen(function* () {
+/** The handlers, with the services they use resolved once, not per request. */
+export const merchantHandlers = Effect.gen(function* () {
   const merchants = yield* Merchants
   const settlements = yield* Settlements
-  return [
-    partnerRoute(createMerchant, (input) =>
+  return implement(MerchantsApi, {
+    create: (input) =>
       Effect.gen(function* () {
-        const key = yield* requiredIdempotencyKey(input)
+        const partner = yield* CurrentPartner
         const reply = (m: Merchant): Reply => json(201, { merchant: merchantView(m) })
-        return yield* idempotently(input, key, (complete) =>
+        return yield* idempotently(input, input.headers["idempotency-key"], (complete) =>
           merchants
             .create(
-              input.partner,
+              partner,
               {
                 name: input.payload.merchantName,
                 email: input.payload.merchantEmail,
@@ -66,11 +61,11 @@ export const merchantRoutes = Effect.gen(function* () {
             )
             .pipe(Effect.map(reply))
         )
-      })
-    ),
+      }),
 
-    partnerRoute(listMerchants, ({ partner, urlParams }) =>
+    list: ({ urlParams }) =>
       Effect.gen(function* () {
+        const partner = yield* CurrentPartner
         const before =
           urlParams.cursor === undefined ? undefined : yield* decodeCursor(urlParams.cursor)
         const page = yield* merchants.list(partner, {
@@ -86,11 +81,11 @@ export const merchantRoutes = Effect.gen(function* () {
           totalCount: page.totalCount,
           nextCursor: page.merchants.length > urlParams.limit && last ? encodeCursor(last.id) : null
         })
-      })
-    ),
+      }),
 
-    partnerRoute(getMerchant, ({ partner, path }) =>
+    get: ({ path }) =>
       Effect.gen(function* () {
+        const partner = yield* CurrentPartner
         const merchant = yield* merchants.get(partner, path.merchantId)
         const crypto = yield* settlements.list(partner, path.merchantId)
         return json(200, {
@@ -99,14 +94,14 @@ export const merchantRoutes = Effect.gen(function* () {
             settlements: { crypto: crypto.map(settlementView), fiat: [] }
           }
         })
-      })
-    ),
+      }),
 
-    partnerRoute(updateMerchant, ({ partner, path, payload }) =>
+    update: ({ path, payload }) =>
       Effect.gen(function* () {
+        const partner = yield* CurrentPartner
         if (Object.keys(payload).length === 0) {
           return yield* RequestError.invalid(
-            "params_validation",
+            ApiErrors.ParamsValidation,
             "body",
             "give at least one of merchantName, merchantEmail, iconUrl"
           )
@@ -117,14 +112,13 @@ export const merchantRoutes = Effect.gen(function* () {
           iconUrl: payload.iconUrl
         })
         return json(200, { merchant: merchantView(updated) })
-      })
-    ),
+      }),
 
-    partnerRoute(deleteMerchant, ({ partner, path }) =>
+    delete: ({ path }) =>
       Effect.gen(function* () {
+        const partner = yield* CurrentPartner
         const deleted = yield* merchants.remove(partner, path.merchantId)
         return json(200, { id: deleted.id, deleted: true })
       })
-    )
-  ]
+  })
 })

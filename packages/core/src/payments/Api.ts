@@ -4,14 +4,10 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import {
-  BadRequestError,
-  ConflictError,
-  ForbiddenError,
-  NotFoundError,
-  PartnerApiKey,
-  VersionHeaders
-} from "../http/ApiDocs.js"
+import { failsWith, IdempotencyKeyHeader, pathOf, VersionHeaders } from "../http/ApiDocs.js"
+import { ApiErrors } from "../http/ErrorResponses.js"
+import { MerchantId } from "../merchants/Merchant.js"
+import { LegacyPartnerApiKey, PartnerApiKey } from "../partners/PartnerAuth.js"
 import { AmountInput } from "../shared/Amount.js"
 import { boundedText, HttpsUrl } from "../shared/Text.js"
 import { PaymentId, PaymentStatus } from "./Payment.js"
@@ -139,8 +135,15 @@ export const MaxPollParams = Schema.Struct({
   )
 })
 
-export const PaymentPath = Schema.Struct({ id: PaymentId })
-export const LegacyPath = Schema.Struct({ merchant_id: Schema.String })
+/** A payment id in a path that does not decode names no payment: 404 payment_not_found. */
+export const PaymentPath = pathOf(
+  { id: PaymentId },
+  { error: ApiErrors.PaymentNotFound, nouns: { id: "payment" } }
+)
+export const LegacyPath = pathOf(
+  { merchant_id: MerchantId },
+  { error: ApiErrors.NotFound, nouns: { merchant_id: "merchant" } }
+)
 
 // ---- responses
 
@@ -307,9 +310,9 @@ export const RefundResponse = Schema.Struct({
 
 // ---- headers
 
-const MerchantIdHeader = Schema.String.annotations({ description: "The merchant (mrch_...)" })
+const MerchantIdHeader = MerchantId.annotations({ description: "The merchant (mrch_...)" })
 const OptionalIdempotencyKey = Schema.optional(
-  Schema.String.pipe(Schema.maxLength(255)).annotations({
+  IdempotencyKeyHeader.annotations({
     description: "Optional: a replay returns the first response"
   })
 )
@@ -326,41 +329,51 @@ export const createPayment = HttpApiEndpoint.post("create", "/v1/payments")
   .setHeaders(MerchantIdempotentHeaders)
   .setPayload(CreatePaymentRequest)
   .addSuccess(CreatePaymentResponse, { status: 201 })
-  .addError(ForbiddenError, { status: 403 })
-  .addError(NotFoundError, { status: 404 })
-  .addError(ConflictError, { status: 409 })
   .annotate(OpenApi.Summary, "Create a payment; answers the buyer link (gatewayUrl)")
+  .pipe(
+    failsWith(
+      ApiErrors.Forbidden,
+      ApiErrors.MerchantNotFound,
+      ApiErrors.MerchantInactive,
+      ApiErrors.IdempotencyConflict
+    )
+  )
 
 export const listPayments = HttpApiEndpoint.get("list", "/v1/payments")
   .setHeaders(VersionHeaders)
   .setUrlParams(ListPaymentsParams)
   .addSuccess(ListPaymentsResponse)
   .annotate(OpenApi.Summary, "List payments with filters, and statistics over every match")
+  .pipe(failsWith())
 
 export const getPayment = HttpApiEndpoint.get("get", "/v1/payments/:id")
   .setHeaders(VersionHeaders)
   .setPath(PaymentPath)
   .addSuccess(PaymentDetails)
-  .addError(ForbiddenError, { status: 403 })
-  .addError(NotFoundError, { status: 404 })
   .annotate(OpenApi.Summary, "Fetch a payment's full details")
+  .pipe(failsWith(ApiErrors.Forbidden, ApiErrors.PaymentNotFound))
 
 export const paymentStatus = HttpApiEndpoint.get("status", "/v1/payments/:id/status")
   .setHeaders(MerchantIdempotentHeaders)
   .setPath(PaymentPath)
   .setUrlParams(MaxPollParams)
   .addSuccess(StatusResponse)
-  .addError(ForbiddenError, { status: 403 })
-  .addError(NotFoundError, { status: 404 })
   .annotate(OpenApi.Summary, "A payment's status; long-polls with maxPollMs")
+  .pipe(failsWith(ApiErrors.Forbidden, ApiErrors.PaymentNotFound))
 
 export const cancelPayment = HttpApiEndpoint.post("cancel", "/v1/payments/:id/cancel")
   .setHeaders(MerchantIdempotentHeaders)
   .setPath(PaymentPath)
   .addSuccess(CancelResponse)
-  .addError(ForbiddenError, { status: 403 })
-  .addError(NotFoundError, { status: 404 })
   .annotate(OpenApi.Summary, "Cancel a payment that still requires action (else 400 invalid_state)")
+  .pipe(
+    failsWith(
+      ApiErrors.Forbidden,
+      ApiErrors.PaymentNotFound,
+      ApiErrors.CancelRefused,
+      ApiErrors.IdempotencyConflict
+    )
+  )
 
 export const createRefund = HttpApiEndpoint.post("refund", "/v1/refunds")
   .setHeaders(
@@ -368,33 +381,39 @@ export const createRefund = HttpApiEndpoint.post("refund", "/v1/refunds")
   )
   .setPayload(CreateRefundRequest)
   .addSuccess(RefundResponse, { status: 201 })
-  .addError(ForbiddenError, { status: 403 })
-  .addError(NotFoundError, { status: 404 })
-  .addError(ConflictError, { status: 409 })
   .annotate(
     OpenApi.Summary,
     "Request a full refund of a succeeded payment (a marker; once per payment)"
+  )
+  .pipe(
+    failsWith(
+      ApiErrors.Forbidden,
+      ApiErrors.PaymentNotFound,
+      ApiErrors.RefundExists,
+      ApiErrors.InvalidState,
+      ApiErrors.IdempotencyConflict
+    )
   )
 
 export const merchantPayments = HttpApiEndpoint.get("merchantPayments", "/v1/merchants/payments")
   .setHeaders(MerchantHeaders)
   .setUrlParams(MerchantPaymentsParams)
   .addSuccess(ListPaymentsResponse)
-  .addError(ForbiddenError, { status: 403 })
-  .addError(NotFoundError, { status: 404 })
   .annotate(OpenApi.Summary, "A merchant's payments (Merchant-Id header)")
+  .pipe(failsWith(ApiErrors.Forbidden, ApiErrors.MerchantNotFound))
 
 export const legacyMerchantPayments = HttpApiEndpoint.get(
   "legacyMerchantPayments",
   "/v1/merchants/:merchant_id/payments"
 )
+  .setHeaders(VersionHeaders)
   .setPath(LegacyPath)
   .setUrlParams(LegacyPaymentsParams)
+  .middleware(LegacyPartnerApiKey)
   .addSuccess(LegacyPaymentsResponse)
-  .addError(ForbiddenError, { status: 403 })
-  .addError(NotFoundError, { status: 404 })
   .annotate(OpenApi.Summary, "Deprecated: a merchant's payments, snake_case (X-Api-Key or Api-Key)")
   .annotate(OpenApi.Deprecated, true)
+  .pipe(failsWith(ApiErrors.Forbidden, ApiErrors.NotFound))
 
 export class PaymentsApi extends HttpApiGroup.make("payments")
   .annotate(OpenApi.Title, "Payments")
@@ -406,5 +425,4 @@ export class PaymentsApi extends HttpApiGroup.make("payments")
   .add(createRefund)
   .add(merchantPayments)
   .add(legacyMerchantPayments)
-  .addError(BadRequestError, { status: 400 })
   .middleware(PartnerApiKey) {}

@@ -4,26 +4,19 @@
  */
 import { Clock, Effect, Either, Encoding, Option, Schema } from "effect"
 import { PayConfig } from "../Config.js"
+import { ApiErrors } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
 import { maybeIdempotently } from "../http/Idempotent.js"
 import { RequestError } from "../http/RequestError.js"
-import { partnerRoute, type RouteInput } from "../http/Route.js"
-import { type Merchant, MerchantId, type MerchantNotFound } from "../merchants/Merchant.js"
+import { implement } from "../http/Route.js"
+import type { Merchant, MerchantNotFound } from "../merchants/Merchant.js"
 import { Merchants } from "../merchants/Merchants.js"
 import type { Partner } from "../partners/Partner.js"
+import { CurrentPartner } from "../partners/PartnerAuth.js"
 import { type Caip2, type Caip19, parseCaip2, parseCaip19 } from "../shared/Caip.js"
 import { parseRfc3339, toUnixSeconds } from "../shared/Time.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
-import {
-  cancelPayment,
-  createPayment,
-  createRefund,
-  getPayment,
-  legacyMerchantPayments,
-  listPayments,
-  merchantPayments,
-  paymentStatus
-} from "./Api.js"
+import { PaymentsApi } from "./Api.js"
 import { type Payment, PaymentId, type PaymentStatus } from "./Payment.js"
 import type { PaymentCursor, PaymentFilter, PaymentSortBy, SortDirection } from "./PaymentStore.js"
 import { sortKeyOf } from "./PaymentStore.js"
@@ -41,35 +34,11 @@ import {
   statusView
 } from "./Views.js"
 
-// biome-ignore lint/suspicious/noExplicitAny: any endpoint's input carries the headers read here
-type AnyInput = RouteInput<any>
-
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-const decodeMerchantId = Schema.decodeUnknownEither(MerchantId)
-
-/** The `Merchant-Id` header that payment creation, status and cancel require. */
-const merchantHeader = (input: AnyInput): Effect.Effect<MerchantId, RequestError> => {
-  const value = input.header("merchant-id")?.trim()
-  if (value === undefined || value === "") {
-    return Effect.fail(RequestError.missingHeader("missing_merchant_id", "Merchant-Id"))
-  }
-  const id = decodeMerchantId(value)
-  return Either.isRight(id)
-    ? Effect.succeed(id.right)
-    : Effect.fail(
-        RequestError.invalid("invalid_params", "Merchant-Id", "must be a merchant id (mrch_...)")
-      )
-}
 
 /** A merchant named by a header that does not exist is `merchant_not_found`. */
 const merchantNotFound = (e: MerchantNotFound) =>
-  Effect.fail(
-    new RequestError({
-      status: 404,
-      code: "merchant_not_found",
-      message: `No merchant ${e.merchantId}`
-    })
-  )
+  Effect.fail(RequestError.of(ApiErrors.MerchantNotFound, `No merchant ${e.merchantId}`))
 
 const expiresAtOf = (
   value: number | string | null | undefined
@@ -78,14 +47,16 @@ const expiresAtOf = (
   if (typeof value === "number") {
     return Number.isSafeInteger(value) && value > 0 && value < 1e11
       ? Effect.succeed(new Date(value * 1000))
-      : Effect.fail(RequestError.invalid("params_validation", "expiresAt", "must be Unix seconds"))
+      : Effect.fail(
+          RequestError.invalid(ApiErrors.ParamsValidation, "expiresAt", "must be Unix seconds")
+        )
   }
   const date = parseRfc3339(value)
   return date
     ? Effect.succeed(date)
     : Effect.fail(
         RequestError.invalid(
-          "params_validation",
+          ApiErrors.ParamsValidation,
           "expiresAt",
           "must be Unix seconds or an RFC 3339 timestamp like 2026-01-31T12:00:00Z"
         )
@@ -104,7 +75,7 @@ const timestampParam = (field: string, value: string | undefined) => {
     ? Effect.succeed(date)
     : Effect.fail(
         RequestError.invalid(
-          "invalid_params",
+          ApiErrors.InvalidParams,
           field,
           "must be an RFC 3339 timestamp like 2026-01-31T00:00:00Z"
         )
@@ -123,7 +94,11 @@ const commaList = <A>(
     const parsed = parse(item)
     if (Either.isLeft(parsed)) {
       return Effect.fail(
-        RequestError.invalid("invalid_params", field, `${JSON.stringify(item)}: ${parsed.left}`)
+        RequestError.invalid(
+          ApiErrors.InvalidParams,
+          field,
+          `${JSON.stringify(item)}: ${parsed.left}`
+        )
       )
     }
     out.push(parsed.right.value)
@@ -156,14 +131,18 @@ const filterOf = (
     const before = yield* timestampParam(fields.end, params.endTs)
     const symbols = asArray(params.token_symbol)
     if (symbols?.some((s) => s.length === 0)) {
-      return yield* RequestError.invalid("invalid_params", "token_symbol", "must not be empty")
+      return yield* RequestError.invalid(
+        ApiErrors.InvalidParams,
+        "token_symbol",
+        "must not be empty"
+      )
     }
     const bySymbol = symbols?.flatMap((s) => registry.tokensBySymbol(s).map((t) => t.asset))
     const byAsset = yield* commaList<Caip19>("asset", params.asset, parseCaip19)
     const networks = yield* commaList<Caip2>("network", params.network, parseCaip2)
     const merchantIds = asArray(params.merchantId)
     if (merchantIds?.some((s) => s.length === 0)) {
-      return yield* RequestError.invalid("invalid_params", "merchantId", "must not be empty")
+      return yield* RequestError.invalid(ApiErrors.InvalidParams, "merchantId", "must not be empty")
     }
     const filter: PaymentFilter = {
       partnerId: partner.id,
@@ -207,7 +186,7 @@ const decodeCursor = (
 ): Effect.Effect<PaymentCursor | undefined, RequestError> => {
   if (cursor === undefined) return Effect.succeed(undefined)
   const invalid = RequestError.invalid(
-    "invalid_params",
+    ApiErrors.InvalidParams,
     "cursor",
     "is not a cursor from this list and sort"
   )
@@ -285,16 +264,16 @@ const listReply = (
     })
   })
 
-/** The routes, with the services they use resolved once, not per request. */
-export const paymentRoutes = Effect.gen(function* () {
+/** The handlers, with the services they use resolved once, not per request. */
+export const paymentHandlers = Effect.gen(function* () {
   const payments = yield* Payments
   const merchants = yield* Merchants
   const registry = yield* TokenRegistry
   const config = yield* PayConfig
-  return [
-    partnerRoute(createPayment, (input) =>
+  return implement(PaymentsApi, {
+    create: (input) =>
       Effect.gen(function* () {
-        const merchantId = yield* merchantHeader(input)
+        const partner = yield* CurrentPartner
         const expiresAt = yield* expiresAtOf(input.payload.expiresAt)
         const { publicUrl } = config
         const reply = (p: Payment): Reply =>
@@ -309,8 +288,8 @@ export const paymentRoutes = Effect.gen(function* () {
         return yield* maybeIdempotently(input, (complete) =>
           payments
             .create(
-              input.partner,
-              merchantId,
+              partner,
+              input.headers["merchant-id"],
               {
                 referenceId: input.payload.referenceId,
                 amount: input.payload.amount,
@@ -321,18 +300,18 @@ export const paymentRoutes = Effect.gen(function* () {
             )
             .pipe(Effect.map(reply))
         ).pipe(Effect.catchTag("MerchantNotFound", merchantNotFound))
-      })
-    ),
+      }),
 
-    partnerRoute(listPayments, ({ partner, urlParams }) =>
+    list: ({ urlParams }) =>
       Effect.gen(function* () {
+        const partner = yield* CurrentPartner
         const filter = yield* filterOf(partner, urlParams, { start: "startTs", end: "endTs" })
         return yield* listReply(filter, urlParams)
-      })
-    ),
+      }),
 
-    partnerRoute(getPayment, ({ partner, path }) =>
+    get: ({ path }) =>
       Effect.gen(function* () {
+        const partner = yield* CurrentPartner
         const payment = yield* payments.get(partner, path.id)
         const merchant = yield* merchants.lookup(payment.merchantId)
         const { publicUrl } = config
@@ -344,38 +323,41 @@ export const paymentRoutes = Effect.gen(function* () {
             now: yield* now
           })
         )
-      })
-    ),
+      }),
 
     // The hottest route: a plain chain, no generator.
-    partnerRoute(paymentStatus, (input) =>
-      Effect.flatMap(merchantHeader(input), (merchantId) =>
+    status: (input) =>
+      Effect.flatMap(CurrentPartner, (partner) =>
         Effect.map(
-          payments.status(input.partner, merchantId, input.path.id, input.urlParams.maxPollMs ?? 0),
+          payments.status(
+            partner,
+            input.headers["merchant-id"],
+            input.path.id,
+            input.urlParams.maxPollMs ?? 0
+          ),
           ({ payment, at }) => json(200, statusView(payment, { registry, now: at }))
         )
-      )
-    ),
+      ),
 
-    partnerRoute(cancelPayment, (input) =>
+    cancel: (input) =>
       Effect.gen(function* () {
-        const merchantId = yield* merchantHeader(input)
+        const partner = yield* CurrentPartner
         const reply = (p: Payment) => json(200, cancelView(p))
         return yield* maybeIdempotently(input, (complete) =>
           payments
             .cancel(
-              input.partner,
-              merchantId,
+              partner,
+              input.headers["merchant-id"],
               input.path.id,
               complete && ((p) => complete(reply(p)))
             )
             .pipe(Effect.map(reply))
         )
-      })
-    ),
+      }),
 
-    partnerRoute(createRefund, (input) =>
+    refund: (input) =>
       Effect.gen(function* () {
+        const partner = yield* CurrentPartner
         const reply = (refund: NonNullable<Payment["refund"]>, p: Payment) =>
           json(201, {
             refund: {
@@ -388,77 +370,62 @@ export const paymentRoutes = Effect.gen(function* () {
           })
         return yield* maybeIdempotently(input, (complete) =>
           payments
-            .refund(
-              input.partner,
-              input.payload.paymentId,
-              complete && ((r, p) => complete(reply(r, p)))
-            )
+            .refund(partner, input.payload.paymentId, complete && ((r, p) => complete(reply(r, p))))
             .pipe(Effect.map(({ refund, payment }) => reply(refund, payment)))
         )
-      })
-    ),
+      }),
 
-    partnerRoute(merchantPayments, (input) =>
+    merchantPayments: (input) =>
       Effect.gen(function* () {
-        const merchantId = yield* merchantHeader(input)
+        const partner = yield* CurrentPartner
+        const merchantId = input.headers["merchant-id"]
         yield* merchants
-          .get(input.partner, merchantId)
+          .get(partner, merchantId)
           .pipe(Effect.catchTag("MerchantNotFound", merchantNotFound))
         const filter = yield* filterOf(
-          input.partner,
+          partner,
           { ...input.urlParams, merchantId: [merchantId] },
           { start: "startTs", end: "endTs" }
         )
         return yield* listReply(filter, input.urlParams)
-      })
-    ),
+      }),
 
-    partnerRoute(
-      legacyMerchantPayments,
-      ({ partner, path, urlParams }) =>
-        Effect.gen(function* () {
-          const merchantId = decodeMerchantId(path.merchant_id)
-          if (Either.isLeft(merchantId)) {
-            return yield* RequestError.invalid(
-              "invalid_params",
-              "merchant_id",
-              "must be a merchant id (mrch_...)"
-            )
-          }
-          yield* merchants.get(partner, merchantId.right)
-          const statuses = asArray(urlParams.status) ?? [
-            "requires_action",
-            "processing",
-            "succeeded",
-            "failed",
-            "expired"
-          ]
-          const filter = yield* filterOf(
-            partner,
-            {
-              startTs: urlParams.start_ts,
-              endTs: urlParams.end_ts,
-              asset: urlParams.asset,
-              network: urlParams.network,
-              status: statuses,
-              merchantId: [merchantId.right]
-            },
-            { start: "start_ts", end: "end_ts" }
-          )
-          const page = yield* pageOf(
-            filter,
-            urlParams.sort_by ?? "date",
-            urlParams.sort_dir ?? "desc",
-            urlParams.cursor,
-            urlParams.limit
-          )
-          return json(200, {
-            data: page.rows.map((p) => legacyView(p, { registry, now: filter.now })),
-            next_cursor: page.next,
-            stats: legacyStatsView(page.stats, registry)
-          })
-        }),
-      { auth: "partner-legacy" }
-    )
-  ]
+    legacyMerchantPayments: ({ path, urlParams }) =>
+      Effect.gen(function* () {
+        const partner = yield* CurrentPartner
+        const merchantId = path.merchant_id
+        yield* merchants.get(partner, merchantId)
+        const statuses = asArray(urlParams.status) ?? [
+          "requires_action",
+          "processing",
+          "succeeded",
+          "failed",
+          "expired"
+        ]
+        const filter = yield* filterOf(
+          partner,
+          {
+            startTs: urlParams.start_ts,
+            endTs: urlParams.end_ts,
+            asset: urlParams.asset,
+            network: urlParams.network,
+            status: statuses,
+            merchantId: [merchantId]
+          },
+          { start: "start_ts", end: "end_ts" }
+        )
+        const page = yield* pageOf(
+          filter,
+          urlParams.sort_by ?? "date",
+          urlParams.sort_dir ?? "desc",
+          urlParams.cursor,
+          urlParams.limit
+        )
+        return json(200, {
+          data: page.rows.map((p) => legacyView(p, { registry, now: filter.now })),
+          next_cursor: page.next,
+          stats: legacyStatsView(page.stats, registry)
+        })
+      })
+  })
 })

@@ -5,16 +5,10 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import {
-  BadRequestError,
-  ConflictError,
-  ForbiddenError,
-  IdempotentHeaders,
-  NotFoundError,
-  PartnerApiKey,
-  VersionHeaders
-} from "../http/ApiDocs.js"
+import { failsWith, IdempotentHeaders, pathOf, VersionHeaders } from "../http/ApiDocs.js"
+import { ApiErrors } from "../http/ErrorResponses.js"
 import { MerchantId } from "../merchants/Merchant.js"
+import { PartnerApiKey } from "../partners/PartnerAuth.js"
 import { Caip10Schema, Caip19Schema } from "../shared/Caip.js"
 import { CryptoSettlementId } from "./Settlement.js"
 
@@ -54,8 +48,18 @@ export const UpdateCryptoSettlementRequest = Schema.Struct({
   destination: Caip10Schema
 }).annotations({ identifier: "UpdateCryptoSettlementRequest" })
 
-export const SettlementsPath = Schema.Struct({ merchantId: MerchantId })
-export const SettlementPath = Schema.Struct({ merchantId: MerchantId, id: CryptoSettlementId })
+const nouns = { merchantId: "merchant", id: "crypto settlement" }
+/** Ids in these paths that do not decode name nothing: 404 not_found. */
+export const SettlementsPath = pathOf(
+  { merchantId: MerchantId },
+  { error: ApiErrors.NotFound, nouns }
+)
+export const SettlementPath = pathOf(
+  { merchantId: MerchantId, id: CryptoSettlementId },
+  { error: ApiErrors.NotFound, nouns }
+)
+
+const ownedMerchant = [ApiErrors.Forbidden, ApiErrors.NotFound] as const
 
 export const createCryptoSettlements = HttpApiEndpoint.post(
   "createCrypto",
@@ -67,8 +71,10 @@ export const createCryptoSettlements = HttpApiEndpoint.post(
   .addSuccess(Schema.Struct({ settlements: Schema.Array(CryptoSettlementView) }), {
     status: 201
   })
-  .addError(ConflictError, { status: 409 })
   .annotate(OpenApi.Summary, "Register crypto settlement destinations (1 to 50, all or none)")
+  .pipe(
+    failsWith(...ownedMerchant, ApiErrors.IdempotencyConflict, ApiErrors.SettlementAssetConflict)
+  )
 
 export const listSettlements = HttpApiEndpoint.get("list", "/v1/merchants/:merchantId/settlements")
   .setHeaders(VersionHeaders)
@@ -80,6 +86,7 @@ export const listSettlements = HttpApiEndpoint.get("list", "/v1/merchants/:merch
     })
   )
   .annotate(OpenApi.Summary, "List a merchant's settlement destinations")
+  .pipe(failsWith(...ownedMerchant))
 
 export const updateCryptoSettlement = HttpApiEndpoint.put(
   "updateCrypto",
@@ -90,6 +97,7 @@ export const updateCryptoSettlement = HttpApiEndpoint.put(
   .setPayload(UpdateCryptoSettlementRequest)
   .addSuccess(Schema.Struct({ settlement: CryptoSettlementView }))
   .annotate(OpenApi.Summary, "Change a settlement's destination (same chain as its asset)")
+  .pipe(failsWith(...ownedMerchant))
 
 export const deleteCryptoSettlement = HttpApiEndpoint.del(
   "deleteCrypto",
@@ -102,6 +110,7 @@ export const deleteCryptoSettlement = HttpApiEndpoint.del(
     OpenApi.Summary,
     "Remove a settlement; later payments in its asset are no longer auto-settled"
   )
+  .pipe(failsWith(...ownedMerchant))
 
 export class SettlementsApi extends HttpApiGroup.make("settlements")
   .annotate(OpenApi.Title, "Settlements")
@@ -109,7 +118,4 @@ export class SettlementsApi extends HttpApiGroup.make("settlements")
   .add(listSettlements)
   .add(updateCryptoSettlement)
   .add(deleteCryptoSettlement)
-  .addError(BadRequestError, { status: 400 })
-  .addError(ForbiddenError, { status: 403 })
-  .addError(NotFoundError, { status: 404 })
   .middleware(PartnerApiKey) {}

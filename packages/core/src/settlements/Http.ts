@@ -4,15 +4,10 @@
 import { Effect } from "effect"
 import { errorReply } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
-import { idempotently, requiredIdempotencyKey } from "../http/Idempotent.js"
-import { partnerRoute } from "../http/Route.js"
-import {
-  type CryptoSettlementView,
-  createCryptoSettlements,
-  deleteCryptoSettlement,
-  listSettlements,
-  updateCryptoSettlement
-} from "./Api.js"
+import { idempotently } from "../http/Idempotent.js"
+import { implement } from "../http/Route.js"
+import { CurrentPartner } from "../partners/PartnerAuth.js"
+import { type CryptoSettlementView, SettlementsApi } from "./Api.js"
 import type { CryptoSettlement } from "./Settlement.js"
 import { Settlements } from "./Settlements.js"
 
@@ -23,25 +18,22 @@ export const settlementView = (s: CryptoSettlement): typeof CryptoSettlementView
   destination: s.destination
 })
 
-/** The routes, with the services they use resolved once, not per request. */
-export const settlementRoutes = Effect.gen(function* () {
+/** The handlers, with the services they use resolved once, not per request. */
+export const settlementHandlers = Effect.gen(function* () {
   const settlements = yield* Settlements
-  return [
-    partnerRoute(createCryptoSettlements, (input) =>
+  return implement(SettlementsApi, {
+    createCrypto: (input) =>
       Effect.gen(function* () {
-        const key = yield* requiredIdempotencyKey(input)
+        const partner = yield* CurrentPartner
         const reply = (created: ReadonlyArray<CryptoSettlement>): Reply =>
           json(201, { settlements: created.map(settlementView) })
         return yield* idempotently(
           input,
-          key,
+          input.headers["idempotency-key"],
           (complete) =>
             settlements
-              .register(
-                input.partner,
-                input.path.merchantId,
-                input.payload.settlements,
-                (created) => complete(reply(created))
+              .register(partner, input.path.merchantId, input.payload.settlements, (created) =>
+                complete(reply(created))
               )
               .pipe(Effect.map(reply)),
           // A conflict is the answer to this request: a replay must get it again.
@@ -50,18 +42,18 @@ export const settlementRoutes = Effect.gen(function* () {
               ? ((e) => json(e.status, e.body))(errorReply(error))
               : undefined
         )
-      })
-    ),
+      }),
 
-    partnerRoute(listSettlements, ({ partner, path }) =>
+    list: ({ path }) =>
       Effect.gen(function* () {
+        const partner = yield* CurrentPartner
         const crypto = yield* settlements.list(partner, path.merchantId)
         return json(200, { crypto: crypto.map(settlementView), fiat: [] })
-      })
-    ),
+      }),
 
-    partnerRoute(updateCryptoSettlement, ({ partner, path, payload }) =>
+    updateCrypto: ({ path, payload }) =>
       Effect.gen(function* () {
+        const partner = yield* CurrentPartner
         const updated = yield* settlements.changeDestination(
           partner,
           path.merchantId,
@@ -69,14 +61,13 @@ export const settlementRoutes = Effect.gen(function* () {
           payload.destination
         )
         return json(200, { settlement: settlementView(updated) })
-      })
-    ),
+      }),
 
-    partnerRoute(deleteCryptoSettlement, ({ partner, path }) =>
+    deleteCrypto: ({ path }) =>
       Effect.gen(function* () {
+        const partner = yield* CurrentPartner
         yield* settlements.remove(partner, path.merchantId, path.id)
         return json(200, { id: path.id, deleted: true })
       })
-    )
-  ]
+  })
 })

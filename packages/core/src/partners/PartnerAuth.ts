@@ -1,0 +1,43 @@
+/**
+ * How partner routes authenticate, as the API definition declares it: the
+ * partner key in `Api-Key` (or `Authorization: Bearer`), and on the legacy
+ * merchant payments route also `X-Api-Key`. The router runs the check and
+ * hands the partner to handlers as `CurrentPartner`.
+ */
+import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import { Context } from "effect"
+import { failureOf } from "../http/ApiDocs.js"
+import { ApiErrors } from "../http/ErrorResponses.js"
+import type { Partner } from "./Partner.js"
+
+/** The partner whose key the request carries. */
+export class CurrentPartner extends Context.Tag("@pay/core/CurrentPartner")<
+  CurrentPartner,
+  Partner
+>() {}
+
+const failure = failureOf(ApiErrors.MissingApiKey, ApiErrors.InvalidApiKey)
+
+/** The partner key: `Api-Key: <key>`, or `Authorization: Bearer <key>`. */
+export class PartnerApiKey extends HttpApiMiddleware.Tag<PartnerApiKey>()("PartnerApiKey", {
+  provides: CurrentPartner,
+  failure,
+  security: {
+    apiKey: HttpApiSecurity.apiKey({ key: "Api-Key", in: "header" }),
+    bearer: HttpApiSecurity.bearer
+  }
+}) {}
+
+/** The deprecated legacy route also takes the key from `X-Api-Key` (SPEC.md section 5). */
+export class LegacyPartnerApiKey extends HttpApiMiddleware.Tag<LegacyPartnerApiKey>()(
+  "LegacyPartnerApiKey",
+  {
+    provides: CurrentPartner,
+    failure,
+    security: {
+      apiKey: HttpApiSecurity.apiKey({ key: "Api-Key", in: "header" }),
+      legacyApiKey: HttpApiSecurity.apiKey({ key: "X-Api-Key", in: "header" }),
+      bearer: HttpApiSecurity.bearer
+    }
+  }
+) {}
