@@ -6,6 +6,11 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { GatewayApi } from "./gateway/Api.js"
 import { headerName } from "./http/ApiDocs.js"
+
+// What a client needs to answer a malformed request as the engine would, without sending it.
+export { HEADER_RULES, headerName, pathNotFoundOf } from "./http/ApiDocs.js"
+export { ApiErrors } from "./http/ErrorResponses.js"
+
 import { MerchantsApi } from "./merchants/Api.js"
 import { PaymentsApi } from "./payments/Api.js"
 import { SettlementsApi } from "./settlements/Api.js"

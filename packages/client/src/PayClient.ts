@@ -1,0 +1,46 @@
+/**
+ * The Effect form of the client: `HttpApiClient.make(PayApi)`, every request
+ * carrying the partner key in `Api-Key`. Methods are the definition's
+ * (`client.merchants.create({ payload, headers })`), take the schemas' decoded
+ * types (branded ids, parsed amounts) and fail with the declared error bodies,
+ * `HttpClientError` or `ParseError`. Runtime-neutral: provide any
+ * `HttpClient` (`FetchHttpClient.layer` works on Node, Bun, Deno and browsers).
+ */
+import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { PayApi } from "@pay/core/api"
+import { Context, type Effect, Layer, Redacted } from "effect"
+
+export interface PayClientOptions {
+  /** The engine's address, e.g. `https://pay.example.com` (no trailing path is needed). */
+  readonly baseUrl: string | URL
+  /** The partner key, sent as `Api-Key` on every request. */
+  readonly apiKey: string | Redacted.Redacted<string>
+  /** Applied after the key is set (retries, tracing, a response tap). */
+  readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
+}
+
+const trimBaseUrl = (baseUrl: string | URL): string => baseUrl.toString().replace(/\/+$/, "")
+
+export const makePayClient = (options: PayClientOptions) => {
+  const apiKey = Redacted.isRedacted(options.apiKey)
+    ? Redacted.value(options.apiKey)
+    : options.apiKey
+  const withKey = HttpClient.mapRequest(HttpClientRequest.setHeader("api-key", apiKey))
+  return HttpApiClient.make(PayApi, {
+    baseUrl: trimBaseUrl(options.baseUrl),
+    transformClient: (client) =>
+      options.transformClient ? options.transformClient(withKey(client)) : withKey(client)
+  })
+}
+
+/** The client `makePayClient` builds: one object per group, one method per endpoint. */
+export type PayApiClient = Effect.Effect.Success<ReturnType<typeof makePayClient>>
+
+/** The client as a service, for programs that take it from their context. */
+export class PayClient extends Context.Tag("@pay/client/PayClient")<PayClient, PayApiClient>() {
+  /** Needs an `HttpClient` (e.g. `FetchHttpClient.layer`). */
+  static readonly layer = (
+    options: PayClientOptions
+  ): Layer.Layer<PayClient, never, HttpClient.HttpClient> =>
+    Layer.effect(PayClient, makePayClient(options))
+}
