@@ -34,11 +34,25 @@ export class PayApi extends HttpApi.make("pay")
 const isDecodeErrorRef = (schema: unknown) =>
   (schema as { $ref?: string }).$ref === "#/components/schemas/HttpApiDecodeError"
 
+/** The `code` values of an error response's schema (its members' components). */
+const codesOf = (schema: unknown, components: Record<string, unknown>): Array<string> => {
+  const members = (schema as { anyOf?: Array<unknown> }).anyOf ?? [schema]
+  return members.flatMap((member) => {
+    const ref = (member as { $ref?: string }).$ref
+    const resolved = ref ? components[ref.split("/").at(-1)!] : member
+    const code = (resolved as { properties?: { code?: { enum?: Array<string> } } })?.properties
+      ?.code
+    return code?.enum ?? []
+  })
+}
+
 /**
  * The platform adds its own decode-error schema to every 400; the engine never
  * sends that shape (its 400s are `{code, message, issues}`), so it is removed.
+ * Each error response's description names the codes it can carry.
  */
 const polish = (document: OpenApi.OpenAPISpec): OpenApi.OpenAPISpec => {
+  const components = document.components.schemas as Record<string, unknown>
   for (const path of Object.values(document.paths)) {
     for (const operation of Object.values(path) as Array<OpenApi.OpenAPISpecOperation>) {
       if (typeof operation !== "object" || operation === null || !("responses" in operation))
@@ -47,7 +61,7 @@ const polish = (document: OpenApi.OpenAPISpec): OpenApi.OpenAPISpec => {
         if (parameter.in === "header")
           (parameter as { name: string }).name = headerName(parameter.name)
       }
-      for (const response of Object.values(operation.responses)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
         const media = response.content?.["application/json"] as {
           schema?: { anyOf?: Array<unknown> }
         }
@@ -56,11 +70,19 @@ const polish = (document: OpenApi.OpenAPISpec): OpenApi.OpenAPISpec => {
           const rest = anyOf.filter((s) => !isDecodeErrorRef(s))
           media.schema = rest.length === 1 ? (rest[0] as object) : { anyOf: rest }
         }
+        if (Number(status) >= 400 && media?.schema) {
+          const codes = codesOf(media.schema, components)
+          if (codes.length > 0) {
+            ;(response as { description: string }).description = codes
+              .map((c) => `\`${c}\``)
+              .join(", ")
+          }
+        }
       }
     }
   }
   for (const name of ["HttpApiDecodeError", "Issue", "PropertyKey"]) {
-    delete (document.components.schemas as Record<string, unknown>)[name]
+    delete components[name]
   }
   return document
 }
