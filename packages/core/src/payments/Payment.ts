@@ -34,7 +34,11 @@ export const FINAL_STATUSES: ReadonlySet<PaymentStatus> = new Set([
 ])
 export const isFinal = (status: PaymentStatus): boolean => FINAL_STATUSES.has(status)
 
-/** Why a payment failed. `declined_user` is the reference's; the others are the engine's. */
+/**
+ * Why a payment failed. `declined_user` is SPEC.md's and the reference's, but no
+ * route produces it today (a wallet's cancel is `cancelled`, `cancelled_by_user`,
+ * as WIRE.md says); the others are the engine's.
+ */
 export const FAILURE_CODES = [
   "declined_user",
   "transaction_reverted",
