@@ -16,9 +16,9 @@ const Display = Schema.Struct({
   assetSymbol: Schema.String,
   assetName: Schema.String,
   decimals: Schema.Int,
-  iconUrl: Schema.optional(Schema.NullOr(Schema.String)),
-  networkName: Schema.optional(Schema.NullOr(Schema.String)),
-  networkIconUrl: Schema.optional(Schema.NullOr(Schema.String))
+  iconUrl: Schema.optional(Schema.String).annotations({ description: "Absent when unknown" }),
+  networkName: Schema.optional(Schema.String),
+  networkIconUrl: Schema.optional(Schema.String).annotations({ description: "Absent when unknown" })
 }).annotations({ identifier: "AmountDisplay" })
 
 export const AmountView = Schema.Struct({

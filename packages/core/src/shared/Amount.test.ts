@@ -301,9 +301,7 @@ describe("amountDisplay", () => {
       assetSymbol: "USDC",
       assetName: "USD Coin",
       decimals: 6,
-      iconUrl: null,
-      networkName: "Base",
-      networkIconUrl: null
+      networkName: "Base"
     })
   })
 
@@ -318,8 +316,7 @@ describe("amountDisplay", () => {
       assetName: "Example",
       decimals: 18,
       iconUrl: "https://x.example/i.png",
-      networkName: "eip155:7777",
-      networkIconUrl: null
+      networkName: "eip155:7777"
     })
   })
 

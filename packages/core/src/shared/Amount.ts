@@ -119,10 +119,11 @@ export interface FiatDisplay {
   readonly decimals: number
 }
 
+/** A logo that is not known is left out, not null: the reference types each as a string. */
 export interface TokenDisplay extends FiatDisplay {
-  readonly iconUrl: string | null
+  readonly iconUrl?: string
   readonly networkName: string
-  readonly networkIconUrl: string | null
+  readonly networkIconUrl?: string
 }
 
 export type AmountDisplay = FiatDisplay | TokenDisplay
@@ -146,9 +147,9 @@ export const amountDisplay = (
     assetSymbol: token.symbol,
     assetName: token.name,
     decimals: token.decimals,
-    iconUrl: token.iconUrl,
+    ...(token.iconUrl === null ? {} : { iconUrl: token.iconUrl }),
     networkName: network.name,
-    networkIconUrl: network.iconUrl
+    ...(network.iconUrl === null ? {} : { networkIconUrl: network.iconUrl })
   }
 }
 
