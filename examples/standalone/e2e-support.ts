@@ -1,14 +1,17 @@
 /**
  * Shared pieces of the end-to-end tests: the real standalone server over
  * loopback on either store (a temporary SQLite file, or a fresh schema of the
- * test run's PostgreSQL database), a small fetch client, the engine's
- * services on the same database for what the HTTP API cannot do (a second
- * partner, an operator's status change), and the error-body checks.
+ * test run's PostgreSQL database), the typed client (@pay/client) with a
+ * tap on its raw answers, a small fetch client for what is about the wire
+ * itself, the engine's services on the same database for what the HTTP API
+ * cannot do (a second partner, an operator's status change), and the
+ * error-body checks.
  */
 import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { createPayClient, PayApiError, type PayPromiseClient } from "@pay/client"
 import { Partners } from "@pay/core"
 import type { SandboxChainService } from "@pay/sandbox-chain"
 import { freshSchema } from "@pay/storage-postgres/testing"
@@ -213,19 +216,107 @@ export const expectError = (
 export const issueFields = (response: ApiResponse): Array<string> =>
   ((response.body?.issues ?? []) as Array<{ field: string }>).map((i) => i.field)
 
-/** Creates a merchant over HTTP and returns the `merchant` of the 201 answer. */
-export const createMerchant = async (
-  api: Client,
-  name: string,
-  options: { readonly key?: string; readonly email?: string } = {}
-): Promise<Json> => {
-  const response = await api.request("POST", "/v1/merchants", {
-    ...(options.key === undefined ? {} : { key: options.key }),
-    idempotencyKey: newKey(),
-    body: { merchantName: name, merchantEmail: options.email ?? "billing@shop.example" }
+/** The raw answer to a request the typed client sent. */
+export interface WireAnswer extends ApiResponse {
+  readonly method: string
+  readonly url: string
+}
+
+/**
+ * The typed client (@pay/client's Promise facade) with one partner's key, and
+ * a tap on the wire: `lastAnswer()` is the raw answer (status, headers, text,
+ * parsed body) to the latest request it sent, for checks of a success's exact
+ * shape and headers, which its decoded result cannot show (decoding drops
+ * fields the definition does not name). Retries are off, so each call is one
+ * request and a failing server is never papered over.
+ */
+export type PayClient = PayPromiseClient & {
+  readonly lastAnswer: () => WireAnswer
+}
+
+export const payClient = (server: E2eServer, apiKey: string = PARTNER_KEY): PayClient => {
+  let last: WireAnswer | undefined
+  const tap: typeof globalThis.fetch = async (input, init) => {
+    const response = await globalThis.fetch(input, init)
+    const text = await response.clone().text()
+    let body: Json
+    try {
+      body = JSON.parse(text)
+    } catch {
+      body = undefined
+    }
+    last = {
+      method: init?.method ?? "GET",
+      url: input instanceof Request ? input.url : String(input),
+      status: response.status,
+      headers: response.headers,
+      text,
+      body
+    }
+    return response
+  }
+  const pay = createPayClient({ baseUrl: server.baseUrl, apiKey, fetch: tap, retries: 0 })
+  return Object.assign(pay, {
+    lastAnswer: (): WireAnswer => {
+      if (last === undefined) throw new Error("the client has sent no request yet")
+      return last
+    }
   })
-  expect(response.status, response.text).toBe(201)
-  return response.body.merchant
+}
+
+/**
+ * `result`, the typed result of `pay`'s latest call, once checked to be that
+ * call's whole raw answer (decoding dropped nothing from it), so that checks
+ * made on it hold for the wire as they are.
+ */
+export const whole = <A>(pay: PayClient, result: A): A => {
+  expect(pay.lastAnswer().body).toEqual(result)
+  return result
+}
+
+/** What the typed client answers for a merchant. */
+export type Merchant = Awaited<ReturnType<PayPromiseClient["merchants"]["create"]>>["merchant"]
+
+/** Creates a merchant through the typed client (201 or it rejects); returns the `merchant`. */
+export const createMerchant = async (
+  pay: PayPromiseClient,
+  name: string,
+  options: { readonly email?: string } = {}
+): Promise<Merchant> =>
+  (
+    await pay.merchants.create({
+      merchantName: name,
+      merchantEmail: options.email ?? "billing@shop.example"
+    })
+  ).merchant
+
+/** The rejection of `promise`, which must reject. */
+export const rejection = async (promise: Promise<unknown>): Promise<unknown> => {
+  try {
+    await promise
+  } catch (error) {
+    return error
+  }
+  throw new Error("expected a rejection")
+}
+
+/**
+ * A refusal the typed client reports: a `PayApiError` the server answered
+ * with `status` and `code`, whose raw answer is the one error shape
+ * (`expectError`, naming `fields` when given).
+ */
+export const expectRefusal = async (
+  pay: PayClient,
+  call: Promise<unknown>,
+  status: number,
+  code: string,
+  fields?: ReadonlyArray<string>
+): Promise<PayApiError> => {
+  const error = await rejection(call)
+  expect(error).toBeInstanceOf(PayApiError)
+  expect(error).toMatchObject({ status, code, source: "server" })
+  expectError(pay.lastAnswer(), status, code, fields)
+  return error as PayApiError
 }
 
 /** A second partner account on the server's database, with its key. */

@@ -37,7 +37,7 @@ import {
   usdcBalance,
   walletClient
 } from "./gateway-support.js"
-import { cancel, newPayment, sleep, UNKNOWN_PAYMENT } from "./payments-support.js"
+import { cancel, sleep, UNKNOWN_PAYMENT } from "./payments-support.js"
 
 /** $10.50 in the sandbox's USDC (6 decimals). */
 const PRICE = 10_500_000n
@@ -215,10 +215,7 @@ describe.each(STORES)("the wallet gateway's refusals on %s", (store) => {
     const buyer = newBuyer()
     await fund(server, buyer, FUNDS)
     const expiresAt = Math.floor(Date.now() / 1000) + 3
-    const created = await newPayment(partner, merchantId, {
-      amount: { unit: "iso4217/USD", value: "1050" },
-      expiresAt
-    })
+    const created = await paymentFor(partner, merchantId, "1050", { expiresAt })
     expect(created.expiresAt).toBe(expiresAt)
     const paymentId = created.paymentId as string
     const option = await onlyOption(wallet, paymentId, buyer)

@@ -16,7 +16,7 @@ import {
   type Json,
   newKey
 } from "./e2e-support.js"
-import { newPayment } from "./payments-support.js"
+import { createPaymentRequest } from "./payments-support.js"
 
 export const WALLET_NAME = "E2E Wallet"
 export const WALLET_ICON = "https://wallet.example/icon.png"
@@ -125,8 +125,21 @@ export const settledMerchant = async (partner: Client): Promise<string> => {
   return merchantId
 }
 
-export const paymentFor = (partner: Client, merchantId: string, value = "1050", extra: Json = {}) =>
-  newPayment(partner, merchantId, { amount: { unit: "iso4217/USD", value }, ...extra })
+/** Creates a payment over HTTP (201 expected); the create answer's body. */
+export const paymentFor = async (
+  partner: Client,
+  merchantId: string,
+  value = "1050",
+  extra: Json = {}
+): Promise<Json> => {
+  const response = await createPaymentRequest(
+    partner,
+    { referenceId: "order-1", amount: { unit: "iso4217/USD", value }, ...extra },
+    { merchantId, idempotencyKey: newKey() }
+  )
+  expect(response.status, response.text).toBe(201)
+  return response.body
+}
 
 export const options = (wallet: Client, paymentId: string, accounts: ReadonlyArray<string>) =>
   wallet.request("POST", `/v1/gateway/payment/${paymentId}/options?includePaymentInfo=true`, {

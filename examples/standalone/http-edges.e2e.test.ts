@@ -15,6 +15,7 @@ import {
   newKey,
   PARTNER_KEY,
   PREVIEW_VERSION,
+  payClient,
   STORES,
   startServer,
   uniqueToken
@@ -365,7 +366,7 @@ describe.each(STORES)("%s", (store) => {
       const allow = (onCollection.headers.get("allow") ?? "").split(/\s*,\s*/).sort()
       expect(allow).toEqual(["GET", "POST"])
 
-      const merchant = await createMerchant(api, `Routing ${uniqueToken()}`)
+      const merchant = await createMerchant(payClient(server), `Routing ${uniqueToken()}`)
       const onItem = await api.request("POST", `/v1/merchants/${merchant.id}`, {
         body: validMerchant
       })

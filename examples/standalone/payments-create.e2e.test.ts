@@ -2,28 +2,30 @@
  * End to end over loopback against the real standalone server: payment
  * creation (SPEC.md 4.3, WIRE.md section 3 "Payments"), its validation and
  * idempotency, the full details of GET /v1/payments/{id}, and the OpenAPI
- * document's payment routes.
+ * document's payment routes. What should succeed, and the engine's refusals,
+ * go through the typed client (@pay/client); malformed bodies and headers,
+ * requests without a key and replays compared byte for byte stay on raw HTTP.
  */
-import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  createPayment as createPaymentEndpoint,
-  getPayment as getPaymentEndpoint
-} from "../../packages/core/src/payments/Api.js"
 import {
   client,
   createMerchant,
   createPartner,
   type E2eServer,
   expectError,
+  expectRefusal,
   issueFields,
   type Json,
+  type Merchant,
   newKey,
+  type PayClient,
+  payClient,
   RFC3339,
   STORES,
   startServer,
   uniqueToken,
-  unknownId
+  unknownId,
+  whole
 } from "./e2e-support.js"
 import {
   createPaymentRequest,
@@ -32,9 +34,7 @@ import {
   MAX_UINT256,
   newPayment,
   PAYMENT_ID,
-  qs,
   REFUND_ID,
-  refund,
   setMerchantStatus,
   startProcessing,
   succeed,
@@ -44,19 +44,19 @@ import {
   usd
 } from "./payments-support.js"
 
-const decodeCreated = Schema.decodeUnknownSync(createPaymentEndpoint.successSchema)
-const decodeDetails = Schema.decodeUnknownSync(getPaymentEndpoint.successSchema)
-
 describe.each(STORES)("%s", (store) => {
   let server: E2eServer
-  let otherKey: string
-  let merchant: Json
+  /** The typed client with the bootstrap partner's key, and with another partner's. */
+  let pay: PayClient
+  let other: PayClient
+  let merchant: Merchant
   const api = client(() => server.baseUrl)
 
   beforeAll(async () => {
     server = await startServer(store)
-    otherKey = (await createPartner(server, "Other")).apiKey
-    merchant = await createMerchant(api, "Pay Shop")
+    pay = payClient(server)
+    other = payClient(server, (await createPartner(server, "Other")).apiKey)
+    merchant = await createMerchant(pay, "Pay Shop")
   })
 
   afterAll(async () => {
@@ -65,25 +65,25 @@ describe.each(STORES)("%s", (store) => {
 
   const nowSeconds = () => Math.floor(Date.now() / 1000)
 
-  /** POST /v1/payments for the shared merchant, with a fresh idempotency key. */
+  /** POST /v1/payments over raw HTTP for the shared merchant, with a fresh idempotency key. */
   const post = (body: unknown, merchantId: string | null = merchant.id) =>
     createPaymentRequest(api, body, { merchantId, idempotencyKey: newKey() })
 
-  /** The partner's payments whose referenceId contains `search`. */
-  const listByReference = async (search: string): Promise<Array<Json>> => {
-    const response = await api.get(`/v1/payments${qs([["referenceId", search]])}`)
-    expect(response.status, response.text).toBe(200)
-    return response.body.data
-  }
+  /** The partner's payments whose referenceId contains `search`, through the client. */
+  const listByReference = async (search: string, by: PayClient = pay) =>
+    (await by.payments.list({ referenceId: search })).data
 
   describe("POST /v1/payments", () => {
     it("201 with paymentId, status, expiresAt (Unix seconds, now + 5 min), isFinal, gatewayUrl, pollInMs", async () => {
       const before = nowSeconds()
-      const response = await post({ referenceId: "order-1001", amount: usd("1050") })
+      const created = whole(
+        pay,
+        await pay.payments.create(merchant.id, { referenceId: "order-1001", amount: usd("1050") })
+      )
       const after = nowSeconds()
+      const response = pay.lastAnswer()
       expect(response.status, response.text).toBe(201)
       expect(response.headers.get("content-type")).toMatch(/^application\/json\b/)
-      const created = decodeCreated(response.body)
       expect(Object.keys(response.body).sort()).toEqual(
         ["expiresAt", "gatewayUrl", "isFinal", "paymentId", "pollInMs", "status"].sort()
       )
@@ -99,9 +99,8 @@ describe.each(STORES)("%s", (store) => {
     })
 
     it("a token amount: the unit and value are kept, with the token's display", async () => {
-      const created = await newPayment(api, merchant.id, { amount: token(USDC_BASE, "2500000") })
-      const shown = await details(api, created.paymentId)
-      expect(shown.status, shown.text).toBe(200)
+      const created = await newPayment(pay, merchant.id, { amount: token(USDC_BASE, "2500000") })
+      const shown = whole(pay, await pay.payments.get(created.paymentId))
       const expected = {
         unit: `caip19/${USDC_BASE}`,
         value: "2500000",
@@ -114,24 +113,24 @@ describe.each(STORES)("%s", (store) => {
           networkIconUrl: null
         }
       }
-      expect(shown.body.amount).toEqual(expected)
-      expect(shown.body.tokenAmount).toEqual(expected)
-      expect(shown.body).not.toHaveProperty("fiatAmount")
+      expect(shown.amount).toEqual(expected)
+      expect(shown.tokenAmount).toEqual(expected)
+      expect(shown).not.toHaveProperty("fiatAmount")
     })
 
     it("expiresAt as Unix seconds is kept as given", async () => {
       const expiresAt = nowSeconds() + 3600
-      const created = await newPayment(api, merchant.id, { expiresAt })
+      const created = await newPayment(pay, merchant.id, { expiresAt })
       expect(created.expiresAt).toBe(expiresAt)
-      expect((await details(api, created.paymentId)).body.expiresAt).toBe(expiresAt)
+      expect((await pay.payments.get(created.paymentId)).expiresAt).toBe(expiresAt)
     })
 
     it("expiresAt as RFC 3339 (Z or an offset) is answered in Unix seconds", async () => {
       const at = new Date((nowSeconds() + 7200) * 1000)
-      const inZ = await newPayment(api, merchant.id, { expiresAt: at.toISOString() })
+      const inZ = await newPayment(pay, merchant.id, { expiresAt: at.toISOString() })
       expect(inZ.expiresAt).toBe(at.getTime() / 1000)
       const plusTwo = new Date(at.getTime() + 2 * 3600_000).toISOString().replace("Z", "+02:00")
-      const withOffset = await newPayment(api, merchant.id, { expiresAt: plusTwo })
+      const withOffset = await newPayment(pay, merchant.id, { expiresAt: plusTwo })
       expect(withOffset.expiresAt).toBe(at.getTime() / 1000)
     })
 
@@ -161,7 +160,7 @@ describe.each(STORES)("%s", (store) => {
         "params_validation",
         ["expiresAt"]
       )
-      const within = await newPayment(api, merchant.id, { expiresAt: nowSeconds() + 29 * day })
+      const within = await newPayment(pay, merchant.id, { expiresAt: nowSeconds() + 29 * day })
       expect(within.status).toBe("requires_action")
     })
 
@@ -181,23 +180,22 @@ describe.each(STORES)("%s", (store) => {
         successUrl: "https://shop.example/thanks",
         errorUrl: "https://shop.example/oops"
       }
-      const created = await newPayment(api, merchant.id, { checkout })
-      const shown = await details(api, created.paymentId)
-      expect(shown.body.checkout).toEqual(checkout)
+      const created = await newPayment(pay, merchant.id, { checkout })
+      const shown = whole(pay, await pay.payments.get(created.paymentId))
+      expect(shown.checkout).toEqual(checkout)
     })
 
     it("expiresAt null and checkout null mean the defaults", async () => {
       const before = nowSeconds()
-      const response = await post({
+      const created = await pay.payments.create(merchant.id, {
         referenceId: "nulls",
         amount: usd("100"),
         expiresAt: null,
         checkout: null
       })
-      expect(response.status, response.text).toBe(201)
-      expect(response.body.expiresAt).toBeGreaterThanOrEqual(before + 299)
-      expect(response.body.expiresAt).toBeLessThanOrEqual(nowSeconds() + 301)
-      expect((await details(api, response.body.paymentId)).body.checkout).toBeNull()
+      expect(created.expiresAt).toBeGreaterThanOrEqual(before + 299)
+      expect(created.expiresAt).toBeLessThanOrEqual(nowSeconds() + 301)
+      expect((await pay.payments.get(created.paymentId)).checkout).toBeNull()
     })
 
     it("checkout with an http:// URL: 400 naming it", async () => {
@@ -224,44 +222,51 @@ describe.each(STORES)("%s", (store) => {
     })
 
     it("an unknown merchant: 404 merchant_not_found", async () => {
-      expectError(
-        await post({ referenceId: "x", amount: usd("100") }, unknownId("mrch")),
+      await expectRefusal(
+        pay,
+        newPayment(pay, unknownId("mrch"), { referenceId: "x", amount: usd("100") }),
         404,
         "merchant_not_found"
       )
     })
 
     it("another partner's merchant: 403 forbidden, nothing created", async () => {
-      const theirs = await createMerchant(api, "Their shop", { key: otherKey })
+      const theirs = await createMerchant(other, "Their shop")
       const ref = `theirs-${uniqueToken()}`
-      const response = await post({ referenceId: ref, amount: usd("100") }, theirs.id)
-      expectError(response, 403, "forbidden")
-      const listed = await api.get(`/v1/payments${qs([["referenceId", ref]])}`, { key: otherKey })
-      expect(listed.body.data).toEqual([])
+      await expectRefusal(
+        pay,
+        newPayment(pay, theirs.id, { referenceId: ref, amount: usd("100") }),
+        403,
+        "forbidden"
+      )
+      expect(await listByReference(ref, other)).toEqual([])
     })
 
     it("a deleted merchant: 404 merchant_not_found", async () => {
-      const gone = await createMerchant(api, "Gone shop")
-      expect((await api.request("DELETE", `/v1/merchants/${gone.id}`)).status).toBe(200)
-      expectError(
-        await post({ referenceId: "x", amount: usd("100") }, gone.id),
+      const gone = await createMerchant(pay, "Gone shop")
+      expect(await pay.merchants.delete(gone.id)).toEqual({ id: gone.id, deleted: true })
+      await expectRefusal(
+        pay,
+        newPayment(pay, gone.id, { referenceId: "x", amount: usd("100") }),
         404,
         "merchant_not_found"
       )
     })
 
     it("an inactive or suspended merchant: 409 merchant_inactive; active again: 201", async () => {
-      const shop = await createMerchant(api, "Sleepy shop")
+      const shop = await createMerchant(pay, "Sleepy shop")
       for (const status of ["inactive", "suspended"] as const) {
         await setMerchantStatus(server, shop.id, status)
-        expectError(
-          await post({ referenceId: "x", amount: usd("100") }, shop.id),
+        await expectRefusal(
+          pay,
+          newPayment(pay, shop.id, { referenceId: "x", amount: usd("100") }),
           409,
           "merchant_inactive"
         )
       }
       await setMerchantStatus(server, shop.id, "active")
-      expect((await post({ referenceId: "x", amount: usd("100") }, shop.id)).status).toBe(201)
+      const created = await newPayment(pay, shop.id, { referenceId: "x", amount: usd("100") })
+      expect(created.status).toBe("requires_action")
     })
 
     it("amount values that are not positive whole minor units: 400 naming amount.value", async () => {
@@ -285,8 +290,8 @@ describe.each(STORES)("%s", (store) => {
     })
 
     it("a fiat amount of exactly 10^15 minor units is accepted", async () => {
-      const created = await newPayment(api, merchant.id, { amount: usd("1000000000000000") })
-      expect((await details(api, created.paymentId)).body.amount.value).toBe("1000000000000000")
+      const created = await newPayment(pay, merchant.id, { amount: usd("1000000000000000") })
+      expect((await pay.payments.get(created.paymentId)).amount.value).toBe("1000000000000000")
     })
 
     it("unknown, lowercase or unprefixed units and unknown tokens: 400 naming amount.unit", async () => {
@@ -307,10 +312,11 @@ describe.each(STORES)("%s", (store) => {
     })
 
     it("a token amount of 2^256 - 1 is accepted and echoed exactly; 2^256 is refused", async () => {
-      const created = await newPayment(api, merchant.id, { amount: token(EURC_BASE, MAX_UINT256) })
-      const shown = await details(api, created.paymentId)
-      expect(shown.body.amount.value).toBe(MAX_UINT256)
-      expect(shown.body.tokenAmount.value).toBe(MAX_UINT256)
+      const created = await newPayment(pay, merchant.id, { amount: token(EURC_BASE, MAX_UINT256) })
+      const shown = await pay.payments.get(created.paymentId)
+      expect(shown.amount.value).toBe(MAX_UINT256)
+      expect(shown.tokenAmount?.value).toBe(MAX_UINT256)
+      // Raw: the client refuses 2^256 itself, before sending.
       const over = await post({
         referenceId: "big",
         amount: token(EURC_BASE, (2n ** 256n).toString())
@@ -368,32 +374,33 @@ describe.each(STORES)("%s", (store) => {
     it("the same key with another body: 409 idempotency_conflict, nothing more created", async () => {
       const ref = `idemc-${uniqueToken()}`
       const key = newKey()
-      const first = await createPaymentRequest(
-        api,
+      await pay.payments.create(
+        merchant.id,
         { referenceId: ref, amount: usd("990") },
-        { merchantId: merchant.id, idempotencyKey: key }
+        { idempotencyKey: key }
       )
-      expect(first.status).toBe(201)
-      const other = await createPaymentRequest(
-        api,
-        { referenceId: ref, amount: usd("991") },
-        { merchantId: merchant.id, idempotencyKey: key }
+      await expectRefusal(
+        pay,
+        pay.payments.create(
+          merchant.id,
+          { referenceId: ref, amount: usd("991") },
+          { idempotencyKey: key }
+        ),
+        409,
+        "idempotency_conflict"
       )
-      expectError(other, 409, "idempotency_conflict")
       expect(await listByReference(ref)).toHaveLength(1)
     })
 
     it("the same key and body for another merchant: 409 idempotency_conflict", async () => {
       const ref = `idemm-${uniqueToken()}`
       const key = newKey()
-      const second = await createMerchant(api, "Second shop")
+      const second = await createMerchant(pay, "Second shop")
       const body = { referenceId: ref, amount: usd("990") }
-      expect(
-        (await createPaymentRequest(api, body, { merchantId: merchant.id, idempotencyKey: key }))
-          .status
-      ).toBe(201)
-      expectError(
-        await createPaymentRequest(api, body, { merchantId: second.id, idempotencyKey: key }),
+      await pay.payments.create(merchant.id, body, { idempotencyKey: key })
+      await expectRefusal(
+        pay,
+        pay.payments.create(second.id, body, { idempotencyKey: key }),
         409,
         "idempotency_conflict"
       )
@@ -418,6 +425,7 @@ describe.each(STORES)("%s", (store) => {
     })
 
     it("without a key, two identical requests create two payments", async () => {
+      // Raw: the client always sends a key.
       const ref = `nokey-${uniqueToken()}`
       const body = { referenceId: ref, amount: usd("100") }
       const a = await createPaymentRequest(api, body, { merchantId: merchant.id })
@@ -431,11 +439,8 @@ describe.each(STORES)("%s", (store) => {
   describe("GET /v1/payments/{id}", () => {
     it("a new fiat payment: amount, fiatAmount, merchant, expiresAt, gatewayUrl, no buyer yet, info null", async () => {
       const ref = `details-${uniqueToken()}`
-      const created = await newPayment(api, merchant.id, { referenceId: ref, amount: usd("1050") })
-      const response = await details(api, created.paymentId)
-      expect(response.status, response.text).toBe(200)
-      decodeDetails(response.body)
-      const body = response.body
+      const created = await newPayment(pay, merchant.id, { referenceId: ref, amount: usd("1050") })
+      const body = whole(pay, await pay.payments.get(created.paymentId))
       const amount = {
         unit: "iso4217/USD",
         value: "1050",
@@ -471,7 +476,7 @@ describe.each(STORES)("%s", (store) => {
     })
 
     it("processing shows tokenAmount, buyer and transaction; succeeded adds info; a refund shows", async () => {
-      const created = await newPayment(api, merchant.id, { amount: usd("2000") })
+      const created = await newPayment(pay, merchant.id, { amount: usd("2000") })
       const account = "eip155:8453:0x1111111111111111111111111111111111111111"
       const hash = `0x${"ab".repeat(32)}`
       await startProcessing(server, created.paymentId, {
@@ -480,8 +485,7 @@ describe.each(STORES)("%s", (store) => {
         hash,
         nonce: 7
       })
-      const processing = (await details(api, created.paymentId)).body
-      decodeDetails(processing)
+      const processing = whole(pay, await pay.payments.get(created.paymentId))
       const tokenAmount = {
         unit: `caip19/${USDC_BASE}`,
         value: "20000000",
@@ -504,12 +508,11 @@ describe.each(STORES)("%s", (store) => {
         info: null,
         refund: null
       })
-      expect(processing.fiatAmount.value).toBe("2000")
+      expect(processing.fiatAmount?.value).toBe("2000")
 
       const txId = `0x${"cd".repeat(32)}`
       await succeed(server, created.paymentId, txId)
-      const succeeded = (await details(api, created.paymentId)).body
-      decodeDetails(succeeded)
+      const succeeded = whole(pay, await pay.payments.get(created.paymentId))
       expect(succeeded).toMatchObject({
         status: "succeeded",
         isTerminal: true,
@@ -519,28 +522,27 @@ describe.each(STORES)("%s", (store) => {
       })
       expect(succeeded).not.toHaveProperty("failureCode")
 
-      const refunded = await refund(api, created.paymentId)
-      expect(refunded.status, refunded.text).toBe(201)
-      const after = (await details(api, created.paymentId)).body
-      decodeDetails(after)
+      const refunded = await pay.refunds.create(created.paymentId)
+      const after = whole(pay, await pay.payments.get(created.paymentId))
       expect(after.refund).toEqual({
-        refundId: refunded.body.refund.refundId,
-        createdAt: refunded.body.refund.createdAt
+        refundId: refunded.refund.refundId,
+        createdAt: refunded.refund.createdAt
       })
-      expect(after.refund.refundId).toMatch(REFUND_ID)
+      expect(after.refund?.refundId).toMatch(REFUND_ID)
       expect(after.status).toBe("succeeded")
     })
 
     it("another partner's payment: 403 forbidden", async () => {
-      const created = await newPayment(api, merchant.id)
-      expectError(await details(api, created.paymentId, otherKey), 403, "forbidden")
+      const created = await newPayment(pay, merchant.id)
+      await expectRefusal(other, other.payments.get(created.paymentId), 403, "forbidden")
     })
 
     it("an unknown payment: 404 payment_not_found", async () => {
-      expectError(await details(api, UNKNOWN_PAYMENT), 404, "payment_not_found")
+      await expectRefusal(pay, pay.payments.get(UNKNOWN_PAYMENT), 404, "payment_not_found")
     })
 
     it("a malformed id names nothing: 404 payment_not_found, whatever its shape", async () => {
+      // Raw: the client answers a malformed path id itself.
       for (const id of ["pay_x", "mrch_0000000000ZZZZZZZZZZ", "pay_00000000000000000000!"]) {
         const response = await details(api, encodeURIComponent(id))
         expectError(response, 404, "payment_not_found")

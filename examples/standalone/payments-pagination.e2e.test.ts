@@ -2,22 +2,26 @@
  * End to end over loopback against the real standalone server: sorting,
  * page sizes and cursors of GET /v1/payments (SPEC.md 4.3 and 8), walks that
  * visit every match exactly once even while payments are being created, and
- * GET /v1/merchants/payments (SPEC.md 4.5).
+ * GET /v1/merchants/payments (SPEC.md 4.5). Listings go through the typed
+ * client (@pay/client), each page checked to be its whole raw answer; query
+ * values the client would refuse before sending, and missing or malformed
+ * headers, go over raw HTTP.
  */
-import { Encoding, Schema } from "effect"
+import { Encoding } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { merchantPayments as merchantPaymentsEndpoint } from "../../packages/core/src/payments/Api.js"
 import {
   client,
   createMerchant,
   createPartner,
   type E2eServer,
   expectError,
-  type Json,
-  PARTNER_KEY,
-  type RequestOptions,
+  expectRefusal,
+  type Merchant,
+  type PayClient,
+  payClient,
   STORES,
-  startServer
+  startServer,
+  whole
 } from "./e2e-support.js"
 import {
   buildDataset,
@@ -29,6 +33,8 @@ import {
   modelStats,
   newPayment,
   normalStats,
+  paramsOf,
+  type Query,
   qs,
   type SortBy,
   type SortDir,
@@ -37,26 +43,47 @@ import {
   usd
 } from "./payments-support.js"
 
-const decodeMerchantPayments = Schema.decodeUnknownSync(merchantPaymentsEndpoint.successSchema)
-
-type Query = ReadonlyArray<readonly [string, string | number]>
+/** A page of a payment listing, as the typed client answers it. */
+type Page = Awaited<ReturnType<PayClient["payments"]["list"]>>
+type MerchantParams = Parameters<PayClient["payments"]["listForMerchant"]>[1]
 
 describe.each(STORES)("%s", (store) => {
   let server: E2eServer
   let data: Dataset
+  /** The typed client with the bootstrap partner's key (not the dataset's). */
+  let pay: PayClient
   const api = client(() => server.baseUrl)
 
   beforeAll(async () => {
     server = await startServer(store)
-    data = await buildDataset(server, api, DATASET, createPartner, createMerchant)
+    pay = payClient(server)
+    data = await buildDataset(server, DATASET)
   })
 
   afterAll(async () => {
     await server?.stop()
   })
 
-  const list = (query: Query, options: RequestOptions = { key: data.key }) =>
-    api.get(`/v1/payments${qs(query)}`, options)
+  /** GET /v1/payments over raw HTTP, for query values the client would refuse. */
+  const list = (query: Query) => api.get(`/v1/payments${qs(query)}`, { key: data.key })
+
+  /** GET /v1/payments through `by` (default: the dataset partner's client): the whole answer. */
+  const listed =
+    (by?: PayClient) =>
+    async (query: Query): Promise<Page> => {
+      const partner = by ?? data.pay
+      return whole(partner, await partner.payments.list(paramsOf(query)))
+    }
+  const read = (query: Query) => listed()(query)
+
+  /** GET /v1/merchants/payments through the dataset partner's client: the whole answer. */
+  const merchantListed =
+    (merchantId: string) =>
+    async (query: Query): Promise<Page> =>
+      whole(
+        data.pay,
+        await data.pay.payments.listForMerchant(merchantId, paramsOf<MerchantParams>(query))
+      )
 
   const where = (keep: (p: ModelPayment) => boolean) => data.payments.filter(keep)
   const idsOf = (rows: ReadonlyArray<ModelPayment>) => rows.map((p) => p.id)
@@ -66,26 +93,25 @@ describe.each(STORES)("%s", (store) => {
    * after each page that has a next one; returns the ids in visiting order.
    */
   const walk = async (
-    path: string,
+    pageOf: (query: Query) => Promise<Page>,
     query: Query,
     limit: number,
-    options: RequestOptions,
     between?: () => Promise<unknown>
   ) => {
     const ids: Array<string> = []
-    const pages: Array<Json> = []
+    const pages: Array<Page> = []
     let cursor: string | null = null
     for (let page = 0; page < 200; page++) {
-      const response = await api.get(
-        `${path}${qs([...query, ["limit", limit], ...(cursor === null ? [] : [["cursor", cursor] as const])])}`,
-        options
-      )
-      expect(response.status, response.text).toBe(200)
-      ids.push(...response.body.data.map((p: Json) => p.paymentId))
-      pages.push(response.body)
-      cursor = response.body.nextCursor
+      const body: Page = await pageOf([
+        ...query,
+        ["limit", limit],
+        ...(cursor === null ? [] : [["cursor", cursor] as const])
+      ])
+      ids.push(...body.data.map((p) => p.paymentId))
+      pages.push(body)
+      cursor = body.nextCursor
       if (cursor === null) break
-      expect(response.body.data).toHaveLength(limit)
+      expect(body.data).toHaveLength(limit)
       await between?.()
     }
     expect(cursor).toBeNull()
@@ -111,21 +137,18 @@ describe.each(STORES)("%s", (store) => {
 
     for (const { query, by, dir } of orders) {
       it(`${qs(query) || "(default)"}: ${by} ${dir}, ties broken by id`, async () => {
-        const response = await list([...query, ["limit", 200]])
-        expect(response.status, response.text).toBe(200)
-        expect(response.body.data.map((p: Json) => p.paymentId)).toEqual(
-          idsOf(sortModel(data.payments, by, dir))
-        )
+        const body = await read([...query, ["limit", 200]])
+        expect(body.data.map((p) => p.paymentId)).toEqual(idsOf(sortModel(data.payments, by, dir)))
       })
     }
 
     it("amounts sort as numbers, not as text, across fiat and token units", async () => {
-      const response = await list([
+      const body = await read([
         ["sortBy", "amount"],
         ["sortDir", "asc"],
         ["limit", 200]
       ])
-      const values = response.body.data.map((p: Json) =>
+      const values = body.data.map((p) =>
         BigInt(data.payments.find((m) => m.id === p.paymentId)!.value)
       )
       for (let i = 1; i < values.length; i++) expect(values[i]! >= values[i - 1]!).toBe(true)
@@ -143,18 +166,16 @@ describe.each(STORES)("%s", (store) => {
       for (const limit of ["0", "201", "-1", "1.5", "abc", ""]) {
         expectError(await list([["limit", limit]]), 400, "invalid_params", ["limit"])
       }
-      const one = await list([["limit", 1]])
-      expect(one.body.data.map((p: Json) => p.paymentId)).toEqual([
-        idsOf(sortModel(data.payments))[0]
-      ])
-      expect(one.body.nextCursor).not.toBeNull()
-      expect((await list([["limit", 200]])).body.data).toHaveLength(40)
+      const one = await read([["limit", 1]])
+      expect(one.data.map((p) => p.paymentId)).toEqual([idsOf(sortModel(data.payments))[0]])
+      expect(one.nextCursor).not.toBeNull()
+      expect((await read([["limit", 200]])).data).toHaveLength(40)
     })
 
     it("a page exactly as large as the matches has no next cursor", async () => {
-      const response = await list([["limit", 40]])
-      expect(response.body.data).toHaveLength(40)
-      expect(response.body.nextCursor).toBeNull()
+      const body = await read([["limit", 40]])
+      expect(body.data).toHaveLength(40)
+      expect(body.nextCursor).toBeNull()
     })
   })
 
@@ -175,16 +196,17 @@ describe.each(STORES)("%s", (store) => {
     })
 
     it("a cursor used with another sort: 400 naming cursor", async () => {
-      const dateDesc = (await list([["limit", 5]])).body.nextCursor
+      const dateDesc = (await read([["limit", 5]])).nextCursor as string
       const amountAsc = (
-        await list([
+        await read([
           ["limit", 5],
           ["sortBy", "amount"],
           ["sortDir", "asc"]
         ])
-      ).body.nextCursor
+      ).nextCursor as string
       expect(dateDesc).toEqual(expect.any(String))
       expect(amountAsc).toEqual(expect.any(String))
+      // Raw, as every refusal of a query value here: these are the engine's to make.
       const misuses: ReadonlyArray<Query> = [
         [
           ["cursor", dateDesc],
@@ -235,10 +257,9 @@ describe.each(STORES)("%s", (store) => {
         for (const [by, dir] of sorts) {
           for (const limit of [3, 7]) {
             const { ids, pages } = await walk(
-              "/v1/payments",
+              listed(),
               [...query, ["sortBy", by], ["sortDir", dir]],
-              limit,
-              { key: data.key }
+              limit
             )
             expect(ids, `${qs(query)} ${by} ${dir} ${limit}`).toEqual(
               idsOf(sortModel(expected, by, dir))
@@ -254,29 +275,23 @@ describe.each(STORES)("%s", (store) => {
 
   describe("GET /v1/payments sorted by amount up to 2^256 - 1", () => {
     it("token amounts of up to 78 digits sort exactly and page through cursors", async () => {
-      const { apiKey: key } = await createPartner(server, "Whale partner")
-      const shop = await createMerchant(api, "Whale shop", { key })
+      const whale = payClient(server, (await createPartner(server, "Whale partner")).apiKey)
+      const shop = await createMerchant(whale, "Whale shop")
       const values = [MAX_UINT256, (2n ** 256n - 2n).toString(), `1${"0".repeat(76)}`, "1", "999"]
       const created = new Map<string, bigint>()
       for (const value of values) {
-        const { paymentId } = await newPayment(
-          api,
-          shop.id,
-          { amount: token(EURC_BASE, value) },
-          { key }
-        )
+        const { paymentId } = await newPayment(whale, shop.id, { amount: token(EURC_BASE, value) })
         created.set(paymentId, BigInt(value))
       }
       const byValue = [...created].sort(([, x], [, y]) => (x < y ? -1 : 1)).map(([id]) => id)
       for (const dir of ["asc", "desc"] as const) {
         const { ids } = await walk(
-          "/v1/payments",
+          listed(whale),
           [
             ["sortBy", "amount"],
             ["sortDir", dir]
           ],
-          1,
-          { key }
+          1
         )
         expect(ids).toEqual(dir === "asc" ? byValue : [...byValue].reverse())
       }
@@ -284,53 +299,51 @@ describe.each(STORES)("%s", (store) => {
   })
 
   describe("GET /v1/payments while payments are being created", () => {
-    let key: string
-    let shop: Json
+    let partner: PayClient
+    let shop: Merchant
 
     const create = async (value: string) =>
-      (await newPayment(api, shop.id, { amount: usd(value) }, { key })).paymentId as string
+      (await newPayment(partner, shop.id, { amount: usd(value) })).paymentId
 
     /** Every payment of the partner now, in `by`/`dir` order, computed from one full read. */
     const snapshot = async (by: SortBy, dir: SortDir): Promise<Array<string>> => {
-      const all = await api.get("/v1/payments?limit=200", { key })
-      expect(all.body.nextCursor).toBeNull()
-      const rows = all.body.data.map((p: Json) => ({
-        id: p.paymentId as string,
+      const all = await listed(partner)([["limit", 200]])
+      expect(all.nextCursor).toBeNull()
+      const rows = all.data.map((p) => ({
+        id: p.paymentId,
         createdAt: BigInt(Date.parse(p.createdAt)),
-        value: BigInt(p.fiatAmount.value)
+        value: BigInt(p.fiatAmount!.value)
       }))
       return rows
-        .sort((a: (typeof rows)[number], b: (typeof rows)[number]) => {
+        .sort((a, b) => {
           const [x, y] = by === "date" ? [a.createdAt, b.createdAt] : [a.value, b.value]
           const o = x < y ? -1 : x > y ? 1 : a.id < b.id ? -1 : 1
           return dir === "asc" ? o : -o
         })
-        .map((p: { id: string }) => p.id)
+        .map((p) => p.id)
     }
 
     beforeAll(async () => {
-      key = (await createPartner(server, "Growing partner")).apiKey
-      shop = await createMerchant(api, "Growing shop", { key })
+      partner = payClient(server, (await createPartner(server, "Growing partner")).apiKey)
+      shop = await createMerchant(partner, "Growing shop")
       for (let i = 0; i < 55; i++) await create(String(100 + ((i * 37) % 50)))
     })
 
     it("the default page size is 50", async () => {
       const expected = await snapshot("date", "desc")
       expect(expected).toHaveLength(55)
-      const first = await api.get("/v1/payments", { key })
-      expect(first.body.data.map((p: Json) => p.paymentId)).toEqual(expected.slice(0, 50))
-      expect(first.body.nextCursor).not.toBeNull()
-      const second = await api.get(`/v1/payments${qs([["cursor", first.body.nextCursor]])}`, {
-        key
-      })
-      expect(second.body.data.map((p: Json) => p.paymentId)).toEqual(expected.slice(50))
-      expect(second.body.nextCursor).toBeNull()
+      const first = await listed(partner)([])
+      expect(first.data.map((p) => p.paymentId)).toEqual(expected.slice(0, 50))
+      expect(first.nextCursor).not.toBeNull()
+      const second = await listed(partner)([["cursor", first.nextCursor!]])
+      expect(second.data.map((p) => p.paymentId)).toEqual(expected.slice(50))
+      expect(second.nextCursor).toBeNull()
     })
 
     it("newest first: payments created during the walk do not appear; nothing repeats or is skipped", async () => {
       const expected = await snapshot("date", "desc")
       const added: Array<string> = []
-      const { ids } = await walk("/v1/payments", [], 6, { key }, async () => {
+      const { ids } = await walk(listed(partner), [], 6, async () => {
         added.push(await create("125"))
       })
       expect(added.length).toBeGreaterThan(5)
@@ -348,13 +361,12 @@ describe.each(STORES)("%s", (store) => {
         const added = new Set<string>()
         let n = 0
         const { ids } = await walk(
-          "/v1/payments",
+          listed(partner),
           [
             ["sortBy", by],
             ["sortDir", dir]
           ],
           7,
-          { key },
           async () => {
             added.add(await create(String(100 + ((n++ * 13) % 60))))
           }
@@ -373,27 +385,26 @@ describe.each(STORES)("%s", (store) => {
   })
 
   describe("GET /v1/merchants/payments", () => {
-    const merchantList = (merchantId: string | null, query: Query = [], key = data.key) =>
-      api.get(`/v1/merchants/payments${qs(query)}`, {
-        key,
+    /** Over raw HTTP, for a missing or malformed Merchant-Id. */
+    const merchantList = (merchantId: string | null) =>
+      api.get("/v1/merchants/payments", {
+        key: data.key,
         ...(merchantId === null ? {} : { headers: { "merchant-id": merchantId } })
       })
 
     it("only the Merchant-Id's payments, newest first, with its own stats", async () => {
       for (const merchant of data.merchants) {
-        const response = await merchantList(merchant.id, [["limit", 200]])
-        expect(response.status, response.text).toBe(200)
-        decodeMerchantPayments(response.body)
+        const body = await merchantListed(merchant.id)([["limit", 200]])
         const expected = where((p) => p.merchantId === merchant.id)
-        expect(response.body.data.map((p: Json) => p.paymentId)).toEqual(idsOf(sortModel(expected)))
-        expect(response.body.nextCursor).toBeNull()
-        expect(normalStats(response.body.stats)).toEqual(modelStats(expected))
+        expect(body.data.map((p) => p.paymentId)).toEqual(idsOf(sortModel(expected)))
+        expect(body.nextCursor).toBeNull()
+        expect(normalStats(body.stats)).toEqual(modelStats(expected))
       }
     })
 
     it("filters, sorting and cursors work as on GET /v1/payments", async () => {
       const [a] = data.merchants
-      const response = await merchantList(a.id, [
+      const body = await merchantListed(a.id)([
         ["status", "succeeded"],
         ["status", "failed"],
         ["network", "eip155:8453"],
@@ -407,14 +418,9 @@ describe.each(STORES)("%s", (store) => {
           ["succeeded", "failed"].includes(p.status) &&
           (p.tokenAsset ?? "").startsWith("eip155:8453/")
       )
-      expect(response.body.data.map((p: Json) => p.paymentId)).toEqual(
-        idsOf(sortModel(expected, "amount", "asc"))
-      )
-      expect(normalStats(response.body.stats)).toEqual(modelStats(expected))
-      const { ids } = await walk("/v1/merchants/payments", [["sortDir", "asc"]], 4, {
-        key: data.key,
-        headers: { "merchant-id": a.id }
-      })
+      expect(body.data.map((p) => p.paymentId)).toEqual(idsOf(sortModel(expected, "amount", "asc")))
+      expect(normalStats(body.stats)).toEqual(modelStats(expected))
+      const { ids } = await walk(merchantListed(a.id), [["sortDir", "asc"]], 4)
       expect(ids).toEqual(
         idsOf(
           sortModel(
@@ -434,10 +440,15 @@ describe.each(STORES)("%s", (store) => {
     })
 
     it("another partner's merchant: 403 forbidden; an unknown one: 404 merchant_not_found", async () => {
-      expectError(await merchantList(data.merchants[0].id, [], PARTNER_KEY), 403, "forbidden")
-      const theirs = await createMerchant(api, "Someone else's")
-      expectError(await merchantList(theirs.id), 403, "forbidden")
-      expectError(await merchantList("mrch_0000000000ZZZZZZZZZZ"), 404, "merchant_not_found")
+      await expectRefusal(pay, pay.payments.listForMerchant(data.merchants[0].id), 403, "forbidden")
+      const theirs = await createMerchant(pay, "Someone else's")
+      await expectRefusal(data.pay, data.pay.payments.listForMerchant(theirs.id), 403, "forbidden")
+      await expectRefusal(
+        data.pay,
+        data.pay.payments.listForMerchant("mrch_0000000000ZZZZZZZZZZ"),
+        404,
+        "merchant_not_found"
+      )
     })
   })
 })

@@ -1,27 +1,30 @@
 /**
  * End to end over loopback against the real standalone server: POST
  * /v1/refunds (SPEC.md 4.5 and 7, WIRE.md section 3), a full-refund marker
- * allowed once per succeeded payment.
+ * allowed once per succeeded payment. Refunds, the payments they refund and
+ * the engine's refusals go through the typed client (@pay/client); malformed
+ * bodies, replays compared byte for byte and concurrent requests without a
+ * key stay on raw HTTP.
  */
-import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createRefund as refundEndpoint } from "../../packages/core/src/payments/Api.js"
 import {
   client,
   createMerchant,
   createPartner,
   type E2eServer,
   expectError,
-  type Json,
+  expectRefusal,
+  type Merchant,
   newKey,
+  type PayClient,
+  payClient,
   RFC3339,
   STORES,
-  startServer
+  startServer,
+  whole
 } from "./e2e-support.js"
 import {
-  cancel,
   decline,
-  details,
   fail,
   newPayment,
   REFUND_ID,
@@ -33,18 +36,19 @@ import {
   usd
 } from "./payments-support.js"
 
-const decodeRefund = Schema.decodeUnknownSync(refundEndpoint.successSchema)
-
 describe.each(STORES)("%s", (store) => {
   let server: E2eServer
-  let otherKey: string
-  let merchant: Json
+  /** The typed client with the bootstrap partner's key, and with another partner's. */
+  let pay: PayClient
+  let other: PayClient
+  let merchant: Merchant
   const api = client(() => server.baseUrl)
 
   beforeAll(async () => {
     server = await startServer(store)
-    otherKey = (await createPartner(server, "Other")).apiKey
-    merchant = await createMerchant(api, "Refund Shop")
+    pay = payClient(server)
+    other = payClient(server, (await createPartner(server, "Other")).apiKey)
+    merchant = await createMerchant(pay, "Refund Shop")
   })
 
   afterAll(async () => {
@@ -53,22 +57,24 @@ describe.each(STORES)("%s", (store) => {
 
   /** A payment of the shared merchant driven to succeeded; returns its id. */
   const succeeded = async (amount = usd("1050")): Promise<string> => {
-    const { paymentId } = await newPayment(api, merchant.id, { amount })
+    const { paymentId } = await newPayment(pay, merchant.id, { amount })
     await startProcessing(server, paymentId)
     await succeed(server, paymentId)
     return paymentId
   }
 
+  /** The payment's refund, as GET /v1/payments/{id} shows it. */
+  const refundOf = async (paymentId: string) => (await pay.payments.get(paymentId)).refund
+
   describe("POST /v1/refunds", () => {
     it("a succeeded payment: 201 with refundId, paymentId, the amount, status requested, createdAt", async () => {
       const id = await succeeded(usd("1050"))
       const before = Date.now()
-      const response = await refund(api, id)
+      const body = whole(pay, await pay.refunds.create(id)).refund
+      const response = pay.lastAnswer()
       expect(response.status, response.text).toBe(201)
-      decodeRefund(response.body)
       expect(Object.keys(response.body)).toEqual(["refund"])
-      const body = response.body.refund
-      expect(Object.keys(body).sort()).toEqual(
+      expect(Object.keys(response.body.refund).sort()).toEqual(
         ["amount", "createdAt", "paymentId", "refundId", "status"].sort()
       )
       expect(body.refundId).toMatch(REFUND_ID)
@@ -84,22 +90,22 @@ describe.each(STORES)("%s", (store) => {
       expect(body.createdAt).toMatch(RFC3339)
       expect(Date.parse(body.createdAt)).toBeGreaterThanOrEqual(before - 1000)
       expect(Date.parse(body.createdAt)).toBeLessThanOrEqual(Date.now() + 1000)
-      const shown = (await details(api, id)).body
+      const shown = whole(pay, await pay.payments.get(id))
       expect(shown.refund).toEqual({ refundId: body.refundId, createdAt: body.createdAt })
       expect(shown.status).toBe("succeeded")
     })
 
     it("a second refund of the same payment: 409 refund_exists", async () => {
       const id = await succeeded()
-      const first = await refund(api, id)
-      expect(first.status).toBe(201)
-      expectError(await refund(api, id), 409, "refund_exists")
-      expect((await details(api, id)).body.refund.refundId).toBe(first.body.refund.refundId)
+      const first = await pay.refunds.create(id)
+      await expectRefusal(pay, pay.refunds.create(id), 409, "refund_exists")
+      expect((await refundOf(id))?.refundId).toBe(first.refund.refundId)
     })
 
     it("a replay with the same Idempotency-Key answers the first 201", async () => {
       const id = await succeeded()
       const key = newKey()
+      // Raw: the replay's bytes are compared.
       const request = () =>
         api.request("POST", "/v1/refunds", { body: { paymentId: id }, idempotencyKey: key })
       const first = await request()
@@ -111,40 +117,43 @@ describe.each(STORES)("%s", (store) => {
 
     it("concurrent refunds of one payment: exactly one 201, the others 409 refund_exists", async () => {
       const id = await succeeded()
+      // Raw: ten requests without a key at once, each answer's shape checked.
       const responses = await Promise.all(Array.from({ length: 10 }, () => refund(api, id)))
       const created = responses.filter((r) => r.status === 201)
       expect(created).toHaveLength(1)
       for (const response of responses.filter((r) => r.status !== 201)) {
         expectError(response, 409, "refund_exists")
       }
-      expect((await details(api, id)).body.refund.refundId).toBe(created[0]!.body.refund.refundId)
+      expect((await refundOf(id))?.refundId).toBe(created[0]!.body.refund.refundId)
     })
 
     it("a payment that did not succeed: 409 invalid_state, and no refund recorded", async () => {
-      const open = (await newPayment(api, merchant.id)).paymentId
-      const processing = (await newPayment(api, merchant.id)).paymentId
+      const open = (await newPayment(pay, merchant.id)).paymentId
+      const processing = (await newPayment(pay, merchant.id)).paymentId
       await startProcessing(server, processing)
-      const failed = (await newPayment(api, merchant.id)).paymentId
+      const failed = (await newPayment(pay, merchant.id)).paymentId
       await startProcessing(server, failed)
       await fail(server, failed)
-      const declined = (await newPayment(api, merchant.id)).paymentId
+      const declined = (await newPayment(pay, merchant.id)).paymentId
       await decline(server, declined)
-      const cancelled = (await newPayment(api, merchant.id)).paymentId
-      expect((await cancel(api, cancelled, merchant.id)).status).toBe(200)
+      const cancelled = (await newPayment(pay, merchant.id)).paymentId
+      expect((await pay.payments.cancel(cancelled, { merchantId: merchant.id })).status).toBe(
+        "cancelled"
+      )
       const expiresAt = new Date(Date.now() + 800).toISOString()
-      const expired = (await newPayment(api, merchant.id, { expiresAt })).paymentId
+      const expired = (await newPayment(pay, merchant.id, { expiresAt })).paymentId
       await sleep(Math.max(0, Date.parse(expiresAt) - Date.now()) + 30)
       for (const id of [open, processing, failed, declined, cancelled, expired]) {
-        expectError(await refund(api, id), 409, "invalid_state")
-        expect((await details(api, id)).body.refund).toBeNull()
+        await expectRefusal(pay, pay.refunds.create(id), 409, "invalid_state")
+        expect(await refundOf(id)).toBeNull()
       }
     })
 
     it("another partner's payment: 403 forbidden; an unknown one: 404 payment_not_found", async () => {
       const id = await succeeded()
-      expectError(await refund(api, id, otherKey), 403, "forbidden")
-      expect((await details(api, id)).body.refund).toBeNull()
-      expectError(await refund(api, UNKNOWN_PAYMENT), 404, "payment_not_found")
+      await expectRefusal(other, other.refunds.create(id), 403, "forbidden")
+      expect(await refundOf(id)).toBeNull()
+      await expectRefusal(pay, pay.refunds.create(UNKNOWN_PAYMENT), 404, "payment_not_found")
     })
 
     it("a malformed paymentId, a missing one or an unknown field: 400 naming it", async () => {
@@ -155,7 +164,7 @@ describe.each(STORES)("%s", (store) => {
       expectError(await post({ paymentId: id, amount: "100" }), 400, "params_validation", [
         "amount"
       ])
-      expect((await details(api, id)).body.refund).toBeNull()
+      expect(await refundOf(id)).toBeNull()
     })
   })
 })

@@ -2,31 +2,32 @@
  * End to end over loopback against the real standalone server: a payment's
  * status (SPEC.md 3 and 4.3), its long-poll, and the merchant's cancel
  * (WIRE.md section 3 "Payments"), with the chain's transitions driven through
- * the server's own services so that they wake its long-polls.
+ * the server's own services so that they wake its long-polls. Statuses,
+ * long-polls and cancels go through the typed client (@pay/client), and so do
+ * the engine's refusals; missing or malformed headers and query values, and
+ * replays compared byte for byte, stay on raw HTTP.
  */
-import { Either, Schema } from "effect"
+import { Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  cancelPayment as cancelEndpoint,
-  paymentStatus as statusEndpoint
-} from "../../packages/core/src/payments/Api.js"
 import {
   client,
   createMerchant,
   createPartner,
   type E2eServer,
   expectError,
-  type Json,
+  expectRefusal,
+  type Merchant,
   newKey,
+  type PayClient,
+  payClient,
   RFC3339,
   STORES,
   startServer,
-  unknownId
+  unknownId,
+  whole
 } from "./e2e-support.js"
 import {
-  cancel,
   decline,
-  details,
   fail,
   getStatus,
   newPayment,
@@ -40,21 +41,21 @@ import {
   USDC_BASE
 } from "./payments-support.js"
 
-const decodeStatus = Schema.decodeUnknownSync(statusEndpoint.successSchema)
-const decodeCancel = Schema.decodeUnknownSync(cancelEndpoint.successSchema)
-
 describe.each(STORES)("%s", (store) => {
   let server: E2eServer
-  let otherKey: string
-  let merchant: Json
-  let sibling: Json
+  /** The typed client with the bootstrap partner's key, and with another partner's. */
+  let pay: PayClient
+  let other: PayClient
+  let merchant: Merchant
+  let sibling: Merchant
   const api = client(() => server.baseUrl)
 
   beforeAll(async () => {
     server = await startServer(store)
-    otherKey = (await createPartner(server, "Other")).apiKey
-    merchant = await createMerchant(api, "Status Shop")
-    sibling = await createMerchant(api, "Sibling Shop")
+    pay = payClient(server)
+    other = payClient(server, (await createPartner(server, "Other")).apiKey)
+    merchant = await createMerchant(pay, "Status Shop")
+    sibling = await createMerchant(pay, "Sibling Shop")
   })
 
   afterAll(async () => {
@@ -63,17 +64,23 @@ describe.each(STORES)("%s", (store) => {
 
   /** A fresh payment of the shared merchant; returns its id. */
   const open = async (body: { readonly expiresAt?: string | number } = {}): Promise<string> =>
-    (await newPayment(api, merchant.id, body)).paymentId
+    (await newPayment(pay, merchant.id, body)).paymentId
 
+  /** The status over raw HTTP, for query values the client would refuse before sending. */
   const statusOf = (id: string, query = "") => getStatus(api, id, merchant.id, query)
 
-  /** The status answer's body, checked against the endpoint's schema. */
-  const readStatus = async (id: string, query = ""): Promise<Json> => {
-    const response = await statusOf(id, query)
-    expect(response.status, response.text).toBe(200)
-    decodeStatus(response.body)
-    return response.body
-  }
+  /** The status through `by` (a long-poll with `maxPollMs`). */
+  const poll = (id: string, maxPollMs?: number, by: PayClient = pay) =>
+    by.payments.status(id, {
+      merchantId: merchant.id,
+      ...(maxPollMs === undefined ? {} : { maxPollMs })
+    })
+
+  /** The status, read through the client: its whole answer. */
+  const readStatus = async (id: string) => whole(pay, await poll(id))
+
+  const cancel = (id: string, by: PayClient = pay, merchantId: string = merchant.id) =>
+    by.payments.cancel(id, { merchantId })
 
   /** Resolves after `n` turns of the event loop. */
   const turns = async (n: number) => {
@@ -87,7 +94,7 @@ describe.each(STORES)("%s", (store) => {
       const body = await readStatus(await open())
       expect(Object.keys(body).sort()).toEqual(["info", "isFinal", "pollInMs", "status"])
       expect(body).toMatchObject({ status: "requires_action", isFinal: false, info: null })
-      expect(Number.isInteger(body.pollInMs) && body.pollInMs > 0).toBe(true)
+      expect(Number.isInteger(body.pollInMs) && (body.pollInMs ?? 0) > 0).toBe(true)
     })
 
     it("processing: not final, with pollInMs and info null", async () => {
@@ -150,7 +157,7 @@ describe.each(STORES)("%s", (store) => {
 
     it("cancelled: final, no failureCode, info null", async () => {
       const id = await open()
-      expect((await cancel(api, id, merchant.id)).status).toBe(200)
+      expect((await cancel(id)).status).toBe("cancelled")
       expect(await readStatus(id)).toEqual({ status: "cancelled", isFinal: true, info: null })
     })
 
@@ -160,7 +167,7 @@ describe.each(STORES)("%s", (store) => {
       expect((await readStatus(id)).status).toBe("requires_action")
       await sleep(Math.max(0, Date.parse(expiresAt) - Date.now()) + 30)
       expect(await readStatus(id)).toEqual({ status: "expired", isFinal: true, info: null })
-      const shown = (await details(api, id)).body
+      const shown = await pay.payments.get(id)
       expect(shown).toMatchObject({ status: "expired", isFinal: true, isTerminal: true })
       expect(shown).not.toHaveProperty("failureCode")
     })
@@ -175,15 +182,22 @@ describe.each(STORES)("%s", (store) => {
 
     it("the Merchant-Id of another merchant of the same partner, or of none: 404 payment_not_found", async () => {
       const id = await open()
-      expectError(await getStatus(api, id, sibling.id), 404, "payment_not_found")
-      expectError(await getStatus(api, id, unknownId("mrch")), 404, "payment_not_found")
+      const statusFor = (merchantId: string) => pay.payments.status(id, { merchantId })
+      await expectRefusal(pay, statusFor(sibling.id), 404, "payment_not_found")
+      await expectRefusal(pay, statusFor(unknownId("mrch")), 404, "payment_not_found")
     })
 
     it("another partner's payment: 403; an unknown or malformed payment id: 404", async () => {
       const id = await open()
-      const theirs = await createMerchant(api, "Theirs", { key: otherKey })
-      expectError(await getStatus(api, id, theirs.id, "", otherKey), 403, "forbidden")
-      expectError(await statusOf(UNKNOWN_PAYMENT), 404, "payment_not_found")
+      const theirs = await createMerchant(other, "Theirs")
+      await expectRefusal(
+        other,
+        other.payments.status(id, { merchantId: theirs.id }),
+        403,
+        "forbidden"
+      )
+      await expectRefusal(pay, poll(UNKNOWN_PAYMENT), 404, "payment_not_found")
+      // Raw: the client answers a malformed path id itself.
       expectError(await statusOf("pay_x"), 404, "payment_not_found")
     })
   })
@@ -191,14 +205,16 @@ describe.each(STORES)("%s", (store) => {
   describe("long-poll with maxPollMs", () => {
     it("held, and answered at once with the new status after a cancel over HTTP", async () => {
       const id = await open()
+      // A client of its own, so that its last answer is the poll's.
+      const watcher = payClient(server)
       const start = performance.now()
-      const poll = timed(start, statusOf(id, "?maxPollMs=5000"))
+      const held = timed(start, poll(id, 5000, watcher))
       await sleep(300)
-      expect((await cancel(api, id, merchant.id)).status).toBe(200)
+      expect((await cancel(id)).status).toBe("cancelled")
       const cancelledAt = performance.now() - start
-      const { response, at } = await poll
-      expect(response.status, response.text).toBe(200)
-      expect(response.body).toEqual({ status: "cancelled", isFinal: true, info: null })
+      const { response, at } = await held
+      expect(watcher.lastAnswer().status).toBe(200)
+      expect(whole(watcher, response)).toEqual({ status: "cancelled", isFinal: true, info: null })
       expect(at).toBeGreaterThanOrEqual(250)
       expect(at - cancelledAt).toBeLessThan(300)
       expect(at).toBeLessThan(2000)
@@ -207,12 +223,12 @@ describe.each(STORES)("%s", (store) => {
     it("held, and answered at once after StartProcessing and then Succeed through the engine", async () => {
       const id = await open()
       let start = performance.now()
-      let poll = timed(start, statusOf(id, "?maxPollMs=5000"))
+      let held = timed(start, poll(id, 5000))
       await sleep(300)
       await startProcessing(server, id)
       let changedAt = performance.now() - start
-      let answer = await poll
-      expect(answer.response.body).toMatchObject({
+      let answer = await held
+      expect(answer.response).toMatchObject({
         status: "processing",
         isFinal: false,
         info: null
@@ -221,14 +237,14 @@ describe.each(STORES)("%s", (store) => {
       expect(answer.at - changedAt).toBeLessThan(300)
 
       start = performance.now()
-      poll = timed(start, statusOf(id, "?maxPollMs=5000"))
+      held = timed(start, poll(id, 5000))
       await sleep(300)
       const txId = `0x${"77".repeat(32)}`
       await succeed(server, id, txId)
       changedAt = performance.now() - start
-      answer = await poll
-      expect(answer.response.body).toMatchObject({ status: "succeeded", isFinal: true })
-      expect(answer.response.body.info.txId).toBe(txId)
+      answer = await held
+      expect(answer.response).toMatchObject({ status: "succeeded", isFinal: true })
+      expect(answer.response.info?.txId).toBe(txId)
       expect(answer.at).toBeGreaterThanOrEqual(250)
       expect(answer.at - changedAt).toBeLessThan(300)
     })
@@ -236,10 +252,9 @@ describe.each(STORES)("%s", (store) => {
     it("with no change, the unchanged status after about maxPollMs", async () => {
       const id = await open()
       const start = performance.now()
-      const { response, at } = await timed(start, statusOf(id, "?maxPollMs=800"))
-      expect(response.status).toBe(200)
-      expect(response.body).toMatchObject({ status: "requires_action", isFinal: false, info: null })
-      expect(response.body.pollInMs).toBeGreaterThan(0)
+      const { response, at } = await timed(start, poll(id, 800))
+      expect(response).toMatchObject({ status: "requires_action", isFinal: false, info: null })
+      expect(response.pollInMs).toBeGreaterThan(0)
       expect(at).toBeGreaterThanOrEqual(700)
       expect(at).toBeLessThan(3000)
     })
@@ -247,19 +262,20 @@ describe.each(STORES)("%s", (store) => {
     it("a processing payment is held too", async () => {
       const id = await open()
       await startProcessing(server, id)
-      const { response, at } = await timed(performance.now(), statusOf(id, "?maxPollMs=800"))
-      expect(response.body.status).toBe("processing")
+      const { response, at } = await timed(performance.now(), poll(id, 800))
+      expect(response.status).toBe("processing")
       expect(at).toBeGreaterThanOrEqual(700)
     })
 
     it("on a final payment, and with maxPollMs=0, answers at once", async () => {
       const id = await open()
-      expect((await cancel(api, id, merchant.id)).status).toBe(200)
-      const final = await timed(performance.now(), statusOf(id, "?maxPollMs=5000"))
-      expect(final.response.body.status).toBe("cancelled")
+      expect((await cancel(id)).status).toBe("cancelled")
+      const final = await timed(performance.now(), poll(id, 5000))
+      expect(final.response.status).toBe("cancelled")
       expect(final.at).toBeLessThan(500)
-      const zero = await timed(performance.now(), statusOf(await open(), "?maxPollMs=0"))
-      expect(zero.response.body.status).toBe("requires_action")
+      const fresh = await open()
+      const zero = await timed(performance.now(), poll(fresh, 0))
+      expect(zero.response.status).toBe("requires_action")
       expect(zero.at).toBeLessThan(500)
     })
 
@@ -268,8 +284,8 @@ describe.each(STORES)("%s", (store) => {
       const id = await open({ expiresAt })
       const start = performance.now()
       const startedAt = Date.now()
-      const { response, at } = await timed(start, statusOf(id, "?maxPollMs=10000"))
-      expect(response.body).toEqual({ status: "expired", isFinal: true, info: null })
+      const { response, at } = await timed(start, poll(id, 10_000))
+      expect(whole(pay, response)).toEqual({ status: "expired", isFinal: true, info: null })
       const due = Date.parse(expiresAt) - startedAt
       expect(at).toBeGreaterThanOrEqual(due - 100)
       expect(at).toBeLessThan(due + 700)
@@ -277,6 +293,7 @@ describe.each(STORES)("%s", (store) => {
 
     it("maxPollMs -1, 1.5, abc or empty: 400 naming maxPollMs", async () => {
       const id = await open()
+      // Raw: the client refuses these itself.
       for (const value of ["-1", "1.5", "abc", ""]) {
         expectError(await statusOf(id, `?maxPollMs=${value}`), 400, "invalid_params", ["maxPollMs"])
       }
@@ -285,14 +302,13 @@ describe.each(STORES)("%s", (store) => {
     it("50 concurrent long-polls on one payment all wake on one cancel", async () => {
       const id = await open()
       const start = performance.now()
-      const polls = Array.from({ length: 50 }, () => timed(start, statusOf(id, "?maxPollMs=5000")))
+      const polls = Array.from({ length: 50 }, () => timed(start, poll(id, 5000)))
       await sleep(500)
-      expect((await cancel(api, id, merchant.id)).status).toBe(200)
+      expect((await cancel(id)).status).toBe("cancelled")
       const cancelledAt = performance.now() - start
       const answers = await Promise.all(polls)
       for (const { response, at } of answers) {
-        expect(response.status, response.text).toBe(200)
-        expect(response.body.status).toBe("cancelled")
+        expect(response.status).toBe("cancelled")
         expect(at).toBeGreaterThanOrEqual(450)
         expect(at - cancelledAt).toBeLessThan(1000)
       }
@@ -303,21 +319,21 @@ describe.each(STORES)("%s", (store) => {
     it("200 with paymentId, status cancelled, cancelledReason and cancelledAt", async () => {
       const id = await open()
       const before = Date.now()
-      const response = await cancel(api, id, merchant.id)
+      const cancelled = whole(pay, await cancel(id))
+      const response = pay.lastAnswer()
       expect(response.status, response.text).toBe(200)
-      decodeCancel(response.body)
       expect(Object.keys(response.body).sort()).toEqual(
         ["cancelledAt", "cancelledReason", "paymentId", "status"].sort()
       )
-      expect(response.body).toMatchObject({
+      expect(cancelled).toMatchObject({
         paymentId: id,
         status: "cancelled",
         cancelledReason: "cancelled_by_merchant"
       })
-      expect(response.body.cancelledAt).toMatch(RFC3339)
-      expect(Date.parse(response.body.cancelledAt)).toBeGreaterThanOrEqual(before - 1000)
-      expect(Date.parse(response.body.cancelledAt)).toBeLessThanOrEqual(Date.now() + 1000)
-      const shown = (await details(api, id)).body
+      expect(cancelled.cancelledAt).toMatch(RFC3339)
+      expect(Date.parse(cancelled.cancelledAt)).toBeGreaterThanOrEqual(before - 1000)
+      expect(Date.parse(cancelled.cancelledAt)).toBeLessThanOrEqual(Date.now() + 1000)
+      const shown = await pay.payments.get(id)
       expect(shown).toMatchObject({
         status: "cancelled",
         isFinal: true,
@@ -328,6 +344,7 @@ describe.each(STORES)("%s", (store) => {
     it("a second cancel: 400 invalid_state; a replay with the same Idempotency-Key: the first answer", async () => {
       const id = await open()
       const key = newKey()
+      // Raw: the replay's bytes are compared, and the client's cancel sends no key.
       const request = () =>
         api.request("POST", `/v1/payments/${id}/cancel`, {
           headers: { "merchant-id": merchant.id },
@@ -338,7 +355,7 @@ describe.each(STORES)("%s", (store) => {
       const replay = await request()
       expect(replay.status).toBe(200)
       expect(replay.text).toBe(first.text)
-      expectError(await cancel(api, id, merchant.id), 400, "invalid_state")
+      await expectRefusal(pay, cancel(id), 400, "invalid_state")
     })
 
     it("cancelling a processing, succeeded, failed or expired payment: 400 invalid_state", async () => {
@@ -359,7 +376,7 @@ describe.each(STORES)("%s", (store) => {
         [expired, "expired"]
       ] as const
       for (const [id, status] of cases) {
-        expectError(await cancel(api, id, merchant.id), 400, "invalid_state")
+        await expectRefusal(pay, cancel(id), 400, "invalid_state")
         expect((await readStatus(id)).status).toBe(status)
       }
     })
@@ -368,10 +385,10 @@ describe.each(STORES)("%s", (store) => {
       const id = await open()
       const noHeader = await api.request("POST", `/v1/payments/${id}/cancel`)
       expectError(noHeader, 400, "missing_merchant_id", ["Merchant-Id"])
-      expectError(await cancel(api, id, sibling.id), 404, "payment_not_found")
-      const theirs = await createMerchant(api, "Theirs too", { key: otherKey })
-      expectError(await cancel(api, id, theirs.id, otherKey), 403, "forbidden")
-      expectError(await cancel(api, UNKNOWN_PAYMENT, merchant.id), 404, "payment_not_found")
+      await expectRefusal(pay, cancel(id, pay, sibling.id), 404, "payment_not_found")
+      const theirs = await createMerchant(other, "Theirs too")
+      await expectRefusal(other, cancel(id, other, theirs.id), 403, "forbidden")
+      await expectRefusal(pay, cancel(UNKNOWN_PAYMENT), 404, "payment_not_found")
       expect((await readStatus(id)).status).toBe("requires_action")
     })
 
@@ -382,12 +399,16 @@ describe.each(STORES)("%s", (store) => {
         // The transition runs in-process and the cancel crosses loopback: holding the
         // transition back by 0 to 3 turns of the event loop lets either one arrive first.
         const [cancelled, processed] = await Promise.all([
-          cancel(api, id, merchant.id),
+          cancel(id).then(
+            (answer) => Either.right(answer),
+            (error: unknown) => Either.left(error)
+          ),
           turns(round % 4).then(() => tryTransition(server, id, startProcessingChange()))
         ])
-        const cancelWon = cancelled.status === 200
+        const answer = pay.lastAnswer()
+        const cancelWon = Either.isRight(cancelled)
         const processingWon = Either.isRight(processed)
-        expect(cancelWon !== processingWon, `round ${round}: ${cancelled.text}`).toBe(true)
+        expect(cancelWon !== processingWon, `round ${round}: ${answer.text}`).toBe(true)
         const final = await readStatus(id)
         if (cancelWon) {
           winners.cancel++
@@ -395,7 +416,11 @@ describe.each(STORES)("%s", (store) => {
           expect(Either.isLeft(processed) && processed.left._tag).toBe("InvalidState")
         } else {
           winners.processing++
-          expectError(cancelled, 400, "invalid_state")
+          expect(Either.isLeft(cancelled) && cancelled.left).toMatchObject({
+            status: 400,
+            code: "invalid_state"
+          })
+          expectError(answer, 400, "invalid_state")
           expect(final.status).toBe("processing")
         }
       }

@@ -1,10 +1,12 @@
 /**
- * Shared pieces of the payment end-to-end tests: creating payments over HTTP,
- * driving the chain's side of a payment (processing, succeeded, failed)
- * through the running server's own `Payments` service, and small query and
- * timing helpers.
+ * Shared pieces of the payment end-to-end tests: creating payments through
+ * the typed client (and over raw HTTP for the wire's own tests), driving the
+ * chain's side of a payment (processing, succeeded, failed) through the
+ * running server's own `Payments` service, a dataset seeded through the
+ * client, and small query and timing helpers.
  */
 import { randomBytes } from "node:crypto"
+import type { PayPromiseClient } from "@pay/client"
 import {
   type Caip10,
   type Caip19,
@@ -18,8 +20,17 @@ import {
 } from "@pay/core"
 import { Effect, type Either } from "effect"
 import { expect } from "vitest"
-import type { ApiResponse, Client, E2eServer, Json } from "./e2e-support.js"
-import { newKey } from "./e2e-support.js"
+import {
+  type ApiResponse,
+  type Client,
+  createMerchant,
+  createPartner,
+  type E2eServer,
+  type Json,
+  type Merchant,
+  type PayClient,
+  payClient
+} from "./e2e-support.js"
 
 export const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 export const USDC_ETHEREUM = "eip155:1/erc20:0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"
@@ -49,6 +60,26 @@ export const qs = (entries: ReadonlyArray<readonly [string, string | number]>): 
   return text === "" ? "" : `?${text}`
 }
 
+/** A query as entries; a name may repeat. */
+export type Query = ReadonlyArray<readonly [string, string | number]>
+
+type ListParams = Parameters<PayPromiseClient["payments"]["list"]>[0]
+
+/**
+ * A query's entries as the typed client's parameters (a repeated name becomes
+ * a list, which the client sends as repeated entries again). The names and
+ * values are the test's: the client decodes them with the definition's schema
+ * before sending, so they are not checked here.
+ */
+export const paramsOf = <P = ListParams>(query: Query): P => {
+  const params: Record<string, string | number | Array<string | number>> = {}
+  for (const [name, value] of query) {
+    const seen = params[name]
+    params[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value]
+  }
+  return params as P
+}
+
 export interface CreateOptions {
   /** The `Merchant-Id` header; `null` sends none. */
   readonly merchantId: string | null
@@ -65,26 +96,24 @@ export const createPaymentRequest = (api: Client, body: unknown, options: Create
     ...(options.key === undefined ? {} : { key: options.key })
   })
 
-/** Creates a payment (201 expected) and returns the create answer's body. */
-export const newPayment = async (
-  api: Client,
+/** What the typed client answers for a new payment. */
+export type CreatedPayment = Awaited<ReturnType<PayPromiseClient["payments"]["create"]>>
+
+/**
+ * Creates a payment through the typed client (201 or it rejects; the client
+ * sends a fresh Idempotency-Key) and returns the create answer.
+ */
+export const newPayment = (
+  pay: PayPromiseClient,
   merchantId: string,
   body: {
     readonly referenceId?: string
     readonly amount?: { readonly unit: string; readonly value: string }
-    readonly expiresAt?: number | string
-    readonly checkout?: { readonly successUrl: string; readonly errorUrl: string }
-  } = {},
-  options: { readonly key?: string } = {}
-): Promise<Json> => {
-  const response = await createPaymentRequest(
-    api,
-    { referenceId: "order-1", amount: usd("1050"), ...body },
-    { merchantId, idempotencyKey: newKey(), ...options }
-  )
-  expect(response.status, response.text).toBe(201)
-  return response.body
-}
+    readonly expiresAt?: number | string | null
+    readonly checkout?: { readonly successUrl: string; readonly errorUrl: string } | null
+  } = {}
+): Promise<CreatedPayment> =>
+  pay.payments.create(merchantId, { referenceId: "order-1", amount: usd("1050"), ...body })
 
 /** GET /v1/payments/{id}/status with the `Merchant-Id` header. */
 export const getStatus = (
@@ -118,10 +147,10 @@ export const details = (api: Client, paymentId: string, key?: string) =>
   api.get(`/v1/payments/${paymentId}`, key === undefined ? {} : { key })
 
 /** A request and when its answer arrived, in ms since `start`. */
-export const timed = async (
+export const timed = async <A = ApiResponse>(
   start: number,
-  request: Promise<ApiResponse>
-): Promise<{ readonly response: ApiResponse; readonly at: number }> => {
+  request: Promise<A>
+): Promise<{ readonly response: A; readonly at: number }> => {
   const response = await request
   return { response, at: performance.now() - start }
 }
@@ -263,7 +292,9 @@ export interface ModelPayment {
 
 export interface Dataset {
   readonly key: string
-  readonly merchants: readonly [Json, Json]
+  /** The typed client with the dataset partner's key. */
+  readonly pay: PayClient
+  readonly merchants: readonly [Merchant, Merchant]
   readonly payments: ReadonlyArray<ModelPayment>
 }
 
@@ -278,20 +309,19 @@ const FATE_STATUS: Record<Fate, string> = {
 }
 
 /**
- * Creates `specs` in order for a new partner's two merchants, drives each to
- * its fate, and waits for the expiring ones to pass their time.
+ * Creates `specs` in order for a new partner's two merchants, through the
+ * typed client with that partner's key, drives each to its fate, and waits
+ * for the expiring ones to pass their time.
  */
 export const buildDataset = async (
   server: E2eServer,
-  api: Client,
-  specs: ReadonlyArray<PaymentSpec>,
-  createPartner: (server: E2eServer, name: string) => Promise<{ readonly apiKey: string }>,
-  createMerchant: (api: Client, name: string, options: { readonly key: string }) => Promise<Json>
+  specs: ReadonlyArray<PaymentSpec>
 ): Promise<Dataset> => {
   const { apiKey: key } = await createPartner(server, `Dataset ${randomHex(4)}`)
+  const pay = payClient(server, key)
   const merchants = [
-    await createMerchant(api, "Alpha Store", { key }),
-    await createMerchant(api, "Beta Store", { key })
+    await createMerchant(pay, "Alpha Store"),
+    await createMerchant(pay, "Beta Store")
   ] as const
   let lastExpiry = 0
   const made: Array<Omit<ModelPayment, "createdAt" | "createdAtText">> = []
@@ -299,17 +329,12 @@ export const buildDataset = async (
     const merchantId = merchants[spec.merchant].id
     const expiresAt = spec.fate === "expired" ? new Date(Date.now() + 1500) : undefined
     if (expiresAt) lastExpiry = Math.max(lastExpiry, expiresAt.getTime())
-    const created = await newPayment(
-      api,
-      merchantId,
-      {
-        referenceId: spec.ref,
-        amount: { unit: spec.unit, value: spec.value },
-        ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {})
-      },
-      { key }
-    )
-    const id: string = created.paymentId
+    const created = await newPayment(pay, merchantId, {
+      referenceId: spec.ref,
+      amount: { unit: spec.unit, value: spec.value },
+      ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {})
+    })
+    const id = created.paymentId
     const isToken = spec.unit.startsWith("caip19/")
     const paidWith = isToken ? spec.unit.slice("caip19/".length) : (spec.pay ?? USDC_BASE)
     let buyer: string | null = null
@@ -330,9 +355,9 @@ export const buildDataset = async (
     }
     if (spec.fate === "declined") await decline(server, id)
     if (spec.fate === "cancelled") {
-      expect((await cancel(api, id, merchantId, key)).status).toBe(200)
+      expect((await pay.payments.cancel(id, { merchantId })).status).toBe("cancelled")
     }
-    if (spec.refund) expect((await refund(api, id, key)).status).toBe(201)
+    if (spec.refund) expect((await pay.refunds.create(id)).refund.paymentId).toBe(id)
     made.push({
       id,
       merchantId,
@@ -348,17 +373,14 @@ export const buildDataset = async (
     })
   }
   await sleep(Math.max(0, lastExpiry - Date.now() + 50))
-  const listed = await api.get("/v1/payments?limit=200", { key })
-  expect(listed.status, listed.text).toBe(200)
-  const createdAt = new Map<string, string>(
-    listed.body.data.map((p: Json) => [p.paymentId, p.createdAt])
-  )
+  const listed = await pay.payments.list({ limit: 200 })
+  const createdAt = new Map<string, string>(listed.data.map((p) => [p.paymentId, p.createdAt]))
   const payments = made.map((p) => {
     const text = createdAt.get(p.id)
     expect(text, `${p.id} is listed`).toBeDefined()
     return { ...p, createdAt: Date.parse(text!), createdAtText: text! }
   })
-  return { key, merchants, payments }
+  return { key, pay, merchants, payments }
 }
 
 export type SortBy = "date" | "amount"

@@ -1,14 +1,17 @@
 /**
  * End to end over loopback against the real standalone server: the crypto
- * settlement routes (SPEC.md 4.2 and 4.5, WIRE.md section 3).
+ * settlement routes (SPEC.md 4.2 and 4.5, WIRE.md section 3). What should
+ * succeed goes through the typed client (@pay/client), and so do refusals by
+ * the engine (checked on the client's error and on the raw answer). Malformed
+ * requests, missing headers, replays compared byte for byte, and what shows
+ * the engine normalising ids stay on raw HTTP: the client sends the
+ * definition's encoding of what it decoded, so an EVM address it is given in
+ * lowercase already leaves it checksummed.
  */
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { getMerchant as getMerchantEndpoint } from "../../packages/core/src/merchants/Api.js"
 import {
   createCryptoSettlements as createEndpoint,
-  deleteCryptoSettlement as deleteEndpoint,
-  listSettlements as listEndpoint,
   updateCryptoSettlement as updateEndpoint
 } from "../../packages/core/src/settlements/Api.js"
 import {
@@ -17,20 +20,26 @@ import {
   createPartner,
   type E2eServer,
   expectError,
+  expectRefusal,
   type Json,
   newKey,
+  type PayClient,
+  payClient,
   SETTLEMENT_ID,
   STORES,
   startServer,
   uniqueToken,
-  unknownId
+  unknownId,
+  whole
 } from "./e2e-support.js"
 
 const decodeCreated = Schema.decodeUnknownSync(createEndpoint.successSchema)
-const decodeList = Schema.decodeUnknownSync(listEndpoint.successSchema)
 const decodeUpdated = Schema.decodeUnknownSync(updateEndpoint.successSchema)
-const decodeDeleted = Schema.decodeUnknownSync(deleteEndpoint.successSchema)
-const decodeProfile = Schema.decodeUnknownSync(getMerchantEndpoint.successSchema)
+
+/** A crypto settlement as the typed client answers it. */
+type Settlement = Awaited<ReturnType<PayClient["settlements"]["create"]>>["settlements"][number]
+type Two = readonly [Settlement, Settlement]
+type One = readonly [Settlement]
 
 // USDC on Base, sent lowercase; the engine answers the EIP-55 checksum form.
 const USDC_BASE = "eip155:8453/erc20:0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"
@@ -52,11 +61,16 @@ const baseToken = (n: number) => `eip155:8453/erc20:0x${n.toString(16).padStart(
 describe.each(STORES)("%s", (store) => {
   let server: E2eServer
   let otherKey: string
+  /** The typed client with the bootstrap partner's key, and with the other partner's. */
+  let pay: PayClient
+  let other: PayClient
   const api = client(() => server.baseUrl)
 
   beforeAll(async () => {
     server = await startServer(store)
     otherKey = (await createPartner(server, "Other")).apiKey
+    pay = payClient(server)
+    other = payClient(server, otherKey)
   })
 
   afterAll(async () => {
@@ -64,8 +78,9 @@ describe.each(STORES)("%s", (store) => {
   })
 
   const newMerchant = async (): Promise<string> =>
-    (await createMerchant(api, `Settle ${uniqueToken()}`)).id
+    (await createMerchant(pay, `Settle ${uniqueToken()}`)).id
 
+  /** POST .../settlements/crypto over raw HTTP; `idempotencyKey: null` sends none. */
   const register = (
     merchantId: string,
     settlements: unknown,
@@ -79,15 +94,28 @@ describe.each(STORES)("%s", (store) => {
       ...(options.key === undefined ? {} : { key: options.key })
     })
 
-  const liveSettlements = async (merchantId: string): Promise<Array<Json>> => {
-    const response = await api.get(`/v1/merchants/${merchantId}/settlements`)
-    expect(response.status, response.text).toBe(200)
-    return response.body.crypto
-  }
+  /** The merchant's crypto settlements, read through the client (the whole answer). */
+  const liveSettlements = async (merchantId: string) =>
+    whole(pay, await pay.settlements.list(merchantId)).crypto
+
+  /** Registers through the client (201 or it rejects); the settlements created. */
+  const registered = async (
+    merchantId: string,
+    settlements: ReadonlyArray<{ readonly asset: string; readonly destination: string }>,
+    idempotencyKey?: string
+  ) =>
+    (
+      await pay.settlements.create(
+        merchantId,
+        settlements,
+        idempotencyKey === undefined ? {} : { idempotencyKey }
+      )
+    ).settlements
 
   describe("POST /v1/merchants/{id}/settlements/crypto", () => {
     it("201 with {settlements: [{id, configId, asset, destination}]}, EVM addresses checksummed", async () => {
       const merchantId = await newMerchant()
+      // Raw: the client would send the addresses checksummed already.
       const response = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
       expect(response.status, response.text).toBe(201)
       const { settlements } = decodeCreated(response.body)
@@ -109,6 +137,7 @@ describe.each(STORES)("%s", (store) => {
 
     it("several entries in one request, in order; non-EVM ids are kept as given", async () => {
       const merchantId = await newMerchant()
+      // Raw, for the same reason: the engine's own checksumming is under test.
       const entries = [
         { asset: USDC_BASE, destination: WALLET_BASE },
         { asset: ETH_BASE, destination: WALLET2_BASE },
@@ -177,14 +206,15 @@ describe.each(STORES)("%s", (store) => {
     it("the same key with another body: 409 idempotency_conflict", async () => {
       const merchantId = await newMerchant()
       const key = newKey()
-      const first = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }], {
-        idempotencyKey: key
-      })
-      expect(first.status).toBe(201)
-      const second = await register(merchantId, [{ asset: ETH_BASE, destination: WALLET_BASE }], {
-        idempotencyKey: key
-      })
-      expectError(second, 409, "idempotency_conflict")
+      await registered(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }], key)
+      await expectRefusal(
+        pay,
+        pay.settlements.create(merchantId, [{ asset: ETH_BASE, destination: WALLET_BASE }], {
+          idempotencyKey: key
+        }),
+        409,
+        "idempotency_conflict"
+      )
       expect((await liveSettlements(merchantId)).map((s) => s.asset)).toEqual([USDC_BASE_CHECKSUM])
     })
 
@@ -214,9 +244,7 @@ describe.each(STORES)("%s", (store) => {
         Array.from({ length: n }, (_, i) => ({ asset: baseToken(i + 1), destination: WALLET_BASE }))
       expectError(await register(merchantId, many(51)), 400, "params_validation", ["settlements"])
       expect(await liveSettlements(merchantId)).toEqual([])
-      const fifty = await register(merchantId, many(50))
-      expect(fifty.status, fifty.text).toBe(201)
-      expect(fifty.body.settlements).toHaveLength(50)
+      expect(await registered(merchantId, many(50))).toHaveLength(50)
       expect(await liveSettlements(merchantId)).toHaveLength(50)
     })
 
@@ -301,16 +329,17 @@ describe.each(STORES)("%s", (store) => {
         }
       )
       expectError(wrong, 400, "params_validation", ["settlements.0.destination"])
-      const fixed = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }], {
-        idempotencyKey: key
-      })
-      expect(fixed.status, fixed.text).toBe(201)
+      const fixed = await registered(
+        merchantId,
+        [{ asset: USDC_BASE, destination: WALLET_BASE }],
+        key
+      )
+      expect(fixed.map((s) => s.destination)).toEqual([WALLET_BASE_CHECKSUM])
     })
 
     it("an asset the merchant already has: 409 settlement_asset_conflict, all or none, replayed alike", async () => {
       const merchantId = await newMerchant()
-      const first = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-      expect(first.status).toBe(201)
+      await registered(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
 
       const key = newKey()
       const entries = [
@@ -343,11 +372,13 @@ describe.each(STORES)("%s", (store) => {
     })
 
     it("an unknown or malformed merchant id: 404 not_found", async () => {
-      expectError(
-        await register(unknownId("mrch"), [{ asset: USDC_BASE, destination: WALLET_BASE }]),
+      await expectRefusal(
+        pay,
+        pay.settlements.create(unknownId("mrch"), [{ asset: USDC_BASE, destination: WALLET_BASE }]),
         404,
         "not_found"
       )
+      // The client answers a malformed path id itself, so it goes over raw HTTP.
       expectError(
         await register("nope", [{ asset: USDC_BASE, destination: WALLET_BASE }]),
         404,
@@ -359,17 +390,18 @@ describe.each(STORES)("%s", (store) => {
   describe("GET /v1/merchants/{id}/settlements", () => {
     it("answers {crypto, fiat: []}", async () => {
       const merchantId = await newMerchant()
-      const empty = await api.get(`/v1/merchants/${merchantId}/settlements`)
+      expect(await pay.settlements.list(merchantId)).toEqual({ crypto: [], fiat: [] })
+      const empty = pay.lastAnswer()
       expect(empty.status).toBe(200)
       expect(empty.body).toEqual({ crypto: [], fiat: [] })
-      const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-      const listed = await api.get(`/v1/merchants/${merchantId}/settlements`)
-      expect(decodeList(listed.body)).toEqual({ crypto: created.body.settlements, fiat: [] })
-      expect(Object.keys(listed.body).sort()).toEqual(["crypto", "fiat"])
+      const created = await registered(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
+      const listed = whole(pay, await pay.settlements.list(merchantId))
+      expect(listed).toEqual({ crypto: created, fiat: [] })
+      expect(Object.keys(pay.lastAnswer().body).sort()).toEqual(["crypto", "fiat"])
     })
 
     it("an unknown merchant: 404", async () => {
-      expectError(await api.get(`/v1/merchants/${unknownId("mrch")}/settlements`), 404, "not_found")
+      await expectRefusal(pay, pay.settlements.list(unknownId("mrch")), 404, "not_found")
     })
   })
 
@@ -379,8 +411,11 @@ describe.each(STORES)("%s", (store) => {
 
     it("changes the destination: 200 {settlement}, checksummed", async () => {
       const merchantId = await newMerchant()
-      const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-      const { id } = created.body.settlements[0]
+      const [created] = await registered(merchantId, [
+        { asset: USDC_BASE, destination: WALLET_BASE }
+      ])
+      const id = created!.id
+      // Raw: the client would send the address checksummed already.
       const response = await put(merchantId, id, { destination: WALLET2_BASE })
       expect(response.status, response.text).toBe(200)
       expect(Object.keys(response.body)).toEqual(["settlement"])
@@ -391,25 +426,39 @@ describe.each(STORES)("%s", (store) => {
         destination: WALLET2_BASE_CHECKSUM
       })
       expect(await liveSettlements(merchantId)).toEqual([response.body.settlement])
+
+      // And back, through the client.
+      const back = whole(pay, await pay.settlements.update(merchantId, id, WALLET_BASE))
+      expect(back).toEqual({
+        settlement: {
+          id,
+          configId: id,
+          asset: USDC_BASE_CHECKSUM,
+          destination: WALLET_BASE_CHECKSUM
+        }
+      })
+      expect(await liveSettlements(merchantId)).toEqual([back.settlement])
     })
 
     it("a destination on another chain: 400 naming destination, unchanged", async () => {
       const merchantId = await newMerchant()
-      const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-      const { id } = created.body.settlements[0]
+      const [{ id }] = (await registered(merchantId, [
+        { asset: USDC_BASE, destination: WALLET_BASE }
+      ])) as One
       expectError(
         await put(merchantId, id, { destination: WALLET_ETHEREUM }),
         400,
         "params_validation",
         ["destination"]
       )
-      expect((await liveSettlements(merchantId))[0].destination).toBe(WALLET_BASE_CHECKSUM)
+      expect((await liveSettlements(merchantId))[0]?.destination).toBe(WALLET_BASE_CHECKSUM)
     })
 
     it("an invalid, missing or extra field: 400 naming it", async () => {
       const merchantId = await newMerchant()
-      const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-      const { id } = created.body.settlements[0]
+      const [{ id }] = (await registered(merchantId, [
+        { asset: USDC_BASE, destination: WALLET_BASE }
+      ])) as One
       expectError(await put(merchantId, id, { destination: "nope" }), 400, "params_validation", [
         "destination"
       ])
@@ -420,65 +469,69 @@ describe.each(STORES)("%s", (store) => {
         "params_validation",
         ["asset"]
       )
-      expect((await liveSettlements(merchantId))[0].destination).toBe(WALLET_BASE_CHECKSUM)
+      expect((await liveSettlements(merchantId))[0]?.destination).toBe(WALLET_BASE_CHECKSUM)
     })
 
     it("an unknown or malformed settlement id: 404 not_found", async () => {
       const merchantId = await newMerchant()
-      expectError(
-        await put(merchantId, unknownId("crypto"), { destination: WALLET_BASE }),
+      await expectRefusal(
+        pay,
+        pay.settlements.update(merchantId, unknownId("crypto"), WALLET_BASE),
         404,
         "not_found"
       )
+      // The client answers a malformed path id itself, so it goes over raw HTTP.
       expectError(await put(merchantId, "nope", { destination: WALLET_BASE }), 404, "not_found")
     })
 
     it("another merchant's settlement (same partner): 404", async () => {
       const owner = await newMerchant()
       const stranger = await newMerchant()
-      const created = await register(owner, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-      const { id } = created.body.settlements[0]
-      expectError(await put(stranger, id, { destination: WALLET2_BASE }), 404, "not_found")
-      expectError(
-        await api.request("DELETE", `/v1/merchants/${stranger}/settlements/crypto/${id}`),
-        404,
-        "not_found"
-      )
-      expect((await liveSettlements(owner))[0].destination).toBe(WALLET_BASE_CHECKSUM)
+      const [{ id }] = (await registered(owner, [
+        { asset: USDC_BASE, destination: WALLET_BASE }
+      ])) as One
+      await expectRefusal(pay, pay.settlements.update(stranger, id, WALLET2_BASE), 404, "not_found")
+      await expectRefusal(pay, pay.settlements.delete(stranger, id), 404, "not_found")
+      expect((await liveSettlements(owner))[0]?.destination).toBe(WALLET_BASE_CHECKSUM)
     })
   })
 
   describe("DELETE /v1/merchants/{id}/settlements/crypto/{id}", () => {
     it("{id, deleted: true}, again the same; then the asset can be registered again", async () => {
       const merchantId = await newMerchant()
-      const created = await register(merchantId, [
+      const [usdc, eth] = (await registered(merchantId, [
         { asset: USDC_BASE, destination: WALLET_BASE },
         { asset: ETH_BASE, destination: WALLET_BASE }
-      ])
-      const [usdc, eth] = created.body.settlements
-      const path = `/v1/merchants/${merchantId}/settlements/crypto/${usdc.id}`
-      const first = await api.request("DELETE", path)
+      ])) as Two
+      expect(await pay.settlements.delete(merchantId, usdc.id)).toEqual({
+        id: usdc.id,
+        deleted: true
+      })
+      const first = pay.lastAnswer()
       expect(first.status, first.text).toBe(200)
-      expect(decodeDeleted(first.body)).toEqual({ id: usdc.id, deleted: true })
       expect(Object.keys(first.body).sort()).toEqual(["deleted", "id"])
-      const second = await api.request("DELETE", path)
+      expect(await pay.settlements.delete(merchantId, usdc.id)).toEqual({
+        id: usdc.id,
+        deleted: true
+      })
+      const second = pay.lastAnswer()
       expect(second.status, second.text).toBe(200)
       expect(second.body).toEqual(first.body)
 
       expect(await liveSettlements(merchantId)).toEqual([eth])
-      const profile = decodeProfile((await api.get(`/v1/merchants/${merchantId}`)).body)
+      const profile = await pay.merchants.get(merchantId)
       expect(profile.merchant.settlements).toEqual({ crypto: [eth], fiat: [] })
 
-      expectError(
-        await api.request("PUT", path, { body: { destination: WALLET2_BASE } }),
+      await expectRefusal(
+        pay,
+        pay.settlements.update(merchantId, usdc.id, WALLET2_BASE),
         404,
         "not_found"
       )
 
-      const again = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET2_BASE }])
-      expect(again.status, again.text).toBe(201)
-      expect(again.body.settlements[0].id).not.toBe(usdc.id)
-      expect(again.body.settlements[0].destination).toBe(WALLET2_BASE_CHECKSUM)
+      const again = await registered(merchantId, [{ asset: USDC_BASE, destination: WALLET2_BASE }])
+      expect(again[0]!.id).not.toBe(usdc.id)
+      expect(again[0]!.destination).toBe(WALLET2_BASE_CHECKSUM)
       expect((await liveSettlements(merchantId)).map((s) => s.asset).sort()).toEqual(
         [ETH_BASE, USDC_BASE_CHECKSUM].sort()
       )
@@ -486,11 +539,9 @@ describe.each(STORES)("%s", (store) => {
 
     it("an unknown settlement: 404", async () => {
       const merchantId = await newMerchant()
-      expectError(
-        await api.request(
-          "DELETE",
-          `/v1/merchants/${merchantId}/settlements/crypto/${unknownId("crypto")}`
-        ),
+      await expectRefusal(
+        pay,
+        pay.settlements.delete(merchantId, unknownId("crypto")),
         404,
         "not_found"
       )
@@ -500,18 +551,17 @@ describe.each(STORES)("%s", (store) => {
   describe("the merchant profile", () => {
     it("lists the live crypto settlements, with fiat: []", async () => {
       const merchantId = await newMerchant()
-      const created = await register(merchantId, [
+      const [usdc, eth] = (await registered(merchantId, [
         { asset: USDC_BASE, destination: WALLET_BASE },
         { asset: ETH_BASE, destination: WALLET2_BASE }
-      ])
-      const [usdc, eth] = created.body.settlements
-      const before = decodeProfile((await api.get(`/v1/merchants/${merchantId}`)).body)
+      ])) as Two
+      const before = await pay.merchants.get(merchantId)
       expect(
         [...before.merchant.settlements.crypto].sort((a, b) => a.id.localeCompare(b.id))
       ).toEqual([usdc, eth].sort((a, b) => a.id.localeCompare(b.id)))
       expect(before.merchant.settlements.fiat).toEqual([])
-      await api.request("DELETE", `/v1/merchants/${merchantId}/settlements/crypto/${eth.id}`)
-      const after = decodeProfile((await api.get(`/v1/merchants/${merchantId}`)).body)
+      await pay.settlements.delete(merchantId, eth.id)
+      const after = await pay.merchants.get(merchantId)
       expect(after.merchant.settlements.crypto).toEqual([usdc])
     })
   })
@@ -519,61 +569,52 @@ describe.each(STORES)("%s", (store) => {
   describe("another partner's merchant", () => {
     it("every settlement route with another partner's key: 403 forbidden, nothing changes", async () => {
       const merchantId = await newMerchant()
-      const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-      const { id } = created.body.settlements[0]
-      const base = `/v1/merchants/${merchantId}/settlements`
-      expectError(await api.get(base, { key: otherKey }), 403, "forbidden")
-      expectError(
-        await register(merchantId, [{ asset: ETH_BASE, destination: WALLET_BASE }], {
-          key: otherKey
-        }),
+      const created = await registered(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
+      const { id } = created[0]!
+      await expectRefusal(other, other.settlements.list(merchantId), 403, "forbidden")
+      await expectRefusal(
+        other,
+        other.settlements.create(merchantId, [{ asset: ETH_BASE, destination: WALLET_BASE }]),
         403,
         "forbidden"
       )
-      expectError(
-        await api.request("PUT", `${base}/crypto/${id}`, {
-          key: otherKey,
-          body: { destination: WALLET2_BASE }
-        }),
+      await expectRefusal(
+        other,
+        other.settlements.update(merchantId, id, WALLET2_BASE),
         403,
         "forbidden"
       )
-      expectError(
-        await api.request("PUT", `${base}/crypto/${unknownId("crypto")}`, {
-          key: otherKey,
-          body: { destination: WALLET2_BASE }
-        }),
+      await expectRefusal(
+        other,
+        other.settlements.update(merchantId, unknownId("crypto"), WALLET2_BASE),
         403,
         "forbidden"
       )
-      expectError(
-        await api.request("DELETE", `${base}/crypto/${id}`, { key: otherKey }),
-        403,
-        "forbidden"
-      )
-      expect(await liveSettlements(merchantId)).toEqual(created.body.settlements)
+      await expectRefusal(other, other.settlements.delete(merchantId, id), 403, "forbidden")
+      expect(await liveSettlements(merchantId)).toEqual(created)
     })
   })
 
   describe("a deleted merchant", () => {
     it("its settlement routes answer 404", async () => {
       const merchantId = await newMerchant()
-      const created = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
-      const { id } = created.body.settlements[0]
-      expect((await api.request("DELETE", `/v1/merchants/${merchantId}`)).status).toBe(200)
-      const base = `/v1/merchants/${merchantId}/settlements`
-      expectError(await api.get(base), 404, "not_found")
-      expectError(
-        await register(merchantId, [{ asset: ETH_BASE, destination: WALLET_BASE }]),
+      const created = await registered(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
+      const { id } = created[0]!
+      expect(await pay.merchants.delete(merchantId)).toEqual({ id: merchantId, deleted: true })
+      await expectRefusal(pay, pay.settlements.list(merchantId), 404, "not_found")
+      await expectRefusal(
+        pay,
+        pay.settlements.create(merchantId, [{ asset: ETH_BASE, destination: WALLET_BASE }]),
         404,
         "not_found"
       )
-      expectError(
-        await api.request("PUT", `${base}/crypto/${id}`, { body: { destination: WALLET2_BASE } }),
+      await expectRefusal(
+        pay,
+        pay.settlements.update(merchantId, id, WALLET2_BASE),
         404,
         "not_found"
       )
-      expectError(await api.request("DELETE", `${base}/crypto/${id}`), 404, "not_found")
+      await expectRefusal(pay, pay.settlements.delete(merchantId, id), 404, "not_found")
     })
   })
 })
