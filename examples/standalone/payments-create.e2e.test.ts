@@ -108,9 +108,7 @@ describe.each(STORES)("%s", (store) => {
           assetSymbol: "USDC",
           assetName: "USD Coin",
           decimals: 6,
-          iconUrl: null,
-          networkName: "Base",
-          networkIconUrl: null
+          networkName: "Base"
         }
       }
       expect(shown.amount).toEqual(expected)
@@ -493,9 +491,7 @@ describe.each(STORES)("%s", (store) => {
           assetSymbol: "USDC",
           assetName: "USD Coin",
           decimals: 6,
-          iconUrl: null,
-          networkName: "Base",
-          networkIconUrl: null
+          networkName: "Base"
         }
       }
       expect(processing).toMatchObject({

@@ -122,9 +122,7 @@ describe.each(STORES)("%s", (store) => {
               assetSymbol: "USDC",
               assetName: "USD Coin",
               decimals: 6,
-              iconUrl: null,
-              networkName: "Base",
-              networkIconUrl: null
+              networkName: "Base"
             }
           },
           txId

@@ -25,7 +25,13 @@ export const makePayClient = (options: PayClientOptions) => {
   const apiKey = Redacted.isRedacted(options.apiKey)
     ? Redacted.value(options.apiKey)
     : options.apiKey
-  const withKey = HttpClient.mapRequest(HttpClientRequest.setHeader("api-key", apiKey))
+  // No trace headers (b3, traceparent) unless the caller asks for them in transformClient:
+  // a partner's trace ids are not the engine's business.
+  const withKey = (client: HttpClient.HttpClient) =>
+    HttpClient.withTracerPropagation(
+      HttpClient.mapRequest(client, HttpClientRequest.setHeader("api-key", apiKey)),
+      false
+    )
   return HttpApiClient.make(PayApi, {
     baseUrl: trimBaseUrl(options.baseUrl),
     transformClient: (client) =>

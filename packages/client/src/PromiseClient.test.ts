@@ -86,6 +86,10 @@ describe("createPayClient", () => {
       headers: { "api-key": "key_123", "content-type": "application/json" }
     })
     expect(sent[0]!.headers["idempotency-key"]).toMatch(/^[0-9a-f-]{36}$/)
+    // No trace ids leave for the engine unless asked for.
+    expect(Object.keys(sent[0]!.headers).filter((h) => h === "traceparent" || h === "b3")).toEqual(
+      []
+    )
   })
 
   it("a fresh key per call; the caller's key as given", async () => {
