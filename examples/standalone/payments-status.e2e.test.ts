@@ -142,7 +142,7 @@ describe.each(STORES)("%s", (store) => {
       })
     })
 
-    it("declined by the buyer: failureCode declined_user", async () => {
+    it("the state machine's Decline (no route produces it; SPEC.md lists the code): failureCode declined_user", async () => {
       const id = await open()
       await decline(server, id)
       expect(await readStatus(id)).toEqual({
