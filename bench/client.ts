@@ -6,6 +6,27 @@
 
 export const BENCH_API_KEY = "bench_partner_key_0123456789"
 
+/** A production-shaped network configuration; a throwaway key, an RPC nothing calls here. */
+export const BENCH_PAY_CONFIG = {
+  networks: [
+    {
+      chainId: "eip155:8453",
+      name: "Base",
+      rpcUrl: "http://127.0.0.1:9/",
+      collectorKey: `0x${"11".repeat(32)}`,
+      tokens: [
+        {
+          asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+          symbol: "USDC",
+          name: "USD Coin",
+          decimals: 6,
+          priceCurrency: "USD"
+        }
+      ]
+    }
+  ]
+}
+
 /** A server under test, with the merchant the bench's payments belong to. */
 export interface Target {
   readonly name: string

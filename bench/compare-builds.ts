@@ -12,6 +12,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import {
   BENCH_API_KEY,
+  BENCH_PAY_CONFIG,
   createMerchant,
   createPayment,
   inParallel,
@@ -34,33 +35,12 @@ const load = {
   seconds: Number(process.env.BENCH_SECONDS ?? 5)
 }
 
-// As in bench/run.ts: networks from a PAY_CONFIG, an RPC these routes never call.
-const PAY_CONFIG = {
-  networks: [
-    {
-      chainId: "eip155:8453",
-      name: "Base",
-      rpcUrl: "http://127.0.0.1:9/",
-      collectorKey: `0x${"11".repeat(32)}`,
-      tokens: [
-        {
-          asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-          symbol: "USDC",
-          name: "USD Coin",
-          decimals: 6,
-          priceCurrency: "USD"
-        }
-      ]
-    }
-  ]
-}
-
 const dir = mkdtempSync(join(tmpdir(), "pay-bench-builds-"))
 const started: Array<ServerProcess> = []
 
 const start = async (name: string, bundle: string): Promise<Target> => {
   const payConfig = join(dir, "pay-config.json")
-  writeFileSync(payConfig, JSON.stringify(PAY_CONFIG))
+  writeFileSync(payConfig, JSON.stringify(BENCH_PAY_CONFIG))
   const server = await startServer({
     name,
     command: process.execPath,

@@ -15,6 +15,7 @@ import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import {
   BENCH_API_KEY,
+  BENCH_PAY_CONFIG,
   cancelPayment,
   createMerchant,
   createPayment,
@@ -56,27 +57,6 @@ const RUN_DEADLINE_MS =
 const PG_POOL_SIZE = 10
 const BASELINE_MERCHANT_ID = "mrch_0000000000baseline00"
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
-
-/** A production-shaped network configuration; a throwaway key, an RPC nothing calls here. */
-const BENCH_PAY_CONFIG = {
-  networks: [
-    {
-      chainId: "eip155:8453",
-      name: "Base",
-      rpcUrl: "http://127.0.0.1:9/",
-      collectorKey: `0x${"11".repeat(32)}`,
-      tokens: [
-        {
-          asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-          symbol: "USDC",
-          name: "USD Coin",
-          decimals: 6,
-          priceCurrency: "USD"
-        }
-      ]
-    }
-  ]
-}
 
 interface Comparison {
   readonly route: string
