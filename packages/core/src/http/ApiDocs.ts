@@ -118,11 +118,25 @@ export class ErrorsDeclared extends Context.Tag("@pay/core/ErrorsDeclared")<
 /** The property names of a struct schema, with whether each is optional. */
 export const structFields = (
   schema: Schema.Schema.Any
-): ReadonlyArray<{ readonly name: string; readonly optional: boolean }> => {
+): ReadonlyArray<{
+  readonly name: string
+  readonly optional: boolean
+  /** What a present value decodes with (an optional field's `undefined` left out). */
+  readonly type: SchemaAST.AST
+}> => {
   let ast = schema.ast
   while (SchemaAST.isTransformation(ast)) ast = ast.to
   if (!SchemaAST.isTypeLiteral(ast)) return []
-  return ast.propertySignatures.map((p) => ({ name: String(p.name), optional: p.isOptional }))
+  return ast.propertySignatures.map((p) => {
+    const present = SchemaAST.isUnion(p.type)
+      ? p.type.types.filter((t) => !SchemaAST.isUndefinedKeyword(t))
+      : [p.type]
+    return {
+      name: String(p.name),
+      optional: p.isOptional,
+      type: present.length === 1 ? present[0]! : p.type
+    }
+  })
 }
 
 /** The errors an endpoint's shape implies, answered by the router before its handler runs. */

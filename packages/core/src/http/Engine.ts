@@ -4,7 +4,7 @@
  * turns every outcome, including defects, into a JSON response. Adapters turn
  * their server's requests into `EngineRequest`s and call it.
  */
-import { Cause, Effect, Exit, Runtime } from "effect"
+import { Cause, Context, Effect, Exit, FiberRef, Runtime } from "effect"
 import {
   API_VERSIONS,
   type ApiVersion,
@@ -214,6 +214,20 @@ export const makeEngineHandler = <R>(
     }
     const PUBLIC: Effect.Effect<Authenticated | undefined> = Effect.succeed(undefined)
 
+    // The engine's services plus the caller, made once per caller: the verified-key caches
+    // hand out the same partner or app object for a while, and a context copied on every
+    // request costs the hot routes measurably.
+    const callerContexts = new WeakMap<object, Context.Context<R>>()
+    const callerContext = (tag: Context.Tag<unknown, unknown>, service: unknown) => {
+      const key = service as object
+      let context = callerContexts.get(key)
+      if (context === undefined) {
+        context = Context.add(runtime.context, tag, service) as Context.Context<R>
+        callerContexts.set(key, context)
+      }
+      return context
+    }
+
     const failed = (failure: ApiFailure, version: ApiVersion | undefined) =>
       respond(fromError(errorReply(failure)), version)
 
@@ -275,7 +289,11 @@ export const makeEngineHandler = <R>(
             // The caller, as the middleware provides it (CurrentPartner, CurrentWalletApp).
             return caller === undefined || middleware?.provides === undefined
               ? handled
-              : Effect.provideService(handled, middleware.provides, caller.service)
+              : Effect.locally(
+                  handled,
+                  FiberRef.currentContext,
+                  callerContext(middleware.provides, caller.service)
+                )
           }
           return route.takesBody === "form"
             ? Effect.flatMap(readFormBody(request, options.maxBodyBytes), exchange)

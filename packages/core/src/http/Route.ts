@@ -11,7 +11,7 @@ import {
   type HttpApiGroup,
   type HttpApiMiddleware
 } from "@effect/platform"
-import { Context, Effect, Either, Option, Schema } from "effect"
+import { Context, Effect, Either, Option, Schema, SchemaAST } from "effect"
 import type { ApiVersion } from "../shared/ApiVersion.js"
 import {
   ErrorsDeclared,
@@ -153,49 +153,52 @@ const pathDecoder = (schema: Option.Option<Schema.Schema.Any>): Decoder => {
 
 /**
  * Headers by their declared names (lower case), a value sent empty counted as
- * absent. The version headers are settled by the engine before authentication.
+ * absent; a missing or invalid one answers its rule (ApiDocs.ts). Each header
+ * is decoded on its own, and a plain string not at all: this runs on every
+ * request. The version headers are settled by the engine before authentication.
  */
-const headersDecoder = (
-  schema: Option.Option<Schema.Schema.Any>
-): Decoder<unknown> & {
-  readonly names: ReadonlyArray<string>
-} => {
-  if (Option.isNone(schema)) return Object.assign(NO_INPUT, { names: [] })
+const headersDecoder = (schema: Option.Option<Schema.Schema.Any>) => {
+  if (Option.isNone(schema)) return (_request: EngineRequest) => Either.right(undefined)
   const versions = VERSION_HEADER_NAMES as ReadonlyArray<string>
-  const names = structFields(schema.value)
-    .map((f) => f.name)
-    .filter((name) => !versions.includes(name))
-  const omitVersions = (Schema.omit as (...keys: ReadonlyArray<string>) => unknown)(
-    ...VERSION_HEADER_NAMES
-  ) as (s: Schema.Schema.Any) => Schema.Schema.Any
-  const decode = Schema.decodeUnknownEither(asSchema(omitVersions(schema.value)), {
-    errors: "all"
-  })
-  const decoder: Decoder = (input) =>
-    Either.mapLeft(decode(input), (error) => {
-      const issues = toFieldIssues(error)
-      const first = issues[0]!
-      const rule = HEADER_RULES[first.field]
-      const header = headerName(first.field)
-      if (first.message === "is required") {
-        return RequestError.missingHeader(rule?.missing ?? ApiErrors.InvalidParams, header)
-      }
-      return RequestError.of(
-        rule?.invalid ?? ApiErrors.InvalidParams,
-        `${header}: ${first.message}`,
-        { issues: issues.map((i) => ({ field: headerName(i.field), message: i.message })) }
-      )
+  const fields = structFields(schema.value)
+    .filter((f) => !versions.includes(f.name))
+    .map((f) => {
+      const rule = HEADER_RULES[f.name]
+      const header = headerName(f.name)
+      const decode = SchemaAST.isStringKeyword(f.type)
+        ? undefined
+        : Schema.decodeUnknownEither(Schema.make<unknown, unknown, never>(f.type))
+      return { ...f, rule, header, decode }
     })
-  return Object.assign(decoder, { names })
-}
-
-const readHeaders = (request: EngineRequest, names: ReadonlyArray<string>) => {
-  const out: Record<string, string> = {}
-  for (const name of names) {
-    const value = request.header(name)?.trim()
-    if (value !== undefined && value !== "") out[name] = value
+  return (request: EngineRequest): Either.Either<Record<string, unknown>, RequestError> => {
+    const out: Record<string, unknown> = {}
+    for (const field of fields) {
+      const value = request.header(field.name)?.trim()
+      if (value === undefined || value === "") {
+        if (field.optional) continue
+        return Either.left(
+          RequestError.missingHeader(field.rule?.missing ?? ApiErrors.InvalidParams, field.header)
+        )
+      }
+      if (field.decode === undefined) {
+        out[field.name] = value
+        continue
+      }
+      const decoded = field.decode(value)
+      if (Either.isLeft(decoded)) {
+        const message = toFieldIssues(decoded.left)[0]?.message ?? "is invalid"
+        return Either.left(
+          RequestError.invalid(
+            field.rule?.invalid ?? ApiErrors.InvalidParams,
+            field.header,
+            message
+          )
+        )
+      }
+      out[field.name] = decoded.right
+    }
+    return Either.right(out)
   }
-  return out
 }
 
 const optionalDecoder = (
@@ -233,7 +236,7 @@ const endpointRoute = <R>(
     handle: (exchange) => {
       const path = decodePath(exchange.pathParams)
       if (Either.isLeft(path)) return Effect.fail(path.left)
-      const headers = decodeHeaders(readHeaders(exchange.request, decodeHeaders.names))
+      const headers = decodeHeaders(exchange.request)
       if (Either.isLeft(headers)) return Effect.fail(headers.left)
       const urlParams = decodeQuery(queryRecord(exchange.query))
       if (Either.isLeft(urlParams)) return Effect.fail(urlParams.left)
