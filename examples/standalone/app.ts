@@ -1,9 +1,11 @@
 /**
  * The standalone server assembled: the storage PAY_DATABASE names (a SQLite
- * file or PostgreSQL), the engine's services and a node:http server.
+ * file or PostgreSQL), the engine's services, the API reference page (`/docs`)
+ * and a node:http server.
  * `main.ts` runs it; the CLI and the end-to-end tests use it too.
  */
 import { serve } from "@pay/adapter-node"
+import { apiReferenceRoutes } from "@pay/api-reference"
 import {
   Chain,
   defaultNetworks,
@@ -127,7 +129,7 @@ export const startStandalone = (config: StandaloneConfig) =>
         [...defaultTokens, ...setup.registryTokens]
       ),
       prices: Prices.fromTable(setup.rates),
-      routes: chain.routes
+      routes: [...apiReferenceRoutes(), ...chain.routes]
     })
     const bootstrapped = yield* bootstrapPartner(config.bootstrapApiKey).pipe(
       Effect.provide(context)

@@ -13,7 +13,6 @@ import { PayConfig, type PayConfigShape } from "./Config.js"
 import { Chain, ChainUnavailable } from "./chain/Chain.js"
 import type { ChainJobStore } from "./chainwork/ChainJobStore.js"
 import { ChainWork } from "./chainwork/ChainWork.js"
-import { renderApiReferencePage } from "./docs/ApiReferencePage.js"
 import { collectDataRoutes } from "./gateway/CollectDataRoutes.js"
 import { Gateway } from "./gateway/Gateway.js"
 import { gatewayHandlers } from "./gateway/Http.js"
@@ -73,7 +72,10 @@ const noChain = Layer.succeed(
   })
 )
 
-/** The documents never change while the engine runs: made once, on first request. */
+/**
+ * The document never changes while the engine runs: made once, on first request. The page that
+ * renders it (`/docs`) is `@pay/api-reference`, added by the servers that want it.
+ */
 const once = <A>(make: () => A) => {
   let value: A | undefined
   return () => {
@@ -82,16 +84,10 @@ const once = <A>(make: () => A) => {
   }
 }
 const openApiReply = once(() => json(200, openApiDocument()))
-const docsReply = once(() => ({
-  status: 200,
-  body: renderApiReferencePage(openApiDocument(), { title: "Pay engine API reference" }),
-  contentType: "text/html"
-}))
 
 const systemRoutes = [
   publicRoute("GET", "/health", () => Effect.succeed(json(200, { status: "ok" }))),
-  publicRoute("GET", "/openapi.json", () => Effect.sync(openApiReply)),
-  publicRoute("GET", "/docs", () => Effect.sync(docsReply))
+  publicRoute("GET", "/openapi.json", () => Effect.sync(openApiReply))
 ]
 
 /** Who a request comes from, as the routes' middlewares provide it. */

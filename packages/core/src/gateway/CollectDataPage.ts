@@ -10,8 +10,8 @@
  * from the schema, the submitted values or the issues is HTML-escaped.
  */
 import { sha256, stringToBytes } from "viem"
-import { escapeHtml } from "../docs/ApiReferencePage.js"
 import type { FieldIssue } from "../shared/Errors.js"
+import { escapeHtml } from "../shared/Html.js"
 import {
   type CollectDataProperty,
   type CollectDataSchema,
