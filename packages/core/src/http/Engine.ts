@@ -289,10 +289,14 @@ export const makeEngineHandler = <R>(
             // The caller, as the middleware provides it (CurrentPartner, CurrentWalletApp).
             return caller === undefined || middleware?.provides === undefined
               ? handled
-              : Effect.locally(
-                  handled,
-                  FiberRef.currentContext,
-                  callerContext(middleware.provides, caller.service)
+              : // Set, not scoped with `locally` (whose acquire/release costs the hot routes a few
+                // microseconds): the fiber is this request's own and ends with it.
+                Effect.zipRight(
+                  FiberRef.set(
+                    FiberRef.currentContext,
+                    callerContext(middleware.provides, caller.service)
+                  ),
+                  handled
                 )
           }
           return route.takesBody === "form"
