@@ -4,7 +4,7 @@
  * turns every outcome, including defects, into a JSON response. Adapters turn
  * their server's requests into `EngineRequest`s and call it.
  */
-import { Cause, Context, Effect, Exit, FiberRef, Runtime } from "effect"
+import { Cause, Context, Effect, Exit, FiberRef, FiberRefs, Runtime } from "effect"
 import {
   API_VERSIONS,
   type ApiVersion,
@@ -231,8 +231,16 @@ export const makeEngineHandler = <R>(
     const failed = (failure: ApiFailure, version: ApiVersion | undefined) =>
       respond(fromError(errorReply(failure)), version)
 
-    /** Everything before the route runs is synchronous; the route's work is the one effect. */
-    const handle = (request: EngineRequest): Effect.Effect<EngineResponse, never, R> => {
+    /**
+     * Everything before the route runs is synchronous; the route's work is the one effect.
+     * A caller known at once (a verified key) is put in `start.context`, the context the
+     * request's fiber starts with, rather than set by the effect: the cheapest way to hand
+     * the hot routes their `CurrentPartner`.
+     */
+    const handle = (
+      request: EngineRequest,
+      start: { context?: Context.Context<R> }
+    ): Effect.Effect<EngineResponse, never, R> => {
       const url = splitTarget(request.url)
       const match = matchRoute(compiled, request.method.toUpperCase(), url.pathname)
       if (match._tag === "None") {
@@ -272,8 +280,17 @@ export const makeEngineHandler = <R>(
       }
       let version = requested?.value as ApiVersion | undefined
       const middleware = route.middleware
+      const authenticator = middleware === undefined ? undefined : authenticators.get(middleware)
+      const known = authenticator?.known?.(request)
+      if (known !== undefined && middleware?.provides !== undefined) {
+        start.context = callerContext(middleware.provides, known.service)
+      }
       const authenticated: Effect.Effect<Authenticated | undefined, ApiFailure, R> =
-        middleware === undefined ? PUBLIC : authenticators.get(middleware)!.authenticate(request)
+        authenticator === undefined
+          ? PUBLIC
+          : known !== undefined
+            ? Effect.succeed(known)
+            : authenticator.authenticate(request)
       return authenticated.pipe(
         Effect.flatMap((caller) => {
           version ??= caller?.pinnedVersion ?? DEFAULT_API_VERSION
@@ -287,7 +304,9 @@ export const makeEngineHandler = <R>(
               version: version as ApiVersion
             })
             // The caller, as the middleware provides it (CurrentPartner, CurrentWalletApp).
-            return caller === undefined || middleware?.provides === undefined
+            return caller === undefined ||
+              middleware?.provides === undefined ||
+              start.context !== undefined
               ? handled
               : // Set, not scoped with `locally` (whose acquire/release costs the hot routes a few
                 // microseconds): the fiber is this request's own and ends with it.
@@ -327,7 +346,20 @@ export const makeEngineHandler = <R>(
     const settled = (exit: Exit.Exit<EngineResponse>) =>
       Exit.isSuccess(exit) ? exit.value : respond(fromError(INTERNAL_ERROR), undefined)
     return (request) => {
-      const fiber = runFork(handle(request))
+      const start: { context?: Context.Context<R> } = {}
+      const effect = handle(request, start)
+      const context = start.context
+      const fiber =
+        context === undefined
+          ? runFork(effect)
+          : runFork(effect, {
+              updateRefs: (refs, fiberId) =>
+                FiberRefs.updateAs(refs, {
+                  fiberId,
+                  fiberRef: FiberRef.currentContext,
+                  value: context as Context.Context<never>
+                })
+            })
       const exit = fiber.unsafePoll()
       return exit !== null
         ? Promise.resolve(settled(exit))

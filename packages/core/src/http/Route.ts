@@ -50,6 +50,8 @@ export interface Authenticator<R = never> {
   /** The middleware class of the definition (`PartnerApiKey`): what routes declare. */
   readonly middleware: object
   readonly authenticate: (request: EngineRequest) => Effect.Effect<Authenticated, ApiFailure, R>
+  /** The caller when known without any work (a key verified a moment ago), else undefined. */
+  readonly known?: (request: EngineRequest) => Authenticated | undefined
 }
 
 export interface Route<R> {

@@ -26,9 +26,15 @@ export const partnerAuthenticators = Effect.map(
         service: partner,
         pinnedVersion: partner.apiVersion
       }))
+    const known = (legacy: boolean) => (request: EngineRequest) => {
+      const partner = partners.known(presentedApiKey(request, legacy))
+      return partner === undefined
+        ? undefined
+        : { service: partner, pinnedVersion: partner.apiVersion }
+    }
     return [
-      { middleware: PartnerApiKey, authenticate: check(false) },
-      { middleware: LegacyPartnerApiKey, authenticate: check(true) }
+      { middleware: PartnerApiKey, authenticate: check(false), known: known(false) },
+      { middleware: LegacyPartnerApiKey, authenticate: check(true), known: known(true) }
     ]
   }
 )
