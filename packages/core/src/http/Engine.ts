@@ -4,7 +4,7 @@
  * turns every outcome, including defects, into a JSON response. Adapters turn
  * their server's requests into `EngineRequest`s and call it.
  */
-import { Cause, Context, Effect, Exit, FiberRef, FiberRefs, Runtime } from "effect"
+import { Cause, Context, Effect, Exit, FiberRef, Runtime } from "effect"
 import {
   API_VERSIONS,
   type ApiVersion,
@@ -214,19 +214,35 @@ export const makeEngineHandler = <R>(
     }
     const PUBLIC: Effect.Effect<Authenticated | undefined> = Effect.succeed(undefined)
 
-    // The engine's services plus the caller, made once per caller: the verified-key caches
-    // hand out the same partner or app object for a while, and a context copied on every
-    // request costs the hot routes measurably.
-    const callerContexts = new WeakMap<object, Context.Context<R>>()
-    const callerContext = (tag: Context.Tag<unknown, unknown>, service: unknown) => {
+    // The engine's services plus the caller, made once per caller (the verified-key caches
+    // hand out the same partner or app object for a while), and a runner whose fibers start
+    // with it: a context copied or set on every request costs the hot routes measurably.
+    const callers = new WeakMap<
+      object,
+      { readonly context: Context.Context<R>; readonly runFork: typeof runFork }
+    >()
+    const callerOf = (tag: Context.Tag<unknown, unknown>, service: unknown) => {
       const key = service as object
-      let context = callerContexts.get(key)
-      if (context === undefined) {
-        context = Context.add(runtime.context, tag, service) as Context.Context<R>
-        callerContexts.set(key, context)
+      let caller = callers.get(key)
+      if (caller === undefined) {
+        const context = Context.add(runtime.context, tag, service) as Context.Context<R>
+        caller = {
+          context,
+          runFork: Runtime.runFork(
+            Runtime.make({
+              context,
+              fiberRefs: runtime.fiberRefs,
+              runtimeFlags: runtime.runtimeFlags
+            })
+          )
+        }
+        callers.set(key, caller)
       }
-      return context
+      return caller
     }
+    const callerContext = (tag: Context.Tag<unknown, unknown>, service: unknown) =>
+      callerOf(tag, service).context
+    const runFork = Runtime.runFork(runtime)
 
     const failed = (failure: ApiFailure, version: ApiVersion | undefined) =>
       respond(fromError(errorReply(failure)), version)
@@ -239,7 +255,7 @@ export const makeEngineHandler = <R>(
      */
     const handle = (
       request: EngineRequest,
-      start: { context?: Context.Context<R> }
+      start: { runFork?: typeof runFork }
     ): Effect.Effect<EngineResponse, never, R> => {
       const url = splitTarget(request.url)
       const match = matchRoute(compiled, request.method.toUpperCase(), url.pathname)
@@ -283,7 +299,7 @@ export const makeEngineHandler = <R>(
       const authenticator = middleware === undefined ? undefined : authenticators.get(middleware)
       const known = authenticator?.known?.(request)
       if (known !== undefined && middleware?.provides !== undefined) {
-        start.context = callerContext(middleware.provides, known.service)
+        start.runFork = callerOf(middleware.provides, known.service).runFork
       }
       const authenticated: Effect.Effect<Authenticated | undefined, ApiFailure, R> =
         authenticator === undefined
@@ -306,7 +322,7 @@ export const makeEngineHandler = <R>(
             // The caller, as the middleware provides it (CurrentPartner, CurrentWalletApp).
             return caller === undefined ||
               middleware?.provides === undefined ||
-              start.context !== undefined
+              start.runFork !== undefined
               ? handled
               : // Set, not scoped with `locally` (whose acquire/release costs the hot routes a few
                 // microseconds): the fiber is this request's own and ends with it.
@@ -342,24 +358,12 @@ export const makeEngineHandler = <R>(
     // A fiber runs synchronously until it has to wait, and most requests never do (SQLite
     // is synchronous): those are answered at once, without a promise-backed runner. One
     // that waits (a long-poll, a body) goes on in its fiber and is awaited.
-    const runFork = Runtime.runFork(runtime)
     const settled = (exit: Exit.Exit<EngineResponse>) =>
       Exit.isSuccess(exit) ? exit.value : respond(fromError(INTERNAL_ERROR), undefined)
     return (request) => {
-      const start: { context?: Context.Context<R> } = {}
+      const start: { runFork?: typeof runFork } = {}
       const effect = handle(request, start)
-      const context = start.context
-      const fiber =
-        context === undefined
-          ? runFork(effect)
-          : runFork(effect, {
-              updateRefs: (refs, fiberId) =>
-                FiberRefs.updateAs(refs, {
-                  fiberId,
-                  fiberRef: FiberRef.currentContext,
-                  value: context as Context.Context<never>
-                })
-            })
+      const fiber = (start.runFork ?? runFork)(effect)
       const exit = fiber.unsafePoll()
       return exit !== null
         ? Promise.resolve(settled(exit))
