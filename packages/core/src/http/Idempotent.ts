@@ -4,11 +4,8 @@
  * declared and checked by each endpoint's header schema.
  */
 import { Effect } from "effect"
-import {
-  fingerprint,
-  type IdempotencyCompletion,
-  runIdempotent
-} from "../idempotency/Idempotency.js"
+import { fingerprint, runIdempotent } from "../idempotency/Idempotency.js"
+import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
 import type { Reply } from "./Exchange.js"
 import type { RouteInput } from "./Route.js"

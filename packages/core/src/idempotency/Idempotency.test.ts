@@ -2,7 +2,6 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
 import { IdempotencyConflict } from "../shared/Errors.js"
 import { MemoryStorage } from "../testing/MemoryStorage.js"
-import type { IdempotencyCompletion } from "./Idempotency.js"
 import {
   CLAIM_LEASE,
   fingerprint,
@@ -11,6 +10,7 @@ import {
   purgeExpiredKeysForever,
   runIdempotent
 } from "./Idempotency.js"
+import type { IdempotencyCompletion } from "./IdempotencyStore.js"
 import { IdempotencyStore } from "./IdempotencyStore.js"
 
 const scope = { partnerId: "ptnr_1", route: "POST /v1/merchants", key: "k" }

@@ -16,27 +16,13 @@
 import { Clock, Duration, Effect, Option, Schedule } from "effect"
 import { sha256, stringToBytes } from "viem"
 import { IdempotencyConflict } from "../shared/Errors.js"
-import { IdempotencyClaimLost, IdempotencyStore } from "./IdempotencyStore.js"
-
-export interface IdempotencyScope {
-  readonly partnerId: string
-  /** Method and route template, e.g. `POST /v1/merchants/:merchantId/settlements/crypto`. */
-  readonly route: string
-  readonly key: string
-}
-
-export interface StoredResponse {
-  readonly status: number
-  readonly body: string
-}
-
-/** The response to record together with the work, in the same transaction. */
-export interface IdempotencyCompletion {
-  readonly scope: IdempotencyScope
-  /** The claim it completes: written only while this token still holds the key. */
-  readonly token: string
-  readonly response: StoredResponse
-}
+import {
+  IdempotencyClaimLost,
+  type IdempotencyCompletion,
+  type IdempotencyScope,
+  IdempotencyStore,
+  type StoredResponse
+} from "./IdempotencyStore.js"
 
 export const MAX_KEY_LENGTH = 255
 

@@ -7,7 +7,26 @@
  * presumed-dead owner that wakes up cannot commit a second effect.
  */
 import { Context, Data, type Effect } from "effect"
-import type { IdempotencyCompletion, IdempotencyScope, StoredResponse } from "./Idempotency.js"
+
+export interface IdempotencyScope {
+  readonly partnerId: string
+  /** Method and route template, e.g. `POST /v1/merchants/:merchantId/settlements/crypto`. */
+  readonly route: string
+  readonly key: string
+}
+
+export interface StoredResponse {
+  readonly status: number
+  readonly body: string
+}
+
+/** The response to record together with the work, in the same transaction. */
+export interface IdempotencyCompletion {
+  readonly scope: IdempotencyScope
+  /** The claim it completes: written only while this token still holds the key. */
+  readonly token: string
+  readonly response: StoredResponse
+}
 
 /**
  * Thrown (as a defect) by a store writing a completion for a claim that is no

@@ -2,7 +2,7 @@
  * The storage port for merchants.
  */
 import { Context, type Effect, type Option } from "effect"
-import type { IdempotencyCompletion } from "../idempotency/Idempotency.js"
+import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { PartnerId } from "../partners/Partner.js"
 import type { Merchant, MerchantChanges, MerchantId, MerchantStatus } from "./Merchant.js"
 

@@ -4,7 +4,7 @@
  * is the operator's to change, never a PATCH's.
  */
 import { Clock, Effect, Option } from "effect"
-import type { IdempotencyCompletion } from "../idempotency/Idempotency.js"
+import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { Partner } from "../partners/Partner.js"
 import { Forbidden } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"

@@ -4,7 +4,7 @@
  * the one it was decided from, so two racing requests cannot both win.
  */
 import { Context, type Effect, type Option } from "effect"
-import type { IdempotencyCompletion } from "../idempotency/Idempotency.js"
+import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { PartnerId } from "../partners/Partner.js"
 import type { Caip2, Caip19 } from "../shared/Caip.js"
 import type {

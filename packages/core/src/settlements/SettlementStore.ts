@@ -4,7 +4,7 @@
  * both register the same asset.
  */
 import { Context, type Effect, type Option } from "effect"
-import type { IdempotencyCompletion } from "../idempotency/Idempotency.js"
+import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { MerchantId } from "../merchants/Merchant.js"
 import type { Caip10 } from "../shared/Caip.js"
 import type { CryptoSettlement, CryptoSettlementId, SettlementAssetConflict } from "./Settlement.js"

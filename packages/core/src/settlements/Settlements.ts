@@ -4,7 +4,7 @@
  * partner sees or changes them.
  */
 import { Clock, Effect, Option } from "effect"
-import type { IdempotencyCompletion } from "../idempotency/Idempotency.js"
+import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { MerchantId } from "../merchants/Merchant.js"
 import { Merchants } from "../merchants/Merchants.js"
 import type { Partner } from "../partners/Partner.js"

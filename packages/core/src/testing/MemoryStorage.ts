@@ -21,7 +21,7 @@ import {
   GatewayStore,
   type PaymentOption
 } from "../gateway/PaymentOption.js"
-import type { IdempotencyCompletion, IdempotencyScope } from "../idempotency/Idempotency.js"
+import type { IdempotencyCompletion, IdempotencyScope } from "../idempotency/IdempotencyStore.js"
 import { IdempotencyClaimLost, IdempotencyStore } from "../idempotency/IdempotencyStore.js"
 import { Merchant, type MerchantId } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
