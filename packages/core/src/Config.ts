@@ -3,7 +3,7 @@
  * reads them from the environment; an embedding platform passes them).
  */
 import { Context } from "effect"
-import type { ChainWorkSettings } from "./chainwork/ChainWork.js"
+import type { ChainWorkSettings } from "./chainwork/ChainWorkConfig.js"
 import type { FeeSchedule } from "./fees/Fees.js"
 import type { GatewaySettings } from "./gateway/GatewayConfig.js"
 

@@ -42,17 +42,7 @@ import type {
   NewChainJob
 } from "./ChainJob.js"
 import { type ChainJobLeaseLost, ChainJobStore } from "./ChainJobStore.js"
-
-export interface ChainWorkSettings {
-  /** How often an idle instance looks for due jobs (a confirm here wakes it at once). */
-  readonly pollMs?: number
-  /** How long a claim holds a job before another instance may take it over. */
-  readonly leaseMs?: number
-  /** The most jobs one instance runs at once. */
-  readonly concurrency?: number
-}
-
-export const DEFAULT_CHAIN_WORK = { pollMs: 500, leaseMs: 15_000, concurrency: 32 } as const
+import { DEFAULT_CHAIN_WORK } from "./ChainWorkConfig.js"
 
 /** A job waiting at most this long between steps keeps its lease and waits in memory. */
 const HOLD_MS = 2_000

@@ -6,7 +6,12 @@
  */
 import { Schema } from "effect"
 import { FieldIssue } from "../shared/Errors.js"
-import type { ApiErrorSpec } from "./ErrorResponses.js"
+
+/** What a row of the error table (ErrorResponses.ts) gives an error: its status and code. */
+export interface ErrorRow {
+  readonly status: number
+  readonly code: string
+}
 
 export class RequestError extends Schema.TaggedError<RequestError>()("RequestError", {
   status: Schema.Number,
@@ -16,7 +21,7 @@ export class RequestError extends Schema.TaggedError<RequestError>()("RequestErr
   allow: Schema.optional(Schema.String)
 }) {
   static of(
-    spec: ApiErrorSpec,
+    spec: ErrorRow,
     message: string,
     extra: { readonly issues?: ReadonlyArray<FieldIssue>; readonly allow?: string } = {}
   ): RequestError {
@@ -24,14 +29,14 @@ export class RequestError extends Schema.TaggedError<RequestError>()("RequestErr
   }
 
   /** A required header that was not sent, e.g. `Merchant-Id`. */
-  static missingHeader(spec: ApiErrorSpec, header: string): RequestError {
+  static missingHeader(spec: ErrorRow, header: string): RequestError {
     return RequestError.of(spec, `Missing ${header} header`, {
       issues: [{ field: header, message: "is required" }]
     })
   }
 
   /** One offending field. */
-  static invalid(spec: ApiErrorSpec, field: string, message: string): RequestError {
+  static invalid(spec: ErrorRow, field: string, message: string): RequestError {
     return RequestError.of(spec, `${field}: ${message}`, { issues: [{ field, message }] })
   }
 }

@@ -1,0 +1,15 @@
+/**
+ * The settings of the durable chain work, in a module of their own so that the
+ * engine's configuration (Config.ts) does not import the runner.
+ */
+
+export interface ChainWorkSettings {
+  /** How often an idle instance looks for due jobs (a confirm here wakes it at once). */
+  readonly pollMs?: number
+  /** How long a claim holds a job before another instance may take it over. */
+  readonly leaseMs?: number
+  /** The most jobs one instance runs at once. */
+  readonly concurrency?: number
+}
+
+export const DEFAULT_CHAIN_WORK = { pollMs: 500, leaseMs: 15_000, concurrency: 32 } as const
