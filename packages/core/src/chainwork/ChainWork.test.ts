@@ -1,6 +1,6 @@
 /**
  * The chain work's decisions, on the in-memory stores and a scripted EVM
- * (FakeChain.ts), under the test clock: collect and settle jobs driven by
+ * (testing/FakeChain.ts), under the test clock: collect and settle jobs driven by
  * `drain` (or `runForever`, for two instances) while the test moves time on
  * and scripts the chain. Each case checks the payment, its fees and
  * settlement, the transfers the jobs recorded and what the chain mined.
@@ -30,10 +30,6 @@ import { Settlements } from "../settlements/Settlements.js"
 import type { Caip10 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
 import { makeIdBody } from "../shared/Ids.js"
-import { makeMemoryStorage } from "../testing/MemoryStorage.js"
-import type { ChainJob, ChainJobKind, ChainTransfer } from "./ChainJob.js"
-import { ChainJobStore } from "./ChainJobStore.js"
-import { ChainWork, newChainJob } from "./ChainWork.js"
 import {
   ASSET,
   CHAIN_ID,
@@ -42,7 +38,11 @@ import {
   type FakeChainOptions,
   type FakeTx,
   type MinedTx
-} from "./FakeChain.js"
+} from "../testing/FakeChain.js"
+import { makeMemoryStorage } from "../testing/MemoryStorage.js"
+import type { ChainJob, ChainJobKind, ChainTransfer } from "./ChainJob.js"
+import { ChainJobStore } from "./ChainJobStore.js"
+import { ChainWork, newChainJob } from "./ChainWork.js"
 
 const USD = { kind: "fiat", currency: findCurrency("USD")! } as const
 const BUYER = "0x00000000000000000000000000000000000000B0" as Address
