@@ -35,6 +35,7 @@ import {
 import { Effect, Option } from "effect"
 import { settlementToStorage } from "./SqliteChainJobStore.js"
 import type { SqliteConnection, SqliteStatement, SqliteValue } from "./SqliteDatabase.js"
+import { isUniqueViolation } from "./SqliteErrors.js"
 
 interface PaymentRow {
   id: string
@@ -157,9 +158,6 @@ const feesToStorage = (f: PaymentFees | null): Array<SqliteValue> => [
 ]
 
 const buyerKey = (account: string) => account.slice(account.lastIndexOf(":") + 1).toLowerCase()
-
-const isUniqueViolation = (error: unknown) =>
-  /UNIQUE constraint failed/.test(String((error as { message?: unknown })?.message))
 
 const SELECT = `SELECT p.*, r.id AS refund_id, r.created_at AS refund_created_at
   FROM payments p LEFT JOIN refunds r ON r.payment_id = p.id`
