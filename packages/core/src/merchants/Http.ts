@@ -1,7 +1,7 @@
 /**
  * The merchant route handlers: wire in, service call, wire out.
  */
-import { Effect, Either, Encoding, Schema } from "effect"
+import { Effect } from "effect"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
 import { idempotently } from "../http/Idempotent.js"
@@ -10,6 +10,7 @@ import { implement } from "../http/Route.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
 import { settlementView } from "../settlements/Http.js"
 import { Settlements } from "../settlements/Settlements.js"
+import { cursorCodec } from "../shared/Cursor.js"
 import { MerchantsApi, type MerchantView } from "./Api.js"
 import { type Merchant, MerchantId } from "./Merchant.js"
 import { Merchants } from "./Merchants.js"
@@ -23,17 +24,12 @@ export const merchantView = (m: Merchant): typeof MerchantView.Type => ({
   createdAt: m.createdAt.toISOString()
 })
 
-// Cursors are opaque to clients; inside, the last id of the page (ids sort by creation).
-const CURSOR_PREFIX = "m1."
-const encodeCursor = (id: MerchantId): string => CURSOR_PREFIX + Encoding.encodeBase64Url(id)
-const decodeMerchantId = Schema.decodeUnknownEither(MerchantId)
+// Inside the opaque cursor: the last id of the page (ids sort by creation).
+const cursors = cursorCodec("m1.", MerchantId)
 const decodeCursor = (cursor: string): Effect.Effect<MerchantId, RequestError> => {
-  const text = cursor.startsWith(CURSOR_PREFIX)
-    ? Encoding.decodeBase64UrlString(cursor.slice(CURSOR_PREFIX.length))
-    : Either.left(undefined)
-  const id = Either.flatMap(text, decodeMerchantId)
-  return Either.isRight(id)
-    ? Effect.succeed(id.right)
+  const id = cursors.decode(cursor)
+  return id !== undefined
+    ? Effect.succeed(id)
     : Effect.fail(
         RequestError.invalid(ApiErrors.InvalidParams, "cursor", "is not a cursor from this list")
       )
@@ -79,7 +75,8 @@ export const merchantHandlers = Effect.gen(function* () {
         return json(200, {
           merchants: rows.map(merchantView),
           totalCount: page.totalCount,
-          nextCursor: page.merchants.length > urlParams.limit && last ? encodeCursor(last.id) : null
+          nextCursor:
+            page.merchants.length > urlParams.limit && last ? cursors.encode(last.id) : null
         })
       }),
 

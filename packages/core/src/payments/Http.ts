@@ -2,7 +2,7 @@
  * The payment route handlers: headers and query parsing, the service call,
  * and the wire views.
  */
-import { Clock, Effect, Either, Encoding, Option, Schema } from "effect"
+import { Clock, Effect, Either, Option, Schema } from "effect"
 import { PayConfig } from "../Config.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
@@ -14,6 +14,7 @@ import { Merchants } from "../merchants/Merchants.js"
 import type { Partner } from "../partners/Partner.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
 import { type Caip2, type Caip19, parseCaip2, parseCaip19 } from "../shared/Caip.js"
+import { cursorCodec } from "../shared/Cursor.js"
 import { parseRfc3339, toUnixSeconds } from "../shared/Time.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { PaymentsApi } from "./Api.js"
@@ -164,41 +165,37 @@ const selectsNothing = (f: PaymentFilter) =>
     (set) => set !== undefined && set.length === 0
   )
 
-const CURSOR_PREFIX = "p1."
-const CursorJson = Schema.parseJson(
-  Schema.Struct({
-    s: Schema.Literal("date", "amount"),
-    d: Schema.Literal("asc", "desc"),
-    k: Schema.String,
-    i: PaymentId
-  })
+const cursors = cursorCodec(
+  "p1.",
+  Schema.parseJson(
+    Schema.Struct({
+      s: Schema.Literal("date", "amount"),
+      d: Schema.Literal("asc", "desc"),
+      k: Schema.String.pipe(Schema.pattern(/^[0-9]{1,78}$/)),
+      i: PaymentId
+    })
+  )
 )
 const encodeCursor = (cursor: PaymentCursor) =>
-  CURSOR_PREFIX +
-  Encoding.encodeBase64Url(
-    JSON.stringify({ s: cursor.sortBy, d: cursor.direction, k: cursor.key, i: cursor.id })
-  )
+  cursors.encode({ s: cursor.sortBy, d: cursor.direction, k: cursor.key, i: cursor.id })
 
+/** A cursor of this list and sort, or a refusal naming it. */
 const decodeCursor = (
   cursor: string | undefined,
   sortBy: PaymentSortBy,
   direction: SortDirection
 ): Effect.Effect<PaymentCursor | undefined, RequestError> => {
   if (cursor === undefined) return Effect.succeed(undefined)
-  const invalid = RequestError.invalid(
-    ApiErrors.InvalidParams,
-    "cursor",
-    "is not a cursor from this list and sort"
-  )
-  if (!cursor.startsWith(CURSOR_PREFIX)) return Effect.fail(invalid)
-  const text = Encoding.decodeBase64UrlString(cursor.slice(CURSOR_PREFIX.length))
-  const decoded = Either.flatMap(text, (t) =>
-    Either.mapLeft(Schema.decodeUnknownEither(CursorJson)(t), () => t)
-  )
-  if (Either.isLeft(decoded)) return Effect.fail(invalid)
-  const { s, d, k, i } = decoded.right
-  if (s !== sortBy || d !== direction || !/^[0-9]{1,78}$/.test(k)) return Effect.fail(invalid)
-  return Effect.succeed({ sortBy: s, direction: d, key: k, id: i })
+  const decoded = cursors.decode(cursor)
+  return decoded !== undefined && decoded.s === sortBy && decoded.d === direction
+    ? Effect.succeed({ sortBy, direction, key: decoded.k, id: decoded.i })
+    : Effect.fail(
+        RequestError.invalid(
+          ApiErrors.InvalidParams,
+          "cursor",
+          "is not a cursor from this list and sort"
+        )
+      )
 }
 
 /** A page of payments, its cursor and the statistics over every match. */
