@@ -10,7 +10,6 @@
  */
 import type { HttpApiEndpoint } from "@effect/platform"
 import { Context, Option, Schema, SchemaAST } from "effect"
-import { MAX_KEY_LENGTH } from "../idempotency/Idempotency.js"
 import { API_VERSIONS } from "../shared/ApiVersion.js"
 import { type ApiErrorSpec, ApiErrors, type ErrorBodyOf } from "./ErrorResponses.js"
 
@@ -53,6 +52,9 @@ export const HEADER_RULES: Readonly<Record<string, HeaderRule>> = {
     invalid: ApiErrors.ParamsValidation
   }
 }
+
+/** The longest `Idempotency-Key` accepted (SPEC.md section 8). */
+export const MAX_KEY_LENGTH = 255
 
 export const IdempotencyKeyHeader = Schema.String.pipe(
   Schema.maxLength(MAX_KEY_LENGTH, {

@@ -24,8 +24,6 @@ import {
   type StoredResponse
 } from "./IdempotencyStore.js"
 
-export const MAX_KEY_LENGTH = 255
-
 /** How long concurrent requests wait for the first one before answering 409. */
 const WAIT_FOR_OWNER = Duration.seconds(5)
 const POLL_EVERY = Duration.millis(25)

@@ -4,11 +4,11 @@
  * declared and checked by each endpoint's header schema.
  */
 import { Effect } from "effect"
-import { fingerprint, runIdempotent } from "../idempotency/Idempotency.js"
-import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
+import type { Reply } from "../http/Exchange.js"
+import type { RouteInput } from "../http/Route.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
-import type { Reply } from "./Exchange.js"
-import type { RouteInput } from "./Route.js"
+import { fingerprint, runIdempotent } from "./Idempotency.js"
+import type { IdempotencyCompletion } from "./IdempotencyStore.js"
 
 // biome-ignore lint/suspicious/noExplicitAny: any endpoint's input carries what is read here
 type AnyInput = RouteInput<any>
