@@ -1,26 +1,22 @@
 /**
- * The payment route handlers: headers and query parsing, the service call,
- * and the wire views.
+ * The payment route handlers: the service call and the wire views (the list
+ * routes' query parsing and cursors are in ListQuery.ts).
  */
-import { Clock, Effect, Either, Option, Schema } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { PayConfig } from "../Config.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
 import { RequestError } from "../http/RequestError.js"
 import { implement } from "../http/Route.js"
 import { maybeIdempotently } from "../idempotency/Http.js"
-import type { Merchant, MerchantNotFound } from "../merchants/Merchant.js"
+import type { MerchantNotFound } from "../merchants/Merchant.js"
 import { Merchants } from "../merchants/Merchants.js"
-import type { Partner } from "../partners/Partner.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
-import { type Caip2, type Caip19, parseCaip2, parseCaip19 } from "../shared/Caip.js"
-import { cursorCodec } from "../shared/Cursor.js"
 import { parseRfc3339, toUnixSeconds } from "../shared/Time.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { PaymentsApi } from "./Api.js"
-import { type Payment, PaymentId, type PaymentStatus } from "./Payment.js"
-import type { PaymentCursor, PaymentFilter, PaymentSortBy, SortDirection } from "./PaymentStore.js"
-import { sortKeyOf } from "./PaymentStore.js"
+import { asArray, filterOf, listReply, pageOf } from "./ListQuery.js"
+import type { Payment } from "./Payment.js"
 import { Payments } from "./Payments.js"
 import {
   amountView,
@@ -30,8 +26,6 @@ import {
   legacyView,
   POLL_IN_MS,
   paymentDetails,
-  paymentView,
-  statsView,
   statusView
 } from "./Views.js"
 
@@ -63,203 +57,6 @@ const expiresAtOf = (
         )
       )
 }
-
-// ---- listing parameters
-
-const asArray = <A>(value: A | ReadonlyArray<A> | undefined): ReadonlyArray<A> | undefined =>
-  value === undefined ? undefined : Array.isArray(value) ? value : [value as A]
-
-const timestampParam = (field: string, value: string | undefined) => {
-  if (value === undefined) return Effect.succeed(undefined)
-  const date = parseRfc3339(value)
-  return date
-    ? Effect.succeed(date)
-    : Effect.fail(
-        RequestError.invalid(
-          ApiErrors.InvalidParams,
-          field,
-          "must be an RFC 3339 timestamp like 2026-01-31T00:00:00Z"
-        )
-      )
-}
-
-const commaList = <A>(
-  field: string,
-  value: string | undefined,
-  parse: (item: string) => Either.Either<{ readonly value: A }, string>
-): Effect.Effect<ReadonlyArray<A> | undefined, RequestError> => {
-  if (value === undefined) return Effect.succeed(undefined)
-  const items = value.split(",").map((s) => s.trim())
-  const out: Array<A> = []
-  for (const item of items) {
-    const parsed = parse(item)
-    if (Either.isLeft(parsed)) {
-      return Effect.fail(
-        RequestError.invalid(
-          ApiErrors.InvalidParams,
-          field,
-          `${JSON.stringify(item)}: ${parsed.left}`
-        )
-      )
-    }
-    out.push(parsed.right.value)
-  }
-  return Effect.succeed(out)
-}
-
-const intersect = <A>(a: ReadonlyArray<A> | undefined, b: ReadonlyArray<A> | undefined) =>
-  a === undefined ? b : b === undefined ? a : a.filter((x) => b.includes(x))
-
-interface ListParams {
-  readonly startTs?: string | undefined
-  readonly endTs?: string | undefined
-  readonly token_symbol?: string | ReadonlyArray<string> | undefined
-  readonly asset?: string | undefined
-  readonly network?: string | undefined
-  readonly status?: PaymentStatus | ReadonlyArray<PaymentStatus> | undefined
-  readonly referenceId?: string | undefined
-  readonly merchantId?: string | ReadonlyArray<string> | undefined
-}
-
-const filterOf = (
-  partner: Partner,
-  params: ListParams,
-  fields: { readonly start: string; readonly end: string }
-) =>
-  Effect.gen(function* () {
-    const registry = yield* TokenRegistry
-    const from = yield* timestampParam(fields.start, params.startTs)
-    const before = yield* timestampParam(fields.end, params.endTs)
-    const symbols = asArray(params.token_symbol)
-    if (symbols?.some((s) => s.length === 0)) {
-      return yield* RequestError.invalid(
-        ApiErrors.InvalidParams,
-        "token_symbol",
-        "must not be empty"
-      )
-    }
-    const bySymbol = symbols?.flatMap((s) => registry.tokensBySymbol(s).map((t) => t.asset))
-    const byAsset = yield* commaList<Caip19>("asset", params.asset, parseCaip19)
-    const networks = yield* commaList<Caip2>("network", params.network, parseCaip2)
-    const merchantIds = asArray(params.merchantId)
-    if (merchantIds?.some((s) => s.length === 0)) {
-      return yield* RequestError.invalid(ApiErrors.InvalidParams, "merchantId", "must not be empty")
-    }
-    const filter: PaymentFilter = {
-      partnerId: partner.id,
-      merchantIds,
-      statuses: asArray(params.status),
-      from,
-      before,
-      assets: intersect(bySymbol, byAsset),
-      networks,
-      referenceId: params.referenceId,
-      now: yield* now
-    }
-    return filter
-  })
-
-/** An empty set selects nothing: answered without asking the store. */
-const selectsNothing = (f: PaymentFilter) =>
-  [f.merchantIds, f.statuses, f.assets, f.networks].some(
-    (set) => set !== undefined && set.length === 0
-  )
-
-const cursors = cursorCodec(
-  "p1.",
-  Schema.parseJson(
-    Schema.Struct({
-      s: Schema.Literal("date", "amount"),
-      d: Schema.Literal("asc", "desc"),
-      k: Schema.String.pipe(Schema.pattern(/^[0-9]{1,78}$/)),
-      i: PaymentId
-    })
-  )
-)
-const encodeCursor = (cursor: PaymentCursor) =>
-  cursors.encode({ s: cursor.sortBy, d: cursor.direction, k: cursor.key, i: cursor.id })
-
-/** A cursor of this list and sort, or a refusal naming it. */
-const decodeCursor = (
-  cursor: string | undefined,
-  sortBy: PaymentSortBy,
-  direction: SortDirection
-): Effect.Effect<PaymentCursor | undefined, RequestError> => {
-  if (cursor === undefined) return Effect.succeed(undefined)
-  const decoded = cursors.decode(cursor)
-  return decoded !== undefined && decoded.s === sortBy && decoded.d === direction
-    ? Effect.succeed({ sortBy, direction, key: decoded.k, id: decoded.i })
-    : Effect.fail(
-        RequestError.invalid(
-          ApiErrors.InvalidParams,
-          "cursor",
-          "is not a cursor from this list and sort"
-        )
-      )
-}
-
-/** A page of payments, its cursor and the statistics over every match. */
-const pageOf = (
-  filter: PaymentFilter,
-  sortBy: PaymentSortBy,
-  direction: SortDirection,
-  cursor: string | undefined,
-  limit: number
-) =>
-  Effect.gen(function* () {
-    const payments = yield* Payments
-    const after = yield* decodeCursor(cursor, sortBy, direction)
-    if (selectsNothing(filter)) {
-      return { rows: [], next: null, stats: { revenue: [], transactions: 0, customers: 0 } }
-    }
-    const found = yield* payments.list({ filter, sortBy, direction, after, limit: limit + 1 })
-    const rows = found.slice(0, limit)
-    const last = rows.at(-1)
-    const next =
-      found.length > limit && last
-        ? encodeCursor({ sortBy, direction, key: sortKeyOf(last, sortBy), id: last.id })
-        : null
-    return { rows, next, stats: yield* payments.stats(filter) }
-  })
-
-/** The merchants of a page, each looked up once. */
-const merchantsOf = (rows: ReadonlyArray<Payment>) =>
-  Effect.gen(function* () {
-    const merchants = yield* Merchants
-    const byId = new Map<string, Merchant | undefined>()
-    for (const id of new Set(rows.map((p) => p.merchantId))) {
-      byId.set(id, Option.getOrUndefined(yield* merchants.lookup(id)))
-    }
-    return byId
-  })
-
-const listReply = (
-  filter: PaymentFilter,
-  params: {
-    readonly sortBy?: PaymentSortBy | undefined
-    readonly sortDir?: SortDirection | undefined
-    readonly cursor?: string | undefined
-    readonly limit: number
-  }
-) =>
-  Effect.gen(function* () {
-    const registry = yield* TokenRegistry
-    const page = yield* pageOf(
-      filter,
-      params.sortBy ?? "date",
-      params.sortDir ?? "desc",
-      params.cursor,
-      params.limit
-    )
-    const merchants = yield* merchantsOf(page.rows)
-    return json(200, {
-      data: page.rows.map((p) =>
-        paymentView(p, merchants.get(p.merchantId), { registry, now: filter.now })
-      ),
-      nextCursor: page.next,
-      stats: statsView(page.stats, registry)
-    })
-  })
 
 /** The handlers, with the services they use resolved once, not per request. */
 export const paymentHandlers = Effect.gen(function* () {
