@@ -21,6 +21,7 @@ import { SettlementStore } from "../settlements/SettlementStore.js"
 import { type Caip10, chainOfCaip10 } from "../shared/Caip.js"
 import { InvalidInput } from "../shared/Errors.js"
 import { makeIdBody } from "../shared/Ids.js"
+import { spanned } from "../shared/Spans.js"
 import { collectDataObject, collectedDataFromFields, type SubmittedField } from "./CollectData.js"
 import { signatureOf, type WalletResult } from "./ConfirmInput.js"
 import { DEFAULT_QUOTE_LOCK_MS, mustCollectData } from "./GatewayConfig.js"
@@ -314,11 +315,11 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
     return {
       info,
       payableNow,
-      collect,
-      optionsFor,
-      fetchActions,
-      confirm,
-      cancel,
+      collect: spanned("Gateway.collect", collect),
+      optionsFor: spanned("Gateway.optionsFor", optionsFor),
+      fetchActions: spanned("Gateway.fetchActions", fetchActions),
+      confirm: spanned("Gateway.confirm", confirm),
+      cancel: spanned("Gateway.cancel", cancel),
       status: payments.walletStatus,
       /** The estimate a wallet shows for an option: its network's. */
       etaSeconds: (option: PaymentOption) =>

@@ -8,6 +8,7 @@ import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { Partner } from "../partners/Partner.js"
 import { Forbidden } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"
+import { spanned } from "../shared/Spans.js"
 import {
   Merchant,
   type MerchantChanges,
@@ -115,6 +116,14 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
     /** Any merchant by id, deleted ones too, without an owner check: for names in payment views. */
     const lookup = (id: MerchantId) => store.find(id)
 
-    return { get, create, list, update, remove, setStatus, lookup } as const
+    return {
+      get,
+      create: spanned("Merchants.create", create),
+      list: spanned("Merchants.list", list),
+      update: spanned("Merchants.update", update),
+      remove: spanned("Merchants.remove", remove),
+      setStatus: spanned("Merchants.setStatus", setStatus),
+      lookup
+    } as const
   })
 }) {}

@@ -18,6 +18,7 @@ import type { Partner } from "../partners/Partner.js"
 import type { Amount } from "../shared/Amount.js"
 import { Forbidden, InvalidInput } from "../shared/Errors.js"
 import { makeIdBody, newId } from "../shared/Ids.js"
+import { spanned } from "../shared/Spans.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import {
   InvalidState,
@@ -352,13 +353,13 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       find,
       get,
       getForMerchant,
-      transition,
+      transition: spanned("Payments.transition", transition),
       status,
       walletStatus,
-      cancel,
-      refund,
-      list,
-      stats,
+      cancel: spanned("Payments.cancel", cancel),
+      refund: spanned("Payments.refund", refund),
+      list: spanned("Payments.list", list),
+      stats: spanned("Payments.stats", stats),
       sweepExpired,
       sweepForever,
       effectiveStatus

@@ -11,6 +11,7 @@ import type { Partner } from "../partners/Partner.js"
 import { type Caip10, type Caip19, chainOfCaip10, chainOfCaip19 } from "../shared/Caip.js"
 import { type FieldIssue, InvalidInput } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"
+import { spanned } from "../shared/Spans.js"
 import {
   type CryptoSettlement,
   type CryptoSettlementId,
@@ -109,6 +110,11 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
         if (outcome === "not_found") return yield* new SettlementNotFound({ settlementId: id })
       })
 
-    return { register, list, changeDestination, remove } as const
+    return {
+      register: spanned("Settlements.register", register),
+      list: spanned("Settlements.list", list),
+      changeDestination: spanned("Settlements.changeDestination", changeDestination),
+      remove: spanned("Settlements.remove", remove)
+    } as const
   })
 }) {}
