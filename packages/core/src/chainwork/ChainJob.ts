@@ -20,6 +20,7 @@
 import type { Address, Hex } from "viem"
 import type { PaymentId } from "../payments/Payment.js"
 import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
+import { makeIdBody } from "../shared/Ids.js"
 
 /** `cjob_` and the engine's id body. */
 export type ChainJobId = string & { readonly ChainJobId: unique symbol }
@@ -69,6 +70,23 @@ export interface NewChainJob {
   readonly runAt: Date
   readonly createdAt: Date
 }
+
+export const newChainJobId = (at: Date) => `cjob_${makeIdBody(at.getTime())}` as ChainJobId
+
+/** A job to queue with the payment change that starts it. */
+export const newChainJob = (
+  paymentId: PaymentId,
+  chainId: Caip2,
+  payload: ChainJobPayload,
+  at: Date
+): NewChainJob => ({
+  id: newChainJobId(at),
+  paymentId,
+  chainId,
+  payload,
+  runAt: at,
+  createdAt: at
+})
 
 export interface ChainJob extends NewChainJob {
   readonly kind: ChainJobKind

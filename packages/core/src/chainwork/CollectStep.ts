@@ -1,0 +1,144 @@
+/**
+ * The collect step of a chain job: the buyer's EIP-3009 authorization, sent
+ * by the network's collector and watched to its outcome (Transactions.ts);
+ * an authorization that expires first gives its nonce to a cancel. The
+ * outcome decides the payment: success, with its fees and the settle job
+ * queued in the same write, or failure.
+ *
+ * A collected payment succeeds only when its transfer has the network's
+ * confirmations, counted against the chain's head at each look; a receipt
+ * that disappears meanwhile (a reorganisation) simply sends the job back to
+ * watching, as the payment never left `processing`.
+ */
+import { Effect, Option } from "effect"
+import { PayConfig } from "../Config.js"
+import { Chain, type ChainCall, type ChainNetwork, tokenOf } from "../chain/Chain.js"
+import { computeFees, feeRuleFor } from "../fees/Fees.js"
+import { GatewayStore, type OptionId } from "../gateway/PaymentOption.js"
+import type { Payment, PaymentId } from "../payments/Payment.js"
+import { Payments } from "../payments/Payments.js"
+import { type ChainTransfer, newChainJob } from "./ChainJob.js"
+import { done, type Held } from "./Step.js"
+import type { Transactions } from "./Transactions.js"
+
+/** A zero-value transfer to oneself: the cheapest transaction that uses a nonce. */
+const CANCEL_GAS = 21_000n
+
+/** A zero-value transfer to the collector at the job's nonce, so no gap is left behind. */
+const cancelCall = (network: ChainNetwork): ChainCall => ({
+  to: network.collector,
+  data: "0x",
+  gas: CANCEL_GAS
+})
+
+/** The collect step, on the runner's transactions; `wake` tells the runner a settle job is queued. */
+export const makeCollectStep = (
+  { callOrRefusal, sendTransfer, watch }: Transactions,
+  wake: Effect.Effect<void>
+) =>
+  Effect.gen(function* () {
+    const chain = yield* Chain
+    const payments = yield* Payments
+    const options = yield* GatewayStore
+    const config = yield* PayConfig
+    const clock = yield* Effect.clock
+    const now = () => new Date(clock.unsafeCurrentTimeMillis())
+
+    /** The payment's collection: its authorization sent by the collector, watched to its outcome. */
+    const collectStep = (held: Held, network: ChainNetwork, payment: Payment) =>
+      Effect.gen(function* () {
+        const payload = held.job.payload
+        if (payload.kind !== "collect") return done
+        const found = yield* options.findOption(payload.optionId as OptionId)
+        if (Option.isNone(found)) {
+          yield* Effect.logError(`chain job ${held.job.id}: option ${payload.optionId} is gone`)
+          yield* fail(payment.id, "transaction_dropped")
+          return done
+        }
+        const option = found.value
+        const auth = option.authorization
+        const expiredAt = (head: { readonly timestamp: bigint }) =>
+          head.timestamp >= auth.validBefore
+        const failureFor = (head: { readonly timestamp: bigint }) =>
+          expiredAt(head) ? ("authorization_expired" as const) : ("transaction_reverted" as const)
+
+        if (held.transfers.length === 0) {
+          const call = yield* callOrRefusal(
+            chain.receiveCall(option.asset, auth, payload.signature)
+          )
+          if (call._tag === "Call")
+            return yield* sendTransfer(held, network, "call", call.call, undefined)
+          const head = yield* chain.head(network.chainId)
+          yield* Effect.logWarning(
+            `payment ${payment.id}: the token refuses the transfer (${call.reason})`
+          )
+          // A nonce already handed to this job is used all the same, by a cancel.
+          if (held.job.nonce !== null) {
+            return yield* sendTransfer(held, network, "cancel", cancelCall(network), undefined)
+          }
+          yield* fail(payment.id, failureFor(head))
+          return done
+        }
+
+        return yield* watch(
+          held,
+          network,
+          (mined, success, head) =>
+            Effect.gen(function* () {
+              if (mined.purpose === "call" && success) {
+                yield* succeed(payment, network, mined)
+                return done
+              }
+              // Reverted, or the nonce went to the cancel: nothing moved.
+              yield* fail(payment.id, failureFor(head))
+              return done
+            }),
+          (head) => (expiredAt(head) ? { purpose: "cancel", call: cancelCall(network) } : undefined)
+        )
+      })
+
+    const fail = (paymentId: PaymentId, failureCode: Payment["failureCode"] & string) =>
+      payments
+        .transition(paymentId, { _tag: "Fail", failureCode })
+        .pipe(Effect.catchTags({ InvalidState: () => Effect.void }), Effect.asVoid)
+
+    /** Success, with the fees and the amount to settle, and the settle job queued in the same write. */
+    const succeed = (payment: Payment, network: ChainNetwork, mined: ChainTransfer) =>
+      Effect.gen(function* () {
+        const paid = payment.tokenAmount
+        if (paid === null)
+          return yield* Effect.dieMessage(`payment ${payment.id} has no token amount`)
+        const token = tokenOf(chain.networks, paid.asset)?.token
+        const fees = computeFees(
+          feeRuleFor(config.fees, payment.partnerId, payment.merchantId),
+          paid.value,
+          token?.decimals ?? 0
+        )
+        const at = now()
+        const amount = paid.value - fees.total
+        yield* payments
+          .transition(payment.id, {
+            _tag: "Succeed",
+            txId: mined.hash,
+            transaction: { networkId: network.reference, hash: mined.hash, nonce: mined.nonce },
+            fees,
+            settlement: {
+              amount,
+              status: "pending",
+              destination: null,
+              txHash: null,
+              settledAt: null
+            },
+            settle: newChainJob(
+              payment.id,
+              network.chainId,
+              { kind: "settle", asset: paid.asset, amount },
+              at
+            )
+          })
+          .pipe(Effect.catchTags({ InvalidState: () => Effect.void }))
+        yield* wake
+      })
+
+    return collectStep
+  })

@@ -1,0 +1,104 @@
+/**
+ * The settle step of a chain job: the merchant's money, the amount paid less
+ * fees, sent from the collector to the merchant's settlement destination for
+ * the asset and watched to its confirmations (Transactions.ts). The job is
+ * completed with the payment's settlement in one write; a merchant with no
+ * destination for the asset leaves the funds with the collector.
+ */
+import { Effect } from "effect"
+import type { Address } from "viem"
+import { Chain, type ChainNetwork } from "../chain/Chain.js"
+import type { Payment } from "../payments/Payment.js"
+import { SettlementStore } from "../settlements/SettlementStore.js"
+import type { Caip10 } from "../shared/Caip.js"
+import { ChainJobStore } from "./ChainJobStore.js"
+import { again, completed, done, type Held, RETRY_MS } from "./Step.js"
+import type { Transactions } from "./Transactions.js"
+
+const addressOf = (account: Caip10): Address =>
+  account.slice(account.lastIndexOf(":") + 1) as Address
+
+/** The settle step, on the runner's transactions. */
+export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transactions) =>
+  Effect.gen(function* () {
+    const store = yield* ChainJobStore
+    const chain = yield* Chain
+    const settlements = yield* SettlementStore
+    const clock = yield* Effect.clock
+    const now = () => new Date(clock.unsafeCurrentTimeMillis())
+
+    /** The merchant's money: the amount less fees, from the collector to its destination. */
+    const settleStep = (held: Held, network: ChainNetwork, payment: Payment) =>
+      Effect.gen(function* () {
+        const payload = held.job.payload
+        if (payload.kind !== "settle" || payment.settlement === null) return done
+        if (payment.settlement.status === "settled") return done
+        const settled = (txHash: string | null, destination: Caip10) =>
+          Effect.as(
+            store.complete(held.lease, now(), {
+              paymentId: payment.id,
+              settlement: {
+                ...payment.settlement!,
+                status: "settled",
+                destination,
+                txHash,
+                settledAt: now()
+              }
+            }),
+            completed
+          )
+
+        if (held.transfers.length === 0) {
+          let destination = held.job.destination
+          if (destination === null) {
+            const live = yield* settlements.listByMerchant(payment.merchantId)
+            const match = live.find((s) => s.asset === payload.asset)
+            if (match === undefined) {
+              yield* Effect.logWarning(
+                `payment ${payment.id}: merchant ${payment.merchantId} has no settlement for ${payload.asset}; the funds stay with the collector`
+              )
+              yield* store.complete(held.lease, now(), {
+                paymentId: payment.id,
+                settlement: { ...payment.settlement, status: "no_destination", destination: null }
+              })
+              return completed
+            }
+            destination = match.destination
+            yield* store.setDestination(held.lease, destination, now())
+            held.job = { ...held.job, destination }
+          }
+          if (payload.amount === 0n) return yield* settled(null, destination)
+          const call = yield* callOrRefusal(
+            chain.transferCall(payload.asset, addressOf(destination), payload.amount)
+          )
+          if (call._tag === "Refused") {
+            // Never given up: the collector may be short of funds for a while.
+            return again(30_000, `the token refuses the settlement transfer: ${call.reason}`)
+          }
+          return yield* sendTransfer(held, network, "call", call.call, undefined)
+        }
+
+        const destination = held.job.destination
+        return yield* watch(
+          held,
+          network,
+          (mined, success) =>
+            Effect.gen(function* () {
+              if (mined.purpose === "call" && success && destination !== null) {
+                return yield* settled(mined.hash, destination)
+              }
+              // Reverted (or a cancel): nothing moved; a fresh transfer on a fresh nonce.
+              yield* Effect.logWarning(
+                `payment ${payment.id}: settlement ${mined.hash} did not move the funds; sending again`
+              )
+              yield* store.dropNonce(held.lease, now())
+              held.job = { ...held.job, nonce: null }
+              held.transfers = []
+              return again(RETRY_MS, `settlement ${mined.hash} reverted`)
+            }),
+          () => undefined
+        )
+      })
+
+    return settleStep
+  })

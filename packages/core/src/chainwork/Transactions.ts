@@ -1,0 +1,220 @@
+/**
+ * A chain job's transactions, as both steps (CollectStep.ts, SettleStep.ts)
+ * use them: sent only once recorded, signed, on the nonce the job holds (a
+ * replacement pays more on the same nonce); looked at on the chain; watched
+ * until one has the network's confirmations, with dropped ones sent again,
+ * stuck ones replaced and a nonce another transaction took given up.
+ */
+import { Effect } from "effect"
+import {
+  Chain,
+  type ChainCall,
+  type ChainNetwork,
+  type ChainUnavailable,
+  type TransactionState,
+  type TransferRefused
+} from "../chain/Chain.js"
+import { Payments } from "../payments/Payments.js"
+import type { ChainTransfer } from "./ChainJob.js"
+import { ChainJobStore } from "./ChainJobStore.js"
+import { again, type Held, type Step } from "./Step.js"
+
+/** A replacement must pay at least 10 % more (geth's rule); 12.5 % clears every node's. */
+const bump = (fee: bigint) => fee + fee / 8n + 1n
+
+/** Sending, looking at and watching a job's transactions; one per runner, as it holds the send locks. */
+export const makeTransactions = Effect.gen(function* () {
+  const store = yield* ChainJobStore
+  const chain = yield* Chain
+  const payments = yield* Payments
+  const clock = yield* Effect.clock
+  const now = () => new Date(clock.unsafeCurrentTimeMillis())
+  // One send at a time per network in this process, so its nonces reach the node in order.
+  const sendLocks = new Map<string, Effect.Semaphore>()
+  for (const network of chain.networks) {
+    sendLocks.set(network.chainId, yield* Effect.makeSemaphore(1))
+  }
+
+  /**
+   * Records the transaction, signed, then sends it: a crash in between sends
+   * it on resume. The chain is asked for its nonce floor and fees first;
+   * only the nonce, the signature, the record and the send hold the
+   * network's lock, so sends reach the node in nonce order without queueing
+   * behind each other's reads.
+   */
+  const sendTransfer = (
+    held: Held,
+    network: ChainNetwork,
+    purpose: ChainTransfer["purpose"],
+    call: ChainCall,
+    previous: ChainTransfer | undefined
+  ) =>
+    Effect.gen(function* () {
+      const chainId = network.chainId
+      const floor = held.job.nonce === null ? (yield* chain.collectorNonce(chainId)).pending : 0
+      const quote = yield* chain.fees(chainId)
+      const send = Effect.gen(function* () {
+        const nonce =
+          held.job.nonce ??
+          (yield* store.assignNonce(held.lease, chainId, network.collector, floor, now()))
+        held.job = { ...held.job, nonce }
+        const fees =
+          previous === undefined
+            ? quote
+            : {
+                maxFeePerGas: max(quote.maxFeePerGas, bump(previous.maxFeePerGas)),
+                maxPriorityFeePerGas: max(
+                  quote.maxPriorityFeePerGas,
+                  bump(previous.maxPriorityFeePerGas)
+                )
+              }
+        const signed = yield* chain.sign(chainId, { ...call, ...fees, nonce })
+        const transfer: ChainTransfer = {
+          hash: signed.hash,
+          jobId: held.job.id,
+          chainId,
+          sender: network.collector,
+          nonce,
+          purpose,
+          to: call.to,
+          data: call.data,
+          gas: call.gas,
+          ...fees,
+          raw: signed.raw,
+          createdAt: now()
+        }
+        yield* store.recordTransfer(held.lease, transfer)
+        held.transfers = [...held.transfers, transfer]
+        if (purpose === "call" && held.job.payload.kind === "collect") {
+          yield* payments
+            .transition(held.job.paymentId, {
+              _tag: "RecordTransaction",
+              transaction: { networkId: network.reference, hash: signed.hash, nonce }
+            })
+            .pipe(Effect.catchTags({ InvalidState: () => Effect.void }))
+        }
+        yield* chain.broadcast(chainId, signed.raw)
+      })
+      yield* sendLocks.get(chainId)?.withPermits(1)(send) ?? send
+      // Looked at once: a chain that mines on receipt has it already; others cost one call.
+      return again(0)
+    })
+
+  /** The call, or the reason the token refuses it (nothing was sent): a value, not a failure. */
+  const callOrRefusal = (call: Effect.Effect<ChainCall, ChainUnavailable | TransferRefused>) =>
+    call.pipe(
+      Effect.map((c) => ({ _tag: "Call" as const, call: c })),
+      Effect.catchTag("TransferRefused", (e) =>
+        Effect.succeed({ _tag: "Refused" as const, reason: e.reason })
+      )
+    )
+
+  /** What the chain knows of each of the job's transactions, newest first, and the one mined. */
+  const look = (held: Held, network: ChainNetwork) =>
+    Effect.gen(function* () {
+      const states: Array<{ transfer: ChainTransfer; state: TransactionState }> = []
+      for (const transfer of [...held.transfers].reverse()) {
+        states.push({
+          transfer,
+          state: yield* chain.transactionState(network.chainId, transfer.hash)
+        })
+      }
+      const mined = states.find((s) => s.state._tag === "Mined")
+      return {
+        states,
+        mined: mined as
+          | { transfer: ChainTransfer; state: Extract<TransactionState, { _tag: "Mined" }> }
+          | undefined
+      }
+    })
+
+  /**
+   * Watches the job's transactions; `decide` is called once one of them has
+   * its confirmations. A call that can no longer go as it is gives its nonce
+   * to what `replacement` answers (a cancel); dropped ones are sent again,
+   * stuck ones replaced at a higher fee; a nonce that a transaction not of
+   * this job took is given up, and the job starts over.
+   */
+  const watch = <E>(
+    held: Held,
+    network: ChainNetwork,
+    decide: (
+      mined: ChainTransfer,
+      success: boolean,
+      head: { readonly number: bigint; readonly timestamp: bigint }
+    ) => Effect.Effect<Step, E>,
+    /** What to send instead when the call can no longer be sent as it is (an expired authorization). */
+    replacement: (head: {
+      readonly timestamp: bigint
+    }) => { readonly purpose: ChainTransfer["purpose"]; readonly call: ChainCall } | undefined
+  ) =>
+    Effect.gen(function* () {
+      const chainId = network.chainId
+      const head = yield* chain.head(chainId)
+      const { states, mined } = yield* look(held, network)
+      if (mined !== undefined) {
+        const depth = head.number - mined.state.blockNumber + 1n
+        if (depth < BigInt(Math.max(1, network.confirmations))) {
+          return again(network.pollIntervalMs, null)
+        }
+        return yield* decide(mined.transfer, mined.state.success, head)
+      }
+      const nonce = held.job.nonce ?? 0
+      // The nonce counts as used once it is as deep as the confirmations: a reorganisation
+      // undoes less, so a transaction of ours cannot come back after it is given up.
+      const depth = BigInt(Math.max(1, network.confirmations) - 1)
+      const usedCount = (yield* chain.collectorNonce(
+        chainId,
+        head.number > depth ? head.number - depth : 0n
+      )).latest
+      if (usedCount > nonce && states.every((s) => s.state._tag !== "Pending")) {
+        // Looked at again after the count: one of ours mined in between is not given up.
+        const stillAbsent = yield* look(held, network)
+        if (stillAbsent.mined === undefined) {
+          yield* Effect.logWarning(
+            `chain job ${held.job.id}: nonce ${nonce} was used by another transaction; starting over`
+          )
+          yield* store.dropNonce(held.lease, now())
+          held.job = { ...held.job, nonce: null }
+          held.transfers = []
+          return again(0)
+        }
+        return again(0)
+      }
+      const newest = held.transfers[held.transfers.length - 1]!
+      const instead = replacement(head)
+      const newestState = states[0]?.state
+      if (instead !== undefined && newest.purpose === "call") {
+        // The call would only revert now: use its nonce for a cancel instead.
+        return yield* sendTransfer(held, network, instead.purpose, instead.call, newest)
+      }
+      if (newestState?._tag === "Unknown") {
+        // Dropped by the node, or never received (a crash, an outage or a refusal before it
+        // was taken), older ones pending or not: the newest pays the most at this nonce.
+        yield* chain.broadcast(chainId, newest.raw)
+        return again(network.pollIntervalMs)
+      }
+      if (
+        newestState?._tag === "Pending" &&
+        now().getTime() - newest.createdAt.getTime() >= network.stuckAfterMs
+      ) {
+        yield* Effect.logInfo(
+          `chain job ${held.job.id}: ${newest.hash} stuck at nonce ${nonce}; replacing it at a higher fee`
+        )
+        return yield* sendTransfer(
+          held,
+          network,
+          newest.purpose,
+          { to: newest.to, data: newest.data, gas: newest.gas },
+          newest
+        )
+      }
+      return again(network.pollIntervalMs)
+    })
+
+  return { sendTransfer, callOrRefusal, watch } as const
+})
+
+export type Transactions = Effect.Effect.Success<typeof makeTransactions>
+
+const max = (a: bigint, b: bigint) => (a > b ? a : b)
