@@ -4,8 +4,8 @@ export default defineConfig({
   test: {
     include: ["packages/*/src/**/*.test.ts", "examples/**/*.test.ts"],
     globalSetup: ["packages/storage-postgres/src/testing/globalSetup.ts"],
-    // Records the engine's answers over loopback and checks them (examples/standalone/wire-check.ts).
-    setupFiles: ["examples/standalone/wire-check.setup.ts"],
+    // Records the engine's answers over loopback and checks them (examples/standalone/test/wire-check.ts).
+    setupFiles: ["examples/standalone/test/wire-check.setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000
   }

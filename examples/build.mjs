@@ -5,8 +5,8 @@
 import { build } from "esbuild"
 
 const entries = {
-  main: "examples/standalone/main.ts",
-  cli: "examples/standalone/cli.ts",
+  main: "examples/standalone/src/main.ts",
+  cli: "examples/standalone/src/cli.ts",
   chain: "packages/sandbox-chain/src/chain-main.ts"
 }
 const wanted = process.argv.slice(2)

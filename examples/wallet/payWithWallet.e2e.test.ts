@@ -3,13 +3,13 @@
  * the sandbox chain of a real server, from its buyer link.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { client, type E2eServer, startServer } from "../standalone/e2e-support.js"
+import { client, type E2eServer, startServer } from "../standalone/test/e2e-support.js"
 import {
   paymentFor,
   settledMerchant,
   usdcBalance,
   walletClient
-} from "../standalone/gateway-support.js"
+} from "../standalone/test/gateway-support.js"
 import { payWithWallet } from "./payWithWallet.js"
 
 describe("the example wallet", () => {

@@ -2,7 +2,7 @@
  * The Promise facade against a scripted fetch: the key header, idempotency
  * keys and their reuse across retries, which failures are retried, and how
  * each kind of failure rejects. The end-to-end suite
- * (examples/standalone/client.e2e.test.ts) runs it against the real server.
+ * (examples/standalone/test/client.e2e.test.ts) runs it against the real server.
  */
 import { describe, expect, it } from "vitest"
 import { PayApiError, PayNetworkError, PayResponseError } from "./Errors.js"

@@ -13,7 +13,7 @@ import { freshSchema } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
-const root = join(import.meta.dirname, "..", "..")
+const root = join(import.meta.dirname, "..", "..", "..")
 const dist = join(root, "examples/standalone/dist")
 const dir = mkdtempSync(join(tmpdir(), "pay-process-"))
 const database = join(dir, "pay.sqlite")

@@ -18,8 +18,8 @@ import { freshSchema } from "@pay/storage-postgres/testing"
 import type { Layer } from "effect"
 import { Effect, Exit, Option, Scope } from "effect"
 import { expect } from "vitest"
-import { type engineLayer, startStandalone } from "./app.js"
-import type { StandaloneConfig } from "./config.js"
+import { type engineLayer, startStandalone } from "../src/app.js"
+import type { StandaloneConfig } from "../src/config.js"
 
 export const PARTNER_KEY = "e2e_partner_key_0123456789"
 export const MAX_BODY_BYTES = 16384

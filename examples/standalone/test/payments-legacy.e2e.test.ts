@@ -8,7 +8,7 @@
  */
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { LegacyPaymentsResponse } from "../../packages/core/src/payments/Api.js"
+import { LegacyPaymentsResponse } from "../../../packages/core/src/payments/Api.js"
 import {
   client,
   createMerchant,

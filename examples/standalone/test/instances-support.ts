@@ -7,7 +7,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { join } from "node:path"
 import { type Client, client } from "./e2e-support.js"
 
-const root = join(import.meta.dirname, "..", "..")
+const root = join(import.meta.dirname, "..", "..", "..")
 const mainBundle = join(root, "examples/standalone/dist/main.mjs")
 
 /** Builds the server bundle, as `npm start` does. */

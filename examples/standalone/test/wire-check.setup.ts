@@ -14,7 +14,7 @@
  * file with a readable list. `WIRE_CHECK=report` writes the mismatches and
  * the records to .tmp/wire-check/<file>.json instead of failing (for a run
  * that collects every mismatch while the engine is being fixed; then
- * `npx tsx examples/standalone/wire-check-summary.ts` lists them all). Failing
+ * `npx tsx examples/standalone/test/wire-check-summary.ts` lists them all). Failing
  * is the default.
  */
 import { mkdirSync, writeFileSync } from "node:fs"

@@ -205,7 +205,7 @@ export const loadReferences = (): Readonly<Record<string, OpenApiDocument>> =>
     Object.entries(REFERENCE_FILES).map(([version, file]) => [
       version,
       JSON.parse(
-        readFileSync(new URL(`../../spec/reference-openapi/${file}`, import.meta.url), "utf8")
+        readFileSync(new URL(`../../../spec/reference-openapi/${file}`, import.meta.url), "utf8")
       ) as OpenApiDocument
     ])
   )

@@ -20,12 +20,12 @@ import {
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { expect } from "vitest"
-import { signTypedDataJson } from "../wallet/payWithWallet.js"
+import { signTypedDataJson } from "../../wallet/payWithWallet.js"
 import { type Client, client, type Json, newKey, PARTNER_KEY } from "./e2e-support.js"
 import { type Instance, startInstance } from "./instances-support.js"
 import { type RpcProxy, startRpcProxy } from "./rpc-proxy.js"
 
-const root = join(import.meta.dirname, "..", "..")
+const root = join(import.meta.dirname, "..", "..", "..")
 const dist = (name: string) => join(root, "examples/standalone/dist", `${name}.mjs`)
 
 /** Builds the server, the CLI and the chain server, as their npm scripts do. */

@@ -6,7 +6,7 @@
  * suites that produced it, and what was observed per route.
  *
  *   WIRE_CHECK=report npx vitest run
- *   npx tsx examples/standalone/wire-check-summary.ts [--json]
+ *   npx tsx examples/standalone/test/wire-check-summary.ts [--json]
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"

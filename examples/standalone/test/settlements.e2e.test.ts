@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   createCryptoSettlements as createEndpoint,
   updateCryptoSettlement as updateEndpoint
-} from "../../packages/core/src/settlements/Api.js"
+} from "../../../packages/core/src/settlements/Api.js"
 import {
   client,
   createMerchant,
