@@ -5,6 +5,7 @@
  */
 import { Effect, Exit, Layer, Scope } from "effect"
 import { openApiDocument, PayApi } from "./Api.js"
+import { errorReply } from "./ApiFailures.js"
 import { walletAuthenticator } from "./apps/Authenticate.js"
 import type { CurrentWalletApp } from "./apps/WalletAppAuth.js"
 import type { WalletAppStore } from "./apps/WalletAppStore.js"
@@ -129,7 +130,8 @@ export const makePayHandler = (extra: ReadonlyArray<Route<never>> = []) =>
     const config = yield* PayConfig
     return yield* makeEngineHandler([...(yield* routes), ...extra], {
       maxBodyBytes: config.maxBodyBytes,
-      authenticators: [...(yield* partnerAuthenticators), yield* walletAuthenticator]
+      authenticators: [...(yield* partnerAuthenticators), yield* walletAuthenticator],
+      errorReply
     })
   })
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
-import { errorReply } from "../http/ErrorResponses.js"
+import { errorReply } from "../ApiFailures.js"
 import { Partners } from "../partners/Partners.js"
 import { makeMemoryStorage } from "../testing/MemoryStorage.js"
 import { GatewayAuthError, type GatewayAuthReason } from "./WalletApp.js"

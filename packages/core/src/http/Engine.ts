@@ -16,8 +16,8 @@ import {
   ApiErrors,
   type ApiFailure,
   type ErrorReply,
-  errorReply,
-  INTERNAL_ERROR
+  INTERNAL_ERROR,
+  requestErrorReply
 } from "./ErrorResponses.js"
 import type { EngineRequest, EngineResponse, Reply } from "./Exchange.js"
 import { RequestError } from "./RequestError.js"
@@ -30,6 +30,8 @@ export interface EngineOptions<R> {
   readonly maxBodyBytes: number
   /** The check of each middleware the routes declare (the partner key, a wallet app's). */
   readonly authenticators: ReadonlyArray<Authenticator<R>>
+  /** Each failure a route may answer with, as its reply (the API's ApiFailures.ts); an exchange's own are answered here. */
+  readonly errorReply?: (failure: ApiFailure) => ErrorReply
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024
@@ -244,8 +246,15 @@ export const makeEngineHandler = <R>(
       callerOf(tag, service).context
     const runFork = Runtime.runFork(runtime)
 
+    // Without a mapping, a failure that is not the exchange's own is a defect to answer 500.
+    const errorReply = options.errorReply ?? (() => INTERNAL_ERROR)
     const failed = (failure: ApiFailure, version: ApiVersion | undefined) =>
-      respond(fromError(errorReply(failure)), version)
+      respond(
+        fromError(
+          failure._tag === "RequestError" ? requestErrorReply(failure) : errorReply(failure)
+        ),
+        version
+      )
 
     /**
      * Everything before the route runs is synchronous; the route's work is the one effect.

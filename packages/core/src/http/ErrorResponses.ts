@@ -1,35 +1,14 @@
 /**
- * The one place where failures become HTTP: every error the engine answers,
- * with its status, wire code and body schema (WIRE.md section 3), and each
- * domain error's entry. Endpoints declare the entries they can answer
+ * The one table of the errors the engine answers, each with its status, wire
+ * code and body schema (WIRE.md section 3); the features' domain errors are
+ * mapped to its rows where the API is assembled (ApiFailures.ts). Endpoints declare the entries they can answer
  * (`failsWith` in ApiDocs.ts), so the OpenAPI document and the typed client
  * read the same table the engine answers from. Every error body has one
  * shape: `{code, message, issues?}`.
  */
 import { HttpApiSchema } from "@effect/platform"
-import { Match, Schema } from "effect"
-import type { GatewayAuthError } from "../apps/WalletApp.js"
-import type {
-  ChainUnreachable,
-  InsufficientBalance,
-  QuoteExpired
-} from "../gateway/GatewayErrors.js"
-import type { MerchantNotFound } from "../merchants/Merchant.js"
-import type {
-  InvalidState,
-  MerchantInactive,
-  PaymentExpired,
-  PaymentNotFound,
-  RefundExists
-} from "../payments/Payment.js"
-import type { SettlementAssetConflict, SettlementNotFound } from "../settlements/Settlement.js"
-import {
-  FieldIssue,
-  type Forbidden,
-  type IdempotencyConflict,
-  type InvalidInput,
-  type Unauthenticated
-} from "../shared/Errors.js"
+import { Schema } from "effect"
+import { FieldIssue } from "../shared/Errors.js"
 import type { RequestError } from "./RequestError.js"
 
 /** The body of one error code: `{code, message, issues?}` with `code` fixed. */
@@ -204,24 +183,16 @@ export const ApiErrors = {
   )
 } as const
 
-export type ApiFailure =
-  | RequestError
-  | InvalidInput
-  | Unauthenticated
-  | Forbidden
-  | IdempotencyConflict
-  | MerchantNotFound
-  | SettlementNotFound
-  | SettlementAssetConflict
-  | PaymentNotFound
-  | InvalidState
-  | PaymentExpired
-  | MerchantInactive
-  | RefundExists
-  | QuoteExpired
-  | InsufficientBalance
-  | ChainUnreachable
-  | GatewayAuthError
+/**
+ * The failures a route may answer with, by tag: each feature's errors are
+ * registered by the API's assembly (ApiFailures.ts) through declaration
+ * merging, so the ground floor names no feature; the engine is handed the
+ * mapping of each to its reply.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging
+export interface ApiFailureRegistry {}
+
+export type ApiFailure = RequestError | ApiFailureRegistry[keyof ApiFailureRegistry]
 
 export interface ErrorBody {
   readonly code: string
@@ -245,82 +216,11 @@ export const replyOf = (
   body: { code: spec.code, message, ...(issues ? { issues } : {}) }
 })
 
-const GATEWAY_AUTH: Record<GatewayAuthError["reason"], readonly [ApiErrorSpec, string]> = {
-  missing_auth_headers: [
-    ApiErrors.MissingAuthHeaders,
-    "Missing wallet credentials: send Api-Key or App-Id"
-  ],
-  missing_app_id: [ApiErrors.MissingAppId, "Client-Id was sent without App-Id"],
-  invalid_api_key: [ApiErrors.InvalidApiKey, "Invalid API key"],
-  invalid_app_id: [ApiErrors.InvalidAppId, "Invalid App-Id"],
-  conflicting_auth_headers: [
-    ApiErrors.ConflictingAuthHeaders,
-    "Api-Key and App-Id name different wallet apps"
-  ]
-}
-
-export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFailure>().pipe(
-  Match.tagsExhaustive({
-    RequestError: (e) => ({
-      status: e.status,
-      body: { code: e.code, message: e.message, ...(e.issues ? { issues: e.issues } : {}) },
-      ...(e.allow ? { headers: { allow: e.allow } } : {})
-    }),
-    InvalidInput: (e) => replyOf(ApiErrors.ParamsValidation, e.message, e.issues),
-    Unauthenticated: (e) =>
-      e.reason === "missing"
-        ? replyOf(ApiErrors.MissingApiKey, "Missing API key")
-        : replyOf(ApiErrors.InvalidApiKey, "Invalid API key"),
-    // Every refusal of a wallet's credentials is 401, a conflict of two valid headers too: the
-    // reference documents only 401 for gateway authentication, and a wallet reacts to all alike.
-    GatewayAuthError: (e) => replyOf(...GATEWAY_AUTH[e.reason]),
-    Forbidden: (e) => replyOf(ApiErrors.Forbidden, e.message),
-    IdempotencyConflict: (e) =>
-      replyOf(
-        ApiErrors.IdempotencyConflict,
-        e.reason === "different_request"
-          ? "Idempotency key conflict: same key was used with a different request"
-          : "Idempotency key conflict: a request with this key is still being processed; retry later"
-      ),
-    MerchantNotFound: (e) => replyOf(ApiErrors.NotFound, `No merchant ${e.merchantId}`),
-    SettlementNotFound: (e) =>
-      replyOf(ApiErrors.NotFound, `No crypto settlement ${e.settlementId}`),
-    PaymentNotFound: (e) => replyOf(ApiErrors.PaymentNotFound, `No payment ${e.paymentId}`),
-    // The reference answers 400 to a cancel that cannot happen; other refusals are 409 (WIRE.md).
-    InvalidState: (e) =>
-      replyOf(e.kind === "cancel" ? ApiErrors.CancelRefused : ApiErrors.InvalidState, e.message),
-    PaymentExpired: (e) => replyOf(ApiErrors.PaymentExpired, `Payment ${e.paymentId} has expired`),
-    MerchantInactive: (e) =>
-      replyOf(
-        ApiErrors.MerchantInactive,
-        `Merchant ${e.merchantId} is ${e.status} and cannot accept payments`
-      ),
-    RefundExists: (e) =>
-      replyOf(
-        ApiErrors.RefundExists,
-        `Payment ${e.paymentId} already has a refund (${e.refundId})`
-      ),
-    QuoteExpired: (e) =>
-      replyOf(
-        ApiErrors.QuoteExpired,
-        `The price of option ${e.optionId} is no longer locked; fetch the options again`
-      ),
-    InsufficientBalance: (e) =>
-      replyOf(
-        ApiErrors.InsufficientBalance,
-        `${e.account} holds ${e.balance} of ${e.asset} in minor units; the option needs ${e.required}`
-      ),
-    ChainUnreachable: (e) =>
-      replyOf(
-        ApiErrors.ChainUnavailable,
-        `The network ${e.chainId} did not answer; nothing was submitted, try again`
-      ),
-    SettlementAssetConflict: (e) =>
-      replyOf(
-        ApiErrors.SettlementAssetConflict,
-        `Merchant ${e.merchantId} already has a settlement for ${e.asset}`
-      )
-  })
-)
+/** The reply of an exchange's own failure (RequestError). */
+export const requestErrorReply = (e: RequestError): ErrorReply => ({
+  status: e.status,
+  body: { code: e.code, message: e.message, ...(e.issues ? { issues: e.issues } : {}) },
+  ...(e.allow ? { headers: { allow: e.allow } } : {})
+})
 
 export const INTERNAL_ERROR: ErrorReply = replyOf(ApiErrors.InternalError, "Internal Server Error")

@@ -8,6 +8,7 @@ import {
 } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Schema } from "effect"
+import { errorReply } from "../ApiFailures.js"
 import { Unauthenticated } from "../shared/Errors.js"
 import { prefixedId } from "../shared/Ids.js"
 import { failsWith, failureOf, IdempotentHeaders, pathOf, UnknownBodyFields } from "./ApiDocs.js"
@@ -72,6 +73,7 @@ const routes = apiRoutes(TestApi, implementations) as ReadonlyArray<Route<never>
 
 const handler = makeEngineHandler(routes, {
   maxBodyBytes: 1024,
+  errorReply,
   authenticators: [
     {
       middleware: TestKey,

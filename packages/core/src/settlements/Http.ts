@@ -2,7 +2,7 @@
  * The crypto settlement route handlers.
  */
 import { Effect } from "effect"
-import { errorReply } from "../http/ErrorResponses.js"
+import { errorReply } from "../ApiFailures.js"
 import { json, type Reply } from "../http/Exchange.js"
 import { implement } from "../http/Route.js"
 import { idempotently } from "../idempotency/Http.js"

@@ -1,0 +1,132 @@
+/**
+ * The features' domain errors as HTTP answers: registered as the failures a
+ * route may answer with (http/ErrorResponses.ts's registry), and each mapped
+ * to its row of the one error table. The API's assembly, like Api.ts: the
+ * ground floor (http/) names no feature.
+ */
+import { Match } from "effect"
+import type { GatewayAuthError } from "./apps/WalletApp.js"
+import type {
+  ChainUnreachable,
+  InsufficientBalance,
+  QuoteExpired
+} from "./gateway/GatewayErrors.js"
+import {
+  type ApiErrorSpec,
+  ApiErrors,
+  type ApiFailure,
+  type ErrorReply,
+  replyOf,
+  requestErrorReply
+} from "./http/ErrorResponses.js"
+import type { MerchantNotFound } from "./merchants/Merchant.js"
+import type {
+  InvalidState,
+  MerchantInactive,
+  PaymentExpired,
+  PaymentNotFound,
+  RefundExists
+} from "./payments/Payment.js"
+import type { SettlementAssetConflict, SettlementNotFound } from "./settlements/Settlement.js"
+import type {
+  Forbidden,
+  IdempotencyConflict,
+  InvalidInput,
+  Unauthenticated
+} from "./shared/Errors.js"
+
+declare module "./http/ErrorResponses.js" {
+  interface ApiFailureRegistry {
+    readonly InvalidInput: InvalidInput
+    readonly Unauthenticated: Unauthenticated
+    readonly Forbidden: Forbidden
+    readonly IdempotencyConflict: IdempotencyConflict
+    readonly MerchantNotFound: MerchantNotFound
+    readonly SettlementNotFound: SettlementNotFound
+    readonly SettlementAssetConflict: SettlementAssetConflict
+    readonly PaymentNotFound: PaymentNotFound
+    readonly InvalidState: InvalidState
+    readonly PaymentExpired: PaymentExpired
+    readonly MerchantInactive: MerchantInactive
+    readonly RefundExists: RefundExists
+    readonly QuoteExpired: QuoteExpired
+    readonly InsufficientBalance: InsufficientBalance
+    readonly ChainUnreachable: ChainUnreachable
+    readonly GatewayAuthError: GatewayAuthError
+  }
+}
+
+const GATEWAY_AUTH: Record<GatewayAuthError["reason"], readonly [ApiErrorSpec, string]> = {
+  missing_auth_headers: [
+    ApiErrors.MissingAuthHeaders,
+    "Missing wallet credentials: send Api-Key or App-Id"
+  ],
+  missing_app_id: [ApiErrors.MissingAppId, "Client-Id was sent without App-Id"],
+  invalid_api_key: [ApiErrors.InvalidApiKey, "Invalid API key"],
+  invalid_app_id: [ApiErrors.InvalidAppId, "Invalid App-Id"],
+  conflicting_auth_headers: [
+    ApiErrors.ConflictingAuthHeaders,
+    "Api-Key and App-Id name different wallet apps"
+  ]
+}
+
+/** Every failure a route may answer with, as its reply: exhaustive over the registry. */
+export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFailure>().pipe(
+  Match.tagsExhaustive({
+    RequestError: requestErrorReply,
+    InvalidInput: (e) => replyOf(ApiErrors.ParamsValidation, e.message, e.issues),
+    Unauthenticated: (e) =>
+      e.reason === "missing"
+        ? replyOf(ApiErrors.MissingApiKey, "Missing API key")
+        : replyOf(ApiErrors.InvalidApiKey, "Invalid API key"),
+    // Every refusal of a wallet's credentials is 401, a conflict of two valid headers too: the
+    // reference documents only 401 for gateway authentication, and a wallet reacts to all alike.
+    GatewayAuthError: (e) => replyOf(...GATEWAY_AUTH[e.reason]),
+    Forbidden: (e) => replyOf(ApiErrors.Forbidden, e.message),
+    IdempotencyConflict: (e) =>
+      replyOf(
+        ApiErrors.IdempotencyConflict,
+        e.reason === "different_request"
+          ? "Idempotency key conflict: same key was used with a different request"
+          : "Idempotency key conflict: a request with this key is still being processed; retry later"
+      ),
+    MerchantNotFound: (e) => replyOf(ApiErrors.NotFound, `No merchant ${e.merchantId}`),
+    SettlementNotFound: (e) =>
+      replyOf(ApiErrors.NotFound, `No crypto settlement ${e.settlementId}`),
+    PaymentNotFound: (e) => replyOf(ApiErrors.PaymentNotFound, `No payment ${e.paymentId}`),
+    // The reference answers 400 to a cancel that cannot happen; other refusals are 409 (WIRE.md).
+    InvalidState: (e) =>
+      replyOf(e.kind === "cancel" ? ApiErrors.CancelRefused : ApiErrors.InvalidState, e.message),
+    PaymentExpired: (e) => replyOf(ApiErrors.PaymentExpired, `Payment ${e.paymentId} has expired`),
+    MerchantInactive: (e) =>
+      replyOf(
+        ApiErrors.MerchantInactive,
+        `Merchant ${e.merchantId} is ${e.status} and cannot accept payments`
+      ),
+    RefundExists: (e) =>
+      replyOf(
+        ApiErrors.RefundExists,
+        `Payment ${e.paymentId} already has a refund (${e.refundId})`
+      ),
+    QuoteExpired: (e) =>
+      replyOf(
+        ApiErrors.QuoteExpired,
+        `The price of option ${e.optionId} is no longer locked; fetch the options again`
+      ),
+    InsufficientBalance: (e) =>
+      replyOf(
+        ApiErrors.InsufficientBalance,
+        `${e.account} holds ${e.balance} of ${e.asset} in minor units; the option needs ${e.required}`
+      ),
+    ChainUnreachable: (e) =>
+      replyOf(
+        ApiErrors.ChainUnavailable,
+        `The network ${e.chainId} did not answer; nothing was submitted, try again`
+      ),
+    SettlementAssetConflict: (e) =>
+      replyOf(
+        ApiErrors.SettlementAssetConflict,
+        `Merchant ${e.merchantId} already has a settlement for ${e.asset}`
+      )
+  })
+)
