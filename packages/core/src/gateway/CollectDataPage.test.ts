@@ -12,12 +12,8 @@ import {
   collectDataSchema,
   collectedDataFromFields
 } from "./CollectData.js"
-import {
-  parseFormBody,
-  renderCollectDataPage,
-  SCRIPT_HASH,
-  valuesFromPrefill
-} from "./CollectDataPage.js"
+import { parseFormBody, valuesFromPrefill } from "./CollectDataForm.js"
+import { renderCollectDataPage, SCRIPT_HASH } from "./CollectDataPage.js"
 
 const ACTION = "/v1/gateway/payment/pay_123/collect?accounts=eip155:8453:0xabc"
 
