@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["packages/*/src/**/*.test.ts", "examples/**/*.test.ts"],
-    globalSetup: ["packages/storage-postgres/src/testing/globalSetup.ts"],
+    globalSetup: ["packages/storage-postgres/test/globalSetup.ts"],
     // Records the engine's answers over loopback and checks them (examples/standalone/test/wire-check.ts).
     setupFiles: ["examples/standalone/test/wire-check.setup.ts"],
     testTimeout: 30_000,

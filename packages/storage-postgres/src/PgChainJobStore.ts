@@ -20,6 +20,8 @@ import {
   ChainJobLeaseLost,
   ChainJobStore,
   type ChainTransfer,
+  type ChainTransferColumns,
+  chainTransferFromColumns,
   type NewChainJob,
   type PaymentId,
   payloadFromJson,
@@ -27,9 +29,6 @@ import {
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import { orDieSql } from "./PgErrors.js"
-
-type Address = ChainTransfer["sender"]
-type Hex = ChainTransfer["hash"]
 
 interface JobRow {
   readonly id: string
@@ -50,23 +49,17 @@ interface JobRow {
   readonly updated_at: Date
 }
 
-interface TransferRow {
-  readonly hash: string
-  readonly job_id: string
-  readonly chain_id: string
-  readonly sender: string
+/** The columns both drivers return alike, and PostgreSQL's own: bigint as text, the time a Date. */
+interface TransferRow extends ChainTransferColumns {
   readonly nonce: string
-  readonly purpose: string
-  readonly to_address: string
-  readonly data: string
-  /** numeric comes back as text: exact at any size. */
-  readonly gas: string
-  readonly max_fee_per_gas: string
-  readonly max_priority_fee_per_gas: string
-  readonly raw: string
   readonly created_at: Date
 }
 
+/**
+ * PostgreSQL's own (SqliteChainJobStore has its twin): times are Date and the
+ * nonce bigint-as-text here, ms and a number there; the payload is read by the one
+ * payloadFromJson already, and what is left are casts of text columns.
+ */
 const toJob = (r: JobRow): ChainJob => ({
   id: r.id as ChainJobId,
   paymentId: r.payment_id as PaymentId,
@@ -83,21 +76,8 @@ const toJob = (r: JobRow): ChainJob => ({
   updatedAt: r.updated_at
 })
 
-const toTransfer = (r: TransferRow): ChainTransfer => ({
-  hash: r.hash as Hex,
-  jobId: r.job_id as ChainJobId,
-  chainId: r.chain_id as Caip2,
-  sender: r.sender as Address,
-  nonce: Number(r.nonce),
-  purpose: r.purpose as ChainTransfer["purpose"],
-  to: r.to_address as Address,
-  data: r.data as Hex,
-  gas: BigInt(r.gas),
-  maxFeePerGas: BigInt(r.max_fee_per_gas),
-  maxPriorityFeePerGas: BigInt(r.max_priority_fee_per_gas),
-  raw: r.raw as Hex,
-  createdAt: r.created_at
-})
+const toTransfer = (r: TransferRow): ChainTransfer =>
+  chainTransferFromColumns(r, { nonce: Number(r.nonce), createdAt: r.created_at })
 
 /** The columns a queued job is inserted with, in the order of `jobValues`. */
 export const JOB_COLUMNS = `(id, payment_id, kind, chain_id, payload, state, run_at, attempts,

@@ -9,33 +9,22 @@
 import type { SqlClient } from "@effect/sql/SqlClient"
 import {
   type Caip10,
-  type Caip19,
   type CollectedDataRecord,
   GatewayStore,
-  type OptionId,
   type PaymentId,
-  type PaymentOption
+  type PaymentOption,
+  type PaymentOptionColumns,
+  paymentOptionFromColumns
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import { orDieSql } from "./PgErrors.js"
 
-interface OptionRow {
-  readonly id: string
-  readonly payment_id: string
-  readonly account: string
-  readonly asset: string
-  /** numeric comes back as text: exact at any size. */
-  readonly value: string
-  readonly auth_from: string
-  readonly auth_to: string
-  readonly valid_after: string
-  readonly valid_before: string
-  readonly nonce: string
+/** The columns both drivers return alike, and PostgreSQL's own: times as Date, flags boolean. */
+interface OptionRow extends PaymentOptionColumns {
   readonly expires_at: Date
   readonly quoted: boolean
   readonly collect_data: boolean
   readonly created_at: Date
-  readonly client_id: string | null
 }
 
 interface CollectedRow {
@@ -46,28 +35,18 @@ interface CollectedRow {
   readonly collected_at: Date
 }
 
-type Authorization = PaymentOption["authorization"]
+const toOption = (r: OptionRow): PaymentOption =>
+  paymentOptionFromColumns(r, {
+    expiresAt: r.expires_at,
+    quoted: r.quoted,
+    collectData: r.collect_data,
+    createdAt: r.created_at
+  })
 
-const toOption = (r: OptionRow): PaymentOption => ({
-  id: r.id as OptionId,
-  paymentId: r.payment_id as PaymentId,
-  account: r.account as Caip10,
-  asset: r.asset as Caip19,
-  authorization: {
-    from: r.auth_from as Authorization["from"],
-    to: r.auth_to as Authorization["to"],
-    value: BigInt(r.value),
-    validAfter: BigInt(r.valid_after),
-    validBefore: BigInt(r.valid_before),
-    nonce: r.nonce as Authorization["nonce"]
-  },
-  expiresAt: r.expires_at,
-  quoted: r.quoted,
-  collectData: r.collect_data,
-  clientId: r.client_id,
-  createdAt: r.created_at
-})
-
+/**
+ * PostgreSQL's own (SqliteGatewayStore has its twin): the data is parsed jsonb and
+ * the time a Date here, JSON text and ms there, and nothing else is left to share.
+ */
 const toCollected = (r: CollectedRow): CollectedDataRecord => ({
   paymentId: r.payment_id as PaymentId,
   account: r.account as Caip10,

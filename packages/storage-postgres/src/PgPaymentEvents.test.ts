@@ -8,9 +8,9 @@ import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { PaymentEvents, type PaymentId } from "@pay/core"
 import { Context, Effect, Fiber, Layer, Option, Redacted } from "effect"
+import { freshSchema } from "../test/TestDatabase.js"
+import { withAdmin } from "../test/TestServer.js"
 import * as PgPaymentEvents from "./PgPaymentEvents.js"
-import { freshSchema } from "./testing/TestDatabase.js"
-import { withAdmin } from "./testing/TestServer.js"
 
 type Events = Context.Tag.Service<PaymentEvents>
 

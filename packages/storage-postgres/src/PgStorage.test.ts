@@ -18,8 +18,8 @@ import {
   PaymentStore
 } from "@pay/core"
 import { Context, Effect, Layer } from "effect"
+import { freshSchema } from "../test/TestDatabase.js"
 import { layer, migratedClientLayer } from "./layer.js"
-import { freshSchema } from "./testing/TestDatabase.js"
 
 const T0 = Date.UTC(2026, 3, 1)
 const body = (n: number) => String(n).padStart(20, "0")

@@ -1,5 +1,5 @@
 import { chainJobStorageContract, paymentStorageContract, storageContract } from "@pay/core/testing"
-import { freshStorage } from "./testing/TestDatabase.js"
+import { freshStorage } from "../test/TestDatabase.js"
 
 // Each test builds the layer once: a new schema, migrated, dropped afterwards.
 storageContract("PostgreSQL", freshStorage)

@@ -62,6 +62,8 @@ interface SettlementRow {
   readonly updated_at: Date
 }
 
+// PostgreSQL's own mappings (SqliteStores.ts has their twins): times are Date here, ms
+// integers there, and the other columns are text read as they are: nothing to share but names.
 const toPartner = (r: PartnerRow) =>
   new Partner({
     id: r.id as PartnerId,

@@ -26,6 +26,8 @@ interface AppKeyRow extends AppRow {
   readonly key_created_at: Date
 }
 
+// PostgreSQL's own mappings (SqliteWalletAppStore.ts has their twins): times are Date here,
+// ms integers there, and the other columns are text read as they are: nothing to share but names.
 const toApp = (r: AppRow) =>
   new WalletApp({
     id: r.id as WalletAppId,

@@ -17,7 +17,9 @@ import {
   ChainJobLeaseLost,
   ChainJobStore,
   type ChainTransfer,
+  type ChainTransferColumns,
   type ClaimedJob,
+  chainTransferFromColumns,
   type NewChainJob,
   type PaymentId,
   type PaymentSettlement,
@@ -26,9 +28,6 @@ import {
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import type { SqliteConnection, SqliteValue } from "./SqliteDatabase.js"
-
-type Address = ChainTransfer["sender"]
-type Hex = ChainTransfer["hash"]
 
 interface JobRow {
   id: string
@@ -48,22 +47,17 @@ interface JobRow {
   updated_at: number
 }
 
-interface TransferRow {
-  hash: string
-  job_id: string
-  chain_id: string
-  sender: string
+/** The columns both drivers return alike, and SQLite's own: the nonce a number, the time ms. */
+interface TransferRow extends ChainTransferColumns {
   nonce: number
-  purpose: string
-  to_address: string
-  data: string
-  gas: string
-  max_fee_per_gas: string
-  max_priority_fee_per_gas: string
-  raw: string
   created_at: number
 }
 
+/**
+ * SQLite's own (PgChainJobStore has its twin): times are ms and the nonce a number
+ * here, Date and bigint-as-text there; the payload is read by the one
+ * payloadFromJson already, and what is left are casts of text columns.
+ */
 const toJob = (r: JobRow): ChainJob => ({
   id: r.id as ChainJobId,
   paymentId: r.payment_id as PaymentId,
@@ -80,21 +74,8 @@ const toJob = (r: JobRow): ChainJob => ({
   updatedAt: new Date(r.updated_at)
 })
 
-const toTransfer = (r: TransferRow): ChainTransfer => ({
-  hash: r.hash as Hex,
-  jobId: r.job_id as ChainJobId,
-  chainId: r.chain_id as Caip2,
-  sender: r.sender as Address,
-  nonce: r.nonce,
-  purpose: r.purpose as ChainTransfer["purpose"],
-  to: r.to_address as Address,
-  data: r.data as Hex,
-  gas: BigInt(r.gas),
-  maxFeePerGas: BigInt(r.max_fee_per_gas),
-  maxPriorityFeePerGas: BigInt(r.max_priority_fee_per_gas),
-  raw: r.raw as Hex,
-  createdAt: new Date(r.created_at)
-})
+const toTransfer = (r: TransferRow): ChainTransfer =>
+  chainTransferFromColumns(r, { nonce: r.nonce, createdAt: new Date(r.created_at) })
 
 /** The payment's settlement columns, in the order the statements here name them. */
 export const settlementToStorage = (s: PaymentSettlement | null): Array<SqliteValue> => [

@@ -6,32 +6,22 @@
  */
 import {
   type Caip10,
-  type Caip19,
   type CollectedDataRecord,
   GatewayStore,
-  type OptionId,
   type PaymentId,
-  type PaymentOption
+  type PaymentOption,
+  type PaymentOptionColumns,
+  paymentOptionFromColumns
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
-interface OptionRow {
-  id: string
-  payment_id: string
-  account: string
-  asset: string
-  value: string
-  auth_from: string
-  auth_to: string
-  valid_after: string
-  valid_before: string
-  nonce: string
+/** The columns both drivers return alike, and SQLite's own: times in ms, flags 0 or 1. */
+interface OptionRow extends PaymentOptionColumns {
   expires_at: number
   quoted: number
   collect_data: number
   created_at: number
-  client_id: string | null
 }
 
 interface CollectedRow {
@@ -41,28 +31,18 @@ interface CollectedRow {
   collected_at: number
 }
 
-type Authorization = PaymentOption["authorization"]
+const toOption = (r: OptionRow): PaymentOption =>
+  paymentOptionFromColumns(r, {
+    expiresAt: new Date(r.expires_at),
+    quoted: r.quoted === 1,
+    collectData: r.collect_data === 1,
+    createdAt: new Date(r.created_at)
+  })
 
-const toOption = (r: OptionRow): PaymentOption => ({
-  id: r.id as OptionId,
-  paymentId: r.payment_id as PaymentId,
-  account: r.account as Caip10,
-  asset: r.asset as Caip19,
-  authorization: {
-    from: r.auth_from as Authorization["from"],
-    to: r.auth_to as Authorization["to"],
-    value: BigInt(r.value),
-    validAfter: BigInt(r.valid_after),
-    validBefore: BigInt(r.valid_before),
-    nonce: r.nonce as Authorization["nonce"]
-  },
-  expiresAt: new Date(r.expires_at),
-  quoted: r.quoted === 1,
-  collectData: r.collect_data === 1,
-  clientId: r.client_id,
-  createdAt: new Date(r.created_at)
-})
-
+/**
+ * SQLite's own (PgGatewayStore has its twin): the data is JSON text and the time
+ * ms here, parsed jsonb and a Date there, and nothing else is left to share.
+ */
 const toCollected = (r: CollectedRow): CollectedDataRecord => ({
   paymentId: r.payment_id as PaymentId,
   account: r.account as Caip10,

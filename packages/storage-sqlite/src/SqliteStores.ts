@@ -73,6 +73,8 @@ interface IdempotencyRow {
   response_body: string | null
 }
 
+// SQLite's own mappings (PgStores.ts has their twins): times are ms integers here, Date
+// there, and the other columns are text read as they are: nothing to share but names.
 const toPartner = (r: PartnerRow) =>
   new Partner({
     id: r.id as PartnerId,

@@ -25,6 +25,8 @@ interface AppKeyRow extends AppRow {
   readonly key_created_at: number
 }
 
+// SQLite's own mappings (PgWalletAppStore.ts has their twins): times are ms integers here,
+// Date there, and the other columns are text read as they are: nothing to share but names.
 const toApp = (r: AppRow) =>
   new WalletApp({
     id: r.id as WalletAppId,

@@ -7,9 +7,9 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { inject } from "vitest"
-import { clientLayer, type PgStorageOptions } from "../layer.js"
-import { migrate } from "../Migrations.js"
-import { PgStores } from "../PgStores.js"
+import { clientLayer, type PgStorageOptions } from "../src/layer.js"
+import { migrate } from "../src/Migrations.js"
+import { PgStores } from "../src/PgStores.js"
 import { DATABASE_URL_KEY } from "./Provided.js"
 import { withAdmin } from "./TestServer.js"
 

@@ -1,0 +1,47 @@
+/**
+ * A stored chain transfer read back, for the SQL stores: the columns SQLite
+ * and PostgreSQL return alike (text, gas and fees as decimal text) are mapped
+ * here, once. The nonce (SQLite: INTEGER, a number; PostgreSQL: bigint, text)
+ * and the time (ms integers; timestamptz, a Date) come back differently, so
+ * each store converts them and passes them in.
+ */
+import type { Caip2 } from "../shared/Caip.js"
+import type { ChainJobId, ChainTransfer } from "./ChainJob.js"
+
+/** The columns of a chain transfer, as both drivers return them. */
+export interface ChainTransferColumns {
+  readonly hash: string
+  readonly job_id: string
+  readonly chain_id: string
+  readonly sender: string
+  readonly purpose: string
+  readonly to_address: string
+  readonly data: string
+  /** Decimal text, as are both fees: exact at any size. */
+  readonly gas: string
+  readonly max_fee_per_gas: string
+  readonly max_priority_fee_per_gas: string
+  readonly raw: string
+}
+
+type Address = ChainTransfer["sender"]
+type Hex = ChainTransfer["hash"]
+
+export const chainTransferFromColumns = (
+  r: ChainTransferColumns,
+  d: { readonly nonce: number; readonly createdAt: Date }
+): ChainTransfer => ({
+  hash: r.hash as Hex,
+  jobId: r.job_id as ChainJobId,
+  chainId: r.chain_id as Caip2,
+  sender: r.sender as Address,
+  nonce: d.nonce,
+  purpose: r.purpose as ChainTransfer["purpose"],
+  to: r.to_address as Address,
+  data: r.data as Hex,
+  gas: BigInt(r.gas),
+  maxFeePerGas: BigInt(r.max_fee_per_gas),
+  maxPriorityFeePerGas: BigInt(r.max_priority_fee_per_gas),
+  raw: r.raw as Hex,
+  createdAt: d.createdAt
+})

@@ -1,0 +1,59 @@
+/**
+ * A stored payment option read back, for the SQL stores: the columns SQLite
+ * and PostgreSQL return alike (text, the authorization's uint256 numbers as
+ * decimal text) are mapped here, once. Times (SQLite: ms integers;
+ * PostgreSQL: timestamptz, a Date) and flags (SQLite: 0 or 1; PostgreSQL:
+ * boolean) come back differently, so each store converts them and passes them in.
+ */
+import type { PaymentId } from "../payments/Payment.js"
+import type { Caip10, Caip19 } from "../shared/Caip.js"
+import type { OptionId, PaymentOption } from "./PaymentOption.js"
+
+/** The columns of a payment option, as both drivers return them. */
+export interface PaymentOptionColumns {
+  readonly id: string
+  readonly payment_id: string
+  readonly account: string
+  readonly asset: string
+  /** Decimal text, as are `valid_after` and `valid_before`: exact up to 2^256 - 1. */
+  readonly value: string
+  readonly auth_from: string
+  readonly auth_to: string
+  readonly valid_after: string
+  readonly valid_before: string
+  readonly nonce: string
+  readonly client_id: string | null
+}
+
+/** The values each driver returns in its own way, converted by its store. */
+export interface PaymentOptionDriverValues {
+  readonly expiresAt: Date
+  readonly quoted: boolean
+  readonly collectData: boolean
+  readonly createdAt: Date
+}
+
+type Authorization = PaymentOption["authorization"]
+
+export const paymentOptionFromColumns = (
+  r: PaymentOptionColumns,
+  d: PaymentOptionDriverValues
+): PaymentOption => ({
+  id: r.id as OptionId,
+  paymentId: r.payment_id as PaymentId,
+  account: r.account as Caip10,
+  asset: r.asset as Caip19,
+  authorization: {
+    from: r.auth_from as Authorization["from"],
+    to: r.auth_to as Authorization["to"],
+    value: BigInt(r.value),
+    validAfter: BigInt(r.valid_after),
+    validBefore: BigInt(r.valid_before),
+    nonce: r.nonce as Authorization["nonce"]
+  },
+  expiresAt: d.expiresAt,
+  quoted: d.quoted,
+  collectData: d.collectData,
+  clientId: r.client_id,
+  createdAt: d.createdAt
+})

@@ -1,0 +1,164 @@
+/**
+ * The PostgreSQL payment store's reads over many payments. Listings are
+ * keyset pages over the indexes on (partner or merchant, sort key, id);
+ * statistics are exact `numeric` sums read back as text, from the aggregates
+ * the store's writes keep (see PaymentStatsPlan), so their cost does not grow
+ * with the number of matches.
+ */
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { Fragment } from "@effect/sql/Statement"
+import {
+  noStats,
+  type PaymentFilter,
+  type PaymentPageQuery,
+  type PaymentStats,
+  planStats,
+  type StatsPlan,
+  statsTotals
+} from "@pay/core"
+import { Effect } from "effect"
+import { orDieSql } from "./PgErrors.js"
+import { type PaymentRow, toPayment, withRefund } from "./PgPaymentRow.js"
+
+/** One part of a statistics answer: a unit's revenue and count, or the customers. */
+interface StatsRow {
+  readonly part: "revenue" | "customers"
+  readonly unit: string | null
+  /** bigint and numeric come back as text. */
+  readonly n: string
+  readonly total: string | null
+}
+
+const toStats = (rows: ReadonlyArray<StatsRow>): PaymentStats => {
+  const totals = statsTotals()
+  let customers = 0
+  for (const row of rows) {
+    if (row.part === "customers") customers = Number(row.n)
+    else totals.add(row.unit ?? "", BigInt(row.total ?? 0), Number(row.n))
+  }
+  return totals.result(customers)
+}
+
+/** The store's `list` and `stats`. */
+export const makePgPaymentQueries = (sql: SqlClient) => {
+  /**
+   * `column` is one of `values`. One value is an equality, so a page of one merchant walks its
+   * index in order (PostgreSQL before 17 cannot order an index scan over `= ANY(…)`).
+   */
+  const oneOf = (column: string, values: ReadonlyArray<string>) =>
+    values.length === 1
+      ? sql`${sql.literal(column)} = ${values[0]!}`
+      : sql`${sql.literal(column)} = ANY(${values}::text[])`
+
+  /** The WHERE clause of a filter: fixed fragments, values always bound. */
+  const whereOf = (f: PaymentFilter) =>
+    sql.and([
+      sql`p.partner_id = ${f.partnerId}`,
+      ...(f.merchantIds === undefined ? [] : [oneOf("p.merchant_id", f.merchantIds)]),
+      ...(f.statuses === undefined
+        ? []
+        : [
+            sql`(CASE WHEN p.status = 'requires_action' AND p.expires_at <= ${f.now}
+              THEN 'expired' ELSE p.status END) = ANY(${f.statuses}::text[])`
+          ]),
+      ...(f.from === undefined ? [] : [sql`p.created_at >= ${f.from}`]),
+      ...(f.before === undefined ? [] : [sql`p.created_at < ${f.before}`]),
+      ...(f.assets === undefined ? [] : [sql`p.token_asset = ANY(${f.assets}::text[])`]),
+      ...(f.networks === undefined ? [] : [sql`p.token_chain = ANY(${f.networks}::text[])`]),
+      // strpos, not LIKE: the search is a literal substring, `%` and `_` included.
+      ...(f.referenceId === undefined
+        ? []
+        : [sql`strpos(p.reference_folded, ${f.referenceId.toLowerCase()}) > 0`])
+    ])
+
+  /** Every match read: for filters the aggregates do not break down by. */
+  const scanStats = (filter: PaymentFilter) => {
+    const succeeded = sql`FROM payments p WHERE ${whereOf(filter)} AND p.status = 'succeeded'`
+    return sql<StatsRow>`SELECT 'revenue' AS part, p.amount_unit AS unit,
+        count(*)::text AS n, sum(p.amount_value)::text AS total ${succeeded}
+        GROUP BY p.amount_unit
+      UNION ALL SELECT 'customers', NULL, count(DISTINCT p.buyer_key)::text, NULL
+        ${succeeded}`.pipe(Effect.map(toStats))
+  }
+
+  /**
+   * The plan's parts in one statement, so one round trip and one snapshot: the daily totals
+   * of the whole days, the payments of the partial days at the edges, and the customers.
+   */
+  const aggregateStats = (
+    filter: PaymentFilter,
+    plan: Extract<StatsPlan, { readonly _tag: "Aggregates" }>
+  ) => {
+    const merchants = plan.merchantIds
+    const parts: Array<Fragment> = []
+    if (plan.days !== undefined) {
+      parts.push(sql`SELECT 'revenue' AS part, unit, sum(transactions)::text AS n,
+          sum(revenue)::text AS total
+        FROM payment_daily_revenue WHERE ${sql.and([
+          sql`partner_id = ${filter.partnerId}`,
+          ...(merchants === undefined ? [] : [oneOf("merchant_id", merchants)]),
+          ...(plan.days.from === undefined ? [] : [sql`day >= ${plan.days.from}`]),
+          ...(plan.days.before === undefined ? [] : [sql`day < ${plan.days.before}`])
+        ])}
+        GROUP BY unit`)
+    }
+    const succeededIn = (from: Date | undefined, before: Date | undefined) =>
+      sql`FROM payments p WHERE ${whereOf({
+        partnerId: filter.partnerId,
+        merchantIds: merchants,
+        from,
+        before,
+        now: filter.now
+      })} AND p.status = 'succeeded'`
+    for (const edge of plan.edges) {
+      parts.push(sql`SELECT 'revenue' AS part, p.amount_unit AS unit, count(*)::text AS n,
+          sum(p.amount_value)::text AS total
+        ${succeededIn(edge.from, edge.before)} GROUP BY p.amount_unit`)
+    }
+    const customers = plan.customers
+    parts.push(
+      customers._tag === "Range"
+        ? sql`SELECT 'customers' AS part, NULL AS unit, count(DISTINCT p.buyer_key)::text AS n,
+              NULL AS total
+            ${succeededIn(customers.from, customers.before)}`
+        : merchants === undefined
+          ? sql`SELECT 'customers' AS part, NULL AS unit, count(*)::text AS n, NULL AS total
+              FROM partner_customers WHERE partner_id = ${filter.partnerId}`
+          : sql`SELECT 'customers' AS part, NULL AS unit, count(DISTINCT customer_key)::text AS n,
+              NULL AS total
+              FROM merchant_customers
+              WHERE ${oneOf("merchant_id", merchants)} AND partner_id = ${filter.partnerId}`
+    )
+    return sql<StatsRow>`${sql.join(" UNION ALL ", false)(parts)}`.pipe(Effect.map(toStats))
+  }
+
+  return {
+    list: (q: PaymentPageQuery) => {
+      const where = whereOf(q.filter)
+      const byDate = q.sortBy === "date"
+      const key = byDate ? sql`p.created_at` : sql`p.amount_value`
+      const dir = q.direction === "asc" ? sql`ASC` : sql`DESC`
+      const after =
+        q.after === undefined
+          ? sql``
+          : sql`AND (${key}, p.id) ${q.direction === "asc" ? sql`>` : sql`<`} (${
+              byDate
+                ? sql`${new Date(Number(q.after.key))}::timestamptz`
+                : sql`${q.after.key}::numeric`
+            }, ${q.after.id})`
+      return sql<PaymentRow>`${withRefund(sql, sql.literal("payments"))} WHERE ${where} ${after}
+        ORDER BY ${key} ${dir}, p.id ${dir} LIMIT ${q.limit}`.pipe(
+        Effect.map((rows) => rows.map(toPayment)),
+        orDieSql
+      )
+    },
+
+    stats: (filter: PaymentFilter) => {
+      const plan = planStats(filter)
+      if (plan._tag === "Empty") return Effect.succeed(noStats)
+      return (plan._tag === "Scan" ? scanStats(filter) : aggregateStats(filter, plan)).pipe(
+        orDieSql
+      )
+    }
+  }
+}
