@@ -94,4 +94,11 @@ describe("the import graph of the shipped sources", () => {
       )
     expect(offending).toEqual([])
   })
+
+  it("ships no test support: no shipped source imports a test runner", () => {
+    const runners = [...importGraph(PACKAGES)].filter(([file]) =>
+      /from\s+["'](vitest|@effect\/vitest)["']/.test(readFileSync(file, "utf8"))
+    )
+    expect(runners.map(([file]) => relative(PACKAGES, file))).toEqual([])
+  })
 })

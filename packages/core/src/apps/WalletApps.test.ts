@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
+import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { errorReply } from "../ApiFailures.js"
 import { Partners } from "../partners/Partners.js"
-import { makeMemoryStorage } from "../testing/MemoryStorage.js"
 import { GatewayAuthError, type GatewayAuthReason } from "./WalletApp.js"
 import { WalletAppStore } from "./WalletAppStore.js"
 import {

@@ -18,6 +18,16 @@ import {
   TestClock
 } from "effect"
 import type { Address, Hex } from "viem"
+import {
+  ASSET,
+  CHAIN_ID,
+  COLLECTOR,
+  FakeChain,
+  type FakeChainOptions,
+  type FakeTx,
+  type MinedTx
+} from "../../test/FakeChain.js"
+import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { type PayStorage, payEngineLayer } from "../Engine.js"
 import type { FeeSchedule } from "../fees/Fees.js"
 import { GatewayStore, type OptionId, type PaymentOption } from "../gateway/PaymentOption.js"
@@ -30,16 +40,6 @@ import { Settlements } from "../settlements/Settlements.js"
 import type { Caip10 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
 import { makeIdBody } from "../shared/Ids.js"
-import {
-  ASSET,
-  CHAIN_ID,
-  COLLECTOR,
-  FakeChain,
-  type FakeChainOptions,
-  type FakeTx,
-  type MinedTx
-} from "../testing/FakeChain.js"
-import { makeMemoryStorage } from "../testing/MemoryStorage.js"
 import type { ChainJob, ChainJobKind, ChainTransfer } from "./ChainJob.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 import { ChainWork, newChainJob } from "./ChainWork.js"

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
+import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { IdempotencyConflict } from "../shared/Errors.js"
-import { MemoryStorage } from "../testing/MemoryStorage.js"
 import {
   CLAIM_LEASE,
   fingerprint,

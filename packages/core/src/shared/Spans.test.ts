@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Tracer } from "effect"
+import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { Merchants } from "../merchants/Merchants.js"
 import { Partner, type PartnerId } from "../partners/Partner.js"
-import { MemoryStorage } from "../testing/MemoryStorage.js"
 
 describe("service spans", () => {
   it.effect("name each service call, so a plugged-in tracer sees the flow", () =>

@@ -6,39 +6,42 @@
  * contract suites; they keep nothing across restarts.
  */
 import { Effect, Layer, Option } from "effect"
-import type { StoredAppKey, WalletApp } from "../apps/WalletApp.js"
-import { WalletAppStore } from "../apps/WalletAppStore.js"
+import type { StoredAppKey, WalletApp } from "../src/apps/WalletApp.js"
+import { WalletAppStore } from "../src/apps/WalletAppStore.js"
 import type {
   ChainJob,
   ChainJobKind,
   ChainJobLease,
   ChainTransfer,
   NewChainJob
-} from "../chainwork/ChainJob.js"
-import { ChainJobLeaseLost, ChainJobStore } from "../chainwork/ChainJobStore.js"
+} from "../src/chainwork/ChainJob.js"
+import { ChainJobLeaseLost, ChainJobStore } from "../src/chainwork/ChainJobStore.js"
 import {
   type CollectedDataRecord,
   GatewayStore,
   type PaymentOption
-} from "../gateway/PaymentOption.js"
-import type { IdempotencyCompletion, IdempotencyScope } from "../idempotency/IdempotencyStore.js"
-import { IdempotencyClaimLost, IdempotencyStore } from "../idempotency/IdempotencyStore.js"
-import { Merchant, type MerchantId } from "../merchants/Merchant.js"
-import { MerchantStore } from "../merchants/MerchantStore.js"
-import { ApiKeyPrefixTaken, type Partner, type StoredApiKey } from "../partners/Partner.js"
-import { PartnerStore } from "../partners/PartnerStore.js"
-import { type Payment, RefundExists } from "../payments/Payment.js"
+} from "../src/gateway/PaymentOption.js"
+import type {
+  IdempotencyCompletion,
+  IdempotencyScope
+} from "../src/idempotency/IdempotencyStore.js"
+import { IdempotencyClaimLost, IdempotencyStore } from "../src/idempotency/IdempotencyStore.js"
+import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
+import { MerchantStore } from "../src/merchants/MerchantStore.js"
+import { ApiKeyPrefixTaken, type Partner, type StoredApiKey } from "../src/partners/Partner.js"
+import { PartnerStore } from "../src/partners/PartnerStore.js"
+import { type Payment, RefundExists } from "../src/payments/Payment.js"
 import {
   comparePayments,
   computeStats,
   isAfterCursor,
   matchesFilter
-} from "../payments/PaymentQuery.js"
-import { applyChange } from "../payments/PaymentStateMachine.js"
-import { PaymentStore } from "../payments/PaymentStore.js"
-import { type CryptoSettlement, SettlementAssetConflict } from "../settlements/Settlement.js"
-import { SettlementStore } from "../settlements/SettlementStore.js"
-import { randomBase62 } from "../shared/Ids.js"
+} from "../src/payments/PaymentQuery.js"
+import { applyChange } from "../src/payments/PaymentStateMachine.js"
+import { PaymentStore } from "../src/payments/PaymentStore.js"
+import { type CryptoSettlement, SettlementAssetConflict } from "../src/settlements/Settlement.js"
+import { SettlementStore } from "../src/settlements/SettlementStore.js"
+import { randomBase62 } from "../src/shared/Ids.js"
 
 interface IdempotencyRow {
   readonly fingerprint: string

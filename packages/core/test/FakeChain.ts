@@ -23,9 +23,9 @@ import {
   type TransactionState,
   TransferRefused,
   type UnsignedTransaction
-} from "../chain/Chain.js"
-import type { ReceiveAuthorization } from "../chain/Eip3009.js"
-import type { Caip2, Caip19 } from "../shared/Caip.js"
+} from "../src/chain/Chain.js"
+import type { ReceiveAuthorization } from "../src/chain/Eip3009.js"
+import type { Caip2, Caip19 } from "../src/shared/Caip.js"
 
 export const CHAIN_ID = "eip155:8453" as Caip2
 export const TOKEN = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Address

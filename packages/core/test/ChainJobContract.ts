@@ -15,23 +15,23 @@ import type {
   ChainTransfer,
   ClaimedJob,
   NewChainJob
-} from "../chainwork/ChainJob.js"
-import { ChainJobStore } from "../chainwork/ChainJobStore.js"
-import { Merchant, type MerchantId } from "../merchants/Merchant.js"
-import { MerchantStore } from "../merchants/MerchantStore.js"
-import { Partner, type PartnerId } from "../partners/Partner.js"
-import { PartnerStore } from "../partners/PartnerStore.js"
+} from "../src/chainwork/ChainJob.js"
+import { ChainJobStore } from "../src/chainwork/ChainJobStore.js"
+import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
+import { MerchantStore } from "../src/merchants/MerchantStore.js"
+import { Partner, type PartnerId } from "../src/partners/Partner.js"
+import { PartnerStore } from "../src/partners/PartnerStore.js"
 import type {
   Payment,
   PaymentFees,
   PaymentId,
   PaymentSettlement,
   PaymentStatus
-} from "../payments/Payment.js"
-import { applyChange, type PaymentChange } from "../payments/PaymentStateMachine.js"
-import { PaymentStore } from "../payments/PaymentStore.js"
-import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
-import { makeIdBody } from "../shared/Ids.js"
+} from "../src/payments/Payment.js"
+import { applyChange, type PaymentChange } from "../src/payments/PaymentStateMachine.js"
+import { PaymentStore } from "../src/payments/PaymentStore.js"
+import type { Caip2, Caip10, Caip19 } from "../src/shared/Caip.js"
+import { makeIdBody } from "../src/shared/Ids.js"
 
 export type ChainJobStores = PartnerStore | MerchantStore | PaymentStore | ChainJobStore
 

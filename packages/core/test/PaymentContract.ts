@@ -10,30 +10,30 @@ import {
   GatewayStore,
   type OptionId,
   type PaymentOption
-} from "../gateway/PaymentOption.js"
-import { Merchant, type MerchantId } from "../merchants/Merchant.js"
-import { MerchantStore } from "../merchants/MerchantStore.js"
-import { Partner, type PartnerId } from "../partners/Partner.js"
-import { PartnerStore } from "../partners/PartnerStore.js"
-import type { Payment, PaymentId, PaymentStatus, RefundId } from "../payments/Payment.js"
+} from "../src/gateway/PaymentOption.js"
+import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
+import { MerchantStore } from "../src/merchants/MerchantStore.js"
+import { Partner, type PartnerId } from "../src/partners/Partner.js"
+import { PartnerStore } from "../src/partners/PartnerStore.js"
+import type { Payment, PaymentId, PaymentStatus, RefundId } from "../src/payments/Payment.js"
 import {
   comparePayments,
   computeStats,
   isAfterCursor,
   matchesFilter
-} from "../payments/PaymentQuery.js"
-import { applyChange, type PaymentChange } from "../payments/PaymentStateMachine.js"
-import { DAY_MS } from "../payments/PaymentStatsPlan.js"
+} from "../src/payments/PaymentQuery.js"
+import { applyChange, type PaymentChange } from "../src/payments/PaymentStateMachine.js"
+import { DAY_MS } from "../src/payments/PaymentStatsPlan.js"
 import {
   type PaymentFilter,
   type PaymentPageQuery,
   PaymentStore,
   sortKeyOf
-} from "../payments/PaymentStore.js"
-import type { AmountUnit } from "../shared/Amount.js"
-import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
-import { findCurrency } from "../shared/Currency.js"
-import { makeIdBody } from "../shared/Ids.js"
+} from "../src/payments/PaymentStore.js"
+import type { AmountUnit } from "../src/shared/Amount.js"
+import type { Caip2, Caip10, Caip19 } from "../src/shared/Caip.js"
+import { findCurrency } from "../src/shared/Currency.js"
+import { makeIdBody } from "../src/shared/Ids.js"
 
 export type PaymentStores = PartnerStore | MerchantStore | PaymentStore | GatewayStore
 
