@@ -7,6 +7,7 @@
 import { formatUnit } from "../shared/Amount.js"
 import { chainOfCaip19 } from "../shared/Caip.js"
 import type { Payment } from "./Payment.js"
+import { buyerKey } from "./PaymentColumns.js"
 import { effectiveStatus } from "./PaymentStateMachine.js"
 import {
   type PaymentCursor,
@@ -52,9 +53,7 @@ export const isAfterCursor = (p: Payment, cursor: PaymentCursor): boolean => {
 
 /** A customer is a buyer account, the same address on any chain counting once. */
 export const customerKey = (p: Payment): string | undefined =>
-  p.buyer === null
-    ? undefined
-    : p.buyer.account.slice(p.buyer.account.lastIndexOf(":") + 1).toLowerCase()
+  p.buyer === null ? undefined : buyerKey(p.buyer.account)
 
 export const computeStats = (payments: Iterable<Payment>, filter: PaymentFilter): PaymentStats => {
   const revenue = new Map<string, bigint>()
