@@ -6,7 +6,7 @@
  * carries an idempotency key is retried with that same key (see `retryable`).
  */
 import { type HttpApiEndpoint, HttpClient, HttpClientError } from "@effect/platform"
-import { HEADER_RULES, headerName, pathNotFoundOf } from "@pay/core/api"
+import { HEADER_RULES, headerName, pathNotFoundOf, toFieldIssues } from "@pay/core/api"
 import { Duration, Effect, FiberRef, Option, ParseResult, Schedule, Schema } from "effect"
 import { endpointByName, type GroupName } from "./Definition.js"
 import {
@@ -80,29 +80,9 @@ const PART_NAME: Record<Part, string> = {
   headers: "headers"
 }
 
-// A value failing `optional(X)` or `NullOr(X)` also reports "Expected undefined/null": noise
-// beside X's own message (the engine drops it too).
-const UNION_NOISE = /^Expected (null|undefined), actual /
-
-/** The engine's issue shape: one `{field, message}` per offending field and message. */
-const toIssues = (part: Part, error: ParseResult.ParseError): ReadonlyArray<FieldIssue> => {
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-    field: issue.path.length === 0 ? PART_NAME[part] : issue.path.map(String).join("."),
-    message:
-      issue._tag === "Missing"
-        ? "is required"
-        : issue._tag === "Unexpected"
-          ? "is not a known field"
-          : issue.message
-  }))
-  return issues.filter(
-    (issue, i) =>
-      !(
-        UNION_NOISE.test(issue.message) &&
-        issues.some((other) => other.field === issue.field && !UNION_NOISE.test(other.message))
-      ) && issues.findIndex((o) => o.field === issue.field && o.message === issue.message) === i
-  )
-}
+/** The engine's issue shape, the whole input named by its part (`body`, `query`, ...). */
+const toIssues = (part: Part, error: ParseResult.ParseError): ReadonlyArray<FieldIssue> =>
+  toFieldIssues(error, PART_NAME[part])
 
 const localError = (
   part: Part,

@@ -9,6 +9,7 @@ import { headerName } from "./http/ApiDocs.js"
 
 // What a client needs to answer a malformed request as the engine would, without sending it.
 export { HEADER_RULES, headerName, pathNotFoundOf } from "./http/ApiDocs.js"
+export { toFieldIssues } from "./http/Decode.js"
 export { ApiErrors } from "./http/ErrorResponses.js"
 
 import { MerchantsApi } from "./merchants/Api.js"

@@ -21,9 +21,13 @@ const describe = (issue: ParseResult.ArrayFormatterIssue): string => {
 // beside X's own message, which says what the field needs.
 const UNION_NOISE = /^Expected (null|undefined), actual /
 
-export const toFieldIssues = (error: ParseResult.ParseError): ReadonlyArray<FieldIssue> => {
+/** Every offending field of a decode error; a failure of the whole input is named `root`. */
+export const toFieldIssues = (
+  error: ParseResult.ParseError,
+  root = "body"
+): ReadonlyArray<FieldIssue> => {
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-    field: issue.path.length === 0 ? "body" : issue.path.map(String).join("."),
+    field: issue.path.length === 0 ? root : issue.path.map(String).join("."),
     message: describe(issue)
   }))
   return issues.filter(
