@@ -7,17 +7,17 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { makePayEngine, Partners } from "@pay/core"
+import { makePaymentEngine, Partners } from "@pay/core"
 import * as SqliteStorage from "@pay/storage-sqlite/node"
 import { Effect, Exit, Scope } from "effect"
 
 const dir = mkdtempSync(join(tmpdir(), "pay-bench-handler-"))
 const scope = await Effect.runPromise(Scope.make())
-const { handler, context } = await Effect.runPromise(
+const { handle: handler, context } = await Effect.runPromise(
   Scope.extend(
-    makePayEngine({
+    makePaymentEngine({
       storage: SqliteStorage.layer({ filename: join(dir, "m.sqlite") }),
-      config: { publicUrl: "http://127.0.0.1", maxBodyBytes: 256 * 1024 } as never
+      publicUrl: "http://127.0.0.1"
     }),
     scope
   )

@@ -10,10 +10,11 @@
  * request is timed, and `eth_chainId` (no EVM work) gives the route's own round trip, so
  * what is left is the in-process EVM's time.
  */
+
+import { signTypedDataJson } from "@pay/sandbox"
 import { Effect } from "effect"
 import { type Address, custom, type Hex, toHex } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
-import { signTypedDataJson } from "../examples/wallet/payWithWallet.js"
 import { typedDataJson } from "../packages/core/src/chain/Eip3009.js"
 import { makeEvmChain } from "../packages/core/src/chain/evm/EvmChain.js"
 import type { Caip2, Caip19 } from "../packages/core/src/shared/Caip.js"

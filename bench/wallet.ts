@@ -28,8 +28,8 @@ import { cpus, loadavg, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
+import { signTypedDataJson } from "@pay/sandbox"
 import Database from "better-sqlite3"
-import { signTypedDataJson } from "../examples/wallet/payWithWallet.js"
 import {
   BENCH_API_KEY,
   createMerchant,

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createPayEngine } from "@pay/core"
+import { createPaymentEngine } from "@pay/core"
 import * as SqliteStorage from "@pay/storage-sqlite/node"
 import { afterAll, expect, it } from "vitest"
 import { startPlatform } from "./server.js"
@@ -21,17 +21,12 @@ it("serves the platform's own routes and the engine's side by side", async () =>
     await platform.close()
   }
   // Closed cleanly: the file opens again and the new engine answers.
-  const again = await createPayEngine({
+  const again = await createPaymentEngine({
     storage: SqliteStorage.layer({ filename: database }),
-    config: { publicUrl: "http://127.0.0.1", maxBodyBytes: 1024 }
+    publicUrl: "http://127.0.0.1"
   })
   try {
-    const health = await again.handler({
-      method: "GET",
-      url: "/health",
-      header: () => undefined,
-      readBody: async () => new Uint8Array()
-    })
+    const health = await again.fetch(new Request("http://127.0.0.1/health"))
     expect(health.status).toBe(200)
   } finally {
     await again.close()

@@ -1,26 +1,26 @@
 /**
  * Embedding the engine in a platform's own Node server: the platform keeps
  * its routes (here `/shop/...`) and hands everything else to the engine's
- * `(req, res)` listener. No Effect knowledge needed: `createPayEngine` returns
- * the handler and a `close` for shutdown.
+ * `(req, res)` handler. No Effect knowledge needed: `createPaymentEngine` returns
+ * the handlers and a `close` for shutdown.
  *
  * Run: PORT=3000 npx tsx examples/embed-node/server.ts
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { toNodeListener } from "@pay/adapter-node"
-import { createPayEngine } from "@pay/core"
+import { toNodeHandler } from "@pay/adapter-node"
+import { createPaymentEngine } from "@pay/core"
 import * as SqliteStorage from "@pay/storage-sqlite/node"
 
 export const startPlatform = async (options: {
   readonly database: string
   readonly port: number
 }) => {
-  const engine = await createPayEngine({
+  const engine = await createPaymentEngine({
     storage: SqliteStorage.layer({ filename: options.database }),
-    config: { publicUrl: `http://127.0.0.1:${options.port}`, maxBodyBytes: 256 * 1024 }
+    publicUrl: `http://127.0.0.1:${options.port}`
   })
-  const pay = toNodeListener(engine.handler)
+  const pay = toNodeHandler(engine)
 
   const server: Server = createServer((req, res) => {
     if (req.url?.startsWith("/shop")) {

@@ -2,6 +2,8 @@
  * The README's walk-through, as a test: the example wallet pays a payment on
  * the sandbox chain of a real server, from its buyer link.
  */
+
+import { payWithWallet } from "@pay/sandbox"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { client, type E2eServer, startServer } from "../standalone/test/e2e-support.js"
 import {
@@ -10,7 +12,6 @@ import {
   usdcBalance,
   walletClient
 } from "../standalone/test/gateway-support.js"
-import { payWithWallet } from "./payWithWallet.js"
 
 describe("the example wallet", () => {
   let server: E2eServer

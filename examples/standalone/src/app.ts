@@ -7,28 +7,25 @@
 import { serve } from "@pay/adapter-node"
 import { apiReferenceRoutes } from "@pay/api-reference"
 import {
-  Chain,
-  defaultNetworks,
-  defaultTokens,
-  makeEvmChain,
-  makePayEngine,
+  chainEngineOptions,
+  DEFAULT_MAX_BODY_BYTES,
+  makePaymentEngine,
   Partners,
+  type PaymentEngineOptions,
   type PayStorage,
-  Prices,
   payEngineLayer,
-  type Route,
-  TokenRegistry
+  type Route
 } from "@pay/core"
+import { sandboxChainSetup, sandboxRoutes } from "@pay/sandbox"
 import * as Sandbox from "@pay/sandbox-chain"
 import * as PgStorage from "@pay/storage-postgres"
 import * as SqliteStorage from "@pay/storage-sqlite/node"
 import { Effect, Either, Layer, Option } from "effect"
 import { isPostgresUrl, type StandaloneConfig } from "./config.js"
 import { readPayConfig } from "./payConfig.js"
-import { sandboxChainSetup, sandboxRoutes } from "./sandbox.js"
 
 type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBodyBytes"> &
-  Partial<Pick<StandaloneConfig, "paymentLifetimeMs" | "maxLongPollMs">>
+  Partial<Pick<StandaloneConfig, "paymentLifetimeMs" | "maxLongPollMs" | "basePath">>
 
 type StorageError =
   | Layer.Layer.Error<ReturnType<typeof SqliteStorage.layer>>
@@ -40,9 +37,21 @@ type StorageError =
  * PostgreSQL a serving engine also carries payment status changes between
  * instances (LISTEN/NOTIFY), on the same pool: one client layer value, built once.
  */
-const engineOptions = ({ database, ...settings }: EngineSettings, serving = false) => {
+const engineOptions = (
+  { database, ...given }: EngineSettings,
+  serving = false
+): PaymentEngineOptions<StorageError> => {
+  const settings = {
+    publicUrl: given.publicUrl,
+    maxBodyBytes: given.maxBodyBytes,
+    ...(given.basePath === undefined ? {} : { basePath: given.basePath }),
+    ...(given.paymentLifetimeMs === undefined
+      ? {}
+      : { paymentLifetimeMs: given.paymentLifetimeMs }),
+    ...(given.maxLongPollMs === undefined ? {} : { maxLongPollMs: given.maxLongPollMs })
+  }
   if (!isPostgresUrl(database)) {
-    return { storage: SqliteStorage.layer({ filename: database }), config: settings }
+    return { ...settings, storage: SqliteStorage.layer({ filename: database }) }
   }
   const client = PgStorage.migratedClientLayer({ url: database })
   const storage: Layer.Layer<PayStorage, StorageError> = PgStorage.PgStores.pipe(
@@ -50,11 +59,11 @@ const engineOptions = ({ database, ...settings }: EngineSettings, serving = fals
   )
   return serving
     ? {
+        ...settings,
         storage,
-        config: settings,
         events: PgStorage.PgPaymentEvents.layer().pipe(Layer.provide(client))
       }
-    : { storage, config: settings }
+    : { ...settings, storage }
 }
 
 /** Applies pending migrations to the database and names those it applied (`pay migrate`). */
@@ -67,7 +76,16 @@ export const migrateDatabase = (database: string) =>
   )
 
 /** The engine's services on the database, without serving or background work (the CLI, tests). */
-export const engineLayer = (config: EngineSettings) => payEngineLayer(engineOptions(config))
+export const engineLayer = (settings: EngineSettings) => {
+  const options = engineOptions(settings)
+  return payEngineLayer({
+    ...options,
+    config: {
+      publicUrl: options.publicUrl,
+      maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+    }
+  })
+}
 
 export interface Bootstrapped {
   readonly partnerId: string
@@ -111,30 +129,20 @@ export const startStandalone = (config: StandaloneConfig) =>
   Effect.gen(function* () {
     const chain = yield* chainFor(config)
     const { setup } = chain
-    const base = engineOptions(config, true)
-    const { handler, context } = yield* makePayEngine({
-      ...base,
-      config: {
-        ...base.config,
-        gateway: Option.match(config.quoteLockMs, {
-          onNone: () => setup.gateway,
-          onSome: (quoteLockMs) => ({ ...setup.gateway, quoteLockMs })
-        }),
-        ...(setup.fees === undefined ? {} : { fees: setup.fees }),
-        ...(setup.chainWork === undefined ? {} : { chainWork: setup.chainWork })
-      },
-      chain: Layer.effect(Chain, makeEvmChain(setup.networks)),
-      tokens: TokenRegistry.layer(
-        [...defaultNetworks, ...setup.registryNetworks],
-        [...defaultTokens, ...setup.registryTokens]
-      ),
-      prices: Prices.fromTable(setup.rates),
-      routes: [...apiReferenceRoutes(), ...chain.routes]
+    const engine = yield* makePaymentEngine({
+      ...engineOptions(config, true),
+      ...chainEngineOptions(setup),
+      gateway: Option.match(config.quoteLockMs, {
+        onNone: () => setup.gateway,
+        onSome: (quoteLockMs) => ({ ...setup.gateway, quoteLockMs })
+      }),
+      routes: [...apiReferenceRoutes({ basePath: config.basePath }), ...chain.routes]
     })
+    const { context } = engine
     const bootstrapped = yield* bootstrapPartner(config.bootstrapApiKey).pipe(
       Effect.provide(context)
     )
-    const server = yield* serve(handler, { host: config.host, port: config.port })
+    const server = yield* serve(engine, { host: config.host, port: config.port })
     // `context` lets in-process tests reach the services; `sandbox`, the sandbox chain.
     return { server, bootstrapped, context, sandbox: chain.sandbox }
   })

@@ -12,8 +12,10 @@ export interface StandaloneConfig {
   readonly database: string
   /** The first partner's key on an empty database, instead of a generated one. */
   readonly bootstrapApiKey: Option.Option<string>
-  /** Base URL for links the engine hands out; defaults to http://HOST:PORT. */
+  /** Base URL for links the engine hands out, with the prefix it is served under; defaults to http://HOST:PORT. */
   readonly publicUrl: string
+  /** The path prefix requests arrive with: PAY_BASE_PATH, else the path of PAY_PUBLIC_URL. */
+  readonly basePath: string
   readonly maxBodyBytes: number
   /** Lifetime of a payment created without `expiresAt`. */
   readonly paymentLifetimeMs: number
@@ -82,6 +84,16 @@ const publicUrl = Config.option(
   )
 )
 
+const basePath = Config.option(
+  Config.string("PAY_BASE_PATH").pipe(
+    Config.validate({
+      message:
+        'PAY_BASE_PATH must be empty or a path like /pay (starting with "/", no trailing "/")',
+      validation: (s) => s === "" || /^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$/.test(s)
+    })
+  )
+)
+
 export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.integer("PORT").pipe(
@@ -94,6 +106,7 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   database,
   bootstrapApiKey,
   publicUrl,
+  basePath,
   maxBodyBytes: Config.integer("PAY_MAX_BODY_BYTES").pipe(
     Config.withDefault(256 * 1024),
     Config.validate({
@@ -127,11 +140,15 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
     })
   )
 }).pipe(
-  Config.map(({ publicUrl, ...rest }) => ({
-    ...rest,
-    publicUrl: Option.getOrElse(publicUrl, () => {
+  Config.map(({ publicUrl, basePath, ...rest }) => {
+    const url = Option.getOrElse(publicUrl, () => {
       const host = rest.host.includes(":") ? `[${rest.host}]` : rest.host
       return `http://${host}:${rest.port}`
     }).replace(/\/+$/, "")
-  }))
+    return {
+      ...rest,
+      publicUrl: url,
+      basePath: Option.getOrElse(basePath, () => new URL(url).pathname.replace(/\/+$/, ""))
+    }
+  })
 )

@@ -13,7 +13,7 @@ const program = Effect.gen(function* () {
   const { server, bootstrapped, sandbox } = yield* startStandalone(config)
   yield* Console.log(`Pay engine listening on ${server.url}`)
   yield* Console.log(
-    `  API reference: ${server.url}/docs   OpenAPI document: ${server.url}/openapi.json`
+    `  API reference: ${config.publicUrl}/docs   OpenAPI document: ${config.publicUrl}/openapi.json`
   )
   yield* Console.log(`  Database: ${describeDatabase(config.database)}`)
   if (sandbox !== undefined) {
@@ -40,7 +40,7 @@ const program = Effect.gen(function* () {
           Option.isSome(config.bootstrapApiKey)
             ? "  Its API key is the one in PAY_BOOTSTRAP_API_KEY."
             : `  Its API key, shown only this once, store it now:\n\n    ${apiKey}\n`,
-          `  Try: curl -H "Api-Key: <key>" ${server.url}/v1/merchants`
+          `  Try: curl -H "Api-Key: <key>" ${config.publicUrl}/v1/merchants`
         ].join("\n")
       )
   })

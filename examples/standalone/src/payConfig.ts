@@ -9,16 +9,11 @@ import {
   AmountInput,
   Caip2Schema,
   Caip19Schema,
-  type ChainWorkSettings,
+  type ChainSetup,
   chainOfCaip19,
   type EvmNetworkConfig,
-  type FeeSchedule,
   FeeScheduleSchema,
-  type GatewaySettings,
-  type NetworkInfo,
-  parseRate,
-  type RateTable,
-  type TokenInfo
+  parseRate
 } from "@pay/core"
 import { Either, ParseResult, Schema } from "effect"
 import { http, isHex } from "viem"
@@ -99,17 +94,6 @@ export const PayConfigFile = Schema.Struct({
   )
 })
 export type PayConfigFile = typeof PayConfigFile.Type
-
-/** What the engine is given, whatever the chain: networks, known tokens, rates, gateway settings. */
-export interface ChainSetup {
-  readonly networks: ReadonlyArray<EvmNetworkConfig>
-  readonly registryNetworks: ReadonlyArray<NetworkInfo>
-  readonly registryTokens: ReadonlyArray<TokenInfo>
-  readonly rates: RateTable
-  readonly gateway: GatewaySettings
-  readonly fees?: FeeSchedule
-  readonly chainWork?: ChainWorkSettings
-}
 
 /** Reads and checks the file; every problem is one line naming its place in the file. */
 export const readPayConfig = (

@@ -10,6 +10,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { signTypedDataJson } from "@pay/sandbox"
 import {
   type Address,
   createPublicClient,
@@ -20,7 +21,6 @@ import {
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { expect } from "vitest"
-import { signTypedDataJson } from "../../wallet/payWithWallet.js"
 import { type Client, client, type Json, newKey, PARTNER_KEY } from "./e2e-support.js"
 import { type Instance, startInstance } from "./instances-support.js"
 import { type RpcProxy, startRpcProxy } from "./rpc-proxy.js"

@@ -78,6 +78,7 @@ export const startServer = async (
       database,
       bootstrapApiKey: Option.some(PARTNER_KEY),
       publicUrl: "http://127.0.0.1",
+      basePath: "",
       maxBodyBytes: MAX_BODY_BYTES,
       paymentLifetimeMs: 300_000,
       maxLongPollMs: 30_000,

@@ -1,9 +1,24 @@
 /**
- * The engine as a node:http request listener, to serve standalone or to mount
- * in an existing Node app (node:http, Express, Fastify's raw routes).
+ * The engine as a node:http `(req, res)` handler, to serve standalone or to
+ * mount in an existing Node app: node:http, Express (`app.use("/pay", …)`),
+ * Fastify (`reply.hijack()`, then the raw request and response), Koa
+ * (`ctx.respond = false`, then `ctx.req`, `ctx.res`).
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { EngineHandler, EngineRequest } from "@pay/core"
+
+/** The part of an engine this adapter needs (`createPaymentEngine`'s or `makePaymentEngine`'s). */
+export interface HandlesRequests {
+  readonly handle: EngineHandler
+}
+
+/** A body some middleware read before the engine got the request (Express's body parsers). */
+const alreadyRead = (req: IncomingMessage): Uint8Array | undefined => {
+  const body = (req as { body?: unknown }).body
+  if (body instanceof Uint8Array) return body
+  if (typeof body === "string") return Buffer.from(body)
+  return undefined
+}
 
 const readBody = (req: IncomingMessage, limit: number): Promise<Uint8Array | "too_large"> =>
   new Promise((resolve, reject) => {
@@ -11,6 +26,17 @@ const readBody = (req: IncomingMessage, limit: number): Promise<Uint8Array | "to
     if (Number.isFinite(declared) && declared > limit) {
       req.resume()
       resolve("too_large")
+      return
+    }
+    if (req.readableEnded) {
+      const body = alreadyRead(req)
+      if (body === undefined) {
+        reject(
+          new Error(
+            "the request body was consumed by a middleware before the engine: mount the engine before body parsers"
+          )
+        )
+      } else resolve(body.length > limit ? "too_large" : body)
       return
     }
     const chunks: Array<Buffer> = []
@@ -34,22 +60,45 @@ const readBody = (req: IncomingMessage, limit: number): Promise<Uint8Array | "to
     req.on("error", reject)
   })
 
-export const toEngineRequest = (req: IncomingMessage): EngineRequest => ({
-  method: req.method ?? "GET",
-  url: req.url ?? "/",
-  header: (name) => {
-    const value = req.headers[name]
-    return Array.isArray(value) ? value.join(", ") : value
-  },
-  readBody: (limit) => readBody(req, limit)
-})
+/**
+ * The request as the engine reads it. Under Express's `app.use(prefix, …)` the
+ * path is `originalUrl` (Express takes the prefix off `url`): the engine sees
+ * the whole path and takes off its own base path. `signal` is made only when
+ * asked for (a request answered at once never needs one) and aborts when the
+ * client goes away before the answer.
+ */
+export const toEngineRequest = (req: IncomingMessage, res: ServerResponse): EngineRequest => {
+  let controller: AbortController | undefined
+  return {
+    method: req.method ?? "GET",
+    url: (req as { originalUrl?: string }).originalUrl ?? req.url ?? "/",
+    header: (name) => {
+      const value = req.headers[name]
+      return Array.isArray(value) ? value.join(", ") : value
+    },
+    readBody: (limit) => readBody(req, limit),
+    get signal() {
+      if (controller === undefined) {
+        const made = new AbortController()
+        controller = made
+        const abandoned = () => {
+          if (!res.writableFinished) made.abort()
+        }
+        if (res.destroyed || req.destroyed) abandoned()
+        else res.once("close", abandoned)
+      }
+      return controller.signal
+    }
+  }
+}
 
-/** A `(req, res)` listener that answers every request through the engine. */
-export const toNodeListener =
-  (handler: EngineHandler) =>
-  (req: IncomingMessage, res: ServerResponse): void => {
-    handler(toEngineRequest(req)).then(
+/** A `(req, res)` handler that answers every request through the engine. */
+export const toNodeHandler = (engine: HandlesRequests) => {
+  const handle = engine.handle
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    handle(toEngineRequest(req, res)).then(
       (response) => {
+        if (res.destroyed) return
         if (!req.complete && response.status === 413) res.setHeader("connection", "close")
         // A flat [name, value, ...] list is node's cheapest header form; a known length
         // spares the chunked framing, so headers and body leave in one write.
@@ -61,8 +110,10 @@ export const toNodeListener =
       },
       // The engine turns every failure into a response; this is a last resort.
       () => {
+        if (res.destroyed) return
         if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" })
         res.end('{"code":"internal_error","message":"Internal Server Error"}')
       }
     )
   }
+}

@@ -5,9 +5,8 @@
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import type { EngineHandler } from "@pay/core"
 import { Duration, Effect } from "effect"
-import { toNodeListener } from "./NodeHandler.js"
+import { type HandlesRequests, toNodeHandler } from "./NodeHandler.js"
 
 export interface ServeOptions {
   readonly host: string
@@ -44,10 +43,11 @@ const close = (server: Server, grace: Duration.DurationInput) =>
     Effect.catchAll(() => Effect.sync(() => server.closeAllConnections()))
   )
 
-export const serve = (handler: EngineHandler, options: ServeOptions) =>
+/** Serves the engine on its own node:http server (the standalone server does). */
+export const serve = (engine: HandlesRequests, options: ServeOptions) =>
   Effect.acquireRelease(
     Effect.gen(function* () {
-      const server = createServer({ keepAliveTimeout: 5_000 }, toNodeListener(handler))
+      const server = createServer({ keepAliveTimeout: 5_000 }, toNodeHandler(engine))
       const address = yield* listen(server, options)
       const host = address.family === "IPv6" ? `[${address.address}]` : address.address
       return {

@@ -1,7 +1,7 @@
 /**
  * The routes of the API reference: `GET /docs`, the page, and
  * `GET /docs/scalar.js`, Scalar's bundle from its npm package. Both are public
- * routes a server adds beside the engine's own (`makePayEngine`'s `routes`);
+ * routes a server adds beside the engine's own (`makePaymentEngine`'s `routes`);
  * the engine itself serves only the document, `/openapi.json`.
  */
 import { publicRoute, type Reply, type Route } from "@pay/core"
@@ -56,7 +56,7 @@ const trimBase = (basePath: string): string => {
   return trimmed
 }
 
-/** `GET /docs` and `GET /docs/scalar.js`, to pass to `makePayEngine({ routes })`. */
+/** `GET /docs` and `GET /docs/scalar.js`, to pass to `createPaymentEngine({ routes })`. */
 export const apiReferenceRoutes = (
   options: ApiReferenceOptions = {}
 ): ReadonlyArray<Route<never>> => {

@@ -200,7 +200,8 @@ export const make = (options: PgPaymentEventsOptions = {}) =>
           )
         ),
       position: local.events.position,
-      awaitChange: local.events.awaitChange
+      awaitChange: local.events.awaitChange,
+      held: local.events.held
     })
   })
 

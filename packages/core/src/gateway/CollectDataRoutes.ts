@@ -63,8 +63,16 @@ export const collectDataRoutes = (gateway: Gateway): ReadonlyArray<Route<never>>
     }
     return Effect.succeed({ id: id as PaymentId, accounts })
   }
-  /** The page's own URL: the form posts back to it. */
-  const selfUrl = (exchange: Exchange) => exchange.request.url
+  /**
+   * The page's own URL, for the form to post back to: relative (its last segment and
+   * query), so it resolves to the page whatever prefix or proxy is in front.
+   */
+  const selfUrl = (exchange: Exchange) => {
+    const target = exchange.request.url
+    const query = target.indexOf("?")
+    const path = query === -1 ? target : target.slice(0, query)
+    return `${path.slice(path.lastIndexOf("/") + 1)}${query === -1 ? "" : target.slice(query)}`
+  }
 
   return [
     publicRoute("GET", "/collect/:id", (exchange) =>

@@ -4,7 +4,7 @@
  * turns every outcome, including defects, into a JSON response. Adapters turn
  * their server's requests into `EngineRequest`s and call it.
  */
-import { Cause, Context, Effect, Exit, FiberRef, Runtime } from "effect"
+import { Cause, Context, Effect, Exit, FiberId, FiberRef, Runtime } from "effect"
 import {
   API_VERSIONS,
   type ApiVersion,
@@ -32,6 +32,11 @@ export interface EngineOptions<R> {
   readonly authenticators: ReadonlyArray<Authenticator<R>>
   /** Each failure a route may answer with, as its reply (the API's ApiFailures.ts); an exchange's own are answered here. */
   readonly errorReply?: (failure: ApiFailure) => ErrorReply
+  /**
+   * The path prefix every request arrives with (`/pay`), taken off before routes
+   * are matched; a request outside it is 404. Default: none.
+   */
+  readonly basePath?: string
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024
@@ -109,6 +114,13 @@ const splitTarget = (target: string): { pathname: string; query: URLSearchParams
   return mark === -1
     ? { pathname: target, query: NO_QUERY }
     : { pathname: target.slice(0, mark), query: new URLSearchParams(target.slice(mark + 1)) }
+}
+
+/** The path under `basePath` (`/pay/v1/x` under `/pay` is `/v1/x`), or undefined outside it. */
+const withinBase = (basePath: string, pathname: string): string | undefined => {
+  if (!pathname.startsWith(basePath)) return undefined
+  if (pathname.length === basePath.length) return "/"
+  return pathname[basePath.length] === "/" ? pathname.slice(basePath.length) : undefined
 }
 
 /** The strongest version header sent, with its name (WIRE.md section 3). */
@@ -245,6 +257,7 @@ export const makeEngineHandler = <R>(
     const callerContext = (tag: Context.Tag<unknown, unknown>, service: unknown) =>
       callerOf(tag, service).context
     const runFork = Runtime.runFork(runtime)
+    const basePath = options.basePath ?? ""
 
     // Without a mapping, a failure that is not the exchange's own is a defect to answer 500.
     const errorReply = options.errorReply ?? (() => INTERNAL_ERROR)
@@ -267,11 +280,16 @@ export const makeEngineHandler = <R>(
       start: { runFork?: typeof runFork }
     ): Effect.Effect<EngineResponse, never, R> => {
       const url = splitTarget(request.url)
-      const match = matchRoute(compiled, request.method.toUpperCase(), url.pathname)
+      const sent = url.pathname
+      if (basePath !== "") url.pathname = withinBase(basePath, sent) ?? ""
+      const match: Match<R> =
+        url.pathname === ""
+          ? { _tag: "None" }
+          : matchRoute(compiled, request.method.toUpperCase(), url.pathname)
       if (match._tag === "None") {
         return Effect.succeed(
           failed(
-            RequestError.of(ApiErrors.NotFound, `No route for ${request.method} ${url.pathname}`),
+            RequestError.of(ApiErrors.NotFound, `No route for ${request.method} ${sent}`),
             undefined
           )
         )
@@ -374,10 +392,17 @@ export const makeEngineHandler = <R>(
       const effect = handle(request, start)
       const fiber = (start.runFork ?? runFork)(effect)
       const exit = fiber.unsafePoll()
-      return exit !== null
-        ? Promise.resolve(settled(exit))
-        : new Promise<EngineResponse>((resolve) =>
-            fiber.addObserver((done) => resolve(settled(done)))
-          )
+      if (exit !== null) return Promise.resolve(settled(exit))
+      const signal = request.signal
+      // The client went away: its request's work stops (a long-poll's waiter is let go at once).
+      const abandon = () => fiber.unsafeInterruptAsFork(FiberId.none)
+      if (signal?.aborted) abandon()
+      else signal?.addEventListener("abort", abandon, { once: true })
+      return new Promise<EngineResponse>((resolve) =>
+        fiber.addObserver((done) => {
+          signal?.removeEventListener("abort", abandon)
+          resolve(settled(done))
+        })
+      )
     }
   })

@@ -15,6 +15,8 @@ export interface EngineRequest {
    * bytes without buffering the rest. Called at most once.
    */
   readonly readBody: (limit: number) => Promise<Uint8Array | "too_large">
+  /** Aborted when the client goes away: the request's work is interrupted (a long-poll lets go). */
+  readonly signal?: AbortSignal
 }
 
 export interface EngineResponse {

@@ -27,6 +27,8 @@ export class PaymentEvents extends Context.Tag("@pay/core/PaymentEvents")<
      * was one already, or when `timeoutMs` has passed.
      */
     readonly awaitChange: (id: PaymentId, since: number, timeoutMs: number) => Effect.Effect<void>
+    /** How many waits are held now (long-polls waiting for a change). */
+    readonly held: Effect.Effect<number>
   }
 >() {}
 
@@ -107,9 +109,11 @@ export const makePaymentWaiters = Effect.gen(function* () {
   let reschedule = yield* Deferred.make<void>()
   let scheduledFor = Number.POSITIVE_INFINITY
 
+  let held = 0
   const settle = (w: Waiter) => {
     if (w.done) return
     w.done = true
+    held--
     const set = waiters.get(w.id)
     set?.delete(w)
     if (set?.size === 0) waiters.delete(w.id)
@@ -152,6 +156,7 @@ export const makePaymentWaiters = Effect.gen(function* () {
           wake: () => resume(Effect.void)
         }
         const set = waiters.get(id) ?? new Set()
+        held++
         set.add(waiter)
         waiters.set(id, set)
         deadlines.push(waiter)
@@ -185,7 +190,8 @@ export const makePaymentWaiters = Effect.gen(function* () {
   const events = PaymentEvents.of({
     publish: (event) => wake(event.paymentId),
     position: Effect.sync(() => position),
-    awaitChange
+    awaitChange,
+    held: Effect.sync(() => held)
   })
   return { events, wake, wakeAll } satisfies PaymentWaiters
 })

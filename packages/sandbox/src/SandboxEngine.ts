@@ -1,14 +1,18 @@
 /**
- * The sandbox: without `PAY_CONFIG`, the standalone server runs a real local
- * EVM in process (chain `eip155:31337`) with a test USDC, and serves
+ * The sandbox as an engine's network: a real local EVM in process (chain
+ * `eip155:31337`, `@pay/sandbox-chain`) with a test USDC, and the routes
  * `GET /sandbox` (what it is), `POST /sandbox/rpc` (its JSON-RPC, for wallets
  * and scripts) and `POST /sandbox/faucet` (test tokens). The chain starts fresh
- * with the server: balances reset, the token's address stays the same.
+ * with its process: balances reset, the token's address stays the same.
+ * The standalone server runs it without `PAY_CONFIG`; an embedder passes
+ * `sandboxEngineOptions(...)` to try the engine without a real network.
  */
 import {
   ApiErrors,
   type Caip2,
   type Caip19,
+  type ChainSetup,
+  chainEngineOptions,
   findCurrency,
   parseCaip10,
   publicRoute,
@@ -16,8 +20,7 @@ import {
   type Route
 } from "@pay/core"
 import * as Sandbox from "@pay/sandbox-chain"
-import { Effect, Either } from "effect"
-import type { ChainSetup } from "./payConfig.js"
+import { Effect, Either, Exit, Scope } from "effect"
 
 /** A fixed rate, so euro payments can be paid in the sandbox's USDC. */
 const SANDBOX_EUR_USD = { numerator: 108n, denominator: 100n }
@@ -124,3 +127,41 @@ export const sandboxRoutes = (
     { takesBody: true }
   )
 ]
+
+/**
+ * What to spread into `createPaymentEngine`'s options to run on the sandbox:
+ * the chain, its token and rates, and the sandbox routes (served under the
+ * engine's base path; `publicUrl` is the engine's, for the RPC URL it names).
+ */
+export const sandboxEngineOptions = (sandbox: Sandbox.SandboxChainService, publicUrl: string) => ({
+  ...chainEngineOptions(sandboxChainSetup(sandbox)),
+  routes: sandboxRoutes(sandbox, publicUrl.replace(/\/+$/, ""))
+})
+
+export interface RunningSandbox {
+  readonly chain: Sandbox.SandboxChainService
+  /** `createPaymentEngine({ ...sandbox.engineOptions(publicUrl), storage, publicUrl })`. */
+  readonly engineOptions: (publicUrl: string) => ReturnType<typeof sandboxEngineOptions>
+  /** Stops the chain. */
+  readonly close: () => Promise<void>
+}
+
+/** Starts the sandbox chain in this process, for platforms that do not use Effect. */
+export const startSandbox = async (): Promise<RunningSandbox> => {
+  const scope = Effect.runSync(Scope.make())
+  const exit = await Effect.runPromiseExit(Scope.extend(Sandbox.make(), scope))
+  if (Exit.isFailure(exit)) {
+    await Effect.runPromise(Scope.close(scope, exit))
+    throw new Error(`the sandbox chain could not start: ${exit.cause.toString()}`)
+  }
+  const chain = exit.value
+  let closing: Promise<void> | undefined
+  return {
+    chain,
+    engineOptions: (publicUrl) => sandboxEngineOptions(chain, publicUrl),
+    close: () => {
+      closing ??= Effect.runPromise(Scope.close(scope, Exit.void))
+      return closing
+    }
+  }
+}

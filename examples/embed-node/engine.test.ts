@@ -1,0 +1,299 @@
+/**
+ * The embedding API on real SQLite files: options checked at once, the fetch
+ * handler under a path prefix, two engines in one process, and a client that
+ * goes away letting go of its long-poll (over real HTTP, on Node).
+ */
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { createServer, request as httpRequest } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { toNodeHandler } from "@pay/adapter-node"
+import {
+  createPaymentEngine,
+  type EmbeddedPaymentEngine,
+  makePaymentEngine,
+  PaymentEngineOptionsError,
+  PaymentEvents
+} from "@pay/core"
+import * as SqliteStorage from "@pay/storage-sqlite/node"
+import { Effect, Exit, Scope } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
+type Json = any
+
+const dir = mkdtempSync(join(tmpdir(), "pay-embed-engine-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const file = (name: string) => join(dir, `${name}.sqlite`)
+
+const send = (
+  engine: Pick<EmbeddedPaymentEngine, "fetch">,
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}
+) =>
+  engine
+    .fetch(
+      new Request(url, {
+        method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+        headers: {
+          ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+          ...init.headers
+        },
+        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
+      })
+    )
+    .then(async (response) => ({
+      status: response.status,
+      body: (response.status === 204 ? undefined : await response.json()) as Json
+    }))
+
+describe("options", () => {
+  it("are checked at start: one error names every wrong option, and nothing is opened", async () => {
+    const database = file("never")
+    const started = createPaymentEngine({
+      storage: SqliteStorage.layer({ filename: database }),
+      publicUrl: "ftp://shop.example/pay",
+      maxBodyBytes: 5,
+      maxLongPollMs: -1,
+      workers: "no",
+      chainWork: { leaseMs: 1.5 },
+      fees: { default: { percentage: "lots" } },
+      publicURL: "https://shop.example"
+    } as never)
+    const error = await started.then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    expect(error).toBeInstanceOf(PaymentEngineOptionsError)
+    const options = (error as PaymentEngineOptionsError).issues.map((i) => i.option).sort()
+    expect(options).toEqual([
+      "chainWork.leaseMs",
+      "fees.default.percentage",
+      "maxBodyBytes",
+      "maxLongPollMs",
+      "publicURL",
+      "publicUrl",
+      "workers"
+    ])
+    const message = (error as Error).message
+    expect(message).toContain("publicUrl: must be an absolute http:// or https:// URL")
+    expect(message).toContain("publicURL: is not a known option")
+    expect(message).toContain("maxBodyBytes: must be a whole number of bytes from 1024")
+    expect(existsSync(database)).toBe(false)
+  })
+
+  it("name a missing storage and publicUrl", async () => {
+    const error = await createPaymentEngine({} as never).catch((e: unknown) => e)
+    expect((error as PaymentEngineOptionsError).issues).toEqual([
+      { option: "publicUrl", message: "is required" },
+      { option: "storage", message: "is required" }
+    ])
+  })
+})
+
+describe("the fetch handler under a path prefix", () => {
+  it("serves every route under the prefix, and links, documents and pages follow it", async () => {
+    const engine = await createPaymentEngine({
+      storage: SqliteStorage.layer({ filename: file("prefix") }),
+      publicUrl: "https://shop.example/pay/",
+      maxBodyBytes: 2048
+    })
+    try {
+      expect(engine.basePath).toBe("/pay")
+      expect(engine.publicUrl).toBe("https://shop.example/pay")
+      const { apiKey } = await engine.partners.create({ name: "Shop" })
+      const partner = { "api-key": apiKey }
+
+      expect((await send(engine, "https://shop.example/pay/health")).status).toBe(200)
+      // Outside the prefix nothing answers but 404, even for the engine's own paths.
+      const outside = await send(engine, "https://shop.example/health")
+      expect(outside.status).toBe(404)
+      expect(outside.body.code).toBe("not_found")
+      expect((await send(engine, "https://shop.example/payments/v1/merchants")).status).toBe(404)
+
+      const document = await send(engine, "https://shop.example/pay/openapi.json")
+      expect(document.body.servers).toEqual([{ url: "/pay" }])
+
+      const merchant = await send(engine, "https://shop.example/pay/v1/merchants", {
+        headers: { ...partner, "idempotency-key": "m-1" },
+        body: { merchantName: "Coffee", merchantEmail: "owner@coffee.example" }
+      })
+      expect(merchant.status).toBe(201)
+      const merchantId: string = merchant.body.merchant.id
+      const payment = await send(engine, "https://shop.example/pay/v1/payments", {
+        headers: { ...partner, "merchant-id": merchantId },
+        body: { referenceId: "ORDER-1", amount: { unit: "iso4217/USD", value: "450" } }
+      })
+      expect(payment.status).toBe(201)
+      expect(payment.body.gatewayUrl).toBe(`https://shop.example/pay/${payment.body.paymentId}`)
+
+      const status = await send(
+        engine,
+        `https://shop.example/pay/v1/payments/${payment.body.paymentId}/status?maxPollMs=0`,
+        { headers: { ...partner, "merchant-id": merchantId } }
+      )
+      expect(status.status).toBe(200)
+      expect(status.body.status).toBe("requires_action")
+
+      // A streamed body past the limit is refused (413) without being read to the end.
+      let pulled = 0
+      const endless = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          pulled++
+          controller.enqueue(new Uint8Array(1024).fill(32))
+          if (pulled > 10_000) controller.close()
+        }
+      })
+      const tooLarge = await engine.fetch(
+        new Request("https://shop.example/pay/v1/merchants", {
+          method: "POST",
+          headers: { ...partner, "idempotency-key": "m-2", "content-type": "application/json" },
+          body: endless,
+          duplex: "half"
+        } as RequestInit)
+      )
+      expect(tooLarge.status).toBe(413)
+      expect(pulled).toBeLessThan(10)
+    } finally {
+      await engine.close()
+    }
+  })
+})
+
+describe("two engines in one process", () => {
+  it("on two databases see nothing of each other", async () => {
+    const key = "pk_test_same_key_on_both_engines_0001"
+    const a = await createPaymentEngine({
+      storage: SqliteStorage.layer({ filename: file("a") }),
+      publicUrl: "https://a.example"
+    })
+    const b = await createPaymentEngine({
+      storage: SqliteStorage.layer({ filename: file("b") }),
+      publicUrl: "https://b.example"
+    })
+    try {
+      const onA = await a.partners.create({ name: "A", apiKey: key })
+      const onB = await b.partners.create({ name: "B" })
+      const other = await b.partners.create({ name: "B2", apiKey: `${key}x` })
+      expect(onA.partnerId).not.toBe(onB.partnerId)
+
+      const created = await send(a, "https://a.example/v1/merchants", {
+        headers: { "api-key": key, "idempotency-key": "same" },
+        body: { merchantName: "Only on A", merchantEmail: "a@a.example" }
+      })
+      expect(created.status).toBe(201)
+      // A's key means nothing to B (its verified-key cache is its own), nor A's merchant.
+      expect(
+        (await send(b, "https://b.example/v1/merchants", { headers: { "api-key": key } })).status
+      ).toBe(401)
+      const listedOnB = await send(b, "https://b.example/v1/merchants", {
+        headers: { "api-key": onB.apiKey }
+      })
+      expect(listedOnB.status).toBe(200)
+      expect(JSON.stringify(listedOnB.body)).not.toContain("Only on A")
+      // The same idempotency key on B is a new request there.
+      const sameKeyOnB = await send(b, "https://b.example/v1/merchants", {
+        headers: { "api-key": other.apiKey, "idempotency-key": "same" },
+        body: { merchantName: "On B", merchantEmail: "b@b.example" }
+      })
+      expect(sameKeyOnB.status).toBe(201)
+      expect(sameKeyOnB.body.merchant.id).not.toBe(created.body.merchant.id)
+      expect((await a.partners.list()).map((p) => p.name)).toEqual(["A"])
+      expect((await b.partners.list()).map((p) => p.name).sort()).toEqual(["B", "B2"])
+    } finally {
+      await a.close()
+      await b.close()
+    }
+    // Closing one left the other's file whole, and both close cleanly twice.
+    await a.close()
+  })
+})
+
+describe("a client that goes away", () => {
+  it("lets go of its long-poll's waiter at once (Node)", async () => {
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const engine = await Effect.runPromise(
+        Scope.extend(
+          makePaymentEngine({
+            storage: SqliteStorage.layer({ filename: file("disconnect") }),
+            publicUrl: "http://127.0.0.1"
+          }),
+          scope
+        )
+      )
+      const held = () =>
+        Effect.runPromise(
+          Effect.provide(
+            Effect.flatMap(PaymentEvents, (e) => e.held),
+            engine.context
+          )
+        )
+      const server = createServer(toNodeHandler(engine))
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+      await Effect.runPromise(
+        Scope.addFinalizer(
+          scope,
+          Effect.promise(() => new Promise((r) => server.close(r)))
+        )
+      )
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+
+      const { Partners } = await import("@pay/core")
+      const { apiKey } = await Effect.runPromise(
+        Effect.provide(
+          Effect.flatMap(Partners, (p) => p.create({ name: "P" })),
+          engine.context
+        )
+      )
+      const post = (path: string, headers: Record<string, string>, body: unknown) =>
+        fetch(`${base}${path}`, {
+          method: "POST",
+          headers: { "api-key": apiKey, "content-type": "application/json", ...headers },
+          body: JSON.stringify(body)
+        }).then((r) => r.json() as Promise<Json>)
+      const merchant = await post(
+        "/v1/merchants",
+        { "idempotency-key": "m" },
+        {
+          merchantName: "M",
+          merchantEmail: "m@m.example"
+        }
+      )
+      const payment = await post(
+        "/v1/payments",
+        { "merchant-id": merchant.merchant.id },
+        {
+          referenceId: "R",
+          amount: { unit: "iso4217/USD", value: "100" }
+        }
+      )
+
+      // A long-poll of up to 20 s, held...
+      const polling = httpRequest(
+        `${base}/v1/payments/${payment.paymentId}/status?maxPollMs=20000`,
+        {
+          headers: { "api-key": apiKey, "merchant-id": merchant.merchant.id }
+        }
+      )
+      polling.on("error", () => {})
+      polling.end()
+      const until = async (check: () => Promise<boolean>, what: string) => {
+        const deadline = Date.now() + 5_000
+        while (!(await check())) {
+          if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
+          await new Promise((r) => setTimeout(r, 20))
+        }
+      }
+      await until(async () => (await held()) === 1, "the long-poll is held")
+      // ...then the client goes away: the waiter is gone well before the 20 s.
+      const goneAt = Date.now()
+      polling.destroy()
+      await until(async () => (await held()) === 0, "the waiter is let go")
+      expect(Date.now() - goneAt).toBeLessThan(5_000)
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  })
+})

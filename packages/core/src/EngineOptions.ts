@@ -1,0 +1,230 @@
+/**
+ * What an embedder gives the engine, and the one check of it at start: every
+ * wrong or unknown option is named in a single error, before anything opens.
+ */
+import { Data, Either, Layer, ParseResult, Schema } from "effect"
+import { MAX_PAYMENT_LIFETIME_MS, type PayConfigShape } from "./Config.js"
+import type { Chain } from "./chain/Chain.js"
+import type { ChainWorkSettings } from "./chainwork/ChainWorkConfig.js"
+import { decodeFeeSchedule, type FeeSchedule } from "./fees/Fees.js"
+import type { GatewaySettings } from "./gateway/GatewayConfig.js"
+import { DEFAULT_MAX_BODY_BYTES } from "./http/Engine.js"
+import type { Route } from "./http/Route.js"
+import type { PaymentEvents } from "./payments/PaymentEvents.js"
+import type { Prices } from "./pricing/Pricing.js"
+import type { PayStorage } from "./Storage.js"
+import type { TokenRegistry } from "./shared/TokenRegistry.js"
+
+/** The engine's settings: plain values, the same on every instance of one deployment. */
+export interface PaymentEngineSettings {
+  /**
+   * The engine's full external URL, with the path it is mounted under
+   * (`https://shop.example/pay`): buyer links are `{publicUrl}/pay_<id>`,
+   * data-collection pages `{publicUrl}/collect/…`.
+   */
+  readonly publicUrl: string
+  /**
+   * The path prefix requests reach the engine with. Default: `publicUrl`'s path
+   * (`/pay` above). `""` when a proxy in front strips the prefix.
+   */
+  readonly basePath?: string
+  /** Request bodies larger than this are refused with 413. Default 256 KiB. */
+  readonly maxBodyBytes?: number
+  /** Lifetime of a payment created without `expiresAt`. Default 5 minutes. */
+  readonly paymentLifetimeMs?: number
+  /** The longest a status request is held (`maxPollMs` above it is capped). Default 30 s. */
+  readonly maxLongPollMs?: number
+  /** Quote locks and the data-collection policy of the wallet gateway. */
+  readonly gateway?: GatewaySettings
+  /** The engine's fees, taken from each succeeded payment before it is settled. */
+  readonly fees?: FeeSchedule
+  /** How the durable chain work polls and leases its jobs. */
+  readonly chainWork?: ChainWorkSettings
+  /**
+   * Whether this engine runs the background work (expiry sweep, chain jobs)
+   * itself. Default true; `false` on a web tier whose work runs in worker
+   * processes (`runPaymentWorkers`).
+   */
+  readonly workers?: boolean
+}
+
+/** The settings and the parts the engine is built from. */
+export interface PaymentEngineOptions<E = never> extends PaymentEngineSettings {
+  /** Every storage port: `@pay/storage-sqlite`'s or `@pay/storage-postgres`'s layer. */
+  readonly storage: Layer.Layer<PayStorage, E>
+  /** Known tokens and networks; default: well-known stablecoins (`defaultTokenRegistry`). */
+  readonly tokens?: Layer.Layer<TokenRegistry>
+  /** Where payment status changes travel; default: within this process. */
+  readonly events?: Layer.Layer<PaymentEvents, E>
+  /** The networks wallets pay on (`makeEvmChain`); default: none, so no payment options. */
+  readonly chain?: Layer.Layer<Chain, E>
+  /** Fiat-to-token rates; default: each currency at 1:1 with itself only. */
+  readonly prices?: Layer.Layer<Prices>
+  /** More routes served beside the engine's own, under the same base path. */
+  readonly routes?: ReadonlyArray<Route<never>>
+}
+
+export interface OptionIssue {
+  /** The option's path, e.g. `publicUrl` or `chainWork.leaseMs`. */
+  readonly option: string
+  readonly message: string
+}
+
+/** Options that cannot start an engine: every wrong one, named. */
+export class PaymentEngineOptionsError extends Data.TaggedError("PaymentEngineOptionsError")<{
+  readonly issues: ReadonlyArray<OptionIssue>
+}> {
+  override get message() {
+    return `Invalid payment engine options:\n${this.issues.map((i) => `  - ${i.option}: ${i.message}`).join("\n")}`
+  }
+}
+
+const int = (from: number, to: number, unit: string) => {
+  const message = () => `must be a whole number of ${unit} from ${from} to ${to}`
+  return Schema.Number.annotations({ message }).pipe(
+    Schema.filter((n) => Number.isInteger(n) && n >= from && n <= to, { message })
+  )
+}
+
+const layer = (what: string) =>
+  Schema.declare((u): u is Layer.Layer<never> => Layer.isLayer(u), {
+    message: () => `must be a Layer (${what})`
+  })
+
+const isHttpUrl = (s: string) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol)
+
+const PublicUrl = Schema.String.pipe(
+  Schema.filter(
+    (s) => {
+      if (!isHttpUrl(s)) return false
+      const url = new URL(s)
+      return url.search === "" && url.hash === "" && url.username === "" && url.password === ""
+    },
+    {
+      message: () =>
+        "must be an absolute http:// or https:// URL without query, fragment or credentials, e.g. https://shop.example/pay"
+    }
+  )
+)
+
+const BasePath = Schema.String.pipe(
+  Schema.filter((s) => s === "" || /^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$/.test(s), {
+    message: () => 'must be "" or a path like /pay (starting with "/", no trailing "/")'
+  })
+)
+
+const Settings = Schema.Struct({
+  publicUrl: PublicUrl,
+  basePath: Schema.optional(BasePath),
+  maxBodyBytes: Schema.optional(int(1024, 100 * 1024 * 1024, "bytes")),
+  paymentLifetimeMs: Schema.optional(int(1000, MAX_PAYMENT_LIFETIME_MS, "milliseconds")),
+  maxLongPollMs: Schema.optional(int(0, 120_000, "milliseconds")),
+  gateway: Schema.optional(
+    Schema.Struct({
+      quoteLockMs: Schema.optional(int(100, 3_600_000, "milliseconds")),
+      collectData: Schema.optional(
+        Schema.Struct({
+          always: Schema.optional(Schema.Boolean),
+          atLeast: Schema.optional(Schema.Array(Schema.Unknown))
+        })
+      )
+    })
+  ),
+  fees: Schema.optional(Schema.Unknown),
+  chainWork: Schema.optional(
+    Schema.Struct({
+      pollMs: Schema.optional(int(10, 60_000, "milliseconds")),
+      leaseMs: Schema.optional(int(100, 600_000, "milliseconds")),
+      concurrency: Schema.optional(int(1, 1000, "jobs"))
+    })
+  ),
+  workers: Schema.optional(Schema.Boolean.annotations({ message: () => "must be true or false" })),
+  storage: layer("every storage port, e.g. @pay/storage-sqlite's layer({ filename })"),
+  tokens: Schema.optional(layer("a TokenRegistry")),
+  events: Schema.optional(layer("PaymentEvents")),
+  chain: Schema.optional(layer("a Chain, e.g. from makeEvmChain")),
+  prices: Schema.optional(layer("Prices")),
+  routes: Schema.optional(
+    Schema.Array(Schema.Unknown).annotations({ message: () => "must be an array of routes" })
+  )
+})
+
+const UNDEFINED_BRANCH = /^Expected undefined, actual /
+
+const decodeSettings = Schema.decodeUnknownEither(Settings, {
+  errors: "all",
+  onExcessProperty: "error"
+})
+
+/** What the engine runs with once its options are checked. */
+export interface CheckedOptions<E> {
+  readonly options: PaymentEngineOptions<E>
+  readonly basePath: string
+  readonly config: PayConfigShape
+}
+
+/**
+ * Checks every option at once. `basePath` defaults to `publicUrl`'s path; the
+ * URL is kept without a trailing "/" so links join with one.
+ */
+export const checkOptions = <E>(
+  options: PaymentEngineOptions<E>
+): Either.Either<CheckedOptions<E>, PaymentEngineOptionsError> => {
+  const issues: Array<OptionIssue> = []
+  if (typeof options !== "object" || options === null) {
+    return Either.left(
+      new PaymentEngineOptionsError({
+        issues: [
+          { option: "options", message: "must be an object with at least publicUrl and storage" }
+        ]
+      })
+    )
+  }
+  const decoded = decodeSettings(options)
+  if (Either.isLeft(decoded)) {
+    const found = ParseResult.ArrayFormatter.formatErrorSync(decoded.left).map((issue) => ({
+      option: issue.path.length === 0 ? "options" : issue.path.map(String).join("."),
+      message:
+        issue._tag === "Unexpected"
+          ? "is not a known option"
+          : issue._tag === "Missing"
+            ? "is required"
+            : issue.message
+    }))
+    // An optional option's other branch ("Expected undefined") says nothing when the option has its own issue.
+    const noise = (issue: OptionIssue) =>
+      UNDEFINED_BRANCH.test(issue.message) &&
+      found.some(
+        (other) =>
+          other !== issue &&
+          !UNDEFINED_BRANCH.test(other.message) &&
+          (other.option === issue.option || other.option.startsWith(`${issue.option}.`))
+      )
+    issues.push(...found.filter((issue) => !noise(issue)))
+  }
+  if (options.fees !== undefined) {
+    const fees = decodeFeeSchedule(options.fees)
+    if (Either.isLeft(fees)) {
+      for (const issue of fees.left.issues) {
+        const option = issue.field === "fees" ? "fees" : `fees.${issue.field}`
+        issues.push({ option, message: issue.message })
+      }
+    }
+  }
+  if (issues.length > 0) return Either.left(new PaymentEngineOptionsError({ issues }))
+
+  const publicUrl = options.publicUrl.replace(/\/+$/, "")
+  const basePath = options.basePath ?? new URL(publicUrl).pathname.replace(/\/+$/, "")
+  const config: PayConfigShape = {
+    publicUrl,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    ...(options.paymentLifetimeMs === undefined
+      ? {}
+      : { paymentLifetimeMs: options.paymentLifetimeMs }),
+    ...(options.maxLongPollMs === undefined ? {} : { maxLongPollMs: options.maxLongPollMs }),
+    ...(options.gateway === undefined ? {} : { gateway: options.gateway }),
+    ...(options.fees === undefined ? {} : { fees: options.fees }),
+    ...(options.chainWork === undefined ? {} : { chainWork: options.chainWork })
+  }
+  return Either.right({ options, basePath, config })
+}

@@ -1,0 +1,229 @@
+/**
+ * The one entry point for embedders: an engine made from checked options,
+ * answering web-standard requests (`fetch`) and the adapters' own exchange
+ * (`handle`), its background work started with it and stopped with it, or run
+ * by worker processes instead (`workers: false` and `runPaymentWorkers`).
+ * `createPaymentEngine` and `runPaymentWorkers` are the Promise forms for
+ * platforms that do not use Effect.
+ */
+import { Cause, Context, Effect, Either, Exit, Layer, Scope } from "effect"
+import { WalletApps } from "./apps/WalletApps.js"
+import {
+  forkBackgroundWork,
+  makePayHandler,
+  type PayEngineContext,
+  payEngineLayer
+} from "./Engine.js"
+import { checkOptions, type PaymentEngineOptions } from "./EngineOptions.js"
+import type { EngineHandler } from "./http/Engine.js"
+import { toFetchHandler } from "./http/Fetch.js"
+import { Partners } from "./partners/Partners.js"
+import { validateCustomApiKey } from "./shared/ApiKey.js"
+import { DEFAULT_API_VERSION, isApiVersion } from "./shared/ApiVersion.js"
+
+export interface PaymentEngineService {
+  /** Web standard: `Request` in, `Response` out (Bun, Deno, Hono, any fetch-style framework). */
+  readonly fetch: (request: Request) => Promise<Response>
+  /** The runtime-neutral exchange the server adapters call (`@pay/adapter-node`). */
+  readonly handle: EngineHandler
+  /** The engine's external URL, without a trailing "/". */
+  readonly publicUrl: string
+  /** The prefix requests arrive with (`/pay`), or "". */
+  readonly basePath: string
+  /** The engine's services (Partners, Merchants, Payments, …) and what they stand on. */
+  readonly context: Context.Context<PayEngineContext>
+}
+
+export class PaymentEngine extends Context.Tag("@pay/core/PaymentEngine")<
+  PaymentEngine,
+  PaymentEngineService
+>() {
+  /** The engine as a layer: `PaymentEngine` and its services, released with the layer. */
+  static layer = <E>(options: PaymentEngineOptions<E>) =>
+    Layer.scopedContext(
+      Effect.map(makePaymentEngine(options), (engine) =>
+        Context.add(engine.context, PaymentEngine, engine)
+      )
+    )
+}
+
+const checked = <E>(options: PaymentEngineOptions<E>) =>
+  Either.match(checkOptions(options), { onLeft: Effect.fail, onRight: Effect.succeed })
+
+/**
+ * The engine in the current scope: options checked, storage opened (and
+ * migrated), handler made, background work forked unless `workers: false`.
+ * Closing the scope stops the work and releases everything.
+ */
+export const makePaymentEngine = <E>(options: PaymentEngineOptions<E>) =>
+  Effect.gen(function* () {
+    const { basePath, config } = yield* checked(options)
+    const context = yield* Layer.build(payEngineLayer({ ...options, config }))
+    const handle = yield* Effect.provide(makePayHandler(options.routes ?? [], basePath), context)
+    if (options.workers !== false) yield* forkBackgroundWork(context)
+    return {
+      fetch: toFetchHandler(handle),
+      handle,
+      publicUrl: config.publicUrl,
+      basePath,
+      context
+    } satisfies PaymentEngineService
+  })
+
+/**
+ * The background work alone, for a worker tier: the same options as the web
+ * tier's engines (the same storage and events), no requests served.
+ */
+export const makePaymentWorkers = <E>(options: PaymentEngineOptions<E>) =>
+  Effect.gen(function* () {
+    const { config } = yield* checked(options)
+    const context = yield* Layer.build(payEngineLayer({ ...options, config }))
+    yield* forkBackgroundWork(context)
+    return { context }
+  })
+
+/**
+ * A scope of its own for a Promise API, closed by the API's `close`, or at
+ * once when starting fails (whose error is thrown as it is: an options error
+ * names every wrong option).
+ */
+const runInOwnScope = async <A, E>(
+  make: Effect.Effect<A, E, Scope.Scope>
+): Promise<{ readonly value: A; readonly close: () => Promise<void> }> => {
+  const scope = Effect.runSync(Scope.make())
+  const exit = await Effect.runPromiseExit(Scope.extend(make, scope))
+  if (Exit.isFailure(exit)) {
+    await Effect.runPromise(Scope.close(scope, exit))
+    throw Cause.squash(exit.cause)
+  }
+  let closing: Promise<void> | undefined
+  return {
+    value: exit.value,
+    close: () => {
+      closing ??= Effect.runPromise(Scope.close(scope, Exit.void))
+      return closing
+    }
+  }
+}
+
+export interface CreatedPartner {
+  readonly partnerId: string
+  readonly name: string
+  /** The key in clear: shown only here, store it now. */
+  readonly apiKey: string
+}
+
+export interface CreatedWalletApp {
+  readonly walletAppId: string
+  readonly name: string
+  /** The key in clear: shown only here. */
+  readonly apiKey: string
+}
+
+/** A running engine for platforms that do not use Effect. */
+export interface EmbeddedPaymentEngine extends Omit<PaymentEngineService, "context"> {
+  /** Partner accounts: the API keys merchants' platforms call the partner API with. */
+  readonly partners: {
+    readonly create: (input: {
+      readonly name: string
+      /** Use this key instead of a generated one (`pk_…`, 32+ characters). */
+      readonly apiKey?: string
+      readonly apiVersion?: string
+    }) => Promise<CreatedPartner>
+    readonly list: () => Promise<ReadonlyArray<{ readonly id: string; readonly name: string }>>
+  }
+  /** Wallet apps: the keys wallets call the gateway with. */
+  readonly walletApps: {
+    readonly create: (input: {
+      readonly name: string
+      readonly iconUrl?: string | null
+    }) => Promise<CreatedWalletApp>
+  }
+  /** Stops the background work, lets go of the database and everything else. Idempotent. */
+  readonly close: () => Promise<void>
+}
+
+const run = <A, E>(
+  context: Context.Context<PayEngineContext>,
+  effect: Effect.Effect<A, E, PayEngineContext>
+) => Effect.runPromise(Effect.provide(effect, context))
+
+/**
+ * Starts an engine and returns its handlers, a few administrative calls and
+ * `close`. Throws `PaymentEngineOptionsError` (naming every wrong option) or
+ * the storage's error when it cannot start.
+ */
+export const createPaymentEngine = async <E>(
+  options: PaymentEngineOptions<E>
+): Promise<EmbeddedPaymentEngine> => {
+  const { value: engine, close } = await runInOwnScope(makePaymentEngine(options))
+  const { context, ...handlers } = engine
+  return {
+    ...handlers,
+    partners: {
+      create: (input) =>
+        run(
+          context,
+          Effect.gen(function* () {
+            const name = typeof input.name === "string" ? input.name.trim() : ""
+            if (name === "" || name.length > 200) {
+              return yield* Effect.fail(new Error("name must be 1 to 200 characters"))
+            }
+            if (input.apiKey !== undefined) {
+              const valid = validateCustomApiKey(input.apiKey)
+              if (Either.isLeft(valid)) return yield* Effect.fail(new Error(valid.left))
+            }
+            if (input.apiVersion !== undefined && !isApiVersion(input.apiVersion)) {
+              return yield* Effect.fail(
+                new Error(`apiVersion ${input.apiVersion} is not a known API version`)
+              )
+            }
+            const partners = yield* Partners
+            const created = yield* partners.create({
+              name,
+              apiKey: input.apiKey,
+              apiVersion:
+                input.apiVersion !== undefined && isApiVersion(input.apiVersion)
+                  ? input.apiVersion
+                  : DEFAULT_API_VERSION
+            })
+            return {
+              partnerId: created.partner.id,
+              name: created.partner.name,
+              apiKey: created.apiKey
+            }
+          })
+        ),
+      list: () =>
+        run(
+          context,
+          Effect.map(
+            Effect.flatMap(Partners, (partners) => partners.list),
+            (all) => all.map((p) => ({ id: p.id, name: p.name }))
+          )
+        )
+    },
+    walletApps: {
+      create: (input) =>
+        run(
+          context,
+          Effect.map(
+            Effect.flatMap(WalletApps, (apps) => apps.create(input)),
+            ({ app, apiKey }) => ({ walletAppId: app.id, name: app.name, apiKey })
+          )
+        )
+    },
+    close
+  }
+}
+
+/**
+ * The background work alone, for a worker process of a two-tier deployment
+ * (the web tier's engines run with `workers: false`). `close` stops it.
+ */
+export const runPaymentWorkers = async <E>(
+  options: PaymentEngineOptions<E>
+): Promise<{ readonly close: () => Promise<void> }> => {
+  const { close } = await runInOwnScope(makePaymentWorkers(options))
+  return { close }
+}

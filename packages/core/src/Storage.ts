@@ -1,0 +1,23 @@
+/**
+ * Every storage port the engine stands on: what a storage package's layer
+ * provides (`@pay/storage-sqlite`, `@pay/storage-postgres`, the in-memory
+ * stores in tests).
+ */
+import type { WalletAppStore } from "./apps/WalletAppStore.js"
+import type { ChainJobStore } from "./chainwork/ChainJobStore.js"
+import type { GatewayStore } from "./gateway/PaymentOption.js"
+import type { IdempotencyStore } from "./idempotency/IdempotencyStore.js"
+import type { MerchantStore } from "./merchants/MerchantStore.js"
+import type { PartnerStore } from "./partners/PartnerStore.js"
+import type { PaymentStore } from "./payments/PaymentStore.js"
+import type { SettlementStore } from "./settlements/SettlementStore.js"
+
+export type PayStorage =
+  | PartnerStore
+  | MerchantStore
+  | SettlementStore
+  | IdempotencyStore
+  | PaymentStore
+  | GatewayStore
+  | WalletAppStore
+  | ChainJobStore

@@ -1,0 +1,45 @@
+/**
+ * A network setup in plain values (the standalone server reads one from
+ * `PAY_CONFIG`; the sandbox makes one) and the engine options it stands for:
+ * the EVM chain, the tokens and networks wallets are shown, the rates and the
+ * gateway's settings.
+ */
+import { Layer } from "effect"
+import type { ChainWorkSettings } from "../chainwork/ChainWorkConfig.js"
+import type { FeeSchedule } from "../fees/Fees.js"
+import type { GatewaySettings } from "../gateway/GatewayConfig.js"
+import { Prices, type RateTable } from "../pricing/Pricing.js"
+import {
+  defaultNetworks,
+  defaultTokens,
+  type NetworkInfo,
+  type TokenInfo,
+  TokenRegistry
+} from "../shared/TokenRegistry.js"
+import { Chain } from "./Chain.js"
+import { type EvmNetworkConfig, makeEvmChain } from "./evm/EvmChain.js"
+
+export interface ChainSetup {
+  /** The networks payments are taken on, each with its RPC, collecting key and tokens. */
+  readonly networks: ReadonlyArray<EvmNetworkConfig>
+  /** Networks and tokens wallets are shown, beside the well-known ones. */
+  readonly registryNetworks: ReadonlyArray<NetworkInfo>
+  readonly registryTokens: ReadonlyArray<TokenInfo>
+  readonly rates: RateTable
+  readonly gateway: GatewaySettings
+  readonly fees?: FeeSchedule
+  readonly chainWork?: ChainWorkSettings
+}
+
+/** The engine options a setup stands for, to spread into `createPaymentEngine`'s. */
+export const chainEngineOptions = (setup: ChainSetup) => ({
+  chain: Layer.effect(Chain, makeEvmChain(setup.networks)),
+  tokens: TokenRegistry.layer(
+    [...defaultNetworks, ...setup.registryNetworks],
+    [...defaultTokens, ...setup.registryTokens]
+  ),
+  prices: Prices.fromTable(setup.rates),
+  gateway: setup.gateway,
+  ...(setup.fees === undefined ? {} : { fees: setup.fees }),
+  ...(setup.chainWork === undefined ? {} : { chainWork: setup.chainWork })
+})

@@ -1,0 +1,59 @@
+/**
+ * `pay-sandbox-wallet <payment link> --api-key <wallet app key>` (in this
+ * repository: `npm run wallet -- …`): pays a payment on the sandbox chain
+ * with a new local key, funded by the faucet. The engine is the one the link
+ * names (`https://shop.example/pay/pay_…` is paid through
+ * `https://shop.example/pay`); `--engine <url>` or ENGINE_URL names it
+ * instead (needed for a bare `pay_…` id; default http://127.0.0.1:8080).
+ * WALLET_KEY (0x…) pays from a key of your own.
+ */
+import type { Hex } from "viem"
+import { payWithWallet } from "./Wallet.js"
+
+const USAGE =
+  "usage: pay-sandbox-wallet <payment link or pay_… id> --api-key <wallet app key> [--engine <engine URL>]"
+
+const args = process.argv.slice(2)
+const flag = (name: string) => {
+  const i = args.indexOf(name)
+  return i === -1 ? undefined : args[i + 1]
+}
+const payment = args.find((a, i) => !a.startsWith("--") && !args[i - 1]?.startsWith("--"))
+const apiKey = flag("--api-key") ?? process.env.WALLET_API_KEY
+if (payment === undefined || apiKey === undefined) {
+  console.error(USAGE)
+  process.exit(2)
+}
+
+/** The engine a link belongs to: the link without its last segment (the payment id). */
+const engineOfLink = (link: string): string | undefined => {
+  if (!URL.canParse(link)) return undefined
+  const url = new URL(link)
+  if (!/^https?:$/.test(url.protocol)) return undefined
+  return `${url.origin}${url.pathname.replace(/\/[^/]*\/?$/, "")}`
+}
+
+const engineUrl = (
+  flag("--engine") ??
+  process.env.ENGINE_URL ??
+  engineOfLink(payment) ??
+  "http://127.0.0.1:8080"
+).replace(/\/+$/, "")
+const privateKey = process.env.WALLET_KEY as Hex | undefined
+console.log(`engine ${engineUrl}`)
+payWithWallet({
+  engineUrl,
+  payment,
+  apiKey,
+  ...(privateKey === undefined ? { faucet: 1_000_000_000n } : { privateKey }),
+  log: (line: string) => console.log(line)
+}).then(
+  (outcome) => {
+    console.log(`payment ${outcome.status}${outcome.txId ? `, transaction ${outcome.txId}` : ""}`)
+    process.exit(outcome.status === "succeeded" ? 0 : 1)
+  },
+  (error: Error) => {
+    console.error(`error: ${error.message} (engine ${engineUrl})`)
+    process.exit(1)
+  }
+)
