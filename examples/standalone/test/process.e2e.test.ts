@@ -234,6 +234,89 @@ describe("npm start and the CLI", () => {
   }, 120_000)
 })
 
+describe("npm start under a path", () => {
+  it("serves only under the path of PAY_PUBLIC_URL, its links, page and document with it", async () => {
+    const env = {
+      ...baseEnv,
+      PAY_DATABASE: join(dir, "prefixed.sqlite"),
+      PAY_PUBLIC_URL: "http://shop.test/pay/"
+    }
+    const server = await startServer(env)
+    try {
+      expect(server.output()).toContain("API reference: http://shop.test/pay/docs")
+      expect((await fetch(`${server.url}/pay/health`)).status).toBe(200)
+      expect((await fetch(`${server.url}/health`)).status).toBe(404)
+      const document = (await (await fetch(`${server.url}/pay/openapi.json`)).json()) as {
+        servers: unknown
+      }
+      expect(document.servers).toEqual([{ url: "/pay" }])
+      const page = await (await fetch(`${server.url}/pay/docs`)).text()
+      expect(page).toContain('src="/pay/docs/scalar.js')
+      expect(page).toContain("/pay/openapi.json")
+      expect((await fetch(`${server.url}/pay/docs/scalar.js?v=1`)).status).toBe(200)
+      const key = server.output().match(/\n\s+(pk_\S+)\n/)?.[1]
+      const merchant = (await (
+        await fetch(`${server.url}/pay/v1/merchants`, {
+          method: "POST",
+          headers: {
+            "Api-Key": key!,
+            "Idempotency-Key": "p-1",
+            "Content-Type": "application/json"
+          },
+          body: JSON.stringify({ merchantName: "Shop", merchantEmail: "s@shop.test" })
+        })
+      ).json()) as { merchant: { id: string } }
+      const payment = (await (
+        await fetch(`${server.url}/pay/v1/payments`, {
+          method: "POST",
+          headers: {
+            "Api-Key": key!,
+            "Merchant-Id": merchant.merchant.id,
+            "Content-Type": "application/json"
+          },
+          body: JSON.stringify({
+            referenceId: "R-1",
+            amount: { unit: "iso4217/USD", value: "100" }
+          })
+        })
+      ).json()) as { paymentId: string; gatewayUrl: string }
+      expect(payment.gatewayUrl).toBe(`http://shop.test/pay/${payment.paymentId}`)
+    } finally {
+      expect(await stop(server.child)).toBe(0)
+    }
+  }, 60_000)
+
+  it("serves at the root behind a proxy that takes the path off (PAY_BASE_PATH empty)", async () => {
+    const env = {
+      ...baseEnv,
+      PAY_DATABASE: join(dir, "proxied.sqlite"),
+      PAY_PUBLIC_URL: "https://shop.test/pay",
+      PAY_BASE_PATH: ""
+    }
+    const server = await startServer(env)
+    try {
+      expect((await fetch(`${server.url}/health`)).status).toBe(200)
+      expect((await fetch(`${server.url}/pay/health`)).status).toBe(404)
+    } finally {
+      expect(await stop(server.child)).toBe(0)
+    }
+  }, 60_000)
+
+  it("refuses a PAY_BASE_PATH that is not a path, naming it", async () => {
+    const refused = await promisify(execFile)(process.execPath, [join(dist, "main.mjs")], {
+      env: { ...sqliteEnv, PAY_BASE_PATH: "pay/" },
+      cwd: root
+    }).then(
+      () => undefined,
+      (e: { code: number; stdout: string; stderr: string }) => e
+    )
+    expect(refused?.code).toBe(1)
+    expect(`${refused?.stdout}${refused?.stderr}`).toContain(
+      "PAY_BASE_PATH must be empty or a path like /pay"
+    )
+  }, 60_000)
+})
+
 describe("npm start and the CLI on PostgreSQL", () => {
   const scope = Effect.runSync(Scope.make())
   let url: string
