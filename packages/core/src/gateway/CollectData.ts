@@ -9,8 +9,9 @@
  * each naming its field with a dotted path (`collectedData.dob`).
  */
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js"
-// Named imports: both modules are CommonJS, whose default export Node's ESM (the built package)
-// and bundlers read differently; the plugin's entry has only a default, so its formats are used.
+// Named imports: both packages are CommonJS, whose default export Node's ESM (the built package)
+// and bundlers read differently. ajv-formats' plugin is a default export only, so the `date`
+// format is taken from its formats module by name, and added as the plugin itself adds it.
 import { fullFormats } from "ajv-formats/dist/formats.js"
 import { Either } from "effect"
 import type { FieldIssue } from "../shared/Errors.js"
