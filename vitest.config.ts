@@ -1,6 +1,14 @@
 import { defineConfig } from "vitest/config"
 
+// The workspace's packages from their TypeScript sources: `@pay/source` is the first condition
+// of their exports (the built `dist` comes after it, for installs from a tarball), so tests need
+// no build. Tests load modules as the server side (ssr), whose conditions are set apart from the
+// client's; vitest adds its defaults (node, development|production) after these.
+const conditions = ["@pay/source"]
+
 export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     include: [
       "packages/*/src/**/*.test.ts",

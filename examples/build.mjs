@@ -22,6 +22,9 @@ for (const name of names) {
     platform: "node",
     format: "esm",
     target: "node20",
+    // The workspace's packages from their TypeScript sources (their exports' first condition),
+    // as everywhere in the repo: the bundle needs no `npm run build` first.
+    conditions: ["@pay/source"],
     sourcemap: true,
     // Native addons: loaded from node_modules at run time.
     external: ["better-sqlite3", "@nomicfoundation/edr"],

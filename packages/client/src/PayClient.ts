@@ -6,9 +6,21 @@
  * `HttpClientError` or `ParseError`. Runtime-neutral: provide any
  * `HttpClient` (`FetchHttpClient.layer` works on Node, Bun, Deno and browsers).
  */
-import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { type HttpApi, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { PayApi } from "@pay/core/api"
 import { Context, type Effect, Layer, Redacted } from "effect"
+
+type Definition = typeof PayApi
+type GroupsOf<A> =
+  A extends HttpApi.HttpApi<string, infer Groups, infer _E, infer _R> ? Groups : never
+type ErrorOf<A> = A extends HttpApi.HttpApi<string, infer _G, infer E, infer _R> ? E : never
+
+/**
+ * The client `makePayClient` builds: one object per group, one method per endpoint. Spelled out
+ * from the definition's type, so the published declarations name it through `@pay/core/api`.
+ */
+export interface PayApiClient
+  extends HttpApiClient.Client<GroupsOf<Definition>, ErrorOf<Definition>, never> {}
 
 export interface PayClientOptions {
   /** The engine's address, e.g. `https://pay.example.com` (no trailing path is needed). */
@@ -21,7 +33,9 @@ export interface PayClientOptions {
 
 const trimBaseUrl = (baseUrl: string | URL): string => baseUrl.toString().replace(/\/+$/, "")
 
-export const makePayClient = (options: PayClientOptions) => {
+export const makePayClient = (
+  options: PayClientOptions
+): Effect.Effect<PayApiClient, never, HttpClient.HttpClient> => {
   const apiKey = Redacted.isRedacted(options.apiKey)
     ? Redacted.value(options.apiKey)
     : options.apiKey
@@ -38,9 +52,6 @@ export const makePayClient = (options: PayClientOptions) => {
       options.transformClient ? options.transformClient(withKey(client)) : withKey(client)
   })
 }
-
-/** The client `makePayClient` builds: one object per group, one method per endpoint. */
-export type PayApiClient = Effect.Effect.Success<ReturnType<typeof makePayClient>>
 
 /** The client as a service, for programs that take it from their context. */
 export class PayClient extends Context.Tag("@pay/client/PayClient")<PayClient, PayApiClient>() {

@@ -44,8 +44,12 @@ import { TestUSDC } from "./TestUSDC.artifact.js"
 
 export const CAIP2_CHAIN_ID = `eip155:${CHAIN_ID}` as const
 
-/** viem's description of the sandbox chain (no URL: clients reach it in process). */
-export const sandboxChain = defineChain({
+/**
+ * viem's description of the sandbox chain (no URL: clients reach it in process). Typed as a
+ * `Chain` without formatters, as `defineChain` makes it: its inferred type names viem's internal
+ * modules, which a published declaration file cannot.
+ */
+export const sandboxChain: Chain<undefined> = defineChain({
   id: CHAIN_ID,
   name: "Pay sandbox",
   nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },

@@ -8,8 +8,11 @@
  * that validates client-side agree. ajv's own messages are replaced by ones a person can act on,
  * each naming its field with a dotted path (`collectedData.dob`).
  */
-import Ajv2020, { type ErrorObject } from "ajv/dist/2020.js"
-import addFormats from "ajv-formats"
+import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js"
+// Named imports: both packages are CommonJS, whose default export Node's ESM (the built package)
+// and bundlers read differently. ajv-formats' plugin is a default export only, so the `date`
+// format is taken from its formats module by name, and added as the plugin itself adds it.
+import { fullFormats } from "ajv-formats/dist/formats.js"
 import { Either } from "effect"
 import type { FieldIssue } from "../shared/Errors.js"
 
@@ -166,7 +169,7 @@ const path = (prefix: string, name: string): string => (prefix === "" ? name : `
 // Compiled once, at module load. `allErrors` reports every failing field at once, not the first.
 // Strict, except `strictRequired`: the `anyOf` branches name properties defined one level up.
 const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false })
-addFormats(ajv, ["date"])
+ajv.addFormat("date", fullFormats.date)
 const validateSchema = ajv.compile(collectDataSchema)
 
 const MAX_SHOWN_ID = 64

@@ -1,0 +1,362 @@
+/**
+ * The packages as a platform gets them: every package under packages/ built and packed
+ * (scripts/pack-packages.mjs), the tarballs installed with npm into a fresh project outside the
+ * workspace, run there on plain node: no TypeScript loader, no bundler, none of the repo's
+ * sources. First exactly what the README's embedding walk-through installs, and its
+ * `server.mjs` (taken from the README) with its shell commands (the README's, with the port
+ * changed): an Express app that takes a payment on the sandbox chain, paid by the
+ * `pay-sandbox-wallet` command. Then every other package: each entry loads, one copy of
+ * `effect`, and a platform's node:http server (fixture/platform.mjs) driven over HTTP: a
+ * merchant, a payment, its status long-poll, and a cancel that wakes a long-poll.
+ *
+ * Slow: a build of every package (what changed since the last one: in CI, everything) and an npm
+ * install of every package with its dependencies (from npm's cache where it can). npm installs
+ * the peers (effect, @effect/*) itself; better-sqlite3's native addon is copied from the
+ * workspace instead of compiled again (the install runs no scripts).
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
+import { tmpdir } from "node:os"
+import { join, relative } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freePort } from "../embed-support.js"
+
+const root = join(import.meta.dirname, "..", "..")
+const work = mkdtempSync(join(tmpdir(), "pay-packed-"))
+const project = join(work, "platform")
+const children: Array<ChildProcess> = []
+
+/** Without the repo's npm run context or a loader a caller may have set: as a platform runs. */
+const env = (() => {
+  const clean: NodeJS.ProcessEnv = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (name === "NODE_OPTIONS" || name === "npm_config_local_prefix") continue
+    if (name.startsWith("npm_package_") || name.startsWith("npm_lifecycle_")) continue
+    clean[name] = value
+  }
+  return clean
+})()
+
+const run = (command: string, args: ReadonlyArray<string>, cwd: string) =>
+  promisify(execFile)(command, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 })
+
+const timings: Array<string> = []
+const timed = async <A>(step: string, body: () => Promise<A>): Promise<A> => {
+  const started = performance.now()
+  const result = await body()
+  timings.push(`${step} ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  return result
+}
+
+interface Manifest {
+  readonly name: string
+  readonly version: string
+  readonly exports: Record<string, Record<string, string>>
+}
+const readManifest = (dir: string): Manifest =>
+  JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))
+
+/** The workspace's packages, as the pack script finds them. */
+const manifests = readdirSync(join(root, "packages"))
+  .map((name) => join(root, "packages", name))
+  .filter((dir) => existsSync(join(dir, "package.json")))
+  .map(readManifest)
+
+/** Every installed package directory under `dir`'s node_modules, nested ones included. */
+const installed = (dir: string): Array<{ name: string; path: string }> => {
+  const modules = join(dir, "node_modules")
+  if (!existsSync(modules)) return []
+  return readdirSync(modules)
+    .filter((entry) => !entry.startsWith("."))
+    .flatMap((entry) =>
+      entry.startsWith("@")
+        ? readdirSync(join(modules, entry)).map((scoped) => `${entry}/${scoped}`)
+        : [entry]
+    )
+    .flatMap((name) => {
+      const path = join(modules, name)
+      return [{ name, path }, ...installed(path)]
+    })
+}
+
+/** The README's embedding walk-through: its install line, its server, its shell commands. */
+const readme = readFileSync(join(root, "README.md"), "utf8")
+const walkThrough = (() => {
+  const section = readme.slice(readme.indexOf("## Embedding it in your own backend"))
+  const blocks = [...section.matchAll(/```(\w+)([^\n]*)\n([\s\S]*?)```/g)].map((m) => ({
+    lang: m[1],
+    info: m[2]!.trim(),
+    body: m[3]!
+  }))
+  const setup = blocks.find((b) => b.lang === "sh" && b.body.includes("npm run pack"))
+  const server = blocks.find((b) => b.lang === "js" && b.info === "server.mjs")
+  const commands = blocks.find((b) => b.lang === "sh" && b.body.includes("pay-sandbox-wallet"))
+  if (!setup || !server || !commands) throw new Error("the README's embedding walk-through moved")
+  // `npm install …` with its continuation lines, the tarballs' folder left as $P.
+  const install = setup.body
+    .replace(/\\\n\s*/g, "")
+    .split("\n")
+    .find((l) => l.startsWith("npm install"))
+  if (install === undefined) throw new Error("the README's walk-through installs nothing")
+  return { install: install.split(/\s+/).slice(2), server: server.body, commands: commands.body }
+})()
+
+/** Installs into the project, from npm's cache where it can, running no install scripts. */
+const npmInstall = (packages: ReadonlyArray<string>) =>
+  run(
+    "npm",
+    ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", ...packages],
+    project
+  )
+
+let tarballs: Array<string> = []
+const tarballDir = join(work, "tarballs")
+
+beforeAll(async () => {
+  tarballs = await timed("build and pack", async () => {
+    const { stdout } = await run(
+      process.execPath,
+      [join(root, "scripts", "pack-packages.mjs"), tarballDir],
+      root
+    )
+    return stdout.trim().split("\n")
+  })
+  mkdirSync(project)
+  writeFileSync(
+    join(project, "package.json"),
+    JSON.stringify({ name: "platform", private: true, type: "module" }, null, 2)
+  )
+  // What the README's walk-through installs, and nothing more: it must be enough on its own.
+  await timed("npm install (the README's)", () =>
+    npmInstall(walkThrough.install.map((p) => p.replace(/^\$P\//, `${tarballDir}/`)))
+  )
+  // No install scripts ran: better-sqlite3's addon comes from the workspace, built for this node.
+  const ours = readManifest(join(root, "node_modules", "better-sqlite3"))
+  const theirs = readManifest(join(project, "node_modules", "better-sqlite3"))
+  expect(theirs.version).toBe(ours.version)
+  cpSync(
+    join(root, "node_modules", "better-sqlite3", "build"),
+    join(project, "node_modules", "better-sqlite3", "build"),
+    { recursive: true }
+  )
+  writeFileSync(join(project, "server.mjs"), walkThrough.server)
+}, 900_000)
+
+afterAll(() => {
+  for (const child of children) child.kill("SIGKILL")
+  rmSync(work, { recursive: true, force: true })
+  console.log(`packed packages: ${timings.join(", ")}`)
+})
+
+describe("the README's embedding walk-through, in a fresh project", () => {
+  it("names tarballs that npm run pack makes", () => {
+    for (const p of walkThrough.install.filter((p) => p.startsWith("$P/"))) {
+      expect(
+        tarballs.map((t) => `$P/${t.split("/").pop()}`),
+        p
+      ).toContain(p)
+    }
+  })
+
+  it("takes a payment on the sandbox chain through Express, paid by pay-sandbox-wallet", async () => {
+    const port = await freePort()
+    const server = spawn(process.execPath, ["server.mjs"], {
+      cwd: project,
+      env: { ...env, PORT: String(port) }
+    })
+    children.push(server)
+    const exited = new Promise<number | null>((resolve) => server.once("exit", resolve))
+    let output = ""
+    const keys = await new Promise<{ KEY: string; WALLET: string }>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString()
+        const found = output.match(/KEY=(\S+) WALLET=(\S+)/)
+        if (found && output.includes("engine at ")) resolve({ KEY: found[1]!, WALLET: found[2]! })
+      }
+      server.stdout.on("data", onData)
+      server.stderr.on("data", onData)
+      void exited.then((code) => reject(new Error(`server.mjs exited with ${code}:\n${output}`)))
+    })
+    expect(output).toContain(`engine at http://127.0.0.1:${port}/pay`)
+    expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe("My shop")
+
+    // The README's commands, on this port, with the keys the server printed.
+    const commands = walkThrough.commands
+      .split("\n")
+      .filter((line) => !line.startsWith("node server.mjs"))
+      .join("\n")
+      .replaceAll("127.0.0.1:3000", `127.0.0.1:${port}`)
+    const { stdout } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", commands], {
+      cwd: project,
+      env: { ...env, ...keys },
+      maxBuffer: 16 * 1024 * 1024
+    })
+    expect(stdout).toMatch(/payment succeeded, transaction 0x[0-9a-f]{64}/)
+    expect(stdout).toContain(`engine http://127.0.0.1:${port}/pay`)
+
+    server.kill("SIGTERM")
+    expect(await exited, output).toBe(0)
+  }, 120_000)
+})
+
+describe("the packed packages, installed in a fresh project", () => {
+  beforeAll(async () => {
+    // The rest of the packages, beside the walk-through's.
+    await timed("npm install (the rest)", () => npmInstall(tarballs))
+    copyFileSync(
+      join(import.meta.dirname, "fixture", "platform.mjs"),
+      join(project, "platform.mjs")
+    )
+  }, 900_000)
+
+  it("are installed from their tarballs, with one copy of effect and of each @effect package", () => {
+    const lock = JSON.parse(readFileSync(join(project, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { resolved?: string }>
+    }
+    for (const { name } of manifests) {
+      // From the tarball, never a same-named package from the registry.
+      expect(lock.packages[`node_modules/${name}`]?.resolved, name).toMatch(/^file:.*\.tgz$/)
+    }
+    const all = installed(project)
+    const shared = all.filter(
+      ({ name }) => name === "effect" || name.startsWith("@effect/") || name.startsWith("@pay/")
+    )
+    const copies = new Map<string, Array<string>>()
+    for (const { name, path } of shared) {
+      copies.set(name, [...(copies.get(name) ?? []), relative(project, path)])
+    }
+    expect(copies.get("effect")).toEqual([join("node_modules", "effect")])
+    for (const [name, paths] of copies) expect(paths, name).toEqual([join("node_modules", name)])
+    for (const { name } of manifests) expect(copies.has(name), name).toBe(true)
+  })
+
+  it("load every entry point in plain node, and keep the repo's test support to the repo", async () => {
+    const entries = manifests.flatMap((manifest) =>
+      Object.entries(manifest.exports)
+        .filter(([, conditions]) => conditions.default !== undefined)
+        .map(([subpath]) =>
+          subpath === "." ? manifest.name : `${manifest.name}${subpath.slice(1)}`
+        )
+    )
+    expect(entries).toContain("@pay/storage-sqlite/node")
+    const script = [
+      ...entries.map((entry) => `await import(${JSON.stringify(entry)})`),
+      // Exported with the sources' condition only: not there for a platform.
+      `const refused = await import("@pay/core/testing").then(() => "loaded", (e) => e.code)`,
+      "console.log(refused)"
+    ].join("\n")
+    const { stdout } = await run(
+      process.execPath,
+      ["--input-type=module", "--eval", script],
+      project
+    )
+    expect(stdout.trim()).toBe("ERR_PACKAGE_PATH_NOT_EXPORTED")
+  })
+
+  it("serve an engine on node:http: a merchant, a payment, its status long-poll and a cancel", async () => {
+    const server = spawn(process.execPath, ["platform.mjs", join(work, "data", "pay.sqlite")], {
+      cwd: project,
+      env
+    })
+    children.push(server)
+    const exited = new Promise<number | null>((resolve) => server.once("exit", resolve))
+    let output = ""
+    server.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString()
+    })
+    const { url, apiKey } = await new Promise<{ url: string; apiKey: string }>(
+      (resolve, reject) => {
+        let line = ""
+        server.stdout.on("data", (chunk: Buffer) => {
+          line += chunk.toString()
+          if (line.includes("\n")) resolve(JSON.parse(line.split("\n")[0]!))
+        })
+        void exited.then((code) =>
+          reject(new Error(`platform.mjs exited with ${code}:\n${output}`))
+        )
+      }
+    )
+
+    const call = async (
+      method: string,
+      path: string,
+      headers: Record<string, string>,
+      body?: unknown
+    ) => {
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: {
+          "Api-Key": apiKey,
+          ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+          ...headers
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+    }
+
+    const merchant = await call(
+      "POST",
+      "/v1/merchants",
+      { "Idempotency-Key": "packed-merchant" },
+      { merchantName: "Packed Shop", merchantEmail: "till@packed.example" }
+    )
+    expect(merchant.status).toBe(201)
+    const merchantId = (merchant.body.merchant as { id: string }).id
+    expect(merchantId).toMatch(/^mrch_/)
+
+    const created = await call(
+      "POST",
+      "/v1/payments",
+      { "Merchant-Id": merchantId, "Idempotency-Key": "packed-payment" },
+      { referenceId: "ORDER-1", amount: { unit: "iso4217/USD", value: "1050" } }
+    )
+    expect(created.status).toBe(201)
+    expect(created.body).toMatchObject({ status: "requires_action", isFinal: false })
+    const paymentId = created.body.paymentId as string
+    expect(paymentId).toMatch(/^pay_/)
+    expect(created.body.gatewayUrl).toBe(`${url}/${paymentId}`)
+
+    // Nothing changes: held for the time asked, then the unchanged status.
+    const started = performance.now()
+    const held = await call("GET", `/v1/payments/${paymentId}/status?maxPollMs=300`, {
+      "Merchant-Id": merchantId
+    })
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250)
+    expect(held).toEqual({
+      status: 200,
+      body: { status: "requires_action", isFinal: false, pollInMs: 1000, info: null }
+    })
+
+    // A change wakes a waiting long-poll at once, long before its 20 s.
+    const polled = performance.now()
+    const waiting = call("GET", `/v1/payments/${paymentId}/status?maxPollMs=20000`, {
+      "Merchant-Id": merchantId
+    })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const cancelled = await call("POST", `/v1/payments/${paymentId}/cancel`, {
+      "Merchant-Id": merchantId
+    })
+    expect(cancelled.status).toBe(200)
+    expect(cancelled.body).toMatchObject({ paymentId, status: "cancelled" })
+    const woken = await waiting
+    expect(performance.now() - polled).toBeLessThan(10_000)
+    expect(woken.status).toBe(200)
+    expect(woken.body).toMatchObject({ status: "cancelled", isFinal: true })
+
+    // Stops cleanly: the server and the engine (its database) closed.
+    server.kill("SIGTERM")
+    expect(await exited, output).toBe(0)
+  }, 60_000)
+})
