@@ -157,8 +157,7 @@ const decodeSettings = Schema.decodeUnknownEither(Settings, {
 })
 
 /** What the engine runs with once its options are checked. */
-export interface CheckedOptions<E> {
-  readonly options: PaymentEngineOptions<E>
+export interface CheckedOptions {
   readonly basePath: string
   readonly config: PayConfigShape
 }
@@ -169,7 +168,7 @@ export interface CheckedOptions<E> {
  */
 export const checkOptions = <E>(
   options: PaymentEngineOptions<E>
-): Either.Either<CheckedOptions<E>, PaymentEngineOptionsError> => {
+): Either.Either<CheckedOptions, PaymentEngineOptionsError> => {
   const issues: Array<OptionIssue> = []
   if (typeof options !== "object" || options === null) {
     return Either.left(
@@ -226,5 +225,5 @@ export const checkOptions = <E>(
     ...(options.fees === undefined ? {} : { fees: options.fees }),
     ...(options.chainWork === undefined ? {} : { chainWork: options.chainWork })
   }
-  return Either.right({ options, basePath, config })
+  return Either.right({ basePath, config })
 }

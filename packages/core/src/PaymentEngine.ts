@@ -6,7 +6,7 @@
  * `createPaymentEngine` and `runPaymentWorkers` are the Promise forms for
  * platforms that do not use Effect.
  */
-import { Cause, Context, Effect, Either, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Either, Layer } from "effect"
 import { WalletApps } from "./apps/WalletApps.js"
 import {
   forkBackgroundWork,
@@ -20,6 +20,7 @@ import { toFetchHandler } from "./http/Fetch.js"
 import { Partners } from "./partners/Partners.js"
 import { validateCustomApiKey } from "./shared/ApiKey.js"
 import { DEFAULT_API_VERSION, isApiVersion } from "./shared/ApiVersion.js"
+import { startInOwnScope } from "./shared/OwnScope.js"
 
 export interface PaymentEngineService {
   /** Web standard: `Request` in, `Response` out (Bun, Deno, Hono, any fetch-style framework). */
@@ -82,30 +83,6 @@ export const makePaymentWorkers = <E>(options: PaymentEngineOptions<E>) =>
     return { context }
   })
 
-/**
- * A scope of its own for a Promise API, closed by the API's `close`, or at
- * once when starting fails (whose error is thrown as it is: an options error
- * names every wrong option).
- */
-const runInOwnScope = async <A, E>(
-  make: Effect.Effect<A, E, Scope.Scope>
-): Promise<{ readonly value: A; readonly close: () => Promise<void> }> => {
-  const scope = Effect.runSync(Scope.make())
-  const exit = await Effect.runPromiseExit(Scope.extend(make, scope))
-  if (Exit.isFailure(exit)) {
-    await Effect.runPromise(Scope.close(scope, exit))
-    throw Cause.squash(exit.cause)
-  }
-  let closing: Promise<void> | undefined
-  return {
-    value: exit.value,
-    close: () => {
-      closing ??= Effect.runPromise(Scope.close(scope, Exit.void))
-      return closing
-    }
-  }
-}
-
 export interface CreatedPartner {
   readonly partnerId: string
   readonly name: string
@@ -156,7 +133,7 @@ const run = <A, E>(
 export const createPaymentEngine = async <E>(
   options: PaymentEngineOptions<E>
 ): Promise<EmbeddedPaymentEngine> => {
-  const { value: engine, close } = await runInOwnScope(makePaymentEngine(options))
+  const { value: engine, close } = await startInOwnScope(makePaymentEngine(options))
   const { context, ...handlers } = engine
   return {
     ...handlers,
@@ -224,6 +201,6 @@ export const createPaymentEngine = async <E>(
 export const runPaymentWorkers = async <E>(
   options: PaymentEngineOptions<E>
 ): Promise<{ readonly close: () => Promise<void> }> => {
-  const { close } = await runInOwnScope(makePaymentWorkers(options))
+  const { close } = await startInOwnScope(makePaymentWorkers(options))
   return { close }
 }

@@ -17,10 +17,11 @@ import {
   parseCaip10,
   publicRoute,
   RequestError,
-  type Route
+  type Route,
+  startInOwnScope
 } from "@pay/core"
 import * as Sandbox from "@pay/sandbox-chain"
-import { Effect, Either, Exit, Scope } from "effect"
+import { Effect, Either } from "effect"
 
 /** A fixed rate, so euro payments can be paid in the sandbox's USDC. */
 const SANDBOX_EUR_USD = { numerator: 108n, denominator: 100n }
@@ -148,20 +149,6 @@ export interface RunningSandbox {
 
 /** Starts the sandbox chain in this process, for platforms that do not use Effect. */
 export const startSandbox = async (): Promise<RunningSandbox> => {
-  const scope = Effect.runSync(Scope.make())
-  const exit = await Effect.runPromiseExit(Scope.extend(Sandbox.make(), scope))
-  if (Exit.isFailure(exit)) {
-    await Effect.runPromise(Scope.close(scope, exit))
-    throw new Error(`the sandbox chain could not start: ${exit.cause.toString()}`)
-  }
-  const chain = exit.value
-  let closing: Promise<void> | undefined
-  return {
-    chain,
-    engineOptions: (publicUrl) => sandboxEngineOptions(chain, publicUrl),
-    close: () => {
-      closing ??= Effect.runPromise(Scope.close(scope, Exit.void))
-      return closing
-    }
-  }
+  const { value: chain, close } = await startInOwnScope(Sandbox.make())
+  return { chain, engineOptions: (publicUrl) => sandboxEngineOptions(chain, publicUrl), close }
 }

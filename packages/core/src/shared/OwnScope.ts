@@ -1,0 +1,33 @@
+/**
+ * For Promise APIs over scoped Effect resources (`createPaymentEngine`,
+ * `runPaymentWorkers`, the sandbox's `startSandbox`): the resource is made in
+ * a scope of its own, closed by the API's `close`, or at once when making it
+ * fails, whose error is thrown as it is (an options error names every wrong
+ * option).
+ */
+import { Cause, Effect, Exit, Scope } from "effect"
+
+export interface InOwnScope<A> {
+  readonly value: A
+  /** Closes the scope once; later calls wait for the same closing. */
+  readonly close: () => Promise<void>
+}
+
+export const startInOwnScope = async <A, E>(
+  make: Effect.Effect<A, E, Scope.Scope>
+): Promise<InOwnScope<A>> => {
+  const scope = Effect.runSync(Scope.make())
+  const exit = await Effect.runPromiseExit(Scope.extend(make, scope))
+  if (Exit.isFailure(exit)) {
+    await Effect.runPromise(Scope.close(scope, exit))
+    throw Cause.squash(exit.cause)
+  }
+  let closing: Promise<void> | undefined
+  return {
+    value: exit.value,
+    close: () => {
+      closing ??= Effect.runPromise(Scope.close(scope, Exit.void))
+      return closing
+    }
+  }
+}
