@@ -1,23 +1,39 @@
 // Bundles the standalone server and the CLI into plain ESM for Node: one file each,
 // only the code they use, so they start fast and keep a small footprint (no loader at
-// run time). `node examples/build.mjs main`, `cli` or `chain` (the sandbox chain as its own
-// process); no argument builds them all.
+// run time). `node examples/build.mjs main`, `cli`, `chain` (the sandbox chain as its own
+// process) or `two-tier` (examples/two-tier's web and worker processes, in one build:
+// they share nearly all their code); no argument builds them all. `--outdir <dir>` puts
+// them all there instead (a test's own copies, which no other test's build overwrites
+// while it runs them); keep it inside the repository, where node_modules is found.
 import { build } from "esbuild"
 
-const entries = {
-  main: "examples/standalone/src/main.ts",
-  cli: "examples/standalone/src/cli.ts",
-  chain: "packages/sandbox-chain/src/chain-main.ts"
+const targets = {
+  main: {
+    outdir: "examples/standalone/dist",
+    entries: { main: "examples/standalone/src/main.ts" }
+  },
+  cli: { outdir: "examples/standalone/dist", entries: { cli: "examples/standalone/src/cli.ts" } },
+  chain: {
+    outdir: "examples/standalone/dist",
+    entries: { chain: "packages/sandbox-chain/src/chain-main.ts" }
+  },
+  "two-tier": {
+    outdir: "examples/two-tier/dist",
+    entries: { web: "examples/two-tier/web.ts", worker: "examples/two-tier/worker.ts" }
+  }
 }
-const wanted = process.argv.slice(2)
-const names = wanted.length === 0 ? Object.keys(entries) : wanted
+const args = process.argv.slice(2)
+const at = args.indexOf("--outdir")
+const outdir = at === -1 ? undefined : args.splice(at, 2)[1]
+const names = args.length === 0 ? Object.keys(targets) : args
 
 for (const name of names) {
-  const entry = entries[name]
-  if (entry === undefined) throw new Error(`unknown entry ${name}; known: ${Object.keys(entries)}`)
+  const target = targets[name]
+  if (target === undefined) throw new Error(`unknown entry ${name}; known: ${Object.keys(targets)}`)
   await build({
-    entryPoints: [entry],
-    outfile: `examples/standalone/dist/${name}.mjs`,
+    entryPoints: target.entries,
+    outdir: outdir ?? target.outdir,
+    outExtension: { ".js": ".mjs" },
     bundle: true,
     platform: "node",
     format: "esm",

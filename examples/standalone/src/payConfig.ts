@@ -112,11 +112,16 @@ export const readPayConfig = (
   } catch (error) {
     return Either.left(`PAY_CONFIG: ${path} is not JSON (${(error as Error).message})`)
   }
-  const decoded = Schema.decodeUnknownEither(PayConfigFile, { onExcessProperty: "error" })(raw)
+  const decoded = Schema.decodeUnknownEither(PayConfigFile, {
+    onExcessProperty: "error",
+    errors: "all"
+  })(raw)
   if (Either.isLeft(decoded)) {
-    return Either.left(
-      `PAY_CONFIG: ${path}: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`
+    // Each problem as its place and what is wrong, all on one line (a start failure's one line).
+    const problems = ParseResult.ArrayFormatter.formatErrorSync(decoded.left).map(
+      (issue) => `${issue.path.length === 0 ? "the file" : issue.path.join(".")} ${issue.message}`
     )
+    return Either.left(`PAY_CONFIG: ${path}: ${problems.join("; ")}`)
   }
   return toChainSetup(decoded.right, env)
 }

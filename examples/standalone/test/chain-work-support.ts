@@ -47,10 +47,16 @@ export interface ChainProcess {
   readonly rpc: (method: string, params?: ReadonlyArray<unknown>) => Promise<Json>
 }
 
-/** Starts the chain server as its own process; resolves with its ready line. */
-export const startChain = (spawned: Array<ChildProcess>): Promise<ChainProcess> =>
+/**
+ * Starts the chain server as its own process (the bundle `buildBundles` makes,
+ * or `bundle`); resolves with its ready line.
+ */
+export const startChain = (
+  spawned: Array<ChildProcess>,
+  bundle: string = dist("chain")
+): Promise<ChainProcess> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--enable-source-maps", dist("chain")], {
+    const child = spawn(process.execPath, ["--enable-source-maps", bundle], {
       env: { ...process.env, HOST: "127.0.0.1", PORT: "0" },
       stdio: ["ignore", "pipe", "pipe"]
     })
