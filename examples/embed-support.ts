@@ -1,12 +1,17 @@
 /**
  * For the embedding examples' tests: a free loopback port (the examples need
- * theirs before they start, for their public URL), and a whole payment taken
+ * theirs before they start, for their public URL), the suite every mounted
+ * example passes (`describeMountedShop`), and a whole payment taken
  * through a mounted engine on the sandbox chain, the way a platform and a
  * wallet would: merchant, settlement destination, payment, the sandbox
  * wallet paying the buyer link, the status long-polled to `succeeded`.
  */
+import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { payWithWallet } from "@pay/sandbox"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -109,3 +114,61 @@ export const takePayment = async (options: {
     walletLog
   }
 }
+
+/** What the Express and Hono examples' `startShop` give. */
+export interface Shop {
+  readonly publicUrl: string
+  readonly sandbox: { readonly chain: { readonly token: { readonly asset: string } } }
+  readonly keys: { readonly partner: string; readonly wallet: string } | undefined
+  readonly close: () => Promise<void>
+}
+
+/**
+ * The tests every mounted example passes: its own page and the engine's routes under /pay
+ * side by side, and a whole payment on the sandbox chain through the mount. `more` adds the
+ * example's own, given the shop and its base URL.
+ */
+export const describeMountedShop = (
+  name: string,
+  startShop: (options: { readonly database: string; readonly port: number }) => Promise<Shop>,
+  more?: (running: () => { readonly shop: Shop; readonly base: string }) => void
+) =>
+  describe(name, () => {
+    const dir = mkdtempSync(join(tmpdir(), "pay-shop-"))
+    let shop: Shop
+    let base: string
+    beforeAll(async () => {
+      const port = await freePort()
+      base = `http://127.0.0.1:${port}`
+      shop = await startShop({ database: join(dir, "shop.sqlite"), port })
+    }, 60_000)
+    afterAll(async () => {
+      await shop?.close()
+      rmSync(dir, { recursive: true, force: true })
+    })
+
+    it("serves the app's page and the engine's routes under /pay, each untouched by the other", async () => {
+      expect(shop.publicUrl).toBe(`${base}/pay`)
+      expect(await (await fetch(`${base}/`)).text()).toBe("My shop\n")
+      // The engine's routes only under /pay.
+      expect((await fetch(`${base}/pay/health`)).status).toBe(200)
+      expect((await fetch(`${base}/health`)).status).toBe(404)
+      const document = await (await fetch(`${base}/pay/openapi.json`)).json()
+      expect(document.servers).toEqual([{ url: "/pay" }])
+      const wrongKey = await call(`${base}/pay/v1/merchants`, "pk_wrong_key_but_long_enough_000")
+      expect(wrongKey.status).toBe(401)
+    })
+
+    it("takes a payment on the sandbox chain through the mount", async () => {
+      const taken = await takePayment({
+        engineUrl: shop.publicUrl,
+        partnerKey: shop.keys!.partner,
+        walletKey: shop.keys!.wallet,
+        asset: shop.sandbox.chain.token.asset
+      })
+      expect(taken.gatewayUrl).toBe(`${base}/pay/${taken.paymentId}`)
+      expect(taken.finalStatus, taken.walletLog.join("\n")).toBe("succeeded")
+    }, 60_000)
+
+    more?.(() => ({ shop, base }))
+  })
