@@ -13,11 +13,13 @@ import {
   createPaymentEngine,
   type EmbeddedPaymentEngine,
   makePaymentEngine,
+  Partners,
+  PaymentEngine,
   PaymentEngineOptionsError,
   PaymentEvents
 } from "@pay/core"
 import * as SqliteStorage from "@pay/storage-sqlite/node"
-import { Effect, Exit, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
@@ -161,6 +163,49 @@ describe("the fetch handler under a path prefix", () => {
   })
 })
 
+describe("the Effect forms", () => {
+  it("PaymentEngine.layer gives the engine and its services, released with the layer", async () => {
+    const answered = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const context = yield* Layer.build(
+            PaymentEngine.layer({
+              storage: SqliteStorage.layer({ filename: file("layer") }),
+              publicUrl: "https://shop.example/pay"
+            })
+          )
+          const engine = Context.get(context, PaymentEngine)
+          const partners = Context.get(context, Partners)
+          const { apiKey } = yield* partners.create({ name: "Layered" })
+          const listed = yield* Effect.promise(() =>
+            engine.fetch(
+              new Request("https://shop.example/pay/v1/merchants", {
+                headers: { "api-key": apiKey }
+              })
+            )
+          )
+          return listed.status
+        })
+      )
+    )
+    expect(answered).toBe(200)
+  })
+
+  it("makePaymentEngine fails with the options error, typed", async () => {
+    const failure = await Effect.runPromise(
+      Effect.scoped(
+        Effect.flip(
+          makePaymentEngine({
+            storage: SqliteStorage.layer({ filename: file("x") }),
+            publicUrl: "nope"
+          })
+        )
+      )
+    )
+    expect(failure).toBeInstanceOf(PaymentEngineOptionsError)
+  })
+})
+
 describe("two engines in one process", () => {
   it("on two databases see nothing of each other", async () => {
     const key = "pk_test_same_key_on_both_engines_0001"
@@ -240,7 +285,6 @@ describe("a client that goes away", () => {
       )
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
-      const { Partners } = await import("@pay/core")
       const { apiKey } = await Effect.runPromise(
         Effect.provide(
           Effect.flatMap(Partners, (p) => p.create({ name: "P" })),

@@ -48,9 +48,6 @@ export class PaymentEngine extends Context.Tag("@pay/core/PaymentEngine")<
     )
 }
 
-const checked = <E>(options: PaymentEngineOptions<E>) =>
-  Either.match(checkOptions(options), { onLeft: Effect.fail, onRight: Effect.succeed })
-
 /**
  * The engine in the current scope: options checked, storage opened (and
  * migrated), handler made, background work forked unless `workers: false`.
@@ -58,7 +55,7 @@ const checked = <E>(options: PaymentEngineOptions<E>) =>
  */
 export const makePaymentEngine = <E>(options: PaymentEngineOptions<E>) =>
   Effect.gen(function* () {
-    const { basePath, config } = yield* checked(options)
+    const { basePath, config } = yield* checkOptions(options)
     const context = yield* Layer.build(payEngineLayer({ ...options, config }))
     const handle = yield* Effect.provide(makePayHandler(options.routes ?? [], basePath), context)
     if (options.workers !== false) yield* forkBackgroundWork(context)
@@ -77,7 +74,7 @@ export const makePaymentEngine = <E>(options: PaymentEngineOptions<E>) =>
  */
 export const makePaymentWorkers = <E>(options: PaymentEngineOptions<E>) =>
   Effect.gen(function* () {
-    const { config } = yield* checked(options)
+    const { config } = yield* checkOptions(options)
     const context = yield* Layer.build(payEngineLayer({ ...options, config }))
     yield* forkBackgroundWork(context)
     return { context }
