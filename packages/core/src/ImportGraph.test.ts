@@ -1,8 +1,9 @@
 /**
  * The shape of the house, read from the import graph of every package's shipped
  * sources (type-only imports count: a circle of types is still a circle a reader
- * must hold in their head): no module imports itself through others, and core's
- * http/ is the ground floor, importing no feature folder.
+ * must hold in their head): no module imports itself through others, core's
+ * http/ is the ground floor, importing no feature folder, and core imports no
+ * Node module (it runs wherever `Request` and `Response` do).
  */
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, relative, resolve } from "node:path"
@@ -100,5 +101,19 @@ describe("the import graph of the shipped sources", () => {
       /from\s+["'](vitest|@effect\/vitest)["']/.test(readFileSync(file, "utf8"))
     )
     expect(runners.map(([file]) => relative(PACKAGES, file))).toEqual([])
+  })
+
+  it("keeps core runtime-neutral: no shipped source of core imports a Node module", () => {
+    const core = join(PACKAGES, "core", "src")
+    const nodeImport =
+      /(?:from\s+|import\s*\(\s*)["'](node:[^"']+|fs|path|http|https|net|os|crypto|child_process|url|stream)["']/
+    const offending = [...importGraph(PACKAGES)]
+      .filter(([file]) => file.startsWith(core) && nodeImport.test(readFileSync(file, "utf8")))
+      .map(([file]) => relative(PACKAGES, file))
+    expect(offending).toEqual([])
+    // The check can fail: adapter-node's server does import one.
+    expect(
+      nodeImport.test(readFileSync(join(PACKAGES, "adapter-node", "src", "NodeServer.ts"), "utf8"))
+    ).toBe(true)
   })
 })
