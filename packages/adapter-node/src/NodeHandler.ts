@@ -65,32 +65,44 @@ const readBody = (req: IncomingMessage, limit: number): Promise<Uint8Array | "to
  * path is `originalUrl` (Express takes the prefix off `url`): the engine sees
  * the whole path and takes off its own base path. `signal` is made only when
  * asked for (a request answered at once never needs one) and aborts when the
- * client goes away before the answer.
+ * client goes away before the answer. A class, so the getter lives on the
+ * prototype and every request object keeps one fast shape.
  */
-export const toEngineRequest = (req: IncomingMessage, res: ServerResponse): EngineRequest => {
-  let controller: AbortController | undefined
-  return {
-    method: req.method ?? "GET",
-    url: (req as { originalUrl?: string }).originalUrl ?? req.url ?? "/",
-    header: (name) => {
-      const value = req.headers[name]
-      return Array.isArray(value) ? value.join(", ") : value
-    },
-    readBody: (limit) => readBody(req, limit),
-    get signal() {
-      if (controller === undefined) {
-        const made = new AbortController()
-        controller = made
-        const abandoned = () => {
-          if (!res.writableFinished) made.abort()
-        }
-        if (res.destroyed || req.destroyed) abandoned()
-        else res.once("close", abandoned)
+class NodeEngineRequest implements EngineRequest {
+  readonly method: string
+  readonly url: string
+  private controller: AbortController | undefined
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse
+  ) {
+    this.method = req.method ?? "GET"
+    this.url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? "/"
+  }
+  header(name: string): string | undefined {
+    const value = this.req.headers[name]
+    return Array.isArray(value) ? value.join(", ") : value
+  }
+  readBody(limit: number): Promise<Uint8Array | "too_large"> {
+    return readBody(this.req, limit)
+  }
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      const made = new AbortController()
+      this.controller = made
+      const res = this.res
+      const abandoned = () => {
+        if (!res.writableFinished) made.abort()
       }
-      return controller.signal
+      if (res.destroyed || this.req.destroyed) abandoned()
+      else res.once("close", abandoned)
     }
+    return this.controller.signal
   }
 }
+
+export const toEngineRequest = (req: IncomingMessage, res: ServerResponse): EngineRequest =>
+  new NodeEngineRequest(req, res)
 
 /** A `(req, res)` handler that answers every request through the engine. */
 export const toNodeHandler = (engine: HandlesRequests) => {
