@@ -61,7 +61,7 @@ const FLOOR_SAMPLES = 100
 const PAYMENT_VALUE = 10_500_000n
 /** The bench merchant's settlement destination (wallet.ts). */
 const DESTINATION: Address = "0x000000000000000000000000000000000000dEaD"
-/** The sandbox network's watch interval (examples/standalone/src/sandbox.ts). */
+/** The sandbox network's watch interval (packages/sandbox/src/SandboxEngine.ts). */
 const POLL_INTERVAL_MS = 25
 
 export const measureChain = async (options: {
