@@ -1,0 +1,4 @@
+/**
+ * @pay/adapter-bun: serves the engine on Bun.
+ */
+export * from "./BunServer.js"
