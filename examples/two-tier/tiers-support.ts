@@ -7,7 +7,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import type { ChainProcess } from "../standalone/test/chain-work-support.js"
+import { type ChainProcess, chainProcessNetwork } from "../standalone/test/chain-work-support.js"
 import type { Tier } from "./options.js"
 
 const root = join(import.meta.dirname, "..", "..")
@@ -49,25 +49,7 @@ export const writePayConfig = (dir: string, chain: ChainProcess): string => {
   writeFileSync(
     path,
     JSON.stringify({
-      networks: [
-        {
-          chainId: "eip155:31337",
-          name: "Sandbox chain",
-          rpcUrl: chain.rpcUrl,
-          etaSeconds: 1,
-          pollIntervalMs: 50,
-          collectorKey: chain.collectorPrivateKey,
-          tokens: [
-            {
-              asset: chain.token.asset,
-              symbol: "USDC",
-              name: "USD Coin",
-              decimals: 6,
-              priceCurrency: "USD"
-            }
-          ]
-        }
-      ],
+      networks: [chainProcessNetwork(chain, chain.rpcUrl)],
       jobs: { pollMs: 50, leaseSeconds: 2 }
     })
   )

@@ -110,6 +110,28 @@ export interface PayConfigOptions {
   readonly fees?: Json
 }
 
+/**
+ * A PAY_CONFIG network entry for the chain process, reached at `rpcUrl` (the
+ * chain's own or a proxy's): its test USDC priced in USD, polled every 50 ms.
+ */
+export const chainProcessNetwork = (chain: ChainProcess, rpcUrl: string) => ({
+  chainId: "eip155:31337",
+  name: "Test chain",
+  rpcUrl,
+  etaSeconds: 1,
+  pollIntervalMs: 50,
+  collectorKey: chain.collectorPrivateKey,
+  tokens: [
+    {
+      asset: chain.token.asset,
+      symbol: "USDC",
+      name: "USD Coin",
+      decimals: 6,
+      priceCurrency: "USD"
+    }
+  ]
+})
+
 /** A PAY_CONFIG whose one network is the chain behind `proxy`; short leases and polls. */
 export const engineSetup = (
   chain: ChainProcess,
@@ -124,23 +146,9 @@ export const engineSetup = (
     JSON.stringify({
       networks: [
         {
-          chainId: "eip155:31337",
-          name: "Test chain",
-          rpcUrl: proxy.url,
+          ...chainProcessNetwork(chain, proxy.url),
           confirmations: options.confirmations ?? 1,
-          etaSeconds: 1,
-          pollIntervalMs: 50,
-          stuckAfterSeconds: options.stuckAfterSeconds ?? 30,
-          collectorKey: chain.collectorPrivateKey,
-          tokens: [
-            {
-              asset: chain.token.asset,
-              symbol: "USDC",
-              name: "USD Coin",
-              decimals: 6,
-              priceCurrency: "USD"
-            }
-          ]
+          stuckAfterSeconds: options.stuckAfterSeconds ?? 30
         }
       ],
       quoteLockSeconds: 300,
