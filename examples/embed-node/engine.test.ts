@@ -218,6 +218,13 @@ describe("two engines in one process", () => {
       publicUrl: "https://b.example"
     })
     try {
+      // A partner's name follows the rule of every display name.
+      await expect(a.partners.create({ name: "   " })).rejects.toThrow(
+        "name must be 1 to 256 characters long"
+      )
+      await expect(a.partners.create({ name: "x".repeat(257) })).rejects.toThrow(
+        "name must be 1 to 256 characters long"
+      )
       const onA = await a.partners.create({ name: "A", apiKey: key })
       const onB = await b.partners.create({ name: "B" })
       const other = await b.partners.create({ name: "B2", apiKey: `${key}x` })

@@ -2,7 +2,7 @@
  * The standalone server's settings, from the environment. Every variable is
  * listed in the README.
  */
-import { ApiKey } from "@pay/core"
+import { ApiKey, isBasePath } from "@pay/core"
 import { Config, ConfigError, Either, Option } from "effect"
 
 export interface StandaloneConfig {
@@ -89,7 +89,7 @@ const basePath = Config.option(
     Config.validate({
       message:
         'PAY_BASE_PATH must be empty or a path like /pay (starting with "/", no trailing "/")',
-      validation: (s) => s === "" || /^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$/.test(s)
+      validation: isBasePath
     })
   )
 )

@@ -107,8 +107,12 @@ const PublicUrl = Schema.String.pipe(
   )
 )
 
+/** "" or a path like `/pay`: "/"-led segments of URL path characters, no trailing "/". */
+export const isBasePath = (s: string): boolean =>
+  s === "" || /^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$/.test(s)
+
 const BasePath = Schema.String.pipe(
-  Schema.filter((s) => s === "" || /^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$/.test(s), {
+  Schema.filter(isBasePath, {
     message: () => 'must be "" or a path like /pay (starting with "/", no trailing "/")'
   })
 )

@@ -6,7 +6,7 @@
  * `createPaymentEngine` and `runPaymentWorkers` are the Promise forms for
  * platforms that do not use Effect.
  */
-import { Context, Effect, Either, Layer } from "effect"
+import { Context, Effect, Either, Layer, Schema } from "effect"
 import { WalletApps } from "./apps/WalletApps.js"
 import {
   forkBackgroundWork,
@@ -15,12 +15,16 @@ import {
   payEngineLayer
 } from "./Engine.js"
 import { checkOptions, type PaymentEngineOptions } from "./EngineOptions.js"
+import { toFieldIssues } from "./http/Decode.js"
 import type { EngineHandler } from "./http/Engine.js"
 import { toFetchHandler } from "./http/Fetch.js"
 import { Partners } from "./partners/Partners.js"
 import { validateCustomApiKey } from "./shared/ApiKey.js"
 import { DEFAULT_API_VERSION, isApiVersion } from "./shared/ApiVersion.js"
 import { startInOwnScope } from "./shared/OwnScope.js"
+import { DisplayName } from "./shared/Text.js"
+
+const decodePartnerName = Schema.decodeUnknownEither(Schema.compose(Schema.Trim, DisplayName))
 
 export interface PaymentEngineService {
   /** Web standard: `Request` in, `Response` out (Bun, Deno, Hono, any fetch-style framework). */
@@ -139,10 +143,14 @@ export const createPaymentEngine = async <E>(
         run(
           context,
           Effect.gen(function* () {
-            const name = typeof input.name === "string" ? input.name.trim() : ""
-            if (name === "" || name.length > 200) {
-              return yield* Effect.fail(new Error("name must be 1 to 200 characters"))
+            // The rule of every display name (wallet apps', merchants'): 1 to 256 characters, not blank.
+            const named = decodePartnerName(input.name)
+            if (Either.isLeft(named)) {
+              return yield* Effect.fail(
+                new Error(`name ${toFieldIssues(named.left, "name")[0]?.message}`)
+              )
             }
+            const name = named.right
             if (input.apiKey !== undefined) {
               const valid = validateCustomApiKey(input.apiKey)
               if (Either.isLeft(valid)) return yield* Effect.fail(new Error(valid.left))
