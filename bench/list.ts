@@ -558,7 +558,7 @@ export const measureListing = async (
     console.log(`  seeding ${count.toLocaleString("en-US")} payments on ${store}…`)
     const data = makeDataset(count, now)
     const started = performance.now()
-    const totals = await Effect.runPromise(
+    const totals = await Effect.runPromise<SeedTotals, unknown>(
       store === "sqlite"
         ? seedSqlite(database, data, merchants)
         : seedPostgres(database, data, merchants)

@@ -1,6 +1,6 @@
 // Bundles the standalone server and the CLI into plain ESM for Node: one file each,
 // only the code they use, so they start fast and keep a small footprint (no loader at
-// run time). `node examples/build.mjs main`, `cli`, `chain` (the sandbox chain as its own
+// run time). `node examples/build.mjs main`, `main-bun` (the server for Bun), `cli`, `chain` (the sandbox chain as its own
 // process) or `two-tier` (examples/two-tier's web and worker processes, in one build:
 // they share nearly all their code); no argument builds them all. `--outdir <dir>` puts
 // them all there instead (a test's own copies, which no other test's build overwrites
@@ -11,6 +11,11 @@ const targets = {
   main: {
     outdir: "examples/standalone/dist",
     entries: { main: "examples/standalone/src/main.ts" }
+  },
+  // The same server on Bun (`npm run start:bun`): run with `bun`, which reads this Node-style ESM.
+  "main-bun": {
+    outdir: "examples/standalone/dist",
+    entries: { "main.bun": "examples/standalone/src/main.bun.ts" }
   },
   cli: { outdir: "examples/standalone/dist", entries: { cli: "examples/standalone/src/cli.ts" } },
   chain: {
@@ -46,7 +51,7 @@ for (const name of names) {
     external: ["better-sqlite3", "@nomicfoundation/edr"],
     // Bundled CommonJS dependencies still call require().
     banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
     },
     logLevel: "warning"
   })

@@ -1,10 +1,9 @@
 /**
  * The standalone server assembled: the storage PAY_DATABASE names (a SQLite
  * file or PostgreSQL), the engine's services, the API reference page (`/docs`)
- * and a node:http server.
- * `main.ts` runs it; the CLI and the end-to-end tests use it too.
+ * and an HTTP server, on the runtime's host (host.ts: Node or Bun).
+ * `main.ts` and `main.bun.ts` run it; the CLI and the end-to-end tests use it too.
  */
-import { serve } from "@pay/adapter-node"
 import { apiReferenceRoutes } from "@pay/api-reference"
 import {
   chainEngineOptions,
@@ -19,17 +18,16 @@ import {
 import { sandboxChainSetup, sandboxRoutes } from "@pay/sandbox"
 import * as Sandbox from "@pay/sandbox-chain"
 import * as PgStorage from "@pay/storage-postgres"
-import * as SqliteStorage from "@pay/storage-sqlite/node"
+import type { SqliteStorageError } from "@pay/storage-sqlite"
 import { Effect, Either, Layer, Option } from "effect"
 import { isPostgresUrl, type StandaloneConfig } from "./config.js"
+import type { StandaloneHost } from "./host.js"
 import { readPayConfig } from "./payConfig.js"
 
 type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBodyBytes"> &
   Partial<Pick<StandaloneConfig, "paymentLifetimeMs" | "maxLongPollMs" | "basePath">>
 
-type StorageError =
-  | Layer.Layer.Error<ReturnType<typeof SqliteStorage.layer>>
-  | Layer.Layer.Error<ReturnType<typeof PgStorage.layer>>
+type StorageError = SqliteStorageError | Layer.Layer.Error<ReturnType<typeof PgStorage.layer>>
 
 /**
  * The one place that picks the store: PostgreSQL for a `postgres://` URL, else
@@ -38,6 +36,7 @@ type StorageError =
  * instances (LISTEN/NOTIFY), on the same pool: one client layer value, built once.
  */
 const engineOptions = (
+  host: StandaloneHost,
   { database, ...given }: EngineSettings,
   serving = false
 ): PaymentEngineOptions<StorageError> => {
@@ -51,7 +50,7 @@ const engineOptions = (
     ...(given.maxLongPollMs === undefined ? {} : { maxLongPollMs: given.maxLongPollMs })
   }
   if (!isPostgresUrl(database)) {
-    return { ...settings, storage: SqliteStorage.layer({ filename: database }) }
+    return { ...settings, storage: host.sqlite.layer({ filename: database }) }
   }
   const client = PgStorage.migratedClientLayer({ url: database })
   const storage: Layer.Layer<PayStorage, StorageError> = PgStorage.PgStores.pipe(
@@ -67,17 +66,21 @@ const engineOptions = (
 }
 
 /** Applies pending migrations to the database and names those it applied (`pay migrate`). */
-export const migrateDatabase = (database: string) =>
-  Effect.map(
-    isPostgresUrl(database)
-      ? Effect.provide(PgStorage.migrate, PgStorage.clientLayer({ url: database }))
-      : SqliteStorage.migrateFile(database),
-    (applied) => applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)
+export const migrateDatabase = (host: StandaloneHost, database: string) => {
+  const applied: Effect.Effect<
+    ReadonlyArray<readonly [number, string]>,
+    Effect.Effect.Error<typeof PgStorage.migrate> | SqliteStorageError
+  > = isPostgresUrl(database)
+    ? Effect.provide(PgStorage.migrate, PgStorage.clientLayer({ url: database }))
+    : host.sqlite.migrateFile(database)
+  return Effect.map(applied, (migrations) =>
+    migrations.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)
   )
+}
 
 /** The engine's services on the database, without serving or background work (the CLI, tests). */
-export const engineLayer = (settings: EngineSettings) => {
-  const options = engineOptions(settings)
+export const engineLayer = (host: StandaloneHost, settings: EngineSettings) => {
+  const options = engineOptions(host, settings)
   return payEngineLayer({
     ...options,
     config: {
@@ -125,12 +128,12 @@ export const chainFor = (config: StandaloneConfig) =>
   })
 
 /** Starts the whole server; it stops, in order, when the scope closes. */
-export const startStandalone = (config: StandaloneConfig) =>
+export const startStandalone = (host: StandaloneHost, config: StandaloneConfig) =>
   Effect.gen(function* () {
     const chain = yield* chainFor(config)
     const { setup } = chain
     const engine = yield* makePaymentEngine({
-      ...engineOptions(config, true),
+      ...engineOptions(host, config, true),
       ...chainEngineOptions(setup),
       gateway: Option.match(config.quoteLockMs, {
         onNone: () => setup.gateway,
@@ -142,7 +145,11 @@ export const startStandalone = (config: StandaloneConfig) =>
     const bootstrapped = yield* bootstrapPartner(config.bootstrapApiKey).pipe(
       Effect.provide(context)
     )
-    const server = yield* serve(engine, { host: config.host, port: config.port })
+    const server = yield* host.serve(engine, {
+      host: config.host,
+      port: config.port,
+      maxLongPollMs: config.maxLongPollMs
+    })
     // `context` lets in-process tests reach the services; `sandbox`, the sandbox chain.
     return { server, bootstrapped, context, sandbox: chain.sandbox }
   })

@@ -21,6 +21,7 @@ import {
 import { Config, Console, Effect, Layer, Option } from "effect"
 import { engineLayer, migrateDatabase } from "./app.js"
 import { DEFAULT_DATABASE, isValidDatabase } from "./config.js"
+import { nodeHost } from "./host-node.js"
 
 const database = Options.text("database").pipe(
   Options.withDescription(
@@ -36,7 +37,9 @@ const json = Options.boolean("json").pipe(Options.withDescription("Print JSON fo
 /** The engine's services on the database; nothing is served. */
 const onDatabase = (database: string) =>
   isValidDatabase(database)
-    ? Layer.orDie(engineLayer({ database, publicUrl: "http://localhost", maxBodyBytes: 0 }))
+    ? Layer.orDie(
+        engineLayer(nodeHost, { database, publicUrl: "http://localhost", maxBodyBytes: 0 })
+      )
     : Layer.fail(new Error(DATABASE_REQUIRED))
 
 const print = (asJson: boolean, value: unknown, text: string) =>
@@ -245,7 +248,7 @@ const migrateCommand = Command.make("migrate", { database, json }, ({ database, 
     if (!isValidDatabase(database)) {
       return yield* Effect.fail(new Error(DATABASE_REQUIRED))
     }
-    const applied = yield* migrateDatabase(database).pipe(
+    const applied = yield* migrateDatabase(nodeHost, database).pipe(
       Effect.mapError((e) => new Error(`migration failed: ${e.message}`))
     )
     yield* print(

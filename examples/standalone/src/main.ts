@@ -1,53 +1,8 @@
 /**
- * `npm start`: the standalone server on a SQLite file or PostgreSQL
- * (PAY_DATABASE). Stops cleanly on SIGINT/SIGTERM: in-flight requests finish,
- * then the database closes.
+ * `npm start`: the standalone server on Node (server.ts), on a SQLite file or
+ * PostgreSQL (PAY_DATABASE).
  */
-import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Option } from "effect"
-import { startStandalone } from "./app.js"
-import { describeDatabase, standaloneConfig } from "./config.js"
+import { nodeHost } from "./host-node.js"
+import { runStandalone } from "./server.js"
 
-const program = Effect.gen(function* () {
-  const config = yield* standaloneConfig
-  const { server, bootstrapped, sandbox } = yield* startStandalone(config)
-  yield* Console.log(`Pay engine listening on ${server.url}`)
-  yield* Console.log(
-    `  API reference: ${config.publicUrl}/docs   OpenAPI document: ${config.publicUrl}/openapi.json`
-  )
-  yield* Console.log(`  Database: ${describeDatabase(config.database)}`)
-  if (sandbox !== undefined) {
-    yield* Console.log(
-      [
-        `  Sandbox chain ${sandbox.description.chainId} (no PAY_CONFIG): it starts fresh with every start.`,
-        `    JSON-RPC: ${config.publicUrl}/sandbox/rpc   test USDC: ${sandbox.token.asset}`,
-        `    Test tokens: curl -X POST ${config.publicUrl}/sandbox/faucet -H "Content-Type: application/json" \\`,
-        `      -d '{"account": "${sandbox.description.chainId}:0x<your address>", "amount": "100000000"}'`
-      ].join("\n")
-    )
-  } else if (Option.isSome(config.payConfigPath)) {
-    yield* Console.log(`  Networks: ${config.payConfigPath.value}`)
-  }
-  yield* Option.match(bootstrapped, {
-    onNone: () =>
-      Console.log(
-        "  Create a partner and its API key with: npm run pay -- partners create --name <name>"
-      ),
-    onSome: ({ partnerId, apiKey }) =>
-      Console.log(
-        [
-          `First start: created partner ${partnerId} ("Default partner").`,
-          Option.isSome(config.bootstrapApiKey)
-            ? "  Its API key is the one in PAY_BOOTSTRAP_API_KEY."
-            : `  Its API key, shown only this once, store it now:\n\n    ${apiKey}\n`,
-          `  Try: curl -H "Api-Key: <key>" ${config.publicUrl}/v1/merchants`
-        ].join("\n")
-      )
-  })
-  return yield* Effect.never
-}).pipe(
-  Effect.scoped,
-  Effect.onInterrupt(() => Console.log("Pay engine stopped."))
-)
-
-NodeRuntime.runMain(program)
+runStandalone(nodeHost)

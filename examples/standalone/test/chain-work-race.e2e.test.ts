@@ -12,7 +12,7 @@ import { freshSchema } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
-  buildBundles,
+  buildChainWorkBundles,
   type ChainProcess,
   confirmAsWallet,
   createPayment,
@@ -45,7 +45,7 @@ const PAID = 10_500_000n
 const SETTLED = PAID - (100_000n + 157_500n)
 
 beforeAll(async () => {
-  buildBundles()
+  buildChainWorkBundles()
   chain = await startChain(spawned)
   proxy = await startRpcProxy(chain.rpcUrl)
 }, 60_000)

@@ -22,18 +22,19 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { expect } from "vitest"
 import { type Client, client, type Json, newKey, PARTNER_KEY } from "./e2e-support.js"
-import { type Instance, startInstance } from "./instances-support.js"
+import {
+  buildBundles,
+  bundle,
+  type Instance,
+  nodeBinary,
+  startInstance
+} from "./instances-support.js"
 import { type RpcProxy, startRpcProxy } from "./rpc-proxy.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")
-const dist = (name: string) => join(root, "examples/standalone/dist", `${name}.mjs`)
 
 /** Builds the server, the CLI and the chain server, as their npm scripts do. */
-export const buildBundles = (): void => {
-  execFileSync(process.execPath, [join(root, "examples/build.mjs"), "main", "cli", "chain"], {
-    cwd: root
-  })
-}
+export const buildChainWorkBundles = (): void => buildBundles("main", "cli", "chain")
 
 export interface ChainProcess {
   readonly child: ChildProcess
@@ -48,15 +49,15 @@ export interface ChainProcess {
 }
 
 /**
- * Starts the chain server as its own process (the bundle `buildBundles` makes,
+ * Starts the chain server as its own process (the bundle `buildChainWorkBundles` makes,
  * or `bundle`); resolves with its ready line.
  */
 export const startChain = (
   spawned: Array<ChildProcess>,
-  bundle: string = dist("chain")
+  chainBundle: string = bundle("chain")
 ): Promise<ChainProcess> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--enable-source-maps", bundle], {
+    const child = spawn(nodeBinary, ["--enable-source-maps", chainBundle], {
       env: { ...process.env, HOST: "127.0.0.1", PORT: "0" },
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -173,7 +174,7 @@ export const removeSetup = (setup: EngineSetup) =>
 /** Runs the CLI bundle on the setup's database; its JSON answer. */
 export const cli = (setup: EngineSetup, args: ReadonlyArray<string>): Json =>
   JSON.parse(
-    execFileSync(process.execPath, [dist("cli"), ...args, "--json"], {
+    execFileSync(nodeBinary, [bundle("cli"), ...args, "--json"], {
       cwd: root,
       env: { ...process.env, ...setup.env },
       encoding: "utf8"

@@ -13,7 +13,7 @@ import type { ChildProcess } from "node:child_process"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import {
   type Buyer,
-  buildBundles,
+  buildChainWorkBundles,
   type ChainProcess,
   cli,
   confirmAsWallet,
@@ -54,7 +54,7 @@ const FEES = 100_000n + 157_500n
 const SETTLED = PAID - FEES
 
 beforeAll(async () => {
-  buildBundles()
+  buildChainWorkBundles()
   chain = await startChain(spawned)
   proxy = await startRpcProxy(chain.rpcUrl)
   setup = engineSetup(chain, proxy, undefined, { stuckAfterSeconds: 2 })

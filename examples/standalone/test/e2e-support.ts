@@ -20,6 +20,18 @@ import { Effect, Exit, Option, Scope } from "effect"
 import { expect } from "vitest"
 import { type engineLayer, startStandalone } from "../src/app.js"
 import type { StandaloneConfig } from "../src/config.js"
+import type { StandaloneHost } from "../src/host.js"
+
+/**
+ * The host of the runtime the tests run under: the suites run under Node
+ * (`vitest run`) and again under the real Bun binary (`npm run test:bun`),
+ * where the server is Bun.serve on bun:sqlite or PostgreSQL. A host module is
+ * loaded only on its own runtime.
+ */
+export const runtimeHost: StandaloneHost =
+  "Bun" in globalThis
+    ? (await import("../src/host-bun.js")).bunHost
+    : (await import("../src/host-node.js")).nodeHost
 
 export const PARTNER_KEY = "e2e_partner_key_0123456789"
 export const MAX_BODY_BYTES = 16384
@@ -60,7 +72,7 @@ const freshDatabase = (store: Store) =>
       )
 
 /**
- * Starts the real server (`store` + node:http on 127.0.0.1, a free port) on a
+ * Starts the real server (`store` + the runtime's HTTP server on 127.0.0.1, a free port) on a
  * database of its own; `stop` closes the server, then removes the database.
  */
 export const startServer = async (
@@ -87,7 +99,7 @@ export const startServer = async (
       ...overrides
     }
     const { server, bootstrapped, context, sandbox } = await Effect.runPromise(
-      Scope.extend(startStandalone(config), scope)
+      Scope.extend(startStandalone(runtimeHost, config), scope)
     )
     if (Option.isNone(bootstrapped)) throw new Error("the bootstrap partner was not created")
     return {

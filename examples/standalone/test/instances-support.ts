@@ -1,19 +1,37 @@
 /**
- * Several standalone servers as their own processes (the bundle `npm start`
- * runs, examples/standalone/dist/main.mjs) on one database: started, reached
- * over loopback, killed. For the multi-instance test.
+ * Standalone servers as their own processes, on the runtime the tests run
+ * under: the bundle `npm start` runs under Node (examples/standalone/dist/main.mjs),
+ * the one `npm run start:bun` runs under Bun (main.bun.mjs). Started, reached
+ * over loopback, killed. The builds, the CLI and the chain process run on Node,
+ * as their npm scripts do on either.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { join } from "node:path"
 import { type Client, client } from "./e2e-support.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")
-const mainBundle = join(root, "examples/standalone/dist/main.mjs")
 
-/** Builds the server bundle, as `npm start` does. */
-export const buildServer = (): void => {
-  execFileSync(process.execPath, [join(root, "examples/build.mjs"), "main"], { cwd: root })
+/** Under `npm run test:bun` the tests themselves run on Bun; npm names its Node. */
+export const onBun = "Bun" in globalThis
+export const nodeBinary = onBun ? (process.env.npm_node_execpath ?? "node") : process.execPath
+
+/** A bundle examples/build.mjs writes: `main`, `main.bun`, `cli`, `chain`. */
+export const bundle = (name: string) => join(root, "examples/standalone/dist", `${name}.mjs`)
+
+/** What `npm start` (Node) or `npm run start:bun` (Bun) runs: the runtime and its arguments. */
+export const serverCommand = (): readonly [string, ReadonlyArray<string>] =>
+  onBun
+    ? [process.execPath, [bundle("main.bun")]]
+    : [process.execPath, ["--enable-source-maps", bundle("main")]]
+
+/** Builds bundles with examples/build.mjs (`main`, `cli`, `chain`; `main` is this runtime's server). */
+export const buildBundles = (...targets: ReadonlyArray<string>): void => {
+  const names = targets.map((t) => (t === "main" && onBun ? "main-bun" : t))
+  execFileSync(nodeBinary, [join(root, "examples/build.mjs"), ...names], { cwd: root })
 }
+
+/** Builds the server bundle, as `npm start` (or `npm run start:bun`) does. */
+export const buildServer = (): void => buildBundles("main")
 
 export interface Instance {
   readonly name: string
@@ -40,7 +58,8 @@ export const startInstance = (
   spawned: Array<ChildProcess>
 ): Promise<Instance> =>
   new Promise<Instance>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--enable-source-maps", mainBundle], {
+    const [runtime, args] = serverCommand()
+    const child = spawn(runtime, args, {
       env: { ...process.env, ...env, HOST: "127.0.0.1", PORT: "0" },
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"]

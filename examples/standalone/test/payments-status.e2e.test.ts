@@ -7,7 +7,8 @@
  * the engine's refusals; missing or malformed headers and query values, and
  * replays compared byte for byte, stay on raw HTTP.
  */
-import { Either } from "effect"
+import { PaymentEvents } from "@pay/core"
+import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   client,
@@ -18,6 +19,7 @@ import {
   expectRefusal,
   type Merchant,
   newKey,
+  PARTNER_KEY,
   type PayClient,
   payClient,
   RFC3339,
@@ -216,6 +218,30 @@ describe.each(STORES)("%s", (store) => {
       expect(at).toBeGreaterThanOrEqual(250)
       expect(at - cancelledAt).toBeLessThan(300)
       expect(at).toBeLessThan(2000)
+    })
+
+    it("a client that goes away lets go of its long-poll at once, not at maxPollMs", async () => {
+      const id = await open()
+      const held = () => server.runEngine(Effect.flatMap(PaymentEvents, (events) => events.held))
+      const until = async (check: () => Promise<boolean>, what: string) => {
+        const deadline = Date.now() + 5_000
+        while (!(await check())) {
+          if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
+          await sleep(20)
+        }
+      }
+      const before = await held()
+      const leaving = new AbortController()
+      const polling = fetch(`${server.baseUrl}/v1/payments/${id}/status?maxPollMs=20000`, {
+        headers: { "api-key": PARTNER_KEY, "merchant-id": merchant.id },
+        signal: leaving.signal
+      }).catch((error: unknown) => error)
+      await until(async () => (await held()) === before + 1, "the long-poll is held")
+      const goneAt = Date.now()
+      leaving.abort()
+      await polling
+      await until(async () => (await held()) === before, "its waiter is let go")
+      expect(Date.now() - goneAt).toBeLessThan(5_000)
     })
 
     it("held, and answered at once after StartProcessing and then Succeed through the engine", async () => {

@@ -3,8 +3,10 @@
  * runs, as its own process (first-start key, listening line, clean stop on
  * SIGTERM), and the CLI on the same database while the server runs; on a
  * SQLite file, and on PostgreSQL (a fresh schema of the test run's database).
+ * Under `npm run test:bun` the server is the one `npm run start:bun` runs, on
+ * Bun, and the CLI beside it is still `npm run pay`'s, on Node.
  */
-import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -12,19 +14,17 @@ import { promisify } from "node:util"
 import { freshSchema } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { buildBundles, bundle, nodeBinary, serverCommand } from "./instances-support.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")
-const dist = join(root, "examples/standalone/dist")
 const dir = mkdtempSync(join(tmpdir(), "pay-process-"))
 const database = join(dir, "pay.sqlite")
 const baseEnv = { ...process.env, HOST: "127.0.0.1", PORT: "0" }
 const sqliteEnv = { ...baseEnv, PAY_DATABASE: database }
 const children: Array<ChildProcess> = []
 
-// What `npm start` and `npm run pay` run: the bundles built by examples/build.mjs.
-beforeAll(() => {
-  execFileSync(process.execPath, [join(root, "examples/build.mjs")], { cwd: root })
-}, 60_000)
+// What `npm start` (or `npm run start:bun`) and `npm run pay` run: bundles built by examples/build.mjs.
+beforeAll(() => buildBundles("main", "cli"), 60_000)
 
 afterAll(() => {
   for (const child of children) child.kill("SIGKILL")
@@ -34,10 +34,8 @@ afterAll(() => {
 /** Starts the server and resolves with its URL and everything printed up to then. */
 const startServer = (env: NodeJS.ProcessEnv = sqliteEnv) =>
   new Promise<{ child: ChildProcess; url: string; output: () => string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--enable-source-maps", join(dist, "main.mjs")], {
-      env,
-      cwd: root
-    })
+    const [runtime, args] = serverCommand()
+    const child = spawn(runtime, args, { env, cwd: root })
     children.push(child)
     let output = ""
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000)
@@ -64,7 +62,7 @@ const stop = (child: ChildProcess) =>
 const cliOn =
   (env: NodeJS.ProcessEnv) =>
   (...args: Array<string>) =>
-    promisify(execFile)(process.execPath, [join(dist, "cli.mjs"), ...args], { env, cwd: root })
+    promisify(execFile)(nodeBinary, [bundle("cli"), ...args], { env, cwd: root })
 const cli = cliOn(sqliteEnv)
 
 const MIGRATIONS = [
@@ -303,7 +301,8 @@ describe("npm start under a path", () => {
   }, 60_000)
 
   it("refuses a PAY_BASE_PATH that is not a path, naming it", async () => {
-    const refused = await promisify(execFile)(process.execPath, [join(dist, "main.mjs")], {
+    const [runtime, args] = serverCommand()
+    const refused = await promisify(execFile)(runtime, args, {
       env: { ...sqliteEnv, PAY_BASE_PATH: "pay/" },
       cwd: root
     }).then(

@@ -1,9 +1,11 @@
 /**
  * The schema's migrations, statically imported so bundlers and embedders get
- * them without a migrations folder on disk. Run with the @effect/sql Migrator
- * on whichever SqlClient the runtime provides (Node or Bun).
+ * them without a migrations folder on disk, and run over the same synchronous
+ * connection as the stores: one migrator for every driver (better-sqlite3 on
+ * Node, bun:sqlite on Bun). The `pay_migrations` table keeps the layout of the
+ * @effect/sql Migrator that applied them before, so a database made by an
+ * earlier version upgrades in place.
  */
-import { Migrator } from "@effect/sql"
 import initial from "./migrations/0001_initial.js"
 import payments from "./migrations/0002_payments.js"
 import idempotencyLease from "./migrations/0003_idempotency_lease.js"
@@ -12,17 +14,63 @@ import walletApps from "./migrations/0005_wallet_apps.js"
 import gateway from "./migrations/0006_gateway.js"
 import optionClientId from "./migrations/0007_option_client_id.js"
 import chainWork from "./migrations/0008_chain_work.js"
+import type { SqliteConnection } from "./SqliteDatabase.js"
 
-export const migrations = Migrator.fromRecord({
-  "0001_initial": initial,
-  "0002_payments": payments,
-  "0003_idempotency_lease": idempotencyLease,
-  "0004_payment_aggregates": paymentAggregates,
-  "0005_wallet_apps": walletApps,
-  "0006_gateway": gateway,
-  "0007_option_client_id": optionClientId,
-  "0008_chain_work": chainWork
-})
+export interface SqliteMigration {
+  readonly id: number
+  readonly name: string
+  readonly apply: (db: SqliteConnection) => void
+}
 
-/** Applies every migration not yet applied; safe to run from several processes. */
-export const migrate = Migrator.make({})({ loader: migrations, table: "pay_migrations" })
+/** In the order they apply; ids never change once released. */
+export const migrations: ReadonlyArray<SqliteMigration> = [
+  { id: 1, name: "initial", apply: initial },
+  { id: 2, name: "payments", apply: payments },
+  { id: 3, name: "idempotency_lease", apply: idempotencyLease },
+  { id: 4, name: "payment_aggregates", apply: paymentAggregates },
+  { id: 5, name: "wallet_apps", apply: walletApps },
+  { id: 6, name: "gateway", apply: gateway },
+  { id: 7, name: "option_client_id", apply: optionClientId },
+  { id: 8, name: "chain_work", apply: chainWork }
+]
+
+/** A migration applied by this call: its id and name. */
+export type AppliedMigration = readonly [id: number, name: string]
+
+/**
+ * Applies every migration not yet applied, in one transaction, and names them.
+ * Safe from several processes at once: `BEGIN IMMEDIATE` takes the write lock
+ * before reading which migrations are applied (a second process waits on the
+ * busy timeout, then finds them all applied); a failing migration rolls back
+ * with everything before it in the same call.
+ */
+export const applyMigrations = (
+  db: SqliteConnection,
+  all: ReadonlyArray<SqliteMigration> = migrations
+): ReadonlyArray<AppliedMigration> => {
+  db.exec(`CREATE TABLE IF NOT EXISTS pay_migrations (
+    migration_id integer PRIMARY KEY NOT NULL,
+    created_at datetime NOT NULL DEFAULT current_timestamp,
+    name VARCHAR(255) NOT NULL
+  )`)
+  db.exec("BEGIN IMMEDIATE")
+  try {
+    const latest = db.prepare("SELECT max(migration_id) AS id FROM pay_migrations").get() as
+      | { readonly id: number | null }
+      | undefined
+    const pending = all.filter((m) => m.id > (latest?.id ?? 0))
+    const record = db.prepare("INSERT INTO pay_migrations (migration_id, name) VALUES (?, ?)")
+    for (const migration of pending) {
+      migration.apply(db)
+      record.run(migration.id, migration.name)
+    }
+    db.exec("COMMIT")
+    return pending.map((m): AppliedMigration => [m.id, m.name])
+  } catch (error) {
+    // SQLite may already have rolled back (a full disk does): then there is nothing to undo.
+    try {
+      db.exec("ROLLBACK")
+    } catch {}
+    throw error
+  }
+}

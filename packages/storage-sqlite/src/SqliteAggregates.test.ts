@@ -6,22 +6,23 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
 import { PaymentStore } from "@pay/core"
 import { statisticsFixture } from "@pay/core/testing"
 import { Effect } from "effect"
 import { afterAll } from "vitest"
 import paymentAggregates from "./migrations/0004_payment_aggregates.js"
-import { layer } from "./node.js"
+import { runtimeDriver, runtimeDriverName } from "./RuntimeDriver.testing.js"
 import { SqliteDatabase } from "./SqliteDatabase.js"
+
+const { layer } = runtimeDriver
 
 const dir = mkdtempSync(join(tmpdir(), "pay-sqlite-aggregates-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 let n = 0
 const freshFile = () => join(dir, `aggregates-${n++}.sqlite`)
 
-describe("SQLite statistics aggregates", () => {
+describe(`SQLite statistics aggregates (${runtimeDriverName})`, () => {
   it.effect("are what stats reads, for every filter the aggregates serve", () => {
     const filename = freshFile()
     return Effect.gen(function* () {
@@ -80,8 +81,8 @@ describe("SQLite statistics aggregates", () => {
       db.exec(`DROP TABLE payment_daily_revenue; DROP TABLE partner_customers;
         DROP TABLE merchant_customers; DROP INDEX payments_succeeded_by_partner_date;
         DROP INDEX payments_succeeded_by_merchant_date`)
-      // The migration itself: the Migrator would not run it again below a later one.
-      yield* Effect.provide(paymentAggregates, SqliteClient.layer({ filename }))
+      // The migration itself: the migrator would not run it again below a later one.
+      db.transaction(() => paymentAggregates(db))
       expect(tables()).toEqual(kept)
       for (const filter of fixture.filters) {
         expect(yield* store.stats(filter)).toEqual(fixture.expected(filter))

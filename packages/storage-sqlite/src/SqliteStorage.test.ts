@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -11,9 +12,12 @@ import {
   WalletApps
 } from "@pay/core"
 import { Effect } from "effect"
-import { afterAll } from "vitest"
-import { layer, migrateFile, openConnection } from "./node.js"
+import { afterAll, it as vitestIt } from "vitest"
+import { applyMigrations, migrations, type SqliteMigration } from "./Migrations.js"
+import { runtimeDriver, runtimeDriverName } from "./RuntimeDriver.testing.js"
 import { makeSqliteStores } from "./SqliteStores.js"
+
+const { layer, migrateFile, openConnection } = runtimeDriver
 
 const dir = mkdtempSync(join(tmpdir(), "pay-sqlite-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -24,7 +28,7 @@ const engineOn = (filename: string) =>
     config: { publicUrl: "http://x", maxBodyBytes: 1024 }
   })
 
-describe("SQLite storage", () => {
+describe(`SQLite storage (${runtimeDriverName})`, () => {
   it.effect("keeps everything across a restart", () =>
     Effect.gen(function* () {
       const filename = join(dir, "restart.sqlite")
@@ -67,6 +71,83 @@ describe("SQLite storage", () => {
       const applied = yield* migrateFile(filename)
       expect(applied).toEqual([])
     })
+  )
+
+  it.effect("upgrades a database the @effect/sql Migrator of earlier versions made", () =>
+    Effect.gen(function* () {
+      const filename = join(dir, "upgrade.sqlite")
+      const db = openConnection(filename)
+      // The table and rows as that Migrator wrote them, five migrations in.
+      db.exec(`CREATE TABLE pay_migrations (
+        migration_id integer PRIMARY KEY NOT NULL,
+        created_at datetime NOT NULL DEFAULT current_timestamp,
+        name VARCHAR(255) NOT NULL
+      )`)
+      for (const migration of migrations.slice(0, 5)) {
+        migration.apply(db)
+        db.prepare("INSERT INTO pay_migrations (migration_id, name) VALUES (?, ?)").run(
+          migration.id,
+          migration.name
+        )
+      }
+      db.close()
+      expect(yield* migrateFile(filename)).toEqual([
+        [6, "gateway"],
+        [7, "option_client_id"],
+        [8, "chain_work"]
+      ])
+      expect(yield* migrateFile(filename)).toEqual([])
+    })
+  )
+
+  it.effect("rolls back every migration of a call when one fails", () =>
+    Effect.gen(function* () {
+      const db = openConnection(join(dir, "failing.sqlite"))
+      const failing: SqliteMigration = {
+        id: 99,
+        name: "failing",
+        apply: (connection) => connection.exec("CREATE TABLE nowhere (x) STRICT")
+      }
+      expect(() => applyMigrations(db, [...migrations, failing])).toThrow(/missing datatype/)
+      const tables = db
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+        .all()
+      expect(tables).toEqual([{ name: "pay_migrations" }])
+      expect(applyMigrations(db).length).toBe(migrations.length)
+      db.close()
+    })
+  )
+
+  vitestIt(
+    "migrates each migration once when several processes start on a new file together",
+    async () => {
+      const filename = join(dir, "race.sqlite")
+      const script = join(import.meta.dirname, "migrate-file.testing.ts")
+      // Each process runs under this runtime: Bun as itself, Node through tsx.
+      const args =
+        "Bun" in globalThis
+          ? ["--conditions=@pay/source", script, filename]
+          : ["--conditions=@pay/source", "--import", "tsx", script, filename]
+      const outputs = await Promise.all(
+        Array.from(
+          { length: 4 },
+          () =>
+            new Promise<string>((resolve, reject) =>
+              execFile(process.execPath, args, (error, stdout, stderr) =>
+                error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)
+              )
+            )
+        )
+      )
+      const applied = outputs.flatMap((out) => JSON.parse(out) as Array<[number, string]>)
+      expect(applied.map(([id]) => id).sort((a, b) => a - b)).toEqual(migrations.map((m) => m.id))
+      const db = openConnection(filename)
+      expect(db.prepare("SELECT count(*) AS n FROM pay_migrations").get()).toEqual({
+        n: migrations.length
+      })
+      db.close()
+    },
+    60_000
   )
 
   it.effect("grants one idempotency claim across two connections to one file", () =>

@@ -3,13 +3,15 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { chainJobStorageContract, paymentStorageContract, storageContract } from "@pay/core/testing"
 import { afterAll } from "vitest"
-import { layer } from "./node.js"
+import { runtimeDriver, runtimeDriverName } from "./RuntimeDriver.testing.js"
+
+const { layer } = runtimeDriver
 
 const dir = mkdtempSync(join(tmpdir(), "pay-sqlite-contract-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 let n = 0
 const fresh = () => layer({ filename: join(dir, `contract-${n++}.sqlite`) })
-storageContract("SQLite file", fresh)
-paymentStorageContract("SQLite file", fresh)
-chainJobStorageContract("SQLite file", fresh)
+storageContract(`SQLite file (${runtimeDriverName})`, fresh)
+paymentStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
+chainJobStorageContract(`SQLite file (${runtimeDriverName})`, fresh)

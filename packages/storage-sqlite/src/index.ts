@@ -1,7 +1,8 @@
 /**
  * @pay/storage-sqlite: the engine's storage ports on SQLite, runtime-neutral.
- * The driver comes from `@pay/storage-sqlite/node` (or a Bun entry).
+ * The driver comes from `@pay/storage-sqlite/node` or `@pay/storage-sqlite/bun`.
  */
 export * from "./Migrations.js"
 export * from "./SqliteDatabase.js"
+export * from "./SqliteFile.js"
 export * from "./SqliteStores.js"

@@ -1,22 +1,16 @@
 /**
- * SQLite storage on Node: better-sqlite3 for the stores, and the
- * @effect/sql-sqlite-node client for the Migrator. Import from
- * `@pay/storage-sqlite/node`; Bun gets its own entry, since Bun cannot load
- * better-sqlite3.
+ * SQLite storage on Node, through better-sqlite3. Import from
+ * `@pay/storage-sqlite/node`; Bun, which cannot load better-sqlite3, has
+ * `@pay/storage-sqlite/bun`. Only opening a connection differs: the
+ * migrations and the stores are one implementation (SqliteFile.ts).
  */
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
-import { SqliteClient } from "@effect/sql-sqlite-node"
 import Database from "better-sqlite3"
-import { Effect, Layer } from "effect"
-import { migrate } from "./Migrations.js"
-import { CONNECTION_PRAGMAS, type SqliteConnection, SqliteDatabase } from "./SqliteDatabase.js"
-import { SqliteStores } from "./SqliteStores.js"
+import { CONNECTION_PRAGMAS, type SqliteConnection } from "./SqliteDatabase.js"
+import { sqliteFileStorage } from "./SqliteFile.js"
 
-export interface SqliteStorageOptions {
-  /** The database file; its folder is created if missing. */
-  readonly filename: string
-}
+export { SqliteStorageError, type SqliteStorageOptions } from "./SqliteFile.js"
 
 export const openConnection = (filename: string): SqliteConnection => {
   mkdirSync(dirname(filename), { recursive: true })
@@ -39,27 +33,4 @@ export const openConnection = (filename: string): SqliteConnection => {
   }
 }
 
-/** Applies pending migrations to the file through the Migrator, then lets go of it. */
-export const migrateFile = (filename: string) =>
-  Effect.zipRight(
-    // Before the client layer is built: it opens the file.
-    Effect.sync(() => mkdirSync(dirname(filename), { recursive: true })),
-    Effect.provide(migrate, SqliteClient.layer({ filename }))
-  )
-
-/** The connection, migrated, closed when the layer's scope ends. */
-export const connectionLayer = (options: SqliteStorageOptions) =>
-  Layer.scoped(
-    SqliteDatabase,
-    Effect.zipRight(
-      migrateFile(options.filename),
-      Effect.acquireRelease(
-        Effect.sync(() => openConnection(options.filename)),
-        (db) => Effect.sync(() => db.close())
-      )
-    )
-  )
-
-/** Every storage port of the core on a SQLite file. */
-export const layer = (options: SqliteStorageOptions) =>
-  SqliteStores.pipe(Layer.provideMerge(connectionLayer(options)))
+export const { migrateFile, connectionLayer, layer } = sqliteFileStorage(openConnection)

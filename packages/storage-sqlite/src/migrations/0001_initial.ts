@@ -2,8 +2,7 @@
  * Partners and keys, merchants, crypto settlements and idempotency keys.
  * Times are integer milliseconds since the epoch.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import type { SqliteConnection } from "../SqliteDatabase.js"
 
 const statements = [
   `CREATE TABLE partners (
@@ -57,7 +56,6 @@ const statements = [
     WHERE response_status IS NOT NULL`
 ]
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  for (const statement of statements) yield* sql.unsafe(statement)
-})
+export default (db: SqliteConnection): void => {
+  for (const statement of statements) db.exec(statement)
+}

@@ -3,8 +3,7 @@
  * integer copy for SQL sums when it fits, and a zero-padded copy that sorts
  * numerically as text (token amounts go up to 2^256 - 1).
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import type { SqliteConnection } from "../SqliteDatabase.js"
 
 const statements = [
   `CREATE TABLE payments (
@@ -49,7 +48,6 @@ const statements = [
   ) STRICT`
 ]
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  for (const statement of statements) yield* sql.unsafe(statement)
-})
+export default (db: SqliteConnection): void => {
+  for (const statement of statements) db.exec(statement)
+}

@@ -4,10 +4,8 @@
  * `claim_token` is still its own. Claims from before have no token: they are
  * taken over once stale, like a dead owner's.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import type { SqliteConnection } from "../SqliteDatabase.js"
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql.unsafe("ALTER TABLE idempotency_keys ADD COLUMN claim_token TEXT")
-})
+export default (db: SqliteConnection): void => {
+  db.exec("ALTER TABLE idempotency_keys ADD COLUMN claim_token TEXT")
+}

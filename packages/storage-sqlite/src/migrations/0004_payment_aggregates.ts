@@ -8,15 +8,13 @@
  * payments serve the edges of a time range and its distinct customers. Existing
  * succeeded payments are counted in.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import type { SqliteConnection } from "../SqliteDatabase.js"
 
 const DAY_MS = 86_400_000
 const MAX_I63 = 2n ** 63n - 1n
 const SPLIT = 1_000_000_000
 /** Written into the SQL, not bound: a bound JS number divides as a real. */
 const SPLIT_SQL = String(SPLIT)
-const INSERT_CHUNK = 500
 
 const statements = [
   `CREATE TABLE payment_daily_revenue (
@@ -70,8 +68,7 @@ interface DailyRow {
 }
 
 /** The daily revenue of the payments already succeeded, summed exactly. */
-const backfillDailyRevenue = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
+const backfillDailyRevenue = (db: SqliteConnection): void => {
   const daily = new Map<
     string,
     { partner_id: string; merchant_id: string; day: number; unit: string; n: number; total: bigint }
@@ -86,37 +83,44 @@ const backfillDailyRevenue = Effect.gen(function* () {
     }
   }
   // 63-bit amounts summed in SQL by their high and low parts (as in the store's own sums).
-  for (const r of yield* sql<DailyRow>`SELECT partner_id, merchant_id, ${sql.literal(DAY)} AS day,
+  const sums = db
+    .prepare(`SELECT partner_id, merchant_id, ${DAY} AS day,
       amount_unit AS unit, count(*) AS transactions,
-      CAST(sum(amount_minor / ${sql.literal(SPLIT_SQL)}) AS TEXT) AS high,
-      CAST(sum(amount_minor % ${sql.literal(SPLIT_SQL)}) AS TEXT) AS low
+      CAST(sum(amount_minor / ${SPLIT_SQL}) AS TEXT) AS high,
+      CAST(sum(amount_minor % ${SPLIT_SQL}) AS TEXT) AS low
     FROM payments WHERE status = 'succeeded' AND amount_minor IS NOT NULL
-    GROUP BY partner_id, merchant_id, day, amount_unit`) {
+    GROUP BY partner_id, merchant_id, day, amount_unit`)
+    .all() as ReadonlyArray<DailyRow>
+  for (const r of sums) {
     add(r, r.transactions, BigInt(r.high ?? 0) * BigInt(SPLIT) + BigInt(r.low ?? 0))
   }
-  for (const r of yield* sql<
-    Omit<DailyRow, "high" | "low" | "transactions"> & { readonly value: string }
-  >`SELECT partner_id, merchant_id, ${sql.literal(DAY)} AS day, amount_unit AS unit,
+  const large = db
+    .prepare(`SELECT partner_id, merchant_id, ${DAY} AS day, amount_unit AS unit,
       amount_value AS value
-    FROM payments WHERE status = 'succeeded' AND amount_minor IS NULL`) {
-    add(r, 1, BigInt(r.value))
+    FROM payments WHERE status = 'succeeded' AND amount_minor IS NULL`)
+    .all() as ReadonlyArray<
+    Omit<DailyRow, "high" | "low" | "transactions"> & { readonly value: string }
+  >
+  for (const r of large) add(r, 1, BigInt(r.value))
+  const insert = db.prepare(
+    `INSERT INTO payment_daily_revenue
+      (partner_id, merchant_id, day, unit, transactions, revenue, revenue_i63)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`
+  )
+  for (const r of daily.values()) {
+    insert.run(
+      r.partner_id,
+      r.merchant_id,
+      r.day,
+      r.unit,
+      r.n,
+      r.total.toString(),
+      r.total <= MAX_I63 ? r.total : null
+    )
   }
-  const rows = [...daily.values()].map((r) => ({
-    partner_id: r.partner_id,
-    merchant_id: r.merchant_id,
-    day: r.day,
-    unit: r.unit,
-    transactions: r.n,
-    revenue: r.total.toString(),
-    revenue_i63: r.total <= MAX_I63 ? r.total : null
-  }))
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    yield* sql`INSERT INTO payment_daily_revenue ${sql.insert(rows.slice(i, i + INSERT_CHUNK))}`
-  }
-})
+}
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  for (const statement of statements) yield* sql.unsafe(statement)
-  yield* backfillDailyRevenue
-})
+export default (db: SqliteConnection): void => {
+  for (const statement of statements) db.exec(statement)
+  backfillDailyRevenue(db)
+}

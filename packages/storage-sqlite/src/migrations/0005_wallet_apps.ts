@@ -3,8 +3,7 @@
  * like partner keys: the key's prefix finds the row, only its SHA-256 is
  * stored. Times are integer milliseconds since the epoch.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import type { SqliteConnection } from "../SqliteDatabase.js"
 
 const statements = [
   `CREATE TABLE wallet_apps (
@@ -21,7 +20,6 @@ const statements = [
   ) STRICT`
 ]
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  for (const statement of statements) yield* sql.unsafe(statement)
-})
+export default (db: SqliteConnection): void => {
+  for (const statement of statements) db.exec(statement)
+}

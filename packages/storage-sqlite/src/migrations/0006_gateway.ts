@@ -5,8 +5,7 @@
  * the nonce are kept as given (hex case included); times are milliseconds.
  * Collected data is one row per payment and account, replaced by a later save.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import type { SqliteConnection } from "../SqliteDatabase.js"
 
 const statements = [
   `CREATE TABLE payment_options (
@@ -35,7 +34,6 @@ const statements = [
   ) STRICT`
 ]
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  for (const statement of statements) yield* sql.unsafe(statement)
-})
+export default (db: SqliteConnection): void => {
+  for (const statement of statements) db.exec(statement)
+}

@@ -2,10 +2,8 @@
  * The wallet's `Client-Id` kept with each option it was offered (WIRE.md:
  * recorded as given).
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import type { SqliteConnection } from "../SqliteDatabase.js"
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql.unsafe("ALTER TABLE payment_options ADD COLUMN client_id TEXT")
-})
+export default (db: SqliteConnection): void => {
+  db.exec("ALTER TABLE payment_options ADD COLUMN client_id TEXT")
+}

@@ -6,8 +6,7 @@
  * values are decimal TEXT (exact up to 2^256 - 1); addresses are kept as
  * given (checksummed); times are milliseconds.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import type { SqliteConnection } from "../SqliteDatabase.js"
 
 const statements = [
   `CREATE TABLE chain_jobs (
@@ -62,7 +61,6 @@ const statements = [
   "ALTER TABLE payments ADD COLUMN settled_at INTEGER"
 ]
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  for (const statement of statements) yield* sql.unsafe(statement)
-})
+export default (db: SqliteConnection): void => {
+  for (const statement of statements) db.exec(statement)
+}

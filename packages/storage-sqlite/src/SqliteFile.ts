@@ -1,0 +1,78 @@
+/**
+ * A SQLite file as the engine's storage, for any driver: the driver entries
+ * (`@pay/storage-sqlite/node`, `@pay/storage-sqlite/bun`) give only how to
+ * open a connection; migrating, the connection's lifetime and the stores are
+ * the same code on every runtime.
+ */
+import { Data, Effect, Layer } from "effect"
+import { type AppliedMigration, applyMigrations } from "./Migrations.js"
+import { type SqliteConnection, SqliteDatabase } from "./SqliteDatabase.js"
+import { SqliteStores } from "./SqliteStores.js"
+
+export interface SqliteStorageOptions {
+  /** The database file; its folder is created if missing. */
+  readonly filename: string
+}
+
+/** Opens a connection to the file (creating it and its folder) with CONNECTION_PRAGMAS applied. */
+export type OpenSqliteConnection = (filename: string) => SqliteConnection
+
+/** The file could not be opened or migrated (a missing permission, a full disk, a newer schema). */
+export class SqliteStorageError extends Data.TaggedError("SqliteStorageError")<{
+  readonly filename: string
+  readonly cause: unknown
+}> {
+  override get message() {
+    return `SQLite database ${this.filename}: ${this.cause instanceof Error ? this.cause.message : String(this.cause)}`
+  }
+}
+
+export interface SqliteFileStorage {
+  readonly openConnection: OpenSqliteConnection
+  /** Applies pending migrations to the file, names them, and lets go of it. */
+  readonly migrateFile: (
+    filename: string
+  ) => Effect.Effect<ReadonlyArray<AppliedMigration>, SqliteStorageError>
+  /** The connection, migrated, closed when the layer's scope ends. */
+  readonly connectionLayer: (
+    options: SqliteStorageOptions
+  ) => Layer.Layer<SqliteDatabase, SqliteStorageError>
+  /** Every storage port of the core on a SQLite file. */
+  readonly layer: (
+    options: SqliteStorageOptions
+  ) => Layer.Layer<Layer.Layer.Success<typeof SqliteStores> | SqliteDatabase, SqliteStorageError>
+}
+
+export const sqliteFileStorage = (openConnection: OpenSqliteConnection): SqliteFileStorage => {
+  const attempt = <A>(filename: string, body: () => A) =>
+    Effect.try({ try: body, catch: (cause) => new SqliteStorageError({ filename, cause }) })
+  const migrateFile = (filename: string) =>
+    Effect.acquireUseRelease(
+      attempt(filename, () => openConnection(filename)),
+      (db) => attempt(filename, () => applyMigrations(db)),
+      (db) => Effect.sync(() => db.close())
+    )
+  const connectionLayer = (options: SqliteStorageOptions) =>
+    Layer.scoped(
+      SqliteDatabase,
+      Effect.acquireRelease(
+        attempt(options.filename, () => {
+          const db = openConnection(options.filename)
+          try {
+            applyMigrations(db)
+          } catch (error) {
+            db.close()
+            throw error
+          }
+          return db
+        }),
+        (db) => Effect.sync(() => db.close())
+      )
+    )
+  return {
+    openConnection,
+    migrateFile,
+    connectionLayer,
+    layer: (options) => SqliteStores.pipe(Layer.provideMerge(connectionLayer(options)))
+  }
+}
