@@ -26,7 +26,7 @@ import {
   rmSync,
   writeFileSync
 } from "node:fs"
-import { tmpdir } from "node:os"
+import { homedir, tmpdir } from "node:os"
 import { join, relative } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -112,6 +112,17 @@ const walkThrough = (() => {
   return { install: install.split(/\s+/).slice(2), server: server.body, commands: commands.body }
 })()
 
+/** The README's Bun walk-through: its setup commands (run as they are) and its server. */
+const bunWalkThrough = (() => {
+  const start = readme.indexOf("### On Bun")
+  const section = readme.slice(start, readme.indexOf("\n## ", start))
+  const blocks = [...section.matchAll(/```(\w+)([^\n]*)\n([\s\S]*?)```/g)]
+  const setup = blocks.find((b) => b[1] === "sh" && b[3]!.includes("bun add"))?.[3]
+  const server = blocks.find((b) => b[1] === "js" && b[2]!.trim() === "server.bun.mjs")?.[3]
+  if (start === -1 || !setup || !server) throw new Error("the README's Bun walk-through moved")
+  return { setup, server }
+})()
+
 /** Installs into the project, from npm's cache where it can, running no install scripts. */
 const npmInstall = (packages: ReadonlyArray<string>) =>
   run(
@@ -170,45 +181,86 @@ describe("the README's embedding walk-through, in a fresh project", () => {
   })
 
   it("takes a payment on the sandbox chain through Express, paid by pay-sandbox-wallet", async () => {
-    const port = await freePort()
-    const server = spawn(process.execPath, ["server.mjs"], {
-      cwd: project,
-      env: { ...env, PORT: String(port) }
-    })
-    children.push(server)
-    const exited = new Promise<number | null>((resolve) => server.once("exit", resolve))
-    let output = ""
-    const keys = await new Promise<{ KEY: string; WALLET: string }>((resolve, reject) => {
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString()
-        const found = output.match(/KEY=(\S+) WALLET=(\S+)/)
-        if (found && output.includes("engine at ")) resolve({ KEY: found[1]!, WALLET: found[2]! })
-      }
-      server.stdout.on("data", onData)
-      server.stderr.on("data", onData)
-      void exited.then((code) => reject(new Error(`server.mjs exited with ${code}:\n${output}`)))
-    })
-    expect(output).toContain(`engine at http://127.0.0.1:${port}/pay`)
-    expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe("My shop")
-
-    // The README's commands, on this port, with the keys the server printed.
-    const commands = walkThrough.commands
-      .split("\n")
-      .filter((line) => !line.startsWith("node server.mjs"))
-      .join("\n")
-      .replaceAll("127.0.0.1:3000", `127.0.0.1:${port}`)
-    const { stdout } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", commands], {
-      cwd: project,
-      env: { ...env, ...keys },
-      maxBuffer: 16 * 1024 * 1024
-    })
-    expect(stdout).toMatch(/payment succeeded, transaction 0x[0-9a-f]{64}/)
-    expect(stdout).toContain(`engine http://127.0.0.1:${port}/pay`)
-
-    server.kill("SIGTERM")
-    expect(await exited, output).toBe(0)
+    await takePaymentThrough(process.execPath, "server.mjs", project)
   }, 120_000)
 })
+
+describe("the README's Bun walk-through, in a fresh Bun project", () => {
+  it("installs the tarballs with bun and takes a payment on the sandbox chain under Bun", async () => {
+    // The README's commands as they are, with ~ in this test's folder; Bun from the repo's
+    // devDependency, its download cache the usual one (packages come from the npm registry).
+    await timed("bun add (the README's)", () =>
+      promisify(execFile)("bash", ["-euo", "pipefail", "-c", bunWalkThrough.setup], {
+        cwd: work,
+        env: {
+          ...env,
+          HOME: work,
+          P: tarballDir,
+          PATH: `${join(root, "node_modules", ".bin")}:${env.PATH}`,
+          BUN_INSTALL_CACHE_DIR: join(homedir(), ".bun", "install", "cache")
+        },
+        maxBuffer: 16 * 1024 * 1024
+      })
+    )
+    const bunProject = join(work, "bun-shop")
+    // Installed by bun from the tarballs, never a same-named package of the registry.
+    for (const name of ["core", "adapter-bun", "storage-sqlite", "sandbox-chain", "sandbox"]) {
+      const manifest = readManifest(join(bunProject, "node_modules", "@pay", name))
+      expect(manifest.version).toBe("0.1.0")
+    }
+    writeFileSync(join(bunProject, "server.bun.mjs"), bunWalkThrough.server)
+    await takePaymentThrough(
+      join(root, "node_modules", ".bin", "bun"),
+      "server.bun.mjs",
+      bunProject
+    )
+  }, 180_000)
+})
+
+/**
+ * Starts `server` in `cwd` with `runtime`, then runs the README's shell commands against it
+ * (on its port, with the keys it printed): a merchant, a settlement, a payment, paid by
+ * pay-sandbox-wallet; then stops it with SIGTERM.
+ */
+const takePaymentThrough = async (runtime: string, serverFile: string, cwd: string) => {
+  const port = await freePort()
+  const server = spawn(runtime, [serverFile], {
+    cwd,
+    env: { ...env, PORT: String(port) }
+  })
+  children.push(server)
+  const exited = new Promise<number | null>((resolve) => server.once("exit", resolve))
+  let output = ""
+  const keys = await new Promise<{ KEY: string; WALLET: string }>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      const found = output.match(/KEY=(\S+) WALLET=(\S+)/)
+      if (found && output.includes("engine at ")) resolve({ KEY: found[1]!, WALLET: found[2]! })
+    }
+    server.stdout.on("data", onData)
+    server.stderr.on("data", onData)
+    void exited.then((code) => reject(new Error(`${serverFile} exited with ${code}:\n${output}`)))
+  })
+  expect(output).toContain(`engine at http://127.0.0.1:${port}/pay`)
+  expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe("My shop")
+
+  // The README's commands, on this port, with the keys the server printed.
+  const commands = walkThrough.commands
+    .split("\n")
+    .filter((line) => !line.startsWith("node server.mjs"))
+    .join("\n")
+    .replaceAll("127.0.0.1:3000", `127.0.0.1:${port}`)
+  const { stdout } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", commands], {
+    cwd,
+    env: { ...env, ...keys },
+    maxBuffer: 16 * 1024 * 1024
+  })
+  expect(stdout).toMatch(/payment succeeded, transaction 0x[0-9a-f]{64}/)
+  expect(stdout).toContain(`engine http://127.0.0.1:${port}/pay`)
+
+  server.kill("SIGTERM")
+  expect(await exited, output).toBe(0)
+}
 
 describe("the packed packages, installed in a fresh project", () => {
   beforeAll(async () => {
