@@ -20,6 +20,7 @@ import {
   refuse,
   route,
   sendCreated,
+  sendHealth,
   sendStatus,
   serveBaseline,
   sha256
@@ -138,8 +139,9 @@ const paymentStatus = async (
 }
 
 const handle = async (req: IncomingMessage, res: ServerResponse) => {
-  const target = route(req)
+  const target = route(req.method, req.url ?? "/")
   if (target === undefined) return fail(res, 404, "not_found", "no such route")
+  if (target === "health") return sendHealth(res)
   const key = header(req, "api-key")
   if (key === undefined) return fail(res, 401, "missing_api_key", "Api-Key is required")
   const merchantId = header(req, "merchant-id") ?? ""

@@ -2,6 +2,7 @@
  * The bench's baseline: the least a server can do to answer the payment routes the
  * engine serves (bare node:http + better-sqlite3, same pragmas, same checks, same
  * answers), so the engine's figures are read as a share of what this machine allows.
+ * Its twin on Bun is baseline-bun-server.ts (the same database work, baseline-sqlite.ts).
  * Run as its own process: BASELINE_DATABASE, BASELINE_API_KEY, BASELINE_MERCHANT_ID.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -15,54 +16,18 @@ import {
   refuse,
   route,
   sendCreated,
+  sendHealth,
   sendStatus,
   serveBaseline,
   sha256
 } from "./baseline-http.js"
+import { type AuthorizeRow, type PaymentRow, SQL, setUpSqlite } from "./baseline-sqlite.js"
 
 const db = new Database(env("BASELINE_DATABASE"))
-for (const pragma of [
-  "journal_mode = WAL",
-  "synchronous = FULL",
-  "foreign_keys = ON",
-  "busy_timeout = 5000"
-]) {
-  db.pragma(pragma)
-}
-db.exec(`
-  CREATE TABLE IF NOT EXISTS api_keys (hash TEXT PRIMARY KEY, partner_id TEXT NOT NULL) STRICT;
-  CREATE TABLE IF NOT EXISTS merchants (id TEXT PRIMARY KEY, partner_id TEXT NOT NULL) STRICT;
-  CREATE TABLE IF NOT EXISTS payments (
-    id TEXT PRIMARY KEY,
-    merchant_id TEXT NOT NULL REFERENCES merchants (id),
-    reference_id TEXT NOT NULL,
-    amount_unit TEXT NOT NULL,
-    amount_value TEXT NOT NULL,
-    status TEXT NOT NULL,
-    expires_at INTEGER NOT NULL,
-    created_at INTEGER NOT NULL
-  ) STRICT;
-`)
-db.prepare("INSERT OR IGNORE INTO api_keys VALUES (?, 'ptnr_baseline')").run(
-  sha256(env("BASELINE_API_KEY"))
-)
-db.prepare("INSERT OR IGNORE INTO merchants VALUES (?, 'ptnr_baseline')").run(
-  env("BASELINE_MERCHANT_ID")
-)
-
-// One query per request authenticates the key and, in the same read, checks that the
-// Merchant-Id belongs to its partner (the engine must refuse another partner's merchant too).
-const authorize = db.prepare<[string, string], { partner_id: string; merchant_id: string | null }>(
-  `SELECT k.partner_id, m.id AS merchant_id FROM api_keys k
-   LEFT JOIN merchants m ON m.id = ? AND m.partner_id = k.partner_id WHERE k.hash = ?`
-)
-const insertPayment = db.prepare(
-  `INSERT INTO payments (id, merchant_id, reference_id, amount_unit, amount_value, status,
-   expires_at, created_at) VALUES (?, ?, ?, ?, ?, 'requires_action', ?, ?)`
-)
-const paymentById = db.prepare<[string], { merchant_id: string; status: string }>(
-  "SELECT merchant_id, status FROM payments WHERE id = ?"
-)
+setUpSqlite(db)
+const authorize = db.prepare<[string, string], AuthorizeRow>(SQL.authorize)
+const insertPayment = db.prepare(SQL.insertPayment)
+const paymentById = db.prepare<[string], PaymentRow>(SQL.paymentById)
 
 const createPayment = async (req: IncomingMessage, res: ServerResponse, merchantId: string) => {
   const payment = await readCreate(req)
@@ -81,8 +46,9 @@ const paymentStatus = (res: ServerResponse, merchantId: string, paymentId: strin
 }
 
 const handle = async (req: IncomingMessage, res: ServerResponse) => {
-  const target = route(req)
+  const target = route(req.method, req.url ?? "/")
   if (target === undefined) return fail(res, 404, "not_found", "no such route")
+  if (target === "health") return sendHealth(res)
   const key = header(req, "api-key")
   if (key === undefined) return fail(res, 401, "missing_api_key", "Api-Key is required")
   const merchantId = header(req, "merchant-id") ?? ""

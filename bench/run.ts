@@ -1,11 +1,14 @@
 /**
  * `npm run bench`: the standalone engine and a bare baseline, each in its own process on
- * loopback, under the same load in the same run, on SQLite and on PostgreSQL; prints the
- * report and writes it to bench/results/latest.json; first, on a machine with nothing else
- * of the bench running, the wallet flow on the sandbox chain (bench/wallet.ts). Bounded in
- * time, and it stops its servers and drops its PostgreSQL schemas whatever happens.
- * BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_LONG_POLLS and BENCH_WALLET_* shorten it for a
- * quick look; PAY_TEST_PG picks the PostgreSQL server as for the tests (see bench/postgres.ts).
+ * loopback, under the same load in the same run, on SQLite and on PostgreSQL, and on Bun
+ * (the engine as `npm run start:bun` runs it against baseline-bun-server.ts, on SQLite),
+ * with each server's CPU time per request; prints the report and writes it to
+ * bench/results/latest.json; first, on a machine with nothing else of the bench running,
+ * the wallet flow on the sandbox chain (bench/wallet.ts), then the cold start on both
+ * runtimes (bench/cold-start.ts). Bounded in time, and it stops its servers and drops its
+ * PostgreSQL schemas whatever happens. BENCH_SECONDS, BENCH_WARMUP_SECONDS,
+ * BENCH_LONG_POLLS, BENCH_COLD_RUNS and BENCH_WALLET_* shorten it for a quick look;
+ * PAY_TEST_PG picks the PostgreSQL server as for the tests (see bench/postgres.ts).
  */
 import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -26,10 +29,24 @@ import {
   statusPath,
   type Target
 } from "./client.js"
+import {
+  type ColdStartResult,
+  coldStartSettings,
+  formatColdStart,
+  measureColdStart
+} from "./cold-start.js"
 import { type LoadResult, type LoadSettings, measureLoad } from "./load.js"
 import { type LongPollResult, measureLongPolls } from "./longpoll.js"
 import { type BenchPostgres, startPostgres } from "./postgres.js"
-import { killAllNow, ROOT, type ServerProcess, startServer, TSX } from "./server-process.js"
+import {
+  BUN,
+  killAllNow,
+  MS_PER_TICK,
+  ROOT,
+  type ServerProcess,
+  startServer,
+  TSX
+} from "./server-process.js"
 import { formatWallet, measureWallet, type WalletResult, walletSettings } from "./wallet.js"
 
 const envNumber = (name: string, fallback: number) => {
@@ -45,44 +62,76 @@ const load: LoadSettings = {
 }
 const LONG_POLLS = envNumber("BENCH_LONG_POLLS", 10_000)
 const wallet = walletSettings()
+const coldStart = coldStartSettings()
 const STATUS_PAYMENTS = 1_000
-/** Each route on four servers: the baseline and the engine, on SQLite and on PostgreSQL. */
-const LOAD_RUNS = 2 * 4
+/** Each route on six servers: the baseline and the engine, on SQLite and on PostgreSQL on
+ * Node, and on SQLite on Bun. */
+const LOAD_RUNS = 2 * 6
 /** The load runs, plus time for the rest (builds, starts, setup, the long-polls' 120 s at most)
- * and the wallet flows' own deadline. */
+ * and the wallet flows' and the cold starts' own deadlines. */
 const RUN_DEADLINE_MS =
-  240_000 + LOAD_RUNS * (load.warmupSeconds + load.seconds) * 1_000 + wallet.deadlineMs
+  240_000 +
+  LOAD_RUNS * (load.warmupSeconds + load.seconds) * 1_000 +
+  wallet.deadlineMs +
+  coldStart.deadlineMs
 /** The engine's pool on PostgreSQL (its default, packages/storage-postgres/src/layer.ts); the
  * PostgreSQL baseline gets as many connections. */
 const PG_POOL_SIZE = 10
 const BASELINE_MERCHANT_ID = "mrch_0000000000baseline00"
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
 
+/** A load's figures, and the server's CPU time (user + system, all its threads) per request
+ * over the measured run. */
+type Measured = LoadResult & { readonly cpuMsPerRequest: number }
+
 interface Comparison {
   readonly route: string
-  readonly baseline: LoadResult
-  readonly engine: LoadResult
+  readonly baseline: Measured
+  readonly engine: Measured
   /** engine / baseline, both on SQLite. */
   readonly ratio: number
+  /** The engine's CPU time per request over the baseline's. */
+  readonly cpuRatio: number
   readonly target: number
   readonly met: boolean
   readonly postgres: {
-    readonly baseline: LoadResult
-    readonly engine: LoadResult
+    readonly baseline: Measured
+    readonly engine: Measured
     /** engine / baseline, both on PostgreSQL, read against the same target. */
     readonly ratio: number
+    readonly cpuRatio: number
     readonly met: boolean
     /** The engine on PostgreSQL against the baseline on SQLite. */
     readonly ratioToSqliteBaseline: number
   }
+  /** Both on Bun, SQLite. */
+  readonly bun: {
+    readonly baseline: Measured
+    readonly engine: Measured
+    /** engine / baseline, both on Bun. */
+    readonly ratio: number
+    readonly cpuRatio: number
+    /** The engine on Bun against the engine on Node (throughput). */
+    readonly engineToNodeEngine: number
+    /** The Bun baseline against the Node baseline (throughput). */
+    readonly baselineToNodeBaseline: number
+  }
+}
+
+/** A server under test and its process (for its CPU time). */
+interface Running {
+  readonly target: Target
+  readonly process: ServerProcess
 }
 
 /** The servers under test, in the order each route measures them. */
 interface Servers {
-  readonly baseline: Target
-  readonly engine: Target
-  readonly baselinePg: Target
-  readonly enginePg: Target
+  readonly baseline: Running
+  readonly engine: Running
+  readonly baselineBun: Running
+  readonly engineBun: Running
+  readonly baselinePg: Running
+  readonly enginePg: Running
 }
 
 const machine = () => ({
@@ -90,6 +139,7 @@ const machine = () => ({
   cores: cpus().length,
   memoryBytes: totalmem(),
   node: process.version,
+  bun: execFileSync(BUN, ["--version"], { encoding: "utf8" }).trim(),
   // Other work on the machine skews both servers' figures: this says how busy it was.
   loadAverageAtStart: loadavg()[0] ?? 0
 })
@@ -101,21 +151,29 @@ const compare = async (
   servers: Servers,
   next: (server: Target) => () => { readonly path: string; readonly body?: string }
 ): Promise<Comparison> => {
-  const measure = (server: Target) => {
+  const measure = async ({ target: server, process: serverProcess }: Running) => {
     console.log(`  ${route} on ${server.name}…`)
-    return measureLoad(
-      {
-        name: `${route} on ${server.name}`,
-        url: server.url,
-        method,
-        headers: paymentHeaders(server),
-        next: next(server)
-      },
-      load
-    )
+    const spec = {
+      name: `${route} on ${server.name}`,
+      url: server.url,
+      method,
+      headers: paymentHeaders(server),
+      next: next(server)
+    }
+    // The warm-up on its own, so that the CPU time read around the measured run is its alone.
+    if (load.warmupSeconds > 0) {
+      await measureLoad(spec, { ...load, warmupSeconds: 0, seconds: load.warmupSeconds })
+    }
+    const ticks = serverProcess.cpuTicks()
+    const result = await measureLoad(spec, { ...load, warmupSeconds: 0 })
+    const cpuMs = (serverProcess.cpuTicks() - ticks) * MS_PER_TICK
+    return { ...result, cpuMsPerRequest: cpuMs / result.requests }
   }
+  // Each runtime's baseline then its engine, Node and Bun on SQLite side by side in time.
   const baseline = await measure(servers.baseline)
   const engine = await measure(servers.engine)
+  const baselineBun = await measure(servers.baselineBun)
+  const engineBun = await measure(servers.engineBun)
   const baselinePg = await measure(servers.baselinePg)
   const enginePg = await measure(servers.enginePg)
   const ratio = engine.requestsPerSecond / baseline.requestsPerSecond
@@ -125,14 +183,24 @@ const compare = async (
     baseline,
     engine,
     ratio,
+    cpuRatio: engine.cpuMsPerRequest / baseline.cpuMsPerRequest,
     target,
     met: ratio >= target,
     postgres: {
       baseline: baselinePg,
       engine: enginePg,
       ratio: ratioPg,
+      cpuRatio: enginePg.cpuMsPerRequest / baselinePg.cpuMsPerRequest,
       met: ratioPg >= target,
       ratioToSqliteBaseline: enginePg.requestsPerSecond / baseline.requestsPerSecond
+    },
+    bun: {
+      baseline: baselineBun,
+      engine: engineBun,
+      ratio: engineBun.requestsPerSecond / baselineBun.requestsPerSecond,
+      cpuRatio: engineBun.cpuMsPerRequest / baselineBun.cpuMsPerRequest,
+      engineToNodeEngine: engineBun.requestsPerSecond / engine.requestsPerSecond,
+      baselineToNodeBaseline: baselineBun.requestsPerSecond / baseline.requestsPerSecond
     }
   }
 }
@@ -150,8 +218,12 @@ const bench = async (dir: string, postgres: BenchPostgres, started: Array<Server
     }
   })
   started.push(baselineServer)
-  // The engine runs as `npm start` runs it: its esbuild bundle on plain node, no loader.
-  execFileSync(process.execPath, ["examples/build.mjs", "main"], { cwd: ROOT, stdio: "inherit" })
+  // The engine runs as `npm start` runs it: its esbuild bundle on plain node, no loader; on
+  // Bun as `npm run start:bun` runs it, its own bundle (bun:sqlite, Bun.serve).
+  execFileSync(process.execPath, ["examples/build.mjs", "main", "main-bun"], {
+    cwd: ROOT,
+    stdio: "inherit"
+  })
   // As deployed: networks from a PAY_CONFIG (no sandbox EVM in the process; these routes never
   // reach the chain, so the RPC need not answer). The wallet flow above measures the sandbox.
   const payConfig = join(dir, "pay-config.json")
@@ -169,6 +241,31 @@ const bench = async (dir: string, postgres: BenchPostgres, started: Array<Server
     }
   })
   started.push(engineServer)
+  const baselineBunServer = await startServer({
+    name: "baseline-bun",
+    command: BUN,
+    args: ["bench/baseline-bun-server.ts"],
+    env: {
+      PORT: "0",
+      BASELINE_DATABASE: join(dir, "baseline-bun.sqlite"),
+      BASELINE_API_KEY: BENCH_API_KEY,
+      BASELINE_MERCHANT_ID
+    }
+  })
+  started.push(baselineBunServer)
+  const engineBunServer = await startServer({
+    name: "engine-bun",
+    command: BUN,
+    args: ["examples/standalone/dist/main.bun.mjs"],
+    env: {
+      HOST: "127.0.0.1",
+      PORT: "0",
+      PAY_DATABASE: join(dir, "bench-bun.sqlite"),
+      PAY_BOOTSTRAP_API_KEY: BENCH_API_KEY,
+      PAY_CONFIG: payConfig
+    }
+  })
+  started.push(engineBunServer)
   const baselinePgServer = await startServer({
     name: "baseline-pg",
     command: TSX,
@@ -196,31 +293,33 @@ const bench = async (dir: string, postgres: BenchPostgres, started: Array<Server
   })
   started.push(enginePgServer)
 
+  const baselineOn = (server: ServerProcess): Running => ({
+    target: { name: server.name, url: server.url, merchantId: BASELINE_MERCHANT_ID },
+    process: server
+  })
+  const engineOn = async (server: ServerProcess): Promise<Running> => ({
+    target: {
+      name: server.name,
+      url: server.url,
+      merchantId: await createMerchant(server.name, server.url)
+    },
+    process: server
+  })
   const servers: Servers = {
-    baseline: { name: "baseline", url: baselineServer.url, merchantId: BASELINE_MERCHANT_ID },
-    engine: {
-      name: "engine",
-      url: engineServer.url,
-      merchantId: await createMerchant("engine", engineServer.url)
-    },
-    baselinePg: {
-      name: "baseline-pg",
-      url: baselinePgServer.url,
-      merchantId: BASELINE_MERCHANT_ID
-    },
-    enginePg: {
-      name: "engine-pg",
-      url: enginePgServer.url,
-      merchantId: await createMerchant("engine-pg", enginePgServer.url)
-    }
+    baseline: baselineOn(baselineServer),
+    engine: await engineOn(engineServer),
+    baselineBun: baselineOn(baselineBunServer),
+    engineBun: await engineOn(engineBunServer),
+    baselinePg: baselineOn(baselinePgServer),
+    enginePg: await engineOn(enginePgServer)
   }
-  const all = Object.values(servers)
-  const engine = servers.engine
+  const all = Object.values(servers).map((server) => server.target)
+  const engine = servers.engine.target
   // Every route once before any load, so a missing one fails in seconds, not minutes.
   for (const server of all) {
     await paymentStatus(server, await createPayment(server, 0))
   }
-  for (const server of [engine, servers.enginePg]) {
+  for (const server of [engine, servers.engineBun.target, servers.enginePg.target]) {
     await cancelPayment(server, await createPayment(server, 1))
   }
 
@@ -277,6 +376,7 @@ const format = (report: {
   readonly comparisons: ReadonlyArray<Comparison>
   readonly longPolls: LongPollResult
   readonly wallet: WalletResult
+  readonly coldStart: ColdStartResult
   readonly targets: Readonly<Record<string, boolean>>
 }) => {
   const n = (x: number, digits = 0) =>
@@ -284,35 +384,47 @@ const format = (report: {
   const verdict = (met: boolean) => (met ? "met" : "MISSED")
   const m = report.machine
   const pg = report.postgres
-  const row = (route: string, server: string, r: LoadResult) =>
+  const row = (route: string, server: string, r: Measured) =>
     `${route.padEnd(30)}${server.padEnd(13)}${n(r.requestsPerSecond).padStart(9)}` +
     `${n(r.latencyMs.p50).padStart(9)}${n(r.latencyMs.p90).padStart(9)}` +
-    `${n(r.latencyMs.p99).padStart(9)}`
+    `${n(r.latencyMs.p99).padStart(9)}${n(r.cpuMsPerRequest, 3).padStart(12)}`
   const lines = [
     "",
     `Pay engine bench, ${report.date}`,
     `Machine: ${m.cpu}, ${m.cores} cores, ${n(m.memoryBytes / 2 ** 30, 1)} GiB, Node ${m.node}, ` +
-      `load average ${n(m.loadAverageAtStart, 2)} at start`,
+      `Bun ${m.bun}, load average ${n(m.loadAverageAtStart, 2)} at start`,
     `Load: autocannon, ${load.connections} connections, ${load.warmupSeconds} s warm-up + ` +
       `${load.seconds} s measured, on the same machine over loopback`,
     `SQLite: a file in ${tmpdir()}, WAL, synchronous = FULL (engine and baseline)`,
     `PostgreSQL (-pg): ${pg.kind} server ${pg.version} at ${pg.url}, ` +
       `synchronous_commit ${pg.synchronousCommit}, fsync ${pg.fsync}, a schema each; ` +
       `pools of ${pg.poolSize} connections (the engine's default, the baseline's the same)`,
+    "Bun (-bun): the engine as npm run start:bun runs it (bun:sqlite, Bun.serve), the baseline " +
+      "on Bun.serve + bun:sqlite (bench/baseline-bun-server.ts), SQLite as above",
+    "CPU ms/req: the server process's user + system time (all its threads) over the measured " +
+      "run, per request answered",
     "",
     `${"route".padEnd(30)}${"server".padEnd(13)}${"req/s".padStart(9)}` +
-      `${"p50 ms".padStart(9)}${"p90 ms".padStart(9)}${"p99 ms".padStart(9)}`
+      `${"p50 ms".padStart(9)}${"p90 ms".padStart(9)}${"p99 ms".padStart(9)}` +
+      `${"CPU ms/req".padStart(12)}`
   ]
   const indent = "".padEnd(30)
   for (const c of report.comparisons) {
     lines.push(
       row(c.route, "baseline", c.baseline),
       row("", "engine", c.engine),
+      row("", "baseline-bun", c.bun.baseline),
+      row("", "engine-bun", c.bun.engine),
       row("", "baseline-pg", c.postgres.baseline),
       row("", "engine-pg", c.postgres.engine),
-      `${indent}engine/baseline ${n(c.ratio, 2)} (target ≥ ${n(c.target, 2)}): ${verdict(c.met)}`,
+      `${indent}engine/baseline ${n(c.ratio, 2)} (target ≥ ${n(c.target, 2)}): ` +
+        `${verdict(c.met)}; CPU per request ×${n(c.cpuRatio, 2)} the baseline's`,
+      `${indent}engine-bun/baseline-bun ${n(c.bun.ratio, 2)} (not counted against the ` +
+        `target); CPU per request ×${n(c.bun.cpuRatio, 2)} the baseline's`,
+      `${indent}engine-bun/engine ${n(c.bun.engineToNodeEngine, 2)}, ` +
+        `baseline-bun/baseline ${n(c.bun.baselineToNodeBaseline, 2)} (Bun over Node)`,
       `${indent}engine-pg/baseline-pg ${n(c.postgres.ratio, 2)} (target ≥ ${n(c.target, 2)}): ` +
-        verdict(c.postgres.met),
+        `${verdict(c.postgres.met)}; CPU per request ×${n(c.postgres.cpuRatio, 2)} the baseline's`,
       `${indent}engine-pg/baseline ${n(c.postgres.ratioToSqliteBaseline, 2)}`
     )
   }
@@ -339,6 +451,7 @@ const format = (report: {
     )
   }
   lines.push(...formatWallet(report.wallet))
+  lines.push(...formatColdStart(report.coldStart))
   const verdicts = Object.values(report.targets)
   lines.push("", `Targets met: ${verdicts.filter(Boolean).length} of ${verdicts.length}`, "")
   return lines.join("\n")
@@ -383,6 +496,9 @@ const main = async () => {
     // First, alone on the machine: its own server, stopped when it is done.
     console.log("Wallet flows:")
     const walletResult = await measureWallet(dir, wallet, started)
+    // Then, still alone, one server at a time: the cold starts.
+    console.log("Cold start:")
+    const coldStartResult = await measureColdStart(dir, coldStart)
     // A throwaway embedded server, where there is no local one, can take a while to start.
     console.log("Setting up PostgreSQL…")
     postgres = startPostgres(["engine", "baseline"])
@@ -401,6 +517,7 @@ const main = async () => {
       comparisons,
       longPolls,
       wallet: walletResult,
+      coldStart: coldStartResult,
       targets
     }
     mkdirSync(RESULTS, { recursive: true })

@@ -4,7 +4,7 @@
  * tsx starts the program in a child node), reads its memory and CPU time, and stops it
  * with SIGTERM.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 
@@ -25,6 +25,8 @@ export interface ServerProcess {
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url))
 export const TSX = `${ROOT}node_modules/.bin/tsx`
+/** The repository's Bun (its devDependency). */
+export const BUN = `${ROOT}node_modules/.bin/bun`
 const READY = /listening on (http:\/\/\S+)/
 const OUTPUT_LINES_KEPT = 30
 
@@ -41,6 +43,40 @@ export const killAllNow = () => {
   }
 }
 
+const clockTicksPerSecond = (): number => {
+  try {
+    const ticks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim())
+    return Number.isFinite(ticks) && ticks > 0 ? ticks : 100
+  } catch {
+    return 100
+  }
+}
+
+/** A /proc clock tick (ServerProcess.cpuTicks) in milliseconds. */
+export const MS_PER_TICK = 1000 / clockTicksPerSecond()
+
+/**
+ * Spawns `command` from the repository's root in a process group of its own (so a SIGKILL
+ * fallback also reaches a launcher's child), stdin closed, stdout and stderr piped; it is
+ * killed by killAllNow until it exits.
+ */
+export const spawnTracked = (
+  command: string,
+  args: ReadonlyArray<string>,
+  env: Readonly<Record<string, string | undefined>>
+): { readonly child: ChildProcess; readonly exited: Promise<void> } => {
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true
+  })
+  running.add(child)
+  const exited = new Promise<void>((done) => child.once("exit", () => done()))
+  void exited.then(() => running.delete(child))
+  return { child, exited }
+}
+
 export const startServer = (options: {
   readonly name: string
   readonly command: string
@@ -54,16 +90,7 @@ export const startServer = (options: {
   new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env, ...options.env }
     for (const name of options.unsetEnv ?? []) delete env[name]
-    // Its own process group, so a SIGKILL fallback also reaches a launcher's node child.
-    const child = spawn(options.command, options.args, {
-      cwd: ROOT,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true
-    })
-    running.add(child)
-    const exited = new Promise<void>((done) => child.once("exit", () => done()))
-    void exited.then(() => running.delete(child))
+    const { child, exited } = spawnTracked(options.command, options.args, env)
     const lines: Array<string> = []
     const recent = () => lines.join("\n")
     let ready = false

@@ -2,7 +2,6 @@
  * What the wallet bench (wallet.ts, wallet-chain.ts) shares: a lean HTTP client, the
  * percentiles, buyers' keys, and the clocks it reads.
  */
-import { execFileSync } from "node:child_process"
 import { Agent, request } from "node:http"
 import type { Address, Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -104,17 +103,7 @@ export const newBuyer = (): Buyer => {
   return { key, address, account: `eip155:31337:${address}` }
 }
 
-const clockTicksPerSecond = (): number => {
-  try {
-    const ticks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim())
-    return Number.isFinite(ticks) && ticks > 0 ? ticks : 100
-  } catch {
-    return 100
-  }
-}
-
-/** A /proc clock tick (ServerProcess.cpuTicks) in milliseconds. */
-export const MS_PER_TICK = 1000 / clockTicksPerSecond()
+export { MS_PER_TICK } from "./server-process.js"
 
 /** CLOCK_MONOTONIC in microseconds: the clock of a V8 CPU profile's samples. */
 export const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n)
