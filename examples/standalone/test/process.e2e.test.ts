@@ -73,7 +73,8 @@ const MIGRATIONS = [
   "0005_wallet_apps",
   "0006_gateway",
   "0007_option_client_id",
-  "0008_chain_work"
+  "0008_chain_work",
+  "0009_logos"
 ]
 
 /** Failure of a CLI run: its exit code and what it printed. */

@@ -7,6 +7,7 @@ import type { WalletAppStore } from "./apps/WalletAppStore.js"
 import type { ChainJobStore } from "./chainwork/ChainJobStore.js"
 import type { GatewayStore } from "./gateway/PaymentOption.js"
 import type { IdempotencyStore } from "./idempotency/IdempotencyStore.js"
+import type { LogoStore } from "./merchants/Logo.js"
 import type { MerchantStore } from "./merchants/MerchantStore.js"
 import type { PartnerStore } from "./partners/PartnerStore.js"
 import type { PaymentStore } from "./payments/PaymentStore.js"
@@ -21,3 +22,4 @@ export type PayStorage =
   | GatewayStore
   | WalletAppStore
   | ChainJobStore
+  | LogoStore

@@ -1,4 +1,5 @@
 import { chainJobStorageContract } from "./ChainJobContract.js"
+import { logoStorageContract } from "./LogoContract.js"
 import { MemoryStorage } from "./MemoryStorage.js"
 import { paymentStorageContract } from "./PaymentContract.js"
 import { storageContract } from "./StorageContract.js"
@@ -6,3 +7,4 @@ import { storageContract } from "./StorageContract.js"
 storageContract("in memory", () => MemoryStorage)
 paymentStorageContract("in memory", () => MemoryStorage)
 chainJobStorageContract("in memory", () => MemoryStorage)
+logoStorageContract("in memory", () => MemoryStorage)

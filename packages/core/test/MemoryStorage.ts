@@ -26,6 +26,7 @@ import type {
   IdempotencyScope
 } from "../src/idempotency/IdempotencyStore.js"
 import { IdempotencyClaimLost, IdempotencyStore } from "../src/idempotency/IdempotencyStore.js"
+import { type FrozenLogo, LogoStore } from "../src/merchants/Logo.js"
 import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
 import { MerchantStore } from "../src/merchants/MerchantStore.js"
 import { ApiKeyPrefixTaken, type Partner, type StoredApiKey } from "../src/partners/Partner.js"
@@ -98,6 +99,7 @@ export const makeMemoryStorage = () => {
   const appKeys = new Map<string, StoredAppKey>()
   const jobs = new Map<string, JobRow>()
   const transfers = new Map<string, ChainTransfer>()
+  const logos = new Map<string, FrozenLogo>()
   /** The next nonce to hand out, per chain and sender. */
   const nonces = new Map<string, number>()
 
@@ -539,7 +541,22 @@ export const makeMemoryStorage = () => {
       Effect.sync(() => [...transfers.values()].filter((t) => t.jobId === jobId).sort(byCreation))
   })
 
+  const logoStore = LogoStore.of({
+    put: (logo) =>
+      Effect.sync(() => {
+        if (!logos.has(logo.name)) logos.set(logo.name, logo)
+      }),
+    get: (name, size) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(logos.get(name)), (logo) => ({
+          contentType: logo.contentType,
+          bytes: (size === undefined ? undefined : logo.sizes.get(size)) ?? logo.master
+        }))
+      )
+  })
+
   return Layer.mergeAll(
+    Layer.succeed(LogoStore, logoStore),
     Layer.succeed(PaymentStore, paymentStore),
     Layer.succeed(ChainJobStore, chainJobStore),
     Layer.succeed(GatewayStore, gatewayStore),

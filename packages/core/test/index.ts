@@ -3,6 +3,7 @@
  */
 export * from "./ChainJobContract.js"
 export * from "./FakeChain.js"
+export * from "./LogoContract.js"
 export * from "./MemoryStorage.js"
 export * from "./PaymentContract.js"
 export * from "./StorageContract.js"

@@ -13,6 +13,7 @@ import walletApps from "./migrations/0005_wallet_apps.js"
 import gateway from "./migrations/0006_gateway.js"
 import optionClientId from "./migrations/0007_option_client_id.js"
 import chainWork from "./migrations/0008_chain_work.js"
+import logos from "./migrations/0009_logos.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -22,7 +23,8 @@ export const migrations = Migrator.fromRecord({
   "0005_wallet_apps": walletApps,
   "0006_gateway": gateway,
   "0007_option_client_id": optionClientId,
-  "0008_chain_work": chainWork
+  "0008_chain_work": chainWork,
+  "0009_logos": logos
 })
 
 const TABLE = "pay_migrations"

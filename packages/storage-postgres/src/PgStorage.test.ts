@@ -56,7 +56,8 @@ describe("PostgreSQL storage, several instances", () => {
         "wallet_apps",
         "gateway",
         "option_client_id",
-        "chain_work"
+        "chain_work",
+        "logos"
       ])
     })
   )

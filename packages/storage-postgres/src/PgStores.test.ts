@@ -1,7 +1,13 @@
-import { chainJobStorageContract, paymentStorageContract, storageContract } from "@pay/core/testing"
+import {
+  chainJobStorageContract,
+  logoStorageContract,
+  paymentStorageContract,
+  storageContract
+} from "@pay/core/testing"
 import { freshStorage } from "../test/TestDatabase.js"
 
 // Each test builds the layer once: a new schema, migrated, dropped afterwards.
 storageContract("PostgreSQL", freshStorage)
 paymentStorageContract("PostgreSQL", freshStorage)
 chainJobStorageContract("PostgreSQL", freshStorage)
+logoStorageContract("PostgreSQL", freshStorage)

@@ -16,6 +16,7 @@ import {
   type CryptoSettlementId,
   GatewayStore,
   IdempotencyStore,
+  LogoStore,
   Merchant,
   type MerchantId,
   type MerchantStatus,
@@ -33,6 +34,7 @@ import { makePgChainJobStore } from "./PgChainJobStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { makePgGatewayStore } from "./PgGatewayStore.js"
 import { makePgIdempotencyStore, withCompletion, writeCompletion } from "./PgIdempotencyStore.js"
+import { makePgLogoStore } from "./PgLogoStore.js"
 import { makePgPaymentStore } from "./PgPaymentStore.js"
 import { makePgWalletAppStore } from "./PgWalletAppStore.js"
 
@@ -271,6 +273,7 @@ export const makePgSettlementStore = (sql: SqlClient.SqlClient) =>
 export const PgStores = Layer.unwrapEffect(
   Effect.map(SqlClient.SqlClient, (sql) =>
     Layer.mergeAll(
+      Layer.succeed(LogoStore, makePgLogoStore(sql)),
       Layer.succeed(PaymentStore, makePgPaymentStore(sql)),
       Layer.succeed(ChainJobStore, makePgChainJobStore(sql)),
       Layer.succeed(GatewayStore, makePgGatewayStore(sql)),

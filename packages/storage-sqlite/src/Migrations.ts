@@ -14,6 +14,7 @@ import walletApps from "./migrations/0005_wallet_apps.js"
 import gateway from "./migrations/0006_gateway.js"
 import optionClientId from "./migrations/0007_option_client_id.js"
 import chainWork from "./migrations/0008_chain_work.js"
+import logos from "./migrations/0009_logos.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -31,7 +32,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 5, name: "wallet_apps", apply: walletApps },
   { id: 6, name: "gateway", apply: gateway },
   { id: 7, name: "option_client_id", apply: optionClientId },
-  { id: 8, name: "chain_work", apply: chainWork }
+  { id: 8, name: "chain_work", apply: chainWork },
+  { id: 9, name: "logos", apply: logos }
 ]
 
 /** A migration applied by this call: its id and name. */

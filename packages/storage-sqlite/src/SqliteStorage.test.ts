@@ -94,7 +94,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
       expect(yield* migrateFile(filename)).toEqual([
         [6, "gateway"],
         [7, "option_client_id"],
-        [8, "chain_work"]
+        [8, "chain_work"],
+        [9, "logos"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

@@ -1,7 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { chainJobStorageContract, paymentStorageContract, storageContract } from "@pay/core/testing"
+import {
+  chainJobStorageContract,
+  logoStorageContract,
+  paymentStorageContract,
+  storageContract
+} from "@pay/core/testing"
 import { afterAll } from "vitest"
 import { runtimeDriver, runtimeDriverName } from "./RuntimeDriver.testing.js"
 
@@ -15,3 +20,4 @@ const fresh = () => layer({ filename: join(dir, `contract-${n++}.sqlite`) })
 storageContract(`SQLite file (${runtimeDriverName})`, fresh)
 paymentStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 chainJobStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
+logoStorageContract(`SQLite file (${runtimeDriverName})`, fresh)

@@ -14,6 +14,7 @@ import {
   IdempotencyClaimLost,
   type IdempotencyCompletion,
   IdempotencyStore,
+  LogoStore,
   Merchant,
   type MerchantId,
   type MerchantStatus,
@@ -31,6 +32,7 @@ import { makeSqliteChainJobStore } from "./SqliteChainJobStore.js"
 import { type SqliteConnection, SqliteDatabase, type SqliteValue } from "./SqliteDatabase.js"
 import { isUniqueViolation } from "./SqliteErrors.js"
 import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
+import { makeSqliteLogoStore } from "./SqliteLogoStore.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
 import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
 
@@ -388,6 +390,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   const chainJobs = makeSqliteChainJobStore(db)
 
   return Layer.mergeAll(
+    Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
     Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs.enqueue)),
     Layer.succeed(ChainJobStore, chainJobs.store),
     Layer.succeed(GatewayStore, makeSqliteGatewayStore(db)),
