@@ -239,6 +239,29 @@ describe("checkLogo: formats, by content", () => {
     }
   })
 
+  it("accepts grey, grey with alpha, 16-bit and palette PNGs and a CMYK JPEG, stored as 8-bit sRGB", async () => {
+    const base = () => solid(600, 600, { ...RED, alpha: 0.5 })
+    const cases = [
+      { image: base().removeAlpha().toColourspace("b-w").png(), channels: 1, alpha: false },
+      { image: base().toColourspace("b-w").png(), channels: 2, alpha: true },
+      { image: base().removeAlpha().toColourspace("rgb16").png(), channels: 3, alpha: false },
+      { image: base().png({ palette: true }), channels: 4, alpha: true },
+      { image: base().removeAlpha().toColourspace("cmyk").jpeg(), channels: 4, alpha: false }
+    ]
+    for (const { image, channels, alpha } of cases) {
+      const bytes = await image.toBuffer()
+      expect((await sharp(bytes).metadata()).channels).toBe(channels)
+      const logo = accepted(await checkLogo(bytes))
+      const master = await sharp(logo.master).metadata()
+      expect(master).toMatchObject({
+        format: "webp",
+        space: "srgb",
+        depth: "uchar",
+        hasAlpha: alpha
+      })
+    }
+  })
+
   it("accepts a Uint8Array that is a view into a larger buffer", async () => {
     const png = await encoded("png", 500, 500)
     const larger = new Uint8Array(png.length + 20)
