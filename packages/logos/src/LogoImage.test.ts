@@ -214,6 +214,11 @@ describe("checkLogo: formats, by content", () => {
       await checkLogo(new TextEncoder().encode("logo.png: image/png, honestly")),
       "icon_unsupported_format"
     )
+    // An ISO media file that is not AVIF (a HEIC header): refused by its brand.
+    const heic = Buffer.concat([u32(24), Buffer.from("ftypheic\0\0\0\0mif1heic", "latin1"), u32(0)])
+    const heicCheck = await checkLogo(heic)
+    expectRefused(heicCheck, "icon_unsupported_format")
+    expect(!heicCheck.ok && heicCheck.message).toContain('brand "heic"')
     expectRefused(await checkLogo(new Uint8Array(0)), "icon_unsupported_format")
     expectRefused(await checkLogo(new Uint8Array([1, 2, 3])), "icon_unsupported_format")
     expectRefused(

@@ -148,16 +148,16 @@ const sniff = (bytes: Uint8Array): Sniffed => {
   if (brands !== null) {
     if (brands.major === "avis") return { kind: "allowed", format: "avif", animated: true }
     if (brands.all.includes("avif")) return { kind: "allowed", format: "avif", animated: false }
-    return { kind: "other", name: `an ISO media file (brand "${brands.major.trim()}")` }
+    return { kind: "other", name: `an ISO media file of brand "${brands.major.trim()}", not AVIF` }
   }
   const head = latin1(bytes, 0, Math.min(bytes.length, 512))
   if (head.startsWith("GIF87a") || head.startsWith("GIF89a"))
-    return { kind: "other", name: "a GIF" }
-  if (head.startsWith("BM")) return { kind: "other", name: "a BMP" }
+    return { kind: "other", name: "a GIF file" }
+  if (head.startsWith("BM")) return { kind: "other", name: "a BMP file" }
   if (head.startsWith("II*\u0000") || head.startsWith("MM\u0000*"))
-    return { kind: "other", name: "a TIFF" }
-  if (head.startsWith("%PDF")) return { kind: "other", name: "a PDF" }
-  if (/<svg[\s>]/i.test(head)) return { kind: "other", name: "an SVG" }
+    return { kind: "other", name: "a TIFF file" }
+  if (head.startsWith("%PDF")) return { kind: "other", name: "a PDF file" }
+  if (/<svg[\s>]/i.test(head)) return { kind: "other", name: "an SVG file" }
   return { kind: "other", name: "not a recognised image" }
 }
 
@@ -206,10 +206,7 @@ export const checkLogo = async (
 const check = async (bytes: Uint8Array, limits: LogoLimits): Promise<LogoCheck> => {
   if (bytes.length === 0) return unsupported("is empty")
   const sniffed = sniff(bytes)
-  if (sniffed.kind === "other")
-    return unsupported(
-      sniffed.name.startsWith("not") ? `is ${sniffed.name}` : `is ${sniffed.name} file`
-    )
+  if (sniffed.kind === "other") return unsupported(`is ${sniffed.name}`)
   const { format } = sniffed
   const formatName = FORMAT_NAMES[format]
   if (sniffed.animated) return unsupported(`is an animated ${formatName}`)
