@@ -15,6 +15,7 @@ export default defineConfig({
       "packages/storage-sqlite/src/**/*.test.ts",
       "packages/storage-postgres/src/**/*.test.ts",
       "packages/adapter-bun/src/**/*.test.ts",
+      "packages/logos/src/**/*.test.ts",
       "examples/standalone/test/**/*.e2e.test.ts"
     ],
     setupFiles: [...(base.test?.setupFiles ?? []), "examples/standalone/test/bun-runtime.setup.ts"]
