@@ -5,14 +5,15 @@
  * loopback servers count what reaches them. The CA and the server certificate (localhost,
  * logo.test, 127.0.0.1, ::1) are made with the machine's openssl at start.
  */
-import { execFileSync } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import https from "node:https"
 import { createServer as createTcpServer, type Server, type Socket } from "node:net"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import tls from "node:tls"
+import { fileURLToPath } from "node:url"
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
 import { makeSafeFetch, type SafeFetchOptions, type SafeFetchResult } from "./SafeFetch.js"
 
@@ -321,6 +322,15 @@ describe("SafeFetch over loopback HTTPS", () => {
     ])
   })
 
+  it("takes a fully qualified host name (trailing dot), naming it without the dot for TLS", async () => {
+    const { calls, resolve } = resolver({ "logo.test.": ["127.0.0.1"] })
+    const before = v4.requests.length
+    const result = await makeSafeFetch({ ca, allowPrivate: true, resolve })(at("/ok", "logo.test."))
+    expect(result.ok).toBe(true)
+    expect(calls).toEqual(["logo.test."])
+    expect(v4.requests[before]?.sni).toBe("logo.test")
+  })
+
   it("sends the headers given", async () => {
     const before = v4.requests.length
     const result = await fetcher({ headers: { "User-Agent": "tester/1" } })(at("/ok"))
@@ -587,6 +597,13 @@ describe("SafeFetch over loopback HTTPS", () => {
       "unreachable",
       "cancelled"
     )
+    const spy = spyRequests()
+    expectRefused(
+      await fetcher()(at("/ok"), { signal: AbortSignal.abort() }),
+      "unreachable",
+      "cancelled"
+    )
+    expect(spy).not.toHaveBeenCalled()
   })
 
   it("treats a final status other than 2xx as unreachable, with the status", async () => {
@@ -625,6 +642,33 @@ describe("SafeFetch over loopback HTTPS", () => {
       resolve: resolver(loopbackNames).resolve
     })
     expectRefused(await untrusting(at("/ok")), "unreachable", "could not fetch")
+  })
+
+  it("trusts the default store, NODE_EXTRA_CA_CERTS included (a child process of this runtime)", async () => {
+    const here = dirname(fileURLToPath(import.meta.url))
+    const script = join(dir, "extra-ca.mts")
+    writeFileSync(
+      script,
+      `import { makeSafeFetch } from ${JSON.stringify(join(here, "SafeFetch.ts"))}
+const fetch = makeSafeFetch({ allowPrivate: true, resolve: async () => [{ address: "127.0.0.1", family: 4 }] })
+const result = await fetch(${JSON.stringify(at("/ok"))})
+console.log(JSON.stringify(result.ok ? { ok: true, body: Buffer.from(result.body).toString() } : result))
+`
+    )
+    const bun = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined"
+    const args = bun ? [script] : ["--import", "tsx", script]
+    const run = (env: NodeJS.ProcessEnv) =>
+      new Promise<unknown>((resolve, reject) =>
+        execFile(process.execPath, args, { env, cwd: here, timeout: 20_000 }, (error, stdout) =>
+          error ? reject(error) : resolve(JSON.parse(stdout))
+        )
+      )
+    const { NODE_EXTRA_CA_CERTS: _, ...env } = process.env
+    expect(await run({ ...env, NODE_EXTRA_CA_CERTS: join(dir, "ca.crt") })).toEqual({
+      ok: true,
+      body: "hello"
+    })
+    expect(await run(env)).toMatchObject({ ok: false, kind: "unreachable" })
   })
 
   it("keeps at most maxConcurrent fetches in flight; the others wait", async () => {

@@ -233,6 +233,8 @@ export const makeSafeFetch = (options?: SafeFetchOptions): SafeFetch => {
   /** One request to the checked addresses: a redirect to follow, or the result. */
   const exchange = (url: URL, to: Target, signal: AbortSignal) =>
     new Promise<Exchange>((settle) => {
+      // The time limit may have passed while the host was checked: no request then.
+      if (signal.aborted) return settle({ kind: "done", result: stopped(signal, url) })
       const host = bareHost(url)
       let settled = false
       let ended = false
@@ -244,7 +246,9 @@ export const makeSafeFetch = (options?: SafeFetchOptions): SafeFetch => {
         // certificate against `servername`, the URL's host. An IP literal is connected to as is,
         // without SNI (a server name must not be an IP address); its certificate names the IP.
         host: to.literal ? to.addresses[0]!.address : host,
-        ...(to.literal ? {} : { servername: host, lookup: pinnedLookup(to.addresses) }),
+        ...(to.literal
+          ? {}
+          : { servername: host.replace(/\.$/, ""), lookup: pinnedLookup(to.addresses) }),
         port: url.port === "" ? 443 : Number(url.port),
         path: `${url.pathname}${url.search}`,
         method: "GET",
