@@ -40,7 +40,7 @@ const call = async (
     header: (n) => headers[n],
     readBody: async () => new TextEncoder().encode(body ?? "")
   })
-  return JSON.parse(r.body)
+  return JSON.parse(String(r.body))
 }
 const m = await call(
   "POST",

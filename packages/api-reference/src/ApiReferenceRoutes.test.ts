@@ -45,7 +45,7 @@ describe("apiReferenceRoutes", () => {
       "content-security-policy": API_REFERENCE_CSP,
       "x-content-type-options": "nosniff"
     })
-    expect(configurationOf(page.body)).toEqual({
+    expect(configurationOf(String(page.body))).toEqual({
       url: "/openapi.json",
       withDefaultFonts: false,
       telemetry: false,
@@ -75,7 +75,7 @@ describe("apiReferenceRoutes", () => {
         "/docs"
       )
     )
-    expect(configurationOf(page.body).url).toBe("/pay/openapi.json")
+    expect(configurationOf(String(page.body)).url).toBe("/pay/openapi.json")
     expect(page.body).toContain('<script src="/pay/docs/scalar.js?v=1.2.3"></script>')
     expect(page.body).toContain("<title>Shop &lt;API&gt; &amp; co</title>")
     expect(() => apiReferenceRoutes({ basePath: "pay", bundle: fakeBundle })).toThrow(/basePath/)

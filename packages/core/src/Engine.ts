@@ -22,6 +22,8 @@ import { apiRoutes, type ImplementationContext, publicRoute, type Route } from "
 import { purgeExpiredKeysForever } from "./idempotency/Idempotency.js"
 import type { IdempotencyStore } from "./idempotency/IdempotencyStore.js"
 import { merchantHandlers } from "./merchants/Http.js"
+import type { LogoStore } from "./merchants/Logo.js"
+import { logoRoutes } from "./merchants/LogoRoutes.js"
 import { Merchants } from "./merchants/Merchants.js"
 import { partnerAuthenticators } from "./partners/Authenticate.js"
 import type { CurrentPartner } from "./partners/PartnerAuth.js"
@@ -87,6 +89,7 @@ const systemRoutes = (basePath: string) => {
 type Caller = CurrentPartner | CurrentWalletApp
 
 export type PayRouteServices =
+  | LogoStore
   | Gateway
   | Merchants
   | Settlements
@@ -111,6 +114,7 @@ export const routes = (basePath: string) =>
     >
     const all: ReadonlyArray<Route<PayRouteServices>> = [
       ...systemRoutes(basePath),
+      ...(yield* logoRoutes),
       ...api,
       ...collectDataRoutes(gateway)
     ]

@@ -4,4 +4,6 @@
  * (issue 15): the safe fetcher and the image checks land here first; the
  * engine's logo port, storage and serving follow.
  */
+export * from "./AddressPolicy.js"
 export * from "./LogoImage.js"
+export * from "./SafeFetch.js"

@@ -197,8 +197,9 @@ const fromError = (error: ErrorReply): Reply => ({
 })
 
 const respond = (reply: Reply, version: ApiVersion | undefined): EngineResponse => {
+  const contentType = reply.contentType ?? "application/json"
   const headers: Record<string, string> = {
-    "content-type": `${reply.contentType ?? "application/json"}; charset=utf-8`,
+    "content-type": reply.bytes === undefined ? `${contentType}; charset=utf-8` : contentType,
     "cache-control": "no-store",
     ...reply.headers
   }
@@ -206,7 +207,7 @@ const respond = (reply: Reply, version: ApiVersion | undefined): EngineResponse 
     headers["pay-version"] = version
     headers["wcp-version"] = version
   }
-  return { status: reply.status, headers, body: reply.body }
+  return { status: reply.status, headers, body: reply.bytes ?? reply.body }
 }
 
 export const makeEngineHandler = <R>(

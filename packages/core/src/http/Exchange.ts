@@ -22,13 +22,17 @@ export interface EngineRequest {
 export interface EngineResponse {
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
-  readonly body: string
+  /** Text (JSON, HTML), or bytes (a logo). */
+  readonly body: string | Uint8Array
 }
 
 /** What a route answers before the engine adds the common headers. */
 export interface Reply {
   readonly status: number
+  /** Text, sent as UTF-8 (its content type gets `charset=utf-8`). */
   readonly body: string
+  /** Bytes sent instead of `body`, as they are (a logo). */
+  readonly bytes?: Uint8Array
   /** Defaults to JSON. */
   readonly contentType?: string
   readonly headers?: Readonly<Record<string, string>>

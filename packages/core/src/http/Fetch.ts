@@ -62,7 +62,7 @@ export const fromFetchRequest = (request: Request): EngineRequest => ({
 const BODYLESS = new Set([101, 204, 205, 304])
 
 export const toFetchResponse = (response: EngineResponse): Response =>
-  new Response(BODYLESS.has(response.status) ? null : response.body, {
+  new Response(BODYLESS.has(response.status) ? null : (response.body as BodyInit), {
     status: response.status,
     headers: response.headers
   })

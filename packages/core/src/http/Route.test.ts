@@ -99,7 +99,9 @@ const send = (method: string, url: string, headers: Record<string, string> = {},
         readBody: async () => new TextEncoder().encode(body ?? "")
       })
     )
-  ).pipe(Effect.map((response) => ({ status: response.status, body: JSON.parse(response.body) })))
+  ).pipe(
+    Effect.map((response) => ({ status: response.status, body: JSON.parse(String(response.body)) }))
+  )
 
 const authed = { "api-key": "good", "merchant-id": "mrch_0000000000shop0001" }
 
