@@ -5,17 +5,17 @@
  * loopback servers count what reaches them. The CA and the server certificate (localhost,
  * logo.test, 127.0.0.1, ::1) are made with the machine's openssl at start.
  */
-import { execFile, execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { execFile } from "node:child_process"
+import { rmSync, writeFileSync } from "node:fs"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import https from "node:https"
 import { createServer as createTcpServer, type Server, type Socket } from "node:net"
-import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import tls from "node:tls"
 import { fileURLToPath } from "node:url"
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
 import { makeSafeFetch, type SafeFetchOptions, type SafeFetchResult } from "./SafeFetch.js"
+import { makeTestCertificates } from "./TestCertificates.testing.js"
 
 const MB2 = 2 * 1024 * 1024
 
@@ -46,62 +46,11 @@ let raw: { server: tls.Server; port: number; connections: number }
 const sockets = new Set<Socket>()
 
 const makeCertificates = () => {
-  dir = mkdtempSync(join(tmpdir(), "safefetch-"))
-  const at = (name: string) => join(dir, name)
-  const openssl = (...args: Array<string>) =>
-    execFileSync("openssl", args, { stdio: ["ignore", "ignore", "pipe"] })
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-  openssl(
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    at("ca.key"),
-    "-out",
-    at("ca.crt"),
-    "-days",
-    "2",
-    "-subj",
-    "/CN=SafeFetch test CA",
-    "-addext",
-    "basicConstraints=critical,CA:TRUE",
-    "-addext",
-    "keyUsage=critical,keyCertSign,cRLSign"
-  )
-  openssl(
-    "req",
-    ...ec,
-    "-keyout",
-    at("server.key"),
-    "-out",
-    at("server.csr"),
-    "-subj",
-    "/CN=logo.test"
-  )
-  writeFileSync(
-    at("server.ext"),
-    "subjectAltName=DNS:localhost,DNS:logo.test,IP:127.0.0.1,IP:::1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
-  )
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    at("server.csr"),
-    "-CA",
-    at("ca.crt"),
-    "-CAkey",
-    at("ca.key"),
-    "-CAcreateserial",
-    "-out",
-    at("server.crt"),
-    "-days",
-    "2",
-    "-extfile",
-    at("server.ext")
-  )
-  ca = readFileSync(at("ca.crt"), "utf8")
-  key = readFileSync(at("server.key"), "utf8")
-  cert = readFileSync(at("server.crt"), "utf8")
+  const made = makeTestCertificates()
+  dir = made.dir
+  ca = made.ca
+  key = made.key
+  cert = made.cert
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

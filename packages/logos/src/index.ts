@@ -5,5 +5,6 @@
  * engine's logo port, storage and serving follow.
  */
 export * from "./AddressPolicy.js"
+export * from "./LogoCaptureLayer.js"
 export * from "./LogoImage.js"
 export * from "./SafeFetch.js"

@@ -1,0 +1,48 @@
+/**
+ * The engine's `LogoCapture` port on this package: the URL fetched by the safe
+ * fetcher (public internet only), the bytes checked and normalised by
+ * `checkLogo`, every refusal turned into the `iconUrl` issue code the API
+ * answers with. A standalone server or an embedder provides it to the engine.
+ */
+import { type FrozenLogo, LogoCapture, type LogoRefusalCode, LogoRefused } from "@pay/core"
+import { Effect, Layer } from "effect"
+import { checkLogo, type LogoLimits } from "./LogoImage.js"
+import { makeSafeFetch, type SafeFetchOptions, type SafeFetchRefusal } from "./SafeFetch.js"
+
+export interface LogoCaptureOptions extends SafeFetchOptions {
+  readonly limits?: LogoLimits
+}
+
+const refusalCodes: Record<SafeFetchRefusal["kind"], LogoRefusalCode> = {
+  invalid_url: "invalid_icon_url",
+  address_not_allowed: "icon_address_not_allowed",
+  unreachable: "icon_unreachable",
+  too_large: "icon_too_large"
+}
+
+export const makeLogoCapture = (options: LogoCaptureOptions = {}) => {
+  const fetchImage = makeSafeFetch(options)
+  return LogoCapture.of({
+    capture: (url) =>
+      Effect.gen(function* () {
+        // Interrupting the capture (a client gone, a shutdown) aborts the fetch.
+        const fetched = yield* Effect.promise((signal) => fetchImage(url, { signal }))
+        if (!fetched.ok) {
+          return yield* new LogoRefused({
+            code: refusalCodes[fetched.kind],
+            message: fetched.message
+          })
+        }
+        const checked = yield* Effect.promise(() => checkLogo(fetched.body, options.limits))
+        if (!checked.ok) {
+          return yield* new LogoRefused({ code: checked.code, message: checked.message })
+        }
+        const { name, contentType, side, master, sizes } = checked.logo
+        return { name, contentType, side, master, sizes } satisfies FrozenLogo
+      })
+  })
+}
+
+/** `LogoCapture` for an engine: `PAY_FETCH_ALLOW_PRIVATE=1` maps to `allowPrivate`. */
+export const logoCaptureLayer = (options: LogoCaptureOptions = {}) =>
+  Layer.succeed(LogoCapture, makeLogoCapture(options))
