@@ -4,6 +4,8 @@
  * open a connection; migrating, the connection's lifetime and the stores are
  * the same code on every runtime.
  */
+import { mkdirSync } from "node:fs"
+import { dirname } from "node:path"
 import { Data, Effect, Layer } from "effect"
 import { type AppliedMigration, applyMigrations } from "./Migrations.js"
 import { type SqliteConnection, SqliteDatabase } from "./SqliteDatabase.js"
@@ -14,7 +16,7 @@ export interface SqliteStorageOptions {
   readonly filename: string
 }
 
-/** Opens a connection to the file (creating it and its folder) with CONNECTION_PRAGMAS applied. */
+/** Opens a connection to the file (creating the file) with CONNECTION_PRAGMAS applied. */
 export type OpenSqliteConnection = (filename: string) => SqliteConnection
 
 /** The file could not be opened or migrated (a missing permission, a full disk, a newer schema). */
@@ -28,6 +30,7 @@ export class SqliteStorageError extends Data.TaggedError("SqliteStorageError")<{
 }
 
 export interface SqliteFileStorage {
+  /** The driver's connection, the file's folder created first if missing. */
   readonly openConnection: OpenSqliteConnection
   /** Applies pending migrations to the file, names them, and lets go of it. */
   readonly migrateFile: (
@@ -43,7 +46,13 @@ export interface SqliteFileStorage {
   ) => Layer.Layer<Layer.Layer.Success<typeof SqliteStores> | SqliteDatabase, SqliteStorageError>
 }
 
-export const sqliteFileStorage = (openConnection: OpenSqliteConnection): SqliteFileStorage => {
+export const sqliteFileStorage = (
+  openDriverConnection: OpenSqliteConnection
+): SqliteFileStorage => {
+  const openConnection = (filename: string) => {
+    mkdirSync(dirname(filename), { recursive: true })
+    return openDriverConnection(filename)
+  }
   const attempt = <A>(filename: string, body: () => A) =>
     Effect.try({ try: body, catch: (cause) => new SqliteStorageError({ filename, cause }) })
   const migrateFile = (filename: string) =>

@@ -4,9 +4,7 @@
  * and stores as on Node (SqliteFile.ts); this module only opens connections
  * and smooths the two drivers' differences.
  */
-import { mkdirSync } from "node:fs"
 import { createRequire } from "node:module"
-import { dirname } from "node:path"
 import { CONNECTION_PRAGMAS, type SqliteConnection, type SqliteValue } from "./SqliteDatabase.js"
 import { sqliteFileStorage } from "./SqliteFile.js"
 
@@ -41,8 +39,7 @@ const bunDatabase = (): BunDatabaseClass => {
   return databaseClass
 }
 
-export const openConnection = (filename: string): SqliteConnection => {
-  mkdirSync(dirname(filename), { recursive: true })
+const openDriverConnection = (filename: string): SqliteConnection => {
   const Database = bunDatabase()
   const db = new Database(filename, { create: true, readwrite: true })
   for (const pragma of CONNECTION_PRAGMAS) db.exec(`PRAGMA ${pragma}`)
@@ -64,4 +61,5 @@ export const openConnection = (filename: string): SqliteConnection => {
   }
 }
 
-export const { migrateFile, connectionLayer, layer } = sqliteFileStorage(openConnection)
+export const { openConnection, migrateFile, connectionLayer, layer } =
+  sqliteFileStorage(openDriverConnection)

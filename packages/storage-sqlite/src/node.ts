@@ -4,16 +4,13 @@
  * `@pay/storage-sqlite/bun`. Only opening a connection differs: the
  * migrations and the stores are one implementation (SqliteFile.ts).
  */
-import { mkdirSync } from "node:fs"
-import { dirname } from "node:path"
 import Database from "better-sqlite3"
 import { CONNECTION_PRAGMAS, type SqliteConnection } from "./SqliteDatabase.js"
 import { sqliteFileStorage } from "./SqliteFile.js"
 
 export { SqliteStorageError, type SqliteStorageOptions } from "./SqliteFile.js"
 
-export const openConnection = (filename: string): SqliteConnection => {
-  mkdirSync(dirname(filename), { recursive: true })
+const openDriverConnection = (filename: string): SqliteConnection => {
   const db = new Database(filename)
   for (const pragma of CONNECTION_PRAGMAS) db.pragma(pragma)
   return {
@@ -33,4 +30,5 @@ export const openConnection = (filename: string): SqliteConnection => {
   }
 }
 
-export const { migrateFile, connectionLayer, layer } = sqliteFileStorage(openConnection)
+export const { openConnection, migrateFile, connectionLayer, layer } =
+  sqliteFileStorage(openDriverConnection)

@@ -5,16 +5,13 @@
  * never sniffed.
  */
 import { Effect, Option } from "effect"
-import { json, type Reply } from "../http/Exchange.js"
+import { ApiErrors } from "../http/ErrorResponses.js"
+import type { Reply } from "../http/Exchange.js"
+import { RequestError } from "../http/RequestError.js"
 import { publicRoute } from "../http/Route.js"
 import { isLogoName, isLogoSize, LOGO_SIZES, LogoStore } from "./Logo.js"
 
 const IMMUTABLE = "public, max-age=31536000, immutable"
-
-const problem = (status: number, code: string, message: string): Reply => ({
-  ...json(status, { code, message }),
-  headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" }
-})
 
 export const logoRoutes = Effect.gen(function* () {
   const logos = yield* LogoStore
@@ -25,22 +22,23 @@ export const logoRoutes = Effect.gen(function* () {
         const sizeParam = exchange.query.get("size")
         const size = sizeParam === null ? undefined : Number(sizeParam)
         if (size !== undefined && !isLogoSize(size)) {
-          return problem(
-            400,
-            "invalid_params",
-            `size must be one of ${LOGO_SIZES.join(", ")}, or left out for the largest`
+          return yield* RequestError.invalid(
+            ApiErrors.InvalidParams,
+            "size",
+            `must be one of ${LOGO_SIZES.join(", ")}, or left out for the largest`
           )
         }
         const found = isLogoName(name) ? yield* logos.get(name, size) : Option.none()
-        return Option.match(found, {
-          onNone: () => problem(404, "not_found", "No such logo"),
-          onSome: (image): Reply => ({
-            status: 200,
-            body: "",
-            bytes: image.bytes,
-            contentType: image.contentType,
-            headers: { "cache-control": IMMUTABLE, "x-content-type-options": "nosniff" }
-          })
+        return yield* Option.match(found, {
+          onNone: () => RequestError.of(ApiErrors.NotFound, "No such logo"),
+          onSome: (image): Effect.Effect<Reply> =>
+            Effect.succeed({
+              status: 200,
+              body: "",
+              bytes: image.bytes,
+              contentType: image.contentType,
+              headers: { "cache-control": IMMUTABLE, "x-content-type-options": "nosniff" }
+            })
         })
       })
     )
