@@ -48,7 +48,7 @@ for (const name of names) {
     conditions: ["@pay/source"],
     sourcemap: true,
     // Native addons: loaded from node_modules at run time.
-    external: ["better-sqlite3", "@nomicfoundation/edr"],
+    external: ["better-sqlite3", "@nomicfoundation/edr", "sharp"],
     // Bundled CommonJS dependencies still call require().
     banner: {
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"

@@ -8,6 +8,7 @@ import { apiReferenceRoutes } from "@pay/api-reference"
 import {
   chainEngineOptions,
   DEFAULT_MAX_BODY_BYTES,
+  type LogoCapture,
   makePaymentEngine,
   Partners,
   type PaymentEngineOptions,
@@ -15,6 +16,7 @@ import {
   payEngineLayer,
   type Route
 } from "@pay/core"
+import { logoCaptureLayer } from "@pay/logos"
 import { sandboxChainSetup, sandboxRoutes } from "@pay/sandbox"
 import * as Sandbox from "@pay/sandbox-chain"
 import * as PgStorage from "@pay/storage-postgres"
@@ -25,7 +27,12 @@ import type { StandaloneHost } from "./host.js"
 import { readPayConfig } from "./payConfig.js"
 
 type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBodyBytes"> &
-  Partial<Pick<StandaloneConfig, "paymentLifetimeMs" | "maxLongPollMs" | "basePath">>
+  Partial<
+    Pick<
+      StandaloneConfig,
+      "paymentLifetimeMs" | "maxLongPollMs" | "basePath" | "fetchAllowPrivate"
+    >
+  >
 
 type StorageError = SqliteStorageError | Layer.Layer.Error<ReturnType<typeof PgStorage.layer>>
 
@@ -47,7 +54,8 @@ const engineOptions = (
     ...(given.paymentLifetimeMs === undefined
       ? {}
       : { paymentLifetimeMs: given.paymentLifetimeMs }),
-    ...(given.maxLongPollMs === undefined ? {} : { maxLongPollMs: given.maxLongPollMs })
+    ...(given.maxLongPollMs === undefined ? {} : { maxLongPollMs: given.maxLongPollMs }),
+    logos: logoCaptureLayer({ allowPrivate: given.fetchAllowPrivate === true })
   }
   if (!isPostgresUrl(database)) {
     return { ...settings, storage: host.sqlite.layer({ filename: database }) }
@@ -127,13 +135,23 @@ export const chainFor = (config: StandaloneConfig) =>
       }))
   })
 
+/** What in-process tests swap in: a logo fetcher that trusts a test CA. */
+export interface StandaloneOverrides {
+  readonly logos?: Layer.Layer<LogoCapture>
+}
+
 /** Starts the whole server; it stops, in order, when the scope closes. */
-export const startStandalone = (host: StandaloneHost, config: StandaloneConfig) =>
+export const startStandalone = (
+  host: StandaloneHost,
+  config: StandaloneConfig,
+  overrides: StandaloneOverrides = {}
+) =>
   Effect.gen(function* () {
     const chain = yield* chainFor(config)
     const { setup } = chain
     const engine = yield* makePaymentEngine({
       ...engineOptions(host, config, true),
+      ...overrides,
       ...chainEngineOptions(setup),
       gateway: Option.match(config.quoteLockMs, {
         onNone: () => setup.gateway,

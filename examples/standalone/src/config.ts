@@ -25,6 +25,11 @@ export interface StandaloneConfig {
   readonly payConfigPath: Option.Option<string>
   /** How long an option's price holds; overrides the file's `quoteLockSeconds`. */
   readonly quoteLockMs: Option.Option<number>
+  /**
+   * PAY_FETCH_ALLOW_PRIVATE=1: the logo fetcher may reach loopback and private
+   * addresses. For tests and private deployments only; off by default.
+   */
+  readonly fetchAllowPrivate: boolean
 }
 
 export const DEFAULT_DATABASE = "./data/pay.sqlite"
@@ -138,6 +143,14 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
       message: "PAY_MAX_LONG_POLL_MS must be from 0 to 120000",
       validation: (n) => n >= 0 && n <= 120_000
     })
+  ),
+  fetchAllowPrivate: Config.string("PAY_FETCH_ALLOW_PRIVATE").pipe(
+    Config.withDefault("0"),
+    Config.validate({
+      message: "PAY_FETCH_ALLOW_PRIVATE must be 1 (on) or 0 (off, the default)",
+      validation: (s) => s === "0" || s === "1"
+    }),
+    Config.map((s) => s === "1")
   )
 }).pipe(
   Config.map(({ publicUrl, basePath, ...rest }) => {

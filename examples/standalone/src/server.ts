@@ -19,6 +19,11 @@ const program = (host: StandaloneHost) =>
       `  API reference: ${config.publicUrl}/docs   OpenAPI document: ${config.publicUrl}/openapi.json`
     )
     yield* Console.log(`  Database: ${describeDatabase(config.database)}`)
+    if (config.fetchAllowPrivate) {
+      yield* Console.warn(
+        "  WARNING: PAY_FETCH_ALLOW_PRIVATE=1: merchant logo URLs may reach loopback and private addresses (tests and private deployments only)"
+      )
+    }
     if (sandbox !== undefined) {
       yield* Console.log(
         [

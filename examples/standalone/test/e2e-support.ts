@@ -96,6 +96,7 @@ export const startServer = async (
       maxLongPollMs: 30_000,
       payConfigPath: Option.none(),
       quoteLockMs: Option.none(),
+      fetchAllowPrivate: false,
       ...overrides
     }
     const { server, bootstrapped, context, sandbox } = await Effect.runPromise(

@@ -19,6 +19,7 @@ import {
   replyOf,
   requestErrorReply
 } from "./http/ErrorResponses.js"
+import type { LogoRefused } from "./merchants/Logo.js"
 import type { MerchantNotFound } from "./merchants/Merchant.js"
 import type {
   InvalidState,
@@ -53,6 +54,7 @@ declare module "./http/ErrorResponses.js" {
     readonly InsufficientBalance: InsufficientBalance
     readonly ChainUnreachable: ChainUnreachable
     readonly GatewayAuthError: GatewayAuthError
+    readonly LogoRefused: LogoRefused
   }
 }
 
@@ -91,6 +93,10 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
           : "Idempotency key conflict: a request with this key is still being processed; retry later"
       ),
     MerchantNotFound: (e) => replyOf(ApiErrors.NotFound, `No merchant ${e.merchantId}`),
+    LogoRefused: (e) =>
+      replyOf(ApiErrors.ParamsValidation, `iconUrl: ${e.message}`, [
+        { field: "iconUrl", code: e.code, message: e.message }
+      ]),
     SettlementNotFound: (e) =>
       replyOf(ApiErrors.NotFound, `No crypto settlement ${e.settlementId}`),
     PaymentNotFound: (e) => replyOf(ApiErrors.PaymentNotFound, `No payment ${e.paymentId}`),

@@ -22,7 +22,7 @@ import { apiRoutes, type ImplementationContext, publicRoute, type Route } from "
 import { purgeExpiredKeysForever } from "./idempotency/Idempotency.js"
 import type { IdempotencyStore } from "./idempotency/IdempotencyStore.js"
 import { merchantHandlers } from "./merchants/Http.js"
-import type { LogoStore } from "./merchants/Logo.js"
+import { LogoCapture, LogoRefused, type LogoStore } from "./merchants/Logo.js"
 import { logoRoutes } from "./merchants/LogoRoutes.js"
 import { Merchants } from "./merchants/Merchants.js"
 import { partnerAuthenticators } from "./partners/Authenticate.js"
@@ -66,6 +66,22 @@ const noChain = Layer.succeed(
     sign: (chainId) => none(chainId),
     broadcast: (chainId) => none(chainId),
     transactionState: (chainId) => none(chainId)
+  })
+)
+
+/**
+ * An engine without a logo fetcher (an embedder that did not install @pay/logos):
+ * no image is fetched, so every `iconUrl` is refused, and the refusal names the fix.
+ */
+const noLogoCapture = Layer.succeed(
+  LogoCapture,
+  LogoCapture.of({
+    capture: () =>
+      new LogoRefused({
+        code: "icon_unreachable",
+        message:
+          "this engine fetches no logos: it was started without a logo fetcher (the `logos` option, logoCaptureLayer() of @pay/logos)"
+      })
   })
 )
 
@@ -139,7 +155,7 @@ export const makePayHandler = (extra: ReadonlyArray<Route<never>> = [], basePath
 /** The parts an engine's services are made of: its layers and its checked settings. */
 export type PayEngineParts<E> = Pick<
   PaymentEngineOptions<E>,
-  "storage" | "tokens" | "events" | "chain" | "prices"
+  "storage" | "tokens" | "events" | "chain" | "prices" | "logos"
 > & { readonly config: PayConfigShape }
 
 /** The services of an engine and everything they stand on, without the background work. */
@@ -152,7 +168,8 @@ export const payEngineLayer = <E>(options: PayEngineParts<E>) =>
         options.tokens ?? defaultTokenRegistry,
         options.events ?? LocalPaymentEvents,
         options.chain ?? noChain,
-        options.prices ?? Prices.fromTable({})
+        options.prices ?? Prices.fromTable({}),
+        options.logos ?? noLogoCapture
       )
     )
   )

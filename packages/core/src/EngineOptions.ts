@@ -10,6 +10,7 @@ import { decodeFeeSchedule, type FeeSchedule } from "./fees/Fees.js"
 import type { GatewaySettings } from "./gateway/GatewayConfig.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./http/Engine.js"
 import type { Route } from "./http/Route.js"
+import type { LogoCapture } from "./merchants/Logo.js"
 import type { PaymentEvents } from "./payments/PaymentEvents.js"
 import type { Prices } from "./pricing/Pricing.js"
 import type { PayStorage } from "./Storage.js"
@@ -60,6 +61,12 @@ export interface PaymentEngineOptions<E = never> extends PaymentEngineSettings {
   readonly chain?: Layer.Layer<Chain, E>
   /** Fiat-to-token rates; default: each currency at 1:1 with itself only. */
   readonly prices?: Layer.Layer<Prices>
+  /**
+   * Fetches and checks merchant logos: `logoCaptureLayer()` of `@pay/logos`.
+   * Default: none, and a merchant `iconUrl` is refused (`icon_unreachable`,
+   * naming this option).
+   */
+  readonly logos?: Layer.Layer<LogoCapture, E>
   /** More routes served beside the engine's own, under the same base path. */
   readonly routes?: ReadonlyArray<Route<never>>
 }
@@ -148,6 +155,7 @@ const Settings = Schema.Struct({
   events: Schema.optional(layer("PaymentEvents")),
   chain: Schema.optional(layer("a Chain, e.g. from makeEvmChain")),
   prices: Schema.optional(layer("Prices")),
+  logos: Schema.optional(layer("a LogoCapture, e.g. @pay/logos's logoCaptureLayer()")),
   routes: Schema.optional(
     Schema.Array(Schema.Unknown).annotations({ message: () => "must be an array of routes" })
   )

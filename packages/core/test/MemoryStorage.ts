@@ -193,7 +193,9 @@ export const makeMemoryStorage = () => {
               ...m,
               name: changes.name ?? m.name,
               email: changes.email ?? m.email,
-              iconUrl: changes.iconUrl === undefined ? m.iconUrl : changes.iconUrl,
+              iconUrl: changes.logo === undefined ? m.iconUrl : (changes.logo?.iconUrl ?? null),
+              logoName:
+                changes.logo === undefined ? m.logoName : (changes.logo?.logoName ?? null),
               updatedAt: at
             })
       ),

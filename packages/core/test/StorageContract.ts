@@ -244,6 +244,7 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
             name: "Ünïcode ☕ Store",
             email: null,
             iconUrl: "https://example.com/logo.png",
+            logoName: `${"ab".repeat(32)}.webp`,
             status: "suspended"
           })
           yield* store.insert(merchant)
@@ -305,18 +306,19 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
           const { merchant } = yield* seed
           const store = yield* MerchantStore
           const at = new Date(tick())
-          const withLogo = Option.getOrThrow(
-            yield* store.update(merchant.id, { iconUrl: "https://example.com/a.png" }, at)
-          )
-          expect(withLogo).toEqual(
-            new Merchant({ ...merchant, iconUrl: "https://example.com/a.png", updatedAt: at })
-          )
+          const logo = { iconUrl: "https://example.com/a.png", logoName: `${"cd".repeat(32)}.webp` }
+          const withLogo = Option.getOrThrow(yield* store.update(merchant.id, { logo }, at))
+          expect(withLogo).toEqual(new Merchant({ ...merchant, ...logo, updatedAt: at }))
           const renamed = Option.getOrThrow(
-            yield* store.update(merchant.id, { name: "Renamed", iconUrl: null }, at)
+            yield* store.update(merchant.id, { name: "Renamed" }, at)
           )
           expect(renamed.name).toBe("Renamed")
-          expect(renamed.iconUrl).toBeNull()
-          expect(renamed.email).toBe(merchant.email)
+          expect(renamed.logoName).toBe(logo.logoName)
+          const cleared = Option.getOrThrow(yield* store.update(merchant.id, { logo: null }, at))
+          expect(cleared.iconUrl).toBeNull()
+          expect(cleared.logoName).toBeNull()
+          expect(cleared.name).toBe("Renamed")
+          expect(cleared.email).toBe(merchant.email)
           yield* store.markDeleted(merchant.id, at)
           expect(Option.isNone(yield* store.update(merchant.id, { name: "x" }, at))).toBe(true)
           expect(Option.isNone(yield* store.update(merchantId(), { name: "x" }, at))).toBe(true)

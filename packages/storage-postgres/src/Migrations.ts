@@ -14,6 +14,7 @@ import gateway from "./migrations/0006_gateway.js"
 import optionClientId from "./migrations/0007_option_client_id.js"
 import chainWork from "./migrations/0008_chain_work.js"
 import logos from "./migrations/0009_logos.js"
+import merchantLogo from "./migrations/0010_merchant_logo.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -24,7 +25,8 @@ export const migrations = Migrator.fromRecord({
   "0006_gateway": gateway,
   "0007_option_client_id": optionClientId,
   "0008_chain_work": chainWork,
-  "0009_logos": logos
+  "0009_logos": logos,
+  "0010_merchant_logo": merchantLogo
 })
 
 const TABLE = "pay_migrations"

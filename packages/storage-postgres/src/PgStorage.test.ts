@@ -57,7 +57,8 @@ describe("PostgreSQL storage, several instances", () => {
         "gateway",
         "option_client_id",
         "chain_work",
-        "logos"
+        "logos",
+        "merchant_logo"
       ])
     })
   )

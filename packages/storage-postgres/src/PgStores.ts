@@ -50,6 +50,7 @@ interface MerchantRow {
   readonly name: string
   readonly email: string | null
   readonly icon_url: string | null
+  readonly logo_name: string | null
   readonly status: string
   readonly created_at: Date
   readonly updated_at: Date
@@ -81,6 +82,7 @@ const toMerchant = (r: MerchantRow) =>
     name: r.name,
     email: r.email,
     iconUrl: r.icon_url,
+    logoName: r.logo_name,
     status: r.status as MerchantStatus,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -160,10 +162,10 @@ export const makePgMerchantStore = (sql: SqlClient.SqlClient) => {
     insert: (m, completion) =>
       withCompletion(
         sql,
-        sql`INSERT INTO merchants (id, partner_id, name, name_folded, email, icon_url, status,
-            created_at, updated_at, deleted_at)
+        sql`INSERT INTO merchants (id, partner_id, name, name_folded, email, icon_url, logo_name,
+            status, created_at, updated_at, deleted_at)
           VALUES (${m.id}, ${m.partnerId}, ${m.name}, ${fold(m.name)}, ${m.email}, ${m.iconUrl},
-            ${m.status}, ${m.createdAt}, ${m.updatedAt}, ${m.deletedAt})`,
+            ${m.logoName}, ${m.status}, ${m.createdAt}, ${m.updatedAt}, ${m.deletedAt})`,
         completion
       ).pipe(Effect.asVoid, orDieSql),
     find: (id) =>
@@ -203,8 +205,10 @@ export const makePgMerchantStore = (sql: SqlClient.SqlClient) => {
           name_folded = coalesce(${changes.name === undefined ? null : fold(changes.name)},
             name_folded),
           email = coalesce(${changes.email ?? null}, email),
-          icon_url = CASE WHEN ${changes.iconUrl !== undefined}::boolean
-            THEN ${changes.iconUrl ?? null} ELSE icon_url END,
+          icon_url = CASE WHEN ${changes.logo !== undefined}::boolean
+            THEN ${changes.logo?.iconUrl ?? null} ELSE icon_url END,
+          logo_name = CASE WHEN ${changes.logo !== undefined}::boolean
+            THEN ${changes.logo?.logoName ?? null} ELSE logo_name END,
           updated_at = ${at}
         WHERE id = ${id} AND deleted_at IS NULL RETURNING *`.pipe(Effect.map(one), orDieSql),
     setStatus: (id, status, at) =>

@@ -15,6 +15,7 @@ import gateway from "./migrations/0006_gateway.js"
 import optionClientId from "./migrations/0007_option_client_id.js"
 import chainWork from "./migrations/0008_chain_work.js"
 import logos from "./migrations/0009_logos.js"
+import merchantLogo from "./migrations/0010_merchant_logo.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -33,7 +34,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 6, name: "gateway", apply: gateway },
   { id: 7, name: "option_client_id", apply: optionClientId },
   { id: 8, name: "chain_work", apply: chainWork },
-  { id: 9, name: "logos", apply: logos }
+  { id: 9, name: "logos", apply: logos },
+  { id: 10, name: "merchant_logo", apply: merchantLogo }
 ]
 
 /** A migration applied by this call: its id and name. */

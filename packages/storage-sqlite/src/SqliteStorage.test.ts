@@ -95,7 +95,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [6, "gateway"],
         [7, "option_client_id"],
         [8, "chain_work"],
-        [9, "logos"]
+        [9, "logos"],
+        [10, "merchant_logo"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

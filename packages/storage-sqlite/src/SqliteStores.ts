@@ -54,6 +54,7 @@ interface MerchantRow {
   name: string
   email: string | null
   icon_url: string | null
+  logo_name: string | null
   status: string
   created_at: number
   updated_at: number
@@ -92,6 +93,7 @@ const toMerchant = (r: MerchantRow) =>
     name: r.name,
     email: r.email,
     iconUrl: r.icon_url,
+    logoName: r.logo_name,
     status: r.status as MerchantStatus,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
@@ -187,8 +189,9 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   }
 
   const merchantSql = {
-    insert: q(`INSERT INTO merchants (id, partner_id, name, name_folded, email, icon_url, status,
-      created_at, updated_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    insert: q(`INSERT INTO merchants (id, partner_id, name, name_folded, email, icon_url,
+      logo_name, status, created_at, updated_at, deleted_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     byId: q("SELECT * FROM merchants WHERE id = ?"),
     // Plain `?` only: better-sqlite3 and bun:sqlite read numbered parameters differently.
     update: q(`UPDATE merchants SET
@@ -196,6 +199,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
         name_folded = coalesce(?, name_folded),
         email = coalesce(?, email),
         icon_url = CASE WHEN ? = 1 THEN ? ELSE icon_url END,
+        logo_name = CASE WHEN ? = 1 THEN ? ELSE logo_name END,
         updated_at = ?
       WHERE id = ? AND deleted_at IS NULL`),
     setStatus: q(
@@ -224,6 +228,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
             fold(m.name),
             m.email,
             m.iconUrl,
+            m.logoName,
             m.status,
             m.createdAt.getTime(),
             m.updatedAt.getTime(),
@@ -249,8 +254,10 @@ export const makeSqliteStores = (db: SqliteConnection) => {
           changes.name ?? null,
           changes.name === undefined ? null : fold(changes.name),
           changes.email ?? null,
-          changes.iconUrl === undefined ? 0 : 1,
-          changes.iconUrl ?? null,
+          changes.logo === undefined ? 0 : 1,
+          changes.logo?.iconUrl ?? null,
+          changes.logo === undefined ? 0 : 1,
+          changes.logo?.logoName ?? null,
           at.getTime(),
           id
         )

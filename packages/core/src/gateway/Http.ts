@@ -6,7 +6,8 @@ import { Effect, Either } from "effect"
 import { CurrentWalletApp } from "../apps/WalletAppAuth.js"
 import { json } from "../http/Exchange.js"
 import { implement } from "../http/Route.js"
-import type { Merchant } from "../merchants/Merchant.js"
+import { PayConfig } from "../Config.js"
+import { type Merchant, merchantIconUrl } from "../merchants/Merchant.js"
 import type { Payment } from "../payments/Payment.js"
 import { effectiveStatus } from "../payments/PaymentStateMachine.js"
 import { amountView, cancelView, statusView } from "../payments/Views.js"
@@ -40,12 +41,13 @@ export const paymentInfoView = (
   payment: Payment,
   merchant: Merchant | undefined,
   registry: TokenRegistryShape,
+  publicUrl: string,
   now: Date
 ) => ({
   status: effectiveStatus(payment, now),
   amount: amountView(payment.amount, registry),
   expiresAt: toUnixSeconds(payment.expiresAt),
-  merchant: { name: merchant?.name ?? "", iconUrl: merchant?.iconUrl ?? null },
+  merchant: { name: merchant?.name ?? "", iconUrl: merchantIconUrl(publicUrl, merchant) },
   buyer:
     payment.buyer === null
       ? null
@@ -59,10 +61,11 @@ export const paymentInfoView = (
 export const gatewayHandlers = Effect.gen(function* () {
   const gateway = yield* Gateway
   const registry = yield* TokenRegistry
+  const { publicUrl } = yield* PayConfig
   return implement(GatewayApi, {
     gatewayPayment: ({ path }) =>
       Effect.map(gateway.info(path.id), ({ payment, merchant, at }) =>
-        json(200, paymentInfoView(payment, merchant, registry, at))
+        json(200, paymentInfoView(payment, merchant, registry, publicUrl, at))
       ),
 
     gatewayOptions: ({ path, payload, urlParams, headers }) =>
@@ -76,7 +79,7 @@ export const gatewayHandlers = Effect.gen(function* () {
         )
         const info = urlParams.includePaymentInfo
           ? yield* Effect.map(gateway.info(id), ({ merchant, at }) =>
-              paymentInfoView(payment, merchant, registry, at)
+              paymentInfoView(payment, merchant, registry, publicUrl, at)
             )
           : null
         return json(200, {

@@ -197,7 +197,7 @@ export type ApiFailure = RequestError | ApiFailureRegistry[keyof ApiFailureRegis
 export interface ErrorBody {
   readonly code: string
   readonly message: string
-  readonly issues?: ReadonlyArray<{ readonly field: string; readonly message: string }>
+  readonly issues?: ReadonlyArray<FieldIssue>
 }
 
 export interface ErrorReply {

@@ -2,6 +2,8 @@
  * The merchant route handlers: wire in, service call, wire out.
  */
 import { Effect } from "effect"
+import { errorReply } from "../ApiFailures.js"
+import { PayConfig } from "../Config.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
 import { RequestError } from "../http/RequestError.js"
@@ -12,17 +14,28 @@ import { settlementView } from "../settlements/Http.js"
 import { Settlements } from "../settlements/Settlements.js"
 import { cursorCodec } from "../shared/Cursor.js"
 import { MerchantsApi, type MerchantView } from "./Api.js"
-import { type Merchant, MerchantId } from "./Merchant.js"
+import { LogoRefused } from "./Logo.js"
+import { type Merchant, MerchantId, merchantIconUrl } from "./Merchant.js"
 import { Merchants } from "./Merchants.js"
 
-export const merchantView = (m: Merchant): typeof MerchantView.Type => ({
+export const merchantView = (publicUrl: string, m: Merchant): typeof MerchantView.Type => ({
   id: m.id,
   name: m.name,
   email: m.email,
   status: m.status,
-  iconUrl: m.iconUrl,
+  iconUrl: merchantIconUrl(publicUrl, m),
   createdAt: m.createdAt.toISOString()
 })
+
+/**
+ * A refused logo is the request's answer, kept under its Idempotency-Key,
+ * unless a retry may pass (an unreachable image): then the key stays free.
+ */
+const keptRefusal = <E>(error: E): Reply | undefined => {
+  if (!(error instanceof LogoRefused) || error.retryable) return undefined
+  const { status, body } = errorReply(error)
+  return json(status, body)
+}
 
 // Inside the opaque cursor: the last id of the page (ids sort by creation).
 const cursors = cursorCodec("m1.", MerchantId)
@@ -39,23 +52,29 @@ const decodeCursor = (cursor: string): Effect.Effect<MerchantId, RequestError> =
 export const merchantHandlers = Effect.gen(function* () {
   const merchants = yield* Merchants
   const settlements = yield* Settlements
+  const { publicUrl } = yield* PayConfig
+  const view = (m: Merchant) => merchantView(publicUrl, m)
   return implement(MerchantsApi, {
     create: (input) =>
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
-        const reply = (m: Merchant): Reply => json(201, { merchant: merchantView(m) })
-        return yield* idempotently(input, input.headers["idempotency-key"], (complete) =>
-          merchants
-            .create(
-              partner,
-              {
-                name: input.payload.merchantName,
-                email: input.payload.merchantEmail,
-                iconUrl: input.payload.iconUrl ?? null
-              },
-              (m) => complete(reply(m))
-            )
-            .pipe(Effect.map(reply))
+        const reply = (m: Merchant): Reply => json(201, { merchant: view(m) })
+        return yield* idempotently(
+          input,
+          input.headers["idempotency-key"],
+          (complete) =>
+            merchants
+              .create(
+                partner,
+                {
+                  name: input.payload.merchantName,
+                  email: input.payload.merchantEmail,
+                  iconUrl: input.payload.iconUrl ?? null
+                },
+                (m) => complete(reply(m))
+              )
+              .pipe(Effect.map(reply)),
+          keptRefusal
         )
       }),
 
@@ -73,7 +92,7 @@ export const merchantHandlers = Effect.gen(function* () {
         const rows = page.merchants.slice(0, urlParams.limit)
         const last = rows.at(-1)
         return json(200, {
-          merchants: rows.map(merchantView),
+          merchants: rows.map(view),
           totalCount: page.totalCount,
           nextCursor:
             page.merchants.length > urlParams.limit && last ? cursors.encode(last.id) : null
@@ -87,7 +106,7 @@ export const merchantHandlers = Effect.gen(function* () {
         const crypto = yield* settlements.list(partner, path.merchantId)
         return json(200, {
           merchant: {
-            ...merchantView(merchant),
+            ...view(merchant),
             settlements: { crypto: crypto.map(settlementView), fiat: [] }
           }
         })
@@ -108,7 +127,7 @@ export const merchantHandlers = Effect.gen(function* () {
           email: payload.merchantEmail,
           iconUrl: payload.iconUrl
         })
-        return json(200, { merchant: merchantView(updated) })
+        return json(200, { merchant: view(updated) })
       }),
 
     delete: ({ path }) =>

@@ -16,7 +16,13 @@ export class Merchant extends Schema.Class<Merchant>("Merchant")({
   partnerId: PartnerId,
   name: Schema.String,
   email: Schema.NullOr(Schema.String),
+  /** The URL the partner gave, kept for the record; buyers see the frozen logo (`logoName`). */
   iconUrl: Schema.NullOr(Schema.String),
+  /**
+   * The frozen logo's name under `{publicUrl}/logos/` (merchants/Logo.ts), or
+   * null: no logo, or a merchant written before logos were frozen.
+   */
+  logoName: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   status: MerchantStatus,
   createdAt: Schema.DateFromSelf,
   updatedAt: Schema.DateFromSelf,
@@ -27,8 +33,22 @@ export class Merchant extends Schema.Class<Merchant>("Merchant")({
 export interface MerchantChanges {
   readonly name?: string | undefined
   readonly email?: string | undefined
-  /** `null` removes the logo. */
-  readonly iconUrl?: string | null | undefined
+  /** `null` removes the logo; a URL comes with the name of the logo frozen from it. */
+  readonly logo?: { readonly iconUrl: string; readonly logoName: string } | null | undefined
+}
+
+/**
+ * The merchant's logo as every response shows it: the engine's URL of the
+ * frozen image, so what buyers see cannot change behind the partner's back.
+ * A merchant written before logos were frozen (no `logoName`) shows the URL
+ * it was given until its next PATCH with an `iconUrl`.
+ */
+export const merchantIconUrl = (
+  publicUrl: string,
+  merchant: Pick<Merchant, "iconUrl" | "logoName"> | undefined
+): string | null => {
+  if (merchant === undefined) return null
+  return merchant.logoName !== null ? `${publicUrl}/logos/${merchant.logoName}` : merchant.iconUrl
 }
 
 export class MerchantNotFound extends Schema.TaggedError<MerchantNotFound>()("MerchantNotFound", {

@@ -1,7 +1,9 @@
 /**
  * The merchant rules: a partner sees and changes only its own merchants, a
  * deleted merchant is gone for everything but a repeated delete, and status
- * is the operator's to change, never a PATCH's.
+ * is the operator's to change, never a PATCH's. A logo URL is fetched,
+ * checked and frozen (LogoCapture, LogoStore) before the merchant is written,
+ * outside any transaction: a refused logo writes no merchant.
  */
 import { Clock, Effect, Option } from "effect"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
@@ -9,6 +11,7 @@ import type { Partner } from "../partners/Partner.js"
 import { Forbidden } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"
 import { spanned } from "../shared/Spans.js"
+import { LogoCapture, LogoStore } from "./Logo.js"
 import {
   Merchant,
   type MerchantChanges,
@@ -24,11 +27,32 @@ export interface NewMerchant {
   readonly iconUrl: string | null
 }
 
+/** What a PATCH may change: `iconUrl` null removes the logo, a URL freezes it anew. */
+export interface MerchantUpdate {
+  readonly name?: string | undefined
+  readonly email?: string | undefined
+  readonly iconUrl?: string | null | undefined
+}
+
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants", {
   effect: Effect.gen(function* () {
     const store = yield* MerchantStore
+    const logoCapture = yield* LogoCapture
+    const logoStore = yield* LogoStore
+
+    /**
+     * Fetches, checks and keeps the logo (even a URL given before: its image may
+     * have changed). An orphan kept by a write that then fails is harmless: its
+     * name is its content's.
+     */
+    const freezeLogo = (iconUrl: string) =>
+      Effect.gen(function* () {
+        const logo = yield* logoCapture.capture(iconUrl)
+        yield* logoStore.put(logo)
+        return { iconUrl, logoName: logo.name }
+      })
 
     /** The merchant if it is the partner's, deleted or not. */
     const findOwned = (
@@ -62,13 +86,15 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
       complete?: (merchant: Merchant) => IdempotencyCompletion
     ) =>
       Effect.gen(function* () {
+        const logo = input.iconUrl === null ? null : yield* freezeLogo(input.iconUrl)
         const at = yield* now
         const merchant = new Merchant({
           id: yield* newId<MerchantId>("mrch"),
           partnerId: partner.id,
           name: input.name,
           email: input.email,
-          iconUrl: input.iconUrl,
+          iconUrl: logo?.iconUrl ?? null,
+          logoName: logo?.logoName ?? null,
           status: "active",
           createdAt: at,
           updatedAt: at,
@@ -81,9 +107,16 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
     const list = (partner: Partner, query: Omit<MerchantQuery, "partnerId">) =>
       store.list({ ...query, partnerId: partner.id })
 
-    const update = (partner: Partner, id: MerchantId, changes: MerchantChanges) =>
+    const update = (partner: Partner, id: MerchantId, update: MerchantUpdate) =>
       Effect.gen(function* () {
         yield* get(partner, id)
+        const { iconUrl } = update
+        const changes: MerchantChanges = {
+          name: update.name,
+          email: update.email,
+          logo:
+            iconUrl === undefined || iconUrl === null ? iconUrl : yield* freezeLogo(iconUrl)
+        }
         const updated = yield* store.update(id, changes, yield* now)
         // Deleted between the check and the write.
         return yield* Option.match(updated, {

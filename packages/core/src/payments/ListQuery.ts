@@ -4,6 +4,7 @@
  * the page cursor, and the page with its merchants and statistics.
  */
 import { Clock, Effect, Either, Option, Schema } from "effect"
+import { PayConfig } from "../Config.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json } from "../http/Exchange.js"
 import { RequestError } from "../http/RequestError.js"
@@ -202,6 +203,7 @@ export const listReply = (
 ) =>
   Effect.gen(function* () {
     const registry = yield* TokenRegistry
+    const { publicUrl } = yield* PayConfig
     const page = yield* pageOf(
       filter,
       params.sortBy ?? "date",
@@ -212,7 +214,7 @@ export const listReply = (
     const merchants = yield* merchantsOf(page.rows)
     return json(200, {
       data: page.rows.map((p) =>
-        paymentView(p, merchants.get(p.merchantId), { registry, now: filter.now })
+        paymentView(p, merchants.get(p.merchantId), { registry, publicUrl, now: filter.now })
       ),
       nextCursor: page.next,
       stats: statsView(page.stats, registry)

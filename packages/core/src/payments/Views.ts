@@ -2,7 +2,7 @@
  * Payments as the wire shows them: the partner view, the full details, the
  * status object, the legacy snake_case item and the statistics.
  */
-import type { Merchant } from "../merchants/Merchant.js"
+import { type Merchant, merchantIconUrl } from "../merchants/Merchant.js"
 import { type Amount, amountDisplay, formatUnit, toMajorUnits } from "../shared/Amount.js"
 import { type Caip19, chainOfCaip19 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
@@ -66,13 +66,17 @@ export const statusView = (
 export const paymentView = (
   p: Payment,
   merchant: Merchant | undefined,
-  { registry, now }: Pick<ViewContext, "registry" | "now">
+  { registry, publicUrl, now }: ViewContext
 ): typeof PaymentView.Encoded => {
   const status = effectiveStatus(p, now)
   const token = tokenAmountOf(p)
   return {
     paymentId: p.id,
-    merchant: { id: p.merchantId, name: merchant?.name ?? "", iconUrl: merchant?.iconUrl ?? null },
+    merchant: {
+      id: p.merchantId,
+      name: merchant?.name ?? "",
+      iconUrl: merchantIconUrl(publicUrl, merchant)
+    },
     referenceId: p.referenceId,
     status,
     isTerminal: isFinal(status),

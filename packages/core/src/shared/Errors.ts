@@ -5,10 +5,15 @@
  */
 import { Schema } from "effect"
 
-/** One offending field: a dotted path (`settlements.0.asset`) and what is wrong with it. */
+/**
+ * One offending field: a dotted path (`settlements.0.asset`) and what is wrong
+ * with it; `code` where a client may act on the kind of wrong (a refused logo:
+ * `icon_too_small`, …).
+ */
 export const FieldIssue = Schema.Struct({
   field: Schema.String,
-  message: Schema.String
+  message: Schema.String,
+  code: Schema.optional(Schema.String)
 })
 export type FieldIssue = typeof FieldIssue.Type
 

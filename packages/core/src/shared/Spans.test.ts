@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Tracer } from "effect"
+import { makeFakeLogoCapture } from "../../test/FakeLogoCapture.js"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { Merchants } from "../merchants/Merchants.js"
 import { Partner, type PartnerId } from "../partners/Partner.js"
@@ -28,6 +29,12 @@ describe("service spans", () => {
         .pipe(Effect.withTracer(tracer))
       yield* merchants.list(partner, { limit: 1 }).pipe(Effect.withTracer(tracer))
       expect(names).toEqual(["Merchants.create", "Merchants.list"])
-    }).pipe(Effect.provide(Merchants.Default.pipe(Layer.provide(MemoryStorage))))
+    }).pipe(
+      Effect.provide(
+        Merchants.Default.pipe(
+          Layer.provide(Layer.merge(MemoryStorage, makeFakeLogoCapture().layer))
+        )
+      )
+    )
   )
 })
