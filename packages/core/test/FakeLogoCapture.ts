@@ -11,11 +11,13 @@ export const makeFakeLogoCapture = () => {
   const images = new Map<string, string>()
   const refusals = new Map<string, LogoRefusalCode>()
   const captured: Array<string> = []
-  const hex = (text: string) =>
-    Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, "0"))
-      .join("")
-      .padEnd(64, "0")
-      .slice(0, 64)
+  // A content-addressed name without node:crypto: eight seeded FNV-1a hashes.
+  const nameOf = (text: string) =>
+    Array.from({ length: 8 }, (_, seed) => {
+      let h = (0x811c9dc5 ^ seed) >>> 0
+      for (const byte of new TextEncoder().encode(text)) h = Math.imul(h ^ byte, 16777619) >>> 0
+      return h.toString(16).padStart(8, "0")
+    }).join("")
   const service = LogoCapture.of({
     capture: (url) =>
       Effect.suspend(() => {
@@ -27,7 +29,7 @@ export const makeFakeLogoCapture = () => {
         const image = images.get(url) ?? "default"
         const master = new TextEncoder().encode(`${url}#${image}`)
         return Effect.succeed<FrozenLogo>({
-          name: `${hex(`${image}:${url}`.slice(-32))}.webp`,
+          name: `${nameOf(`${url}#${image}`)}.webp`,
           contentType: "image/webp",
           side: 1024,
           master,
@@ -40,6 +42,8 @@ export const makeFakeLogoCapture = () => {
     /** The URLs fetched, in order. */
     captured,
     setImage: (url: string, image: string) => images.set(url, image),
-    refuse: (url: string, code: LogoRefusalCode) => refusals.set(url, code)
+    /** Refuses the URL with that code from now on; `undefined` lets it through again. */
+    refuse: (url: string, code: LogoRefusalCode | undefined) =>
+      code === undefined ? refusals.delete(url) : refusals.set(url, code)
   }
 }

@@ -194,8 +194,7 @@ export const makeMemoryStorage = () => {
               name: changes.name ?? m.name,
               email: changes.email ?? m.email,
               iconUrl: changes.logo === undefined ? m.iconUrl : (changes.logo?.iconUrl ?? null),
-              logoName:
-                changes.logo === undefined ? m.logoName : (changes.logo?.logoName ?? null),
+              logoName: changes.logo === undefined ? m.logoName : (changes.logo?.logoName ?? null),
               updatedAt: at
             })
       ),

@@ -4,9 +4,9 @@
  */
 import { Effect, Either } from "effect"
 import { CurrentWalletApp } from "../apps/WalletAppAuth.js"
+import { PayConfig } from "../Config.js"
 import { json } from "../http/Exchange.js"
 import { implement } from "../http/Route.js"
-import { PayConfig } from "../Config.js"
 import { type Merchant, merchantIconUrl } from "../merchants/Merchant.js"
 import type { Payment } from "../payments/Payment.js"
 import { effectiveStatus } from "../payments/PaymentStateMachine.js"

@@ -2,9 +2,50 @@
  * Schema decoding at the edge, with every offending field named in `issues`
  * (WIRE.md section 3) rather than only the first.
  */
-import { Either, ParseResult, Schema } from "effect"
+import { type SchemaAST as AST, Either, ParseResult, Schema } from "effect"
 import type { FieldIssue } from "../shared/Errors.js"
 import { RequestError } from "./RequestError.js"
+
+/**
+ * A schema annotation: the `code` of the issue a failure inside this schema
+ * gives its field (`invalid_icon_url`), for clients that act on the kind of wrong.
+ */
+export const IssueCode: unique symbol = Symbol.for("@pay/core/IssueCode")
+
+const codeOf = (ast: AST.Annotated): string | undefined => {
+  const code = ast.annotations[IssueCode]
+  return typeof code === "string" ? code : undefined
+}
+
+/** The fields whose failures lie inside a schema annotated with an IssueCode, and that code. */
+const issueCodes = (
+  issue: ParseResult.ParseIssue,
+  path: ReadonlyArray<PropertyKey> = [],
+  inherited: string | undefined = undefined,
+  found = new Map<string, string>()
+): Map<string, string> => {
+  const code = ("ast" in issue ? codeOf(issue.ast) : undefined) ?? inherited
+  switch (issue._tag) {
+    case "Pointer":
+      return issueCodes(
+        issue.issue,
+        [...path, ...(Array.isArray(issue.path) ? issue.path : [issue.path])],
+        code,
+        found
+      )
+    case "Composite":
+      for (const inner of Array.isArray(issue.issues) ? issue.issues : [issue.issues]) {
+        issueCodes(inner as ParseResult.ParseIssue, path, code, found)
+      }
+      return found
+    case "Refinement":
+    case "Transformation":
+      return issueCodes(issue.issue, path, code, found)
+    default:
+      if (code !== undefined) found.set(path.map(String).join("."), code)
+      return found
+  }
+}
 
 const describe = (issue: ParseResult.ArrayFormatterIssue): string => {
   switch (issue._tag) {
@@ -26,10 +67,15 @@ export const toFieldIssues = (
   error: ParseResult.ParseError,
   root = "body"
 ): ReadonlyArray<FieldIssue> => {
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => ({
-    field: issue.path.length === 0 ? root : issue.path.map(String).join("."),
-    message: describe(issue)
-  }))
+  const codes = issueCodes(error.issue)
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue): FieldIssue => {
+    const code = codes.get(issue.path.map(String).join("."))
+    return {
+      field: issue.path.length === 0 ? root : issue.path.map(String).join("."),
+      message: describe(issue),
+      ...(code === undefined ? {} : { code })
+    }
+  })
   return issues.filter(
     (issue, i) =>
       !(

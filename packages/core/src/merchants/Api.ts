@@ -5,10 +5,12 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { failsWith, IdempotentHeaders, pathOf, VersionHeaders } from "../http/ApiDocs.js"
+import { IssueCode } from "../http/Decode.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { PartnerApiKey } from "../partners/PartnerAuth.js"
 import { CryptoSettlementView, FiatSettlementView } from "../settlements/Api.js"
 import { boundedText, DisplayName, Email, HttpsUrl } from "../shared/Text.js"
+import { LOGO_REFUSAL_CODES, type LogoRefusalCode } from "./Logo.js"
 import { MerchantId, MerchantStatus } from "./Merchant.js"
 
 export const MerchantView = Schema.Struct({
@@ -17,7 +19,8 @@ export const MerchantView = Schema.Struct({
   email: Schema.NullOr(Schema.String),
   status: MerchantStatus,
   iconUrl: Schema.NullOr(Schema.String).annotations({
-    description: "Merchant logo URL, or null if not set"
+    description:
+      "The engine's URL of the merchant's frozen logo (`{publicUrl}/logos/<name>`, `?size=64|128|256|512` for smaller ones), or null if not set"
   }),
   createdAt: Schema.String.annotations({ description: "RFC 3339 creation time" })
 }).annotations({ identifier: "Merchant" })
@@ -30,8 +33,12 @@ export const MerchantProfile = Schema.Struct({
   })
 }).annotations({ identifier: "MerchantProfile" })
 
-const IconUrl = Schema.NullOr(HttpsUrl).annotations({
-  description: "Merchant logo URL (HTTPS only), or null for none"
+const IconUrl = Schema.NullOr(
+  HttpsUrl.annotations({ [IssueCode]: "invalid_icon_url" satisfies LogoRefusalCode })
+).annotations({
+  description:
+    "Merchant logo URL (HTTPS only), or null for none. The image is fetched at once (public internet only, at most 2 MB, 3 redirects, 10 s) and must be a still JPEG, PNG, WebP or AVIF, square within 5 %, 500 to 4096 px a side, transparent only in PNG or WebP. The engine keeps a normalised copy and shows its own URL for it from then on. A refusal is 400 `params_validation` whose `iconUrl` issue has a `code`: " +
+    LOGO_REFUSAL_CODES.map((c) => `\`${c}\``).join(", ")
 })
 
 export const CreateMerchantRequest = Schema.Struct({

@@ -10,16 +10,18 @@
 import { Context, Data, type Effect, type Option } from "effect"
 
 /** Why a logo was refused: the `code` of the `iconUrl` issue of a 400 answer. */
-export type LogoRefusalCode =
-  | "invalid_icon_url"
-  | "icon_unreachable"
-  | "icon_address_not_allowed"
-  | "icon_too_large"
-  | "icon_unsupported_format"
-  | "icon_too_small"
-  | "icon_too_big"
-  | "icon_not_square"
-  | "icon_transparency_not_allowed"
+export const LOGO_REFUSAL_CODES = [
+  "invalid_icon_url",
+  "icon_unreachable",
+  "icon_address_not_allowed",
+  "icon_too_large",
+  "icon_unsupported_format",
+  "icon_too_small",
+  "icon_too_big",
+  "icon_not_square",
+  "icon_transparency_not_allowed"
+] as const
+export type LogoRefusalCode = (typeof LOGO_REFUSAL_CODES)[number]
 
 export class LogoRefused extends Data.TaggedError("LogoRefused")<{
   readonly code: LogoRefusalCode

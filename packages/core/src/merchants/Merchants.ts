@@ -114,8 +114,7 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
         const changes: MerchantChanges = {
           name: update.name,
           email: update.email,
-          logo:
-            iconUrl === undefined || iconUrl === null ? iconUrl : yield* freezeLogo(iconUrl)
+          logo: iconUrl === undefined || iconUrl === null ? iconUrl : yield* freezeLogo(iconUrl)
         }
         const updated = yield* store.update(id, changes, yield* now)
         // Deleted between the check and the write.
