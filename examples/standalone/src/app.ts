@@ -28,10 +28,7 @@ import { readPayConfig } from "./payConfig.js"
 
 type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBodyBytes"> &
   Partial<
-    Pick<
-      StandaloneConfig,
-      "paymentLifetimeMs" | "maxLongPollMs" | "basePath" | "fetchAllowPrivate"
-    >
+    Pick<StandaloneConfig, "paymentLifetimeMs" | "maxLongPollMs" | "basePath" | "fetchAllowPrivate">
   >
 
 type StorageError = SqliteStorageError | Layer.Layer.Error<ReturnType<typeof PgStorage.layer>>

@@ -18,7 +18,7 @@ import { freshSchema } from "@pay/storage-postgres/testing"
 import type { Layer } from "effect"
 import { Effect, Exit, Option, Scope } from "effect"
 import { expect } from "vitest"
-import { type engineLayer, startStandalone } from "../src/app.js"
+import { type engineLayer, type StandaloneOverrides, startStandalone } from "../src/app.js"
 import type { StandaloneConfig } from "../src/config.js"
 import type { StandaloneHost } from "../src/host.js"
 
@@ -77,7 +77,8 @@ const freshDatabase = (store: Store) =>
  */
 export const startServer = async (
   store: Store,
-  overrides: Partial<Omit<StandaloneConfig, "database">> = {}
+  overrides: Partial<Omit<StandaloneConfig, "database">> = {},
+  parts: StandaloneOverrides = {}
 ): Promise<E2eServer> => {
   const scope = await Effect.runPromise(Scope.make())
   const stop = () => Effect.runPromise(Scope.close(scope, Exit.void))
@@ -100,7 +101,7 @@ export const startServer = async (
       ...overrides
     }
     const { server, bootstrapped, context, sandbox } = await Effect.runPromise(
-      Scope.extend(startStandalone(runtimeHost, config), scope)
+      Scope.extend(startStandalone(runtimeHost, config, parts), scope)
     )
     if (Option.isNone(bootstrapped)) throw new Error("the bootstrap partner was not created")
     return {
@@ -216,9 +217,15 @@ export const expectError = (
   if ("issues" in body) {
     expect(Array.isArray(body.issues)).toBe(true)
     for (const issue of body.issues as Array<Record<string, unknown>>) {
-      expect(Object.keys(issue).sort()).toEqual(["field", "message"])
+      // `code` only where a client may act on the kind of wrong (a refused logo).
+      expect(
+        Object.keys(issue)
+          .filter((k) => k !== "code")
+          .sort()
+      ).toEqual(["field", "message"])
       expect(typeof issue.field).toBe("string")
       expect(typeof issue.message).toBe("string")
+      if ("code" in issue) expect(issue.code).toMatch(/^[a-z_]+$/)
     }
   }
   if (fields !== undefined) {

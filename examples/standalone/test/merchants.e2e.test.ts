@@ -8,6 +8,8 @@
  * compared byte for byte stay on raw HTTP.
  */
 import { type MerchantId, Merchants } from "@pay/core"
+import { logoCaptureLayer } from "@pay/logos"
+import { type LogoServer, plainImage, startLogoServer } from "@pay/logos/testing"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -31,11 +33,15 @@ import {
 } from "./e2e-support.js"
 
 const MERCHANT_FIELDS = ["createdAt", "email", "iconUrl", "id", "name", "status"].sort()
+/** The engine's URL of a frozen logo (the e2e servers' PAY_PUBLIC_URL is http://127.0.0.1). */
+const FROZEN_LOGO = /^http:\/\/127\.0\.0\.1\/logos\/[0-9a-f]{64}\.webp$/
 
 type MerchantPage = Awaited<ReturnType<PayClient["merchants"]["list"]>>
 
 describe.each(STORES)("%s", (store) => {
   let server: E2eServer
+  /** Serves the logos the merchants' iconUrls name (logos.e2e.test.ts covers the rules). */
+  let logos: LogoServer
   let otherKey: string
   /** The typed client with the bootstrap partner's key, and with the other partner's. */
   let pay: PayClient
@@ -43,7 +49,14 @@ describe.each(STORES)("%s", (store) => {
   const api = client(() => server.baseUrl)
 
   beforeAll(async () => {
-    server = await startServer(store)
+    logos = await startLogoServer()
+    logos.set("/logo.png", await plainImage(600, "png"), "image/png")
+    logos.set("/new.png", await plainImage(700, "png", "#cc6633"), "image/png")
+    server = await startServer(
+      store,
+      {},
+      { logos: logoCaptureLayer({ allowPrivate: true, ca: logos.ca }) }
+    )
     otherKey = (await createPartner(server, "Other")).apiKey
     pay = payClient(server)
     other = payClient(server, otherKey)
@@ -51,6 +64,7 @@ describe.each(STORES)("%s", (store) => {
 
   afterAll(async () => {
     await server?.stop()
+    await logos?.close()
   })
 
   /** POST /v1/merchants; `idempotencyKey: null` sends none. */
@@ -85,7 +99,7 @@ describe.each(STORES)("%s", (store) => {
         await pay.merchants.create({
           merchantName: "Acme Store",
           merchantEmail: "billing@acme.example",
-          iconUrl: "https://cdn.acme.example/logo.png"
+          iconUrl: `${logos.origin}/logo.png`
         })
       )
       const answer = pay.lastAnswer()
@@ -97,9 +111,9 @@ describe.each(STORES)("%s", (store) => {
       expect(merchant).toMatchObject({
         name: "Acme Store",
         email: "billing@acme.example",
-        status: "active",
-        iconUrl: "https://cdn.acme.example/logo.png"
+        status: "active"
       })
+      expect(merchant.iconUrl).toMatch(FROZEN_LOGO)
       expect(merchant.createdAt).toMatch(RFC3339)
       const createdAt = Date.parse(merchant.createdAt)
       expect(createdAt).toBeGreaterThanOrEqual(before - 1000)
@@ -268,13 +282,10 @@ describe.each(STORES)("%s", (store) => {
       ["not a URL", "logo.png"],
       ["ftp://", "ftp://cdn.shop.example/logo.png"],
       ["a number", 42]
-    ])("an iconUrl that is %s: 400 naming iconUrl", async (_, iconUrl) => {
-      expectError(
-        await post({ merchantName: "Shop", merchantEmail: "a@b.example", iconUrl }),
-        400,
-        "params_validation",
-        ["iconUrl"]
-      )
+    ])("an iconUrl that is %s: 400 naming iconUrl, invalid_icon_url", async (_, iconUrl) => {
+      const response = await post({ merchantName: "Shop", merchantEmail: "a@b.example", iconUrl })
+      expectError(response, 400, "params_validation", ["iconUrl"])
+      expect(response.body.issues.map((i: Json) => i.code)).toEqual(["invalid_icon_url"])
     })
 
     it("missing required fields: 400 naming each", async () => {
@@ -526,13 +537,14 @@ describe.each(STORES)("%s", (store) => {
       })
 
       const logo = await pay.merchants.update(created.id, {
-        iconUrl: "https://cdn.shop.example/new.png"
+        iconUrl: `${logos.origin}/new.png`
       })
+      expect(logo.merchant.iconUrl).toMatch(FROZEN_LOGO)
       const expected = {
         ...created,
         name: "Renamed Shop",
         email: "new@shop.example",
-        iconUrl: "https://cdn.shop.example/new.png"
+        iconUrl: logo.merchant.iconUrl
       }
       expect(logo.merchant).toEqual(expected)
 
@@ -544,9 +556,10 @@ describe.each(STORES)("%s", (store) => {
       const created = await pay.merchants.create({
         merchantName: "Logo Shop",
         merchantEmail: "l@shop.example",
-        iconUrl: "https://cdn.shop.example/logo.png"
+        iconUrl: `${logos.origin}/logo.png`
       })
       const { id } = created.merchant
+      expect(created.merchant.iconUrl).toMatch(FROZEN_LOGO)
       const patched = await pay.merchants.update(id, { iconUrl: null })
       expect(patched.merchant.iconUrl).toBeNull()
       expect(patched.merchant.name).toBe("Logo Shop")

@@ -74,7 +74,8 @@ const MIGRATIONS = [
   "0006_gateway",
   "0007_option_client_id",
   "0008_chain_work",
-  "0009_logos"
+  "0009_logos",
+  "0010_merchant_logo"
 ]
 
 /** Failure of a CLI run: its exit code and what it printed. */
