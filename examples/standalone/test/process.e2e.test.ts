@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { plainImage, startLogoServer } from "@pay/logos/testing"
 import { freshSchema } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -232,6 +233,79 @@ describe("npm start and the CLI", () => {
     expect(again.status).toBe(200)
     expect(await stop(second.child)).toBe(0)
   }, 120_000)
+  it("PAY_FETCH_ALLOW_PRIVATE: off by default (a loopback logo refused, no warning); 1 with the test CA in NODE_EXTRA_CA_CERTS fetches it, with a warning; another value stops the start", async () => {
+    const logos = await startLogoServer()
+    try {
+      logos.set("/logo.png", await plainImage(600, "png"), "image/png")
+      const create = (url: string) =>
+        fetch(`${url}/v1/merchants`, {
+          method: "POST",
+          headers: {
+            "Api-Key": "pk_process_logo_key_0123456789abcdef",
+            "Idempotency-Key": `logo-${Math.random()}`,
+            "Content-Type": "application/json"
+          },
+          body: JSON.stringify({
+            merchantName: "Logo Co",
+            merchantEmail: "logo@co.example",
+            iconUrl: `${logos.origin}/logo.png`
+          })
+        }).then(async (r) => ({ status: r.status, body: await r.json() }))
+      const env = {
+        ...baseEnv,
+        PAY_DATABASE: join(dir, "logos.sqlite"),
+        PAY_BOOTSTRAP_API_KEY: "pk_process_logo_key_0123456789abcdef"
+      }
+
+      const closed = await startServer(env)
+      try {
+        expect(closed.output()).not.toContain("PAY_FETCH_ALLOW_PRIVATE")
+        const refused = await create(closed.url)
+        expect(refused.status).toBe(400)
+        expect(refused.body.issues[0].code).toBe("icon_address_not_allowed")
+        expect(logos.requests("/logo.png")).toBe(0)
+      } finally {
+        expect(await stop(closed.child)).toBe(0)
+      }
+
+      const open = await startServer({
+        ...env,
+        PAY_FETCH_ALLOW_PRIVATE: "1",
+        NODE_EXTRA_CA_CERTS: logos.caFile
+      })
+      try {
+        // On stderr, which may arrive after the banner's end on stdout.
+        for (let i = 0; i < 100 && !open.output().includes("WARNING"); i++) {
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        expect(open.output()).toMatch(/WARNING: PAY_FETCH_ALLOW_PRIVATE=1/)
+        const created = await create(open.url)
+        expect(created.status, JSON.stringify(created.body)).toBe(201)
+        const iconUrl: string = created.body.merchant.iconUrl
+        expect(iconUrl).toMatch(/\/logos\/[0-9a-f]{64}\.webp$/)
+        const image = await fetch(`${open.url}/logos/${iconUrl.split("/logos/")[1]}`)
+        expect([image.status, image.headers.get("content-type")]).toEqual([200, "image/webp"])
+        expect(logos.requests("/logo.png")).toBe(1)
+      } finally {
+        expect(await stop(open.child)).toBe(0)
+      }
+
+      const [runtime, args] = serverCommand()
+      const wrong = await promisify(execFile)(runtime, args, {
+        env: { ...env, PAY_FETCH_ALLOW_PRIVATE: "yes" },
+        cwd: root
+      }).then(
+        () => undefined,
+        (e: { code: number; stdout: string; stderr: string }) => e
+      )
+      expect(wrong?.code).toBe(1)
+      expect(`${wrong?.stdout}${wrong?.stderr}`).toContain(
+        "PAY_FETCH_ALLOW_PRIVATE must be 1 (on) or 0 (off, the default)"
+      )
+    } finally {
+      await logos.close()
+    }
+  }, 90_000)
 })
 
 describe("npm start under a path", () => {
