@@ -18,6 +18,8 @@ import {
   PaymentEngineOptionsError,
   PaymentEvents
 } from "@pay/core"
+import { logoCaptureLayer } from "@pay/logos"
+import { plainImage, startLogoServer } from "@pay/logos/testing"
 import * as SqliteStorage from "@pay/storage-sqlite/node"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
@@ -159,6 +161,38 @@ describe("the fetch handler under a path prefix", () => {
       expect(pulled).toBeLessThan(10)
     } finally {
       await engine.close()
+    }
+  })
+})
+
+describe("merchant logos", () => {
+  it("with @pay/logos as the logos option, a merchant's logo is fetched, frozen and served under the prefix", async () => {
+    const logos = await startLogoServer()
+    logos.set("/logo.png", await plainImage(640, "png"), "image/png")
+    const engine = await createPaymentEngine({
+      storage: SqliteStorage.layer({ filename: file("logos") }),
+      publicUrl: "https://shop.example/pay",
+      logos: logoCaptureLayer({ allowPrivate: true, ca: logos.ca })
+    })
+    try {
+      const { apiKey } = await engine.partners.create({ name: "Logo shop" })
+      const merchant = await send(engine, "https://shop.example/pay/v1/merchants", {
+        headers: { "api-key": apiKey, "idempotency-key": "logo-1" },
+        body: {
+          merchantName: "Logo Coffee",
+          merchantEmail: "owner@coffee.example",
+          iconUrl: `${logos.origin}/logo.png`
+        }
+      })
+      expect(merchant.status, JSON.stringify(merchant.body)).toBe(201)
+      const iconUrl: string = merchant.body.merchant.iconUrl
+      expect(iconUrl).toMatch(/^https:\/\/shop\.example\/pay\/logos\/[0-9a-f]{64}\.webp$/)
+      const image = await engine.fetch(new Request(`${iconUrl}?size=128`))
+      expect([image.status, image.headers.get("content-type")]).toEqual([200, "image/webp"])
+      expect((await image.arrayBuffer()).byteLength).toBeGreaterThan(0)
+    } finally {
+      await engine.close()
+      await logos.close()
     }
   })
 })

@@ -1,8 +1,8 @@
 /**
  * @pay/logos: merchant logos, fetched from the public internet only and
- * checked against the logo rules (SPEC.md section 8). Work in progress
- * (issue 15): the safe fetcher and the image checks land here first; the
- * engine's logo port, storage and serving follow.
+ * checked against the logo rules (SPEC.md section 8): the engine's
+ * `LogoCapture` port (`logoCaptureLayer`), and its parts, the safe fetcher
+ * (reused for any URL a partner types in) and the image checks.
  */
 export * from "./AddressPolicy.js"
 export * from "./LogoCaptureLayer.js"
