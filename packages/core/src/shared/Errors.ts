@@ -13,7 +13,12 @@ import { Schema } from "effect"
 export const FieldIssue = Schema.Struct({
   field: Schema.String,
   message: Schema.String,
-  code: Schema.optional(Schema.String)
+  code: Schema.optional(
+    Schema.String.annotations({
+      description:
+        "Where a client may act on the kind of wrong: the iconUrl issue of a refused merchant logo (its codes: the iconUrl field of the merchant create and update requests)"
+    })
+  )
 })
 export type FieldIssue = typeof FieldIssue.Type
 
