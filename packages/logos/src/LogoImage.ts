@@ -15,7 +15,15 @@
  * message saying what was wrong and what is allowed.
  */
 import { createHash } from "node:crypto"
-import sharp, { type Metadata } from "sharp"
+import type { Metadata } from "sharp"
+
+type Sharp = typeof import("sharp")["default"]
+let sharpModule: Promise<Sharp> | undefined
+/**
+ * sharp (libvips) is loaded on the first logo, not with the module: a server or
+ * CLI that sees no logo does not pay its 40 to 60 ms of loading at start.
+ */
+const loadSharp = (): Promise<Sharp> => (sharpModule ??= import("sharp").then((m) => m.default))
 
 export type LogoRefusalCode =
   | "icon_unsupported_format"
@@ -195,15 +203,17 @@ export const checkLogo = async (
   bytes: Uint8Array,
   limits: LogoLimits = LOGO_LIMITS
 ): Promise<LogoCheck> => {
+  // Outside the try: a sharp that cannot load is the host's failure, not the image's.
+  const sharp = await loadSharp()
   try {
-    return await check(bytes, limits)
+    return await check(sharp, bytes, limits)
   } catch {
     // sharp refused to read or decode what passed the header checks (corrupt or truncated data).
     return unsupported("could not be decoded (its data is corrupt or truncated)")
   }
 }
 
-const check = async (bytes: Uint8Array, limits: LogoLimits): Promise<LogoCheck> => {
+const check = async (sharp: Sharp, bytes: Uint8Array, limits: LogoLimits): Promise<LogoCheck> => {
   if (bytes.length === 0) return unsupported("is empty")
   const sniffed = sniff(bytes)
   if (sniffed.kind === "other") return unsupported(`is ${sniffed.name}`)
