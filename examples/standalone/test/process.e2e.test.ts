@@ -60,6 +60,17 @@ const stop = (child: ChildProcess) =>
     child.kill("SIGTERM")
   })
 
+/** The server started with `env` exits with 1 at once, printing `message`. */
+const expectStartRefused = async (env: NodeJS.ProcessEnv, message: string) => {
+  const [runtime, args] = serverCommand()
+  const refused = await promisify(execFile)(runtime, args, { env, cwd: root }).then(
+    () => undefined,
+    (e: { code: number; stdout: string; stderr: string }) => e
+  )
+  expect(refused?.code).toBe(1)
+  expect(`${refused?.stdout}${refused?.stderr}`).toContain(message)
+}
+
 const cliOn =
   (env: NodeJS.ProcessEnv) =>
   (...args: Array<string>) =>
@@ -290,16 +301,8 @@ describe("npm start and the CLI", () => {
         expect(await stop(open.child)).toBe(0)
       }
 
-      const [runtime, args] = serverCommand()
-      const wrong = await promisify(execFile)(runtime, args, {
-        env: { ...env, PAY_FETCH_ALLOW_PRIVATE: "yes" },
-        cwd: root
-      }).then(
-        () => undefined,
-        (e: { code: number; stdout: string; stderr: string }) => e
-      )
-      expect(wrong?.code).toBe(1)
-      expect(`${wrong?.stdout}${wrong?.stderr}`).toContain(
+      await expectStartRefused(
+        { ...env, PAY_FETCH_ALLOW_PRIVATE: "yes" },
         "PAY_FETCH_ALLOW_PRIVATE must be 1 (on) or 0 (off, the default)"
       )
     } finally {
@@ -377,16 +380,8 @@ describe("npm start under a path", () => {
   }, 60_000)
 
   it("refuses a PAY_BASE_PATH that is not a path, naming it", async () => {
-    const [runtime, args] = serverCommand()
-    const refused = await promisify(execFile)(runtime, args, {
-      env: { ...sqliteEnv, PAY_BASE_PATH: "pay/" },
-      cwd: root
-    }).then(
-      () => undefined,
-      (e: { code: number; stdout: string; stderr: string }) => e
-    )
-    expect(refused?.code).toBe(1)
-    expect(`${refused?.stdout}${refused?.stderr}`).toContain(
+    await expectStartRefused(
+      { ...sqliteEnv, PAY_BASE_PATH: "pay/" },
       "PAY_BASE_PATH must be empty or a path like /pay"
     )
   }, 60_000)
