@@ -5,9 +5,10 @@
  * with each server's CPU time per request; prints the report and writes it to
  * bench/results/latest.json; first, on a machine with nothing else of the bench running,
  * the wallet flow on the sandbox chain (bench/wallet.ts), then the cold start on both
- * runtimes (bench/cold-start.ts). Bounded in time, and it stops its servers and drops its
- * PostgreSQL schemas whatever happens. BENCH_SECONDS, BENCH_WARMUP_SECONDS,
- * BENCH_LONG_POLLS, BENCH_COLD_RUNS and BENCH_WALLET_* shorten it for a quick look;
+ * runtimes (bench/cold-start.ts), then merchants created with a logo (bench/logos.ts).
+ * Bounded in time, and it stops its servers and drops its PostgreSQL schemas whatever
+ * happens. BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_LONG_POLLS, BENCH_COLD_RUNS,
+ * BENCH_LOGO_* and BENCH_WALLET_* shorten it for a quick look;
  * PAY_TEST_PG picks the PostgreSQL server as for the tests (see bench/postgres.ts).
  */
 import { execFileSync } from "node:child_process"
@@ -36,6 +37,7 @@ import {
   measureColdStart
 } from "./cold-start.js"
 import { type LoadResult, type LoadSettings, measureLoad } from "./load.js"
+import { formatLogos, type LogoBenchResult, logoSettings, measureLogos } from "./logos.js"
 import { type LongPollResult, measureLongPolls } from "./longpoll.js"
 import { type BenchPostgres, startPostgres } from "./postgres.js"
 import {
@@ -63,17 +65,19 @@ const load: LoadSettings = {
 const LONG_POLLS = envNumber("BENCH_LONG_POLLS", 10_000)
 const wallet = walletSettings()
 const coldStart = coldStartSettings()
+const logos = logoSettings()
 const STATUS_PAYMENTS = 1_000
 /** Each route on six servers: the baseline and the engine, on SQLite and on PostgreSQL on
  * Node, and on SQLite on Bun. */
 const LOAD_RUNS = 2 * 6
 /** The load runs, plus time for the rest (builds, starts, setup, the long-polls' 120 s at most)
- * and the wallet flows' and the cold starts' own deadlines. */
+ * and the wallet flows', the cold starts' and the logos' own deadlines. */
 const RUN_DEADLINE_MS =
   240_000 +
   LOAD_RUNS * (load.warmupSeconds + load.seconds) * 1_000 +
   wallet.deadlineMs +
-  coldStart.deadlineMs
+  coldStart.deadlineMs +
+  logos.deadlineMs
 /** The engine's pool on PostgreSQL (its default, packages/storage-postgres/src/layer.ts); the
  * PostgreSQL baseline gets as many connections. */
 const PG_POOL_SIZE = 10
@@ -377,6 +381,7 @@ const format = (report: {
   readonly longPolls: LongPollResult
   readonly wallet: WalletResult
   readonly coldStart: ColdStartResult
+  readonly logos: LogoBenchResult
   readonly targets: Readonly<Record<string, boolean>>
 }) => {
   const n = (x: number, digits = 0) =>
@@ -452,6 +457,7 @@ const format = (report: {
   }
   lines.push(...formatWallet(report.wallet))
   lines.push(...formatColdStart(report.coldStart))
+  lines.push(...formatLogos(report.logos))
   const verdicts = Object.values(report.targets)
   lines.push("", `Targets met: ${verdicts.filter(Boolean).length} of ${verdicts.length}`, "")
   return lines.join("\n")
@@ -499,6 +505,9 @@ const main = async () => {
     // Then, still alone, one server at a time: the cold starts.
     console.log("Cold start:")
     const coldStartResult = await measureColdStart(dir, coldStart)
+    // Then, still alone, merchants created with a logo: its own two servers, stopped after.
+    console.log("Logos:")
+    const logosResult = await measureLogos(dir, logos)
     // A throwaway embedded server, where there is no local one, can take a while to start.
     console.log("Setting up PostgreSQL…")
     postgres = startPostgres(["engine", "baseline"])
@@ -518,6 +527,7 @@ const main = async () => {
       longPolls,
       wallet: walletResult,
       coldStart: coldStartResult,
+      logos: logosResult,
       targets
     }
     mkdirSync(RESULTS, { recursive: true })
