@@ -11,6 +11,7 @@ import { Effect, Either } from "effect"
 import sharp from "sharp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeLogoCapture } from "./LogoCaptureLayer.js"
+import { checkLogo } from "./LogoImage.js"
 import { makeTestCertificates, type TestCertificates } from "./TestCertificates.testing.js"
 
 let certificates: TestCertificates
@@ -95,5 +96,39 @@ describe("makeLogoCapture", () => {
       code: "icon_too_small",
       retryable: false
     })
+  })
+
+  it("checks at most maxConcurrentChecks images at once (default 2); the others wait their turn", async () => {
+    const inFlight = { now: 0, most: 0 }
+    const counted: typeof checkLogo = async (bytes, limits) => {
+      inFlight.most = Math.max(inFlight.most, ++inFlight.now)
+      try {
+        return await checkLogo(bytes, limits)
+      } finally {
+        inFlight.now--
+      }
+    }
+    const captureAll = (options: { maxConcurrentChecks?: number }) => {
+      const logos = makeLogoCapture(
+        {
+          allowPrivate: true,
+          ca: certificates.ca,
+          resolve: async () => [{ address: "127.0.0.1", family: 4 }],
+          ...options
+        },
+        counted
+      )
+      return Effect.runPromise(
+        Effect.all(
+          Array.from({ length: 6 }, () => logos.capture(`https://logo.test:${port}/ok.png`)),
+          { concurrency: "unbounded" }
+        )
+      )
+    }
+    expect(await captureAll({})).toHaveLength(6)
+    expect(inFlight.most).toBe(2)
+    inFlight.most = 0
+    expect(await captureAll({ maxConcurrentChecks: 1 })).toHaveLength(6)
+    expect(inFlight.most).toBe(1)
   })
 })

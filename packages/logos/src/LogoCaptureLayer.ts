@@ -11,6 +11,12 @@ import { makeSafeFetch, type SafeFetchOptions, type SafeFetchRefusal } from "./S
 
 export interface LogoCaptureOptions extends SafeFetchOptions {
   readonly limits?: LogoLimits
+  /**
+   * Images checked at once (default 2). Decoding a 4096×4096 image takes some
+   * 50 to 70 MB of pixels; more fetches than this wait for a turn (within the
+   * fetch's own limits), so a burst of logos cannot multiply that.
+   */
+  readonly maxConcurrentChecks?: number
 }
 
 const refusalCodes: Record<SafeFetchRefusal["kind"], LogoRefusalCode> = {
@@ -20,8 +26,13 @@ const refusalCodes: Record<SafeFetchRefusal["kind"], LogoRefusalCode> = {
   too_large: "icon_too_large"
 }
 
-export const makeLogoCapture = (options: LogoCaptureOptions = {}) => {
+export const makeLogoCapture = (
+  options: LogoCaptureOptions = {},
+  /** The image checks: `checkLogo`, or a test's wrapper of it. */
+  check: typeof checkLogo = checkLogo
+) => {
   const fetchImage = makeSafeFetch(options)
+  const checking = Effect.unsafeMakeSemaphore(options.maxConcurrentChecks ?? 2)
   return LogoCapture.of({
     capture: (url) =>
       Effect.gen(function* () {
@@ -33,7 +44,9 @@ export const makeLogoCapture = (options: LogoCaptureOptions = {}) => {
             message: fetched.message
           })
         }
-        const checked = yield* Effect.promise(() => checkLogo(fetched.body, options.limits))
+        const checked = yield* checking.withPermits(1)(
+          Effect.promise(() => check(fetched.body, options.limits))
+        )
         if (!checked.ok) {
           return yield* new LogoRefused({ code: checked.code, message: checked.message })
         }
