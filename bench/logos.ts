@@ -611,6 +611,7 @@ export const formatLogos = (r: LogoBenchResult): Array<string> => {
     "",
     `Logos: POST /v1/merchants with an iconUrl, the image fetched over HTTPS on loopback ` +
       `(load average ${n(r.loadAverageAtStart, 2)} at start; Node ${r.node}, ${r.cores} cores; ` +
+      `the engine checks at most 2 images at once (@pay/logos maxConcurrentChecks); ` +
       `sharp ${r.sharp.version} with its defaults, which the engine keeps: concurrency ` +
       `${r.sharp.concurrency}, cache ${cache.memory.max} MB / ${cache.files.max} files / ` +
       `${cache.items.max} items; libuv threadpool ${r.sharp.uvThreadpoolSize})`,
