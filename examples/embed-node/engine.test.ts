@@ -12,6 +12,7 @@ import { toNodeHandler } from "@pay/adapter-node"
 import {
   createPaymentEngine,
   type EmbeddedPaymentEngine,
+  EngineSecret,
   makePaymentEngine,
   Partners,
   PaymentEngine,
@@ -63,6 +64,7 @@ describe("options", () => {
       workers: "no",
       chainWork: { leaseMs: 1.5 },
       fees: { default: { percentage: "lots" } },
+      secret: "c2hvcnQ=",
       publicURL: "https://shop.example"
     } as never)
     const error = await started.then(
@@ -78,12 +80,14 @@ describe("options", () => {
       "maxLongPollMs",
       "publicURL",
       "publicUrl",
+      "secret",
       "workers"
     ])
     const message = (error as Error).message
     expect(message).toContain("publicUrl: must be an absolute http:// or https:// URL")
     expect(message).toContain("publicURL: is not a known option")
     expect(message).toContain("maxBodyBytes: must be a whole number of bytes from 1024")
+    expect(message).toContain("secret: must be at least 32 random bytes (it holds 5)")
     expect(existsSync(database)).toBe(false)
   })
 
@@ -162,6 +166,38 @@ describe("the fetch handler under a path prefix", () => {
     } finally {
       await engine.close()
     }
+  })
+})
+
+describe("the engine's secret", () => {
+  const secretOf = async (options: { secret?: string }) => {
+    const own = await Effect.runPromise(Scope.make())
+    try {
+      const started = await Effect.runPromise(
+        Scope.extend(
+          makePaymentEngine({
+            storage: SqliteStorage.layer({ filename: file("secret") }),
+            publicUrl: "https://shop.example/pay",
+            workers: false,
+            ...options
+          }),
+          own
+        )
+      )
+      return Context.get(started.context, EngineSecret)
+    } finally {
+      await Effect.runPromise(Scope.close(own, Exit.void))
+    }
+  }
+
+  it("is generated at the first start and kept: a later engine on the database opens what the first sealed; a given secret is used instead", async () => {
+    const first = await secretOf({})
+    const sealed = await Effect.runPromise(first.seal("test", "kept"))
+    const second = await secretOf({})
+    expect(await Effect.runPromise(second.open("test", sealed))).toBe("kept")
+    const given = await secretOf({ secret: btoa("g".repeat(32)) })
+    const refused = await Effect.runPromise(Effect.either(given.open("test", sealed)))
+    expect(refused._tag).toBe("Left")
   })
 })
 

@@ -28,7 +28,10 @@ import { readPayConfig } from "./payConfig.js"
 
 type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBodyBytes"> &
   Partial<
-    Pick<StandaloneConfig, "paymentLifetimeMs" | "maxLongPollMs" | "basePath" | "fetchAllowPrivate">
+    Pick<
+      StandaloneConfig,
+      "paymentLifetimeMs" | "maxLongPollMs" | "basePath" | "fetchAllowPrivate" | "secret"
+    >
   >
 
 type StorageError = SqliteStorageError | Layer.Layer.Error<ReturnType<typeof PgStorage.layer>>
@@ -52,7 +55,10 @@ const engineOptions = (
       ? {}
       : { paymentLifetimeMs: given.paymentLifetimeMs }),
     ...(given.maxLongPollMs === undefined ? {} : { maxLongPollMs: given.maxLongPollMs }),
-    logos: logoCaptureLayer({ allowPrivate: given.fetchAllowPrivate === true })
+    logos: logoCaptureLayer({ allowPrivate: given.fetchAllowPrivate === true }),
+    ...(given.secret !== undefined && Option.isSome(given.secret)
+      ? { secret: given.secret.value }
+      : {})
   }
   if (!isPostgresUrl(database)) {
     return { ...settings, storage: host.sqlite.layer({ filename: database }) }

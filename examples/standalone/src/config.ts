@@ -2,7 +2,7 @@
  * The standalone server's settings, from the environment. Every variable is
  * listed in the README.
  */
-import { ApiKey, isBasePath } from "@pay/core"
+import { ApiKey, decodeEngineSecret, isBasePath } from "@pay/core"
 import { Config, ConfigError, Either, Option } from "effect"
 
 export interface StandaloneConfig {
@@ -30,6 +30,8 @@ export interface StandaloneConfig {
    * addresses. For tests and private deployments only; off by default.
    */
   readonly fetchAllowPrivate: boolean
+  /** PAY_SECRET: the engine's secret (base64, 32+ bytes); without it, the database keeps one. */
+  readonly secret: Option.Option<string>
 }
 
 export const DEFAULT_DATABASE = "./data/pay.sqlite"
@@ -65,6 +67,19 @@ export const describeDatabase = (database: string): string => {
 const database = Config.string("PAY_DATABASE").pipe(
   Config.withDefault(DEFAULT_DATABASE),
   Config.validate({ message: DATABASE_MESSAGE, validation: isValidDatabase })
+)
+
+const secret = Config.option(Config.string("PAY_SECRET")).pipe(
+  Config.mapOrFail((given) =>
+    Option.match(given, {
+      onNone: () => Either.right(given),
+      onSome: (s) =>
+        Either.mapBoth(decodeEngineSecret(s), {
+          onLeft: (message) => ConfigError.InvalidData(["PAY_SECRET"], `PAY_SECRET ${message}`),
+          onRight: () => given
+        })
+    })
+  )
 )
 
 const bootstrapApiKey = Config.option(Config.string("PAY_BOOTSTRAP_API_KEY")).pipe(
@@ -110,6 +125,7 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   ),
   database,
   bootstrapApiKey,
+  secret,
   publicUrl,
   basePath,
   maxBodyBytes: Config.integer("PAY_MAX_BODY_BYTES").pipe(

@@ -98,6 +98,7 @@ export const startServer = async (
       payConfigPath: Option.none(),
       quoteLockMs: Option.none(),
       fetchAllowPrivate: false,
+      secret: Option.none(),
       ...overrides
     }
     const { server, bootstrapped, context, sandbox } = await Effect.runPromise(

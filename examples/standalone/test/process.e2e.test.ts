@@ -87,7 +87,8 @@ const MIGRATIONS = [
   "0007_option_client_id",
   "0008_chain_work",
   "0009_logos",
-  "0010_merchant_logo"
+  "0010_merchant_logo",
+  "0011_engine_secret"
 ]
 
 /** Failure of a CLI run: its exit code and what it printed. */
@@ -377,6 +378,17 @@ describe("npm start under a path", () => {
     } finally {
       expect(await stop(server.child)).toBe(0)
     }
+  }, 60_000)
+
+  it("refuses a PAY_SECRET that is not 32 or more bytes of base64, naming it", async () => {
+    await expectStartRefused(
+      { ...sqliteEnv, PAY_SECRET: btoa("too short") },
+      "PAY_SECRET must be at least 32 random bytes (it holds 9)"
+    )
+    await expectStartRefused(
+      { ...sqliteEnv, PAY_SECRET: "not base64!" },
+      "PAY_SECRET must be standard base64"
+    )
   }, 60_000)
 
   it("refuses a PAY_BASE_PATH that is not a path, naming it", async () => {

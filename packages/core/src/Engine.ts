@@ -32,6 +32,7 @@ import { paymentHandlers } from "./payments/Http.js"
 import { LocalPaymentEvents } from "./payments/PaymentEvents.js"
 import { Payments } from "./payments/Payments.js"
 import { Prices } from "./pricing/Pricing.js"
+import { engineSecretLayer } from "./secrets/EngineSecret.js"
 import { settlementHandlers } from "./settlements/Http.js"
 import { Settlements } from "./settlements/Settlements.js"
 import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry.js"
@@ -155,12 +156,13 @@ export const makePayHandler = (extra: ReadonlyArray<Route<never>> = [], basePath
 /** The parts an engine's services are made of: its layers and its checked settings. */
 export type PayEngineParts<E> = Pick<
   PaymentEngineOptions<E>,
-  "storage" | "tokens" | "events" | "chain" | "prices" | "logos"
+  "storage" | "tokens" | "events" | "chain" | "prices" | "logos" | "secret"
 > & { readonly config: PayConfigShape }
 
 /** The services of an engine and everything they stand on, without the background work. */
 export const payEngineLayer = <E>(options: PayEngineParts<E>) =>
   PayServices.pipe(
+    Layer.provideMerge(engineSecretLayer(options.secret)),
     Layer.provideMerge(
       Layer.mergeAll(
         options.storage,

@@ -14,6 +14,7 @@ import type { LogoCapture } from "./merchants/Logo.js"
 import type { PaymentEvents } from "./payments/PaymentEvents.js"
 import type { Prices } from "./pricing/Pricing.js"
 import type { PayStorage } from "./Storage.js"
+import { decodeEngineSecret } from "./secrets/EngineSecret.js"
 import type { TokenRegistry } from "./shared/TokenRegistry.js"
 
 /** The engine's settings: plain values, the same on every instance of one deployment. */
@@ -47,6 +48,12 @@ export interface PaymentEngineSettings {
    * processes (`runPaymentWorkers`).
    */
   readonly workers?: boolean
+  /**
+   * The engine's secret (`PAY_SECRET`): 32 or more random bytes, base64, the
+   * same on every instance. Default: one generated at the first start and
+   * kept in the database. Webhook signing secrets are stored encrypted under it.
+   */
+  readonly secret?: string
 }
 
 /** The settings and the parts the engine is built from. */
@@ -150,6 +157,13 @@ const Settings = Schema.Struct({
     })
   ),
   workers: Schema.optional(Schema.Boolean.annotations({ message: () => "must be true or false" })),
+  secret: Schema.optional(
+    Schema.String.annotations({ message: () => "must be a string (base64)" }).pipe(
+      Schema.filter((s) =>
+        Either.match(decodeEngineSecret(s), { onLeft: (m) => m, onRight: () => true })
+      )
+    )
+  ),
   storage: layer("every storage port, e.g. @pay/storage-sqlite's layer({ filename })"),
   tokens: Schema.optional(layer("a TokenRegistry")),
   events: Schema.optional(layer("PaymentEvents")),

@@ -11,6 +11,7 @@ import type { LogoStore } from "./merchants/Logo.js"
 import type { MerchantStore } from "./merchants/MerchantStore.js"
 import type { PartnerStore } from "./partners/PartnerStore.js"
 import type { PaymentStore } from "./payments/PaymentStore.js"
+import type { EngineSecretStore } from "./secrets/EngineSecret.js"
 import type { SettlementStore } from "./settlements/SettlementStore.js"
 
 export type PayStorage =
@@ -23,3 +24,4 @@ export type PayStorage =
   | WalletAppStore
   | ChainJobStore
   | LogoStore
+  | EngineSecretStore

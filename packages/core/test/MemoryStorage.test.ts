@@ -1,4 +1,5 @@
 import { chainJobStorageContract } from "./ChainJobContract.js"
+import { engineSecretStorageContract } from "./EngineSecretContract.js"
 import { logoStorageContract } from "./LogoContract.js"
 import { MemoryStorage } from "./MemoryStorage.js"
 import { paymentStorageContract } from "./PaymentContract.js"
@@ -8,3 +9,4 @@ storageContract("in memory", () => MemoryStorage)
 paymentStorageContract("in memory", () => MemoryStorage)
 chainJobStorageContract("in memory", () => MemoryStorage)
 logoStorageContract("in memory", () => MemoryStorage)
+engineSecretStorageContract("in memory", () => MemoryStorage)

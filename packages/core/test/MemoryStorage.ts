@@ -40,6 +40,7 @@ import {
 } from "../src/payments/PaymentQuery.js"
 import { applyChange } from "../src/payments/PaymentStateMachine.js"
 import { PaymentStore } from "../src/payments/PaymentStore.js"
+import { EngineSecretStore } from "../src/secrets/EngineSecret.js"
 import { type CryptoSettlement, SettlementAssetConflict } from "../src/settlements/Settlement.js"
 import { SettlementStore } from "../src/settlements/SettlementStore.js"
 import { randomBase62 } from "../src/shared/Ids.js"
@@ -556,7 +557,13 @@ export const makeMemoryStorage = () => {
       )
   })
 
+  let engineSecret: string | undefined
+  const engineSecretStore = EngineSecretStore.of({
+    getOrCreate: (candidate) => Effect.sync(() => (engineSecret ??= candidate))
+  })
+
   return Layer.mergeAll(
+    Layer.succeed(EngineSecretStore, engineSecretStore),
     Layer.succeed(LogoStore, logoStore),
     Layer.succeed(PaymentStore, paymentStore),
     Layer.succeed(ChainJobStore, chainJobStore),

@@ -2,6 +2,7 @@
  * Test support for the engine and for storage implementations.
  */
 export * from "./ChainJobContract.js"
+export * from "./EngineSecretContract.js"
 export * from "./FakeChain.js"
 export * from "./LogoContract.js"
 export * from "./MemoryStorage.js"

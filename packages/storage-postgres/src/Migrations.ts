@@ -15,6 +15,7 @@ import optionClientId from "./migrations/0007_option_client_id.js"
 import chainWork from "./migrations/0008_chain_work.js"
 import logos from "./migrations/0009_logos.js"
 import merchantLogo from "./migrations/0010_merchant_logo.js"
+import engineSecret from "./migrations/0011_engine_secret.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -26,7 +27,8 @@ export const migrations = Migrator.fromRecord({
   "0007_option_client_id": optionClientId,
   "0008_chain_work": chainWork,
   "0009_logos": logos,
-  "0010_merchant_logo": merchantLogo
+  "0010_merchant_logo": merchantLogo,
+  "0011_engine_secret": engineSecret
 })
 
 const TABLE = "pay_migrations"

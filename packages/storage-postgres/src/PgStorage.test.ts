@@ -58,7 +58,8 @@ describe("PostgreSQL storage, several instances", () => {
         "option_client_id",
         "chain_work",
         "logos",
-        "merchant_logo"
+        "merchant_logo",
+        "engine_secret"
       ])
     })
   )

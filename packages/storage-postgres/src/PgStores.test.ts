@@ -1,5 +1,6 @@
 import {
   chainJobStorageContract,
+  engineSecretStorageContract,
   logoStorageContract,
   paymentStorageContract,
   storageContract
@@ -11,3 +12,4 @@ storageContract("PostgreSQL", freshStorage)
 paymentStorageContract("PostgreSQL", freshStorage)
 chainJobStorageContract("PostgreSQL", freshStorage)
 logoStorageContract("PostgreSQL", freshStorage)
+engineSecretStorageContract("PostgreSQL", freshStorage)

@@ -14,6 +14,7 @@ import {
   ChainJobStore,
   type CryptoSettlement,
   type CryptoSettlementId,
+  EngineSecretStore,
   GatewayStore,
   IdempotencyStore,
   LogoStore,
@@ -31,6 +32,7 @@ import {
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
 import { makePgChainJobStore } from "./PgChainJobStore.js"
+import { makePgEngineSecretStore } from "./PgEngineSecretStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { makePgGatewayStore } from "./PgGatewayStore.js"
 import { makePgIdempotencyStore, withCompletion, writeCompletion } from "./PgIdempotencyStore.js"
@@ -278,6 +280,7 @@ export const PgStores = Layer.unwrapEffect(
   Effect.map(SqlClient.SqlClient, (sql) =>
     Layer.mergeAll(
       Layer.succeed(LogoStore, makePgLogoStore(sql)),
+      Layer.succeed(EngineSecretStore, makePgEngineSecretStore(sql)),
       Layer.succeed(PaymentStore, makePgPaymentStore(sql)),
       Layer.succeed(ChainJobStore, makePgChainJobStore(sql)),
       Layer.succeed(GatewayStore, makePgGatewayStore(sql)),

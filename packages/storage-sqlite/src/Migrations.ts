@@ -16,6 +16,7 @@ import optionClientId from "./migrations/0007_option_client_id.js"
 import chainWork from "./migrations/0008_chain_work.js"
 import logos from "./migrations/0009_logos.js"
 import merchantLogo from "./migrations/0010_merchant_logo.js"
+import engineSecret from "./migrations/0011_engine_secret.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -35,7 +36,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 7, name: "option_client_id", apply: optionClientId },
   { id: 8, name: "chain_work", apply: chainWork },
   { id: 9, name: "logos", apply: logos },
-  { id: 10, name: "merchant_logo", apply: merchantLogo }
+  { id: 10, name: "merchant_logo", apply: merchantLogo },
+  { id: 11, name: "engine_secret", apply: engineSecret }
 ]
 
 /** A migration applied by this call: its id and name. */

@@ -96,7 +96,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [7, "option_client_id"],
         [8, "chain_work"],
         [9, "logos"],
-        [10, "merchant_logo"]
+        [10, "merchant_logo"],
+        [11, "engine_secret"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
   chainJobStorageContract,
+  engineSecretStorageContract,
   logoStorageContract,
   paymentStorageContract,
   storageContract
@@ -21,3 +22,4 @@ storageContract(`SQLite file (${runtimeDriverName})`, fresh)
 paymentStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 chainJobStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 logoStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
+engineSecretStorageContract(`SQLite file (${runtimeDriverName})`, fresh)

@@ -10,6 +10,7 @@ import {
   ChainJobStore,
   type CryptoSettlement,
   type CryptoSettlementId,
+  EngineSecretStore,
   GatewayStore,
   IdempotencyClaimLost,
   type IdempotencyCompletion,
@@ -30,6 +31,7 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { makeSqliteChainJobStore } from "./SqliteChainJobStore.js"
 import { type SqliteConnection, SqliteDatabase, type SqliteValue } from "./SqliteDatabase.js"
+import { makeSqliteEngineSecretStore } from "./SqliteEngineSecretStore.js"
 import { isUniqueViolation } from "./SqliteErrors.js"
 import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
 import { makeSqliteLogoStore } from "./SqliteLogoStore.js"
@@ -398,6 +400,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
 
   return Layer.mergeAll(
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
+    Layer.succeed(EngineSecretStore, makeSqliteEngineSecretStore(db)),
     Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs.enqueue)),
     Layer.succeed(ChainJobStore, chainJobs.store),
     Layer.succeed(GatewayStore, makeSqliteGatewayStore(db)),
