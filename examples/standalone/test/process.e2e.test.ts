@@ -88,7 +88,8 @@ const MIGRATIONS = [
   "0008_chain_work",
   "0009_logos",
   "0010_merchant_logo",
-  "0011_engine_secret"
+  "0011_engine_secret",
+  "0012_events"
 ]
 
 /** Failure of a CLI run: its exit code and what it printed. */

@@ -5,6 +5,7 @@
  */
 import type { WalletAppStore } from "./apps/WalletAppStore.js"
 import type { ChainJobStore } from "./chainwork/ChainJobStore.js"
+import type { EventStore } from "./events/Event.js"
 import type { GatewayStore } from "./gateway/PaymentOption.js"
 import type { IdempotencyStore } from "./idempotency/IdempotencyStore.js"
 import type { LogoStore } from "./merchants/Logo.js"
@@ -25,3 +26,4 @@ export type PayStorage =
   | ChainJobStore
   | LogoStore
   | EngineSecretStore
+  | EventStore

@@ -16,6 +16,7 @@ import type {
   NewChainJob
 } from "../src/chainwork/ChainJob.js"
 import { ChainJobLeaseLost, ChainJobStore } from "../src/chainwork/ChainJobStore.js"
+import { type EventQuery, EventStore, type Outbox, type PayEvent } from "../src/events/Event.js"
 import {
   type CollectedDataRecord,
   GatewayStore,
@@ -154,19 +155,33 @@ export const makeMemoryStorage = () => {
     )
   })
 
-  const change = (id: MerchantId, f: (m: Merchant) => Merchant | undefined) =>
+  /** The outbox, in the order events were written (their `seq`). */
+  const events: Array<PayEvent> = []
+  const publish = <A>(outbox: Outbox<A> | undefined, written: A) => {
+    if (outbox) events.push(...outbox(written))
+  }
+
+  /** Applies `f` to a live merchant; a deleted one (or none) is not changed. */
+  const change = (
+    id: MerchantId,
+    f: (m: Merchant) => Merchant,
+    outbox: Outbox<Merchant> | undefined
+  ) =>
     Effect.sync(() => {
       const current = merchants.get(id)
-      const next = current && f(current)
-      if (next) merchants.set(id, next)
-      return Option.fromNullable(next)
+      if (current === undefined || current.deletedAt !== null) return Option.none<Merchant>()
+      const next = f(current)
+      merchants.set(id, next)
+      publish(outbox, next)
+      return Option.some(next)
     })
 
   const merchantStore = MerchantStore.of({
-    insert: (merchant, completion) =>
+    insert: (merchant, completion, outbox) =>
       Effect.sync(() => {
         complete(completion)
         merchants.set(merchant.id, merchant)
+        publish(outbox, merchant)
       }),
     find: (id) => Effect.sync(() => Option.fromNullable(merchants.get(id))),
     list: (q) =>
@@ -186,25 +201,31 @@ export const makeMemoryStorage = () => {
         const page = matches.filter((m) => q.before === undefined || m.id < q.before)
         return { merchants: page.slice(0, q.limit), totalCount: matches.length }
       }),
-    update: (id, changes, at) =>
-      change(id, (m) =>
-        m.deletedAt !== null
-          ? undefined
-          : new Merchant({
-              ...m,
-              name: changes.name ?? m.name,
-              email: changes.email ?? m.email,
-              iconUrl: changes.logo === undefined ? m.iconUrl : (changes.logo?.iconUrl ?? null),
-              logoName: changes.logo === undefined ? m.logoName : (changes.logo?.logoName ?? null),
-              updatedAt: at
-            })
+    update: (id, changes, at, outbox) =>
+      change(
+        id,
+        (m) =>
+          new Merchant({
+            ...m,
+            name: changes.name ?? m.name,
+            email: changes.email ?? m.email,
+            iconUrl: changes.logo === undefined ? m.iconUrl : (changes.logo?.iconUrl ?? null),
+            logoName: changes.logo === undefined ? m.logoName : (changes.logo?.logoName ?? null),
+            updatedAt: at
+          }),
+        outbox
       ),
-    setStatus: (id, status, at) =>
-      change(id, (m) =>
-        m.deletedAt !== null ? undefined : new Merchant({ ...m, status, updatedAt: at })
-      ),
-    markDeleted: (id, at) =>
-      change(id, (m) => (m.deletedAt !== null ? m : new Merchant({ ...m, deletedAt: at })))
+    setStatus: (id, status, at, outbox) =>
+      change(id, (m) => new Merchant({ ...m, status, updatedAt: at }), outbox),
+    markDeleted: (id, at, outbox) =>
+      Effect.flatMap(
+        change(id, (m) => new Merchant({ ...m, deletedAt: at }), outbox),
+        // Deleted before: the first time stands, and nothing is written.
+        (deleted) =>
+          Option.isSome(deleted)
+            ? Effect.succeed(deleted)
+            : Effect.sync(() => Option.fromNullable(merchants.get(id)))
+      )
   })
 
   const live = (merchantId: MerchantId) =>
@@ -562,7 +583,24 @@ export const makeMemoryStorage = () => {
     getOrCreate: (candidate) => Effect.sync(() => (engineSecret ??= candidate))
   })
 
+  const matches = (q: EventQuery) => (e: PayEvent) =>
+    e.partnerId === q.partnerId &&
+    (q.types === undefined || q.types.includes(e.type)) &&
+    (q.paymentId === undefined || e.paymentId === q.paymentId) &&
+    (q.from === undefined || e.createdAt.getTime() >= q.from.getTime()) &&
+    (q.to === undefined || e.createdAt.getTime() < q.to.getTime())
+  const eventStore = EventStore.of({
+    find: (id) => Effect.sync(() => Option.fromNullable(events.find((e) => e.id === id))),
+    list: (q) =>
+      Effect.sync(() => {
+        const end =
+          q.before === undefined ? events.length : events.findIndex((e) => e.id === q.before)
+        return events.slice(0, Math.max(0, end)).filter(matches(q)).reverse().slice(0, q.limit)
+      })
+  })
+
   return Layer.mergeAll(
+    Layer.succeed(EventStore, eventStore),
     Layer.succeed(EngineSecretStore, engineSecretStore),
     Layer.succeed(LogoStore, logoStore),
     Layer.succeed(PaymentStore, paymentStore),

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, type Layer, Option } from "effect"
 import { WalletApp, type WalletAppId } from "../src/apps/WalletApp.js"
 import { WalletAppStore } from "../src/apps/WalletAppStore.js"
+import { type EventId, EventStore, type EventType, PayEvent } from "../src/events/Event.js"
 import type { IdempotencyScope } from "../src/idempotency/IdempotencyStore.js"
 import { IdempotencyClaimLost, IdempotencyStore } from "../src/idempotency/IdempotencyStore.js"
 import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
@@ -20,6 +21,7 @@ import { makeIdBody } from "../src/shared/Ids.js"
 
 export type Stores =
   | PartnerStore
+  | EventStore
   | MerchantStore
   | SettlementStore
   | IdempotencyStore
@@ -36,6 +38,7 @@ const tick = () => {
 const partnerId = () => `ptnr_${makeIdBody(tick())}` as PartnerId
 const merchantId = () => `mrch_${makeIdBody(tick())}` as MerchantId
 const walletAppId = () => `app_${makeIdBody(tick())}` as WalletAppId
+const eventId = () => `evt_${makeIdBody(tick())}` as EventId
 const settlementId = () => `crypto_${makeIdBody(tick())}` as CryptoSettlementId
 
 const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
@@ -96,6 +99,12 @@ const aSettlement = (
     updatedAt: at
   }
 }
+
+/** The defect a write died of (a lost idempotency claim), or undefined. */
+const lostClaim = <A, E, R>(write: Effect.Effect<A, E, R>) =>
+  Effect.map(Effect.exit(write), (exit) =>
+    Exit.isFailure(exit) ? Option.getOrUndefined(Cause.dieOption(exit.cause)) : undefined
+  )
 
 /** A partner and one merchant of it, stored. */
 const seed = Effect.gen(function* () {
@@ -434,11 +443,6 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
         response: { status, body }
       })
       /** The defect a completion dies with, when its claim is no longer its own. */
-      const lostClaim = <A, E, R>(write: Effect.Effect<A, E, R>) =>
-        Effect.map(Effect.exit(write), (exit) =>
-          Exit.isFailure(exit) ? Option.getOrUndefined(Cause.dieOption(exit.cause)) : undefined
-        )
-
       test(
         "claims once, then reports in progress, mismatch, and replays the completed response",
         Effect.gen(function* () {
@@ -602,6 +606,135 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
           expect((yield* store.claim(unfinished, "other", "t6", now(), long_ago))._tag).toBe(
             "Mismatch"
           )
+        })
+      )
+    })
+
+    describe("events", () => {
+      /** The outbox of a merchant write: one event of `type` with the merchant as its data. */
+      const outboxOf =
+        (type: EventType, paymentId: string | null = null) =>
+        (m: Merchant) => [
+          new PayEvent({
+            id: eventId(),
+            partnerId: m.partnerId,
+            type,
+            createdAt: new Date(tick()),
+            paymentId,
+            merchantId: m.id,
+            data: JSON.stringify({ id: m.id, name: m.name, deleted: m.deletedAt !== null })
+          })
+        ]
+      const typesOf = (events: ReadonlyArray<PayEvent>) => events.map((e) => e.type)
+
+      test(
+        "are written with the merchant write that makes them, newest first, each found by id",
+        Effect.gen(function* () {
+          const { partner } = yield* seed
+          const merchants = yield* MerchantStore
+          const events = yield* EventStore
+          const merchant = aMerchant(partner)
+          yield* merchants.insert(merchant, undefined, outboxOf("merchant.created"))
+          const at = new Date(tick())
+          yield* merchants.update(
+            merchant.id,
+            { name: "Renamed" },
+            at,
+            outboxOf("merchant.updated")
+          )
+          yield* merchants.setStatus(merchant.id, "inactive", at, outboxOf("merchant.updated"))
+          yield* merchants.markDeleted(merchant.id, at, outboxOf("merchant.deleted"))
+          // Gone already: no change, so no event.
+          yield* merchants.markDeleted(merchant.id, new Date(tick()), outboxOf("merchant.deleted"))
+          yield* merchants.update(merchant.id, { name: "x" }, at, outboxOf("merchant.updated"))
+          yield* merchants.setStatus(merchant.id, "active", at, outboxOf("merchant.updated"))
+          const listed = yield* events.list({ partnerId: partner.id, limit: 10 })
+          expect(typesOf(listed)).toEqual([
+            "merchant.deleted",
+            "merchant.updated",
+            "merchant.updated",
+            "merchant.created"
+          ])
+          expect(JSON.parse(listed[2]!.data)).toEqual({
+            id: merchant.id,
+            name: "Renamed",
+            deleted: false
+          })
+          expect(JSON.parse(listed[0]!.data).deleted).toBe(true)
+          for (const event of listed) {
+            expect(Option.getOrThrow(yield* events.find(event.id))).toEqual(event)
+          }
+          expect(Option.isNone(yield* events.find(eventId()))).toBe(true)
+        })
+      )
+
+      test(
+        "are never written by a write that rolls back (its idempotency claim was lost)",
+        Effect.gen(function* () {
+          const { partner } = yield* seed
+          const keys = yield* IdempotencyStore
+          const m = scope("events-1", partner.id)
+          const first = new Date(tick())
+          yield* keys.claim(m, "fp", "stalled", first, new Date(0))
+          yield* keys.claim(m, "fp", "taker", new Date(tick()), new Date(first.getTime() + 1))
+          const late = aMerchant(partner)
+          expect(
+            yield* lostClaim(
+              (yield* MerchantStore).insert(
+                late,
+                { scope: m, token: "stalled", response: { status: 201, body: "late" } },
+                outboxOf("merchant.created")
+              )
+            )
+          ).toBeInstanceOf(IdempotencyClaimLost)
+          expect(yield* (yield* EventStore).list({ partnerId: partner.id, limit: 10 })).toEqual([])
+        })
+      )
+
+      test(
+        "are listed per partner, by types, payment and time, in keyset pages",
+        Effect.gen(function* () {
+          const { partner } = yield* seed
+          const other = aPartner("Other")
+          yield* (yield* PartnerStore).insert(other, storedKey(other))
+          const merchants = yield* MerchantStore
+          const events = yield* EventStore
+          const write = (p: Partner, type: EventType, paymentId: string | null = null) =>
+            merchants.insert(aMerchant(p), undefined, outboxOf(type, paymentId))
+          yield* write(partner, "merchant.created")
+          yield* write(partner, "payment.succeeded", "pay_A")
+          yield* write(other, "payment.succeeded", "pay_A")
+          const middle = new Date(tick())
+          yield* write(partner, "payment.settled", "pay_A")
+          yield* write(partner, "payment.succeeded", "pay_B")
+          const all = yield* events.list({ partnerId: partner.id, limit: 100 })
+          expect(typesOf(all)).toEqual([
+            "payment.succeeded",
+            "payment.settled",
+            "payment.succeeded",
+            "merchant.created"
+          ])
+          const page = (q: Partial<Parameters<typeof events.list>[0]>) =>
+            events.list({ partnerId: partner.id, limit: 100, ...q })
+          expect(
+            (yield* page({
+              types: ["payment.succeeded", "payment.settled"],
+              paymentId: "pay_A"
+            })).map((e) => e.type)
+          ).toEqual(["payment.settled", "payment.succeeded"])
+          expect(typesOf(yield* page({ types: ["merchant.created"] }))).toEqual([
+            "merchant.created"
+          ])
+          expect(yield* page({ from: middle })).toEqual(all.slice(0, 2))
+          expect(yield* page({ to: middle })).toEqual(all.slice(2))
+          // Keyset pages of two: each page continues after the last one's final event.
+          const first = yield* page({ limit: 2 })
+          expect(first).toEqual(all.slice(0, 2))
+          expect(yield* page({ limit: 2, before: first[1]!.id })).toEqual(all.slice(2, 4))
+          expect(yield* page({ limit: 2, before: all[3]!.id })).toEqual([])
+          expect(
+            (yield* events.list({ partnerId: other.id, limit: 100 })).map((e) => e.paymentId)
+          ).toEqual(["pay_A"])
         })
       )
     })

@@ -16,6 +16,7 @@ import chainWork from "./migrations/0008_chain_work.js"
 import logos from "./migrations/0009_logos.js"
 import merchantLogo from "./migrations/0010_merchant_logo.js"
 import engineSecret from "./migrations/0011_engine_secret.js"
+import events from "./migrations/0012_events.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -28,7 +29,8 @@ export const migrations = Migrator.fromRecord({
   "0008_chain_work": chainWork,
   "0009_logos": logos,
   "0010_merchant_logo": merchantLogo,
-  "0011_engine_secret": engineSecret
+  "0011_engine_secret": engineSecret,
+  "0012_events": events
 })
 
 const TABLE = "pay_migrations"

@@ -59,7 +59,8 @@ describe("PostgreSQL storage, several instances", () => {
         "chain_work",
         "logos",
         "merchant_logo",
-        "engine_secret"
+        "engine_secret",
+        "events"
       ])
     })
   )

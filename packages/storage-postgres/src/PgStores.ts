@@ -6,7 +6,7 @@
  * idempotency record that goes with them share one transaction; uniqueness is
  * the schema's job, and its violations map to the ports' errors.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import {
   ApiKeyPrefixTaken,
   type Caip10,
@@ -15,6 +15,8 @@ import {
   type CryptoSettlement,
   type CryptoSettlementId,
   EngineSecretStore,
+  EventStore,
+  type Outbox,
   GatewayStore,
   IdempotencyStore,
   LogoStore,
@@ -33,9 +35,10 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { makePgChainJobStore } from "./PgChainJobStore.js"
 import { makePgEngineSecretStore } from "./PgEngineSecretStore.js"
+import { makePgEventStore, writeEvents } from "./PgEventStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { makePgGatewayStore } from "./PgGatewayStore.js"
-import { makePgIdempotencyStore, withCompletion, writeCompletion } from "./PgIdempotencyStore.js"
+import { makePgIdempotencyStore, writeCompletion } from "./PgIdempotencyStore.js"
 import { makePgLogoStore } from "./PgLogoStore.js"
 import { makePgPaymentStore } from "./PgPaymentStore.js"
 import { makePgWalletAppStore } from "./PgWalletAppStore.js"
@@ -160,16 +163,36 @@ export const makePgPartnerStore = (sql: SqlClient.SqlClient) =>
 
 export const makePgMerchantStore = (sql: SqlClient.SqlClient) => {
   const one = (rows: ReadonlyArray<MerchantRow>) => first(rows, toMerchant)
+  /** A one-row write returning the row, and the events made of it, in one transaction. */
+  const changeMerchant = (
+    write: Effect.Effect<ReadonlyArray<MerchantRow>, SqlError.SqlError>,
+    outbox: Outbox<Merchant> | undefined
+  ) =>
+    (outbox === undefined
+      ? Effect.map(write, one)
+      : sql.withTransaction(
+          Effect.gen(function* () {
+            const written = one(yield* write)
+            if (Option.isSome(written)) yield* writeEvents(sql, outbox, written.value)
+            return written
+          })
+        )
+    ).pipe(orDieSql)
   return MerchantStore.of({
-    insert: (m, completion) =>
-      withCompletion(
-        sql,
-        sql`INSERT INTO merchants (id, partner_id, name, name_folded, email, icon_url, logo_name,
-            status, created_at, updated_at, deleted_at)
-          VALUES (${m.id}, ${m.partnerId}, ${m.name}, ${fold(m.name)}, ${m.email}, ${m.iconUrl},
-            ${m.logoName}, ${m.status}, ${m.createdAt}, ${m.updatedAt}, ${m.deletedAt})`,
-        completion
-      ).pipe(Effect.asVoid, orDieSql),
+    insert: (m, completion, outbox) =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            yield* sql`INSERT INTO merchants (id, partner_id, name, name_folded, email, icon_url,
+                logo_name, status, created_at, updated_at, deleted_at)
+              VALUES (${m.id}, ${m.partnerId}, ${m.name}, ${fold(m.name)}, ${m.email},
+                ${m.iconUrl}, ${m.logoName}, ${m.status}, ${m.createdAt}, ${m.updatedAt},
+                ${m.deletedAt})`
+            if (completion !== undefined) yield* writeCompletion(sql, completion)
+            yield* writeEvents(sql, outbox, m)
+          })
+        )
+        .pipe(orDieSql),
     find: (id) =>
       sql<MerchantRow>`SELECT * FROM merchants WHERE id = ${id}`.pipe(Effect.map(one), orDieSql),
     list: (query) => {
@@ -201,8 +224,9 @@ export const makePgMerchantStore = (sql: SqlClient.SqlClient) => {
         orDieSql
       )
     },
-    update: (id, changes, at) =>
-      sql<MerchantRow>`UPDATE merchants SET
+    update: (id, changes, at, outbox) =>
+      changeMerchant(
+        sql<MerchantRow>`UPDATE merchants SET
           name = coalesce(${changes.name ?? null}, name),
           name_folded = coalesce(${changes.name === undefined ? null : fold(changes.name)},
             name_folded),
@@ -212,13 +236,31 @@ export const makePgMerchantStore = (sql: SqlClient.SqlClient) => {
           logo_name = CASE WHEN ${changes.logo !== undefined}::boolean
             THEN ${changes.logo?.logoName ?? null} ELSE logo_name END,
           updated_at = ${at}
-        WHERE id = ${id} AND deleted_at IS NULL RETURNING *`.pipe(Effect.map(one), orDieSql),
-    setStatus: (id, status, at) =>
-      sql<MerchantRow>`UPDATE merchants SET status = ${status}, updated_at = ${at}
-        WHERE id = ${id} AND deleted_at IS NULL RETURNING *`.pipe(Effect.map(one), orDieSql),
-    markDeleted: (id, at) =>
-      sql<MerchantRow>`UPDATE merchants SET deleted_at = coalesce(deleted_at, ${at})
-        WHERE id = ${id} RETURNING *`.pipe(Effect.map(one), orDieSql)
+        WHERE id = ${id} AND deleted_at IS NULL RETURNING *`,
+        outbox
+      ),
+    setStatus: (id, status, at, outbox) =>
+      changeMerchant(
+        sql<MerchantRow>`UPDATE merchants SET status = ${status}, updated_at = ${at}
+          WHERE id = ${id} AND deleted_at IS NULL RETURNING *`,
+        outbox
+      ),
+    markDeleted: (id, at, outbox) =>
+      Effect.flatMap(
+        changeMerchant(
+          sql<MerchantRow>`UPDATE merchants SET deleted_at = ${at}
+            WHERE id = ${id} AND deleted_at IS NULL RETURNING *`,
+          outbox
+        ),
+        // Deleted before: the first time stands, and nothing is written.
+        (deleted) =>
+          Option.isSome(deleted)
+            ? Effect.succeed(deleted)
+            : sql<MerchantRow>`SELECT * FROM merchants WHERE id = ${id}`.pipe(
+                Effect.map(one),
+                orDieSql
+              )
+      )
   })
 }
 
@@ -281,6 +323,7 @@ export const PgStores = Layer.unwrapEffect(
     Layer.mergeAll(
       Layer.succeed(LogoStore, makePgLogoStore(sql)),
       Layer.succeed(EngineSecretStore, makePgEngineSecretStore(sql)),
+      Layer.succeed(EventStore, makePgEventStore(sql)),
       Layer.succeed(PaymentStore, makePgPaymentStore(sql)),
       Layer.succeed(ChainJobStore, makePgChainJobStore(sql)),
       Layer.succeed(GatewayStore, makePgGatewayStore(sql)),

@@ -17,6 +17,7 @@ import chainWork from "./migrations/0008_chain_work.js"
 import logos from "./migrations/0009_logos.js"
 import merchantLogo from "./migrations/0010_merchant_logo.js"
 import engineSecret from "./migrations/0011_engine_secret.js"
+import events from "./migrations/0012_events.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -37,7 +38,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 8, name: "chain_work", apply: chainWork },
   { id: 9, name: "logos", apply: logos },
   { id: 10, name: "merchant_logo", apply: merchantLogo },
-  { id: 11, name: "engine_secret", apply: engineSecret }
+  { id: 11, name: "engine_secret", apply: engineSecret },
+  { id: 12, name: "events", apply: events }
 ]
 
 /** A migration applied by this call: its id and name. */

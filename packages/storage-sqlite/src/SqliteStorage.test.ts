@@ -97,7 +97,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [8, "chain_work"],
         [9, "logos"],
         [10, "merchant_logo"],
-        [11, "engine_secret"]
+        [11, "engine_secret"],
+        [12, "events"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

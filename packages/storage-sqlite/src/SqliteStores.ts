@@ -11,6 +11,8 @@ import {
   type CryptoSettlement,
   type CryptoSettlementId,
   EngineSecretStore,
+  EventStore,
+  type Outbox,
   GatewayStore,
   IdempotencyClaimLost,
   type IdempotencyCompletion,
@@ -32,6 +34,7 @@ import { Effect, Layer, Option } from "effect"
 import { makeSqliteChainJobStore } from "./SqliteChainJobStore.js"
 import { type SqliteConnection, SqliteDatabase, type SqliteValue } from "./SqliteDatabase.js"
 import { makeSqliteEngineSecretStore } from "./SqliteEngineSecretStore.js"
+import { makeSqliteEventStore } from "./SqliteEventStore.js"
 import { isUniqueViolation } from "./SqliteErrors.js"
 import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
 import { makeSqliteLogoStore } from "./SqliteLogoStore.js"
@@ -219,8 +222,28 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   const findMerchant = (id: string) =>
     Option.map(Option.fromNullable(one<MerchantRow>(merchantSql.byId, id)), toMerchant)
 
+  const events = makeSqliteEventStore(db)
+  /** Inside the write's transaction: the events its outbox makes of what it wrote. */
+  const publish = <A>(outbox: Outbox<A> | undefined, written: A) => {
+    if (outbox) events.writeEvents(outbox(written))
+  }
+  /** A one-row merchant write, then the row as written and its events, in one transaction. */
+  const changeMerchant = (
+    id: MerchantId,
+    write: () => { readonly changes: number | bigint },
+    outbox: Outbox<Merchant> | undefined
+  ) =>
+    Effect.sync(() =>
+      db.transaction(() => {
+        if (Number(write().changes) !== 1) return Option.none<Merchant>()
+        const written = findMerchant(id)
+        if (Option.isSome(written)) publish(outbox, written.value)
+        return written
+      })
+    )
+
   const merchants = MerchantStore.of({
-    insert: (m, completion) =>
+    insert: (m, completion, outbox) =>
       Effect.sync(() =>
         db.transaction(() => {
           merchantSql.insert.run(
@@ -237,6 +260,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
             m.deletedAt?.getTime() ?? null
           )
           complete(completion)
+          publish(outbox, m)
         })
       ),
     find: (id) => Effect.sync(() => findMerchant(id)),
@@ -250,31 +274,32 @@ export const makeSqliteStores = (db: SqliteConnection) => {
         const { n } = listCount.get(...filter) as { n: number }
         return { merchants: rows.map(toMerchant), totalCount: n }
       }),
-    update: (id, changes, at) =>
-      Effect.sync(() => {
-        const { changes: n } = merchantSql.update.run(
-          changes.name ?? null,
-          changes.name === undefined ? null : fold(changes.name),
-          changes.email ?? null,
-          changes.logo === undefined ? 0 : 1,
-          changes.logo?.iconUrl ?? null,
-          changes.logo === undefined ? 0 : 1,
-          changes.logo?.logoName ?? null,
-          at.getTime(),
-          id
-        )
-        return Number(n) === 1 ? findMerchant(id) : Option.none()
-      }),
-    setStatus: (id, status, at) =>
-      Effect.sync(() => {
-        const { changes: n } = merchantSql.setStatus.run(status, at.getTime(), id)
-        return Number(n) === 1 ? findMerchant(id) : Option.none()
-      }),
-    markDeleted: (id, at) =>
-      Effect.sync(() => {
-        merchantSql.markDeleted.run(at.getTime(), id)
-        return findMerchant(id)
-      })
+    update: (id, changes, at, outbox) =>
+      changeMerchant(
+        id,
+        () =>
+          merchantSql.update.run(
+            changes.name ?? null,
+            changes.name === undefined ? null : fold(changes.name),
+            changes.email ?? null,
+            changes.logo === undefined ? 0 : 1,
+            changes.logo?.iconUrl ?? null,
+            changes.logo === undefined ? 0 : 1,
+            changes.logo?.logoName ?? null,
+            at.getTime(),
+            id
+          ),
+        outbox
+      ),
+    setStatus: (id, status, at, outbox) =>
+      changeMerchant(id, () => merchantSql.setStatus.run(status, at.getTime(), id), outbox),
+    markDeleted: (id, at, outbox) =>
+      Effect.flatMap(
+        changeMerchant(id, () => merchantSql.markDeleted.run(at.getTime(), id), outbox),
+        // Deleted before: the first time stands, and nothing is written.
+        (deleted) =>
+          Option.isSome(deleted) ? Effect.succeed(deleted) : Effect.sync(() => findMerchant(id))
+      )
   })
 
   const settlementSql = {
@@ -401,6 +426,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   return Layer.mergeAll(
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
     Layer.succeed(EngineSecretStore, makeSqliteEngineSecretStore(db)),
+    Layer.succeed(EventStore, events.store),
     Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs.enqueue)),
     Layer.succeed(ChainJobStore, chainJobs.store),
     Layer.succeed(GatewayStore, makeSqliteGatewayStore(db)),

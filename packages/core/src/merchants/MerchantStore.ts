@@ -2,6 +2,7 @@
  * The storage port for merchants.
  */
 import { Context, type Effect, type Option } from "effect"
+import type { Outbox } from "../events/Event.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { PartnerId } from "../partners/Partner.js"
 import type { Merchant, MerchantChanges, MerchantId, MerchantStatus } from "./Merchant.js"
@@ -25,8 +26,12 @@ export interface MerchantPage {
 export class MerchantStore extends Context.Tag("@pay/core/MerchantStore")<
   MerchantStore,
   {
-    /** Inserts, and records the idempotent response in the same transaction. */
-    readonly insert: (merchant: Merchant, completion?: IdempotencyCompletion) => Effect.Effect<void>
+    /** Inserts, and records the idempotent response and the events in the same transaction. */
+    readonly insert: (
+      merchant: Merchant,
+      completion?: IdempotencyCompletion,
+      outbox?: Outbox<Merchant>
+    ) => Effect.Effect<void>
     /** Deleted merchants too: callers decide what a deleted one means. */
     readonly find: (id: MerchantId) => Effect.Effect<Option.Option<Merchant>>
     /** Not deleted ones, newest first. */
@@ -35,14 +40,20 @@ export class MerchantStore extends Context.Tag("@pay/core/MerchantStore")<
     readonly update: (
       id: MerchantId,
       changes: MerchantChanges,
-      at: Date
+      at: Date,
+      outbox?: Outbox<Merchant>
     ) => Effect.Effect<Option.Option<Merchant>>
     readonly setStatus: (
       id: MerchantId,
       status: MerchantStatus,
-      at: Date
+      at: Date,
+      outbox?: Outbox<Merchant>
     ) => Effect.Effect<Option.Option<Merchant>>
-    /** Sets `deletedAt` once; later calls keep the first time. */
-    readonly markDeleted: (id: MerchantId, at: Date) => Effect.Effect<Option.Option<Merchant>>
+    /** Sets `deletedAt` once; later calls keep the first time (and write no events). */
+    readonly markDeleted: (
+      id: MerchantId,
+      at: Date,
+      outbox?: Outbox<Merchant>
+    ) => Effect.Effect<Option.Option<Merchant>>
   }
 >() {}

@@ -1,0 +1,88 @@
+/**
+ * The events outbox on SQLite: `writeEvents` runs inside the transaction of
+ * the change (the stores call it), the reads list a partner's events newest
+ * first in the order they were written.
+ */
+import { type EventId, EventStore, PayEvent, type PartnerId } from "@pay/core"
+import { Effect, Option } from "effect"
+import type { SqliteConnection } from "./SqliteDatabase.js"
+
+interface EventRow {
+  readonly id: string
+  readonly partner_id: string
+  readonly type: string
+  readonly payment_id: string | null
+  readonly merchant_id: string | null
+  readonly data: string
+  readonly created_at: number
+}
+
+const toEvent = (r: EventRow) =>
+  new PayEvent({
+    id: r.id as EventId,
+    partnerId: r.partner_id as PartnerId,
+    type: r.type as PayEvent["type"],
+    paymentId: r.payment_id,
+    merchantId: r.merchant_id,
+    data: r.data,
+    createdAt: new Date(r.created_at)
+  })
+
+export const makeSqliteEventStore = (db: SqliteConnection) => {
+  const insert = db.prepare(`INSERT INTO events (id, partner_id, type, payment_id, merchant_id,
+    data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+  const byId = db.prepare("SELECT * FROM events WHERE id = ?")
+  // Plain `?` only (better-sqlite3 and bun:sqlite read numbered ones differently); the type
+  // filter is a JSON array of the types asked for, or null for all.
+  const page = db.prepare(`SELECT * FROM events WHERE partner_id = ?
+      AND (? IS NULL OR type IN (SELECT value FROM json_each(?)))
+      AND (? IS NULL OR payment_id = ?)
+      AND (? IS NULL OR created_at >= ?)
+      AND (? IS NULL OR created_at < ?)
+      AND (? IS NULL OR seq < (SELECT seq FROM events WHERE id = ?))
+    ORDER BY seq DESC LIMIT ?`)
+
+  /** Inside the caller's transaction. */
+  const writeEvents = (events: ReadonlyArray<PayEvent>) => {
+    for (const e of events) {
+      insert.run(
+        e.id,
+        e.partnerId,
+        e.type,
+        e.paymentId,
+        e.merchantId,
+        e.data,
+        e.createdAt.getTime()
+      )
+    }
+  }
+
+  const store = EventStore.of({
+    find: (id) =>
+      Effect.sync(() => Option.map(Option.fromNullable(byId.get(id) as EventRow | undefined), toEvent)),
+    list: (q) =>
+      Effect.sync(() => {
+        const types = q.types === undefined ? null : JSON.stringify(q.types)
+        const payment = q.paymentId ?? null
+        const from = q.from?.getTime() ?? null
+        const to = q.to?.getTime() ?? null
+        const before = q.before ?? null
+        const rows = page.all(
+          q.partnerId,
+          types,
+          types,
+          payment,
+          payment,
+          from,
+          from,
+          to,
+          to,
+          before,
+          before,
+          q.limit
+        ) as Array<EventRow>
+        return rows.map(toEvent)
+      })
+  })
+  return { store, writeEvents }
+}
