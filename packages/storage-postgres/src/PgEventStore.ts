@@ -4,7 +4,7 @@
  * newest first in the order they were written.
  */
 import type { SqlClient } from "@effect/sql"
-import { type EventId, EventStore, type Outbox, PayEvent, type PartnerId } from "@pay/core"
+import { type EventId, EventStore, type Outbox, type PartnerId, PayEvent } from "@pay/core"
 import { Effect, Option } from "effect"
 import { orDieSql } from "./PgErrors.js"
 

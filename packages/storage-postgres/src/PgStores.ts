@@ -16,7 +16,6 @@ import {
   type CryptoSettlementId,
   EngineSecretStore,
   EventStore,
-  type Outbox,
   GatewayStore,
   IdempotencyStore,
   LogoStore,
@@ -24,6 +23,7 @@ import {
   type MerchantId,
   type MerchantStatus,
   MerchantStore,
+  type Outbox,
   Partner,
   type PartnerId,
   PartnerStore,
@@ -35,8 +35,8 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { makePgChainJobStore } from "./PgChainJobStore.js"
 import { makePgEngineSecretStore } from "./PgEngineSecretStore.js"
-import { makePgEventStore, writeEvents } from "./PgEventStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
+import { makePgEventStore, writeEvents } from "./PgEventStore.js"
 import { makePgGatewayStore } from "./PgGatewayStore.js"
 import { makePgIdempotencyStore, writeCompletion } from "./PgIdempotencyStore.js"
 import { makePgLogoStore } from "./PgLogoStore.js"

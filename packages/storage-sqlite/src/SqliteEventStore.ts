@@ -3,7 +3,7 @@
  * the change (the stores call it), the reads list a partner's events newest
  * first in the order they were written.
  */
-import { type EventId, EventStore, PayEvent, type PartnerId } from "@pay/core"
+import { type EventId, EventStore, type PartnerId, PayEvent } from "@pay/core"
 import { Effect, Option } from "effect"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
@@ -59,7 +59,9 @@ export const makeSqliteEventStore = (db: SqliteConnection) => {
 
   const store = EventStore.of({
     find: (id) =>
-      Effect.sync(() => Option.map(Option.fromNullable(byId.get(id) as EventRow | undefined), toEvent)),
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(byId.get(id) as EventRow | undefined), toEvent)
+      ),
     list: (q) =>
       Effect.sync(() => {
         const types = q.types === undefined ? null : JSON.stringify(q.types)

@@ -12,7 +12,6 @@ import {
   type CryptoSettlementId,
   EngineSecretStore,
   EventStore,
-  type Outbox,
   GatewayStore,
   IdempotencyClaimLost,
   type IdempotencyCompletion,
@@ -22,6 +21,7 @@ import {
   type MerchantId,
   type MerchantStatus,
   MerchantStore,
+  type Outbox,
   Partner,
   type PartnerId,
   PartnerStore,
@@ -34,8 +34,8 @@ import { Effect, Layer, Option } from "effect"
 import { makeSqliteChainJobStore } from "./SqliteChainJobStore.js"
 import { type SqliteConnection, SqliteDatabase, type SqliteValue } from "./SqliteDatabase.js"
 import { makeSqliteEngineSecretStore } from "./SqliteEngineSecretStore.js"
-import { makeSqliteEventStore } from "./SqliteEventStore.js"
 import { isUniqueViolation } from "./SqliteErrors.js"
+import { makeSqliteEventStore } from "./SqliteEventStore.js"
 import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
 import { makeSqliteLogoStore } from "./SqliteLogoStore.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
