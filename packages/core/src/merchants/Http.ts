@@ -10,22 +10,13 @@ import { RequestError } from "../http/RequestError.js"
 import { implement } from "../http/Route.js"
 import { idempotently } from "../idempotency/Http.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
-import { settlementView } from "../settlements/Http.js"
 import { Settlements } from "../settlements/Settlements.js"
 import { cursorCodec } from "../shared/Cursor.js"
-import { MerchantsApi, type MerchantView } from "./Api.js"
+import { MerchantsApi } from "./Api.js"
 import { LogoRefused } from "./Logo.js"
-import { type Merchant, MerchantId, merchantIconUrl } from "./Merchant.js"
+import { type Merchant, MerchantId } from "./Merchant.js"
 import { Merchants } from "./Merchants.js"
-
-export const merchantView = (publicUrl: string, m: Merchant): typeof MerchantView.Type => ({
-  id: m.id,
-  name: m.name,
-  email: m.email,
-  status: m.status,
-  iconUrl: merchantIconUrl(publicUrl, m),
-  createdAt: m.createdAt.toISOString()
-})
+import { merchantProfileView, merchantView } from "./MerchantView.js"
 
 /**
  * A refused logo is the request's answer, kept under its Idempotency-Key,
@@ -104,12 +95,7 @@ export const merchantHandlers = Effect.gen(function* () {
         const partner = yield* CurrentPartner
         const merchant = yield* merchants.get(partner, path.merchantId)
         const crypto = yield* settlements.list(partner, path.merchantId)
-        return json(200, {
-          merchant: {
-            ...view(merchant),
-            settlements: { crypto: crypto.map(settlementView), fiat: [] }
-          }
-        })
+        return json(200, { merchant: merchantProfileView(publicUrl, merchant, crypto) })
       }),
 
     update: ({ path, payload }) =>

@@ -6,8 +6,11 @@
  * outside any transaction: a refused logo writes no merchant.
  */
 import { Clock, Effect, Option } from "effect"
+import { PayConfig } from "../Config.js"
+import { eventOf, stamp } from "../events/NewEvent.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { Partner } from "../partners/Partner.js"
+import { SettlementStore } from "../settlements/SettlementStore.js"
 import { Forbidden } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"
 import { spanned } from "../shared/Spans.js"
@@ -20,6 +23,7 @@ import {
   type MerchantStatus
 } from "./Merchant.js"
 import { type MerchantQuery, MerchantStore } from "./MerchantStore.js"
+import { merchantProfileView } from "./MerchantView.js"
 
 export interface NewMerchant {
   readonly name: string
@@ -39,6 +43,23 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants", {
   effect: Effect.gen(function* () {
     const store = yield* MerchantStore
+    const settlementStore = yield* SettlementStore
+    const { publicUrl } = yield* PayConfig
+
+    /**
+     * The outbox of a merchant write: one event of `type` carrying the
+     * merchant's profile as the API shows it, with its live settlements.
+     */
+    const merchantEvent = (type: "merchant.created" | "merchant.updated", id: MerchantId) =>
+      Effect.gen(function* () {
+        const at = yield* stamp
+        const settlements = yield* settlementStore.listByMerchant(id)
+        return (m: Merchant) => [
+          eventOf(at, m.partnerId, type, merchantProfileView(publicUrl, m, settlements), {
+            merchantId: m.id
+          })
+        ]
+      })
     const logoCapture = yield* LogoCapture
     const logoStore = yield* LogoStore
 
@@ -100,7 +121,12 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
           updatedAt: at,
           deletedAt: null
         })
-        yield* store.insert(merchant, complete?.(merchant))
+        const created = yield* stamp
+        yield* store.insert(merchant, complete?.(merchant), (m) => [
+          eventOf(created, m.partnerId, "merchant.created", merchantProfileView(publicUrl, m, []), {
+            merchantId: m.id
+          })
+        ])
         return merchant
       })
 
@@ -116,7 +142,8 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
           email: update.email,
           logo: iconUrl === undefined || iconUrl === null ? iconUrl : yield* freezeLogo(iconUrl)
         }
-        const updated = yield* store.update(id, changes, yield* now)
+        const outbox = yield* merchantEvent("merchant.updated", id)
+        const updated = yield* store.update(id, changes, yield* now, outbox)
         // Deleted between the check and the write.
         return yield* Option.match(updated, {
           onNone: () => new MerchantNotFound({ merchantId: id }),
@@ -128,7 +155,18 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
     const remove = (partner: Partner, id: MerchantId) =>
       Effect.gen(function* () {
         yield* findOwned(partner, id)
-        const deleted = yield* store.markDeleted(id, yield* now)
+        const at = yield* stamp
+        const deleted = yield* store.markDeleted(id, yield* now, (m) => [
+          eventOf(
+            at,
+            m.partnerId,
+            "merchant.deleted",
+            { id: m.id, deleted: true },
+            {
+              merchantId: m.id
+            }
+          )
+        ])
         return yield* Option.match(deleted, {
           onNone: () => new MerchantNotFound({ merchantId: id }),
           onSome: Effect.succeed
@@ -138,7 +176,8 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
     /** The operator's switch (CLI), across partners. */
     const setStatus = (id: MerchantId, status: MerchantStatus) =>
       Effect.gen(function* () {
-        const updated = yield* store.setStatus(id, status, yield* now)
+        const outbox = yield* merchantEvent("merchant.updated", id)
+        const updated = yield* store.setStatus(id, status, yield* now, outbox)
         return yield* Option.match(updated, {
           onNone: () => new MerchantNotFound({ merchantId: id }),
           onSome: Effect.succeed

@@ -66,8 +66,11 @@ describe("sealing", () => {
       expect(yield* refused(makeEngineSecret(bytes32(2)).open("webhook-secret", sealed))).toBe(
         "refused"
       )
-      const last = sealed.at(-3) === "A" ? "B" : "A"
-      const altered = `${sealed.slice(0, -3)}${last}${sealed.slice(-2)}`
+      // One bit of the authentication tag flipped (decoded and encoded again: a changed
+      // base64 character can fall on padding bits and change nothing).
+      const bytes = Uint8Array.from(atob(sealed.slice(3)), (c) => c.charCodeAt(0))
+      bytes[bytes.length - 1]! ^= 1
+      const altered = `v1.${btoa(String.fromCharCode(...bytes))}`
       expect(yield* refused(secret.open("webhook-secret", altered))).toBe("refused")
       for (const junk of ["", "v1.", "v1.!!!", "v2.AAAA", sealed.slice(3)]) {
         expect(yield* refused(secret.open("webhook-secret", junk)), junk).toBe("refused")

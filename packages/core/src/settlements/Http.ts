@@ -7,16 +7,10 @@ import { json, type Reply } from "../http/Exchange.js"
 import { implement } from "../http/Route.js"
 import { idempotently } from "../idempotency/Http.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
-import { type CryptoSettlementView, SettlementsApi } from "./Api.js"
+import { SettlementsApi } from "./Api.js"
 import type { CryptoSettlement } from "./Settlement.js"
 import { Settlements } from "./Settlements.js"
-
-export const settlementView = (s: CryptoSettlement): typeof CryptoSettlementView.Type => ({
-  id: s.id,
-  configId: s.id,
-  asset: s.asset,
-  destination: s.destination
-})
+import { settlementView } from "./SettlementView.js"
 
 /** The handlers, with the services they use resolved once, not per request. */
 export const settlementHandlers = Effect.gen(function* () {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Tracer } from "effect"
 import { makeFakeLogoCapture } from "../../test/FakeLogoCapture.js"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
+import { PayConfig } from "../Config.js"
 import { Merchants } from "../merchants/Merchants.js"
 import { Partner, type PartnerId } from "../partners/Partner.js"
 
@@ -32,7 +33,13 @@ describe("service spans", () => {
     }).pipe(
       Effect.provide(
         Merchants.Default.pipe(
-          Layer.provide(Layer.merge(MemoryStorage, makeFakeLogoCapture().layer))
+          Layer.provide(
+            Layer.mergeAll(
+              MemoryStorage,
+              makeFakeLogoCapture().layer,
+              Layer.succeed(PayConfig, { publicUrl: "https://pay.example", maxBodyBytes: 1024 })
+            )
+          )
         )
       )
     )
