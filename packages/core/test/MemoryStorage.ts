@@ -234,7 +234,7 @@ export const makeMemoryStorage = () => {
   const strip = ({ deletedAt: _, ...s }: LiveSettlement): CryptoSettlement => s
 
   const settlementStore = SettlementStore.of({
-    insertAll: (rows, completion) =>
+    insertAll: (rows, completion, outbox) =>
       Effect.suspend(() => {
         const taken = new Set<string>()
         for (const row of rows) {
@@ -249,6 +249,7 @@ export const makeMemoryStorage = () => {
         }
         complete(completion)
         for (const row of rows) settlements.set(row.id, { ...row, deletedAt: null })
+        publish(outbox, rows)
         return Effect.void
       }),
     listByMerchant: (merchantId) =>
@@ -257,20 +258,22 @@ export const makeMemoryStorage = () => {
           .sort((a, b) => (a.id < b.id ? -1 : 1))
           .map(strip)
       ),
-    updateDestination: (merchantId, id, destination, at) =>
+    updateDestination: (merchantId, id, destination, at, outbox) =>
       Effect.sync(() => {
         const s = settlements.get(id)
         if (!s || s.merchantId !== merchantId || s.deletedAt !== null) return Option.none()
         const next = { ...s, destination, updatedAt: at }
         settlements.set(id, next)
+        publish(outbox, strip(next))
         return Option.some(strip(next))
       }),
-    remove: (merchantId, id, at) =>
+    remove: (merchantId, id, at, outbox) =>
       Effect.sync(() => {
         const s = settlements.get(id)
         if (!s || s.merchantId !== merchantId) return "not_found" as const
         if (s.deletedAt !== null) return "already_removed" as const
         settlements.set(id, { ...s, deletedAt: at, updatedAt: at })
+        publish(outbox, id)
         return "removed" as const
       })
   })

@@ -669,6 +669,55 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
       )
 
       test(
+        "are written with settlement writes: each one created, a changed destination, a removal once; none for a refused batch",
+        Effect.gen(function* () {
+          const { partner, merchant } = yield* seed
+          const settlements = yield* SettlementStore
+          const events = yield* EventStore
+          const eventFor =
+            (type: EventType) =>
+            (about: string): PayEvent =>
+              new PayEvent({
+                id: eventId(),
+                partnerId: partner.id,
+                type,
+                createdAt: new Date(tick()),
+                paymentId: null,
+                merchantId: merchant.id,
+                data: JSON.stringify({ about })
+              })
+          const a = aSettlement(merchant, USDC_BASE)
+          const b = aSettlement(merchant, EURC_BASE)
+          yield* settlements.insertAll([a, b], undefined, (rows) =>
+            rows.map((r) => eventFor("settlement.created")(r.id))
+          )
+          // Clashes with `a`: nothing of the batch is written, its events neither.
+          const clash = yield* Effect.either(
+            settlements.insertAll([aSettlement(merchant, USDC_BASE)], undefined, (rows) =>
+              rows.map((r) => eventFor("settlement.created")(r.id))
+            )
+          )
+          expect(clash._tag).toBe("Left")
+          const at = new Date(tick())
+          yield* settlements.updateDestination(merchant.id, a.id, WALLET_B, at, (r) => [
+            eventFor("settlement.updated")(r.destination)
+          ])
+          for (let i = 0; i < 2; i++) {
+            yield* settlements.remove(merchant.id, b.id, at, (id) => [
+              eventFor("settlement.deleted")(id)
+            ])
+          }
+          const listed = yield* events.list({ partnerId: partner.id, limit: 10 })
+          expect(listed.map((e) => [e.type, JSON.parse(e.data).about])).toEqual([
+            ["settlement.deleted", b.id],
+            ["settlement.updated", WALLET_B],
+            ["settlement.created", b.id],
+            ["settlement.created", a.id]
+          ])
+        })
+      )
+
+      test(
         "are never written by a write that rolls back (its idempotency claim was lost)",
         Effect.gen(function* () {
           const { partner } = yield* seed

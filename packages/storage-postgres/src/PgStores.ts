@@ -266,7 +266,7 @@ export const makePgMerchantStore = (sql: SqlClient.SqlClient) => {
 
 export const makePgSettlementStore = (sql: SqlClient.SqlClient) =>
   SettlementStore.of({
-    insertAll: (rows, completion) => {
+    insertAll: (rows, completion, outbox) => {
       // One row at a time, so a clash names the asset that caused it.
       const inserts = Effect.forEach(
         rows,
@@ -281,14 +281,16 @@ export const makePgSettlementStore = (sql: SqlClient.SqlClient) =>
           ),
         { discard: true }
       )
-      // All or none, with or without a completion.
+      // All or none, with the completion and the events if any.
       return sql
         .withTransaction(
-          completion === undefined
-            ? inserts
-            : Effect.zipRight(inserts, writeCompletion(sql, completion))
+          Effect.gen(function* () {
+            yield* inserts
+            if (completion !== undefined) yield* writeCompletion(sql, completion)
+            yield* writeEvents(sql, outbox, rows)
+          })
         )
-        .pipe(Effect.asVoid, orDieSql)
+        .pipe(orDieSql)
     },
     listByMerchant: (merchantId) =>
       sql<SettlementRow>`SELECT * FROM crypto_settlements
@@ -296,19 +298,34 @@ export const makePgSettlementStore = (sql: SqlClient.SqlClient) =>
         Effect.map((rows) => rows.map(toSettlement)),
         orDieSql
       ),
-    updateDestination: (merchantId, id, destination, at) =>
-      sql<SettlementRow>`UPDATE crypto_settlements SET destination = ${destination},
-          updated_at = ${at}
-        WHERE id = ${id} AND merchant_id = ${merchantId} AND deleted_at IS NULL
-        RETURNING *`.pipe(
-        Effect.map((rows) => first(rows, toSettlement)),
-        orDieSql
-      ),
-    remove: (merchantId, id, at) =>
+    updateDestination: (merchantId, id, destination, at, outbox) =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const updated = first(
+              yield* sql<SettlementRow>`UPDATE crypto_settlements
+                SET destination = ${destination}, updated_at = ${at}
+                WHERE id = ${id} AND merchant_id = ${merchantId} AND deleted_at IS NULL
+                RETURNING *`,
+              toSettlement
+            )
+            if (Option.isSome(updated)) yield* writeEvents(sql, outbox, updated.value)
+            return updated
+          })
+        )
+        .pipe(orDieSql),
+    remove: (merchantId, id, at, outbox) =>
       Effect.gen(function* () {
-        const removed = yield* sql`UPDATE crypto_settlements SET deleted_at = ${at},
-            updated_at = ${at}
-          WHERE id = ${id} AND merchant_id = ${merchantId} AND deleted_at IS NULL RETURNING id`
+        const removed = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            const rows = yield* sql`UPDATE crypto_settlements SET deleted_at = ${at},
+                updated_at = ${at}
+              WHERE id = ${id} AND merchant_id = ${merchantId} AND deleted_at IS NULL
+              RETURNING id`
+            if (rows.length === 1) yield* writeEvents(sql, outbox, id)
+            return rows
+          })
+        )
         if (removed.length === 1) return "removed" as const
         // A concurrent remove waited on our row lock and saw it deleted: already_removed.
         const existing = yield* sql`SELECT 1 AS found FROM crypto_settlements

@@ -315,7 +315,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   }
 
   const settlements = SettlementStore.of({
-    insertAll: (rows, completion) =>
+    insertAll: (rows, completion, outbox) =>
       Effect.suspend(() => {
         let current: CryptoSettlement | undefined
         try {
@@ -332,6 +332,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
               )
             }
             complete(completion)
+            publish(outbox, rows)
           })
           return Effect.void
         } catch (error) {
@@ -347,19 +348,24 @@ export const makeSqliteStores = (db: SqliteConnection) => {
       Effect.sync(() =>
         (settlementSql.live.all(merchantId) as Array<SettlementRow>).map(toSettlement)
       ),
-    updateDestination: (merchantId, id, destination, at) =>
-      Effect.sync(() => {
-        const { changes } = settlementSql.update.run(destination, at.getTime(), id, merchantId)
-        if (Number(changes) !== 1) return Option.none()
-        return Option.some(toSettlement(one<SettlementRow>(settlementSql.byId, id, merchantId)!))
-      }),
-    remove: (merchantId, id, at) =>
+    updateDestination: (merchantId, id, destination, at, outbox) =>
+      Effect.sync(() =>
+        db.transaction(() => {
+          const { changes } = settlementSql.update.run(destination, at.getTime(), id, merchantId)
+          if (Number(changes) !== 1) return Option.none()
+          const updated = toSettlement(one<SettlementRow>(settlementSql.byId, id, merchantId)!)
+          publish(outbox, updated)
+          return Option.some(updated)
+        })
+      ),
+    remove: (merchantId, id, at, outbox) =>
       Effect.sync(() =>
         db.transaction(() => {
           const row = one<SettlementRow>(settlementSql.byId, id, merchantId)
           if (row === undefined) return "not_found" as const
           if (row.deleted_at !== null) return "already_removed" as const
           settlementSql.remove.run(at.getTime(), at.getTime(), id, merchantId)
+          publish(outbox, id)
           return "removed" as const
         })
       )

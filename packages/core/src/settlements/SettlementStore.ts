@@ -4,6 +4,7 @@
  * both register the same asset.
  */
 import { Context, type Effect, type Option } from "effect"
+import type { Outbox } from "../events/Event.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { MerchantId } from "../merchants/Merchant.js"
 import type { Caip10 } from "../shared/Caip.js"
@@ -15,7 +16,8 @@ export class SettlementStore extends Context.Tag("@pay/core/SettlementStore")<
     /** All or none; the idempotent response is written in the same transaction. */
     readonly insertAll: (
       settlements: ReadonlyArray<CryptoSettlement>,
-      completion?: IdempotencyCompletion
+      completion?: IdempotencyCompletion,
+      outbox?: Outbox<ReadonlyArray<CryptoSettlement>>
     ) => Effect.Effect<void, SettlementAssetConflict>
     /** Live settlements of a merchant, oldest first. */
     readonly listByMerchant: (
@@ -25,13 +27,15 @@ export class SettlementStore extends Context.Tag("@pay/core/SettlementStore")<
       merchantId: MerchantId,
       id: CryptoSettlementId,
       destination: Caip10,
-      at: Date
+      at: Date,
+      outbox?: Outbox<CryptoSettlement>
     ) => Effect.Effect<Option.Option<CryptoSettlement>>
-    /** Soft removal, so that a repeated call can still say it is gone. */
+    /** Soft removal, so that a repeated call can still say it is gone (its events only the first time). */
     readonly remove: (
       merchantId: MerchantId,
       id: CryptoSettlementId,
-      at: Date
+      at: Date,
+      outbox?: Outbox<CryptoSettlementId>
     ) => Effect.Effect<"removed" | "already_removed" | "not_found">
   }
 >() {}

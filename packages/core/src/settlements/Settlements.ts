@@ -4,6 +4,7 @@
  * partner sees or changes them.
  */
 import { Clock, Effect, Option } from "effect"
+import { eventOf, stamp, stamps } from "../events/NewEvent.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { MerchantId } from "../merchants/Merchant.js"
 import { Merchants } from "../merchants/Merchants.js"
@@ -19,6 +20,7 @@ import {
   SettlementNotFound
 } from "./Settlement.js"
 import { SettlementStore } from "./SettlementStore.js"
+import { settlementView } from "./SettlementView.js"
 
 export interface NewCryptoSettlement {
   readonly asset: Caip19
@@ -74,7 +76,14 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
             })
           )
         )
-        yield* store.insertAll(settlements, complete?.(settlements))
+        const created = yield* stamps(settlements.length)
+        yield* store.insertAll(settlements, complete?.(settlements), (rows) =>
+          rows.map((s, i) =>
+            eventOf(created[i]!, partner.id, "settlement.created", settlementView(s), {
+              merchantId
+            })
+          )
+        )
         return settlements
       })
 
@@ -95,7 +104,14 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
         if (current === undefined) return yield* new SettlementNotFound({ settlementId: id })
         const mismatch = chainMismatch(current.asset, destination)
         if (mismatch) return yield* InvalidInput.of("destination", mismatch)
-        const updated = yield* store.updateDestination(merchantId, id, destination, yield* now)
+        const at = yield* stamp
+        const updated = yield* store.updateDestination(
+          merchantId,
+          id,
+          destination,
+          yield* now,
+          (s) => [eventOf(at, partner.id, "settlement.updated", settlementView(s), { merchantId })]
+        )
         return yield* Option.match(updated, {
           onNone: () => new SettlementNotFound({ settlementId: id }),
           onSome: Effect.succeed
@@ -106,7 +122,18 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
     const remove = (partner: Partner, merchantId: MerchantId, id: CryptoSettlementId) =>
       Effect.gen(function* () {
         yield* merchants.get(partner, merchantId)
-        const outcome = yield* store.remove(merchantId, id, yield* now)
+        const at = yield* stamp
+        const outcome = yield* store.remove(merchantId, id, yield* now, (removed) => [
+          eventOf(
+            at,
+            partner.id,
+            "settlement.deleted",
+            { id: removed, deleted: true },
+            {
+              merchantId
+            }
+          )
+        ])
         if (outcome === "not_found") return yield* new SettlementNotFound({ settlementId: id })
       })
 
