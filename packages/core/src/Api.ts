@@ -12,6 +12,7 @@ export { HEADER_RULES, headerName, pathNotFoundOf } from "./http/ApiDocs.js"
 export { toFieldIssues } from "./http/Decode.js"
 export { ApiErrors } from "./http/ErrorResponses.js"
 
+import { EventsApi } from "./events/Api.js"
 import { MerchantsApi } from "./merchants/Api.js"
 import { PaymentsApi } from "./payments/Api.js"
 import { SettlementsApi } from "./settlements/Api.js"
@@ -28,6 +29,7 @@ export class PayApi extends HttpApi.make("pay")
   .add(SettlementsApi)
   .add(PaymentsApi)
   .add(GatewayApi)
+  .add(EventsApi)
   .annotate(OpenApi.Title, "Pay engine API")
   .annotate(OpenApi.Version, "2026-02-18")
   .annotate(OpenApi.Description, DESCRIPTION) {}

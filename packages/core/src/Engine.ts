@@ -13,6 +13,8 @@ import { PayConfig, type PayConfigShape } from "./Config.js"
 import { Chain, ChainUnavailable } from "./chain/Chain.js"
 import { ChainWork } from "./chainwork/ChainWork.js"
 import type { PaymentEngineOptions } from "./EngineOptions.js"
+import type { EventStore } from "./events/Event.js"
+import { eventHandlers } from "./events/Http.js"
 import { collectDataRoutes } from "./gateway/CollectDataRoutes.js"
 import { Gateway } from "./gateway/Gateway.js"
 import { gatewayHandlers } from "./gateway/Http.js"
@@ -106,6 +108,7 @@ const systemRoutes = (basePath: string) => {
 type Caller = CurrentPartner | CurrentWalletApp
 
 export type PayRouteServices =
+  | EventStore
   | LogoStore
   | Gateway
   | Merchants
@@ -122,7 +125,8 @@ export const routes = (basePath: string) =>
       merchantHandlers,
       settlementHandlers,
       paymentHandlers,
-      gatewayHandlers
+      gatewayHandlers,
+      eventHandlers
     ])
     const gateway = yield* Gateway
     // The caller each route's middleware authenticates is provided by the engine's handler.
