@@ -19,6 +19,18 @@ import {
   STORES,
   startServer
 } from "./e2e-support.js"
+import {
+  confirm,
+  fund,
+  newBuyer,
+  onlyOption,
+  paymentFor,
+  settledMerchant,
+  signAction,
+  signed,
+  walletClient
+} from "./gateway-support.js"
+import { cancel } from "./payments-support.js"
 
 const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 const EURC_BASE = "eip155:8453/erc20:0x60a3E35Cc302bFA44Cb288Bc5a4F316Fdb1adb42"
@@ -132,6 +144,46 @@ describe.each(STORES)("%s: events", (store) => {
     expect(await eventsSince(start, otherKey)).toEqual([])
     expectError(await api.get(`/v1/events/${events[0].id}`, { key: otherKey }), 404, "not_found")
   })
+
+  it("a payment's status changes and its refund leave their events, each with what GET /v1/payments/{id} answered then", async () => {
+    // Paid by a wallet on the sandbox chain: processing, then succeeded (by the chain work).
+    const merchantId = await settledMerchant(api)
+    const wallet = (await walletClient(server)).api
+    const buyer = newBuyer()
+    await fund(server, buyer, 100_000_000n)
+    const { paymentId } = await paymentFor(api, merchantId, "1050")
+    const option = await onlyOption(wallet, paymentId, buyer)
+    const signature = await signAction(buyer.key, option.actions[0])
+    const confirmed = await confirm(wallet, paymentId, signed(option.id, signature))
+    expect(confirmed.body.status, confirmed.text).toBe("succeeded")
+    const succeededView = (await api.get(`/v1/payments/${paymentId}`)).body
+    const refunded = await api.request("POST", "/v1/refunds", { body: { paymentId } })
+    expect(refunded.status, refunded.text).toBe(201)
+
+    // Cancelled by the merchant.
+    const cancelled = await paymentFor(api, merchantId, "500")
+    await cancel(api, cancelled.paymentId, merchantId)
+    const cancelledView = (await api.get(`/v1/payments/${cancelled.paymentId}`)).body
+
+    const ofPayment = async (id: string) =>
+      (await api.get(`/v1/events?paymentId=${id}&limit=100`)).body.data.reverse()
+    const paid = await ofPayment(paymentId)
+    expect(paid.map((e: Json) => e.type)).toEqual([
+      "payment.processing",
+      "payment.succeeded",
+      "refund.requested"
+    ])
+    expect(paid[0].data.object).toMatchObject({ paymentId, status: "processing" })
+    // The settlement may have moved on since (a later event's business): compare the rest.
+    const { settlement: _s, settledAt: _a, refund: _r, ...atSuccess } = paid[1].data.object
+    const { settlement: _s2, settledAt: _a2, refund: _r2, ...now } = succeededView
+    expect(atSuccess).toEqual(now)
+    expect(paid[2].data.object).toEqual(refunded.body.refund)
+    const gone = await ofPayment(cancelled.paymentId)
+    expect(gone.map((e: Json) => [e.type, e.data.object])).toEqual([
+      ["payment.cancelled", cancelledView]
+    ])
+  }, 60_000)
 
   it("lists newest first, by type and time, in cursor pages, in the request's API version", async () => {
     const start = new Date().toISOString()

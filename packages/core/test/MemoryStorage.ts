@@ -337,7 +337,7 @@ export const makeMemoryStorage = () => {
       }),
     find: (id) => Effect.sync(() => Option.fromNullable(payments.get(id))),
     findStatus: (id) => Effect.sync(() => Option.fromNullable(payments.get(id))),
-    transition: (id, from, change, completion) =>
+    transition: (id, from, change, completion, outbox) =>
       Effect.sync(() => {
         const current = payments.get(id)
         if (current === undefined || current.status !== from) return Option.none()
@@ -346,6 +346,7 @@ export const makeMemoryStorage = () => {
         complete(completion)
         payments.set(id, next)
         queue?.()
+        publish(outbox, next)
         return Option.some(next)
       }),
     expireDue: (now, limit) =>
@@ -359,7 +360,7 @@ export const makeMemoryStorage = () => {
           return next
         })
       }),
-    addRefund: (id, refund, completion) =>
+    addRefund: (id, refund, completion, outbox) =>
       Effect.suspend(() => {
         const current = payments.get(id)
         if (current === undefined) return Effect.die(new Error(`no payment ${id}`))
@@ -368,6 +369,7 @@ export const makeMemoryStorage = () => {
         }
         complete(completion)
         payments.set(id, { ...current, refund })
+        publish(outbox, refund)
         return Effect.void
       }),
     list: (query) =>

@@ -13,6 +13,7 @@ import { Effect, Option } from "effect"
 import { DAY_OF_CREATED_AT } from "./migrations/0004_payment_aggregates.js"
 import { JOB_COLUMNS, jobValues } from "./PgChainJobStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
+import { writeEvents } from "./PgEventStore.js"
 import { withCompletion, writeCompletion } from "./PgIdempotencyStore.js"
 import { makePgPaymentQueries } from "./PgPaymentQueries.js"
 import {
@@ -119,7 +120,7 @@ export const makePgPaymentStore = (sql: SqlClient) => {
         orDieSql
       ),
 
-    transition: (id, from, c, completion) => {
+    transition: (id, from, c, completion, outbox) => {
       // A given buyer or transaction replaces the stored one whole (applyChange's meaning).
       const buyer = c.buyer ?? null
       const tx = c.transaction ?? null
@@ -182,13 +183,19 @@ export const makePgPaymentStore = (sql: SqlClient) => {
         ${withRefund(sql, sql.literal("updated"))}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toPayment))
         )
-      // The completion is written only when the change applied, in its transaction.
+      // The completion and the events are written only when the change applied, in its
+      // transaction; without either, the one statement is the whole write.
       return (
-        completion === undefined
+        completion === undefined && outbox === undefined
           ? apply
           : sql.withTransaction(
               Effect.tap(apply, (result) =>
-                Option.isSome(result) ? writeCompletion(sql, completion) : Effect.void
+                Option.isNone(result)
+                  ? Effect.void
+                  : Effect.zipRight(
+                      completion === undefined ? Effect.void : writeCompletion(sql, completion),
+                      writeEvents(sql, outbox, result.value)
+                    )
               )
             )
       ).pipe(orDieSql)
@@ -212,13 +219,17 @@ export const makePgPaymentStore = (sql: SqlClient) => {
         orDieSql
       ),
 
-    addRefund: (id, refund, completion) =>
-      withCompletion(
-        sql,
-        sql`INSERT INTO refunds (id, payment_id, created_at)
-          VALUES (${refund.id}, ${id}, ${refund.createdAt})`,
-        completion
-      ).pipe(
+    addRefund: (id, refund, completion, outbox) =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            yield* sql`INSERT INTO refunds (id, payment_id, created_at)
+              VALUES (${refund.id}, ${id}, ${refund.createdAt})`
+            if (completion !== undefined) yield* writeCompletion(sql, completion)
+            yield* writeEvents(sql, outbox, refund)
+          })
+        )
+        .pipe(
         Effect.asVoid,
         onUniqueViolation("refunds_one_per_payment", () =>
           sql<{ readonly id: string }>`SELECT id FROM refunds WHERE payment_id = ${id}`.pipe(

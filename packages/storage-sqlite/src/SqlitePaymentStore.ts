@@ -11,6 +11,7 @@ import {
   chainOfCaip19,
   formatUnit,
   type IdempotencyCompletion,
+  type Outbox,
   type NewChainJob,
   type Payment,
   type PaymentFees,
@@ -53,7 +54,9 @@ export const makeSqlitePaymentStore = (
   db: SqliteConnection,
   complete: (completion: IdempotencyCompletion | undefined) => void,
   /** Queues a chain job in the caller's transaction (the chain job store's own insert). */
-  enqueue: (job: NewChainJob) => void
+  enqueue: (job: NewChainJob) => void,
+  /** Writes an outbox's events in the caller's transaction. */
+  publish: <A>(outbox: Outbox<A> | undefined, written: A) => void
 ) => {
   const queries = makeSqlitePaymentQueries(db)
 
@@ -195,7 +198,7 @@ export const makeSqlitePaymentStore = (
         return r === undefined ? Option.none() : Option.some(toStatusRecord(r))
       }),
 
-    transition: (id, from, c, completion) =>
+    transition: (id, from, c, completion, outbox) =>
       Effect.sync(() =>
         db.transaction(() => {
           const { changes } = transitionSql.run(
@@ -235,6 +238,7 @@ export const makeSqlitePaymentStore = (
           // Only with the change that applied; a job of the kind already queued is kept.
           if (c.enqueue !== undefined) enqueue(c.enqueue)
           complete(completion)
+          if (Option.isSome(updated)) publish(outbox, updated.value)
           return updated
         })
       ),
@@ -253,12 +257,13 @@ export const makeSqlitePaymentStore = (
         })
       ),
 
-    addRefund: (id, refund, completion) =>
+    addRefund: (id, refund, completion, outbox) =>
       Effect.suspend(() => {
         try {
           db.transaction(() => {
             refundSql.run(refund.id, id, refund.createdAt.getTime())
             complete(completion)
+            publish(outbox, refund)
           })
           return Effect.void
         } catch (error) {

@@ -433,7 +433,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
     Layer.succeed(EngineSecretStore, makeSqliteEngineSecretStore(db)),
     Layer.succeed(EventStore, events.store),
-    Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs.enqueue)),
+    Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs.enqueue, publish)),
     Layer.succeed(ChainJobStore, chainJobs.store),
     Layer.succeed(GatewayStore, makeSqliteGatewayStore(db)),
     Layer.succeed(PartnerStore, partners),

@@ -19,13 +19,13 @@ import { asArray, filterOf, listReply, pageOf } from "./ListQuery.js"
 import type { Payment } from "./Payment.js"
 import { Payments } from "./Payments.js"
 import {
-  amountView,
   cancelView,
   gatewayUrl,
   legacyStatsView,
   legacyView,
   POLL_IN_MS,
   paymentDetails,
+  refundView,
   statusView
 } from "./Views.js"
 
@@ -153,15 +153,7 @@ export const paymentHandlers = Effect.gen(function* () {
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
         const reply = (refund: NonNullable<Payment["refund"]>, p: Payment) =>
-          json(201, {
-            refund: {
-              refundId: refund.id,
-              paymentId: p.id,
-              amount: amountView(p.amount, registry),
-              status: "requested",
-              createdAt: refund.createdAt.toISOString()
-            }
-          })
+          json(201, { refund: refundView(refund, p, registry) })
         return yield* maybeIdempotently(input, (complete) =>
           payments
             .refund(partner, input.payload.paymentId, complete && ((r, p) => complete(reply(r, p))))

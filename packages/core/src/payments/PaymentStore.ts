@@ -4,6 +4,7 @@
  * the one it was decided from, so two racing requests cannot both win.
  */
 import { Context, type Effect, type Option } from "effect"
+import type { Outbox } from "../events/Event.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { PartnerId } from "../partners/Partner.js"
 import type { Caip2, Caip19 } from "../shared/Caip.js"
@@ -77,12 +78,16 @@ export class PaymentStore extends Context.Tag("@pay/core/PaymentStore")<
     readonly find: (id: PaymentId) => Effect.Effect<Option.Option<Payment>>
     /** The fields a status read needs, and nothing more: the hottest read of all. */
     readonly findStatus: (id: PaymentId) => Effect.Effect<Option.Option<PaymentStatusRecord>>
-    /** Applies `change` only while the stored status is `from`; None when it no longer is. */
+    /**
+     * Applies `change` only while the stored status is `from`; None when it no
+     * longer is. The completion and the outbox's events go in the same write.
+     */
     readonly transition: (
       id: PaymentId,
       from: PaymentStatus,
       change: PaymentChange,
-      completion?: IdempotencyCompletion
+      completion?: IdempotencyCompletion,
+      outbox?: Outbox<Payment>
     ) => Effect.Effect<Option.Option<Payment>>
     /** Records as expired up to `limit` unpaid payments whose time has come; returns them. */
     readonly expireDue: (now: Date, limit: number) => Effect.Effect<ReadonlyArray<Payment>>
@@ -90,7 +95,8 @@ export class PaymentStore extends Context.Tag("@pay/core/PaymentStore")<
     readonly addRefund: (
       id: PaymentId,
       refund: Refund,
-      completion?: IdempotencyCompletion
+      completion?: IdempotencyCompletion,
+      outbox?: Outbox<Refund>
     ) => Effect.Effect<void, RefundExists>
     readonly list: (query: PaymentPageQuery) => Effect.Effect<ReadonlyArray<Payment>>
     readonly stats: (filter: PaymentFilter) => Effect.Effect<PaymentStats>

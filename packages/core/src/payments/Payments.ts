@@ -11,6 +11,8 @@ import {
   MAX_PAYMENT_LIFETIME_MS,
   PayConfig
 } from "../Config.js"
+import type { EventType } from "../events/Event.js"
+import { eventOf, stamp } from "../events/NewEvent.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { MerchantId } from "../merchants/Merchant.js"
 import { Merchants } from "../merchants/Merchants.js"
@@ -28,6 +30,7 @@ import {
   PaymentExpired,
   type PaymentId,
   PaymentNotFound,
+  type PaymentStatus,
   type PaymentStatusRecord,
   type Refund,
   RefundExists,
@@ -41,6 +44,7 @@ import {
   type PaymentTransition
 } from "./PaymentStateMachine.js"
 import { type PaymentFilter, type PaymentPageQuery, PaymentStore } from "./PaymentStore.js"
+import { paymentDetails, refundView } from "./Views.js"
 
 export interface NewPayment {
   readonly referenceId: string
@@ -55,6 +59,15 @@ const TRANSITION_ATTEMPTS = 5
 export const SWEEP_EVERY = Duration.seconds(5)
 const SWEEP_BATCH = 500
 
+/** The event each status a payment moves to is announced with. */
+const STATUS_EVENTS: Partial<Record<PaymentStatus, EventType>> = {
+  processing: "payment.processing",
+  succeeded: "payment.succeeded",
+  failed: "payment.failed",
+  expired: "payment.expired",
+  cancelled: "payment.cancelled"
+}
+
 export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
   effect: Effect.gen(function* () {
     const store = yield* PaymentStore
@@ -66,6 +79,36 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
     const maxLongPollMs = config.maxLongPollMs ?? DEFAULT_MAX_LONG_POLL_MS
     // Resolved once: a per-request service lookup costs more than reading the time.
     const clock = yield* Effect.clock
+
+    /**
+     * The outbox of a status change: `payment.<status>` (none for
+     * `requires_action`, none when the status stays) carrying what
+     * `GET /v1/payments/{id}` answers after it.
+     */
+    const statusEvents = (payment: Payment, at: Date) =>
+      Effect.gen(function* () {
+        const merchant = Option.getOrUndefined(yield* merchants.lookup(payment.merchantId))
+        const stamped = yield* stamp
+        return (written: Payment) => {
+          // A change within a status (a transaction recorded while processing) is no event.
+          const type = written.status === payment.status ? undefined : STATUS_EVENTS[written.status]
+          return type === undefined
+            ? []
+            : [
+                eventOf(
+                  stamped,
+                  written.partnerId,
+                  type,
+                  paymentDetails(written, merchant, {
+                    registry,
+                    publicUrl: config.publicUrl,
+                    now: at
+                  }),
+                  { paymentId: written.id, merchantId: written.merchantId }
+                )
+              ]
+        }
+      })
     const now = Effect.sync(() => new Date(clock.unsafeCurrentTimeMillis()))
 
     const create = (
@@ -193,7 +236,8 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
             id,
             payment.status,
             decision.right,
-            completion?.(next)
+            completion?.(next),
+            yield* statusEvents(payment, decision.right.at)
           )
           if (Option.isSome(written)) {
             yield* events.publish({ paymentId: id, status: written.value.status })
@@ -318,7 +362,19 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
           })
         }
         const refund: Refund = { id: yield* newId<RefundId>("rfnd"), createdAt: yield* now }
-        yield* store.addRefund(id, refund, complete?.(refund, payment))
+        const requested = yield* stamp
+        yield* store.addRefund(id, refund, complete?.(refund, payment), (r) => [
+          eventOf(
+            requested,
+            payment.partnerId,
+            "refund.requested",
+            refundView(r, payment, registry),
+            {
+              paymentId: payment.id,
+              merchantId: payment.merchantId
+            }
+          )
+        ])
         return { refund, payment: { ...payment, refund } }
       })
 

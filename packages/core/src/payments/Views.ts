@@ -36,6 +36,19 @@ export const amountView = (amount: Amount, registry: TokenRegistryShape) => ({
 
 export const gatewayUrl = (publicUrl: string, payment: Payment) => `${publicUrl}/${payment.id}`
 
+/** A refund as `POST /v1/refunds` answers it (and `refund.requested` carries it). */
+export const refundView = (
+  refund: NonNullable<Payment["refund"]>,
+  p: Payment,
+  registry: TokenRegistryShape
+) => ({
+  refundId: refund.id,
+  paymentId: p.id,
+  amount: amountView(p.amount, registry),
+  status: "requested" as const,
+  createdAt: refund.createdAt.toISOString()
+})
+
 const tokenAmountOf = (p: Pick<Payment, "tokenAmount">): Amount | undefined =>
   p.tokenAmount === null
     ? undefined
