@@ -6,7 +6,7 @@
  * newest first with its filters and cursor pages, `GET /v1/events/{id}` reads
  * one, and another partner sees none of them.
  */
-import { type MerchantId, Merchants } from "@pay/core"
+import { type MerchantId, Merchants, Payments } from "@pay/core"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -184,6 +184,21 @@ describe.each(STORES)("%s: events", (store) => {
       ["payment.cancelled", cancelledView]
     ])
   }, 60_000)
+
+  it("the expiry sweep writes payment.expired with each expiry, once, whichever sweep gets there", async () => {
+    const merchantId = await settledMerchant(api)
+    const expiresAt = new Date(Date.now() + 1500).toISOString()
+    const { paymentId } = await paymentFor(api, merchantId, "700", { expiresAt })
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() + 50))
+    // Three sweeps at once, as three instances' would be (the server's own may join in).
+    await Promise.all(
+      [1, 2, 3].map(() => server.runEngine(Effect.flatMap(Payments, (p) => p.sweepExpired)))
+    )
+    const expired = (await api.get(`/v1/payments/${paymentId}`)).body
+    expect(expired.status).toBe("expired")
+    const events = (await api.get(`/v1/events?paymentId=${paymentId}`)).body.data
+    expect(events.map((e: Json) => [e.type, e.data.object])).toEqual([["payment.expired", expired]])
+  })
 
   it("lists newest first, by type and time, in cursor pages, in the request's API version", async () => {
     const start = new Date().toISOString()

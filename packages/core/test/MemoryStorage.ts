@@ -349,17 +349,14 @@ export const makeMemoryStorage = () => {
         publish(outbox, next)
         return Option.some(next)
       }),
-    expireDue: (now, limit) =>
-      Effect.sync(() => {
-        const due = [...payments.values()]
+    dueForExpiry: (now, limit) =>
+      Effect.sync(() =>
+        [...payments.values()]
           .filter((p) => p.status === "requires_action" && p.expiresAt.getTime() <= now.getTime())
+          .sort((a, b) => a.expiresAt.getTime() - b.expiresAt.getTime())
           .slice(0, limit)
-        return due.map((p) => {
-          const next = applyChange(p, { status: "expired", at: now, finalAt: now })
-          payments.set(p.id, next)
-          return next
-        })
-      }),
+          .map((p) => p.id)
+      ),
     addRefund: (id, refund, completion, outbox) =>
       Effect.suspend(() => {
         const current = payments.get(id)

@@ -482,12 +482,14 @@ export const paymentStorageContract = (
     )
 
     test(
-      "records due expiries only, up to the limit",
+      "finds the payments due for expiry, soonest first, up to the limit, writing nothing",
       Effect.gen(function* () {
         const { partner, merchants } = yield* setup
         const store = yield* PaymentStore
         const m = merchants[0]!.id
-        const due = [1, 2, 3].map(() => aPayment(partner.id, m, { expiresAt: new Date(T0 + 1000) }))
+        const due = [3, 1, 2].map((i) =>
+          aPayment(partner.id, m, { expiresAt: new Date(T0 + 1000 + i * 100) })
+        )
         const later = aPayment(partner.id, m, { expiresAt: new Date(T0 + 10_000_000) })
         const paid = aPayment(partner.id, m, {
           status: "processing",
@@ -495,18 +497,13 @@ export const paymentStorageContract = (
         })
         for (const p of [...due, later, paid]) yield* store.insert(p)
         const now = new Date(T0 + 2000)
-        const first = yield* store.expireDue(now, 2)
-        const second = yield* store.expireDue(now, 2)
-        expect(first).toHaveLength(2)
-        expect(second).toHaveLength(1)
-        expect(yield* store.expireDue(now, 2)).toEqual([])
-        for (const p of [...first, ...second]) {
-          expect(p.status).toBe("expired")
-          expect(Option.getOrThrow(yield* store.find(p.id)).status).toBe("expired")
+        // Soonest first, up to the limit; nothing is written.
+        expect(yield* store.dueForExpiry(now, 2)).toEqual([due[1]!.id, due[2]!.id])
+        expect(yield* store.dueForExpiry(now, 10)).toEqual([due[1]!.id, due[2]!.id, due[0]!.id])
+        expect(yield* store.dueForExpiry(new Date(T0), 10)).toEqual([])
+        for (const p of due) {
+          expect(Option.getOrThrow(yield* store.find(p.id)).status).toBe("requires_action")
         }
-        expect(new Set([...first, ...second].map((p) => p.id))).toEqual(
-          new Set(due.map((p) => p.id))
-        )
         expect(Option.getOrThrow(yield* store.find(later.id)).status).toBe("requires_action")
         expect(Option.getOrThrow(yield* store.find(paid.id)).status).toBe("processing")
       })

@@ -8,7 +8,14 @@
  * statistics are PgPaymentQueries.ts.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
-import { buyerKey, chainOfCaip19, formatUnit, PaymentStore, RefundExists } from "@pay/core"
+import {
+  buyerKey,
+  chainOfCaip19,
+  formatUnit,
+  type PaymentId,
+  PaymentStore,
+  RefundExists
+} from "@pay/core"
 import { Effect, Option } from "effect"
 import { DAY_OF_CREATED_AT } from "./migrations/0004_payment_aggregates.js"
 import { JOB_COLUMNS, jobValues } from "./PgChainJobStore.js"
@@ -201,21 +208,11 @@ export const makePgPaymentStore = (sql: SqlClient) => {
       ).pipe(orDieSql)
     },
 
-    expireDue: (now, limit) =>
-      // The due rows are picked once (a materialized CTE, not a subquery the planner may run
-      // again per row and, with LIMIT, pick other rows); rows another instance is expiring
-      // right now are skipped, not waited for.
-      sql<PaymentRow>`WITH due AS MATERIALIZED (
-          SELECT id FROM payments
-          WHERE status = 'requires_action' AND expires_at <= ${now}
-          ORDER BY expires_at, id LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED
-        ), updated AS (
-          UPDATE payments p SET status = 'expired', updated_at = ${now}, final_at = ${now}
-          FROM due WHERE p.id = due.id AND p.status = 'requires_action'
-          RETURNING p.*
-        ) ${withRefund(sql, sql.literal("updated"))}`.pipe(
-        Effect.map((rows) => rows.map(toPayment)),
+    dueForExpiry: (now, limit) =>
+      sql<{ readonly id: string }>`SELECT id FROM payments
+        WHERE status = 'requires_action' AND expires_at <= ${now}
+        ORDER BY expires_at, id LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map((r) => r.id as PaymentId)),
         orDieSql
       ),
 
@@ -230,16 +227,16 @@ export const makePgPaymentStore = (sql: SqlClient) => {
           })
         )
         .pipe(
-        Effect.asVoid,
-        onUniqueViolation("refunds_one_per_payment", () =>
-          sql<{ readonly id: string }>`SELECT id FROM refunds WHERE payment_id = ${id}`.pipe(
-            Effect.flatMap(([existing]) =>
-              Effect.fail(new RefundExists({ paymentId: id, refundId: existing?.id ?? "" }))
+          Effect.asVoid,
+          onUniqueViolation("refunds_one_per_payment", () =>
+            sql<{ readonly id: string }>`SELECT id FROM refunds WHERE payment_id = ${id}`.pipe(
+              Effect.flatMap(([existing]) =>
+                Effect.fail(new RefundExists({ paymentId: id, refundId: existing?.id ?? "" }))
+              )
             )
-          )
+          ),
+          orDieSql
         ),
-        orDieSql
-      ),
 
     list: queries.list,
 

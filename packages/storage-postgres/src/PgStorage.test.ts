@@ -17,7 +17,7 @@ import {
   type PaymentId,
   PaymentStore
 } from "@pay/core"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { freshSchema } from "../test/TestDatabase.js"
 import { layer, migratedClientLayer } from "./layer.js"
 
@@ -142,13 +142,22 @@ describe("PostgreSQL storage, several instances", () => {
         concurrency: 4
       })
       const now = new Date(T0 + 1000)
+      // What the engine's sweep does: find the due ones, expire each by a transition from
+      // requires_action; of sweepers racing for a payment, the one whose write applies wins.
       const sweep = (store: PaymentStore["Type"]) =>
         Effect.gen(function* () {
-          const ids: Array<string> = []
+          const won: Array<string> = []
           for (;;) {
-            const batch = yield* store.expireDue(now, 7)
-            if (batch.length === 0) return ids
-            ids.push(...batch.map((p) => p.id))
+            const batch = yield* store.dueForExpiry(now, 7)
+            if (batch.length === 0) return won
+            for (const id of batch) {
+              const expired = yield* store.transition(id, "requires_action", {
+                status: "expired",
+                at: now,
+                finalAt: now
+              })
+              if (Option.isSome(expired)) won.push(id)
+            }
           }
         })
       const sweeps = yield* Effect.forEach(

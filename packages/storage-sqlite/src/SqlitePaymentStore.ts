@@ -11,10 +11,11 @@ import {
   chainOfCaip19,
   formatUnit,
   type IdempotencyCompletion,
-  type Outbox,
   type NewChainJob,
+  type Outbox,
   type Payment,
   type PaymentFees,
+  type PaymentId,
   PaymentStore,
   RefundExists,
   utcDay
@@ -97,8 +98,6 @@ export const makeSqlitePaymentStore = (
     WHERE id = ? AND status = ?`)
   const dueSql = db.prepare(`SELECT id FROM payments
     WHERE status = 'requires_action' AND expires_at <= ? ORDER BY expires_at LIMIT ?`)
-  const expireSql = db.prepare(`UPDATE payments SET status = 'expired', updated_at = ?, final_at = ?
-    WHERE id = ? AND status = 'requires_action'`)
   const refundSql = db.prepare("INSERT INTO refunds (id, payment_id, created_at) VALUES (?, ?, ?)")
   const refundOfSql = db.prepare("SELECT id FROM refunds WHERE payment_id = ?")
   const dailyRevenueSql = db.prepare(`SELECT revenue FROM payment_daily_revenue
@@ -243,18 +242,9 @@ export const makeSqlitePaymentStore = (
         })
       ),
 
-    expireDue: (now, limit) =>
+    dueForExpiry: (now, limit) =>
       Effect.sync(() =>
-        db.transaction(() => {
-          const ids = (dueSql.all(now.getTime(), limit) as Array<{ id: string }>).map((r) => r.id)
-          const expired: Array<Payment> = []
-          for (const id of ids) {
-            if (Number(expireSql.run(now.getTime(), now.getTime(), id).changes) === 1) {
-              expired.push(...Option.toArray(find(id)))
-            }
-          }
-          return expired
-        })
+        (dueSql.all(now.getTime(), limit) as Array<{ id: string }>).map((r) => r.id as PaymentId)
       ),
 
     addRefund: (id, refund, completion, outbox) =>

@@ -89,8 +89,12 @@ export class PaymentStore extends Context.Tag("@pay/core/PaymentStore")<
       completion?: IdempotencyCompletion,
       outbox?: Outbox<Payment>
     ) => Effect.Effect<Option.Option<Payment>>
-    /** Records as expired up to `limit` unpaid payments whose time has come; returns them. */
-    readonly expireDue: (now: Date, limit: number) => Effect.Effect<ReadonlyArray<Payment>>
+    /**
+     * Up to `limit` unpaid payments whose time has come, soonest first: the
+     * sweep expires each through `transition`, so each expiry is written with
+     * its event, and of instances sweeping at once exactly one expires it.
+     */
+    readonly dueForExpiry: (now: Date, limit: number) => Effect.Effect<ReadonlyArray<PaymentId>>
     /** One refund per payment, enforced by the database. */
     readonly addRefund: (
       id: PaymentId,

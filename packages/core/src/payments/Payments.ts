@@ -385,13 +385,25 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
 
     const stats = (filter: PaymentFilter) => store.stats(filter)
 
-    /** Records due expiries durably and tells the waiters; returns how many. */
+    /**
+     * Expires the due payments, each by its own transition (written with its
+     * `payment.expired` event, waking its waiters); returns how many this
+     * sweep expired. A payment another instance or a wallet got to first is
+     * skipped: the transition applies only from `requires_action`.
+     */
     const sweepExpired = Effect.gen(function* () {
-      const expired = yield* store.expireDue(yield* now, SWEEP_BATCH)
-      yield* Effect.forEach(expired, (p) => events.publish({ paymentId: p.id, status: p.status }), {
-        discard: true
-      })
-      return expired.length
+      const due = yield* store.dueForExpiry(yield* now, SWEEP_BATCH)
+      const expired = yield* Effect.forEach(due, (id) =>
+        transition(id, { _tag: "Expire" }).pipe(
+          Effect.as(1),
+          Effect.catchTags({
+            InvalidState: () => Effect.succeed(0),
+            PaymentExpired: () => Effect.succeed(0),
+            PaymentNotFound: () => Effect.succeed(0)
+          })
+        )
+      )
+      return expired.reduce((a, b) => a + b, 0)
     })
 
     /** The sweeper, for as long as the scope lives. */
