@@ -533,6 +533,7 @@ export const makeMemoryStorage = () => {
           if (payment !== undefined) {
             payments.set(payment.id, { ...payment, settlement: settlement.settlement })
           }
+          events.push(...(settlement.events ?? []))
         }
       }),
     requeue: (job, kind) =>

@@ -29,6 +29,7 @@ import {
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import { orDieSql } from "./PgErrors.js"
+import { writeEvents } from "./PgEventStore.js"
 
 interface JobRow {
   readonly id: string
@@ -213,11 +214,23 @@ export const makePgChainJobStore = (sql: SqlClient) => {
               FROM done WHERE p.id = ${settlement.paymentId}
             )`
       // One statement: the settlement is written only with the job's end.
-      return fenced(lease)(sql`WITH done AS (
+      const end = fenced(lease)(sql`WITH done AS (
           UPDATE chain_jobs SET state = 'done', lease_token = NULL, lease_until = NULL,
             updated_at = ${now}
           WHERE ${held(lease)} RETURNING id
         )${settle} SELECT 1 AS completed FROM done`)
+      const events = settlement?.events ?? []
+      // With events, one transaction: a lost lease (the fence fails) rolls them back too.
+      return events.length === 0
+        ? end
+        : sql
+            .withTransaction(
+              Effect.zipRight(
+                end,
+                writeEvents(sql, () => events, undefined)
+              )
+            )
+            .pipe(orDieSql)
     },
 
     requeue: (job, kind) =>

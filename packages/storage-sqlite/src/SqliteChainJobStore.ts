@@ -21,6 +21,7 @@ import {
   type ClaimedJob,
   chainTransferFromColumns,
   type NewChainJob,
+  type PayEvent,
   type PaymentId,
   type PaymentSettlement,
   payloadFromJson,
@@ -106,7 +107,11 @@ const fenced = <A>(lease: ChainJobLease, write: () => A) =>
  * written in the caller's transaction, unless the payment has a job of its
  * kind already.
  */
-export const makeSqliteChainJobStore = (db: SqliteConnection) => {
+export const makeSqliteChainJobStore = (
+  db: SqliteConnection,
+  /** Writes events in the caller's transaction (the event store's insert). */
+  writeEvents: (events: ReadonlyArray<PayEvent>) => void
+) => {
   const q = (sql: string) => db.prepare(sql)
   const sql = {
     insert: q(`INSERT INTO chain_jobs (id, payment_id, kind, chain_id, payload, state, run_at,
@@ -267,6 +272,7 @@ export const makeSqliteChainJobStore = (db: SqliteConnection) => {
           write(lease, sql.complete.run(now.getTime(), lease.jobId, lease.token))
           if (settlement !== undefined) {
             sql.settle.run(...settlementToStorage(settlement.settlement), settlement.paymentId)
+            writeEvents(settlement.events ?? [])
           }
         })
       ),

@@ -427,7 +427,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     purge: (before) => Effect.sync(() => Number(idempotencySql.purge.run(before.getTime()).changes))
   })
 
-  const chainJobs = makeSqliteChainJobStore(db)
+  const chainJobs = makeSqliteChainJobStore(db, events.writeEvents)
 
   return Layer.mergeAll(
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),

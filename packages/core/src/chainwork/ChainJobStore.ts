@@ -11,6 +11,7 @@
  */
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { Address } from "viem"
+import type { PayEvent } from "../events/Event.js"
 import type { PaymentId, PaymentSettlement } from "../payments/Payment.js"
 import type { Caip2, Caip10 } from "../shared/Caip.js"
 import type {
@@ -86,13 +87,18 @@ export class ChainJobStore extends Context.Tag("@pay/core/ChainJobStore")<
       transfer: ChainTransfer
     ) => Effect.Effect<void, ChainJobLeaseLost>
     /**
-     * Ends the job. With `settlement`, the payment's settlement is written in
-     * the same transaction (a settle job's outcome).
+     * Ends the job. With `settlement`, the payment's settlement and its events
+     * are written in the same transaction (a settle job's outcome), only while
+     * the lease holds.
      */
     readonly complete: (
       lease: ChainJobLease,
       now: Date,
-      settlement?: { readonly paymentId: PaymentId; readonly settlement: PaymentSettlement }
+      settlement?: {
+        readonly paymentId: PaymentId
+        readonly settlement: PaymentSettlement
+        readonly events?: ReadonlyArray<PayEvent>
+      }
     ) => Effect.Effect<void, ChainJobLeaseLost>
     /**
      * Queues a job unless the payment already has an active one of its kind;

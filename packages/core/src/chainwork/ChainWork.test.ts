@@ -29,6 +29,7 @@ import {
 } from "../../test/FakeChain.js"
 import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { payEngineLayer } from "../Engine.js"
+import { EventStore } from "../events/Event.js"
 import type { FeeSchedule } from "../fees/Fees.js"
 import { GatewayStore, type OptionId, type PaymentOption } from "../gateway/PaymentOption.js"
 import { Merchants } from "../merchants/Merchants.js"
@@ -488,6 +489,24 @@ describe("ChainWork", () => {
       })
       expect(fake.balance(MERCHANT)).toBe(SETTLED)
       expect(yield* work.settleAgain(id)).toBe(false)
+
+      // Each outcome written with its event: held, then settled when asked again.
+      const events = yield* (yield* EventStore).list({
+        partnerId: kept.partnerId,
+        paymentId: id,
+        limit: 10
+      })
+      expect(events.map((e) => e.type).reverse()).toEqual([
+        "payment.processing",
+        "payment.succeeded",
+        "payment.settlement_held",
+        "payment.settled"
+      ])
+      expect(JSON.parse(events[1]!.data).settlement).toMatchObject({ status: "no_destination" })
+      expect(JSON.parse(events[0]!.data).settlement).toMatchObject({
+        status: "settled",
+        txHash: settled[0]!.hash
+      })
     }).pipe(Effect.provide(world.engine()))
   })
 

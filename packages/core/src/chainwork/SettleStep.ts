@@ -5,12 +5,17 @@
  * completed with the payment's settlement in one write; a merchant with no
  * destination for the asset leaves the funds with the collector.
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { Address } from "viem"
+import { PayConfig } from "../Config.js"
 import { Chain, type ChainNetwork } from "../chain/Chain.js"
-import type { Payment } from "../payments/Payment.js"
+import { stamp } from "../events/NewEvent.js"
+import { MerchantStore } from "../merchants/MerchantStore.js"
+import type { Payment, PaymentSettlement } from "../payments/Payment.js"
+import { paymentEvent } from "../payments/PaymentOutbox.js"
 import { SettlementStore } from "../settlements/SettlementStore.js"
 import type { Caip10 } from "../shared/Caip.js"
+import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 import { again, completed, done, type Held, RETRY_MS } from "./Step.js"
 import type { Transactions } from "./Transactions.js"
@@ -24,8 +29,31 @@ export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transacti
     const store = yield* ChainJobStore
     const chain = yield* Chain
     const settlements = yield* SettlementStore
+    const merchants = yield* MerchantStore
+    const registry = yield* TokenRegistry
+    const { publicUrl } = yield* PayConfig
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
+
+    /**
+     * Completes the job with the payment's settlement and its event
+     * (`payment.settled`, or `payment.settlement_held` when the funds stay
+     * with the collector), in one write.
+     */
+    const complete = (held: Held, payment: Payment, settlement: PaymentSettlement) =>
+      Effect.gen(function* () {
+        const merchant = Option.getOrUndefined(yield* merchants.find(payment.merchantId))
+        const at = now()
+        const written = { ...payment, settlement }
+        const type = settlement.status === "settled" ? "payment.settled" : "payment.settlement_held"
+        yield* store.complete(held.lease, at, {
+          paymentId: payment.id,
+          settlement,
+          events: [
+            paymentEvent(yield* stamp, type, written, merchant, { registry, publicUrl, now: at })
+          ]
+        })
+      })
 
     /** The merchant's money: the amount less fees, from the collector to its destination. */
     const settleStep = (held: Held, network: ChainNetwork, payment: Payment) =>
@@ -35,15 +63,12 @@ export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transacti
         if (payment.settlement.status === "settled") return done
         const settled = (txHash: string | null, destination: Caip10) =>
           Effect.as(
-            store.complete(held.lease, now(), {
-              paymentId: payment.id,
-              settlement: {
-                ...payment.settlement!,
-                status: "settled",
-                destination,
-                txHash,
-                settledAt: now()
-              }
+            complete(held, payment, {
+              ...payment.settlement!,
+              status: "settled",
+              destination,
+              txHash,
+              settledAt: now()
             }),
             completed
           )
@@ -57,9 +82,10 @@ export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transacti
               yield* Effect.logWarning(
                 `payment ${payment.id}: merchant ${payment.merchantId} has no settlement for ${payload.asset}; the funds stay with the collector`
               )
-              yield* store.complete(held.lease, now(), {
-                paymentId: payment.id,
-                settlement: { ...payment.settlement, status: "no_destination", destination: null }
+              yield* complete(held, payment, {
+                ...payment.settlement,
+                status: "no_destination",
+                destination: null
               })
               return completed
             }

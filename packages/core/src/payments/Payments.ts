@@ -37,6 +37,7 @@ import {
   type RefundId
 } from "./Payment.js"
 import { PaymentEvents } from "./PaymentEvents.js"
+import { paymentEvent } from "./PaymentOutbox.js"
 import {
   applyChange,
   decide,
@@ -44,7 +45,7 @@ import {
   type PaymentTransition
 } from "./PaymentStateMachine.js"
 import { type PaymentFilter, type PaymentPageQuery, PaymentStore } from "./PaymentStore.js"
-import { paymentDetails, refundView } from "./Views.js"
+import { refundView } from "./Views.js"
 
 export interface NewPayment {
   readonly referenceId: string
@@ -95,17 +96,11 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
           return type === undefined
             ? []
             : [
-                eventOf(
-                  stamped,
-                  written.partnerId,
-                  type,
-                  paymentDetails(written, merchant, {
-                    registry,
-                    publicUrl: config.publicUrl,
-                    now: at
-                  }),
-                  { paymentId: written.id, merchantId: written.merchantId }
-                )
+                paymentEvent(stamped, type, written, merchant, {
+                  registry,
+                  publicUrl: config.publicUrl,
+                  now: at
+                })
               ]
         }
       })
