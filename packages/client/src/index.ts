@@ -5,6 +5,13 @@
  * wire values, decodes them with the definition's schemas, and rejects with
  * typed errors.
  */
+
+/** Verifying a webhook delivery (Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`). */
+export {
+  DEFAULT_TOLERANCE_SECONDS,
+  verifyWebhook,
+  WebhookVerificationError
+} from "@pay/core/webhooks"
 export type { WireRequest } from "./Call.js"
 export { retryable } from "./Call.js"
 export type {
