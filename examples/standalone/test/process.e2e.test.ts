@@ -89,7 +89,8 @@ const MIGRATIONS = [
   "0009_logos",
   "0010_merchant_logo",
   "0011_engine_secret",
-  "0012_events"
+  "0012_events",
+  "0013_webhook_endpoints"
 ]
 
 /** Failure of a CLI run: its exit code and what it printed. */

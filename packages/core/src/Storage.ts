@@ -14,6 +14,7 @@ import type { PartnerStore } from "./partners/PartnerStore.js"
 import type { PaymentStore } from "./payments/PaymentStore.js"
 import type { EngineSecretStore } from "./secrets/EngineSecret.js"
 import type { SettlementStore } from "./settlements/SettlementStore.js"
+import type { WebhookEndpointStore } from "./webhooks/WebhookEndpoint.js"
 
 export type PayStorage =
   | PartnerStore
@@ -27,3 +28,4 @@ export type PayStorage =
   | LogoStore
   | EngineSecretStore
   | EventStore
+  | WebhookEndpointStore

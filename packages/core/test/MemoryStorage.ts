@@ -45,6 +45,11 @@ import { EngineSecretStore } from "../src/secrets/EngineSecret.js"
 import { type CryptoSettlement, SettlementAssetConflict } from "../src/settlements/Settlement.js"
 import { SettlementStore } from "../src/settlements/SettlementStore.js"
 import { randomBase62 } from "../src/shared/Ids.js"
+import {
+  WebhookEndpoint,
+  type WebhookEndpointId,
+  WebhookEndpointStore
+} from "../src/webhooks/WebhookEndpoint.js"
 
 interface IdempotencyRow {
   readonly fingerprint: string
@@ -602,7 +607,60 @@ export const makeMemoryStorage = () => {
       })
   })
 
+  const endpoints = new Map<WebhookEndpointId, WebhookEndpoint>()
+  /** Changes a live endpoint; a deleted one (or none) is not changed. */
+  const changeEndpoint = (id: WebhookEndpointId, f: (e: WebhookEndpoint) => WebhookEndpoint) => {
+    const current = endpoints.get(id)
+    if (current === undefined || current.deletedAt !== null) return Option.none<WebhookEndpoint>()
+    const next = f(current)
+    endpoints.set(id, next)
+    return Option.some(next)
+  }
+  const webhookEndpointStore = WebhookEndpointStore.of({
+    insert: (endpoint, completion) =>
+      Effect.sync(() => {
+        complete(completion)
+        endpoints.set(endpoint.id, endpoint)
+      }),
+    find: (id) => Effect.sync(() => Option.fromNullable(endpoints.get(id))),
+    list: (partnerId) =>
+      Effect.sync(() =>
+        [...endpoints.values()]
+          .filter((e) => e.partnerId === partnerId && e.deletedAt === null)
+          .sort((a, b) => (a.id < b.id ? 1 : -1))
+      ),
+    update: (id, c, at) =>
+      Effect.sync(() =>
+        changeEndpoint(
+          id,
+          (e) =>
+            new WebhookEndpoint({
+              ...e,
+              url: c.url ?? e.url,
+              events: c.events === undefined ? e.events : c.events,
+              description: c.description === undefined ? e.description : c.description,
+              status: c.status ?? e.status,
+              disabledReason: c.disabledReason === undefined ? e.disabledReason : c.disabledReason,
+              updatedAt: at
+            })
+        )
+      ),
+    rotateSecret: (id, rotation, at, completion) =>
+      Effect.sync(() => {
+        const current = endpoints.get(id)
+        if (current === undefined || current.deletedAt !== null) return Option.none()
+        complete(completion)
+        return changeEndpoint(id, (e) => new WebhookEndpoint({ ...e, ...rotation, updatedAt: at }))
+      }),
+    markDeleted: (id, at) =>
+      Effect.sync(() => {
+        changeEndpoint(id, (e) => new WebhookEndpoint({ ...e, deletedAt: at }))
+        return Option.fromNullable(endpoints.get(id))
+      })
+  })
+
   return Layer.mergeAll(
+    Layer.succeed(WebhookEndpointStore, webhookEndpointStore),
     Layer.succeed(EventStore, eventStore),
     Layer.succeed(EngineSecretStore, engineSecretStore),
     Layer.succeed(LogoStore, logoStore),

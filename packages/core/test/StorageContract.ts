@@ -18,10 +18,16 @@ import type { CryptoSettlement, CryptoSettlementId } from "../src/settlements/Se
 import { SettlementStore } from "../src/settlements/SettlementStore.js"
 import type { Caip10, Caip19 } from "../src/shared/Caip.js"
 import { makeIdBody } from "../src/shared/Ids.js"
+import {
+  WebhookEndpoint,
+  type WebhookEndpointId,
+  WebhookEndpointStore
+} from "../src/webhooks/WebhookEndpoint.js"
 
 export type Stores =
   | PartnerStore
   | EventStore
+  | WebhookEndpointStore
   | MerchantStore
   | SettlementStore
   | IdempotencyStore
@@ -784,6 +790,152 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
           expect(
             (yield* events.list({ partnerId: other.id, limit: 100 })).map((e) => e.paymentId)
           ).toEqual(["pay_A"])
+        })
+      )
+    })
+
+    describe("webhook endpoints", () => {
+      const anEndpoint = (partner: Partner, fields: Partial<WebhookEndpoint> = {}) => {
+        const at = new Date(tick())
+        return new WebhookEndpoint({
+          id: `whep_${makeIdBody(tick())}` as WebhookEndpointId,
+          partnerId: partner.id,
+          url: "https://hooks.shop.example/pay",
+          events: null,
+          merchantId: null,
+          description: null,
+          apiVersion: "2026-02-18",
+          status: "enabled",
+          disabledReason: null,
+          secret: "v1.sealed-secret",
+          previousSecret: null,
+          previousSecretExpiresAt: null,
+          createdAt: at,
+          updatedAt: at,
+          deletedAt: null,
+          ...fields
+        })
+      }
+
+      test(
+        "round-trip every field, listed per partner newest first, without deleted ones",
+        Effect.gen(function* () {
+          const { partner, merchant } = yield* seed
+          const other = aPartner("Other")
+          yield* (yield* PartnerStore).insert(other, storedKey(other))
+          const store = yield* WebhookEndpointStore
+          const full = anEndpoint(partner, {
+            events: ["payment.succeeded", "settlement.updated"],
+            merchantId: merchant.id,
+            description: "Ünïcode ☕ hooks",
+            apiVersion: "2026-02-19.preview",
+            status: "disabled",
+            disabledReason: "answered 410 Gone",
+            previousSecret: "v1.old",
+            previousSecretExpiresAt: new Date(tick())
+          })
+          const plain = anEndpoint(partner)
+          const theirs = anEndpoint(other)
+          for (const e of [full, plain, theirs]) yield* store.insert(e)
+          expect(Option.getOrThrow(yield* store.find(full.id))).toEqual(full)
+          expect(Option.getOrThrow(yield* store.find(plain.id))).toEqual(plain)
+          expect(yield* store.list(partner.id)).toEqual([plain, full])
+          const gone = Option.getOrThrow(yield* store.markDeleted(plain.id, new Date(tick())))
+          expect(gone.deletedAt).not.toBeNull()
+          // Deleted twice: the first time stands.
+          expect(
+            Option.getOrThrow(yield* store.markDeleted(plain.id, new Date(tick()))).deletedAt
+          ).toEqual(gone.deletedAt)
+          expect(yield* store.list(partner.id)).toEqual([full])
+          expect(yield* store.list(other.id)).toEqual([theirs])
+        })
+      )
+
+      test(
+        "update only the given fields, null clears, and never a deleted endpoint",
+        Effect.gen(function* () {
+          const { partner } = yield* seed
+          const store = yield* WebhookEndpointStore
+          const endpoint = anEndpoint(partner, { description: "first" })
+          yield* store.insert(endpoint)
+          const at = new Date(tick())
+          const changed = Option.getOrThrow(
+            yield* store.update(
+              endpoint.id,
+              { url: "https://hooks.shop.example/v2", events: ["refund.requested"] },
+              at
+            )
+          )
+          expect(changed).toEqual(
+            new WebhookEndpoint({
+              ...endpoint,
+              url: "https://hooks.shop.example/v2",
+              events: ["refund.requested"],
+              updatedAt: at
+            })
+          )
+          const disabled = Option.getOrThrow(
+            yield* store.update(
+              endpoint.id,
+              {
+                status: "disabled",
+                disabledReason: "by the partner",
+                description: null,
+                events: null
+              },
+              at
+            )
+          )
+          expect([
+            disabled.status,
+            disabled.disabledReason,
+            disabled.description,
+            disabled.events
+          ]).toEqual(["disabled", "by the partner", null, null])
+          expect(disabled.url).toBe("https://hooks.shop.example/v2")
+          yield* store.markDeleted(endpoint.id, at)
+          expect(Option.isNone(yield* store.update(endpoint.id, { description: "x" }, at))).toBe(
+            true
+          )
+        })
+      )
+
+      test(
+        "rotate the secret keeping the previous one, with the idempotent answer in the same write",
+        Effect.gen(function* () {
+          const { partner } = yield* seed
+          const store = yield* WebhookEndpointStore
+          const keys = yield* IdempotencyStore
+          const endpoint = anEndpoint(partner)
+          yield* store.insert(endpoint)
+          const s = scope("rotate-1", partner.id, "POST /rotate")
+          yield* keys.claim(s, "fp", "t1", new Date(tick()), new Date(0))
+          const until = new Date(tick() + 86_400_000)
+          const rotated = Option.getOrThrow(
+            yield* store.rotateSecret(
+              endpoint.id,
+              { secret: "v1.new", previousSecret: endpoint.secret, previousSecretExpiresAt: until },
+              new Date(tick()),
+              { scope: s, token: "t1", response: { status: 200, body: "rotated" } }
+            )
+          )
+          expect([rotated.secret, rotated.previousSecret, rotated.previousSecretExpiresAt]).toEqual(
+            ["v1.new", "v1.sealed-secret", until]
+          )
+          expect(yield* keys.claim(s, "fp", "t2", new Date(tick()), new Date(0))).toEqual({
+            _tag: "Replay",
+            response: { status: 200, body: "rotated" }
+          })
+          yield* store.markDeleted(endpoint.id, new Date(tick()))
+          expect(
+            Option.isNone(
+              yield* store.rotateSecret(
+                endpoint.id,
+                { secret: "v1.newer", previousSecret: null, previousSecretExpiresAt: null },
+                new Date(tick())
+              )
+            )
+          ).toBe(true)
         })
       )
     })

@@ -17,6 +17,7 @@ import logos from "./migrations/0009_logos.js"
 import merchantLogo from "./migrations/0010_merchant_logo.js"
 import engineSecret from "./migrations/0011_engine_secret.js"
 import events from "./migrations/0012_events.js"
+import webhookEndpoints from "./migrations/0013_webhook_endpoints.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -30,7 +31,8 @@ export const migrations = Migrator.fromRecord({
   "0009_logos": logos,
   "0010_merchant_logo": merchantLogo,
   "0011_engine_secret": engineSecret,
-  "0012_events": events
+  "0012_events": events,
+  "0013_webhook_endpoints": webhookEndpoints
 })
 
 const TABLE = "pay_migrations"

@@ -60,7 +60,8 @@ describe("PostgreSQL storage, several instances", () => {
         "logos",
         "merchant_logo",
         "engine_secret",
-        "events"
+        "events",
+        "webhook_endpoints"
       ])
     })
   )

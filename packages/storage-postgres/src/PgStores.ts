@@ -30,7 +30,8 @@ import {
   PaymentStore,
   SettlementAssetConflict,
   SettlementStore,
-  WalletAppStore
+  WalletAppStore,
+  WebhookEndpointStore
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
 import { makePgChainJobStore } from "./PgChainJobStore.js"
@@ -42,6 +43,7 @@ import { makePgIdempotencyStore, writeCompletion } from "./PgIdempotencyStore.js
 import { makePgLogoStore } from "./PgLogoStore.js"
 import { makePgPaymentStore } from "./PgPaymentStore.js"
 import { makePgWalletAppStore } from "./PgWalletAppStore.js"
+import { makePgWebhookEndpointStore } from "./PgWebhookEndpointStore.js"
 
 interface PartnerRow {
   readonly id: string
@@ -341,6 +343,7 @@ export const PgStores = Layer.unwrapEffect(
       Layer.succeed(LogoStore, makePgLogoStore(sql)),
       Layer.succeed(EngineSecretStore, makePgEngineSecretStore(sql)),
       Layer.succeed(EventStore, makePgEventStore(sql)),
+      Layer.succeed(WebhookEndpointStore, makePgWebhookEndpointStore(sql)),
       Layer.succeed(PaymentStore, makePgPaymentStore(sql)),
       Layer.succeed(ChainJobStore, makePgChainJobStore(sql)),
       Layer.succeed(GatewayStore, makePgGatewayStore(sql)),

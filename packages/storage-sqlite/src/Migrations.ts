@@ -18,6 +18,7 @@ import logos from "./migrations/0009_logos.js"
 import merchantLogo from "./migrations/0010_merchant_logo.js"
 import engineSecret from "./migrations/0011_engine_secret.js"
 import events from "./migrations/0012_events.js"
+import webhookEndpoints from "./migrations/0013_webhook_endpoints.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -39,7 +40,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 9, name: "logos", apply: logos },
   { id: 10, name: "merchant_logo", apply: merchantLogo },
   { id: 11, name: "engine_secret", apply: engineSecret },
-  { id: 12, name: "events", apply: events }
+  { id: 12, name: "events", apply: events },
+  { id: 13, name: "webhook_endpoints", apply: webhookEndpoints }
 ]
 
 /** A migration applied by this call: its id and name. */

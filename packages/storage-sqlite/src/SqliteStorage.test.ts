@@ -98,7 +98,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [9, "logos"],
         [10, "merchant_logo"],
         [11, "engine_secret"],
-        [12, "events"]
+        [12, "events"],
+        [13, "webhook_endpoints"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

@@ -28,7 +28,8 @@ import {
   PaymentStore,
   SettlementAssetConflict,
   SettlementStore,
-  WalletAppStore
+  WalletAppStore,
+  WebhookEndpointStore
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
 import { makeSqliteChainJobStore } from "./SqliteChainJobStore.js"
@@ -40,6 +41,7 @@ import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
 import { makeSqliteLogoStore } from "./SqliteLogoStore.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
 import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
+import { makeSqliteWebhookEndpointStore } from "./SqliteWebhookEndpointStore.js"
 
 interface PartnerRow {
   id: string
@@ -433,6 +435,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
     Layer.succeed(EngineSecretStore, makeSqliteEngineSecretStore(db)),
     Layer.succeed(EventStore, events.store),
+    Layer.succeed(WebhookEndpointStore, makeSqliteWebhookEndpointStore(db, complete)),
     Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs.enqueue, publish)),
     Layer.succeed(ChainJobStore, chainJobs.store),
     Layer.succeed(GatewayStore, makeSqliteGatewayStore(db)),
