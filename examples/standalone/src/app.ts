@@ -16,7 +16,7 @@ import {
   payEngineLayer,
   type Route
 } from "@pay/core"
-import { logoCaptureLayer } from "@pay/logos"
+import { logoCaptureLayer, webhookUrlGuardLayer } from "@pay/logos"
 import { sandboxChainSetup, sandboxRoutes } from "@pay/sandbox"
 import * as Sandbox from "@pay/sandbox-chain"
 import * as PgStorage from "@pay/storage-postgres"
@@ -56,6 +56,7 @@ const engineOptions = (
       : { paymentLifetimeMs: given.paymentLifetimeMs }),
     ...(given.maxLongPollMs === undefined ? {} : { maxLongPollMs: given.maxLongPollMs }),
     logos: logoCaptureLayer({ allowPrivate: given.fetchAllowPrivate === true }),
+    webhookUrls: webhookUrlGuardLayer({ allowPrivate: given.fetchAllowPrivate === true }),
     ...(given.secret !== undefined && Option.isSome(given.secret)
       ? { secret: given.secret.value }
       : {})

@@ -16,6 +16,7 @@ import { EventsApi } from "./events/Api.js"
 import { MerchantsApi } from "./merchants/Api.js"
 import { PaymentsApi } from "./payments/Api.js"
 import { SettlementsApi } from "./settlements/Api.js"
+import { WebhookEndpointsApi } from "./webhooks/Api.js"
 
 const DESCRIPTION = `The partner API of an open-source crypto payment acceptance engine.
 
@@ -30,6 +31,7 @@ export class PayApi extends HttpApi.make("pay")
   .add(PaymentsApi)
   .add(GatewayApi)
   .add(EventsApi)
+  .add(WebhookEndpointsApi)
   .annotate(OpenApi.Title, "Pay engine API")
   .annotate(OpenApi.Version, "2026-02-18")
   .annotate(OpenApi.Description, DESCRIPTION) {}

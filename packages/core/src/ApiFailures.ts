@@ -35,6 +35,8 @@ import type {
   InvalidInput,
   Unauthenticated
 } from "./shared/Errors.js"
+import type { WebhookUrlRefused } from "./webhooks/UrlGuard.js"
+import type { WebhookEndpointNotFound } from "./webhooks/WebhookEndpoints.js"
 
 declare module "./http/ErrorResponses.js" {
   interface ApiFailureRegistry {
@@ -55,6 +57,8 @@ declare module "./http/ErrorResponses.js" {
     readonly ChainUnreachable: ChainUnreachable
     readonly GatewayAuthError: GatewayAuthError
     readonly LogoRefused: LogoRefused
+    readonly WebhookUrlRefused: WebhookUrlRefused
+    readonly WebhookEndpointNotFound: WebhookEndpointNotFound
   }
 }
 
@@ -93,6 +97,12 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
           : "Idempotency key conflict: a request with this key is still being processed; retry later"
       ),
     MerchantNotFound: (e) => replyOf(ApiErrors.NotFound, `No merchant ${e.merchantId}`),
+    WebhookUrlRefused: (e) =>
+      replyOf(ApiErrors.InvalidWebhookUrl, `url: ${e.reason}`, [
+        { field: "url", message: e.reason }
+      ]),
+    WebhookEndpointNotFound: (e) =>
+      replyOf(ApiErrors.NotFound, `No webhook endpoint ${e.endpointId}`),
     LogoRefused: (e) =>
       replyOf(ApiErrors.ParamsValidation, `iconUrl: ${e.message}`, [
         { field: "iconUrl", code: e.code, message: e.message }

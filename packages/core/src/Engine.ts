@@ -38,6 +38,9 @@ import { engineSecretLayer } from "./secrets/EngineSecret.js"
 import { settlementHandlers } from "./settlements/Http.js"
 import { Settlements } from "./settlements/Settlements.js"
 import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry.js"
+import { webhookEndpointHandlers } from "./webhooks/Http.js"
+import { schemeOnlyUrlGuard } from "./webhooks/UrlGuard.js"
+import { WebhookEndpoints } from "./webhooks/WebhookEndpoints.js"
 
 /**
  * The domain services. They need the storage ports, `PayConfig`, a
@@ -46,7 +49,13 @@ import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry
 export const PayServices = Gateway.Default.pipe(
   Layer.provideMerge(ChainWork.Default),
   Layer.provideMerge(
-    Layer.mergeAll(Partners.Default, WalletApps.Default, Settlements.Default, Payments.Default)
+    Layer.mergeAll(
+      Partners.Default,
+      WalletApps.Default,
+      Settlements.Default,
+      Payments.Default,
+      WebhookEndpoints.Default
+    )
   ),
   Layer.provideMerge(Merchants.Default)
 )
@@ -109,6 +118,7 @@ type Caller = CurrentPartner | CurrentWalletApp
 
 export type PayRouteServices =
   | EventStore
+  | WebhookEndpoints
   | LogoStore
   | Gateway
   | Merchants
@@ -126,7 +136,8 @@ export const routes = (basePath: string) =>
       settlementHandlers,
       paymentHandlers,
       gatewayHandlers,
-      eventHandlers
+      eventHandlers,
+      webhookEndpointHandlers
     ])
     const gateway = yield* Gateway
     // The caller each route's middleware authenticates is provided by the engine's handler.
@@ -160,7 +171,7 @@ export const makePayHandler = (extra: ReadonlyArray<Route<never>> = [], basePath
 /** The parts an engine's services are made of: its layers and its checked settings. */
 export type PayEngineParts<E> = Pick<
   PaymentEngineOptions<E>,
-  "storage" | "tokens" | "events" | "chain" | "prices" | "logos" | "secret"
+  "storage" | "tokens" | "events" | "chain" | "prices" | "logos" | "secret" | "webhookUrls"
 > & { readonly config: PayConfigShape }
 
 /** The services of an engine and everything they stand on, without the background work. */
@@ -175,7 +186,8 @@ export const payEngineLayer = <E>(options: PayEngineParts<E>) =>
         options.events ?? LocalPaymentEvents,
         options.chain ?? noChain,
         options.prices ?? Prices.fromTable({}),
-        options.logos ?? noLogoCapture
+        options.logos ?? noLogoCapture,
+        options.webhookUrls ?? schemeOnlyUrlGuard
       )
     )
   )

@@ -16,6 +16,7 @@ import type { Prices } from "./pricing/Pricing.js"
 import type { PayStorage } from "./Storage.js"
 import { decodeEngineSecret } from "./secrets/EngineSecret.js"
 import type { TokenRegistry } from "./shared/TokenRegistry.js"
+import type { WebhookUrlGuard } from "./webhooks/UrlGuard.js"
 
 /** The engine's settings: plain values, the same on every instance of one deployment. */
 export interface PaymentEngineSettings {
@@ -74,6 +75,12 @@ export interface PaymentEngineOptions<E = never> extends PaymentEngineSettings {
    * naming this option).
    */
   readonly logos?: Layer.Layer<LogoCapture, E>
+  /**
+   * Which webhook endpoint URLs may be registered: `webhookUrlGuardLayer()`
+   * from `@pay/logos` (https://, public addresses). Default: https:// only,
+   * the addresses unchecked at registration.
+   */
+  readonly webhookUrls?: Layer.Layer<WebhookUrlGuard, E>
   /** More routes served beside the engine's own, under the same base path. */
   readonly routes?: ReadonlyArray<Route<never>>
 }
@@ -170,6 +177,9 @@ const Settings = Schema.Struct({
   chain: Schema.optional(layer("a Chain, e.g. from makeEvmChain")),
   prices: Schema.optional(layer("Prices")),
   logos: Schema.optional(layer("a LogoCapture, e.g. @pay/logos's logoCaptureLayer()")),
+  webhookUrls: Schema.optional(
+    layer("a WebhookUrlGuard, e.g. @pay/logos's webhookUrlGuardLayer()")
+  ),
   routes: Schema.optional(
     Schema.Array(Schema.Unknown).annotations({ message: () => "must be an array of routes" })
   )

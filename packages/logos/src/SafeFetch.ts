@@ -92,7 +92,10 @@ const systemResolve = async (hostname: string): Promise<ReadonlyArray<ResolvedAd
   return answers.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }))
 }
 
-const refuse = (kind: SafeFetchRefusal["kind"], message: string): SafeFetchResult => ({
+const refuse = (
+  kind: SafeFetchRefusal["kind"],
+  message: string
+): Extract<SafeFetchResult, { ok: false }> => ({
   ok: false,
   kind,
   message
@@ -164,7 +167,10 @@ const untilAborted = <A>(promise: Promise<A>, signal: AbortSignal) =>
   })
 
 /** Where a hop connects: the checked addresses, and whether the URL's host was one of them. */
-type Target = { readonly addresses: ReadonlyArray<ResolvedAddress>; readonly literal: boolean }
+export type Target = {
+  readonly addresses: ReadonlyArray<ResolvedAddress>
+  readonly literal: boolean
+}
 
 /** The URL's host without IPv6 brackets. */
 const bareHost = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1")
@@ -186,6 +192,51 @@ type Exchange =
   | { readonly kind: "done"; readonly result: SafeFetchResult }
   | { readonly kind: "redirect"; readonly location: string }
 
+/**
+ * The URL's host, checked: a refusal, or the addresses to connect to (every
+ * one the host resolved to, each public, or allowed by `allowPrivate`). The
+ * fetcher's own check, and the one webhook endpoints are registered with.
+ */
+export const resolveTarget = async (
+  url: URL,
+  options: {
+    readonly allowPrivate: boolean
+    readonly resolve?: ((hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>) | undefined
+    readonly signal?: AbortSignal | undefined
+  }
+): Promise<Target | Extract<SafeFetchResult, { ok: false }>> => {
+  const { allowPrivate } = options
+  const resolve = options.resolve ?? systemResolve
+  const signal = options.signal ?? new AbortController().signal
+  const host = bareHost(url)
+  const family = isIP(host)
+  if (family !== 0) {
+    const verdict = classifyAddress(host, { allowPrivate })
+    return verdict.allowed
+      ? { addresses: [{ address: host, family: family === 6 ? 6 : 4 }], literal: true }
+      : refuse("address_not_allowed", `${host} is ${describeRange(verdict.range)}:${notPublic}`)
+  }
+  let answers: ReadonlyArray<ResolvedAddress>
+  try {
+    answers = await untilAborted(resolve(host), signal)
+  } catch (error) {
+    if (signal.aborted) throw error
+    return refuse("unreachable", `could not resolve ${host}: ${errorText(error)}`)
+  }
+  if (answers.length === 0) return refuse("unreachable", `${host} has no addresses`)
+  const checked: Array<ResolvedAddress> = []
+  for (const { address } of answers) {
+    const verdict = classifyAddress(address, { allowPrivate })
+    if (!verdict.allowed)
+      return refuse(
+        "address_not_allowed",
+        `${host} resolved to ${address}, ${describeRange(verdict.range)}:${notPublic}`
+      )
+    checked.push({ address, family: isIP(address) === 6 ? 6 : 4 })
+  }
+  return { addresses: checked, literal: false }
+}
+
 export const makeSafeFetch = (options?: SafeFetchOptions): SafeFetch => {
   const allowPrivate = options?.allowPrivate === true
   const resolve = options?.resolve ?? systemResolve
@@ -199,36 +250,8 @@ export const makeSafeFetch = (options?: SafeFetchOptions): SafeFetch => {
   for (const [name, value] of Object.entries(options?.headers ?? {}))
     headers[name.toLowerCase()] = value
 
-  /** The URL's host, checked: a refusal, or where to connect. */
-  const target = async (url: URL, signal: AbortSignal): Promise<Target | SafeFetchResult> => {
-    const host = bareHost(url)
-    const family = isIP(host)
-    if (family !== 0) {
-      const verdict = classifyAddress(host, { allowPrivate })
-      return verdict.allowed
-        ? { addresses: [{ address: host, family: family === 6 ? 6 : 4 }], literal: true }
-        : refuse("address_not_allowed", `${host} is ${describeRange(verdict.range)}:${notPublic}`)
-    }
-    let answers: ReadonlyArray<ResolvedAddress>
-    try {
-      answers = await untilAborted(resolve(host), signal)
-    } catch (error) {
-      if (signal.aborted) throw error
-      return refuse("unreachable", `could not resolve ${host}: ${errorText(error)}`)
-    }
-    if (answers.length === 0) return refuse("unreachable", `${host} has no addresses`)
-    const checked: Array<ResolvedAddress> = []
-    for (const { address } of answers) {
-      const verdict = classifyAddress(address, { allowPrivate })
-      if (!verdict.allowed)
-        return refuse(
-          "address_not_allowed",
-          `${host} resolved to ${address}, ${describeRange(verdict.range)}:${notPublic}`
-        )
-      checked.push({ address, family: isIP(address) === 6 ? 6 : 4 })
-    }
-    return { addresses: checked, literal: false }
-  }
+  const target = (url: URL, signal: AbortSignal) =>
+    resolveTarget(url, { allowPrivate, resolve, signal })
 
   /** One request to the checked addresses: a redirect to follow, or the result. */
   const exchange = (url: URL, to: Target, signal: AbortSignal) =>

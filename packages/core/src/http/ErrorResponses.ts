@@ -84,6 +84,12 @@ export const ApiErrors = {
     "unknown_api_version",
     "The requested API version is unknown"
   ),
+  InvalidWebhookUrl: row(
+    "InvalidWebhookUrl",
+    400,
+    "invalid_webhook_url",
+    "The webhook endpoint's URL is refused: not https://, or its host is not on the public internet"
+  ),
   CancelRefused: row(
     "CancelRefused",
     400,

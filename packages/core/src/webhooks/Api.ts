@@ -1,0 +1,114 @@
+/**
+ * The webhook endpoint routes of the partner API. Neither SPEC.md nor the
+ * reference has them; they follow the merchant routes' style.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { EventType } from "../events/Event.js"
+import { failsWith, IdempotentHeaders, pathOf, VersionHeaders } from "../http/ApiDocs.js"
+import { ApiErrors } from "../http/ErrorResponses.js"
+import { MerchantId } from "../merchants/Merchant.js"
+import { PartnerApiKey } from "../partners/PartnerAuth.js"
+import { ApiVersion } from "../shared/ApiVersion.js"
+import { boundedText } from "../shared/Text.js"
+import { WebhookEndpointId, WebhookEndpointStatus } from "./WebhookEndpoint.js"
+
+export const WebhookEndpointView = Schema.Struct({
+  id: Schema.String.annotations({ examples: ["whep_0Mg3vLwE9kTq2xHbY7pA"] }),
+  url: Schema.String,
+  events: Schema.NullOr(Schema.Array(Schema.String)).annotations({
+    description: "The event types delivered; null for all"
+  }),
+  merchantId: Schema.NullOr(Schema.String).annotations({
+    description: "Only this merchant's events; null for all the partner's"
+  }),
+  description: Schema.NullOr(Schema.String),
+  apiVersion: Schema.String.annotations({ description: "The version events are rendered in" }),
+  status: WebhookEndpointStatus,
+  disabledReason: Schema.NullOr(Schema.String),
+  createdAt: Schema.String.annotations({ description: "RFC 3339" })
+}).annotations({ identifier: "WebhookEndpoint" })
+
+export const CreatedWebhookEndpoint = Schema.Struct({
+  ...WebhookEndpointView.fields,
+  secret: Schema.String.annotations({
+    description:
+      "The signing secret (whsec_…, Standard Webhooks): shown only here and in a replay of this request"
+  })
+}).annotations({ identifier: "CreatedWebhookEndpoint" })
+
+const Url = boundedText(1, 2048).annotations({
+  description:
+    "An https:// URL whose host is on the public internet (a refused one is 400 invalid_webhook_url)"
+})
+
+const Events = Schema.Array(EventType).pipe(
+  Schema.minItems(1, { message: () => "give at least one event type, or leave events out for all" })
+)
+
+export const CreateWebhookEndpointRequest = Schema.Struct({
+  url: Url,
+  events: Schema.optional(Events),
+  merchantId: Schema.optional(MerchantId),
+  description: Schema.optional(boundedText(1, 500)),
+  apiVersion: Schema.optional(ApiVersion)
+}).annotations({ identifier: "CreateWebhookEndpointRequest" })
+
+export const UpdateWebhookEndpointRequest = Schema.Struct({
+  url: Schema.optional(Url),
+  events: Schema.optional(Events),
+  description: Schema.optional(Schema.NullOr(boundedText(1, 500))),
+  status: Schema.optional(WebhookEndpointStatus)
+}).annotations({
+  identifier: "UpdateWebhookEndpointRequest",
+  description: "At least one field"
+})
+
+export const WebhookEndpointPath = pathOf(
+  { id: WebhookEndpointId },
+  { error: ApiErrors.NotFound, nouns: { id: "webhook endpoint" } }
+)
+
+export const createWebhookEndpoint = HttpApiEndpoint.post("create", "/v1/webhook-endpoints")
+  .setHeaders(IdempotentHeaders)
+  .setPayload(CreateWebhookEndpointRequest)
+  .addSuccess(CreatedWebhookEndpoint, { status: 201 })
+  .annotate(OpenApi.Summary, "Register a webhook endpoint")
+  .pipe(failsWith(ApiErrors.InvalidWebhookUrl, ApiErrors.IdempotencyConflict))
+
+export const listWebhookEndpoints = HttpApiEndpoint.get("list", "/v1/webhook-endpoints")
+  .setHeaders(VersionHeaders)
+  .addSuccess(Schema.Struct({ data: Schema.Array(WebhookEndpointView) }))
+  .annotate(OpenApi.Summary, "List the webhook endpoints, newest first")
+  .pipe(failsWith())
+
+export const getWebhookEndpoint = HttpApiEndpoint.get("get", "/v1/webhook-endpoints/:id")
+  .setHeaders(VersionHeaders)
+  .setPath(WebhookEndpointPath)
+  .addSuccess(WebhookEndpointView)
+  .annotate(OpenApi.Summary, "Fetch a webhook endpoint")
+  .pipe(failsWith(ApiErrors.NotFound))
+
+export const updateWebhookEndpoint = HttpApiEndpoint.patch("update", "/v1/webhook-endpoints/:id")
+  .setHeaders(VersionHeaders)
+  .setPath(WebhookEndpointPath)
+  .setPayload(UpdateWebhookEndpointRequest)
+  .addSuccess(WebhookEndpointView)
+  .annotate(OpenApi.Summary, "Change a webhook endpoint's URL, events, description or status")
+  .pipe(failsWith(ApiErrors.NotFound, ApiErrors.InvalidWebhookUrl))
+
+export const deleteWebhookEndpoint = HttpApiEndpoint.del("delete", "/v1/webhook-endpoints/:id")
+  .setHeaders(VersionHeaders)
+  .setPath(WebhookEndpointPath)
+  .addSuccess(Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }))
+  .annotate(OpenApi.Summary, "Delete a webhook endpoint (idempotent)")
+  .pipe(failsWith(ApiErrors.NotFound))
+
+export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
+  .annotate(OpenApi.Title, "Webhook endpoints")
+  .add(createWebhookEndpoint)
+  .add(listWebhookEndpoints)
+  .add(getWebhookEndpoint)
+  .add(updateWebhookEndpoint)
+  .add(deleteWebhookEndpoint)
+  .middleware(PartnerApiKey) {}

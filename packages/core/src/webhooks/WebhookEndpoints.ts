@@ -1,0 +1,157 @@
+/**
+ * The webhook endpoint rules: a partner registers, sees and changes only its
+ * own endpoints (another partner's id is not found, never forbidden: no
+ * existence oracle); a URL passes the WebhookUrlGuard; an endpoint limited to
+ * a merchant must name one of the partner's live merchants; the signing
+ * secret is made here, shown once, and kept sealed under the engine's secret.
+ */
+import { Clock, Effect, Option, Schema } from "effect"
+import type { EventType } from "../events/Event.js"
+import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
+import type { MerchantId } from "../merchants/Merchant.js"
+import { Merchants } from "../merchants/Merchants.js"
+import type { Partner } from "../partners/Partner.js"
+import { EngineSecret } from "../secrets/EngineSecret.js"
+import type { ApiVersion } from "../shared/ApiVersion.js"
+import { InvalidInput } from "../shared/Errors.js"
+import { newId } from "../shared/Ids.js"
+import { spanned } from "../shared/Spans.js"
+import { generateWebhookSecret } from "./Signature.js"
+import { WebhookUrlGuard } from "./UrlGuard.js"
+import {
+  WebhookEndpoint,
+  type WebhookEndpointChanges,
+  type WebhookEndpointId,
+  type WebhookEndpointStatus,
+  WebhookEndpointStore
+} from "./WebhookEndpoint.js"
+
+/** What `EngineSecret` seals endpoint secrets for. */
+export const WEBHOOK_SECRET_PURPOSE = "webhook-secret"
+
+export class WebhookEndpointNotFound extends Schema.TaggedError<WebhookEndpointNotFound>()(
+  "WebhookEndpointNotFound",
+  { endpointId: Schema.String }
+) {}
+
+export interface NewWebhookEndpoint {
+  readonly url: string
+  readonly events?: ReadonlyArray<EventType> | undefined
+  readonly merchantId?: MerchantId | undefined
+  readonly description?: string | undefined
+  readonly apiVersion?: ApiVersion | undefined
+}
+
+export interface WebhookEndpointUpdate {
+  readonly url?: string | undefined
+  readonly events?: ReadonlyArray<EventType> | undefined
+  readonly description?: string | null | undefined
+  readonly status?: WebhookEndpointStatus | undefined
+}
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()(
+  "@pay/core/WebhookEndpoints",
+  {
+    effect: Effect.gen(function* () {
+      const store = yield* WebhookEndpointStore
+      const guard = yield* WebhookUrlGuard
+      const secrets = yield* EngineSecret
+      const merchants = yield* Merchants
+
+      const checkUrl = guard.check
+
+      /** The partner's live endpoint; any other is not found. */
+      const get = (partner: Partner, id: WebhookEndpointId) =>
+        Effect.flatMap(store.find(id), (found) =>
+          Option.isSome(found) &&
+          found.value.partnerId === partner.id &&
+          found.value.deletedAt === null
+            ? Effect.succeed(found.value)
+            : Effect.fail(new WebhookEndpointNotFound({ endpointId: id }))
+        )
+
+      const create = (
+        partner: Partner,
+        input: NewWebhookEndpoint,
+        complete?: (endpoint: WebhookEndpoint, secret: string) => IdempotencyCompletion
+      ) =>
+        Effect.gen(function* () {
+          yield* checkUrl(input.url)
+          if (input.merchantId !== undefined) {
+            yield* merchants
+              .get(partner, input.merchantId)
+              .pipe(
+                Effect.catchAll(() =>
+                  Effect.fail(
+                    InvalidInput.of("merchantId", "names no merchant of this partner account")
+                  )
+                )
+              )
+          }
+          const secret = generateWebhookSecret()
+          const at = yield* now
+          const endpoint = new WebhookEndpoint({
+            id: yield* newId<WebhookEndpointId>("whep"),
+            partnerId: partner.id,
+            url: input.url,
+            events: input.events ?? null,
+            merchantId: input.merchantId ?? null,
+            description: input.description ?? null,
+            apiVersion: input.apiVersion ?? partner.apiVersion,
+            status: "enabled",
+            disabledReason: null,
+            secret: yield* secrets.seal(WEBHOOK_SECRET_PURPOSE, secret),
+            previousSecret: null,
+            previousSecretExpiresAt: null,
+            createdAt: at,
+            updatedAt: at,
+            deletedAt: null
+          })
+          yield* store.insert(endpoint, complete?.(endpoint, secret))
+          return { endpoint, secret }
+        })
+
+      const list = (partner: Partner) => store.list(partner.id)
+
+      const update = (partner: Partner, id: WebhookEndpointId, update: WebhookEndpointUpdate) =>
+        Effect.gen(function* () {
+          yield* get(partner, id)
+          if (update.url !== undefined) yield* checkUrl(update.url)
+          const changes: WebhookEndpointChanges = {
+            url: update.url,
+            events: update.events,
+            description: update.description,
+            status: update.status,
+            // Enabled again by the partner: the reason it was disabled is over.
+            ...(update.status === undefined
+              ? {}
+              : { disabledReason: update.status === "enabled" ? null : "disabled by the partner" })
+          }
+          const updated = yield* store.update(id, changes, yield* now)
+          return yield* Option.match(updated, {
+            onNone: () => new WebhookEndpointNotFound({ endpointId: id }),
+            onSome: Effect.succeed
+          })
+        })
+
+      const remove = (partner: Partner, id: WebhookEndpointId) =>
+        Effect.gen(function* () {
+          const found = yield* store.find(id)
+          if (Option.isNone(found) || found.value.partnerId !== partner.id) {
+            return yield* new WebhookEndpointNotFound({ endpointId: id })
+          }
+          yield* store.markDeleted(id, yield* now)
+        })
+
+      return {
+        create: spanned("WebhookEndpoints.create", create),
+        list,
+        get,
+        update: spanned("WebhookEndpoints.update", update),
+        remove: spanned("WebhookEndpoints.remove", remove)
+      } as const
+    })
+  }
+) {}

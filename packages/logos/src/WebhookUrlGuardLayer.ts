@@ -1,0 +1,51 @@
+/**
+ * The engine's `WebhookUrlGuard` on this package's address rules: an https://
+ * URL whose host is, and resolves only to, public internet addresses. With
+ * `allowPrivate` (PAY_FETCH_ALLOW_PRIVATE=1), private and loopback hosts pass
+ * too, and plain http:// to a loopback host, for tests and private deployments.
+ */
+import { httpsUrlProblem, WebhookUrlGuard, WebhookUrlRefused } from "@pay/core"
+import { Effect, Layer } from "effect"
+import { classifyAddress } from "./AddressPolicy.js"
+import { type ResolvedAddress, resolveTarget } from "./SafeFetch.js"
+
+export interface WebhookUrlGuardOptions {
+  readonly allowPrivate?: boolean
+  /** Default: the system resolver. */
+  readonly resolve?: (hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>
+}
+
+const isLoopback = (address: string) => {
+  const verdict = classifyAddress(address)
+  return !verdict.allowed && verdict.range === "loopback"
+}
+
+export const makeWebhookUrlGuard = (options: WebhookUrlGuardOptions = {}) => {
+  const allowPrivate = options.allowPrivate === true
+  return WebhookUrlGuard.of({
+    check: (url) =>
+      Effect.gen(function* () {
+        const parsed = URL.canParse(url) ? new URL(url) : undefined
+        const problem = httpsUrlProblem(url)
+        const plainLoopback =
+          allowPrivate && parsed?.protocol === "http:" && problem === "must be an https:// URL"
+        if (problem !== undefined && !plainLoopback) {
+          return yield* new WebhookUrlRefused({ reason: problem })
+        }
+        const target = yield* Effect.promise(() =>
+          resolveTarget(parsed!, { allowPrivate, resolve: options.resolve })
+        )
+        if ("ok" in target) return yield* new WebhookUrlRefused({ reason: target.message })
+        if (plainLoopback && !target.addresses.every((a) => isLoopback(a.address))) {
+          return yield* new WebhookUrlRefused({
+            reason:
+              "must be an https:// URL (plain http:// only to a loopback address, with PAY_FETCH_ALLOW_PRIVATE=1)"
+          })
+        }
+      })
+  })
+}
+
+/** `WebhookUrlGuard` for an engine: `PAY_FETCH_ALLOW_PRIVATE=1` maps to `allowPrivate`. */
+export const webhookUrlGuardLayer = (options: WebhookUrlGuardOptions = {}) =>
+  Layer.succeed(WebhookUrlGuard, makeWebhookUrlGuard(options))
