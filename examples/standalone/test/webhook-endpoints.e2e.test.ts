@@ -149,6 +149,59 @@ describe.each(STORES)("%s: webhook endpoints", (store) => {
     )
   })
 
+  it("rotates the secret: the new one once, the previous kept signing for the overlap, both sealed", async () => {
+    const created = (await register({ url: "https://93.184.215.14/rotate" })).body
+    const path = `/v1/webhook-endpoints/${created.id}/rotate-secret`
+    const key = newKey()
+    const before = Date.now()
+    const rotated = await api.request("POST", path, {
+      body: { expireCurrentInSeconds: 3600 },
+      idempotencyKey: key
+    })
+    expect(rotated.status, rotated.text).toBe(200)
+    expect(rotated.body.secret).toMatch(/^whsec_/)
+    expect(rotated.body.secret).not.toBe(created.secret)
+    const until = Date.parse(rotated.body.previousSecretExpiresAt)
+    expect(until).toBeGreaterThanOrEqual(before + 3_600_000 - 1000)
+    expect(until).toBeLessThanOrEqual(Date.now() + 3_600_000 + 1000)
+    // A replay answers the same secret, and rotates nothing more.
+    const replay = await api.request("POST", path, {
+      body: { expireCurrentInSeconds: 3600 },
+      idempotencyKey: key
+    })
+    expect(replay.text).toBe(rotated.text)
+    const stored = Option.getOrThrow(
+      await server.runEngine(
+        Effect.flatMap(WebhookEndpointStore, (s) => s.find(created.id as WebhookEndpointId))
+      )
+    )
+    const open = (sealed: string) =>
+      server.runEngine(Effect.flatMap(EngineSecret, (s) => s.open(WEBHOOK_SECRET_PURPOSE, sealed)))
+    expect(await open(stored.secret)).toBe(rotated.body.secret)
+    expect(await open(stored.previousSecret!)).toBe(created.secret)
+
+    // At once: no previous secret.
+    const now = await api.request("POST", path, {
+      body: { expireCurrentInSeconds: 0 },
+      idempotencyKey: newKey()
+    })
+    expect(now.body.previousSecretExpiresAt).toBeNull()
+    expectError(
+      await api.request("POST", path, {
+        body: { expireCurrentInSeconds: 700_000 },
+        idempotencyKey: newKey()
+      }),
+      400,
+      "params_validation",
+      ["expireCurrentInSeconds"]
+    )
+    expectError(
+      await api.request("POST", path, { body: {}, idempotencyKey: newKey(), key: otherKey }),
+      404,
+      "not_found"
+    )
+  })
+
   it("changes URL, events, description and status; deletes once; another partner's id is 404", async () => {
     const created = (await register({ url: "https://93.184.215.14/a", description: "A" })).body
     const path = `/v1/webhook-endpoints/${created.id}`

@@ -104,6 +104,39 @@ export const deleteWebhookEndpoint = HttpApiEndpoint.del("delete", "/v1/webhook-
   .annotate(OpenApi.Summary, "Delete a webhook endpoint (idempotent)")
   .pipe(failsWith(ApiErrors.NotFound))
 
+/** Default overlap of a rotation: 24 hours; at most 7 days. */
+export const DEFAULT_SECRET_OVERLAP_SECONDS = 86_400
+
+export const RotateSecretRequest = Schema.Struct({
+  expireCurrentInSeconds: Schema.optional(
+    Schema.Int.pipe(
+      Schema.between(0, 7 * 86_400, {
+        message: () => "must be a whole number of seconds from 0 (at once) to 604800 (7 days)"
+      })
+    ).annotations({
+      description: "How long the current secret keeps signing beside the new one; default 86400"
+    })
+  )
+}).annotations({ identifier: "RotateWebhookSecretRequest" })
+
+export const RotatedWebhookEndpoint = Schema.Struct({
+  ...CreatedWebhookEndpoint.fields,
+  previousSecretExpiresAt: Schema.NullOr(Schema.String).annotations({
+    description: "RFC 3339: until when the previous secret still signs; null if it stopped at once"
+  })
+}).annotations({ identifier: "RotatedWebhookEndpoint" })
+
+export const rotateWebhookSecret = HttpApiEndpoint.post(
+  "rotateSecret",
+  "/v1/webhook-endpoints/:id/rotate-secret"
+)
+  .setHeaders(IdempotentHeaders)
+  .setPath(WebhookEndpointPath)
+  .setPayload(RotateSecretRequest)
+  .addSuccess(RotatedWebhookEndpoint)
+  .annotate(OpenApi.Summary, "Rotate a webhook endpoint's signing secret")
+  .pipe(failsWith(ApiErrors.NotFound, ApiErrors.IdempotencyConflict))
+
 export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
   .annotate(OpenApi.Title, "Webhook endpoints")
   .add(createWebhookEndpoint)
@@ -111,4 +144,5 @@ export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
   .add(getWebhookEndpoint)
   .add(updateWebhookEndpoint)
   .add(deleteWebhookEndpoint)
+  .add(rotateWebhookSecret)
   .middleware(PartnerApiKey) {}

@@ -10,7 +10,11 @@ import { RequestError } from "../http/RequestError.js"
 import { implement } from "../http/Route.js"
 import { idempotently } from "../idempotency/Http.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
-import { WebhookEndpointsApi, type WebhookEndpointView } from "./Api.js"
+import {
+  DEFAULT_SECRET_OVERLAP_SECONDS,
+  WebhookEndpointsApi,
+  type WebhookEndpointView
+} from "./Api.js"
 import { WebhookUrlRefused } from "./UrlGuard.js"
 import type { WebhookEndpoint } from "./WebhookEndpoint.js"
 import { WebhookEndpoints } from "./WebhookEndpoints.js"
@@ -76,6 +80,27 @@ export const webhookEndpointHandlers = Effect.gen(function* () {
           )
         }
         return json(200, webhookEndpointView(yield* endpoints.update(partner, path.id, payload)))
+      }),
+
+    rotateSecret: (input) =>
+      Effect.gen(function* () {
+        const partner = yield* CurrentPartner
+        const reply = (e: WebhookEndpoint, secret: string): Reply =>
+          json(200, {
+            ...webhookEndpointView(e),
+            secret,
+            previousSecretExpiresAt: e.previousSecretExpiresAt?.toISOString() ?? null
+          })
+        return yield* idempotently(input, input.headers["idempotency-key"], (complete) =>
+          endpoints
+            .rotateSecret(
+              partner,
+              input.path.id,
+              input.payload.expireCurrentInSeconds ?? DEFAULT_SECRET_OVERLAP_SECONDS,
+              (e, secret) => complete(reply(e, secret))
+            )
+            .pipe(Effect.map(({ endpoint, secret }) => reply(endpoint, secret)))
+        )
       }),
 
     delete: ({ path }) =>

@@ -136,6 +136,34 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()(
           })
         })
 
+      /**
+       * A new secret, shown once; the current one keeps signing beside it for
+       * `overlapSeconds` (deliveries carry both signatures meanwhile).
+       */
+      const rotateSecret = (
+        partner: Partner,
+        id: WebhookEndpointId,
+        overlapSeconds: number,
+        complete?: (endpoint: WebhookEndpoint, secret: string) => IdempotencyCompletion
+      ) =>
+        Effect.gen(function* () {
+          const current = yield* get(partner, id)
+          const secret = generateWebhookSecret()
+          const at = yield* now
+          const rotation = {
+            secret: yield* secrets.seal(WEBHOOK_SECRET_PURPOSE, secret),
+            previousSecret: overlapSeconds > 0 ? current.secret : null,
+            previousSecretExpiresAt:
+              overlapSeconds > 0 ? new Date(at.getTime() + overlapSeconds * 1000) : null
+          }
+          const written = new WebhookEndpoint({ ...current, ...rotation, updatedAt: at })
+          const rotated = yield* store.rotateSecret(id, rotation, at, complete?.(written, secret))
+          return yield* Option.match(rotated, {
+            onNone: () => new WebhookEndpointNotFound({ endpointId: id }),
+            onSome: (endpoint) => Effect.succeed({ endpoint, secret })
+          })
+        })
+
       const remove = (partner: Partner, id: WebhookEndpointId) =>
         Effect.gen(function* () {
           const found = yield* store.find(id)
@@ -150,6 +178,7 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()(
         list,
         get,
         update: spanned("WebhookEndpoints.update", update),
+        rotateSecret: spanned("WebhookEndpoints.rotateSecret", rotateSecret),
         remove: spanned("WebhookEndpoints.remove", remove)
       } as const
     })
