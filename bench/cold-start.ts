@@ -14,16 +14,15 @@
  * writes bench/results/cold-start.json); `npm run bench` includes it.
  */
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { request } from "node:http"
 import { createServer } from "node:net"
-import { loadavg, tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { loadavg } from "node:os"
+import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 import { BENCH_API_KEY, BENCH_PAY_CONFIG } from "./client.js"
-import { BUN, killAllNow, ROOT, spawnTracked } from "./server-process.js"
+import { BUN, ROOT, runBenchAlone, spawnTracked } from "./server-process.js"
 
 export interface ColdStartSettings {
   /** Starts of each server on each runtime. */
@@ -316,45 +315,13 @@ export const formatColdStart = (r: ColdStartResult): Array<string> => {
   ]
 }
 
-const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
-
-const main = async () => {
-  const dir = mkdtempSync(join(tmpdir(), "pay-bench-cold-"))
-  const settings = coldStartSettings()
-  const abandon = (why: string, code: number) => {
-    console.error(why)
-    killAllNow()
-    rmSync(dir, { recursive: true, force: true })
-    process.exit(code)
-  }
-  process.on("exit", killAllNow)
-  process.on("SIGINT", () => abandon("bench:cold: interrupted", 130))
-  process.on("SIGTERM", () => abandon("bench:cold: terminated", 143))
-  setTimeout(
-    () => abandon(`bench:cold: still running after ${settings.deadlineMs / 1000} s, stopped`, 1),
-    settings.deadlineMs
-  ).unref()
-  try {
-    console.log("Cold start:")
-    const coldStart = await measureColdStart(dir, settings)
-    const report = { date: new Date().toISOString(), coldStart }
-    mkdirSync(RESULTS, { recursive: true })
-    writeFileSync(join(RESULTS, "cold-start.json"), `${JSON.stringify(report, null, 2)}\n`)
-    console.log([...formatColdStart(coldStart), ""].join("\n"))
-    console.log("Written to bench/results/cold-start.json")
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
-
 // Run alone (`npm run bench:cold`), not when bench/run.ts imports it.
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  // Exit explicitly: a failed run may leave sockets open that would keep the process alive.
-  main().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      console.error(`bench:cold failed: ${error instanceof Error ? error.message : String(error)}`)
-      process.exit(1)
-    }
-  )
-}
+runBenchAlone(import.meta.url, {
+  name: "cold",
+  title: "Cold start",
+  deadlineMs: coldStartSettings().deadlineMs,
+  measure: (dir) => measureColdStart(dir, coldStartSettings()),
+  report: (coldStart) => ({ date: new Date().toISOString(), coldStart }),
+  file: "cold-start",
+  format: formatColdStart
+})

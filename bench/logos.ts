@@ -32,16 +32,15 @@
  * includes it. BENCH_LOGO_ROUNDS (default 20) and BENCH_LOGO_BURSTS (default 3) size it.
  */
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { cpus, loadavg, tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpus, loadavg } from "node:os"
+import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { fileURLToPath } from "node:url"
 import { type LogoServer, smoothImage, startLogoServer } from "@pay/logos/testing"
 import { build } from "esbuild"
 import sharp from "sharp"
 import { BENCH_API_KEY, BENCH_PAY_CONFIG } from "./client.js"
-import { killAllNow, ROOT, type ServerProcess, startServer } from "./server-process.js"
+import { ROOT, runBenchAlone, type ServerProcess, startServer } from "./server-process.js"
 
 export interface LogoBenchSettings {
   /** Rounds not counted, first. */
@@ -643,44 +642,13 @@ export const formatLogos = (r: LogoBenchResult): Array<string> => {
   ]
 }
 
-const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
-
-const main = async () => {
-  const dir = mkdtempSync(join(tmpdir(), "pay-bench-logos-"))
-  const settings = logoSettings()
-  const abandon = (why: string, code: number) => {
-    console.error(why)
-    killAllNow()
-    rmSync(dir, { recursive: true, force: true })
-    process.exit(code)
-  }
-  process.on("exit", killAllNow)
-  process.on("SIGINT", () => abandon("bench:logos: interrupted", 130))
-  process.on("SIGTERM", () => abandon("bench:logos: terminated", 143))
-  setTimeout(
-    () => abandon(`bench:logos: still running after ${settings.deadlineMs / 1000} s, stopped`, 1),
-    settings.deadlineMs
-  ).unref()
-  try {
-    console.log("Logos:")
-    const logos = await measureLogos(dir, settings)
-    mkdirSync(RESULTS, { recursive: true })
-    writeFileSync(join(RESULTS, "logos.json"), `${JSON.stringify({ logos }, null, 2)}\n`)
-    console.log([...formatLogos(logos), ""].join("\n"))
-    console.log("Written to bench/results/logos.json")
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
-
 // Run alone (`npm run bench:logos`), not when bench/run.ts imports it.
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  // Exit explicitly: a failed run may leave sockets open that would keep the process alive.
-  main().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      console.error(`bench:logos failed: ${error instanceof Error ? error.message : String(error)}`)
-      process.exit(1)
-    }
-  )
-}
+runBenchAlone(import.meta.url, {
+  name: "logos",
+  title: "Logos",
+  deadlineMs: logoSettings().deadlineMs,
+  measure: (dir) => measureLogos(dir, logoSettings()),
+  report: (logos) => ({ logos }),
+  file: "logos",
+  format: formatLogos
+})

@@ -5,7 +5,17 @@
  * with SIGTERM.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { readdirSync, readFileSync, readlinkSync } from "node:fs"
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve as resolvePath } from "node:path"
 import { fileURLToPath } from "node:url"
 
 export interface ServerProcess {
@@ -228,4 +238,68 @@ const listeningPid = (launcher: number, port: number): number => {
     }
   }
   throw new Error(`no process under pid ${launcher} listens on port ${port}`)
+}
+
+/**
+ * A bench part run alone (`npm run bench:<name>`): a temporary folder for its
+ * files, a deadline after which it stops itself, children killed on any exit,
+ * its report written to `bench/results/<file>.json`, and an explicit exit (a
+ * failed run may leave sockets open that would keep the process alive). Does
+ * nothing when the module is imported (by bench/run.ts) rather than run.
+ */
+export const runBenchAlone = <R>(
+  moduleUrl: string,
+  part: {
+    readonly name: string
+    readonly title: string
+    readonly deadlineMs: number
+    readonly measure: (dir: string) => Promise<R>
+    readonly report: (result: R) => object
+    readonly file: string
+    readonly format: (result: R) => ReadonlyArray<string>
+  }
+): void => {
+  if (process.argv[1] === undefined || resolvePath(process.argv[1]) !== fileURLToPath(moduleUrl)) {
+    return
+  }
+  const dir = mkdtempSync(join(tmpdir(), `pay-bench-${part.name}-`))
+  const abandon = (why: string, code: number) => {
+    console.error(why)
+    killAllNow()
+    rmSync(dir, { recursive: true, force: true })
+    process.exit(code)
+  }
+  process.on("exit", killAllNow)
+  process.on("SIGINT", () => abandon(`bench:${part.name}: interrupted`, 130))
+  process.on("SIGTERM", () => abandon(`bench:${part.name}: terminated`, 143))
+  setTimeout(
+    () =>
+      abandon(`bench:${part.name}: still running after ${part.deadlineMs / 1000} s, stopped`, 1),
+    part.deadlineMs
+  ).unref()
+  const results = fileURLToPath(new URL("./results/", import.meta.url))
+  const run = async () => {
+    try {
+      console.log(`${part.title}:`)
+      const result = await part.measure(dir)
+      mkdirSync(results, { recursive: true })
+      writeFileSync(
+        join(results, `${part.file}.json`),
+        `${JSON.stringify(part.report(result), null, 2)}\n`
+      )
+      console.log([...part.format(result), ""].join("\n"))
+      console.log(`Written to bench/results/${part.file}.json`)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  run().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(
+        `bench:${part.name} failed: ${error instanceof Error ? error.message : String(error)}`
+      )
+      process.exit(1)
+    }
+  )
 }
