@@ -34,7 +34,8 @@ export const header = (req: IncomingMessage, name: string): string | undefined =
   return typeof value === "string" ? value : undefined
 }
 
-const readText = (req: IncomingMessage): Promise<string> =>
+/** The request body's text, refused past MAX_BODY_BYTES. */
+export const readText = (req: IncomingMessage): Promise<string> =>
   new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = []
     let size = 0

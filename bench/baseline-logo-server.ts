@@ -39,7 +39,7 @@ import https from "node:https"
 import { isIP } from "node:net"
 import Database from "better-sqlite3"
 import sharp from "sharp"
-import { env, fail, header, serveBaseline, sha256 } from "./baseline-http.js"
+import { env, fail, header, readText, serveBaseline, sha256 } from "./baseline-http.js"
 
 /** LogoImage.ts's LOGO_LIMITS, LOGO_SIZES and WebP options. */
 const MIN_SIDE = 500
@@ -51,7 +51,6 @@ const WEBP_OPTIONS = { quality: 90, alphaQuality: 100, smartSubsample: true, eff
 /** SafeFetch.ts's defaults. */
 const MAX_IMAGE_BYTES = 2 * 1024 * 1024
 const FETCH_TIMEOUT_MS = 10_000
-const MAX_BODY_BYTES = 256 * 1024
 const ROUTE = "POST /v1/merchants"
 
 const db = new Database(env("BASELINE_DATABASE"))
@@ -154,19 +153,6 @@ const send = (res: ServerResponse, status: number, text: string) => {
   })
   res.end(text)
 }
-
-const readText = (req: IncomingMessage): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    let size = 0
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length
-      if (size > MAX_BODY_BYTES) reject(new Error("too large"))
-      else chunks.push(chunk)
-    })
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-    req.on("error", reject)
-  })
 
 const EMAIL =
   /^(?!\.)(?!.*\.\.)([A-Za-z0-9_'+\-.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9-]*\.)+[A-Za-z]{2,}$/
