@@ -47,17 +47,21 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
     const { publicUrl } = yield* PayConfig
 
     /**
-     * The outbox of a merchant write: one event of `type` carrying the
-     * merchant's profile as the API shows it, with its live settlements.
+     * The outbox of a change to a merchant: `merchant.updated` carrying its
+     * profile as the API shows it, with its live settlements.
      */
-    const merchantEvent = (type: "merchant.created" | "merchant.updated", id: MerchantId) =>
+    const updatedEvent = (id: MerchantId) =>
       Effect.gen(function* () {
         const at = yield* stamp
         const settlements = yield* settlementStore.listByMerchant(id)
         return (m: Merchant) => [
-          eventOf(at, m.partnerId, type, merchantProfileView(publicUrl, m, settlements), {
-            merchantId: m.id
-          })
+          eventOf(
+            at,
+            m.partnerId,
+            "merchant.updated",
+            merchantProfileView(publicUrl, m, settlements),
+            { merchantId: m.id }
+          )
         ]
       })
     const logoCapture = yield* LogoCapture
@@ -142,7 +146,7 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
           email: update.email,
           logo: iconUrl === undefined || iconUrl === null ? iconUrl : yield* freezeLogo(iconUrl)
         }
-        const outbox = yield* merchantEvent("merchant.updated", id)
+        const outbox = yield* updatedEvent(id)
         const updated = yield* store.update(id, changes, yield* now, outbox)
         // Deleted between the check and the write.
         return yield* Option.match(updated, {
@@ -176,7 +180,7 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
     /** The operator's switch (CLI), across partners. */
     const setStatus = (id: MerchantId, status: MerchantStatus) =>
       Effect.gen(function* () {
-        const outbox = yield* merchantEvent("merchant.updated", id)
+        const outbox = yield* updatedEvent(id)
         const updated = yield* store.setStatus(id, status, yield* now, outbox)
         return yield* Option.match(updated, {
           onNone: () => new MerchantNotFound({ merchantId: id }),
