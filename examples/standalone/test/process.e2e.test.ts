@@ -90,7 +90,8 @@ const MIGRATIONS = [
   "0010_merchant_logo",
   "0011_engine_secret",
   "0012_events",
-  "0013_webhook_endpoints"
+  "0013_webhook_endpoints",
+  "0014_webhook_deliveries"
 ]
 
 /** Failure of a CLI run: its exit code and what it printed. */

@@ -14,6 +14,7 @@ import type { PartnerStore } from "./partners/PartnerStore.js"
 import type { PaymentStore } from "./payments/PaymentStore.js"
 import type { EngineSecretStore } from "./secrets/EngineSecret.js"
 import type { SettlementStore } from "./settlements/SettlementStore.js"
+import type { WebhookDeliveryStore } from "./webhooks/WebhookDelivery.js"
 import type { WebhookEndpointStore } from "./webhooks/WebhookEndpoint.js"
 
 export type PayStorage =
@@ -29,3 +30,4 @@ export type PayStorage =
   | EngineSecretStore
   | EventStore
   | WebhookEndpointStore
+  | WebhookDeliveryStore

@@ -45,6 +45,7 @@ import { EngineSecretStore } from "../src/secrets/EngineSecret.js"
 import { type CryptoSettlement, SettlementAssetConflict } from "../src/settlements/Settlement.js"
 import { SettlementStore } from "../src/settlements/SettlementStore.js"
 import { randomBase62 } from "../src/shared/Ids.js"
+import { WebhookDelivery, WebhookDeliveryStore } from "../src/webhooks/WebhookDelivery.js"
 import {
   WebhookEndpoint,
   type WebhookEndpointId,
@@ -162,8 +163,35 @@ export const makeMemoryStorage = () => {
 
   /** The outbox, in the order events were written (their `seq`). */
   const events: Array<PayEvent> = []
+  const deliveries: Array<WebhookDelivery> = []
+  const endpoints = new Map<WebhookEndpointId, WebhookEndpoint>()
+  /** The event, and a delivery for each endpoint that wants it now. */
+  const record = (event: PayEvent) => {
+    events.push(event)
+    for (const w of endpoints.values()) {
+      if (
+        w.partnerId === event.partnerId &&
+        w.deletedAt === null &&
+        w.status === "enabled" &&
+        (w.merchantId === null || w.merchantId === event.merchantId) &&
+        (w.events === null || w.events.includes(event.type))
+      ) {
+        deliveries.push(
+          new WebhookDelivery({
+            endpointId: w.id,
+            eventId: event.id,
+            paymentId: event.paymentId,
+            state: "pending",
+            attempts: 0,
+            nextAttemptAt: event.createdAt,
+            createdAt: event.createdAt
+          })
+        )
+      }
+    }
+  }
   const publish = <A>(outbox: Outbox<A> | undefined, written: A) => {
-    if (outbox) events.push(...outbox(written))
+    if (outbox) for (const event of outbox(written)) record(event)
   }
 
   /** Applies `f` to a live merchant; a deleted one (or none) is not changed. */
@@ -538,7 +566,7 @@ export const makeMemoryStorage = () => {
           if (payment !== undefined) {
             payments.set(payment.id, { ...payment, settlement: settlement.settlement })
           }
-          events.push(...(settlement.events ?? []))
+          for (const event of settlement.events ?? []) record(event)
         }
       }),
     requeue: (job, kind) =>
@@ -607,7 +635,6 @@ export const makeMemoryStorage = () => {
       })
   })
 
-  const endpoints = new Map<WebhookEndpointId, WebhookEndpoint>()
   /** Changes a live endpoint; a deleted one (or none) is not changed. */
   const changeEndpoint = (id: WebhookEndpointId, f: (e: WebhookEndpoint) => WebhookEndpoint) => {
     const current = endpoints.get(id)
@@ -659,7 +686,18 @@ export const makeMemoryStorage = () => {
       })
   })
 
+  const webhookDeliveryStore = WebhookDeliveryStore.of({
+    listByEndpoint: (endpointId, limit) =>
+      Effect.sync(() =>
+        deliveries
+          .filter((d) => d.endpointId === endpointId)
+          .reverse()
+          .slice(0, limit)
+      )
+  })
+
   return Layer.mergeAll(
+    Layer.succeed(WebhookDeliveryStore, webhookDeliveryStore),
     Layer.succeed(WebhookEndpointStore, webhookEndpointStore),
     Layer.succeed(EventStore, eventStore),
     Layer.succeed(EngineSecretStore, engineSecretStore),

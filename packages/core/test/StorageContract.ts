@@ -18,6 +18,7 @@ import type { CryptoSettlement, CryptoSettlementId } from "../src/settlements/Se
 import { SettlementStore } from "../src/settlements/SettlementStore.js"
 import type { Caip10, Caip19 } from "../src/shared/Caip.js"
 import { makeIdBody } from "../src/shared/Ids.js"
+import { WebhookDeliveryStore } from "../src/webhooks/WebhookDelivery.js"
 import {
   WebhookEndpoint,
   type WebhookEndpointId,
@@ -28,6 +29,7 @@ export type Stores =
   | PartnerStore
   | EventStore
   | WebhookEndpointStore
+  | WebhookDeliveryStore
   | MerchantStore
   | SettlementStore
   | IdempotencyStore
@@ -897,6 +899,81 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
           expect(Option.isNone(yield* store.update(endpoint.id, { description: "x" }, at))).toBe(
             true
           )
+        })
+      )
+
+      test(
+        "queue each event's delivery for every endpoint that wants it then, in the event's write; none for a write rolled back",
+        Effect.gen(function* () {
+          const { partner } = yield* seed
+          const other = aPartner("Other")
+          yield* (yield* PartnerStore).insert(other, storedKey(other))
+          const endpoints = yield* WebhookEndpointStore
+          const deliveries = yield* WebhookDeliveryStore
+          const merchants = yield* MerchantStore
+          const x = aMerchant(partner, { name: "X" })
+          const y = aMerchant(partner, { name: "Y" })
+          const all = anEndpoint(partner)
+          const updatesOnly = anEndpoint(partner, { events: ["merchant.updated"] })
+          const onlyX = anEndpoint(partner, { merchantId: x.id })
+          const disabled = anEndpoint(partner, { status: "disabled" })
+          const deleted = anEndpoint(partner)
+          const theirs = anEndpoint(other)
+          for (const e of [all, updatesOnly, onlyX, disabled, deleted, theirs]) {
+            yield* endpoints.insert(e)
+          }
+          yield* endpoints.markDeleted(deleted.id, new Date(tick()))
+          const event = (type: EventType, m: Merchant) =>
+            new PayEvent({
+              id: eventId(),
+              partnerId: m.partnerId,
+              type,
+              createdAt: new Date(tick()),
+              paymentId: `pay_of_${m.name}`,
+              merchantId: m.id,
+              data: "{}"
+            })
+          const created = event("merchant.created", x)
+          yield* merchants.insert(x, undefined, () => [created])
+          const updated = event("merchant.updated", x)
+          yield* merchants.update(x.id, { name: "X2" }, new Date(tick()), () => [updated])
+          const ofY = event("merchant.created", y)
+          yield* merchants.insert(y, undefined, () => [ofY])
+          // Rolled back (its claim was lost): no event, no delivery.
+          const keys = yield* IdempotencyStore
+          const s = scope("deliveries-1", partner.id)
+          const first = new Date(tick())
+          yield* keys.claim(s, "fp", "stalled", first, new Date(0))
+          yield* keys.claim(s, "fp", "taker", new Date(tick()), new Date(first.getTime() + 1))
+          const lost = aMerchant(partner)
+          yield* lostClaim(
+            merchants.insert(
+              lost,
+              { scope: s, token: "stalled", response: { status: 201, body: "{}" } },
+              () => [event("merchant.created", lost)]
+            )
+          )
+          // Registered after the events: none of them.
+          const late = anEndpoint(partner)
+          yield* endpoints.insert(late)
+
+          const queued = (e: WebhookEndpoint) =>
+            Effect.map(deliveries.listByEndpoint(e.id, 100), (ds) =>
+              ds.map((d) => [d.eventId, d.state, d.attempts, d.paymentId])
+            )
+          expect(yield* queued(all)).toEqual([
+            [ofY.id, "pending", 0, "pay_of_Y"],
+            [updated.id, "pending", 0, "pay_of_X"],
+            [created.id, "pending", 0, "pay_of_X"]
+          ])
+          expect(yield* queued(updatesOnly)).toEqual([[updated.id, "pending", 0, "pay_of_X"]])
+          expect(yield* queued(onlyX)).toEqual([
+            [updated.id, "pending", 0, "pay_of_X"],
+            [created.id, "pending", 0, "pay_of_X"]
+          ])
+          for (const none of [disabled, deleted, theirs, late]) {
+            expect(yield* queued(none)).toEqual([])
+          }
         })
       )
 

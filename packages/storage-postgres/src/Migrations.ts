@@ -18,6 +18,7 @@ import merchantLogo from "./migrations/0010_merchant_logo.js"
 import engineSecret from "./migrations/0011_engine_secret.js"
 import events from "./migrations/0012_events.js"
 import webhookEndpoints from "./migrations/0013_webhook_endpoints.js"
+import webhookDeliveries from "./migrations/0014_webhook_deliveries.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -32,7 +33,8 @@ export const migrations = Migrator.fromRecord({
   "0010_merchant_logo": merchantLogo,
   "0011_engine_secret": engineSecret,
   "0012_events": events,
-  "0013_webhook_endpoints": webhookEndpoints
+  "0013_webhook_endpoints": webhookEndpoints,
+  "0014_webhook_deliveries": webhookDeliveries
 })
 
 const TABLE = "pay_migrations"

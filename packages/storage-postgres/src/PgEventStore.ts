@@ -4,7 +4,16 @@
  * newest first in the order they were written.
  */
 import type { SqlClient } from "@effect/sql"
-import { type EventId, EventStore, type Outbox, type PartnerId, PayEvent } from "@pay/core"
+import {
+  type EventId,
+  EventStore,
+  type Outbox,
+  type PartnerId,
+  PayEvent,
+  WebhookDelivery,
+  WebhookDeliveryStore,
+  type WebhookEndpointId
+} from "@pay/core"
 import { Effect, Option } from "effect"
 import { orDieSql } from "./PgErrors.js"
 
@@ -29,7 +38,10 @@ const toEvent = (r: EventRow) =>
     createdAt: r.created_at
   })
 
-/** Inside the caller's transaction: the events its outbox makes of what it wrote. */
+/**
+ * Inside the caller's transaction: the events its outbox makes of what it
+ * wrote, and each one's webhook deliveries, one per endpoint that wants it now.
+ */
 export const writeEvents = <A>(
   sql: SqlClient.SqlClient,
   outbox: Outbox<A> | undefined,
@@ -37,18 +49,64 @@ export const writeEvents = <A>(
 ) => {
   const events = outbox?.(written) ?? []
   if (events.length === 0) return Effect.void
-  return sql`INSERT INTO events ${sql.insert(
-    events.map((e) => ({
-      id: e.id,
-      partner_id: e.partnerId,
-      type: e.type,
-      payment_id: e.paymentId,
-      merchant_id: e.merchantId,
-      data: e.data,
-      created_at: e.createdAt
-    }))
-  )}`.pipe(Effect.asVoid)
+  return Effect.gen(function* () {
+    yield* sql`INSERT INTO events ${sql.insert(
+      events.map((e) => ({
+        id: e.id,
+        partner_id: e.partnerId,
+        type: e.type,
+        payment_id: e.paymentId,
+        merchant_id: e.merchantId,
+        data: e.data,
+        created_at: e.createdAt
+      }))
+    )}`
+    for (const e of events) {
+      yield* sql`INSERT INTO webhook_deliveries (endpoint_id, event_id, event_seq, payment_id,
+          state, attempts, next_attempt_at, created_at)
+        SELECT w.id, ev.id, ev.seq, ev.payment_id, 'pending', 0, ev.created_at, ev.created_at
+        FROM webhook_endpoints w, events ev
+        WHERE ev.id = ${e.id} AND w.partner_id = ev.partner_id AND w.deleted_at IS NULL
+          AND w.status = 'enabled'
+          AND (w.merchant_id IS NULL OR w.merchant_id = ev.merchant_id)
+          AND (w.events IS NULL OR EXISTS (
+            SELECT 1 FROM jsonb_array_elements_text(w.events::jsonb) t WHERE t = ev.type))`
+    }
+  })
 }
+
+interface DeliveryRow {
+  readonly endpoint_id: string
+  readonly event_id: string
+  readonly payment_id: string | null
+  readonly state: string
+  readonly attempts: number
+  readonly next_attempt_at: Date
+  readonly created_at: Date
+}
+
+export const makePgWebhookDeliveryStore = (sql: SqlClient.SqlClient) =>
+  WebhookDeliveryStore.of({
+    listByEndpoint: (endpointId, limit) =>
+      sql<DeliveryRow>`SELECT * FROM webhook_deliveries WHERE endpoint_id = ${endpointId}
+        ORDER BY event_seq DESC LIMIT ${limit}`.pipe(
+        Effect.map((rows) =>
+          rows.map(
+            (r) =>
+              new WebhookDelivery({
+                endpointId: r.endpoint_id as WebhookEndpointId,
+                eventId: r.event_id as EventId,
+                paymentId: r.payment_id,
+                state: r.state as WebhookDelivery["state"],
+                attempts: r.attempts,
+                nextAttemptAt: r.next_attempt_at,
+                createdAt: r.created_at
+              })
+          )
+        ),
+        orDieSql
+      )
+  })
 
 export const makePgEventStore = (sql: SqlClient.SqlClient) =>
   EventStore.of({

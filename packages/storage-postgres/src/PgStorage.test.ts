@@ -61,7 +61,8 @@ describe("PostgreSQL storage, several instances", () => {
         "merchant_logo",
         "engine_secret",
         "events",
-        "webhook_endpoints"
+        "webhook_endpoints",
+        "webhook_deliveries"
       ])
     })
   )

@@ -31,13 +31,14 @@ import {
   SettlementAssetConflict,
   SettlementStore,
   WalletAppStore,
+  WebhookDeliveryStore,
   WebhookEndpointStore
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
 import { makePgChainJobStore } from "./PgChainJobStore.js"
 import { makePgEngineSecretStore } from "./PgEngineSecretStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
-import { makePgEventStore, writeEvents } from "./PgEventStore.js"
+import { makePgEventStore, makePgWebhookDeliveryStore, writeEvents } from "./PgEventStore.js"
 import { makePgGatewayStore } from "./PgGatewayStore.js"
 import { makePgIdempotencyStore, writeCompletion } from "./PgIdempotencyStore.js"
 import { makePgLogoStore } from "./PgLogoStore.js"
@@ -343,6 +344,7 @@ export const PgStores = Layer.unwrapEffect(
       Layer.succeed(LogoStore, makePgLogoStore(sql)),
       Layer.succeed(EngineSecretStore, makePgEngineSecretStore(sql)),
       Layer.succeed(EventStore, makePgEventStore(sql)),
+      Layer.succeed(WebhookDeliveryStore, makePgWebhookDeliveryStore(sql)),
       Layer.succeed(WebhookEndpointStore, makePgWebhookEndpointStore(sql)),
       Layer.succeed(PaymentStore, makePgPaymentStore(sql)),
       Layer.succeed(ChainJobStore, makePgChainJobStore(sql)),

@@ -19,6 +19,7 @@ import merchantLogo from "./migrations/0010_merchant_logo.js"
 import engineSecret from "./migrations/0011_engine_secret.js"
 import events from "./migrations/0012_events.js"
 import webhookEndpoints from "./migrations/0013_webhook_endpoints.js"
+import webhookDeliveries from "./migrations/0014_webhook_deliveries.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -41,7 +42,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 10, name: "merchant_logo", apply: merchantLogo },
   { id: 11, name: "engine_secret", apply: engineSecret },
   { id: 12, name: "events", apply: events },
-  { id: 13, name: "webhook_endpoints", apply: webhookEndpoints }
+  { id: 13, name: "webhook_endpoints", apply: webhookEndpoints },
+  { id: 14, name: "webhook_deliveries", apply: webhookDeliveries }
 ]
 
 /** A migration applied by this call: its id and name. */

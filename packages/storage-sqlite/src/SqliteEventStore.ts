@@ -1,9 +1,18 @@
 /**
  * The events outbox on SQLite: `writeEvents` runs inside the transaction of
- * the change (the stores call it), the reads list a partner's events newest
- * first in the order they were written.
+ * the change (the stores call it) and queues each event's webhook deliveries;
+ * the reads list a partner's events newest first in the order they were
+ * written, and an endpoint's deliveries.
  */
-import { type EventId, EventStore, type PartnerId, PayEvent } from "@pay/core"
+import {
+  type EventId,
+  EventStore,
+  type PartnerId,
+  PayEvent,
+  WebhookDelivery,
+  WebhookDeliveryStore,
+  type WebhookEndpointId
+} from "@pay/core"
 import { Effect, Option } from "effect"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
@@ -14,6 +23,16 @@ interface EventRow {
   readonly payment_id: string | null
   readonly merchant_id: string | null
   readonly data: string
+  readonly created_at: number
+}
+
+interface DeliveryRow {
+  readonly endpoint_id: string
+  readonly event_id: string
+  readonly payment_id: string | null
+  readonly state: string
+  readonly attempts: number
+  readonly next_attempt_at: number
   readonly created_at: number
 }
 
@@ -42,18 +61,21 @@ export const makeSqliteEventStore = (db: SqliteConnection) => {
       AND (? IS NULL OR seq < (SELECT seq FROM events WHERE id = ?))
     ORDER BY seq DESC LIMIT ?`)
 
-  /** Inside the caller's transaction. */
+  // Every endpoint that wants the event now: its deliveries, queued with it.
+  const fanOut = db.prepare(`INSERT INTO webhook_deliveries (endpoint_id, event_id, event_seq,
+      payment_id, state, attempts, next_attempt_at, created_at)
+    SELECT w.id, ?, (SELECT seq FROM events WHERE id = ?), ?, 'pending', 0, ?, ?
+    FROM webhook_endpoints w
+    WHERE w.partner_id = ? AND w.deleted_at IS NULL AND w.status = 'enabled'
+      AND (w.merchant_id IS NULL OR w.merchant_id = ?)
+      AND (w.events IS NULL OR EXISTS (SELECT 1 FROM json_each(w.events) WHERE value = ?))`)
+
+  /** Inside the caller's transaction: the events, and each one's deliveries. */
   const writeEvents = (events: ReadonlyArray<PayEvent>) => {
     for (const e of events) {
-      insert.run(
-        e.id,
-        e.partnerId,
-        e.type,
-        e.paymentId,
-        e.merchantId,
-        e.data,
-        e.createdAt.getTime()
-      )
+      const at = e.createdAt.getTime()
+      insert.run(e.id, e.partnerId, e.type, e.paymentId, e.merchantId, e.data, at)
+      fanOut.run(e.id, e.id, e.paymentId, at, at, e.partnerId, e.merchantId, e.type)
     }
   }
 
@@ -86,5 +108,25 @@ export const makeSqliteEventStore = (db: SqliteConnection) => {
         return rows.map(toEvent)
       })
   })
-  return { store, writeEvents }
+  const byEndpoint = db.prepare(`SELECT * FROM webhook_deliveries WHERE endpoint_id = ?
+    ORDER BY event_seq DESC LIMIT ?`)
+  const deliveries = WebhookDeliveryStore.of({
+    listByEndpoint: (endpointId, limit) =>
+      Effect.sync(() =>
+        (byEndpoint.all(endpointId, limit) as Array<DeliveryRow>).map(
+          (r) =>
+            new WebhookDelivery({
+              endpointId: r.endpoint_id as WebhookEndpointId,
+              eventId: r.event_id as EventId,
+              paymentId: r.payment_id,
+              state: r.state as WebhookDelivery["state"],
+              attempts: r.attempts,
+              nextAttemptAt: new Date(r.next_attempt_at),
+              createdAt: new Date(r.created_at)
+            })
+        )
+      )
+  })
+
+  return { store, deliveries, writeEvents }
 }

@@ -99,7 +99,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [10, "merchant_logo"],
         [11, "engine_secret"],
         [12, "events"],
-        [13, "webhook_endpoints"]
+        [13, "webhook_endpoints"],
+        [14, "webhook_deliveries"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

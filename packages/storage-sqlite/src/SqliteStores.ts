@@ -29,6 +29,7 @@ import {
   SettlementAssetConflict,
   SettlementStore,
   WalletAppStore,
+  WebhookDeliveryStore,
   WebhookEndpointStore
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
@@ -435,6 +436,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
     Layer.succeed(EngineSecretStore, makeSqliteEngineSecretStore(db)),
     Layer.succeed(EventStore, events.store),
+    Layer.succeed(WebhookDeliveryStore, events.deliveries),
     Layer.succeed(WebhookEndpointStore, makeSqliteWebhookEndpointStore(db, complete)),
     Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs.enqueue, publish)),
     Layer.succeed(ChainJobStore, chainJobs.store),
