@@ -19,6 +19,7 @@ import {
   replyOf,
   requestErrorReply
 } from "./http/ErrorResponses.js"
+import { json, type Reply } from "./http/Exchange.js"
 import type { LogoRefused } from "./merchants/Logo.js"
 import type { MerchantNotFound } from "./merchants/Merchant.js"
 import type {
@@ -146,3 +147,12 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
       )
   })
 )
+
+/**
+ * A failure as the reply an idempotent route keeps under its key
+ * (`recordFailure`), replayed like a success: its status and body.
+ */
+export const keptReply = (failure: ApiFailure): Reply => {
+  const { status, body } = errorReply(failure)
+  return json(status, body)
+}

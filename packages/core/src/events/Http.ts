@@ -6,12 +6,12 @@
 import { Effect, Option } from "effect"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json } from "../http/Exchange.js"
+import { cursorParam, timestampParam } from "../http/QueryParams.js"
 import { RequestError } from "../http/RequestError.js"
 import { implement } from "../http/Route.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
 import type { ApiVersion } from "../shared/ApiVersion.js"
-import { cursorCodec } from "../shared/Cursor.js"
-import { parseRfc3339 } from "../shared/Time.js"
+import { cursorCodec, keysetPage } from "../shared/Cursor.js"
 import { EventsApi, type EventView } from "./Api.js"
 import { EVENT_TYPES, EventId, EventStore, type EventType, type PayEvent } from "./Event.js"
 
@@ -46,39 +46,26 @@ const typesOf = (
       )
 }
 
-const timeOf = (field: string, value: string | undefined) => {
-  if (value === undefined) return Effect.succeed(undefined)
-  const date = parseRfc3339(value)
-  return date
-    ? Effect.succeed(date)
-    : Effect.fail(invalid(field, "must be an RFC 3339 timestamp like 2026-01-31T00:00:00Z"))
-}
-
 export const eventHandlers = Effect.gen(function* () {
   const store = yield* EventStore
   return implement(EventsApi, {
     list: ({ urlParams, version }) =>
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
-        const before = urlParams.cursor === undefined ? undefined : cursors.decode(urlParams.cursor)
-        if (urlParams.cursor !== undefined && before === undefined) {
-          return yield* invalid("cursor", "is not a cursor from this list")
-        }
-        const rows = yield* store.list({
+        const before = yield* cursorParam(cursors, urlParams.cursor)
+        const fetched = yield* store.list({
           partnerId: partner.id,
           types: yield* typesOf(urlParams.type),
           paymentId: urlParams.paymentId,
-          from: yield* timeOf("startTs", urlParams.startTs),
-          to: yield* timeOf("endTs", urlParams.endTs),
+          from: yield* timestampParam("startTs", urlParams.startTs),
+          to: yield* timestampParam("endTs", urlParams.endTs),
           before,
           limit: urlParams.limit + 1
         })
-        const page = rows.slice(0, urlParams.limit)
-        const last = page.at(-1)
-        return json(200, {
-          data: page.map((e) => eventView(e, version)),
-          nextCursor: rows.length > urlParams.limit && last ? cursors.encode(last.id) : null
-        })
+        const { rows, nextCursor } = keysetPage(fetched, urlParams.limit, (last) =>
+          cursors.encode(last.id)
+        )
+        return json(200, { data: rows.map((e) => eventView(e, version)), nextCursor })
       }),
 
     get: ({ path, version }) =>

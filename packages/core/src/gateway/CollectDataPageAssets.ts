@@ -2,6 +2,7 @@
  * The data-collection page's one inline script (allowed by its hash in the
  * page's content security policy) and its styles: no framework, font or CDN.
  */
+import { Encoding } from "effect"
 import { sha256, stringToBytes } from "viem"
 
 /**
@@ -66,10 +67,8 @@ export const SCRIPT = `(function () {
   })();
 })();`
 
-const base64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes))
-
 /** The CSP source that allows exactly the inline script. */
-export const SCRIPT_HASH = `'sha256-${base64(sha256(stringToBytes(SCRIPT), "bytes"))}'`
+export const SCRIPT_HASH = `'sha256-${Encoding.encodeBase64(sha256(stringToBytes(SCRIPT), "bytes"))}'`
 
 export const CSS = `
 :root{color-scheme:light;--bg:#fff;--fg:#1f2328;--muted:#59636e;--border:#d1d9e0;--field:#f6f8fa;--accent:#0969da;--accent-fg:#fff;--error:#cf222e;--error-bg:#ffebe9;--ok:#1a7f37}

@@ -2,16 +2,17 @@
  * The merchant route handlers: wire in, service call, wire out.
  */
 import { Effect } from "effect"
-import { errorReply } from "../ApiFailures.js"
+import { keptReply } from "../ApiFailures.js"
 import { PayConfig } from "../Config.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
+import { cursorParam } from "../http/QueryParams.js"
 import { RequestError } from "../http/RequestError.js"
 import { implement } from "../http/Route.js"
 import { idempotently } from "../idempotency/Http.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
 import { Settlements } from "../settlements/Settlements.js"
-import { cursorCodec } from "../shared/Cursor.js"
+import { cursorCodec, keysetPage } from "../shared/Cursor.js"
 import { MerchantsApi } from "./Api.js"
 import { LogoRefused } from "./Logo.js"
 import { type Merchant, MerchantId } from "./Merchant.js"
@@ -24,20 +25,11 @@ import { merchantProfileView, merchantView } from "./MerchantView.js"
  */
 const keptRefusal = <E>(error: E): Reply | undefined => {
   if (!(error instanceof LogoRefused) || error.retryable) return undefined
-  const { status, body } = errorReply(error)
-  return json(status, body)
+  return keptReply(error)
 }
 
 // Inside the opaque cursor: the last id of the page (ids sort by creation).
 const cursors = cursorCodec("m1.", MerchantId)
-const decodeCursor = (cursor: string): Effect.Effect<MerchantId, RequestError> => {
-  const id = cursors.decode(cursor)
-  return id !== undefined
-    ? Effect.succeed(id)
-    : Effect.fail(
-        RequestError.invalid(ApiErrors.InvalidParams, "cursor", "is not a cursor from this list")
-      )
-}
 
 /** The handlers, with the services they use resolved once, not per request. */
 export const merchantHandlers = Effect.gen(function* () {
@@ -72,22 +64,17 @@ export const merchantHandlers = Effect.gen(function* () {
     list: ({ urlParams }) =>
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
-        const before =
-          urlParams.cursor === undefined ? undefined : yield* decodeCursor(urlParams.cursor)
+        const before = yield* cursorParam(cursors, urlParams.cursor)
         const page = yield* merchants.list(partner, {
           status: urlParams.status,
           search: urlParams.search,
           before,
           limit: urlParams.limit + 1
         })
-        const rows = page.merchants.slice(0, urlParams.limit)
-        const last = rows.at(-1)
-        return json(200, {
-          merchants: rows.map(view),
-          totalCount: page.totalCount,
-          nextCursor:
-            page.merchants.length > urlParams.limit && last ? cursors.encode(last.id) : null
-        })
+        const { rows, nextCursor } = keysetPage(page.merchants, urlParams.limit, (last) =>
+          cursors.encode(last.id)
+        )
+        return json(200, { merchants: rows.map(view), totalCount: page.totalCount, nextCursor })
       }),
 
     get: ({ path }) =>

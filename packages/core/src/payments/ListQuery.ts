@@ -7,13 +7,13 @@ import { Clock, Effect, Either, Option, Schema } from "effect"
 import { PayConfig } from "../Config.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json } from "../http/Exchange.js"
+import { timestampParam } from "../http/QueryParams.js"
 import { RequestError } from "../http/RequestError.js"
 import type { Merchant } from "../merchants/Merchant.js"
 import { Merchants } from "../merchants/Merchants.js"
 import type { Partner } from "../partners/Partner.js"
 import { type Caip2, type Caip19, parseCaip2, parseCaip19 } from "../shared/Caip.js"
-import { cursorCodec } from "../shared/Cursor.js"
-import { parseRfc3339 } from "../shared/Time.js"
+import { cursorCodec, keysetPage } from "../shared/Cursor.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { type Payment, PaymentId, type PaymentStatus } from "./Payment.js"
 import type { PaymentCursor, PaymentFilter, PaymentSortBy, SortDirection } from "./PaymentStore.js"
@@ -27,20 +27,6 @@ export const asArray = <A>(
   value: A | ReadonlyArray<A> | undefined
 ): ReadonlyArray<A> | undefined =>
   value === undefined ? undefined : Array.isArray(value) ? value : [value as A]
-
-const timestampParam = (field: string, value: string | undefined) => {
-  if (value === undefined) return Effect.succeed(undefined)
-  const date = parseRfc3339(value)
-  return date
-    ? Effect.succeed(date)
-    : Effect.fail(
-        RequestError.invalid(
-          ApiErrors.InvalidParams,
-          field,
-          "must be an RFC 3339 timestamp like 2026-01-31T00:00:00Z"
-        )
-      )
-}
 
 const commaList = <A>(
   field: string,
@@ -172,13 +158,10 @@ export const pageOf = (
       return { rows: [], next: null, stats: { revenue: [], transactions: 0, customers: 0 } }
     }
     const found = yield* payments.list({ filter, sortBy, direction, after, limit: limit + 1 })
-    const rows = found.slice(0, limit)
-    const last = rows.at(-1)
-    const next =
-      found.length > limit && last
-        ? encodeCursor({ sortBy, direction, key: sortKeyOf(last, sortBy), id: last.id })
-        : null
-    return { rows, next, stats: yield* payments.stats(filter) }
+    const { rows, nextCursor } = keysetPage(found, limit, (last) =>
+      encodeCursor({ sortBy, direction, key: sortKeyOf(last, sortBy), id: last.id })
+    )
+    return { rows, next: nextCursor, stats: yield* payments.stats(filter) }
   })
 
 /** The merchants of a page, each looked up once. */

@@ -10,26 +10,21 @@
  * with the purpose as its info), so a value sealed for one use can never be
  * opened as another's. WebCrypto only: the core imports no Node module.
  */
-import { Clock, Context, Data, Effect, Either, Layer } from "effect"
+import { Clock, Context, Data, Effect, Either, Encoding, Layer } from "effect"
 
 /** The smallest engine secret: 32 bytes (256 bits). */
 export const MIN_SECRET_BYTES = 32
-
-const base64 = {
-  encode: (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes)),
-  decode: (text: string): Uint8Array<ArrayBuffer> =>
-    Uint8Array.from(atob(text), (c) => c.charCodeAt(0))
-}
 
 /** A `PAY_SECRET` / `secret` option: standard base64 of 32 or more bytes, or why it is not one. */
 export const decodeEngineSecret = (
   text: string
 ): Either.Either<Uint8Array<ArrayBuffer>, string> => {
   const trimmed = text.trim()
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed) || trimmed.length % 4 !== 0) {
+  const decoded = Encoding.decodeBase64(trimmed)
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed) || Either.isLeft(decoded)) {
     return Either.left("must be standard base64, e.g. the output of `openssl rand -base64 32`")
   }
-  const bytes = base64.decode(trimmed)
+  const bytes = Uint8Array.from(decoded.right)
   return bytes.length >= MIN_SECRET_BYTES
     ? Either.right(bytes)
     : Either.left(`must be at least ${MIN_SECRET_BYTES} random bytes (it holds ${bytes.length})`)
@@ -37,7 +32,7 @@ export const decodeEngineSecret = (
 
 /** A new random secret, base64: what a first start keeps when no secret is given. */
 export const generateEngineSecret = (): string =>
-  base64.encode(crypto.getRandomValues(new Uint8Array(MIN_SECRET_BYTES)))
+  Encoding.encodeBase64(crypto.getRandomValues(new Uint8Array(MIN_SECRET_BYTES)))
 
 /** Where a generated secret is kept: the engine's database. */
 export class EngineSecretStore extends Context.Tag("@pay/core/EngineSecretStore")<
@@ -111,13 +106,15 @@ export const makeEngineSecret = (secret: Uint8Array<ArrayBuffer>): EngineSecretS
         const out = new Uint8Array(IV_BYTES + sealed.length)
         out.set(iv)
         out.set(sealed, IV_BYTES)
-        return SEALED_PREFIX + base64.encode(out)
+        return SEALED_PREFIX + Encoding.encodeBase64(out)
       }),
     open: (purpose, sealed) =>
       Effect.tryPromise({
         try: async () => {
           if (!sealed.startsWith(SEALED_PREFIX)) throw new Error("not a sealed value")
-          const bytes = base64.decode(sealed.slice(SEALED_PREFIX.length))
+          const bytes = Uint8Array.from(
+            Either.getOrThrow(Encoding.decodeBase64(sealed.slice(SEALED_PREFIX.length)))
+          )
           const plain = await crypto.subtle.decrypt(
             { name: "AES-GCM", iv: bytes.subarray(0, IV_BYTES) },
             await keyFor(purpose),

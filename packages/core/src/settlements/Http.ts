@@ -2,7 +2,7 @@
  * The crypto settlement route handlers.
  */
 import { Effect } from "effect"
-import { errorReply } from "../ApiFailures.js"
+import { keptReply } from "../ApiFailures.js"
 import { json, type Reply } from "../http/Exchange.js"
 import { implement } from "../http/Route.js"
 import { idempotently } from "../idempotency/Http.js"
@@ -31,10 +31,7 @@ export const settlementHandlers = Effect.gen(function* () {
               )
               .pipe(Effect.map(reply)),
           // A conflict is the answer to this request: a replay must get it again.
-          (error) =>
-            error._tag === "SettlementAssetConflict"
-              ? ((e) => json(e.status, e.body))(errorReply(error))
-              : undefined
+          (error) => (error._tag === "SettlementAssetConflict" ? keptReply(error) : undefined)
         )
       }),
 

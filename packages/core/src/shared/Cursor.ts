@@ -30,3 +30,20 @@ export const cursorCodec = <A, I extends string>(prefix: string, payload: Schema
     decode: (cursor: string): A | undefined => Either.getOrUndefined(decode(cursor))
   }
 }
+
+/**
+ * Keyset paging: of `limit + 1` rows fetched, the page of `limit` and the
+ * cursor after its last row, or null when the extra row says there is no more.
+ */
+export const keysetPage = <R>(
+  fetched: ReadonlyArray<R>,
+  limit: number,
+  cursorAfter: (last: R) => string
+): { readonly rows: ReadonlyArray<R>; readonly nextCursor: string | null } => {
+  const rows = fetched.slice(0, limit)
+  const last = rows.at(-1)
+  return {
+    rows,
+    nextCursor: fetched.length > limit && last !== undefined ? cursorAfter(last) : null
+  }
+}

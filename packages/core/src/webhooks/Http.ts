@@ -3,7 +3,7 @@
  * signing secret appears in the create's answer only (and so in its replay).
  */
 import { Effect } from "effect"
-import { errorReply } from "../ApiFailures.js"
+import { keptReply } from "../ApiFailures.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
 import { RequestError } from "../http/RequestError.js"
@@ -34,8 +34,7 @@ export const webhookEndpointView = (e: WebhookEndpoint): typeof WebhookEndpointV
 /** A refused URL is the request's answer: kept under its Idempotency-Key. */
 const keptRefusal = <E>(error: E): Reply | undefined => {
   if (!(error instanceof WebhookUrlRefused)) return undefined
-  const { status, body } = errorReply(error)
-  return json(status, body)
+  return keptReply(error)
 }
 
 export const webhookEndpointHandlers = Effect.gen(function* () {

@@ -12,28 +12,34 @@
  *
  * WebCrypto only (Node, Bun, browsers, edge runtimes).
  */
-import { Data } from "effect"
+import { Data, Either, Encoding } from "effect"
 
 export const WEBHOOK_SECRET_PREFIX = "whsec_"
 /** How far a delivery's timestamp may be from the receiver's clock: 5 minutes, as the specification's libraries. */
 export const DEFAULT_TOLERANCE_SECONDS = 300
 
-const toBase64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes))
-const fromBase64 = (text: string): Uint8Array<ArrayBuffer> =>
-  Uint8Array.from(atob(text), (c) => c.charCodeAt(0))
+/** Base64 to bytes a WebCrypto call takes (an ArrayBuffer-backed copy), or undefined. */
+const fromBase64 = (text: string): Uint8Array<ArrayBuffer> | undefined =>
+  Either.match(Encoding.decodeBase64(text), {
+    onLeft: () => undefined,
+    onRight: (bytes) => Uint8Array.from(bytes)
+  })
 
 /** A new endpoint secret: `whsec_` and 32 random bytes in base64. */
 export const generateWebhookSecret = (): string =>
-  WEBHOOK_SECRET_PREFIX + toBase64(crypto.getRandomValues(new Uint8Array(32)))
+  WEBHOOK_SECRET_PREFIX + Encoding.encodeBase64(crypto.getRandomValues(new Uint8Array(32)))
 
 const keyOf = (secret: string): Promise<CryptoKey> => {
   const raw = secret.startsWith(WEBHOOK_SECRET_PREFIX)
     ? secret.slice(WEBHOOK_SECRET_PREFIX.length)
     : secret
-  return crypto.subtle.importKey("raw", fromBase64(raw), { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-    "verify"
-  ])
+  const bytes = fromBase64(raw)
+  return bytes === undefined
+    ? Promise.reject(new Error("a webhook secret is whsec_ and base64"))
+    : crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, [
+        "sign",
+        "verify"
+      ])
 }
 
 const signedContent = (id: string, timestamp: number, body: string) =>
@@ -50,7 +56,7 @@ export const signWebhook = async (
   const signatures = await Promise.all(
     secrets.map(async (secret) => {
       const mac = await crypto.subtle.sign("HMAC", await keyOf(secret), content)
-      return `v1,${toBase64(new Uint8Array(mac))}`
+      return `v1,${Encoding.encodeBase64(new Uint8Array(mac))}`
     })
   )
   return signatures.join(" ")
@@ -118,12 +124,8 @@ export const verifyWebhook = async (
   for (const part of signature.split(" ")) {
     const [version, value] = part.split(",", 2)
     if (version !== "v1" || value === undefined) continue
-    let mac: Uint8Array<ArrayBuffer>
-    try {
-      mac = fromBase64(value)
-    } catch {
-      continue
-    }
+    const mac = fromBase64(value)
+    if (mac === undefined) continue
     // crypto.subtle.verify compares in constant time.
     if (await crypto.subtle.verify("HMAC", key, mac, content)) return JSON.parse(body)
   }
