@@ -91,7 +91,8 @@ const MIGRATIONS = [
   "0011_engine_secret",
   "0012_events",
   "0013_webhook_endpoints",
-  "0014_webhook_deliveries"
+  "0014_webhook_deliveries",
+  "0015_webhook_delivery_work"
 ]
 
 /** Failure of a CLI run: its exit code and what it printed. */

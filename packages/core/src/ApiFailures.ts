@@ -37,7 +37,7 @@ import type {
   Unauthenticated
 } from "./shared/Errors.js"
 import type { WebhookUrlRefused } from "./webhooks/UrlGuard.js"
-import type { WebhookEndpointNotFound } from "./webhooks/WebhookEndpoints.js"
+import type { WebhookEndpointNotFound, WebhookEventNotFound } from "./webhooks/WebhookEndpoints.js"
 
 declare module "./http/ErrorResponses.js" {
   interface ApiFailureRegistry {
@@ -60,6 +60,7 @@ declare module "./http/ErrorResponses.js" {
     readonly LogoRefused: LogoRefused
     readonly WebhookUrlRefused: WebhookUrlRefused
     readonly WebhookEndpointNotFound: WebhookEndpointNotFound
+    readonly WebhookEventNotFound: WebhookEventNotFound
   }
 }
 
@@ -104,6 +105,7 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
       ]),
     WebhookEndpointNotFound: (e) =>
       replyOf(ApiErrors.NotFound, `No webhook endpoint ${e.endpointId}`),
+    WebhookEventNotFound: (e) => replyOf(ApiErrors.NotFound, `No event ${e.eventId}`),
     LogoRefused: (e) =>
       replyOf(ApiErrors.ParamsValidation, `iconUrl: ${e.message}`, [
         { field: "iconUrl", code: e.code, message: e.message }

@@ -6,6 +6,7 @@ import { Context } from "effect"
 import type { ChainWorkSettings } from "./chainwork/ChainWorkConfig.js"
 import type { FeeSchedule } from "./fees/Fees.js"
 import type { GatewaySettings } from "./gateway/GatewayConfig.js"
+import type { WebhookDeliverySettings } from "./webhooks/WebhookWorkConfig.js"
 
 export interface PayConfigShape {
   /** Public base URL for buyer links, data-collection pages and logos (WIRE.md). */
@@ -22,6 +23,8 @@ export interface PayConfigShape {
   readonly fees?: FeeSchedule
   /** How the durable chain work polls and leases its jobs. */
   readonly chainWork?: ChainWorkSettings
+  /** How webhooks are claimed, sent and retried. */
+  readonly webhookDelivery?: WebhookDeliverySettings
 }
 
 export class PayConfig extends Context.Tag("@pay/core/PayConfig")<PayConfig, PayConfigShape>() {}

@@ -41,13 +41,15 @@ import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry
 import { webhookEndpointHandlers } from "./webhooks/Http.js"
 import { schemeOnlyUrlGuard } from "./webhooks/UrlGuard.js"
 import { WebhookEndpoints } from "./webhooks/WebhookEndpoints.js"
+import { fetchWebhookSender } from "./webhooks/WebhookSender.js"
+import { WebhookWork } from "./webhooks/WebhookWork.js"
 
 /**
  * The domain services. They need the storage ports, `PayConfig`, a
  * `TokenRegistry` and `PaymentEvents` (see `payEngineLayer`).
  */
 export const PayServices = Gateway.Default.pipe(
-  Layer.provideMerge(ChainWork.Default),
+  Layer.provideMerge(Layer.merge(ChainWork.Default, WebhookWork.Default)),
   Layer.provideMerge(
     Layer.mergeAll(
       Partners.Default,
@@ -119,6 +121,7 @@ type Caller = CurrentPartner | CurrentWalletApp
 export type PayRouteServices =
   | EventStore
   | WebhookEndpoints
+  | WebhookWork
   | LogoStore
   | Gateway
   | Merchants
@@ -171,7 +174,15 @@ export const makePayHandler = (extra: ReadonlyArray<Route<never>> = [], basePath
 /** The parts an engine's services are made of: its layers and its checked settings. */
 export type PayEngineParts<E> = Pick<
   PaymentEngineOptions<E>,
-  "storage" | "tokens" | "events" | "chain" | "prices" | "logos" | "secret" | "webhookUrls"
+  | "storage"
+  | "tokens"
+  | "events"
+  | "chain"
+  | "prices"
+  | "logos"
+  | "secret"
+  | "webhookUrls"
+  | "webhookSender"
 > & { readonly config: PayConfigShape }
 
 /** The services of an engine and everything they stand on, without the background work. */
@@ -187,7 +198,8 @@ export const payEngineLayer = <E>(options: PayEngineParts<E>) =>
         options.chain ?? noChain,
         options.prices ?? Prices.fromTable({}),
         options.logos ?? noLogoCapture,
-        options.webhookUrls ?? schemeOnlyUrlGuard
+        options.webhookUrls ?? schemeOnlyUrlGuard,
+        options.webhookSender ?? fetchWebhookSender
       )
     )
   )
@@ -197,8 +209,9 @@ export type PayEngineContext = Layer.Layer.Success<ReturnType<typeof payEngineLa
 
 /**
  * The engine's background work, forked in the current scope: the purge of
- * expired idempotency keys, the expiry sweep, and the durable chain work
- * (submitting, watching and settling: claimed jobs, taken over when an instance dies).
+ * expired idempotency keys, the expiry sweep, the durable chain work
+ * (submitting, watching and settling: claimed jobs, taken over when an
+ * instance dies) and webhook delivery (claimed the same way).
  */
 export const forkBackgroundWork = (context: Context.Context<PayEngineContext>) =>
   Effect.all(
@@ -213,6 +226,12 @@ export const forkBackgroundWork = (context: Context.Context<PayEngineContext>) =
       Effect.forkScoped(
         Effect.provide(
           ChainWork.use((w) => w.runForever),
+          context
+        )
+      ),
+      Effect.forkScoped(
+        Effect.provide(
+          WebhookWork.use((w) => w.runForever),
           context
         )
       )

@@ -17,6 +17,8 @@ import type { PayStorage } from "./Storage.js"
 import { decodeEngineSecret } from "./secrets/EngineSecret.js"
 import type { TokenRegistry } from "./shared/TokenRegistry.js"
 import type { WebhookUrlGuard } from "./webhooks/UrlGuard.js"
+import type { WebhookSender } from "./webhooks/WebhookSender.js"
+import type { WebhookDeliverySettings } from "./webhooks/WebhookWorkConfig.js"
 
 /** The engine's settings: plain values, the same on every instance of one deployment. */
 export interface PaymentEngineSettings {
@@ -43,6 +45,8 @@ export interface PaymentEngineSettings {
   readonly fees?: FeeSchedule
   /** How the durable chain work polls and leases its jobs. */
   readonly chainWork?: ChainWorkSettings
+  /** How webhooks are claimed, sent and retried (the retry schedule, the limits). */
+  readonly webhookDelivery?: WebhookDeliverySettings
   /**
    * Whether this engine runs the background work (expiry sweep, chain jobs)
    * itself. Default true; `false` on a web tier whose work runs in worker
@@ -81,6 +85,12 @@ export interface PaymentEngineOptions<E = never> extends PaymentEngineSettings {
    * the addresses unchecked at registration.
    */
   readonly webhookUrls?: Layer.Layer<WebhookUrlGuard, E>
+  /**
+   * Sends webhook deliveries: `webhookSenderLayer()` from `@pay/logos` (the
+   * checked address is the one connected to, at every send). Default: the
+   * runtime's `fetch`, no address check.
+   */
+  readonly webhookSender?: Layer.Layer<WebhookSender, E>
   /** More routes served beside the engine's own, under the same base path. */
   readonly routes?: ReadonlyArray<Route<never>>
 }
@@ -163,6 +173,21 @@ const Settings = Schema.Struct({
       concurrency: Schema.optional(int(1, 1000, "jobs"))
     })
   ),
+  webhookDelivery: Schema.optional(
+    Schema.Struct({
+      pollMs: Schema.optional(int(10, 60_000, "milliseconds")),
+      leaseMs: Schema.optional(int(1_000, 600_000, "milliseconds")),
+      concurrency: Schema.optional(int(1, 1000, "deliveries")),
+      perEndpoint: Schema.optional(int(1, 1000, "deliveries")),
+      retryScheduleMs: Schema.optional(
+        Schema.Array(int(0, 7 * 86_400_000, "milliseconds")).pipe(
+          Schema.maxItems(50, { message: () => "must have at most 50 waits" })
+        )
+      ),
+      disableAfterMs: Schema.optional(int(1_000, 90 * 86_400_000, "milliseconds")),
+      timeoutMs: Schema.optional(int(100, 120_000, "milliseconds"))
+    })
+  ),
   workers: Schema.optional(Schema.Boolean.annotations({ message: () => "must be true or false" })),
   secret: Schema.optional(
     Schema.String.annotations({ message: () => "must be a string (base64)" }).pipe(
@@ -177,6 +202,7 @@ const Settings = Schema.Struct({
   chain: Schema.optional(layer("a Chain, e.g. from makeEvmChain")),
   prices: Schema.optional(layer("Prices")),
   logos: Schema.optional(layer("a LogoCapture, e.g. @pay/logos's logoCaptureLayer()")),
+  webhookSender: Schema.optional(layer("a WebhookSender, e.g. @pay/logos's webhookSenderLayer()")),
   webhookUrls: Schema.optional(
     layer("a WebhookUrlGuard, e.g. @pay/logos's webhookUrlGuardLayer()")
   ),
@@ -259,7 +285,8 @@ export const checkOptions = <E>(
     ...(options.maxLongPollMs === undefined ? {} : { maxLongPollMs: options.maxLongPollMs }),
     ...(options.gateway === undefined ? {} : { gateway: options.gateway }),
     ...(options.fees === undefined ? {} : { fees: options.fees }),
-    ...(options.chainWork === undefined ? {} : { chainWork: options.chainWork })
+    ...(options.chainWork === undefined ? {} : { chainWork: options.chainWork }),
+    ...(options.webhookDelivery === undefined ? {} : { webhookDelivery: options.webhookDelivery })
   }
   return Either.right({ basePath, config })
 }

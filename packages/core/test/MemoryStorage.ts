@@ -45,12 +45,30 @@ import { EngineSecretStore } from "../src/secrets/EngineSecret.js"
 import { type CryptoSettlement, SettlementAssetConflict } from "../src/settlements/Settlement.js"
 import { SettlementStore } from "../src/settlements/SettlementStore.js"
 import { randomBase62 } from "../src/shared/Ids.js"
-import { WebhookDelivery, WebhookDeliveryStore } from "../src/webhooks/WebhookDelivery.js"
+import {
+  type ClaimedDelivery,
+  type WebhookAttempt,
+  WebhookDelivery,
+  type WebhookDeliveryLease,
+  WebhookDeliveryLeaseLost,
+  type WebhookDeliveryRecord,
+  WebhookDeliveryStore
+} from "../src/webhooks/WebhookDelivery.js"
 import {
   WebhookEndpoint,
   type WebhookEndpointId,
   WebhookEndpointStore
 } from "../src/webhooks/WebhookEndpoint.js"
+
+interface DeliveryRow {
+  delivery: WebhookDelivery
+  /** Its event's place in the outbox. */
+  readonly seq: number
+  leaseToken: string | null
+  leaseUntil: number | null
+  /** Oldest first. */
+  readonly attempts: Array<WebhookAttempt>
+}
 
 interface IdempotencyRow {
   readonly fingerprint: string
@@ -163,8 +181,27 @@ export const makeMemoryStorage = () => {
 
   /** The outbox, in the order events were written (their `seq`). */
   const events: Array<PayEvent> = []
-  const deliveries: Array<WebhookDelivery> = []
+  /** Deliveries in the order they were queued, with their lease and attempts. */
+  const deliveries: Array<DeliveryRow> = []
   const endpoints = new Map<WebhookEndpointId, WebhookEndpoint>()
+  /** When each failing endpoint's run of failures began. */
+  const failingSince = new Map<WebhookEndpointId, Date>()
+  const queue = (endpointId: WebhookEndpointId, event: PayEvent) =>
+    deliveries.push({
+      delivery: new WebhookDelivery({
+        endpointId,
+        eventId: event.id,
+        paymentId: event.paymentId,
+        state: "pending",
+        attempts: 0,
+        nextAttemptAt: event.createdAt,
+        createdAt: event.createdAt
+      }),
+      seq: events.indexOf(event),
+      leaseToken: null,
+      leaseUntil: null,
+      attempts: []
+    })
   /** The event, and a delivery for each endpoint that wants it now. */
   const record = (event: PayEvent) => {
     events.push(event)
@@ -174,19 +211,9 @@ export const makeMemoryStorage = () => {
         w.deletedAt === null &&
         w.status === "enabled" &&
         (w.merchantId === null || w.merchantId === event.merchantId) &&
-        (w.events === null || w.events.includes(event.type))
+        (w.events === null || (w.events as ReadonlyArray<string>).includes(event.type))
       ) {
-        deliveries.push(
-          new WebhookDelivery({
-            endpointId: w.id,
-            eventId: event.id,
-            paymentId: event.paymentId,
-            state: "pending",
-            attempts: 0,
-            nextAttemptAt: event.createdAt,
-            createdAt: event.createdAt
-          })
-        )
+        queue(w.id, event)
       }
     }
   }
@@ -686,14 +713,169 @@ export const makeMemoryStorage = () => {
       })
   })
 
+  const eventById = (id: string) => events.find((e) => e.id === id)!
+  const recordOf = (row: DeliveryRow): WebhookDeliveryRecord => ({
+    delivery: row.delivery,
+    eventType: eventById(row.delivery.eventId).type,
+    attempts: [...row.attempts].reverse()
+  })
+  const rowOf = (endpointId: string, eventId: string) =>
+    deliveries.find((d) => d.delivery.endpointId === endpointId && d.delivery.eventId === eventId)
+  const heldRow = (lease: WebhookDeliveryLease) => {
+    const row = rowOf(lease.endpointId, lease.eventId)
+    return row !== undefined && row.leaseToken === lease.token ? row : undefined
+  }
+  const newestFirst = (a: DeliveryRow, b: DeliveryRow) => b.seq - a.seq
   const webhookDeliveryStore = WebhookDeliveryStore.of({
     listByEndpoint: (endpointId, limit) =>
       Effect.sync(() =>
         deliveries
-          .filter((d) => d.endpointId === endpointId)
-          .reverse()
+          .filter((d) => d.delivery.endpointId === endpointId)
+          .sort(newestFirst)
           .slice(0, limit)
-      )
+          .map((d) => d.delivery)
+      ),
+    list: (q) =>
+      Effect.sync(() => {
+        const before = q.before === undefined ? undefined : rowOf(q.endpointId, q.before)?.seq
+        return deliveries
+          .filter(
+            (d) =>
+              d.delivery.endpointId === q.endpointId &&
+              (q.state === undefined || d.delivery.state === q.state) &&
+              (q.before === undefined || (before !== undefined && d.seq < before))
+          )
+          .sort(newestFirst)
+          .slice(0, q.limit)
+          .map(recordOf)
+      }),
+    find: (endpointId, eventId) =>
+      Effect.sync(() => Option.map(Option.fromNullable(rowOf(endpointId, eventId)), recordOf)),
+    claimDue: (now, limit, leaseMs, perEndpoint) =>
+      Effect.sync(() => {
+        const at = now.getTime()
+        const live = (d: DeliveryRow) => d.leaseUntil !== null && d.leaseUntil > at
+        const inFlight = new Map<string, number>()
+        for (const d of deliveries) {
+          if (live(d)) {
+            inFlight.set(d.delivery.endpointId, (inFlight.get(d.delivery.endpointId) ?? 0) + 1)
+          }
+        }
+        const waitsForEarlier = (d: DeliveryRow) =>
+          d.delivery.paymentId !== null &&
+          deliveries.some(
+            (e) =>
+              e.delivery.endpointId === d.delivery.endpointId &&
+              e.delivery.paymentId === d.delivery.paymentId &&
+              e.delivery.state === "pending" &&
+              e.seq < d.seq
+          )
+        const due = deliveries
+          .filter((d) => {
+            const endpoint = endpoints.get(d.delivery.endpointId)
+            return (
+              d.delivery.state === "pending" &&
+              d.delivery.nextAttemptAt.getTime() <= at &&
+              !live(d) &&
+              endpoint !== undefined &&
+              endpoint.status === "enabled" &&
+              endpoint.deletedAt === null &&
+              !waitsForEarlier(d)
+            )
+          })
+          .sort(
+            (a, b) =>
+              a.delivery.nextAttemptAt.getTime() - b.delivery.nextAttemptAt.getTime() ||
+              a.seq - b.seq
+          )
+        const claimed: Array<ClaimedDelivery> = []
+        for (const row of due) {
+          if (claimed.length >= limit) break
+          const endpointId = row.delivery.endpointId
+          const busy = inFlight.get(endpointId) ?? 0
+          if (busy >= perEndpoint) continue
+          inFlight.set(endpointId, busy + 1)
+          row.leaseToken = randomBase62(24)
+          row.leaseUntil = at + leaseMs
+          claimed.push({
+            lease: { endpointId, eventId: row.delivery.eventId, token: row.leaseToken },
+            attempts: row.delivery.attempts,
+            event: eventById(row.delivery.eventId),
+            endpoint: endpoints.get(endpointId)!
+          })
+        }
+        return claimed
+      }),
+    record: (lease, outcome) =>
+      Effect.suspend(() => {
+        const row = heldRow(lease)
+        if (row === undefined) return new WebhookDeliveryLeaseLost({ eventId: lease.eventId })
+        row.attempts.push(outcome.attempt)
+        row.leaseToken = null
+        row.leaseUntil = null
+        row.delivery = new WebhookDelivery({
+          ...row.delivery,
+          state: outcome.state,
+          attempts: row.delivery.attempts + 1,
+          nextAttemptAt: outcome.nextAttemptAt
+        })
+        const at = outcome.attempt.attemptedAt
+        const verdict = outcome.endpoint
+        const disable = (reason: string) =>
+          changeEndpoint(
+            lease.endpointId,
+            (e) =>
+              new WebhookEndpoint({
+                ...e,
+                status: "disabled",
+                disabledReason: e.status === "enabled" ? reason : e.disabledReason,
+                updatedAt: e.status === "enabled" ? at : e.updatedAt
+              })
+          )
+        if (verdict._tag === "Succeeded") failingSince.delete(lease.endpointId)
+        else if (verdict._tag === "Gone") disable(verdict.reason)
+        else {
+          const since = failingSince.get(lease.endpointId) ?? at
+          failingSince.set(lease.endpointId, since)
+          if (since.getTime() <= verdict.disableIfFailingSince.getTime()) disable(verdict.reason)
+        }
+        return Effect.void
+      }),
+    release: (lease, now) =>
+      Effect.sync(() => {
+        const row = heldRow(lease)
+        if (row === undefined) return
+        row.leaseToken = null
+        row.leaseUntil = null
+        row.delivery = new WebhookDelivery({ ...row.delivery, nextAttemptAt: now })
+      }),
+    redeliver: (endpointId, event, now) =>
+      Effect.sync(() => {
+        const row = rowOf(endpointId, event.id)
+        if (row === undefined) {
+          queue(endpointId, event)
+          const added = deliveries[deliveries.length - 1]!
+          added.delivery = new WebhookDelivery({
+            ...added.delivery,
+            nextAttemptAt: now,
+            createdAt: now
+          })
+          return added.delivery
+        }
+        row.delivery = new WebhookDelivery({
+          ...row.delivery,
+          state: "pending",
+          attempts: 0,
+          nextAttemptAt: now
+        })
+        return row.delivery
+      }),
+    queueDirect: (event, endpointId) =>
+      Effect.sync(() => {
+        events.push(event)
+        queue(endpointId, event)
+        return deliveries[deliveries.length - 1]!.delivery
+      })
   })
 
   return Layer.mergeAll(

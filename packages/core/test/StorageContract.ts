@@ -18,7 +18,11 @@ import type { CryptoSettlement, CryptoSettlementId } from "../src/settlements/Se
 import { SettlementStore } from "../src/settlements/SettlementStore.js"
 import type { Caip10, Caip19 } from "../src/shared/Caip.js"
 import { makeIdBody } from "../src/shared/Ids.js"
-import { WebhookDeliveryStore } from "../src/webhooks/WebhookDelivery.js"
+import {
+  type AttemptOutcome,
+  WebhookAttempt,
+  WebhookDeliveryStore
+} from "../src/webhooks/WebhookDelivery.js"
 import {
   WebhookEndpoint,
   type WebhookEndpointId,
@@ -974,6 +978,308 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
           for (const none of [disabled, deleted, theirs, late]) {
             expect(yield* queued(none)).toEqual([])
           }
+        })
+      )
+
+      /** A partner, a merchant, endpoints, and a way to write its events through a store. */
+      const deliverySetup = (...fields: Array<Partial<WebhookEndpoint>>) =>
+        Effect.gen(function* () {
+          const { partner, merchant } = yield* seed
+          const endpoints = yield* WebhookEndpointStore
+          const made = fields.map((f) => anEndpoint(partner, f))
+          for (const e of made) yield* endpoints.insert(e)
+          const merchants = yield* MerchantStore
+          const write = (paymentId: string | null, type: EventType = "merchant.updated") =>
+            Effect.gen(function* () {
+              const event = new PayEvent({
+                id: eventId(),
+                partnerId: partner.id,
+                type,
+                createdAt: new Date(tick()),
+                paymentId,
+                merchantId: merchant.id,
+                data: JSON.stringify({ paymentId })
+              })
+              yield* merchants.update(
+                merchant.id,
+                { name: `M ${tick()}` },
+                new Date(tick()),
+                () => [event]
+              )
+              return event
+            })
+          return { partner, merchant, endpoints: made, write }
+        })
+
+      const outcome = (
+        state: AttemptOutcome["state"],
+        at: Date,
+        fields: Partial<AttemptOutcome> = {}
+      ): AttemptOutcome => ({
+        attempt: new WebhookAttempt({
+          attemptedAt: at,
+          durationMs: 12,
+          responseStatus: state === "delivered" ? 204 : 500,
+          responseBody: state === "delivered" ? "" : "Ünïcode ☕ oops",
+          error: state === "delivered" ? null : "HTTP 500"
+        }),
+        state,
+        nextAttemptAt: new Date(at.getTime() + 5_000),
+        endpoint:
+          state === "delivered"
+            ? { _tag: "Succeeded" }
+            : { _tag: "Failed", disableIfFailingSince: new Date(0), reason: "five days" },
+        ...fields
+      })
+
+      test(
+        "claim due deliveries under a lease, record attempts only while it holds, retry when due, take a lapsed lease over",
+        Effect.gen(function* () {
+          const { endpoints, write } = yield* deliverySetup({})
+          const [endpoint] = endpoints
+          const store = yield* WebhookDeliveryStore
+          const first = yield* write(null)
+          const at = new Date(tick())
+          const [claimed, ...more] = yield* store.claimDue(at, 10, 60_000, 8)
+          expect(more).toEqual([])
+          expect(claimed!.event).toEqual(first)
+          expect(claimed!.endpoint).toEqual(endpoint)
+          expect(claimed!.attempts).toBe(0)
+          // Leased: not claimed again meanwhile.
+          expect(yield* store.claimDue(at, 10, 60_000, 8)).toEqual([])
+          const failedAt = new Date(tick())
+          yield* store.record(claimed!.lease, outcome("pending", failedAt))
+          // Recorded once: the token is spent.
+          const again = yield* Effect.flip(
+            store.record(claimed!.lease, outcome("delivered", failedAt))
+          )
+          expect(again._tag).toBe("WebhookDeliveryLeaseLost")
+          // Not due before its next attempt.
+          expect(
+            yield* store.claimDue(new Date(failedAt.getTime() + 4_999), 10, 60_000, 8)
+          ).toEqual([])
+          const due = new Date(failedAt.getTime() + 5_000)
+          const [retry] = yield* store.claimDue(due, 10, 1_000, 8)
+          expect(retry!.attempts).toBe(1)
+          // Its lease ran out: another instance takes it over, and the first holder records nothing.
+          const [takeover] = yield* store.claimDue(new Date(due.getTime() + 1_000), 10, 60_000, 8)
+          expect(takeover!.lease.token).not.toBe(retry!.lease.token)
+          const lost = yield* Effect.flip(store.record(retry!.lease, outcome("delivered", due)))
+          expect(lost._tag).toBe("WebhookDeliveryLeaseLost")
+          const doneAt = new Date(due.getTime() + 2_000)
+          yield* store.record(takeover!.lease, outcome("delivered", doneAt))
+          expect(yield* store.claimDue(new Date(doneAt.getTime() + 86_400_000), 10, 1, 8)).toEqual(
+            []
+          )
+          const record = Option.getOrThrow(yield* store.find(endpoint!.id, first.id))
+          expect(record.delivery.state).toBe("delivered")
+          expect(record.delivery.attempts).toBe(2)
+          expect(record.eventType).toBe("merchant.updated")
+          expect(record.attempts.map((a) => [a.attemptedAt, a.responseStatus, a.error])).toEqual([
+            [doneAt, 204, null],
+            [failedAt, 500, "HTTP 500"]
+          ])
+          expect(record.attempts[1]!.responseBody).toBe("Ünïcode ☕ oops")
+          expect(record.attempts[1]!.durationMs).toBe(12)
+        })
+      )
+
+      test(
+        "deliver one payment's events to an endpoint in order: a later one waits while an earlier one is pending, and goes once it failed for good; other payments do not wait",
+        Effect.gen(function* () {
+          const { endpoints, write } = yield* deliverySetup({})
+          const store = yield* WebhookDeliveryStore
+          const a1 = yield* write("pay_a")
+          const b1 = yield* write("pay_b")
+          const a2 = yield* write("pay_a")
+          const none = yield* write(null)
+          const a3 = yield* write("pay_a")
+          const at = new Date(tick())
+          const ids = (cs: ReadonlyArray<{ readonly event: PayEvent }>) =>
+            cs.map((c) => c.event.id).sort()
+          const firstRound = yield* store.claimDue(at, 10, 60_000, 8)
+          expect(ids(firstRound)).toEqual([a1.id, b1.id, none.id].sort())
+          for (const c of firstRound) {
+            // a1 is retried later; the others are delivered.
+            yield* store.record(
+              c.lease,
+              outcome(c.event.id === a1.id ? "pending" : "delivered", at, {
+                nextAttemptAt: new Date(at.getTime() + 60_000)
+              })
+            )
+          }
+          // a2 waits for a1 while a1 is being retried.
+          expect(yield* store.claimDue(new Date(at.getTime() + 30_000), 10, 60_000, 8)).toEqual([])
+          const [retry, ...others] = yield* store.claimDue(
+            new Date(at.getTime() + 60_000),
+            10,
+            60_000,
+            8
+          )
+          expect([retry!.event.id, others]).toEqual([a1.id, []])
+          // a1 fails for good: a2 (only: a3 waits for it) goes on.
+          yield* store.record(retry!.lease, outcome("failed", new Date(at.getTime() + 60_000)))
+          const next = yield* store.claimDue(new Date(at.getTime() + 61_000), 10, 60_000, 8)
+          expect(ids(next)).toEqual([a2.id])
+          yield* store.record(next[0]!.lease, outcome("delivered", new Date(at.getTime() + 61_000)))
+          const last = yield* store.claimDue(new Date(at.getTime() + 62_000), 10, 60_000, 8)
+          expect(ids(last)).toEqual([a3.id])
+          const listed = yield* store.list({ endpointId: endpoints[0]!.id, limit: 10 })
+          expect(listed.map((r) => [r.delivery.eventId, r.delivery.state])).toEqual([
+            [a3.id, "pending"],
+            [none.id, "delivered"],
+            [a2.id, "delivered"],
+            [b1.id, "delivered"],
+            [a1.id, "failed"]
+          ])
+          const failed = yield* store.list({
+            endpointId: endpoints[0]!.id,
+            state: "failed",
+            limit: 10
+          })
+          expect(failed.map((r) => r.delivery.eventId)).toEqual([a1.id])
+          const page = yield* store.list({ endpointId: endpoints[0]!.id, before: a2.id, limit: 10 })
+          expect(page.map((r) => r.delivery.eventId)).toEqual([b1.id, a1.id])
+        })
+      )
+
+      test(
+        "never more in flight to one endpoint than its limit; disabled and deleted endpoints' deliveries wait",
+        Effect.gen(function* () {
+          const { endpoints, write } = yield* deliverySetup({}, {}, {})
+          const [busy, toDisable, toDelete] = endpoints
+          const store = yield* WebhookDeliveryStore
+          const endpointStore = yield* WebhookEndpointStore
+          for (let i = 0; i < 5; i++) yield* write(`pay_${i}`)
+          const at = new Date(tick())
+          yield* endpointStore.update(toDisable!.id, { status: "disabled" }, at)
+          yield* endpointStore.markDeleted(toDelete!.id, at)
+          const first = yield* store.claimDue(at, 100, 60_000, 2)
+          expect(first.map((c) => c.endpoint.id)).toEqual([busy!.id, busy!.id])
+          // Two in flight: none more, in this claim or the next.
+          expect(yield* store.claimDue(at, 100, 60_000, 2)).toEqual([])
+          yield* store.record(first[0]!.lease, outcome("delivered", at))
+          expect((yield* store.claimDue(at, 100, 60_000, 2)).length).toBe(1)
+          // Let go without an attempt (an instance stopping): due again at once, attempts unchanged.
+          yield* store.release(first[1]!.lease, at)
+          const released = Option.getOrThrow(yield* store.find(busy!.id, first[1]!.event.id))
+          expect([released.delivery.state, released.delivery.attempts, released.attempts]).toEqual([
+            "pending",
+            0,
+            []
+          ])
+          const retaken = yield* store.claimDue(at, 100, 60_000, 10)
+          expect(retaken.map((c) => c.event.id)).toContain(first[1]!.event.id)
+          // Enabled again: its deliveries go.
+          yield* endpointStore.update(toDisable!.id, { status: "enabled" }, at)
+          expect((yield* store.claimDue(at, 100, 60_000, 2)).map((c) => c.endpoint.id)).toEqual([
+            toDisable!.id,
+            toDisable!.id
+          ])
+        })
+      )
+
+      test(
+        "disable an endpoint for a 410 at once, and after a run of failures as long as the limit; a success ends the run",
+        Effect.gen(function* () {
+          const { endpoints, write } = yield* deliverySetup({}, {})
+          const [gone, flaky] = endpoints
+          const store = yield* WebhookDeliveryStore
+          const endpointStore = yield* WebhookEndpointStore
+          for (let i = 0; i < 4; i++) yield* write(`pay_${i}`)
+          const t = tick()
+          /** One of the endpoint's deliveries; the others claimed with it are let go. */
+          const claim = (endpointId: string, at: number) =>
+            Effect.gen(function* () {
+              const claimed = yield* store.claimDue(new Date(at), 100, 60_000, 1)
+              for (const c of claimed) {
+                if (c.endpoint.id !== endpointId) yield* store.release(c.lease, new Date(at))
+              }
+              return claimed.find((c) => c.endpoint.id === endpointId)!
+            })
+          const first = yield* claim(gone!.id, t)
+          yield* store.record(
+            first.lease,
+            outcome("failed", new Date(t), { endpoint: { _tag: "Gone", reason: "answered 410" } })
+          )
+          const goneNow = Option.getOrThrow(yield* endpointStore.find(gone!.id))
+          expect([goneNow.status, goneNow.disabledReason]).toEqual(["disabled", "answered 410"])
+          const failing = (at: number, sinceLimit: number) =>
+            outcome("pending", new Date(at), {
+              nextAttemptAt: new Date(at),
+              endpoint: {
+                _tag: "Failed",
+                disableIfFailingSince: new Date(sinceLimit),
+                reason: "failed for 5 days"
+              }
+            })
+          const statusOf = Effect.map(
+            endpointStore.find(flaky!.id),
+            (e) => Option.getOrThrow(e).status
+          )
+          // Failing since t: not yet long enough at t + 10.
+          yield* store.record((yield* claim(flaky!.id, t)).lease, failing(t, t - 100))
+          yield* store.record((yield* claim(flaky!.id, t + 10)).lease, failing(t + 10, t - 90))
+          expect(yield* statusOf).toBe("enabled")
+          // A success ends the run; the next failure starts a new one at t + 30.
+          yield* store.record(
+            (yield* claim(flaky!.id, t + 20)).lease,
+            outcome("delivered", new Date(t + 20))
+          )
+          yield* store.record((yield* claim(flaky!.id, t + 30)).lease, failing(t + 30, t + 10))
+          expect(yield* statusOf).toBe("enabled")
+          yield* store.record((yield* claim(flaky!.id, t + 40)).lease, failing(t + 40, t + 30))
+          const disabled = Option.getOrThrow(yield* endpointStore.find(flaky!.id))
+          expect([disabled.status, disabled.disabledReason]).toEqual([
+            "disabled",
+            "failed for 5 days"
+          ])
+        })
+      )
+
+      test(
+        "redeliver an event: the same delivery made pending with a fresh schedule and its attempts kept, or a new one; a direct event reaches one endpoint only",
+        Effect.gen(function* () {
+          const { endpoints, write, partner } = yield* deliverySetup({}, {})
+          const [one, other] = endpoints
+          const store = yield* WebhookDeliveryStore
+          const event = yield* write("pay_x")
+          const at = new Date(tick())
+          for (const c of yield* store.claimDue(at, 10, 60_000, 8)) {
+            yield* store.record(c.lease, outcome("failed", at))
+          }
+          const later = new Date(tick())
+          const again = yield* store.redeliver(one!.id, event, later)
+          expect([again.state, again.attempts, again.nextAttemptAt]).toEqual(["pending", 0, later])
+          const kept = Option.getOrThrow(yield* store.find(one!.id, event.id))
+          expect(kept.attempts.length).toBe(1)
+          // An endpoint registered after the event gets it when asked.
+          const late = anEndpoint(partner)
+          yield* (yield* WebhookEndpointStore).insert(late)
+          const added = yield* store.redeliver(late.id, event, later)
+          expect([added.endpointId, added.state, added.attempts]).toEqual([late.id, "pending", 0])
+          const claimed = yield* store.claimDue(later, 10, 60_000, 8)
+          expect(claimed.map((c) => c.endpoint.id).sort()).toEqual([one!.id, late.id].sort())
+          // A ping: its event is written, and queued to that endpoint only.
+          const ping = new PayEvent({
+            id: eventId(),
+            partnerId: partner.id,
+            type: "ping",
+            createdAt: new Date(tick()),
+            paymentId: null,
+            merchantId: null,
+            data: "{}"
+          })
+          const queued = yield* store.queueDirect(ping, other!.id)
+          expect([queued.endpointId, queued.eventId, queued.state]).toEqual([
+            other!.id,
+            ping.id,
+            "pending"
+          ])
+          expect(Option.getOrThrow(yield* (yield* EventStore).find(ping.id))).toEqual(ping)
+          expect(Option.isNone(yield* store.find(one!.id, ping.id))).toBe(true)
+          const pinged = yield* store.claimDue(ping.createdAt, 10, 60_000, 8)
+          expect(pinged.map((c) => [c.endpoint.id, c.event.type])).toEqual([[other!.id, "ping"]])
         })
       )
 

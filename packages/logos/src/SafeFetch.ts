@@ -103,7 +103,8 @@ const refuse = (
 
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
 
-const errorText = (error: unknown) => {
+/** An error in one line, with its code (ECONNREFUSED, ...) when the message lacks it. */
+export const errorText = (error: unknown) => {
   if (error instanceof Error) {
     const code = (error as NodeJS.ErrnoException).code
     const message = oneLine(error.message)
@@ -173,10 +174,10 @@ export type Target = {
 }
 
 /** The URL's host without IPv6 brackets. */
-const bareHost = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1")
+export const bareHost = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1")
 
 /** The answers of the pinned lookup: the checked addresses, never a second resolution. */
-const pinnedLookup =
+export const pinnedLookup =
   (addresses: ReadonlyArray<ResolvedAddress>): LookupFunction =>
   (_hostname, options, callback) => {
     const first = addresses[0]!

@@ -15,7 +15,8 @@ export interface WebhookUrlGuardOptions {
   readonly resolve?: (hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>
 }
 
-const isLoopback = (address: string) => {
+/** Whether `address` is loopback: the only place plain http:// may go (with `allowPrivate`). */
+export const isLoopback = (address: string) => {
   const verdict = classifyAddress(address)
   return !verdict.allowed && verdict.range === "loopback"
 }

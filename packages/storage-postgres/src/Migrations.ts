@@ -19,6 +19,7 @@ import engineSecret from "./migrations/0011_engine_secret.js"
 import events from "./migrations/0012_events.js"
 import webhookEndpoints from "./migrations/0013_webhook_endpoints.js"
 import webhookDeliveries from "./migrations/0014_webhook_deliveries.js"
+import webhookDeliveryWork from "./migrations/0015_webhook_delivery_work.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -34,7 +35,8 @@ export const migrations = Migrator.fromRecord({
   "0011_engine_secret": engineSecret,
   "0012_events": events,
   "0013_webhook_endpoints": webhookEndpoints,
-  "0014_webhook_deliveries": webhookDeliveries
+  "0014_webhook_deliveries": webhookDeliveries,
+  "0015_webhook_delivery_work": webhookDeliveryWork
 })
 
 const TABLE = "pay_migrations"

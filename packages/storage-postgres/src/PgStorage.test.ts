@@ -62,7 +62,8 @@ describe("PostgreSQL storage, several instances", () => {
         "engine_secret",
         "events",
         "webhook_endpoints",
-        "webhook_deliveries"
+        "webhook_deliveries",
+        "webhook_delivery_work"
       ])
     })
   )

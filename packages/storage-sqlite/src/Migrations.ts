@@ -20,6 +20,7 @@ import engineSecret from "./migrations/0011_engine_secret.js"
 import events from "./migrations/0012_events.js"
 import webhookEndpoints from "./migrations/0013_webhook_endpoints.js"
 import webhookDeliveries from "./migrations/0014_webhook_deliveries.js"
+import webhookDeliveryWork from "./migrations/0015_webhook_delivery_work.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -43,7 +44,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 11, name: "engine_secret", apply: engineSecret },
   { id: 12, name: "events", apply: events },
   { id: 13, name: "webhook_endpoints", apply: webhookEndpoints },
-  { id: 14, name: "webhook_deliveries", apply: webhookDeliveries }
+  { id: 14, name: "webhook_deliveries", apply: webhookDeliveries },
+  { id: 15, name: "webhook_delivery_work", apply: webhookDeliveryWork }
 ]
 
 /** A migration applied by this call: its id and name. */

@@ -2,21 +2,13 @@
  * The events outbox on SQLite: `writeEvents` runs inside the transaction of
  * the change (the stores call it) and queues each event's webhook deliveries;
  * the reads list a partner's events newest first in the order they were
- * written, and an endpoint's deliveries.
+ * written. Sending the deliveries is SqliteWebhookDeliveryStore.ts.
  */
-import {
-  type EventId,
-  EventStore,
-  type PartnerId,
-  PayEvent,
-  WebhookDelivery,
-  WebhookDeliveryStore,
-  type WebhookEndpointId
-} from "@pay/core"
+import { type EventId, EventStore, type PartnerId, PayEvent } from "@pay/core"
 import { Effect, Option } from "effect"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
-interface EventRow {
+export interface EventRow {
   readonly id: string
   readonly partner_id: string
   readonly type: string
@@ -26,17 +18,7 @@ interface EventRow {
   readonly created_at: number
 }
 
-interface DeliveryRow {
-  readonly endpoint_id: string
-  readonly event_id: string
-  readonly payment_id: string | null
-  readonly state: string
-  readonly attempts: number
-  readonly next_attempt_at: number
-  readonly created_at: number
-}
-
-const toEvent = (r: EventRow) =>
+export const toEvent = (r: EventRow) =>
   new PayEvent({
     id: r.id as EventId,
     partnerId: r.partner_id as PartnerId,
@@ -108,25 +90,9 @@ export const makeSqliteEventStore = (db: SqliteConnection) => {
         return rows.map(toEvent)
       })
   })
-  const byEndpoint = db.prepare(`SELECT * FROM webhook_deliveries WHERE endpoint_id = ?
-    ORDER BY event_seq DESC LIMIT ?`)
-  const deliveries = WebhookDeliveryStore.of({
-    listByEndpoint: (endpointId, limit) =>
-      Effect.sync(() =>
-        (byEndpoint.all(endpointId, limit) as Array<DeliveryRow>).map(
-          (r) =>
-            new WebhookDelivery({
-              endpointId: r.endpoint_id as WebhookEndpointId,
-              eventId: r.event_id as EventId,
-              paymentId: r.payment_id,
-              state: r.state as WebhookDelivery["state"],
-              attempts: r.attempts,
-              nextAttemptAt: new Date(r.next_attempt_at),
-              createdAt: new Date(r.created_at)
-            })
-        )
-      )
-  })
+  /** An event alone, queued to no endpoint (the caller queues its one delivery). */
+  const insertEvent = (e: PayEvent) =>
+    insert.run(e.id, e.partnerId, e.type, e.paymentId, e.merchantId, e.data, e.createdAt.getTime())
 
-  return { store, deliveries, writeEvents }
+  return { store, writeEvents, insertEvent }
 }

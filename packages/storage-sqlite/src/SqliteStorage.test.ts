@@ -100,7 +100,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [11, "engine_secret"],
         [12, "events"],
         [13, "webhook_endpoints"],
-        [14, "webhook_deliveries"]
+        [14, "webhook_deliveries"],
+        [15, "webhook_delivery_work"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

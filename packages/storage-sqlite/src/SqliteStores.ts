@@ -42,6 +42,7 @@ import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
 import { makeSqliteLogoStore } from "./SqliteLogoStore.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
 import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
+import { makeSqliteWebhookDeliveryStore } from "./SqliteWebhookDeliveryStore.js"
 import { makeSqliteWebhookEndpointStore } from "./SqliteWebhookEndpointStore.js"
 
 interface PartnerRow {
@@ -436,7 +437,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
     Layer.succeed(EngineSecretStore, makeSqliteEngineSecretStore(db)),
     Layer.succeed(EventStore, events.store),
-    Layer.succeed(WebhookDeliveryStore, events.deliveries),
+    Layer.succeed(WebhookDeliveryStore, makeSqliteWebhookDeliveryStore(db, events.insertEvent)),
     Layer.succeed(WebhookEndpointStore, makeSqliteWebhookEndpointStore(db, complete)),
     Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs.enqueue, publish)),
     Layer.succeed(ChainJobStore, chainJobs.store),

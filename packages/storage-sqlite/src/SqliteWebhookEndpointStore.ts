@@ -11,7 +11,7 @@ import {
 import { Effect, Option } from "effect"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
-interface EndpointRow {
+export interface EndpointRow {
   readonly id: string
   readonly partner_id: string
   readonly url: string
@@ -31,7 +31,7 @@ interface EndpointRow {
 
 const dateOrNull = (ms: number | null) => (ms === null ? null : new Date(ms))
 
-const toEndpoint = (r: EndpointRow) =>
+export const toEndpoint = (r: EndpointRow) =>
   new WebhookEndpoint({
     id: r.id as WebhookEndpointId,
     partnerId: r.partner_id as PartnerId,

@@ -9,11 +9,11 @@ import { Schema } from "effect"
 import { failsWith, pathOf, VersionHeaders } from "../http/ApiDocs.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { PartnerApiKey } from "../partners/PartnerAuth.js"
-import { EVENT_TYPES, EventId } from "./Event.js"
+import { EVENT_TYPES, EventId, PING } from "./Event.js"
 
 export const EventView = Schema.Struct({
   id: Schema.String.annotations({ examples: ["evt_0Mg3vLwE9kTq2xHbY7pA"] }),
-  type: Schema.String.annotations({ description: `One of ${EVENT_TYPES.join(", ")}` }),
+  type: Schema.String.annotations({ description: `One of ${[...EVENT_TYPES, PING].join(", ")}` }),
   createdAt: Schema.String.annotations({ description: "RFC 3339: when the change happened" }),
   apiVersion: Schema.String.annotations({
     description: "The API version `data.object` is rendered in"
@@ -26,9 +26,14 @@ export const EventView = Schema.Struct({
   })
 }).annotations({ identifier: "Event" })
 
-const Limit = Schema.NumberFromString.pipe(
+/** `limit` of a keyset-paged list: 1 to 100. */
+export const PageLimit = Schema.NumberFromString.pipe(
   Schema.int({ message: () => "must be a whole number" }),
   Schema.between(1, 100, { message: () => "must be from 1 to 100" })
+)
+
+export const PageCursor = Schema.optional(
+  Schema.String.annotations({ description: "Opaque: the `nextCursor` of the previous page" })
 )
 
 export const ListEventsParams = Schema.Struct({
@@ -36,10 +41,8 @@ export const ListEventsParams = Schema.Struct({
   paymentId: Schema.optional(Schema.String),
   startTs: Schema.optional(Schema.String.annotations({ description: "RFC 3339, inclusive" })),
   endTs: Schema.optional(Schema.String.annotations({ description: "RFC 3339, exclusive" })),
-  cursor: Schema.optional(
-    Schema.String.annotations({ description: "Opaque: the `nextCursor` of the previous page" })
-  ),
-  limit: Schema.optionalWith(Limit, { default: () => 20 })
+  cursor: PageCursor,
+  limit: Schema.optionalWith(PageLimit, { default: () => 20 })
 })
 
 export const ListEventsResponse = Schema.Struct({

@@ -34,10 +34,16 @@ export const EVENT_TYPES = [
 export const EventType = Schema.Literal(...EVENT_TYPES)
 export type EventType = typeof EventType.Type
 
+/** Sent by `POST /v1/webhook-endpoints/{id}/test` to that endpoint only: not subscribed to. */
+export const PING = "ping"
+/** Every type an event may have: the ones endpoints subscribe to, and `ping`. */
+export const PayEventType = Schema.Literal(...EVENT_TYPES, PING)
+export type PayEventType = typeof PayEventType.Type
+
 export class PayEvent extends Schema.Class<PayEvent>("PayEvent")({
   id: EventId,
   partnerId: PartnerId,
-  type: EventType,
+  type: PayEventType,
   createdAt: Schema.DateFromSelf,
   /** The payment it is about, for `paymentId` filters and per-payment delivery order. */
   paymentId: Schema.NullOr(Schema.String),
@@ -54,7 +60,7 @@ export type Outbox<A> = (written: A) => ReadonlyArray<PayEvent>
 
 export interface EventQuery {
   readonly partnerId: PartnerId
-  readonly types?: ReadonlyArray<EventType> | undefined
+  readonly types?: ReadonlyArray<PayEventType> | undefined
   readonly paymentId?: string | undefined
   /** Inclusive. */
   readonly from?: Date | undefined

@@ -13,7 +13,14 @@ import { CurrentPartner } from "../partners/PartnerAuth.js"
 import type { ApiVersion } from "../shared/ApiVersion.js"
 import { cursorCodec, keysetPage } from "../shared/Cursor.js"
 import { EventsApi, type EventView } from "./Api.js"
-import { EVENT_TYPES, EventId, EventStore, type EventType, type PayEvent } from "./Event.js"
+import {
+  EVENT_TYPES,
+  EventId,
+  EventStore,
+  type PayEvent,
+  type PayEventType,
+  PING
+} from "./Event.js"
 
 /** An event as the API and webhook deliveries show it, in `apiVersion`. */
 export const eventView = (e: PayEvent, apiVersion: ApiVersion): typeof EventView.Type => ({
@@ -32,16 +39,17 @@ const invalid = (field: string, message: string) =>
 
 const typesOf = (
   value: string | undefined
-): Effect.Effect<ReadonlyArray<EventType> | undefined, RequestError> => {
+): Effect.Effect<ReadonlyArray<PayEventType> | undefined, RequestError> => {
   if (value === undefined) return Effect.succeed(undefined)
+  const known: ReadonlyArray<string> = [...EVENT_TYPES, PING]
   const types = value.split(",").map((t) => t.trim())
-  const unknown = types.find((t) => !(EVENT_TYPES as ReadonlyArray<string>).includes(t))
+  const unknown = types.find((t) => !known.includes(t))
   return unknown === undefined
-    ? Effect.succeed(types as ReadonlyArray<EventType>)
+    ? Effect.succeed(types as ReadonlyArray<PayEventType>)
     : Effect.fail(
         invalid(
           "type",
-          `${JSON.stringify(unknown)} is not an event type; known: ${EVENT_TYPES.join(", ")}`
+          `${JSON.stringify(unknown)} is not an event type; known: ${known.join(", ")}`
         )
       )
 }

@@ -6,7 +6,7 @@
 import { Clock, Effect } from "effect"
 import type { PartnerId } from "../partners/Partner.js"
 import { newId } from "../shared/Ids.js"
-import { type EventId, type EventType, PayEvent } from "./Event.js"
+import { type EventId, PayEvent, type PayEventType } from "./Event.js"
 
 export interface EventStamp {
   readonly id: EventId
@@ -27,7 +27,7 @@ export const stamps = (n: number) => Effect.all(Array.from({ length: n }, () => 
 export const eventOf = (
   { id, createdAt }: EventStamp,
   partnerId: PartnerId,
-  type: EventType,
+  type: PayEventType,
   object: unknown,
   about: { readonly merchantId?: string | null; readonly paymentId?: string | null } = {}
 ): PayEvent =>

@@ -4,13 +4,15 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { EventType } from "../events/Event.js"
+import { EventView, PageCursor, PageLimit } from "../events/Api.js"
+import { EventId, EventType, PayEventType } from "../events/Event.js"
 import { failsWith, IdempotentHeaders, pathOf, VersionHeaders } from "../http/ApiDocs.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { MerchantId } from "../merchants/Merchant.js"
 import { PartnerApiKey } from "../partners/PartnerAuth.js"
 import { ApiVersion } from "../shared/ApiVersion.js"
 import { boundedText } from "../shared/Text.js"
+import { WebhookDeliveryState } from "./WebhookDelivery.js"
 import { WebhookEndpointId, WebhookEndpointStatus } from "./WebhookEndpoint.js"
 
 export const WebhookEndpointView = Schema.Struct({
@@ -137,6 +139,90 @@ export const rotateWebhookSecret = HttpApiEndpoint.post(
   .annotate(OpenApi.Summary, "Rotate a webhook endpoint's signing secret")
   .pipe(failsWith(ApiErrors.NotFound, ApiErrors.IdempotencyConflict))
 
+export const WebhookAttemptView = Schema.Struct({
+  attemptedAt: Schema.String.annotations({ description: "RFC 3339" }),
+  durationMs: Schema.Number,
+  responseStatus: Schema.NullOr(Schema.Number).annotations({
+    description: "The receiver's HTTP status; null when no response came"
+  }),
+  responseBody: Schema.NullOr(Schema.String).annotations({
+    description: "The response body, cut at 64 KB; null without a response"
+  }),
+  error: Schema.NullOr(Schema.String).annotations({
+    description: "Why the attempt did not succeed; null for a 2xx"
+  })
+}).annotations({ identifier: "WebhookAttempt" })
+
+export const WebhookDeliveryView = Schema.Struct({
+  endpointId: Schema.String,
+  eventId: Schema.String,
+  eventType: PayEventType,
+  paymentId: Schema.NullOr(Schema.String),
+  status: WebhookDeliveryState.annotations({
+    description:
+      "pending: not yet delivered, next attempt at nextAttemptAt; delivered: a 2xx came; failed: its retries are used up (redeliver it to try again)"
+  }),
+  nextAttemptAt: Schema.NullOr(Schema.String).annotations({
+    description: "RFC 3339; null unless pending"
+  }),
+  createdAt: Schema.String.annotations({ description: "RFC 3339: when it was queued" }),
+  attempts: Schema.Array(WebhookAttemptView).annotations({
+    description: "Every attempt, newest first"
+  })
+}).annotations({ identifier: "WebhookDelivery" })
+
+export const DeliveriesQuery = Schema.Struct({
+  status: Schema.optional(WebhookDeliveryState),
+  cursor: PageCursor,
+  limit: Schema.optionalWith(PageLimit, { default: () => 20 })
+})
+
+export const listWebhookDeliveries = HttpApiEndpoint.get(
+  "deliveries",
+  "/v1/webhook-endpoints/:id/deliveries"
+)
+  .setHeaders(VersionHeaders)
+  .setPath(WebhookEndpointPath)
+  .setUrlParams(DeliveriesQuery)
+  .addSuccess(
+    Schema.Struct({
+      data: Schema.Array(WebhookDeliveryView),
+      nextCursor: Schema.NullOr(Schema.String)
+    })
+  )
+  .annotate(OpenApi.Summary, "List an endpoint's deliveries and their attempts, newest first")
+  .pipe(failsWith(ApiErrors.NotFound))
+
+export const redeliverWebhookEvent = HttpApiEndpoint.post(
+  "redeliver",
+  "/v1/webhook-endpoints/:id/events/:eventId/redeliver"
+)
+  .setHeaders(VersionHeaders)
+  .setPath(
+    pathOf(
+      { id: WebhookEndpointId, eventId: EventId },
+      { error: ApiErrors.NotFound, nouns: { id: "webhook endpoint", eventId: "event" } }
+    )
+  )
+  .addSuccess(WebhookDeliveryView, { status: 202 })
+  .annotate(
+    OpenApi.Summary,
+    "Send one of your events to this endpoint again (queued now, with a fresh retry schedule)"
+  )
+  .pipe(failsWith(ApiErrors.NotFound))
+
+export const testWebhookEndpoint = HttpApiEndpoint.post("test", "/v1/webhook-endpoints/:id/test")
+  .setHeaders(VersionHeaders)
+  .setPath(WebhookEndpointPath)
+  .addSuccess(
+    Schema.Struct({ event: EventView, delivery: WebhookDeliveryView }).annotations({
+      identifier: "WebhookTest"
+    }),
+    { status: 202 }
+  )
+  .annotate(OpenApi.Summary, "Send a ping event to this endpoint only")
+  .pipe(failsWith(ApiErrors.NotFound))
+
 export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
   .annotate(OpenApi.Title, "Webhook endpoints")
   .add(createWebhookEndpoint)
@@ -145,4 +231,7 @@ export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
   .add(updateWebhookEndpoint)
   .add(deleteWebhookEndpoint)
   .add(rotateWebhookSecret)
+  .add(listWebhookDeliveries)
+  .add(redeliverWebhookEvent)
+  .add(testWebhookEndpoint)
   .middleware(PartnerApiKey) {}

@@ -4,20 +4,27 @@
  */
 import { Effect } from "effect"
 import { keptReply } from "../ApiFailures.js"
+import { EventId } from "../events/Event.js"
+import { eventView } from "../events/Http.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
+import { cursorParam } from "../http/QueryParams.js"
 import { RequestError } from "../http/RequestError.js"
 import { implement } from "../http/Route.js"
 import { idempotently } from "../idempotency/Http.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
+import { cursorCodec, keysetPage } from "../shared/Cursor.js"
 import {
   DEFAULT_SECRET_OVERLAP_SECONDS,
+  type WebhookDeliveryView,
   WebhookEndpointsApi,
   type WebhookEndpointView
 } from "./Api.js"
 import { WebhookUrlRefused } from "./UrlGuard.js"
+import type { WebhookDelivery, WebhookDeliveryRecord } from "./WebhookDelivery.js"
 import type { WebhookEndpoint } from "./WebhookEndpoint.js"
 import { WebhookEndpoints } from "./WebhookEndpoints.js"
+import { WebhookWork } from "./WebhookWork.js"
 
 export const webhookEndpointView = (e: WebhookEndpoint): typeof WebhookEndpointView.Type => ({
   id: e.id,
@@ -31,6 +38,34 @@ export const webhookEndpointView = (e: WebhookEndpoint): typeof WebhookEndpointV
   createdAt: e.createdAt.toISOString()
 })
 
+export const webhookDeliveryView = ({
+  delivery: d,
+  eventType,
+  attempts
+}: WebhookDeliveryRecord): typeof WebhookDeliveryView.Type => ({
+  endpointId: d.endpointId,
+  eventId: d.eventId,
+  eventType,
+  paymentId: d.paymentId,
+  status: d.state,
+  nextAttemptAt: d.state === "pending" ? d.nextAttemptAt.toISOString() : null,
+  createdAt: d.createdAt.toISOString(),
+  attempts: attempts.map((a) => ({
+    attemptedAt: a.attemptedAt.toISOString(),
+    durationMs: a.durationMs,
+    responseStatus: a.responseStatus,
+    responseBody: a.responseBody,
+    error: a.error
+  }))
+})
+
+/** A delivery just queued: no attempts yet. */
+const queuedView = (delivery: WebhookDelivery, eventType: WebhookDeliveryRecord["eventType"]) =>
+  webhookDeliveryView({ delivery, eventType, attempts: [] })
+
+// Inside the opaque cursor: the event of the page's last delivery.
+const cursors = cursorCodec("d1.", EventId)
+
 /** A refused URL is the request's answer: kept under its Idempotency-Key. */
 const keptRefusal = <E>(error: E): Reply | undefined => {
   if (!(error instanceof WebhookUrlRefused)) return undefined
@@ -39,6 +74,7 @@ const keptRefusal = <E>(error: E): Reply | undefined => {
 
 export const webhookEndpointHandlers = Effect.gen(function* () {
   const endpoints = yield* WebhookEndpoints
+  const work = yield* WebhookWork
   return implement(WebhookEndpointsApi, {
     create: (input) =>
       Effect.gen(function* () {
@@ -100,6 +136,40 @@ export const webhookEndpointHandlers = Effect.gen(function* () {
             )
             .pipe(Effect.map(({ endpoint, secret }) => reply(endpoint, secret)))
         )
+      }),
+
+    deliveries: ({ path, urlParams }) =>
+      Effect.gen(function* () {
+        const partner = yield* CurrentPartner
+        const before = yield* cursorParam(cursors, urlParams.cursor)
+        const fetched = yield* endpoints.listDeliveries(partner, path.id, {
+          state: urlParams.status,
+          before,
+          limit: urlParams.limit + 1
+        })
+        const { rows, nextCursor } = keysetPage(fetched, urlParams.limit, (last) =>
+          cursors.encode(last.delivery.eventId)
+        )
+        return json(200, { data: rows.map(webhookDeliveryView), nextCursor })
+      }),
+
+    redeliver: ({ path }) =>
+      Effect.gen(function* () {
+        const partner = yield* CurrentPartner
+        const record = yield* endpoints.redeliver(partner, path.id, path.eventId)
+        yield* work.wake
+        return json(202, webhookDeliveryView(record))
+      }),
+
+    test: ({ path, version }) =>
+      Effect.gen(function* () {
+        const partner = yield* CurrentPartner
+        const { event, delivery } = yield* endpoints.ping(partner, path.id)
+        yield* work.wake
+        return json(202, {
+          event: eventView(event, version),
+          delivery: queuedView(delivery, event.type)
+        })
       }),
 
     delete: ({ path }) =>

@@ -6,7 +6,8 @@
  * secret is made here, shown once, and kept sealed under the engine's secret.
  */
 import { Clock, Effect, Option, Schema } from "effect"
-import type { EventType } from "../events/Event.js"
+import { type EventId, EventStore, type EventType, PING } from "../events/Event.js"
+import { eventOf, stamp } from "../events/NewEvent.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { MerchantId } from "../merchants/Merchant.js"
 import { Merchants } from "../merchants/Merchants.js"
@@ -18,6 +19,7 @@ import { newId } from "../shared/Ids.js"
 import { spanned } from "../shared/Spans.js"
 import { generateWebhookSecret } from "./Signature.js"
 import { WebhookUrlGuard } from "./UrlGuard.js"
+import { type WebhookDeliveryState, WebhookDeliveryStore } from "./WebhookDelivery.js"
 import {
   WebhookEndpoint,
   type WebhookEndpointChanges,
@@ -32,6 +34,11 @@ export const WEBHOOK_SECRET_PURPOSE = "webhook-secret"
 export class WebhookEndpointNotFound extends Schema.TaggedError<WebhookEndpointNotFound>()(
   "WebhookEndpointNotFound",
   { endpointId: Schema.String }
+) {}
+
+export class WebhookEventNotFound extends Schema.TaggedError<WebhookEventNotFound>()(
+  "WebhookEventNotFound",
+  { eventId: Schema.String }
 ) {}
 
 export interface NewWebhookEndpoint {
@@ -59,6 +66,8 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()(
       const guard = yield* WebhookUrlGuard
       const secrets = yield* EngineSecret
       const merchants = yield* Merchants
+      const events = yield* EventStore
+      const deliveries = yield* WebhookDeliveryStore
 
       const checkUrl = guard.check
 
@@ -173,8 +182,50 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()(
           yield* store.markDeleted(id, yield* now)
         })
 
+      /** The endpoint's deliveries with their attempts, newest event first. */
+      const listDeliveries = (
+        partner: Partner,
+        id: WebhookEndpointId,
+        query: {
+          readonly state?: WebhookDeliveryState | undefined
+          readonly before?: EventId | undefined
+          readonly limit: number
+        }
+      ) => Effect.flatMap(get(partner, id), () => deliveries.list({ endpointId: id, ...query }))
+
+      /**
+       * Sends one of the partner's events to the endpoint again, whether or not
+       * it was sent there before, with a fresh retry schedule.
+       */
+      const redeliver = (partner: Partner, id: WebhookEndpointId, eventId: EventId) =>
+        Effect.gen(function* () {
+          yield* get(partner, id)
+          const event = yield* events.find(eventId)
+          if (Option.isNone(event) || event.value.partnerId !== partner.id) {
+            return yield* new WebhookEventNotFound({ eventId })
+          }
+          yield* deliveries.redeliver(id, event.value, yield* now)
+          // With the attempts kept from before.
+          return Option.getOrThrow(yield* deliveries.find(id, eventId))
+        })
+
+      /** A `ping` event, written and queued to this endpoint only. */
+      const ping = (partner: Partner, id: WebhookEndpointId) =>
+        Effect.gen(function* () {
+          const endpoint = yield* get(partner, id)
+          const event = eventOf(yield* stamp, partner.id, PING, {
+            endpointId: endpoint.id,
+            url: endpoint.url
+          })
+          const delivery = yield* deliveries.queueDirect(event, endpoint.id)
+          return { event, delivery }
+        })
+
       return {
         create: spanned("WebhookEndpoints.create", create),
+        listDeliveries,
+        redeliver: spanned("WebhookEndpoints.redeliver", redeliver),
+        ping: spanned("WebhookEndpoints.ping", ping),
         list,
         get,
         update: spanned("WebhookEndpoints.update", update),

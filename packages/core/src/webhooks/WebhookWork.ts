@@ -1,0 +1,153 @@
+/**
+ * The webhook delivery runner. Each instance claims due deliveries under a
+ * lease (WebhookDelivery.ts says what the store guarantees: one holder, the
+ * order per payment, the limit per endpoint), sends each one signed as the
+ * Standard Webhooks specification says, with the current secret and, during
+ * a rotation's overlap, the previous one too, and records what came of it
+ * with the lease's token. Nothing is kept only in memory: a delivery whose
+ * instance died is claimed again once its lease has run out.
+ */
+import { Effect, FiberSet, Queue, Random } from "effect"
+import { PayConfig } from "../Config.js"
+import { eventView } from "../events/Http.js"
+import { EngineSecret } from "../secrets/EngineSecret.js"
+import { attemptOutcome } from "./DeliveryOutcome.js"
+import { webhookHeaders } from "./Signature.js"
+import { type ClaimedDelivery, WebhookDeliveryStore } from "./WebhookDelivery.js"
+import type { WebhookEndpoint } from "./WebhookEndpoint.js"
+import { WEBHOOK_SECRET_PURPOSE } from "./WebhookEndpoints.js"
+import { type WebhookResponse, WebhookSender } from "./WebhookSender.js"
+import { DEFAULT_WEBHOOK_DELIVERY, MAX_RESPONSE_BYTES } from "./WebhookWorkConfig.js"
+
+export const WEBHOOK_USER_AGENT = "pay-engine-webhooks/1"
+
+export class WebhookWork extends Effect.Service<WebhookWork>()("@pay/core/WebhookWork", {
+  scoped: Effect.gen(function* () {
+    const store = yield* WebhookDeliveryStore
+    const sender = yield* WebhookSender
+    const secrets = yield* EngineSecret
+    const config = yield* PayConfig
+    const settings = { ...DEFAULT_WEBHOOK_DELIVERY, ...config.webhookDelivery }
+    const clock = yield* Effect.clock
+    const now = () => new Date(clock.unsafeCurrentTimeMillis())
+    const wakeUps = yield* Queue.sliding<void>(1)
+    /** Tells the loop there is work now (a delivery was just queued here). */
+    const wake = Queue.offer(wakeUps, undefined).pipe(Effect.asVoid)
+    const running = yield* FiberSet.make()
+    let busy = 0
+
+    /** The secrets that sign now: the current one, and the previous during its overlap. */
+    const signingSecrets = (endpoint: WebhookEndpoint, at: Date) =>
+      Effect.gen(function* () {
+        const current = yield* secrets.open(WEBHOOK_SECRET_PURPOSE, endpoint.secret)
+        const previous =
+          endpoint.previousSecret !== null &&
+          endpoint.previousSecretExpiresAt !== null &&
+          endpoint.previousSecretExpiresAt.getTime() > at.getTime()
+            ? [yield* secrets.open(WEBHOOK_SECRET_PURPOSE, endpoint.previousSecret)]
+            : []
+        return [current, ...previous]
+      })
+
+    /** One attempt: the request as the receiver gets it, sent; its response. */
+    const attempt = (claimed: ClaimedDelivery, at: Date) =>
+      Effect.gen(function* () {
+        const { event, endpoint } = claimed
+        // The same bytes on every attempt: the event as the endpoint's version renders it.
+        const body = JSON.stringify(eventView(event, endpoint.apiVersion))
+        const timestamp = Math.floor(at.getTime() / 1000)
+        const signing = yield* Effect.either(signingSecrets(endpoint, at))
+        if (signing._tag === "Left") {
+          return {
+            status: null,
+            body: "",
+            retryAfter: null,
+            error:
+              "the endpoint's signing secret could not be opened: the engine's secret (PAY_SECRET) is not the one it was sealed with",
+            durationMs: 0
+          } satisfies WebhookResponse
+        }
+        const headers = yield* Effect.promise(() =>
+          webhookHeaders(signing.right, event.id, timestamp, body)
+        )
+        return yield* sender.send({
+          url: endpoint.url,
+          headers: {
+            ...headers,
+            "content-type": "application/json",
+            "user-agent": WEBHOOK_USER_AGENT
+          },
+          body,
+          timeoutMs: settings.timeoutMs,
+          maxResponseBytes: MAX_RESPONSE_BYTES
+        })
+      })
+
+    const deliver = (claimed: ClaimedDelivery) =>
+      Effect.gen(function* () {
+        const at = now()
+        const response = yield* attempt(claimed, at)
+        const outcome = attemptOutcome(response, claimed.attempts, at, settings, yield* Random.next)
+        yield* store.record(claimed.lease, outcome)
+        if (outcome.endpoint._tag === "Gone" || outcome.state === "failed") {
+          yield* Effect.logWarning(
+            `webhook ${claimed.event.id} to ${claimed.endpoint.id}: ${outcome.attempt.error}`
+          )
+        }
+      }).pipe(
+        Effect.catchTag("WebhookDeliveryLeaseLost", () =>
+          Effect.logWarning(
+            `webhook ${claimed.event.id} to ${claimed.endpoint.id}: lease lost to another instance`
+          )
+        ),
+        // Stopping: let it go now, so the next start (or another instance) sends it at once.
+        Effect.onInterrupt(() => store.release(claimed.lease, now()).pipe(Effect.ignore))
+      )
+
+    /** Claims what is due and starts it; returns how many were claimed. */
+    const claimAndStart = Effect.gen(function* () {
+      const room = settings.concurrency - busy
+      if (room <= 0) return 0
+      const claimed = yield* store.claimDue(now(), room, settings.leaseMs, settings.perEndpoint)
+      for (const delivery of claimed) {
+        busy++
+        yield* FiberSet.run(
+          running,
+          Effect.ensuring(
+            deliver(delivery),
+            // Room again, and the payment's next delivery may be due now: look at once.
+            Effect.zipRight(
+              Effect.sync(() => {
+                busy--
+              }),
+              wake
+            )
+          )
+        )
+      }
+      return claimed.length
+    })
+
+    /** Claims and sends due deliveries until none is due or in flight: for tests. */
+    const drain = Effect.gen(function* () {
+      // Real time, not the Clock: tests drain with a TestClock set to when deliveries are due.
+      while ((yield* claimAndStart) > 0 || busy > 0) {
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
+      }
+    })
+
+    /** The background loop, for as long as the engine runs. */
+    const runForever = Effect.forever(
+      Effect.gen(function* () {
+        yield* claimAndStart.pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning("webhook delivery: claiming failed", cause)
+          )
+        )
+        yield* Effect.race(Queue.take(wakeUps), Effect.sleep(settings.pollMs))
+      })
+    )
+
+    return { wake, runForever, drain } as const
+  })
+}) {}

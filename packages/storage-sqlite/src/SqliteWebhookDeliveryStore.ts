@@ -1,0 +1,254 @@
+/**
+ * Webhook deliveries on SQLite: queued by the events outbox
+ * (SqliteEventStore.ts), claimed under leases, recorded fenced by the
+ * lease's token. A claim's first statement is a write (it clears lapsed
+ * leases), so its transaction holds SQLite's one write lock from the start
+ * and no other connection claims the same rows in between.
+ */
+import {
+  type ClaimedDelivery,
+  type EventId,
+  type PayEvent,
+  WebhookAttempt,
+  WebhookDelivery,
+  type WebhookDeliveryLease,
+  WebhookDeliveryLeaseLost,
+  type WebhookDeliveryRecord,
+  WebhookDeliveryStore,
+  type WebhookEndpointId
+} from "@pay/core"
+import { Effect, Option } from "effect"
+import type { SqliteConnection } from "./SqliteDatabase.js"
+import { type EventRow, toEvent } from "./SqliteEventStore.js"
+import { type EndpointRow, toEndpoint } from "./SqliteWebhookEndpointStore.js"
+
+interface DeliveryRow {
+  readonly endpoint_id: string
+  readonly event_id: string
+  readonly event_seq: number
+  readonly payment_id: string | null
+  readonly state: string
+  readonly attempts: number
+  readonly next_attempt_at: number
+  readonly created_at: number
+}
+
+interface AttemptRow {
+  readonly attempted_at: number
+  readonly duration_ms: number
+  readonly response_status: number | null
+  readonly response_body: string | null
+  readonly error: string | null
+}
+
+const toDelivery = (r: DeliveryRow) =>
+  new WebhookDelivery({
+    endpointId: r.endpoint_id as WebhookEndpointId,
+    eventId: r.event_id as EventId,
+    paymentId: r.payment_id,
+    state: r.state as WebhookDelivery["state"],
+    attempts: r.attempts,
+    nextAttemptAt: new Date(r.next_attempt_at),
+    createdAt: new Date(r.created_at)
+  })
+
+const toAttempt = (r: AttemptRow) =>
+  new WebhookAttempt({
+    attemptedAt: new Date(r.attempted_at),
+    durationMs: r.duration_ms,
+    responseStatus: r.response_status,
+    responseBody: r.response_body,
+    error: r.error
+  })
+
+export const makeSqliteWebhookDeliveryStore = (
+  db: SqliteConnection,
+  /** Writes an event row alone, without queueing its deliveries. */
+  insertEvent: (event: PayEvent) => void
+) => {
+  const sql = {
+    byEndpoint: db.prepare(`SELECT * FROM webhook_deliveries WHERE endpoint_id = ?
+      ORDER BY event_seq DESC LIMIT ?`),
+    // Plain `?` only (better-sqlite3 and bun:sqlite read numbered ones differently).
+    page: db.prepare(`SELECT d.*, e.type AS event_type FROM webhook_deliveries d
+        JOIN events e ON e.id = d.event_id
+      WHERE d.endpoint_id = ? AND (? IS NULL OR d.state = ?)
+        AND (? IS NULL OR d.event_seq < (SELECT seq FROM events WHERE id = ?))
+      ORDER BY d.event_seq DESC LIMIT ?`),
+    one: db.prepare(`SELECT d.*, e.type AS event_type FROM webhook_deliveries d
+        JOIN events e ON e.id = d.event_id
+      WHERE d.endpoint_id = ? AND d.event_id = ?`),
+    attemptsOf: db.prepare(`SELECT * FROM webhook_attempts WHERE endpoint_id = ? AND event_id = ?
+      ORDER BY attempted_at DESC, rowid DESC`),
+    clearLapsed: db.prepare(`UPDATE webhook_deliveries SET lease_token = NULL, lease_until = NULL
+      WHERE lease_until IS NOT NULL AND lease_until <= ?`),
+    // Due, its endpoint able to take it, no earlier pending delivery of its payment there; at
+    // most `perEndpoint` leased to one endpoint, counting the ones in flight.
+    due: db.prepare(`WITH busy AS (
+        SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
+        WHERE lease_until IS NOT NULL GROUP BY endpoint_id
+      ), due AS (
+        SELECT d.endpoint_id, d.event_id, d.event_seq, d.attempts, d.next_attempt_at,
+          row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.event_seq)
+            AS place
+        FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+        WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND d.lease_until IS NULL
+          AND w.status = 'enabled' AND w.deleted_at IS NULL
+          AND (d.payment_id IS NULL OR NOT EXISTS (
+            SELECT 1 FROM webhook_deliveries p
+            WHERE p.endpoint_id = d.endpoint_id AND p.payment_id = d.payment_id
+              AND p.state = 'pending' AND p.event_seq < d.event_seq))
+      )
+      SELECT due.* FROM due LEFT JOIN busy ON busy.endpoint_id = due.endpoint_id
+      WHERE due.place + coalesce(busy.n, 0) <= ?
+      ORDER BY due.next_attempt_at, due.event_seq LIMIT ?`),
+    lease: db.prepare(`UPDATE webhook_deliveries SET lease_token = ?, lease_until = ?
+      WHERE endpoint_id = ? AND event_id = ?`),
+    event: db.prepare("SELECT * FROM events WHERE id = ?"),
+    endpoint: db.prepare("SELECT * FROM webhook_endpoints WHERE id = ?"),
+    settle: db.prepare(`UPDATE webhook_deliveries SET state = ?, attempts = attempts + 1,
+        next_attempt_at = ?, lease_token = NULL, lease_until = NULL
+      WHERE endpoint_id = ? AND event_id = ? AND lease_token = ?`),
+    attempt: db.prepare(`INSERT INTO webhook_attempts (endpoint_id, event_id, attempted_at,
+      duration_ms, response_status, response_body, error) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+    succeeded: db.prepare("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?"),
+    failing: db.prepare(`UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?)
+      WHERE id = ?`),
+    disable: db.prepare(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ?,
+        updated_at = ?
+      WHERE id = ? AND status = 'enabled' AND deleted_at IS NULL
+        AND (? IS NULL OR failing_since <= ?)`),
+    release: db.prepare(`UPDATE webhook_deliveries SET lease_token = NULL, lease_until = NULL,
+        next_attempt_at = ?
+      WHERE endpoint_id = ? AND event_id = ? AND lease_token = ?`),
+    again: db.prepare(`UPDATE webhook_deliveries SET state = 'pending', attempts = 0,
+        next_attempt_at = ?
+      WHERE endpoint_id = ? AND event_id = ?`),
+    add: db.prepare(`INSERT INTO webhook_deliveries (endpoint_id, event_id, event_seq,
+        payment_id, state, attempts, next_attempt_at, created_at)
+      SELECT ?, id, seq, payment_id, 'pending', 0, ?, ? FROM events WHERE id = ?`),
+    byKey: db.prepare("SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?")
+  }
+
+  const recordOf = (r: DeliveryRow & { readonly event_type: string }): WebhookDeliveryRecord => ({
+    delivery: toDelivery(r),
+    eventType: r.event_type as WebhookDeliveryRecord["eventType"],
+    attempts: (sql.attemptsOf.all(r.endpoint_id, r.event_id) as Array<AttemptRow>).map(toAttempt)
+  })
+  const byKey = (endpointId: string, eventId: string) =>
+    toDelivery(sql.byKey.get(endpointId, eventId) as DeliveryRow)
+
+  const lost = (lease: WebhookDeliveryLease) =>
+    new WebhookDeliveryLeaseLost({ eventId: lease.eventId })
+
+  return WebhookDeliveryStore.of({
+    listByEndpoint: (endpointId, limit) =>
+      Effect.sync(() =>
+        (sql.byEndpoint.all(endpointId, limit) as Array<DeliveryRow>).map(toDelivery)
+      ),
+
+    list: (q) =>
+      Effect.sync(() => {
+        const state = q.state ?? null
+        const before = q.before ?? null
+        const rows = sql.page.all(q.endpointId, state, state, before, before, q.limit) as Array<
+          DeliveryRow & { event_type: string }
+        >
+        return rows.map(recordOf)
+      }),
+
+    find: (endpointId, eventId) =>
+      Effect.sync(() =>
+        Option.map(
+          Option.fromNullable(
+            sql.one.get(endpointId, eventId) as (DeliveryRow & { event_type: string }) | undefined
+          ),
+          recordOf
+        )
+      ),
+
+    claimDue: (now, limit, leaseMs, perEndpoint) =>
+      Effect.sync(() =>
+        db.transaction((): ReadonlyArray<ClaimedDelivery> => {
+          const at = now.getTime()
+          sql.clearLapsed.run(at)
+          const due = sql.due.all(at, perEndpoint, Math.max(0, limit)) as Array<DeliveryRow>
+          return due.map((r) => {
+            const token = crypto.randomUUID()
+            sql.lease.run(token, at + leaseMs, r.endpoint_id, r.event_id)
+            return {
+              lease: {
+                endpointId: r.endpoint_id as WebhookEndpointId,
+                eventId: r.event_id as EventId,
+                token
+              },
+              attempts: r.attempts,
+              event: toEvent(sql.event.get(r.event_id) as EventRow),
+              endpoint: toEndpoint(sql.endpoint.get(r.endpoint_id) as EndpointRow)
+            }
+          })
+        })
+      ),
+
+    record: (lease, outcome) =>
+      Effect.suspend(() => {
+        const held = db.transaction(() => {
+          const { attempt } = outcome
+          const changed = sql.settle.run(
+            outcome.state,
+            outcome.nextAttemptAt.getTime(),
+            lease.endpointId,
+            lease.eventId,
+            lease.token
+          )
+          if (Number(changed.changes) !== 1) return false
+          sql.attempt.run(
+            lease.endpointId,
+            lease.eventId,
+            attempt.attemptedAt.getTime(),
+            attempt.durationMs,
+            attempt.responseStatus,
+            attempt.responseBody,
+            attempt.error
+          )
+          const at = attempt.attemptedAt.getTime()
+          const verdict = outcome.endpoint
+          if (verdict._tag === "Succeeded") sql.succeeded.run(lease.endpointId)
+          else if (verdict._tag === "Gone") {
+            sql.disable.run(verdict.reason, at, lease.endpointId, null, null)
+          } else {
+            sql.failing.run(at, lease.endpointId)
+            const since = verdict.disableIfFailingSince.getTime()
+            sql.disable.run(verdict.reason, at, lease.endpointId, since, since)
+          }
+          return true
+        })
+        return held ? Effect.void : Effect.fail(lost(lease))
+      }),
+
+    release: (lease, now) =>
+      Effect.sync(() => {
+        sql.release.run(now.getTime(), lease.endpointId, lease.eventId, lease.token)
+      }),
+
+    redeliver: (endpointId, event, now) =>
+      Effect.sync(() =>
+        db.transaction(() => {
+          const at = now.getTime()
+          const { changes } = sql.again.run(at, endpointId, event.id)
+          if (Number(changes) === 0) sql.add.run(endpointId, at, at, event.id)
+          return byKey(endpointId, event.id)
+        })
+      ),
+
+    queueDirect: (event, endpointId) =>
+      Effect.sync(() =>
+        db.transaction(() => {
+          const at = event.createdAt.getTime()
+          insertEvent(event)
+          sql.add.run(endpointId, at, at, event.id)
+          return byKey(endpointId, event.id)
+        })
+      )
+  })
+}

@@ -1,0 +1,31 @@
+/**
+ * Sending webhook deliveries (core webhooks/WebhookDelivery.ts): each
+ * delivery's lease, every attempt's record, and when an endpoint's run of
+ * failures began. The partial index finds an earlier pending delivery of the
+ * same payment to the same endpoint (order per payment).
+ */
+import type { SqliteConnection } from "../SqliteDatabase.js"
+
+const statements = [
+  "ALTER TABLE webhook_deliveries ADD COLUMN lease_token TEXT",
+  "ALTER TABLE webhook_deliveries ADD COLUMN lease_until INTEGER",
+  `CREATE INDEX webhook_deliveries_pending_order ON webhook_deliveries
+    (endpoint_id, payment_id, event_seq) WHERE state = 'pending'`,
+  `CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (lease_until)
+    WHERE lease_until IS NOT NULL`,
+  `CREATE TABLE webhook_attempts (
+    endpoint_id TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    attempted_at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    response_status INTEGER,
+    response_body TEXT,
+    error TEXT
+  ) STRICT`,
+  "CREATE INDEX webhook_attempts_by_delivery ON webhook_attempts (endpoint_id, event_id)",
+  "ALTER TABLE webhook_endpoints ADD COLUMN failing_since INTEGER"
+]
+
+export default (db: SqliteConnection): void => {
+  for (const statement of statements) db.exec(statement)
+}
