@@ -20,6 +20,7 @@ import type { Caip10, Caip19 } from "../src/shared/Caip.js"
 import { makeIdBody } from "../src/shared/Ids.js"
 import {
   type AttemptOutcome,
+  type ClaimedDelivery,
   WebhookAttempt,
   WebhookDeliveryStore
 } from "../src/webhooks/WebhookDelivery.js"
@@ -1176,6 +1177,35 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
             toDisable!.id,
             toDisable!.id
           ])
+        })
+      )
+
+      test(
+        "eight claims at once never lease one delivery twice, nor more than the limit to one endpoint",
+        Effect.gen(function* () {
+          const { write } = yield* deliverySetup({}, {}, {})
+          const store = yield* WebhookDeliveryStore
+          for (let i = 0; i < 12; i++) yield* write(i % 3 === 0 ? null : `pay_${i}`)
+          const at = new Date(tick())
+          // Rounds of eight at once until one claims nothing (a claim skips an endpoint another
+          // is claiming for, so one round may not fill every endpoint).
+          const claimed: Array<ClaimedDelivery> = []
+          for (let round = 0; round < 10; round++) {
+            const got = (yield* Effect.all(
+              Array.from({ length: 8 }, () => store.claimDue(at, 5, 60_000, 3)),
+              { concurrency: "unbounded" }
+            )).flat()
+            if (got.length === 0) break
+            claimed.push(...got)
+          }
+          const keys = claimed.map((c) => `${c.endpoint.id}/${c.event.id}`)
+          expect(new Set(keys).size).toBe(keys.length)
+          const perEndpoint = new Map<string, number>()
+          for (const c of claimed) {
+            perEndpoint.set(c.endpoint.id, (perEndpoint.get(c.endpoint.id) ?? 0) + 1)
+          }
+          // 36 deliveries due, three endpoints at three each: exactly nine leased.
+          expect([...perEndpoint.values()]).toEqual([3, 3, 3])
         })
       )
 

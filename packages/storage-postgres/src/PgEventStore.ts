@@ -4,20 +4,11 @@
  * newest first in the order they were written.
  */
 import type { SqlClient } from "@effect/sql"
-import {
-  type EventId,
-  EventStore,
-  type Outbox,
-  type PartnerId,
-  PayEvent,
-  WebhookDelivery,
-  WebhookDeliveryStore,
-  type WebhookEndpointId
-} from "@pay/core"
+import { type EventId, EventStore, type Outbox, type PartnerId, PayEvent } from "@pay/core"
 import { Effect, Option } from "effect"
 import { orDieSql } from "./PgErrors.js"
 
-interface EventRow {
+export interface EventRow {
   readonly id: string
   readonly partner_id: string
   readonly type: string
@@ -27,7 +18,7 @@ interface EventRow {
   readonly created_at: Date
 }
 
-const toEvent = (r: EventRow) =>
+export const toEvent = (r: EventRow) =>
   new PayEvent({
     id: r.id as EventId,
     partnerId: r.partner_id as PartnerId,
@@ -74,39 +65,6 @@ export const writeEvents = <A>(
     }
   })
 }
-
-interface DeliveryRow {
-  readonly endpoint_id: string
-  readonly event_id: string
-  readonly payment_id: string | null
-  readonly state: string
-  readonly attempts: number
-  readonly next_attempt_at: Date
-  readonly created_at: Date
-}
-
-export const makePgWebhookDeliveryStore = (sql: SqlClient.SqlClient) =>
-  WebhookDeliveryStore.of({
-    listByEndpoint: (endpointId, limit) =>
-      sql<DeliveryRow>`SELECT * FROM webhook_deliveries WHERE endpoint_id = ${endpointId}
-        ORDER BY event_seq DESC LIMIT ${limit}`.pipe(
-        Effect.map((rows) =>
-          rows.map(
-            (r) =>
-              new WebhookDelivery({
-                endpointId: r.endpoint_id as WebhookEndpointId,
-                eventId: r.event_id as EventId,
-                paymentId: r.payment_id,
-                state: r.state as WebhookDelivery["state"],
-                attempts: r.attempts,
-                nextAttemptAt: r.next_attempt_at,
-                createdAt: r.created_at
-              })
-          )
-        ),
-        orDieSql
-      )
-  })
 
 export const makePgEventStore = (sql: SqlClient.SqlClient) =>
   EventStore.of({

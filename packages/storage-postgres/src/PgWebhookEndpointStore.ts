@@ -12,7 +12,7 @@ import { Effect, Option } from "effect"
 import { orDieSql } from "./PgErrors.js"
 import { writeCompletion } from "./PgIdempotencyStore.js"
 
-interface EndpointRow {
+export interface EndpointRow {
   readonly id: string
   readonly partner_id: string
   readonly url: string
@@ -30,7 +30,7 @@ interface EndpointRow {
   readonly deleted_at: Date | null
 }
 
-const toEndpoint = (r: EndpointRow) =>
+export const toEndpoint = (r: EndpointRow) =>
   new WebhookEndpoint({
     id: r.id as WebhookEndpointId,
     partnerId: r.partner_id as PartnerId,

@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 const statements = [
-  "ALTER TABLE webhook_deliveries ADD COLUMN lease_token text COLLATE \"C\"",
+  'ALTER TABLE webhook_deliveries ADD COLUMN lease_token text COLLATE "C"',
   "ALTER TABLE webhook_deliveries ADD COLUMN lease_until timestamptz",
   `CREATE INDEX webhook_deliveries_pending_order ON webhook_deliveries
     (endpoint_id, payment_id, event_seq) WHERE state = 'pending'`,
