@@ -14,9 +14,10 @@ import {
   type PaymentEngineOptions,
   type PayStorage,
   payEngineLayer,
-  type Route
+  type Route,
+  type WebhookDeliverySettings
 } from "@pay/core"
-import { logoCaptureLayer, webhookUrlGuardLayer } from "@pay/logos"
+import { logoCaptureLayer, webhookSenderLayer, webhookUrlGuardLayer } from "@pay/logos"
 import { sandboxChainSetup, sandboxRoutes } from "@pay/sandbox"
 import * as Sandbox from "@pay/sandbox-chain"
 import * as PgStorage from "@pay/storage-postgres"
@@ -30,7 +31,13 @@ type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBody
   Partial<
     Pick<
       StandaloneConfig,
-      "paymentLifetimeMs" | "maxLongPollMs" | "basePath" | "fetchAllowPrivate" | "secret"
+      | "paymentLifetimeMs"
+      | "maxLongPollMs"
+      | "basePath"
+      | "fetchAllowPrivate"
+      | "secret"
+      | "webhookRetryScheduleMs"
+      | "webhookLeaseMs"
     >
   >
 
@@ -57,6 +64,17 @@ const engineOptions = (
     ...(given.maxLongPollMs === undefined ? {} : { maxLongPollMs: given.maxLongPollMs }),
     logos: logoCaptureLayer({ allowPrivate: given.fetchAllowPrivate === true }),
     webhookUrls: webhookUrlGuardLayer({ allowPrivate: given.fetchAllowPrivate === true }),
+    webhookSender: webhookSenderLayer({ allowPrivate: given.fetchAllowPrivate === true }),
+    webhookDelivery: {
+      ...Option.match(given.webhookRetryScheduleMs ?? Option.none(), {
+        onNone: () => ({}),
+        onSome: (retryScheduleMs) => ({ retryScheduleMs })
+      }),
+      ...Option.match(given.webhookLeaseMs ?? Option.none(), {
+        onNone: () => ({}),
+        onSome: (leaseMs) => ({ leaseMs })
+      })
+    },
     ...(given.secret !== undefined && Option.isSome(given.secret)
       ? { secret: given.secret.value }
       : {})
@@ -142,6 +160,8 @@ export const chainFor = (config: StandaloneConfig) =>
 /** What in-process tests swap in: a logo fetcher that trusts a test CA. */
 export interface StandaloneOverrides {
   readonly logos?: Layer.Layer<LogoCapture>
+  /** Webhook delivery settings (tests: a short retry schedule). */
+  readonly webhookDelivery?: WebhookDeliverySettings
 }
 
 /** Starts the whole server; it stops, in order, when the scope closes. */

@@ -32,6 +32,22 @@ export interface StandaloneConfig {
   readonly fetchAllowPrivate: boolean
   /** PAY_SECRET: the engine's secret (base64, 32+ bytes); without it, the database keeps one. */
   readonly secret: Option.Option<string>
+  /** PAY_WEBHOOK_RETRY_SCHEDULE: the waits before each webhook retry; default the engine's. */
+  readonly webhookRetryScheduleMs?: Option.Option<ReadonlyArray<number>>
+  /** PAY_WEBHOOK_LEASE_SECONDS: how long a claimed delivery is held before another instance takes it. */
+  readonly webhookLeaseMs?: Option.Option<number>
+}
+
+const RETRY_SCHEDULE_MESSAGE =
+  "PAY_WEBHOOK_RETRY_SCHEDULE must be up to 50 whole numbers of seconds from 0 to 604800, comma-separated (e.g. 5,300,1800)"
+
+/** "5, 300,1800" → [5000, 300000, 1800000], or undefined when it is not one. */
+export const parseRetrySchedule = (text: string): ReadonlyArray<number> | undefined => {
+  const parts = text.split(",").map((p) => p.trim())
+  if (parts.length > 50 || !parts.every((p) => /^\d{1,6}$/.test(p) && Number(p) <= 604_800)) {
+    return undefined
+  }
+  return parts.map((p) => Number(p) * 1000)
 }
 
 export const DEFAULT_DATABASE = "./data/pay.sqlite"
@@ -159,6 +175,27 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
       message: "PAY_MAX_LONG_POLL_MS must be from 0 to 120000",
       validation: (n) => n >= 0 && n <= 120_000
     })
+  ),
+  webhookRetryScheduleMs: Config.option(
+    Config.string("PAY_WEBHOOK_RETRY_SCHEDULE").pipe(
+      Config.mapOrFail((text) => {
+        const schedule = parseRetrySchedule(text)
+        return schedule === undefined
+          ? Either.left(
+              ConfigError.InvalidData(["PAY_WEBHOOK_RETRY_SCHEDULE"], RETRY_SCHEDULE_MESSAGE)
+            )
+          : Either.right(schedule)
+      })
+    )
+  ),
+  webhookLeaseMs: Config.option(
+    Config.integer("PAY_WEBHOOK_LEASE_SECONDS").pipe(
+      Config.validate({
+        message: "PAY_WEBHOOK_LEASE_SECONDS must be from 2 to 600",
+        validation: (n) => n >= 2 && n <= 600
+      }),
+      Config.map((seconds) => seconds * 1000)
+    )
   ),
   fetchAllowPrivate: Config.string("PAY_FETCH_ALLOW_PRIVATE").pipe(
     Config.withDefault("0"),

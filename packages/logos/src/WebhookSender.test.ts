@@ -314,6 +314,18 @@ describe("WebhookSender over loopback", () => {
     })
   )
 
+  it.effect("counts DNS in the time limit", () =>
+    Effect.gen(function* () {
+      const spy = vi.spyOn(https, "request")
+      const result = yield* send(
+        { allowPrivate: true, resolve: () => new Promise(() => {}) },
+        post("https://logo.test/ok", { timeoutMs: 200 })
+      )
+      expectNoResponse(result, "no response within 200 ms, the time limit")
+      expect(spy).not.toHaveBeenCalled()
+    })
+  )
+
   it.effect("reports a certificate it does not trust (no test CA)", () =>
     Effect.gen(function* () {
       const before = secure.requests.length
