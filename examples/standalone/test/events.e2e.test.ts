@@ -31,6 +31,7 @@ import {
   walletClient
 } from "./gateway-support.js"
 import { cancel } from "./payments-support.js"
+import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver.js"
 
 const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 const EURC_BASE = "eip155:8453/erc20:0x60a3E35Cc302bFA44Cb288Bc5a4F316Fdb1adb42"
@@ -42,14 +43,40 @@ describe.each(STORES)("%s: events", (store) => {
   let otherKey: string
   const api = client(() => server.baseUrl)
 
+  // Every event of the bootstrap partner is also delivered here, as a webhook.
+  let receiver: WebhookReceiver
+
   beforeAll(async () => {
-    server = await startServer(store)
+    server = await startServer(
+      store,
+      { fetchAllowPrivate: true },
+      { webhookDelivery: { pollMs: 20 } }
+    )
     otherKey = (await createPartner(server, "Other")).apiKey
+    receiver = await startWebhookReceiver()
+    const endpoint = await api.request("POST", "/v1/webhook-endpoints", {
+      idempotencyKey: newKey(),
+      body: { url: receiver.url }
+    })
+    expect(endpoint.status, endpoint.text).toBe(201)
+    receiver.secrets.push(endpoint.body.secret)
   })
 
   afterAll(async () => {
+    await receiver?.close()
     await server?.stop()
   })
+
+  /** The events arrive as webhooks too, signed, each exactly as the API lists it. */
+  const expectDelivered = async (events: ReadonlyArray<Json>) => {
+    await receiver.until((r) => events.every((e) => r.some((x) => x.id === e.id)))
+    for (const e of events) {
+      const [got, ...again] = receiver.of(e.id)
+      expect(again).toEqual([])
+      expect(got!.event).toEqual(e)
+      expect(got!.verifiedBy).toHaveLength(1)
+    }
+  }
 
   /** Every event of the partner since `start` (RFC 3339), oldest first. */
   const eventsSince = async (start: string, key?: string): Promise<Array<Json>> => {
@@ -143,6 +170,7 @@ describe.each(STORES)("%s: events", (store) => {
     // Another partner sees none of them, and gets 404 for their ids.
     expect(await eventsSince(start, otherKey)).toEqual([])
     expectError(await api.get(`/v1/events/${events[0].id}`, { key: otherKey }), 404, "not_found")
+    await expectDelivered(events)
   })
 
   it("a payment's status changes and its refund leave their events, each with what GET /v1/payments/{id} answered then", async () => {
@@ -193,6 +221,10 @@ describe.each(STORES)("%s: events", (store) => {
     expect(gone.map((e: Json) => [e.type, e.data.object])).toEqual([
       ["payment.cancelled", cancelledView]
     ])
+    // From the API, the gateway and the chain work alike: delivered, in the order they happened.
+    await expectDelivered([...paid, ...gone])
+    const order = receiver.received.filter((r) => r.event.data.object.paymentId === paymentId)
+    expect(order.map((r) => r.event.type)).toEqual(paid.map((e: Json) => e.type))
   }, 60_000)
 
   it("the expiry sweep writes payment.expired with each expiry, once, whichever sweep gets there", async () => {
@@ -208,6 +240,7 @@ describe.each(STORES)("%s: events", (store) => {
     expect(expired.status).toBe("expired")
     const events = (await api.get(`/v1/events?paymentId=${paymentId}`)).body.data
     expect(events.map((e: Json) => [e.type, e.data.object])).toEqual([["payment.expired", expired]])
+    await expectDelivered(events)
   })
 
   it("lists newest first, by type and time, in cursor pages, in the request's API version", async () => {
