@@ -684,8 +684,10 @@ export const makeMemoryStorage = () => {
           .sort((a, b) => (a.id < b.id ? 1 : -1))
       ),
     update: (id, c, at) =>
-      Effect.sync(() =>
-        changeEndpoint(
+      Effect.sync(() => {
+        // Enabled again: a run of failures that disabled it starts over.
+        if (c.status === "enabled") failingSince.delete(id)
+        return changeEndpoint(
           id,
           (e) =>
             new WebhookEndpoint({
@@ -698,7 +700,7 @@ export const makeMemoryStorage = () => {
               updatedAt: at
             })
         )
-      ),
+      }),
     rotateSecret: (id, rotation, at, completion) =>
       Effect.sync(() => {
         const current = endpoints.get(id)

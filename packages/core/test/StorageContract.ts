@@ -1264,6 +1264,16 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
             "disabled",
             "failed for 5 days"
           ])
+          // Enabled again by the partner: its run of failures starts over.
+          yield* endpointStore.update(
+            flaky!.id,
+            { status: "enabled", disabledReason: null },
+            new Date(t + 50)
+          )
+          yield* store.record((yield* claim(flaky!.id, t + 60)).lease, failing(t + 60, t + 30))
+          expect(yield* statusOf).toBe("enabled")
+          yield* store.record((yield* claim(flaky!.id, t + 70)).lease, failing(t + 70, t + 60))
+          expect(yield* statusOf).toBe("disabled")
         })
       )
 

@@ -103,6 +103,8 @@ export const makePgWebhookEndpointStore = (sql: SqlClient.SqlClient) =>
             ELSE status END,
           disabled_reason = CASE WHEN ${c.disabledReason !== undefined}::boolean
             THEN ${c.disabledReason ?? null}::text ELSE disabled_reason END,
+          failing_since = CASE WHEN ${c.status === "enabled"}::boolean THEN NULL
+            ELSE failing_since END,
           updated_at = ${at}
         WHERE id = ${id} AND deleted_at IS NULL RETURNING *`.pipe(Effect.map(one), orDieSql)
     },

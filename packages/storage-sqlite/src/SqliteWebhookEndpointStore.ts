@@ -70,6 +70,7 @@ export const makeSqliteWebhookEndpointStore = (
       description = CASE WHEN ? = 1 THEN ? ELSE description END,
       status = CASE WHEN ? = 1 THEN ? ELSE status END,
       disabled_reason = CASE WHEN ? = 1 THEN ? ELSE disabled_reason END,
+      failing_since = CASE WHEN ? = 1 THEN NULL ELSE failing_since END,
       updated_at = ?
     WHERE id = ? AND deleted_at IS NULL`)
   const rotate = db.prepare(`UPDATE webhook_endpoints SET secret = ?, previous_secret = ?,
@@ -126,6 +127,8 @@ export const makeSqliteWebhookEndpointStore = (
           ...given(changes.status),
           changes.disabledReason === undefined ? 0 : 1,
           changes.disabledReason ?? null,
+          // Enabled again: a run of failures that disabled it starts over.
+          changes.status === "enabled" ? 1 : 0,
           at.getTime(),
           id
         )

@@ -100,6 +100,10 @@ export class WebhookWork extends Effect.Service<WebhookWork>()("@pay/core/Webhoo
             `webhook ${claimed.event.id} to ${claimed.endpoint.id}: lease lost to another instance`
           )
         ),
+        // A broken database or a bug: logged; the lease runs out and the delivery is tried again.
+        Effect.catchAllDefect((defect) =>
+          Effect.logError(`webhook ${claimed.event.id} to ${claimed.endpoint.id}: failed`, defect)
+        ),
         // Stopping: let it go now, so the next start (or another instance) sends it at once.
         Effect.onInterrupt(() => store.release(claimed.lease, now()).pipe(Effect.ignore))
       )
