@@ -1,0 +1,140 @@
+/**
+ * The delivery runner on the in-memory stores with a scripted sender and the
+ * TestClock: the schedule and the clock are the engine's own settings and
+ * Effect's Clock, so three days of retries and five days of failures pass in
+ * no time. What the wire looks like, and every store, are the end-to-end
+ * suites' (examples/standalone/test/webhook-delivery.e2e.test.ts).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Logger, LogLevel, TestClock } from "effect"
+import { makeMemoryStorage } from "../../test/MemoryStorage.js"
+import { payEngineLayer } from "../Engine.js"
+import { Merchants } from "../merchants/Merchants.js"
+import { Partners } from "../partners/Partners.js"
+import { verifyWebhook } from "./Signature.js"
+import { WebhookDeliveryStore } from "./WebhookDelivery.js"
+import { WebhookEndpointStore } from "./WebhookEndpoint.js"
+import { WebhookEndpoints } from "./WebhookEndpoints.js"
+import { type WebhookRequest, type WebhookResponse, WebhookSender } from "./WebhookSender.js"
+import { WebhookWork } from "./WebhookWork.js"
+import { DEFAULT_RETRY_SCHEDULE_MS } from "./WebhookWorkConfig.js"
+
+const DAY = 86_400_000
+
+/** A sender that records every request and answers with `status(nth request)`. */
+const scriptedSender = (status: (nth: number) => number | null) => {
+  const requests: Array<WebhookRequest & { readonly at: number }> = []
+  const layer = Layer.effect(
+    WebhookSender,
+    Effect.map(Effect.clock, (clock) =>
+      WebhookSender.of({
+        send: (request) =>
+          Effect.sync((): WebhookResponse => {
+            requests.push({ ...request, at: clock.unsafeCurrentTimeMillis() })
+            const answer = status(requests.length)
+            return answer === null
+              ? { status: null, body: "", retryAfter: null, error: "refused", durationMs: 1 }
+              : { status: answer, body: "", retryAfter: null, error: null, durationMs: 1 }
+          })
+      })
+    )
+  )
+  return { requests, layer }
+}
+
+const engine = (sender: Layer.Layer<WebhookSender>) =>
+  Layer.merge(
+    payEngineLayer({
+      storage: makeMemoryStorage(),
+      config: { publicUrl: "http://pay.test", maxBodyBytes: 1024 },
+      webhookSender: sender
+    }),
+    Logger.minimumLogLevel(LogLevel.Error)
+  )
+
+/** A partner with one endpoint, and a merchant change that makes an event. */
+const world = Effect.gen(function* () {
+  const { partner } = yield* (yield* Partners).create({ name: "Hooks" })
+  const { endpoint, secret } = yield* (yield* WebhookEndpoints).create(partner, {
+    url: "https://hooks.test/pay"
+  })
+  const merchants = yield* Merchants
+  const change = (name: string) =>
+    merchants.create(partner, { name, email: "till@shop.test", iconUrl: null })
+  return { partner, endpoint, secret, change }
+})
+
+const drain = WebhookWork.use((w) => w.drain)
+
+describe("webhook delivery runner", () => {
+  it.effect("retries on the schedule by the engine's clock, then fails for good", () => {
+    const sender = scriptedSender(() => 500)
+    return Effect.gen(function* () {
+      const { endpoint, secret, change } = yield* world
+      yield* change("Retried")
+      yield* drain
+      expect(sender.requests).toHaveLength(1)
+      // Every wait of the schedule (±20%): nothing before 0.8 of it, one attempt by 1.2 of it.
+      for (const [i, wait] of DEFAULT_RETRY_SCHEDULE_MS.entries()) {
+        yield* TestClock.adjust(wait * 0.8 - 1)
+        yield* drain
+        expect(sender.requests).toHaveLength(i + 1)
+        yield* TestClock.adjust(wait * 0.4 + 1)
+        yield* drain
+        expect(sender.requests).toHaveLength(i + 2)
+      }
+      const [record] = yield* (yield* WebhookDeliveryStore).list({
+        endpointId: endpoint.id,
+        limit: 10
+      })
+      expect(record!.delivery.state).toBe("failed")
+      expect(record!.attempts).toHaveLength(DEFAULT_RETRY_SCHEDULE_MS.length + 1)
+      // Nothing more, ever.
+      yield* TestClock.adjust(30 * DAY)
+      yield* drain
+      expect(sender.requests).toHaveLength(DEFAULT_RETRY_SCHEDULE_MS.length + 1)
+      // Each attempt signed with the endpoint's secret, at that attempt's time, the same body.
+      const bodies = new Set(sender.requests.map((r) => r.body))
+      expect(bodies.size).toBe(1)
+      for (const r of sender.requests) {
+        expect(Number(r.headers["webhook-timestamp"])).toBe(Math.floor(r.at / 1000))
+        yield* Effect.promise(() =>
+          verifyWebhook(r.body, r.headers, secret, { now: new Date(r.at) })
+        )
+      }
+    }).pipe(Effect.provide(engine(sender.layer)))
+  })
+
+  it.effect("disables an endpoint after five days of nothing but failures, and not before", () => {
+    const sender = scriptedSender(() => null)
+    return Effect.gen(function* () {
+      const { endpoint, change } = yield* world
+      const status = Effect.map(
+        (yield* WebhookEndpointStore).find(endpoint.id),
+        (e) => e._tag === "Some" && e.value.status
+      )
+      // A new event each day: each fails (its retries too) for four days and 23 hours.
+      for (let day = 0; day < 5; day++) {
+        yield* change(`Day ${day}`)
+        yield* drain
+        yield* TestClock.adjust(day === 4 ? DAY - 3_600_000 : DAY)
+        yield* drain
+      }
+      expect(yield* status).toBe("enabled")
+      yield* TestClock.adjust(2 * 3_600_000)
+      yield* change("Day 5")
+      yield* drain
+      expect(yield* status).toBe("disabled")
+      const found = yield* (yield* WebhookEndpointStore).find(endpoint.id)
+      expect(found._tag === "Some" && found.value.disabledReason).toContain(
+        "every delivery failed for 5 days"
+      )
+      // Disabled: the next change's delivery is not even queued.
+      const before = sender.requests.length
+      yield* change("After")
+      yield* TestClock.adjust(DAY)
+      yield* drain
+      expect(sender.requests).toHaveLength(before)
+    }).pipe(Effect.provide(engine(sender.layer)))
+  })
+})
