@@ -15,6 +15,7 @@ import { ChainWork } from "./chainwork/ChainWork.js"
 import type { PaymentEngineOptions } from "./EngineOptions.js"
 import type { EventStore } from "./events/Event.js"
 import { eventHandlers } from "./events/Http.js"
+import { outboxSignalLayer, signallingStores } from "./events/OutboxSignal.js"
 import { collectDataRoutes } from "./gateway/CollectDataRoutes.js"
 import { Gateway } from "./gateway/Gateway.js"
 import { gatewayHandlers } from "./gateway/Http.js"
@@ -191,7 +192,8 @@ export const payEngineLayer = <E>(options: PayEngineParts<E>) =>
     Layer.provideMerge(engineSecretLayer(options.secret)),
     Layer.provideMerge(
       Layer.mergeAll(
-        options.storage,
+        // Writes that make events wake this process's webhook delivery at once.
+        Layer.provide(signallingStores, Layer.merge(options.storage, outboxSignalLayer)),
         Layer.succeed(PayConfig, options.config),
         options.tokens ?? defaultTokenRegistry,
         options.events ?? LocalPaymentEvents,

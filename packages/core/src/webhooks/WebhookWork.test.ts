@@ -6,7 +6,7 @@
  * suites' (examples/standalone/test/webhook-delivery.e2e.test.ts).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, TestClock } from "effect"
+import { Effect, Fiber, Layer, Logger, LogLevel, TestClock } from "effect"
 import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { payEngineLayer } from "../Engine.js"
 import { Merchants } from "../merchants/Merchants.js"
@@ -42,11 +42,15 @@ const scriptedSender = (status: (nth: number) => number | null) => {
   return { requests, layer }
 }
 
-const engine = (sender: Layer.Layer<WebhookSender>) =>
+const engine = (sender: Layer.Layer<WebhookSender>, pollMs?: number) =>
   Layer.merge(
     payEngineLayer({
       storage: makeMemoryStorage(),
-      config: { publicUrl: "http://pay.test", maxBodyBytes: 1024 },
+      config: {
+        publicUrl: "http://pay.test",
+        maxBodyBytes: 1024,
+        ...(pollMs === undefined ? {} : { webhookDelivery: { pollMs } })
+      },
       webhookSender: sender
     }),
     Logger.minimumLogLevel(LogLevel.Error)
@@ -66,7 +70,32 @@ const world = Effect.gen(function* () {
 
 const drain = WebhookWork.use((w) => w.drain)
 
+/** Real time passing (the TestClock stands still meanwhile). */
+const realPause = (ms: number) =>
+  Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+
 describe("webhook delivery runner", () => {
+  it.effect(
+    "sends at once when a change of this process commits events, without waiting for the poll",
+    () => {
+      const sender = scriptedSender(() => 204)
+      return Effect.gen(function* () {
+        const { change } = yield* world
+        // The poll is an hour, and the TestClock never moves: only the signal can wake the loop.
+        const loop = yield* Effect.fork(WebhookWork.use((w) => w.runForever))
+        yield* realPause(20)
+        expect(sender.requests).toHaveLength(0)
+        yield* change("Woken")
+        for (let i = 0; i < 100 && sender.requests.length === 0; i++) yield* realPause(10)
+        expect(sender.requests).toHaveLength(1)
+        yield* change("Woken again")
+        for (let i = 0; i < 100 && sender.requests.length === 1; i++) yield* realPause(10)
+        expect(sender.requests).toHaveLength(2)
+        yield* Fiber.interrupt(loop)
+      }).pipe(Effect.provide(engine(sender.layer, 3_600_000)))
+    }
+  )
+
   it.effect("retries on the schedule by the engine's clock, then fails for good", () => {
     const sender = scriptedSender(() => 500)
     return Effect.gen(function* () {

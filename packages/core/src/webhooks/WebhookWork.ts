@@ -7,9 +7,10 @@
  * with the lease's token. Nothing is kept only in memory: a delivery whose
  * instance died is claimed again once its lease has run out.
  */
-import { Effect, FiberSet, Queue, Random } from "effect"
+import { Effect, FiberSet, Random } from "effect"
 import { PayConfig } from "../Config.js"
 import { eventView } from "../events/Http.js"
+import { OutboxSignal } from "../events/OutboxSignal.js"
 import { EngineSecret } from "../secrets/EngineSecret.js"
 import { attemptOutcome } from "./DeliveryOutcome.js"
 import { webhookHeaders } from "./Signature.js"
@@ -30,9 +31,10 @@ export class WebhookWork extends Effect.Service<WebhookWork>()("@pay/core/Webhoo
     const settings = { ...DEFAULT_WEBHOOK_DELIVERY, ...config.webhookDelivery }
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
-    const wakeUps = yield* Queue.sliding<void>(1)
-    /** Tells the loop there is work now (a delivery was just queued here). */
-    const wake = Queue.offer(wakeUps, undefined).pipe(Effect.asVoid)
+    // Events committed by this process, and deliveries queued by a redeliver or test, wake
+    // the loop at once; other processes' are found by the poll.
+    const signal = yield* OutboxSignal
+    const wake = signal.written
     const running = yield* FiberSet.make()
     let busy = 0
 
@@ -148,7 +150,7 @@ export class WebhookWork extends Effect.Service<WebhookWork>()("@pay/core/Webhoo
             Effect.logWarning("webhook delivery: claiming failed", cause)
           )
         )
-        yield* Effect.race(Queue.take(wakeUps), Effect.sleep(settings.pollMs))
+        yield* Effect.race(signal.next, Effect.sleep(settings.pollMs))
       })
     )
 
