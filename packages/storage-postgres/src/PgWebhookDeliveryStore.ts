@@ -141,22 +141,26 @@ export const makePgWebhookDeliveryStore = (sql: SqlClient.SqlClient) => {
             if (locked.length === 0) return []
             const ids = locked.map((l) => l.id)
             // A new statement: it sees every claim committed before the locks were taken.
+            // Endpoint by endpoint, an index range cut at the limit: the cost follows the
+            // endpoints and the batch, not the history or a backlog.
             const claimed = yield* sql<DeliveryRow & { lease_token: string }>`WITH busy AS (
                 SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
                 WHERE endpoint_id = ANY(${ids}::text[]) AND lease_until > ${now}
                 GROUP BY endpoint_id
               ), due AS (
-                SELECT d.endpoint_id, d.event_id, d.next_attempt_at, d.event_seq,
-                  row_number() OVER (PARTITION BY d.endpoint_id
-                    ORDER BY d.next_attempt_at, d.event_seq) AS place
-                FROM webhook_deliveries d
-                WHERE d.endpoint_id = ANY(${ids}::text[]) AND d.state = 'pending'
-                  AND d.next_attempt_at <= ${now}
-                  AND (d.lease_until IS NULL OR d.lease_until <= ${now})
-                  AND (d.payment_id IS NULL OR NOT EXISTS (
-                    SELECT 1 FROM webhook_deliveries p
-                    WHERE p.endpoint_id = d.endpoint_id AND p.payment_id = d.payment_id
-                      AND p.state = 'pending' AND p.event_seq < d.event_seq))
+                SELECT d.* FROM unnest(${ids}::text[]) AS e(id) CROSS JOIN LATERAL (
+                  SELECT d.endpoint_id, d.event_id, d.next_attempt_at, d.event_seq,
+                    row_number() OVER (ORDER BY d.next_attempt_at, d.event_seq) AS place
+                  FROM webhook_deliveries d
+                  WHERE d.endpoint_id = e.id AND d.state = 'pending'
+                    AND d.next_attempt_at <= ${now}
+                    AND (d.lease_until IS NULL OR d.lease_until <= ${now})
+                    AND (d.payment_id IS NULL OR NOT EXISTS (
+                      SELECT 1 FROM webhook_deliveries p
+                      WHERE p.endpoint_id = d.endpoint_id AND p.payment_id = d.payment_id
+                        AND p.state = 'pending' AND p.event_seq < d.event_seq))
+                  ORDER BY d.next_attempt_at, d.event_seq LIMIT ${perEndpoint}
+                ) d
               ), picked AS (
                 SELECT due.* FROM due LEFT JOIN busy ON busy.endpoint_id = due.endpoint_id
                 WHERE due.place + coalesce(busy.n, 0) <= ${perEndpoint}

@@ -3,7 +3,9 @@
  * (SqliteEventStore.ts), claimed under leases, recorded fenced by the
  * lease's token. A claim's first statement is a write (it clears lapsed
  * leases), so its transaction holds SQLite's one write lock from the start
- * and no other connection claims the same rows in between.
+ * and no other connection claims the same rows in between. It reads endpoint
+ * by endpoint, each an index range cut at what the endpoint has room for, so
+ * its cost follows the endpoints and the batch, not the history or a backlog.
  */
 import {
   type ClaimedDelivery,
@@ -82,26 +84,23 @@ export const makeSqliteWebhookDeliveryStore = (
       ORDER BY attempted_at DESC, rowid DESC`),
     clearLapsed: db.prepare(`UPDATE webhook_deliveries SET lease_token = NULL, lease_until = NULL
       WHERE lease_until IS NOT NULL AND lease_until <= ?`),
-    // Due, its endpoint able to take it, no earlier pending delivery of its payment there; at
-    // most `perEndpoint` leased to one endpoint, counting the ones in flight.
-    due: db.prepare(`WITH busy AS (
-        SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
-        WHERE lease_until IS NOT NULL GROUP BY endpoint_id
-      ), due AS (
-        SELECT d.endpoint_id, d.event_id, d.event_seq, d.attempts, d.next_attempt_at,
-          row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.event_seq)
-            AS place
-        FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
-        WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND d.lease_until IS NULL
-          AND w.status = 'enabled' AND w.deleted_at IS NULL
-          AND (d.payment_id IS NULL OR NOT EXISTS (
-            SELECT 1 FROM webhook_deliveries p
-            WHERE p.endpoint_id = d.endpoint_id AND p.payment_id = d.payment_id
-              AND p.state = 'pending' AND p.event_seq < d.event_seq))
-      )
-      SELECT due.* FROM due LEFT JOIN busy ON busy.endpoint_id = due.endpoint_id
-      WHERE due.place + coalesce(busy.n, 0) <= ?
-      ORDER BY due.next_attempt_at, due.event_seq LIMIT ?`),
+    // How many are leased to each endpoint now (lapsed leases were just cleared).
+    busy: db.prepare(`SELECT endpoint_id, count(*) AS n
+      FROM webhook_deliveries INDEXED BY webhook_deliveries_leased
+      WHERE lease_until IS NOT NULL GROUP BY endpoint_id`),
+    able: db.prepare(`SELECT id FROM webhook_endpoints
+      WHERE status = 'enabled' AND deleted_at IS NULL`),
+    // One endpoint's due deliveries, oldest due first, none waiting for an earlier pending
+    // delivery of its payment there: an index range per endpoint, whatever the backlog.
+    due: db.prepare(`SELECT d.endpoint_id, d.event_id, d.event_seq, d.attempts, d.next_attempt_at
+      FROM webhook_deliveries d INDEXED BY webhook_deliveries_due_by_endpoint
+      WHERE d.endpoint_id = ? AND d.state = 'pending' AND d.next_attempt_at <= ?
+        AND d.lease_until IS NULL
+        AND (d.payment_id IS NULL OR NOT EXISTS (
+          SELECT 1 FROM webhook_deliveries p
+          WHERE p.endpoint_id = d.endpoint_id AND p.payment_id = d.payment_id
+            AND p.state = 'pending' AND p.event_seq < d.event_seq))
+      ORDER BY d.next_attempt_at, d.event_seq LIMIT ?`),
     lease: db.prepare(`UPDATE webhook_deliveries SET lease_token = ?, lease_until = ?
       WHERE endpoint_id = ? AND event_id = ?`),
     event: db.prepare("SELECT * FROM events WHERE id = ?"),
@@ -111,7 +110,8 @@ export const makeSqliteWebhookDeliveryStore = (
       WHERE endpoint_id = ? AND event_id = ? AND lease_token = ?`),
     attempt: db.prepare(`INSERT INTO webhook_attempts (endpoint_id, event_id, attempted_at,
       duration_ms, response_status, response_body, error) VALUES (?, ?, ?, ?, ?, ?, ?)`),
-    succeeded: db.prepare("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ?"),
+    succeeded: db.prepare(`UPDATE webhook_endpoints SET failing_since = NULL
+      WHERE id = ? AND failing_since IS NOT NULL`),
     failing: db.prepare(`UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?)
       WHERE id = ?`),
     disable: db.prepare(`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ?,
@@ -172,7 +172,20 @@ export const makeSqliteWebhookDeliveryStore = (
         db.transaction((): ReadonlyArray<ClaimedDelivery> => {
           const at = now.getTime()
           sql.clearLapsed.run(at)
-          const due = sql.due.all(at, perEndpoint, Math.max(0, limit)) as Array<DeliveryRow>
+          const busy = new Map(
+            (sql.busy.all() as Array<{ endpoint_id: string; n: number }>).map((b) => [
+              b.endpoint_id,
+              b.n
+            ])
+          )
+          const candidates: Array<DeliveryRow> = []
+          for (const { id } of sql.able.all() as Array<{ id: string }>) {
+            const room = Math.min(perEndpoint - (busy.get(id) ?? 0), limit)
+            if (room > 0) candidates.push(...(sql.due.all(id, at, room) as Array<DeliveryRow>))
+          }
+          const due = candidates
+            .sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.event_seq - b.event_seq)
+            .slice(0, Math.max(0, limit))
           return due.map((r) => {
             const token = crypto.randomUUID()
             sql.lease.run(token, at + leaseMs, r.endpoint_id, r.event_id)

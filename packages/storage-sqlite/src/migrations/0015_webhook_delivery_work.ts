@@ -1,8 +1,10 @@
 /**
  * Sending webhook deliveries (core webhooks/WebhookDelivery.ts): each
  * delivery's lease, every attempt's record, and when an endpoint's run of
- * failures began. The partial index finds an earlier pending delivery of the
- * same payment to the same endpoint (order per payment).
+ * failures began. The partial indexes find an endpoint's due deliveries
+ * (claims go endpoint by endpoint, so a backlog on one costs the others
+ * nothing), an earlier pending delivery of the same payment to the same
+ * endpoint (order per payment), and the leased ones (the per-endpoint limit).
  */
 import type { SqliteConnection } from "../SqliteDatabase.js"
 
@@ -11,6 +13,8 @@ const statements = [
   "ALTER TABLE webhook_deliveries ADD COLUMN lease_until INTEGER",
   `CREATE INDEX webhook_deliveries_pending_order ON webhook_deliveries
     (endpoint_id, payment_id, event_seq) WHERE state = 'pending'`,
+  `CREATE INDEX webhook_deliveries_due_by_endpoint ON webhook_deliveries
+    (endpoint_id, next_attempt_at, event_seq) WHERE state = 'pending'`,
   `CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (lease_until)
     WHERE lease_until IS NOT NULL`,
   `CREATE TABLE webhook_attempts (
