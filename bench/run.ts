@@ -5,7 +5,8 @@
  * with each server's CPU time per request; prints the report and writes it to
  * bench/results/latest.json; first, on a machine with nothing else of the bench running,
  * the wallet flow on the sandbox chain (bench/wallet.ts), then the cold start on both
- * runtimes (bench/cold-start.ts), then merchants created with a logo (bench/logos.ts).
+ * runtimes (bench/cold-start.ts), then merchants created with a logo (bench/logos.ts), then
+ * webhook delivery (bench/webhooks.ts).
  * Bounded in time, and it stops its servers and drops its PostgreSQL schemas whatever
  * happens. BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_LONG_POLLS, BENCH_COLD_RUNS,
  * BENCH_LOGO_* and BENCH_WALLET_* shorten it for a quick look;
@@ -50,6 +51,12 @@ import {
   TSX
 } from "./server-process.js"
 import { formatWallet, measureWallet, type WalletResult, walletSettings } from "./wallet.js"
+import {
+  formatWebhooks,
+  measureWebhooks,
+  type WebhookBenchResult,
+  webhookSettings
+} from "./webhooks.js"
 
 const envNumber = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback)
@@ -66,6 +73,7 @@ const LONG_POLLS = envNumber("BENCH_LONG_POLLS", 10_000)
 const wallet = walletSettings()
 const coldStart = coldStartSettings()
 const logos = logoSettings()
+const webhooks = webhookSettings()
 const STATUS_PAYMENTS = 1_000
 /** Each route on six servers: the baseline and the engine, on SQLite and on PostgreSQL on
  * Node, and on SQLite on Bun. */
@@ -77,7 +85,8 @@ const RUN_DEADLINE_MS =
   LOAD_RUNS * (load.warmupSeconds + load.seconds) * 1_000 +
   wallet.deadlineMs +
   coldStart.deadlineMs +
-  logos.deadlineMs
+  logos.deadlineMs +
+  webhooks.deadlineMs
 /** The engine's pool on PostgreSQL (its default, packages/storage-postgres/src/layer.ts); the
  * PostgreSQL baseline gets as many connections. */
 const PG_POOL_SIZE = 10
@@ -382,6 +391,7 @@ const format = (report: {
   readonly wallet: WalletResult
   readonly coldStart: ColdStartResult
   readonly logos: LogoBenchResult
+  readonly webhooks: WebhookBenchResult
   readonly targets: Readonly<Record<string, boolean>>
 }) => {
   const n = (x: number, digits = 0) =>
@@ -458,6 +468,7 @@ const format = (report: {
   lines.push(...formatWallet(report.wallet))
   lines.push(...formatColdStart(report.coldStart))
   lines.push(...formatLogos(report.logos))
+  lines.push(...formatWebhooks(report.webhooks))
   const verdicts = Object.values(report.targets)
   lines.push("", `Targets met: ${verdicts.filter(Boolean).length} of ${verdicts.length}`, "")
   return lines.join("\n")
@@ -508,6 +519,9 @@ const main = async () => {
     // Then, still alone, merchants created with a logo: its own two servers, stopped after.
     console.log("Logos:")
     const logosResult = await measureLogos(dir, logos)
+    // Then, still alone, webhook delivery: its own servers and receiver, stopped after.
+    console.log("Webhooks:")
+    const webhooksResult = await measureWebhooks(dir, webhooks)
     // A throwaway embedded server, where there is no local one, can take a while to start.
     console.log("Setting up PostgreSQL…")
     postgres = startPostgres(["engine", "baseline"])
@@ -528,6 +542,7 @@ const main = async () => {
       wallet: walletResult,
       coldStart: coldStartResult,
       logos: logosResult,
+      webhooks: webhooksResult,
       targets
     }
     mkdirSync(RESULTS, { recursive: true })

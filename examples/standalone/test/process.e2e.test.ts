@@ -395,6 +395,24 @@ describe("npm start under a path", () => {
     )
   }, 60_000)
 
+  it("refuses webhook settings out of range, naming them", async () => {
+    for (const schedule of [
+      "5,soon",
+      "",
+      "604801",
+      Array.from({ length: 51 }, () => "1").join(",")
+    ]) {
+      await expectStartRefused(
+        { ...sqliteEnv, PAY_WEBHOOK_RETRY_SCHEDULE: schedule },
+        "PAY_WEBHOOK_RETRY_SCHEDULE must be up to 50 whole numbers of seconds"
+      )
+    }
+    await expectStartRefused(
+      { ...sqliteEnv, PAY_WEBHOOK_LEASE_SECONDS: "1" },
+      "PAY_WEBHOOK_LEASE_SECONDS must be from 2 to 600"
+    )
+  }, 60_000)
+
   it("refuses a PAY_BASE_PATH that is not a path, naming it", async () => {
     await expectStartRefused(
       { ...sqliteEnv, PAY_BASE_PATH: "pay/" },
