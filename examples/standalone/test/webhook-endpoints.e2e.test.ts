@@ -3,7 +3,7 @@
  * server, on either store: registering one (its secret shown once, sealed in
  * the database), the URL rules (https://, public addresses; the default
  * server refuses loopback in every form), listing, changing, deleting, and
- * another partner seeing none of it. Deliveries are not built yet (issue 16).
+ * another partner seeing none of it. Deliveries: webhook-delivery.e2e.test.ts.
  */
 import {
   EngineSecret,
