@@ -21,6 +21,7 @@ import {
   utcDay
 } from "@pay/core"
 import { Effect, Option } from "effect"
+import type { GroupCommit } from "./GroupCommit.js"
 import { settlementToStorage } from "./SqliteChainJobStore.js"
 import type { SqliteConnection, SqliteValue } from "./SqliteDatabase.js"
 import { isUniqueViolation } from "./SqliteErrors.js"
@@ -57,7 +58,9 @@ export const makeSqlitePaymentStore = (
   /** Queues a chain job in the caller's transaction (the chain job store's own insert). */
   enqueue: (job: NewChainJob) => void,
   /** Writes an outbox's events in the caller's transaction. */
-  publish: <A>(outbox: Outbox<A> | undefined, written: A) => void
+  publish: <A>(outbox: Outbox<A> | undefined, written: A) => void,
+  /** Where the hot writes go: concurrent ones share a commit (GroupCommit.ts). */
+  writes: GroupCommit
 ) => {
   const queries = makeSqlitePaymentQueries(db)
 
@@ -149,7 +152,7 @@ export const makeSqlitePaymentStore = (
 
   return PaymentStore.of({
     insert: (p, completion) =>
-      Effect.sync(() =>
+      writes.write(() =>
         db.transaction(() => {
           const value = p.amount.value
           insertSql.run(
@@ -198,7 +201,7 @@ export const makeSqlitePaymentStore = (
       }),
 
     transition: (id, from, c, completion, outbox) =>
-      Effect.sync(() =>
+      writes.write(() =>
         db.transaction(() => {
           const { changes } = transitionSql.run(
             c.status,

@@ -33,6 +33,7 @@ import {
   WebhookEndpointStore
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
+import { makeGroupCommit } from "./GroupCommit.js"
 import { makeSqliteChainJobStore } from "./SqliteChainJobStore.js"
 import { type SqliteConnection, SqliteDatabase, type SqliteValue } from "./SqliteDatabase.js"
 import { makeSqliteEngineSecretStore } from "./SqliteEngineSecretStore.js"
@@ -432,6 +433,8 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   })
 
   const chainJobs = makeSqliteChainJobStore(db, events.writeEvents)
+  // Payment creates and transitions, the hot writes, share commits when concurrent.
+  const writes = makeGroupCommit(db)
 
   return Layer.mergeAll(
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
@@ -439,7 +442,10 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Layer.succeed(EventStore, events.store),
     Layer.succeed(WebhookDeliveryStore, makeSqliteWebhookDeliveryStore(db, events.insertEvent)),
     Layer.succeed(WebhookEndpointStore, makeSqliteWebhookEndpointStore(db, complete)),
-    Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs.enqueue, publish)),
+    Layer.succeed(
+      PaymentStore,
+      makeSqlitePaymentStore(db, complete, chainJobs.enqueue, publish, writes)
+    ),
     Layer.succeed(ChainJobStore, chainJobs.store),
     Layer.succeed(GatewayStore, makeSqliteGatewayStore(db)),
     Layer.succeed(PartnerStore, partners),
