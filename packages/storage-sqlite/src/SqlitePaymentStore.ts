@@ -251,20 +251,23 @@ export const makeSqlitePaymentStore = (
       ),
 
     addRefund: (id, refund, completion, outbox) =>
-      Effect.suspend(() => {
-        try {
-          db.transaction(() => {
-            refundSql.run(refund.id, id, refund.createdAt.getTime())
-            complete(completion)
-            publish(outbox, refund)
-          })
-          return Effect.void
-        } catch (error) {
-          if (!isUniqueViolation(error)) throw error
-          const existing = refundOfSql.get(id) as { id: string } | undefined
-          return Effect.fail(new RefundExists({ paymentId: id, refundId: existing?.id ?? "" }))
-        }
-      }),
+      Effect.flatMap(
+        writes.write(() => {
+          try {
+            db.transaction(() => {
+              refundSql.run(refund.id, id, refund.createdAt.getTime())
+              complete(completion)
+              publish(outbox, refund)
+            })
+            return undefined
+          } catch (error) {
+            if (!isUniqueViolation(error)) throw error
+            const existing = refundOfSql.get(id) as { id: string } | undefined
+            return new RefundExists({ paymentId: id, refundId: existing?.id ?? "" })
+          }
+        }),
+        (refused) => (refused === undefined ? Effect.void : Effect.fail(refused))
+      ),
 
     list: queries.list,
 

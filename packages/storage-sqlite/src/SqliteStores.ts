@@ -393,9 +393,13 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     purge: q("DELETE FROM idempotency_keys WHERE response_status IS NOT NULL AND created_at < ?")
   }
 
+  // The hot writes (idempotency claims and answers, payment creates, transitions, refunds)
+  // share commits when concurrent (GroupCommit.ts).
+  const writes = makeGroupCommit(db)
+
   const idempotency = IdempotencyStore.of({
     claim: (scope, fingerprint, token, now, staleBefore) =>
-      Effect.sync(() => {
+      writes.write(() => {
         const key = [scope.partnerId, scope.route, scope.key] as const
         const at = now.getTime()
         const inserted = idempotencySql.claim.run(...key, fingerprint, token, at, at)
@@ -424,17 +428,15 @@ export const makeSqliteStores = (db: SqliteConnection) => {
               .changes
           ) === 1
       ),
-    complete: (completion) => Effect.sync(() => complete(completion)),
+    complete: (completion) => writes.write(() => complete(completion)),
     release: (scope, token) =>
-      Effect.sync(() => {
+      writes.write(() => {
         idempotencySql.release.run(scope.partnerId, scope.route, scope.key, token)
       }),
     purge: (before) => Effect.sync(() => Number(idempotencySql.purge.run(before.getTime()).changes))
   })
 
   const chainJobs = makeSqliteChainJobStore(db, events.writeEvents)
-  // Payment creates and transitions, the hot writes, share commits when concurrent.
-  const writes = makeGroupCommit(db)
 
   return Layer.mergeAll(
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
