@@ -4,11 +4,12 @@
  * the engine's figures on Bun (`npm run start:bun`) are read as a share of what Bun allows
  * on this machine. It is baseline-server.ts (node:http + better-sqlite3) on the other
  * runtime, and does exactly its work: the same pragmas (WAL, synchronous = FULL,
- * foreign_keys, busy_timeout), schema, seeded key and merchant and statements
- * (baseline-sqlite.ts); per request, the route matched, one read that authenticates the
- * key by its SHA-256 and checks the merchant is its partner's, then for a create the same
- * body checks, the engine's id shape and one insert committed on its own, or for a status
- * one keyed read; the same JSON answers (baseline-rules.ts). Bun closes a connection idle
+ * foreign_keys, busy_timeout), schema, seeded merchant and statements
+ * (baseline-sqlite.ts); per request, the route matched, the key's SHA-256 compared with the
+ * one held in memory (the engine caches verified keys), then for a create the same body
+ * checks, the engine's id shape, one read of the merchant (the partner's, active) and one
+ * insert committed on its own, or for a status one keyed read of the payment, its partner
+ * and merchant checked; the same JSON answers (baseline-rules.ts). Bun closes a connection idle
  * for `idleTimeout` seconds: the same 40 s as the engine on Bun (its 30 s long-poll cap
  * and a margin, @pay/adapter-bun), though no request here is held.
  * Run as its own process under Bun (`bun bench/baseline-bun-server.ts`, TypeScript as is):
@@ -27,7 +28,14 @@ import {
   sha256,
   statusBody
 } from "./baseline-rules.js"
-import { type AuthorizeRow, type PaymentRow, SQL, setUpSqlite } from "./baseline-sqlite.js"
+import {
+  BASELINE_PARTNER,
+  baselineKeyHash,
+  type MerchantRow,
+  type PaymentRow,
+  SQL,
+  setUpSqlite
+} from "./baseline-sqlite.js"
 
 /**
  * The part of Bun's API used here, declared in this module: Bun's own global types
@@ -66,7 +74,8 @@ const { Database } = createRequire(import.meta.url)("bun:sqlite") as {
 
 const db = new Database(env("BASELINE_DATABASE"), { create: true, readwrite: true })
 setUpSqlite(db)
-const authorize = db.prepare(SQL.authorize)
+const keyHash = baselineKeyHash()
+const merchantById = db.prepare(SQL.merchantById)
 const insertPayment = db.prepare(SQL.insertPayment)
 const paymentById = db.prepare(SQL.paymentById)
 
@@ -91,14 +100,32 @@ const createPayment = async (request: Request, merchantId: string) => {
     readText(request)
   )
   if (isRefusal(payment)) return fail(...payment)
+  const merchant = merchantById.get(merchantId) as MerchantRow | null
+  if (merchant === null || merchant.partner_id !== BASELINE_PARTNER) {
+    return fail(404, "not_found", "no such merchant")
+  }
+  if (merchant.status !== "active") return fail(403, "forbidden", "merchant not active")
   const { paymentId, referenceId, unit, value, expiresAt, createdAt } = payment
-  insertPayment.run(paymentId, merchantId, referenceId, unit, value, expiresAt, createdAt)
+  insertPayment.run(
+    paymentId,
+    BASELINE_PARTNER,
+    merchantId,
+    referenceId,
+    unit,
+    value,
+    expiresAt,
+    createdAt
+  )
   return send(201, createdBody(publicUrl, payment))
 }
 
 const paymentStatus = (merchantId: string, paymentId: string) => {
   const payment = paymentById.get(paymentId) as PaymentRow | null
-  if (payment === null || payment.merchant_id !== merchantId) {
+  if (
+    payment === null ||
+    payment.partner_id !== BASELINE_PARTNER ||
+    payment.merchant_id !== merchantId
+  ) {
     return fail(404, "not_found", "no such payment")
   }
   return send(200, statusBody(payment.status))
@@ -113,9 +140,7 @@ const handle = (request: Request): Response | Promise<Response> => {
   const key = request.headers.get("api-key")
   if (key === null) return fail(401, "missing_api_key", "Api-Key is required")
   const merchantId = request.headers.get("merchant-id") ?? ""
-  const auth = authorize.get(merchantId, sha256(key)) as AuthorizeRow | null
-  if (auth === null) return fail(401, "invalid_api_key", "unknown API key")
-  if (auth.merchant_id === null) return fail(404, "not_found", "no such merchant")
+  if (sha256(key) !== keyHash) return fail(401, "invalid_api_key", "unknown API key")
   if (target.create) return createPayment(request, merchantId)
   return paymentStatus(merchantId, decodeURIComponent(target.id))
 }
