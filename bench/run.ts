@@ -110,8 +110,9 @@ interface Comparison {
   readonly postgres: {
     readonly baseline: Measured
     readonly engine: Measured
-    /** engine / baseline, both on PostgreSQL, read against the same target. */
+    /** engine / baseline, both on PostgreSQL. */
     readonly ratio: number
+    readonly target: number
     readonly cpuRatio: number
     readonly met: boolean
     /** The engine on PostgreSQL against the baseline on SQLite. */
@@ -159,7 +160,8 @@ const machine = () => ({
 
 const compare = async (
   route: string,
-  target: number,
+  /** Issue 17's targets: on SQLite, and on PostgreSQL. */
+  { target, targetPg }: { readonly target: number; readonly targetPg: number },
   method: "GET" | "POST",
   servers: Servers,
   next: (server: Target) => () => { readonly path: string; readonly body?: string }
@@ -204,7 +206,8 @@ const compare = async (
       engine: enginePg,
       ratio: ratioPg,
       cpuRatio: enginePg.cpuMsPerRequest / baselinePg.cpuMsPerRequest,
-      met: ratioPg >= target,
+      target: targetPg,
+      met: ratioPg >= targetPg,
       ratioToSqliteBaseline: enginePg.requestsPerSecond / baseline.requestsPerSecond
     },
     bun: {
@@ -338,10 +341,16 @@ const bench = async (dir: string, postgres: BenchPostgres, started: Array<Server
 
   console.log("Measuring:")
   let created = 0
-  const create = await compare("POST /v1/payments", 0.5, "POST", servers, () => () => ({
-    path: "/v1/payments",
-    body: paymentBody(created++)
-  }))
+  const create = await compare(
+    "POST /v1/payments",
+    { target: 1.0, targetPg: 0.7 },
+    "POST",
+    servers,
+    () => () => ({
+      path: "/v1/payments",
+      body: paymentBody(created++)
+    })
+  )
 
   const statusIds = new Map<string, Array<string>>()
   for (const server of all) {
@@ -350,11 +359,17 @@ const bench = async (dir: string, postgres: BenchPostgres, started: Array<Server
       await inParallel(STATUS_PAYMENTS, 50, (i) => createPayment(server, 100_000 + i))
     )
   }
-  const status = await compare("GET /v1/payments/{id}/status", 0.6, "GET", servers, (server) => {
-    const ids = statusIds.get(server.name)!
-    let i = 0
-    return () => ({ path: statusPath(ids[i++ % ids.length]!) })
-  })
+  const status = await compare(
+    "GET /v1/payments/{id}/status",
+    { target: 0.8, targetPg: 0.7 },
+    "GET",
+    servers,
+    (server) => {
+      const ids = statusIds.get(server.name)!
+      let i = 0
+      return () => ({ path: statusPath(ids[i++ % ids.length]!) })
+    }
+  )
 
   console.log(`  ${LONG_POLLS} long-polls on engine…`)
   const longPolls = await measureLongPolls(engineServer, engine, {
@@ -438,7 +453,7 @@ const format = (report: {
         `target); CPU per request ×${n(c.bun.cpuRatio, 2)} the baseline's`,
       `${indent}engine-bun/engine ${n(c.bun.engineToNodeEngine, 2)}, ` +
         `baseline-bun/baseline ${n(c.bun.baselineToNodeBaseline, 2)} (Bun over Node)`,
-      `${indent}engine-pg/baseline-pg ${n(c.postgres.ratio, 2)} (target ≥ ${n(c.target, 2)}): ` +
+      `${indent}engine-pg/baseline-pg ${n(c.postgres.ratio, 2)} (target ≥ ${n(c.postgres.target, 2)}): ` +
         `${verdict(c.postgres.met)}; CPU per request ×${n(c.postgres.cpuRatio, 2)} the baseline's`,
       `${indent}engine-pg/baseline ${n(c.postgres.ratioToSqliteBaseline, 2)}`
     )
