@@ -32,7 +32,9 @@ import {
   BASELINE_PARTNER,
   baselineKeyHash,
   type MerchantRow,
+  merchantRefusal,
   type PaymentRow,
+  paymentVisible,
   SQL,
   setUpSqlite
 } from "./baseline-sqlite.js"
@@ -100,11 +102,8 @@ const createPayment = async (request: Request, merchantId: string) => {
     readText(request)
   )
   if (isRefusal(payment)) return fail(...payment)
-  const merchant = merchantById.get(merchantId) as MerchantRow | null
-  if (merchant === null || merchant.partner_id !== BASELINE_PARTNER) {
-    return fail(404, "not_found", "no such merchant")
-  }
-  if (merchant.status !== "active") return fail(403, "forbidden", "merchant not active")
+  const refused = merchantRefusal(merchantById.get(merchantId) as MerchantRow | null)
+  if (refused !== undefined) return fail(...refused)
   const { paymentId, referenceId, unit, value, expiresAt, createdAt } = payment
   insertPayment.run(
     paymentId,
@@ -121,11 +120,7 @@ const createPayment = async (request: Request, merchantId: string) => {
 
 const paymentStatus = (merchantId: string, paymentId: string) => {
   const payment = paymentById.get(paymentId) as PaymentRow | null
-  if (
-    payment === null ||
-    payment.partner_id !== BASELINE_PARTNER ||
-    payment.merchant_id !== merchantId
-  ) {
+  if (payment === null || !paymentVisible(payment, merchantId)) {
     return fail(404, "not_found", "no such payment")
   }
   return send(200, statusBody(payment.status))

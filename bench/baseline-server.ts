@@ -30,7 +30,9 @@ import {
   BASELINE_PARTNER,
   baselineKeyHash,
   type MerchantRow,
+  merchantRefusal,
   type PaymentRow,
+  paymentVisible,
   SQL,
   setUpSqlite
 } from "./baseline-sqlite.js"
@@ -45,11 +47,8 @@ const paymentById = db.prepare<[string], PaymentRow>(SQL.paymentById)
 const createPayment = async (req: IncomingMessage, res: ServerResponse, merchantId: string) => {
   const payment = await readCreate(req)
   if (isRefusal(payment)) return refuse(res, payment)
-  const merchant = merchantById.get(merchantId)
-  if (merchant === undefined || merchant.partner_id !== BASELINE_PARTNER) {
-    return fail(res, 404, "not_found", "no such merchant")
-  }
-  if (merchant.status !== "active") return fail(res, 403, "forbidden", "merchant not active")
+  const refused = merchantRefusal(merchantById.get(merchantId))
+  if (refused !== undefined) return fail(res, ...refused)
   const { paymentId, referenceId, unit, value, expiresAt, createdAt } = payment
   insertPayment.run(
     paymentId,
@@ -66,11 +65,7 @@ const createPayment = async (req: IncomingMessage, res: ServerResponse, merchant
 
 const paymentStatus = (res: ServerResponse, merchantId: string, paymentId: string) => {
   const payment = paymentById.get(paymentId)
-  if (
-    payment === undefined ||
-    payment.partner_id !== BASELINE_PARTNER ||
-    payment.merchant_id !== merchantId
-  ) {
+  if (payment === undefined || !paymentVisible(payment, merchantId)) {
     return fail(res, 404, "not_found", "no such payment")
   }
   sendStatus(res, payment.status)

@@ -61,6 +61,20 @@ export type PaymentRow = {
   readonly status: string
 }
 
+/** Why a create for this merchant is refused (status, code, message), or undefined. */
+export const merchantRefusal = (
+  m: MerchantRow | null | undefined
+): readonly [status: number, code: string, message: string] | undefined =>
+  m == null || m.partner_id !== BASELINE_PARTNER
+    ? ([404, "not_found", "no such merchant"] as const)
+    : m.status !== "active"
+      ? ([403, "forbidden", "merchant not active"] as const)
+      : undefined
+
+/** Whether the payment read is the partner's, of the merchant asked about. */
+export const paymentVisible = (p: PaymentRow | null | undefined, merchantId: string) =>
+  p != null && p.partner_id === BASELINE_PARTNER && p.merchant_id === merchantId
+
 export const SQL = {
   // The create's one read: the merchant is the partner's and active (the engine checks both).
   merchantById: "SELECT partner_id, status FROM merchants WHERE id = ?",
