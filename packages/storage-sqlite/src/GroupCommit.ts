@@ -81,7 +81,7 @@ export const makeGroupCommit = (
     }
     batches++
     writes += batch.length
-    batch.forEach((item, i) => item.settle(outcomes[i]!))
+    for (const [i, item] of batch.entries()) item.settle(outcomes[i]!)
   }
 
   const flush = () => {
