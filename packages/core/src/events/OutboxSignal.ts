@@ -7,8 +7,7 @@
  * instance, the CLI) are found by the delivery's poll.
  */
 import { Context, Effect, Layer, Queue } from "effect"
-import type { ChainJobStore } from "../chainwork/ChainJobStore.js"
-import { ChainJobStore as ChainJobs } from "../chainwork/ChainJobStore.js"
+import { ChainJobStore } from "../chainwork/ChainJobStore.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { PaymentStore } from "../payments/PaymentStore.js"
 import type { PayStorage } from "../Storage.js"
@@ -73,7 +72,7 @@ export const signallingStores = Layer.effectContext(
     const merchants = yield* MerchantStore
     const settlements = yield* SettlementStore
     const payments = yield* PaymentStore
-    const jobs: ChainJobStore["Type"] = yield* ChainJobs
+    const jobs = yield* ChainJobStore
     return given.pipe(
       Context.add(
         MerchantStore,
@@ -116,8 +115,8 @@ export const signallingStores = Layer.effectContext(
         })
       ),
       Context.add(
-        ChainJobs,
-        ChainJobs.of({
+        ChainJobStore,
+        ChainJobStore.of({
           ...jobs,
           complete: (lease, now, settlement) =>
             Effect.tap(jobs.complete(lease, now, settlement), () =>
