@@ -20,9 +20,15 @@ import { createServer } from "node:net"
 import { loadavg } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { build } from "esbuild"
 import { BENCH_API_KEY, BENCH_PAY_CONFIG } from "./client.js"
-import { BUN, ROOT, runBenchAlone, spawnTracked } from "./server-process.js"
+import {
+  BUN,
+  BUNDLES,
+  bundleBaselines,
+  ROOT,
+  runBenchAlone,
+  spawnTracked
+} from "./server-process.js"
 
 export interface ColdStartSettings {
   /** Starts of each server on each runtime. */
@@ -70,7 +76,6 @@ export interface ColdStartResult {
   readonly cases: ReadonlyArray<ColdStartCase>
 }
 
-const BUNDLES = "bench/dist"
 const BASELINE_MERCHANT_ID = "mrch_0000000000baseline00"
 
 interface Case {
@@ -129,19 +134,10 @@ const buildAll = async () => {
     cwd: ROOT,
     stdio: "inherit"
   })
-  // Inside the repository, so that the Node one finds better-sqlite3 in node_modules.
-  await build({
-    absWorkingDir: ROOT,
-    entryPoints: ["bench/baseline-server.ts", "bench/baseline-bun-server.ts"],
-    outdir: BUNDLES,
-    outExtension: { ".js": ".mjs" },
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    external: ["better-sqlite3"],
-    logLevel: "warning"
-  })
+  await bundleBaselines(
+    ["bench/baseline-server.ts", "bench/baseline-bun-server.ts"],
+    ["better-sqlite3"]
+  )
 }
 
 /** A port free on loopback now (the server is given it, so the poll knows where to look). */

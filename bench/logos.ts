@@ -37,10 +37,17 @@ import { cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { type LogoServer, smoothImage, startLogoServer } from "@pay/logos/testing"
-import { build } from "esbuild"
 import sharp from "sharp"
 import { BENCH_API_KEY, BENCH_PAY_CONFIG } from "./client.js"
-import { ROOT, runBenchAlone, type ServerProcess, startServer } from "./server-process.js"
+import {
+  BUNDLES,
+  bundleBaselines,
+  callersSettings,
+  ROOT,
+  runBenchAlone,
+  type ServerProcess,
+  startServer
+} from "./server-process.js"
 
 export interface LogoBenchSettings {
   /** Rounds not counted, first. */
@@ -322,31 +329,10 @@ const burst = async (
   }
 }
 
-const BUNDLES = "bench/dist"
-
 const buildServers = async () => {
   execFileSync(process.execPath, ["examples/build.mjs", "main"], { cwd: ROOT, stdio: "inherit" })
-  // Bundled like the engine, so neither runs a TypeScript loader; inside the repository so
-  // that it finds better-sqlite3 and sharp in node_modules.
-  await build({
-    absWorkingDir: ROOT,
-    entryPoints: ["bench/baseline-logo-server.ts"],
-    outdir: BUNDLES,
-    outExtension: { ".js": ".mjs" },
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    external: ["better-sqlite3", "sharp"],
-    logLevel: "warning"
-  })
+  await bundleBaselines(["bench/baseline-logo-server.ts"], ["better-sqlite3", "sharp"])
 }
-
-/** The caller's PAY_* and BASELINE_* variables, which the servers must not inherit. */
-const callersSettings = (ours: Readonly<Record<string, string>>) =>
-  Object.keys(process.env).filter(
-    (name) => (name.startsWith("PAY_") || name.startsWith("BASELINE_")) && !(name in ours)
-  )
 
 const startServers = async (dir: string, logos: LogoServer) => {
   const payConfig = join(dir, "pay-config.json")

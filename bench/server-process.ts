@@ -17,6 +17,7 @@ import {
 import { tmpdir } from "node:os"
 import { join, resolve as resolvePath } from "node:path"
 import { fileURLToPath } from "node:url"
+import { build } from "esbuild"
 
 export interface ServerProcess {
   readonly name: string
@@ -34,6 +35,36 @@ export interface ServerProcess {
 }
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url))
+/** Where the benches write their bundles (gitignored). */
+export const BUNDLES = "bench/dist"
+
+/**
+ * Bundles baseline servers into BUNDLES as .mjs, so that no server runs a TypeScript
+ * loader; inside the repository, so that they find their `external` packages in
+ * node_modules.
+ */
+export const bundleBaselines = (
+  entryPoints: ReadonlyArray<string>,
+  external: ReadonlyArray<string>
+) =>
+  build({
+    absWorkingDir: ROOT,
+    entryPoints: [...entryPoints],
+    outdir: BUNDLES,
+    outExtension: { ".js": ".mjs" },
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external: [...external],
+    logLevel: "warning"
+  })
+
+/** The caller's PAY_* and BASELINE_* variables, which the servers must not inherit. */
+export const callersSettings = (ours: Readonly<Record<string, string>>) =>
+  Object.keys(process.env).filter(
+    (name) => (name.startsWith("PAY_") || name.startsWith("BASELINE_")) && !(name in ours)
+  )
 export const TSX = `${ROOT}node_modules/.bin/tsx`
 /** The repository's Bun (its devDependency). */
 export const BUN = `${ROOT}node_modules/.bin/bun`

@@ -50,7 +50,6 @@ import { createServer, type Server } from "node:http"
 import { cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { build } from "esbuild"
 import {
   BENCH_API_KEY,
   BENCH_PAY_CONFIG,
@@ -62,6 +61,9 @@ import {
 } from "./client.js"
 import { type BenchPostgres, startPostgres } from "./postgres.js"
 import {
+  BUNDLES,
+  bundleBaselines,
+  callersSettings,
   MS_PER_TICK,
   ROOT,
   runBenchAlone,
@@ -124,7 +126,6 @@ const KIND_LABELS: Record<Kind, string> = {
 /** The engine's pool on PostgreSQL (its default, packages/storage-postgres/src/layer.ts). */
 const PG_POOL_SIZE = 10
 const BASELINE_MERCHANT_ID = "mrch_0000000000baseline00"
-const BUNDLES = "bench/dist"
 const ENGINE_BUNDLE = `${BUNDLES}/webhooks-server/main.mjs`
 const BASELINE_BUNDLE = `${BUNDLES}/baseline-webhooks.mjs`
 
@@ -295,25 +296,8 @@ const buildServers = async () => {
     ["examples/build.mjs", "main", "--outdir", `${BUNDLES}/webhooks-server`],
     { cwd: ROOT, stdio: "inherit" }
   )
-  await build({
-    absWorkingDir: ROOT,
-    entryPoints: ["bench/baseline-webhooks.ts"],
-    outdir: BUNDLES,
-    outExtension: { ".js": ".mjs" },
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    external: ["better-sqlite3", "pg"],
-    logLevel: "warning"
-  })
+  await bundleBaselines(["bench/baseline-webhooks.ts"], ["better-sqlite3", "pg"])
 }
-
-/** The caller's PAY_* and BASELINE_* variables, which the servers must not inherit. */
-const callersSettings = (ours: Readonly<Record<string, string>>) =>
-  Object.keys(process.env).filter(
-    (name) => (name.startsWith("PAY_") || name.startsWith("BASELINE_")) && !(name in ours)
-  )
 
 const startOne = async (
   kind: Kind,
