@@ -151,46 +151,45 @@ export const makeSqlitePaymentStore = (
   }
 
   return PaymentStore.of({
+    // A write's own savepoint in its batch is its transaction (GroupCommit.ts).
     insert: (p, completion) =>
-      writes.write(() =>
-        db.transaction(() => {
-          const value = p.amount.value
-          insertSql.run(
-            p.id,
-            p.partnerId,
-            p.merchantId,
-            p.referenceId,
-            p.referenceId.toLowerCase(),
-            formatUnit(p.amount.unit),
-            value.toString(),
-            value <= MAX_I63 ? value : null,
-            sortable(value),
-            p.status,
-            p.failureCode,
-            p.cancelledReason,
-            p.expiresAt.getTime(),
-            p.createdAt.getTime(),
-            p.updatedAt.getTime(),
-            p.finalAt?.getTime() ?? null,
-            p.checkout === null ? null : JSON.stringify(p.checkout),
-            p.tokenAmount?.asset ?? null,
-            p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
-            p.tokenAmount?.value.toString() ?? null,
-            p.buyer?.account ?? null,
-            p.buyer ? buyerKey(p.buyer.account) : null,
-            p.buyer?.providerName ?? null,
-            p.buyer?.providerIcon ?? null,
-            p.transaction?.networkId ?? null,
-            p.transaction?.hash ?? null,
-            p.transaction?.nonce ?? null,
-            p.txId,
-            ...feesToStorage(p.fees),
-            ...settlementToStorage(p.settlement)
-          )
-          if (p.status === "succeeded") countSucceeded(p)
-          complete(completion)
-        })
-      ),
+      writes.write(() => {
+        const value = p.amount.value
+        insertSql.run(
+          p.id,
+          p.partnerId,
+          p.merchantId,
+          p.referenceId,
+          p.referenceId.toLowerCase(),
+          formatUnit(p.amount.unit),
+          value.toString(),
+          value <= MAX_I63 ? value : null,
+          sortable(value),
+          p.status,
+          p.failureCode,
+          p.cancelledReason,
+          p.expiresAt.getTime(),
+          p.createdAt.getTime(),
+          p.updatedAt.getTime(),
+          p.finalAt?.getTime() ?? null,
+          p.checkout === null ? null : JSON.stringify(p.checkout),
+          p.tokenAmount?.asset ?? null,
+          p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
+          p.tokenAmount?.value.toString() ?? null,
+          p.buyer?.account ?? null,
+          p.buyer ? buyerKey(p.buyer.account) : null,
+          p.buyer?.providerName ?? null,
+          p.buyer?.providerIcon ?? null,
+          p.transaction?.networkId ?? null,
+          p.transaction?.hash ?? null,
+          p.transaction?.nonce ?? null,
+          p.txId,
+          ...feesToStorage(p.fees),
+          ...settlementToStorage(p.settlement)
+        )
+        if (p.status === "succeeded") countSucceeded(p)
+        complete(completion)
+      }),
 
     find: (id) => Effect.sync(() => find(id)),
 
@@ -201,49 +200,47 @@ export const makeSqlitePaymentStore = (
       }),
 
     transition: (id, from, c, completion, outbox) =>
-      writes.write(() =>
-        db.transaction(() => {
-          const { changes } = transitionSql.run(
-            c.status,
-            c.at.getTime(),
-            c.finalAt?.getTime() ?? null,
-            c.failureCode ?? null,
-            c.cancelledReason ?? null,
-            c.tokenAmount?.asset ?? null,
-            c.tokenAmount ? chainOfCaip19(c.tokenAmount.asset) : null,
-            c.tokenAmount?.value.toString() ?? null,
-            c.buyer?.account ?? null,
-            c.buyer ? buyerKey(c.buyer.account) : null,
-            c.buyer ? 1 : 0,
-            c.buyer?.providerName ?? null,
-            c.buyer ? 1 : 0,
-            c.buyer?.providerIcon ?? null,
-            // A new transaction replaces the old one whole (a null nonce included).
-            c.transaction ? 1 : 0,
-            c.transaction?.networkId ?? null,
-            c.transaction ? 1 : 0,
-            c.transaction?.hash ?? null,
-            c.transaction ? 1 : 0,
-            c.transaction?.nonce ?? null,
-            c.txId ?? null,
-            // Given fees or a given settlement replace the stored ones whole.
-            ...replacing(c.fees, feesToStorage),
-            ...replacing(c.settlement, settlementToStorage),
-            id,
-            from
-          )
-          if (Number(changes) !== 1) return Option.none()
-          const updated = find(id)
-          if (c.status === "succeeded" && from !== "succeeded" && Option.isSome(updated)) {
-            countSucceeded(updated.value)
-          }
-          // Only with the change that applied; a job of the kind already queued is kept.
-          if (c.enqueue !== undefined) enqueue(c.enqueue)
-          complete(completion)
-          if (Option.isSome(updated)) publish(outbox, updated.value)
-          return updated
-        })
-      ),
+      writes.write(() => {
+        const { changes } = transitionSql.run(
+          c.status,
+          c.at.getTime(),
+          c.finalAt?.getTime() ?? null,
+          c.failureCode ?? null,
+          c.cancelledReason ?? null,
+          c.tokenAmount?.asset ?? null,
+          c.tokenAmount ? chainOfCaip19(c.tokenAmount.asset) : null,
+          c.tokenAmount?.value.toString() ?? null,
+          c.buyer?.account ?? null,
+          c.buyer ? buyerKey(c.buyer.account) : null,
+          c.buyer ? 1 : 0,
+          c.buyer?.providerName ?? null,
+          c.buyer ? 1 : 0,
+          c.buyer?.providerIcon ?? null,
+          // A new transaction replaces the old one whole (a null nonce included).
+          c.transaction ? 1 : 0,
+          c.transaction?.networkId ?? null,
+          c.transaction ? 1 : 0,
+          c.transaction?.hash ?? null,
+          c.transaction ? 1 : 0,
+          c.transaction?.nonce ?? null,
+          c.txId ?? null,
+          // Given fees or a given settlement replace the stored ones whole.
+          ...replacing(c.fees, feesToStorage),
+          ...replacing(c.settlement, settlementToStorage),
+          id,
+          from
+        )
+        if (Number(changes) !== 1) return Option.none()
+        const updated = find(id)
+        if (c.status === "succeeded" && from !== "succeeded" && Option.isSome(updated)) {
+          countSucceeded(updated.value)
+        }
+        // Only with the change that applied; a job of the kind already queued is kept.
+        if (c.enqueue !== undefined) enqueue(c.enqueue)
+        complete(completion)
+        if (Option.isSome(updated)) publish(outbox, updated.value)
+        return updated
+      }),
 
     dueForExpiry: (now, limit) =>
       Effect.sync(() =>
@@ -254,6 +251,8 @@ export const makeSqlitePaymentStore = (
       Effect.flatMap(
         writes.write(() => {
           try {
+            // A transaction of its own inside the write's savepoint: a unique violation caught
+            // here must leave nothing of the refund behind.
             db.transaction(() => {
               refundSql.run(refund.id, id, refund.createdAt.getTime())
               complete(completion)
