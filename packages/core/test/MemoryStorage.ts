@@ -729,14 +729,6 @@ export const makeMemoryStorage = () => {
   }
   const newestFirst = (a: DeliveryRow, b: DeliveryRow) => b.seq - a.seq
   const webhookDeliveryStore = WebhookDeliveryStore.of({
-    listByEndpoint: (endpointId, limit) =>
-      Effect.sync(() =>
-        deliveries
-          .filter((d) => d.delivery.endpointId === endpointId)
-          .sort(newestFirst)
-          .slice(0, limit)
-          .map((d) => d.delivery)
-      ),
     list: (q) =>
       Effect.sync(() => {
         const before = q.before === undefined ? undefined : rowOf(q.endpointId, q.before)?.seq

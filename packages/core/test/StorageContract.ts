@@ -963,8 +963,8 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
           yield* endpoints.insert(late)
 
           const queued = (e: WebhookEndpoint) =>
-            Effect.map(deliveries.listByEndpoint(e.id, 100), (ds) =>
-              ds.map((d) => [d.eventId, d.state, d.attempts, d.paymentId])
+            Effect.map(deliveries.list({ endpointId: e.id, limit: 100 }), (rs) =>
+              rs.map(({ delivery: d }) => [d.eventId, d.state, d.attempts, d.paymentId])
             )
           expect(yield* queued(all)).toEqual([
             [ofY.id, "pending", 0, "pay_of_Y"],

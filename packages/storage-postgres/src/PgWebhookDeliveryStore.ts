@@ -98,13 +98,6 @@ export const makePgWebhookDeliveryStore = (sql: SqlClient.SqlClient) => {
       FROM events WHERE id = ${eventId}`
 
   return WebhookDeliveryStore.of({
-    listByEndpoint: (endpointId, limit) =>
-      sql<DeliveryRow>`SELECT * FROM webhook_deliveries WHERE endpoint_id = ${endpointId}
-        ORDER BY event_seq DESC LIMIT ${limit}`.pipe(
-        Effect.map((rows) => rows.map(toDelivery)),
-        orDieSql
-      ),
-
     list: (q) =>
       Effect.gen(function* () {
         const rows = yield* sql<ListedRow>`SELECT d.*, e.type AS event_type

@@ -69,8 +69,6 @@ export const makeSqliteWebhookDeliveryStore = (
   insertEvent: (event: PayEvent) => void
 ) => {
   const sql = {
-    byEndpoint: db.prepare(`SELECT * FROM webhook_deliveries WHERE endpoint_id = ?
-      ORDER BY event_seq DESC LIMIT ?`),
     // Plain `?` only (better-sqlite3 and bun:sqlite read numbered ones differently).
     page: db.prepare(`SELECT d.*, e.type AS event_type FROM webhook_deliveries d
         JOIN events e ON e.id = d.event_id
@@ -142,11 +140,6 @@ export const makeSqliteWebhookDeliveryStore = (
     new WebhookDeliveryLeaseLost({ eventId: lease.eventId })
 
   return WebhookDeliveryStore.of({
-    listByEndpoint: (endpointId, limit) =>
-      Effect.sync(() =>
-        (sql.byEndpoint.all(endpointId, limit) as Array<DeliveryRow>).map(toDelivery)
-      ),
-
     list: (q) =>
       Effect.sync(() => {
         const state = q.state ?? null

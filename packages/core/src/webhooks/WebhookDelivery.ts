@@ -110,11 +110,6 @@ export class WebhookDeliveryLeaseLost extends Schema.TaggedError<WebhookDelivery
 export class WebhookDeliveryStore extends Context.Tag("@pay/core/WebhookDeliveryStore")<
   WebhookDeliveryStore,
   {
-    /** An endpoint's deliveries, newest event first. */
-    readonly listByEndpoint: (
-      endpointId: WebhookEndpointId,
-      limit: number
-    ) => Effect.Effect<ReadonlyArray<WebhookDelivery>>
     /** Deliveries with their attempts, newest event first, optionally of one state. */
     readonly list: (query: DeliveryQuery) => Effect.Effect<ReadonlyArray<WebhookDeliveryRecord>>
     /**
