@@ -3,14 +3,24 @@
  * server processes on a fresh schema, reached over HTTP on loopback. A
  * long-poll held on one instance wakes on a change made through another;
  * concurrent identical idempotent requests spread over the three create one
- * merchant; expiry is swept once; killing an instance mid-work loses nothing.
+ * merchant; expiry is swept once; killing an instance mid-work loses nothing;
+ * a merchant's status changed by the CLI, or its deletion through one
+ * instance, is honoured by every instance's payment creation within a second.
  */
-import type { ChildProcess } from "node:child_process"
+import { type ChildProcess, execFile } from "node:child_process"
+import { promisify } from "node:util"
 import { freshSchema } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ApiResponse, type Json, newKey, PARTNER_KEY, uniqueToken } from "./e2e-support.js"
-import { buildServer, type Instance, startInstance, stopAll } from "./instances-support.js"
+import {
+  buildBundles,
+  bundle,
+  type Instance,
+  nodeBinary,
+  startInstance,
+  stopAll
+} from "./instances-support.js"
 import { cancel, createPaymentRequest, getStatus, sleep, usd } from "./payments-support.js"
 
 const spawned: Array<ChildProcess> = []
@@ -20,10 +30,11 @@ let B: Instance
 let C: Instance
 let all: ReadonlyArray<Instance>
 let merchantId: string
+let database: string
 
 beforeAll(async () => {
-  buildServer()
-  const database = await Effect.runPromise(Scope.extend(freshSchema(), scope))
+  buildBundles("main", "cli")
+  database = await Effect.runPromise(Scope.extend(freshSchema(), scope))
   const env = { PAY_DATABASE: database, PAY_BOOTSTRAP_API_KEY: PARTNER_KEY }
   // The first alone: it migrates the schema and creates the partner with the key.
   A = await startInstance("A", env, spawned)
@@ -106,6 +117,65 @@ describe("three instances on one PostgreSQL database", () => {
       expect(delay, `delay on ${p.instance.name}`).toBeLessThan(2000)
     }
   }, 15_000)
+
+  it("a merchant suspended by the CLI, or deleted through one instance, is refused by every instance within a second", async () => {
+    const created = await B.api.request("POST", "/v1/merchants", {
+      idempotencyKey: newKey(),
+      body: { merchantName: `Switched ${uniqueToken()}`, merchantEmail: "switch@shop.example" }
+    })
+    expect(created.status, created.text).toBe(201)
+    const shop: string = created.body.merchant.id
+    const createFor = (instance: Instance) =>
+      createPaymentRequest(instance.api, paymentBody("multi-switch"), {
+        merchantId: shop,
+        idempotencyKey: newKey()
+      })
+    /** Each instance's answer to a new payment, once a second has passed since `changedAt`. */
+    const answersAfterASecond = async (changedAt: number) => {
+      await sleep(Math.max(0, 1000 - (performance.now() - changedAt)))
+      return Promise.all(
+        all.map(async (i) => {
+          const r = await createFor(i)
+          return `${i.name} ${r.status} ${r.body?.code ?? ""}`.trim()
+        })
+      )
+    }
+    // Every instance has just read the merchant, active.
+    for (const r of await Promise.all(all.map(createFor))) expect(r.status, r.text).toBe(201)
+    // The CLI is another process: no instance is told.
+    const cli = promisify(execFile)(
+      nodeBinary,
+      [bundle("cli"), "merchants", "set-status", shop, "suspended"],
+      {
+        env: { ...process.env, PAY_DATABASE: database }
+      }
+    )
+    await cli
+    expect(await answersAfterASecond(performance.now())).toEqual([
+      "A 409 merchant_inactive",
+      "B 409 merchant_inactive",
+      "C 409 merchant_inactive"
+    ])
+    await promisify(execFile)(
+      nodeBinary,
+      [bundle("cli"), "merchants", "set-status", shop, "active"],
+      {
+        env: { ...process.env, PAY_DATABASE: database }
+      }
+    )
+    expect(await answersAfterASecond(performance.now())).toEqual(["A 201", "B 201", "C 201"])
+    // Deleted through B: B refuses at once, the others within the second.
+    const deleted = await B.api.request("DELETE", `/v1/merchants/${shop}`)
+    expect(deleted.status, deleted.text).toBe(200)
+    const deletedAt = performance.now()
+    const onB = await createFor(B)
+    expect(`${onB.status} ${onB.body?.code}`).toBe("404 merchant_not_found")
+    expect(await answersAfterASecond(deletedAt)).toEqual([
+      "A 404 merchant_not_found",
+      "B 404 merchant_not_found",
+      "C 404 merchant_not_found"
+    ])
+  })
 
   it("concurrent identical idempotent requests over the three create exactly one merchant", async () => {
     const name = `Idem ${uniqueToken()}`

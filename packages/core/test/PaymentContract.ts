@@ -393,6 +393,16 @@ export const paymentStorageContract = (
         })
         yield* store.insert(fiat)
         expect(Option.getOrThrow(yield* store.find(fiat.id))).toEqual(fiat)
+        // As Payments.create makes one (a store may write it by a shorter path): priced in a
+        // token, with a checkout, nothing else known yet.
+        const created = aPayment(partner.id, merchants[1]!.id, {
+          referenceId: "Ünïcode / created",
+          amount: { unit: { kind: "token", asset: BIG_TOKEN }, value: MAX_TOKEN },
+          checkout: { successUrl: "https://shop.example/ok", errorUrl: "https://shop.example/ko" },
+          tokenAmount: { asset: BIG_TOKEN, value: MAX_TOKEN }
+        })
+        yield* store.insert(created)
+        expect(Option.getOrThrow(yield* store.find(created.id))).toEqual(created)
         expect(Option.isNone(yield* store.find("pay_00000000000000000000" as PaymentId))).toBe(true)
       })
     )

@@ -12,6 +12,7 @@ import {
   buyerKey,
   chainOfCaip19,
   formatUnit,
+  type Payment,
   type PaymentId,
   PaymentStore,
   RefundExists
@@ -30,9 +31,110 @@ import {
   toStatusRecord,
   withRefund
 } from "./PgPaymentRow.js"
+import type { PreparedStatements } from "./PgPrepared.js"
 
-export const makePgPaymentStore = (sql: SqlClient) => {
+/** The columns a new payment is written with, in the order of `paymentValues`. */
+const PAYMENT_INSERT_COLUMNS = [
+  "id",
+  "partner_id",
+  "merchant_id",
+  "reference_id",
+  "reference_folded",
+  "amount_unit",
+  "amount_value",
+  "status",
+  "failure_code",
+  "cancelled_reason",
+  "expires_at",
+  "created_at",
+  "updated_at",
+  "final_at",
+  "checkout",
+  "token_asset",
+  "token_chain",
+  "token_value",
+  "buyer_account",
+  "buyer_key",
+  "buyer_provider_name",
+  "buyer_provider_icon",
+  "tx_network",
+  "tx_hash",
+  "tx_nonce",
+  "tx_id",
+  "fee_fixed",
+  "fee_percentage",
+  "fee_total",
+  "settlement_amount",
+  "settlement_status",
+  "settlement_destination",
+  "settlement_tx_hash",
+  "settled_at"
+] as const
+
+const paymentValues = (p: Payment): ReadonlyArray<unknown> => [
+  p.id,
+  p.partnerId,
+  p.merchantId,
+  p.referenceId,
+  p.referenceId.toLowerCase(),
+  formatUnit(p.amount.unit),
+  p.amount.value.toString(),
+  p.status,
+  p.failureCode,
+  p.cancelledReason,
+  p.expiresAt,
+  p.createdAt,
+  p.updatedAt,
+  p.finalAt,
+  p.checkout === null ? null : JSON.stringify(p.checkout),
+  p.tokenAmount?.asset ?? null,
+  p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
+  p.tokenAmount?.value.toString() ?? null,
+  p.buyer?.account ?? null,
+  p.buyer ? buyerKey(p.buyer.account) : null,
+  p.buyer?.providerName ?? null,
+  p.buyer?.providerIcon ?? null,
+  p.transaction?.networkId ?? null,
+  p.transaction?.hash ?? null,
+  p.transaction?.nonce ?? null,
+  p.txId,
+  p.fees?.fixed.toString() ?? null,
+  p.fees?.percentage ?? null,
+  p.fees?.total.toString() ?? null,
+  p.settlement?.amount.toString() ?? null,
+  p.settlement?.status ?? null,
+  p.settlement?.destination ?? null,
+  p.settlement?.txHash ?? null,
+  p.settlement?.settledAt ?? null
+]
+
+/** A payment as Payments.create makes it: the columns insertCreatedPrepared leaves out are null. */
+const isJustCreated = (p: Payment) =>
+  p.status === "requires_action" &&
+  p.updatedAt.getTime() === p.createdAt.getTime() &&
+  p.failureCode === null &&
+  p.cancelledReason === null &&
+  p.finalAt === null &&
+  p.buyer === null &&
+  p.transaction === null &&
+  p.txId === null &&
+  p.fees === null &&
+  p.settlement === null
+
+export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements) => {
   const queries = makePgPaymentQueries(sql)
+  const insertCreatedPrepared = prepared.prepare(
+    "pay_payment_created",
+    `INSERT INTO payments (id, partner_id, merchant_id, reference_id, reference_folded,
+      amount_unit, amount_value, status, expires_at, created_at, updated_at, checkout,
+      token_asset, token_chain, token_value)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, 'requires_action', $8, $9, $9, $10, $11, $12, $13)`
+  )
+  const findStatusPrepared = prepared.prepare<StatusRow>(
+    "pay_payment_status",
+    `SELECT id, partner_id, merchant_id, status, expires_at, failure_code, token_asset,
+      token_value, tx_id FROM payments WHERE id = $1`
+  )
 
   /**
    * Data-modifying CTEs that count the rows of `source` (a CTE of one written payment) into
@@ -69,43 +171,31 @@ export const makePgPaymentStore = (sql: SqlClient) => {
 
   return PaymentStore.of({
     insert: (p, completion) => {
-      const row = sql`INSERT INTO payments ${sql.insert({
-        id: p.id,
-        partner_id: p.partnerId,
-        merchant_id: p.merchantId,
-        reference_id: p.referenceId,
-        reference_folded: p.referenceId.toLowerCase(),
-        amount_unit: formatUnit(p.amount.unit),
-        amount_value: p.amount.value.toString(),
-        status: p.status,
-        failure_code: p.failureCode,
-        cancelled_reason: p.cancelledReason,
-        expires_at: p.expiresAt,
-        created_at: p.createdAt,
-        updated_at: p.updatedAt,
-        final_at: p.finalAt,
-        checkout: p.checkout === null ? null : JSON.stringify(p.checkout),
-        token_asset: p.tokenAmount?.asset ?? null,
-        token_chain: p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
-        token_value: p.tokenAmount?.value.toString() ?? null,
-        buyer_account: p.buyer?.account ?? null,
-        buyer_key: p.buyer ? buyerKey(p.buyer.account) : null,
-        buyer_provider_name: p.buyer?.providerName ?? null,
-        buyer_provider_icon: p.buyer?.providerIcon ?? null,
-        tx_network: p.transaction?.networkId ?? null,
-        tx_hash: p.transaction?.hash ?? null,
-        tx_nonce: p.transaction?.nonce ?? null,
-        tx_id: p.txId,
-        fee_fixed: p.fees?.fixed.toString() ?? null,
-        fee_percentage: p.fees?.percentage ?? null,
-        fee_total: p.fees?.total.toString() ?? null,
-        settlement_amount: p.settlement?.amount.toString() ?? null,
-        settlement_status: p.settlement?.status ?? null,
-        settlement_destination: p.settlement?.destination ?? null,
-        settlement_tx_hash: p.settlement?.txHash ?? null,
-        settled_at: p.settlement?.settledAt ?? null
-      })}`
-      // A payment stored already succeeded is counted as one that succeeds later.
+      // The common case, a payment just created (waiting for its buyer, nothing else known
+      // yet) without an idempotency key, is one prepared statement of the columns it has.
+      if (completion === undefined && isJustCreated(p)) {
+        return insertCreatedPrepared([
+          p.id,
+          p.partnerId,
+          p.merchantId,
+          p.referenceId,
+          p.referenceId.toLowerCase(),
+          formatUnit(p.amount.unit),
+          p.amount.value.toString(),
+          p.expiresAt.toISOString(),
+          p.createdAt.toISOString(),
+          p.checkout === null ? null : JSON.stringify(p.checkout),
+          p.tokenAmount?.asset ?? null,
+          p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
+          p.tokenAmount?.value.toString() ?? null
+        ]).pipe(Effect.asVoid, orDieSql)
+      }
+      // One stored already succeeded is counted as one that succeeds later, in its statement;
+      // a completion needs the transaction.
+      const values = paymentValues(p)
+      const row = sql`INSERT INTO payments ${sql.insert(
+        Object.fromEntries(PAYMENT_INSERT_COLUMNS.map((column, i) => [column, values[i]]))
+      )}`
       const statement =
         p.status === "succeeded"
           ? sql`WITH inserted AS (${row} RETURNING *)${countSucceeded("inserted")} SELECT 1`
@@ -120,9 +210,7 @@ export const makePgPaymentStore = (sql: SqlClient) => {
       ),
 
     findStatus: (id) =>
-      sql<StatusRow>`SELECT id, partner_id, merchant_id, status, expires_at, failure_code,
-          token_asset, token_value, tx_id
-        FROM payments WHERE id = ${id}`.pipe(
+      findStatusPrepared([id]).pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toStatusRecord)),
         orDieSql
       ),

@@ -43,6 +43,7 @@ import { makePgGatewayStore } from "./PgGatewayStore.js"
 import { makePgIdempotencyStore, writeCompletion } from "./PgIdempotencyStore.js"
 import { makePgLogoStore } from "./PgLogoStore.js"
 import { makePgPaymentStore } from "./PgPaymentStore.js"
+import { makePreparedStatements, PgPool, type PreparedStatements } from "./PgPrepared.js"
 import { makePgWalletAppStore } from "./PgWalletAppStore.js"
 import { makePgWebhookDeliveryStore } from "./PgWebhookDeliveryStore.js"
 import { makePgWebhookEndpointStore } from "./PgWebhookEndpointStore.js"
@@ -165,8 +166,15 @@ export const makePgPartnerStore = (sql: SqlClient.SqlClient) =>
     )
   })
 
-export const makePgMerchantStore = (sql: SqlClient.SqlClient) => {
+export const makePgMerchantStore = (sql: SqlClient.SqlClient, prepared: PreparedStatements) => {
   const one = (rows: ReadonlyArray<MerchantRow>) => first(rows, toMerchant)
+  // Every payment created reads its merchant: prepared, and its columns named, so a column a
+  // later version adds does not change what a running instance's prepared statement returns.
+  const findPrepared = prepared.prepare<MerchantRow>(
+    "pay_merchant_find",
+    `SELECT id, partner_id, name, email, icon_url, logo_name, status, created_at, updated_at,
+      deleted_at FROM merchants WHERE id = $1`
+  )
   /** A one-row write returning the row, and the events made of it, in one transaction. */
   const changeMerchant = (
     write: Effect.Effect<ReadonlyArray<MerchantRow>, SqlError.SqlError>,
@@ -197,8 +205,7 @@ export const makePgMerchantStore = (sql: SqlClient.SqlClient) => {
           })
         )
         .pipe(orDieSql),
-    find: (id) =>
-      sql<MerchantRow>`SELECT * FROM merchants WHERE id = ${id}`.pipe(Effect.map(one), orDieSql),
+    find: (id) => findPrepared([id]).pipe(Effect.map(one), orDieSql),
     list: (query) => {
       // strpos, not LIKE: the search is a literal substring, `%` and `_` included.
       const filter = sql.and([
@@ -340,21 +347,26 @@ export const makePgSettlementStore = (sql: SqlClient.SqlClient) =>
 
 /** The stores on the `SqlClient` in context. */
 export const PgStores = Layer.unwrapEffect(
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    Layer.mergeAll(
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const prepared = makePreparedStatements(
+      sql,
+      Option.getOrUndefined(yield* Effect.serviceOption(PgPool))
+    )
+    return Layer.mergeAll(
       Layer.succeed(LogoStore, makePgLogoStore(sql)),
       Layer.succeed(EngineSecretStore, makePgEngineSecretStore(sql)),
       Layer.succeed(EventStore, makePgEventStore(sql)),
       Layer.succeed(WebhookDeliveryStore, makePgWebhookDeliveryStore(sql)),
       Layer.succeed(WebhookEndpointStore, makePgWebhookEndpointStore(sql)),
-      Layer.succeed(PaymentStore, makePgPaymentStore(sql)),
+      Layer.succeed(PaymentStore, makePgPaymentStore(sql, prepared)),
       Layer.succeed(ChainJobStore, makePgChainJobStore(sql)),
       Layer.succeed(GatewayStore, makePgGatewayStore(sql)),
       Layer.succeed(PartnerStore, makePgPartnerStore(sql)),
       Layer.succeed(WalletAppStore, makePgWalletAppStore(sql)),
-      Layer.succeed(MerchantStore, makePgMerchantStore(sql)),
+      Layer.succeed(MerchantStore, makePgMerchantStore(sql, prepared)),
       Layer.succeed(SettlementStore, makePgSettlementStore(sql)),
       Layer.succeed(IdempotencyStore, makePgIdempotencyStore(sql))
     )
-  )
+  })
 )

@@ -4,9 +4,12 @@
  * PgClient (and the shared SqlClient tag) stay available, e.g. for
  * LISTEN/NOTIFY between instances.
  */
+import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { type Duration, Layer, Redacted } from "effect"
+import { Duration, Effect, Layer, Redacted } from "effect"
+import Pg from "pg"
 import { migrate } from "./Migrations.js"
+import { PgPool } from "./PgPrepared.js"
 import { PgStores } from "./PgStores.js"
 
 export interface PgStorageOptions {
@@ -22,14 +25,59 @@ export interface PgStorageOptions {
   readonly applicationName?: string | undefined
 }
 
-/** The pooled client, and the shared SqlClient tag, without the stores. */
+const DEFAULT_CONNECT_TIMEOUT = Duration.seconds(5)
+
+/**
+ * The `pg` pool, checked with one query at start (a wrong URL or a server that
+ * is down stops the start, within the connect timeout), ended with the scope.
+ */
+const poolLayer = (options: PgStorageOptions) =>
+  Layer.scoped(
+    PgPool,
+    Effect.gen(function* () {
+      const timeout = Duration.decode(options.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT)
+      const pool = yield* Effect.acquireRelease(
+        Effect.sync(
+          () =>
+            new Pg.Pool({
+              connectionString: Redacted.value(
+                typeof options.url === "string" ? Redacted.make(options.url) : options.url
+              ),
+              max: options.maxConnections ?? 10,
+              connectionTimeoutMillis: Duration.toMillis(timeout),
+              application_name: options.applicationName ?? "pay-engine"
+            })
+        ),
+        (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
+      )
+      // An idle connection's error (the server restarting) must not end the process: the pool
+      // drops that connection and opens another on the next checkout.
+      pool.on("error", () => {})
+      yield* Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: timeout,
+          onTimeout: () =>
+            new SqlError({
+              cause: new Error("Connection timed out"),
+              message: "PgClient: Connection timed out"
+            })
+        })
+      )
+      return pool
+    })
+  )
+
+/**
+ * The pooled client, and the shared SqlClient tag, without the stores; and the
+ * pool under it (PgPool), on which the stores' hot statements run prepared.
+ */
 export const clientLayer = (options: PgStorageOptions) =>
-  PgClient.layer({
-    url: typeof options.url === "string" ? Redacted.make(options.url) : options.url,
-    maxConnections: options.maxConnections ?? 10,
-    connectTimeout: options.connectTimeout,
-    applicationName: options.applicationName ?? "pay-engine"
-  })
+  Layer.unwrapEffect(
+    Effect.map(PgPool, (pool) => PgClient.layerFromPool({ acquire: Effect.succeed(pool) }))
+  ).pipe(Layer.provideMerge(poolLayer(options)))
 
 /** The client, with every pending migration applied. */
 export const migratedClientLayer = (options: PgStorageOptions) =>

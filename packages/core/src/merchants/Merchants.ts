@@ -40,6 +40,15 @@ export interface MerchantUpdate {
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
+/**
+ * How long a merchant read for a new payment is used again: a change made by
+ * another process (an instance, the CLI) is honoured by every create at most
+ * this long after it committed; one made through this process, at once.
+ */
+export const MERCHANT_READ_REUSE_MS = 500
+/** Merchants kept at once; past it the oldest read goes first. */
+const MERCHANT_READS_KEPT = 10_000
+
 export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants", {
   effect: Effect.gen(function* () {
     const store = yield* MerchantStore
@@ -105,6 +114,53 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
         return merchant
       })
 
+    // Every payment created reads its merchant (owner, deleted, status); under load most of
+    // those reads are of a few merchants, so a read is used again for MERCHANT_READ_REUSE_MS.
+    // Only found merchants are kept: one created elsewhere a moment ago is read at once.
+    const clock = yield* Effect.clock
+    const recentReads = new Map<MerchantId, { readonly merchant: Merchant; readonly at: number }>()
+    const forget = (id: MerchantId) => Effect.sync(() => recentReads.delete(id))
+    const readRecently = (id: MerchantId) =>
+      Effect.suspend(() => {
+        const at = clock.unsafeCurrentTimeMillis()
+        const kept = recentReads.get(id)
+        if (kept !== undefined && at - kept.at < MERCHANT_READ_REUSE_MS) {
+          return Effect.succeed(Option.some(kept.merchant))
+        }
+        return Effect.tap(store.find(id), (found) => {
+          recentReads.delete(id)
+          if (Option.isNone(found)) return
+          if (recentReads.size >= MERCHANT_READS_KEPT) {
+            const oldest = recentReads.keys().next()
+            if (!oldest.done) recentReads.delete(oldest.value)
+          }
+          recentReads.set(id, { merchant: found.value, at })
+        })
+      })
+
+    /**
+     * `get` for a new payment: the same answers, from a read at most
+     * MERCHANT_READ_REUSE_MS old (this process's own changes are seen at once).
+     */
+    const getForPayment = (
+      partner: Partner,
+      id: MerchantId
+    ): Effect.Effect<Merchant, MerchantNotFound | Forbidden> =>
+      Effect.flatMap(
+        readRecently(id),
+        (found): Effect.Effect<Merchant, MerchantNotFound | Forbidden> => {
+          if (Option.isNone(found) || found.value.deletedAt !== null) {
+            return Effect.fail(new MerchantNotFound({ merchantId: id }))
+          }
+          if (found.value.partnerId !== partner.id) {
+            return Effect.fail(
+              new Forbidden({ message: `Merchant ${id} belongs to another partner account` })
+            )
+          }
+          return Effect.succeed(found.value)
+        }
+      )
+
     const create = (
       partner: Partner,
       input: NewMerchant,
@@ -147,7 +203,9 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
           logo: iconUrl === undefined || iconUrl === null ? iconUrl : yield* freezeLogo(iconUrl)
         }
         const outbox = yield* updatedEvent(id)
-        const updated = yield* store.update(id, changes, yield* now, outbox)
+        const updated = yield* store
+          .update(id, changes, yield* now, outbox)
+          .pipe(Effect.ensuring(forget(id)))
         // Deleted between the check and the write.
         return yield* Option.match(updated, {
           onNone: () => new MerchantNotFound({ merchantId: id }),
@@ -160,17 +218,19 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
       Effect.gen(function* () {
         yield* findOwned(partner, id)
         const at = yield* stamp
-        const deleted = yield* store.markDeleted(id, yield* now, (m) => [
-          eventOf(
-            at,
-            m.partnerId,
-            "merchant.deleted",
-            { id: m.id, deleted: true },
-            {
-              merchantId: m.id
-            }
-          )
-        ])
+        const deleted = yield* store
+          .markDeleted(id, yield* now, (m) => [
+            eventOf(
+              at,
+              m.partnerId,
+              "merchant.deleted",
+              { id: m.id, deleted: true },
+              {
+                merchantId: m.id
+              }
+            )
+          ])
+          .pipe(Effect.ensuring(forget(id)))
         return yield* Option.match(deleted, {
           onNone: () => new MerchantNotFound({ merchantId: id }),
           onSome: Effect.succeed
@@ -181,7 +241,9 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
     const setStatus = (id: MerchantId, status: MerchantStatus) =>
       Effect.gen(function* () {
         const outbox = yield* updatedEvent(id)
-        const updated = yield* store.setStatus(id, status, yield* now, outbox)
+        const updated = yield* store
+          .setStatus(id, status, yield* now, outbox)
+          .pipe(Effect.ensuring(forget(id)))
         return yield* Option.match(updated, {
           onNone: () => new MerchantNotFound({ merchantId: id }),
           onSome: Effect.succeed
@@ -193,6 +255,7 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
 
     return {
       get,
+      getForPayment,
       create: spanned("Merchants.create", create),
       list: spanned("Merchants.list", list),
       update: spanned("Merchants.update", update),

@@ -2,7 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Duration, Effect, Exit, FastCheck, Fiber, Option, TestClock } from "effect"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { payEngineLayer } from "../Engine.js"
-import { Merchants } from "../merchants/Merchants.js"
+import { MerchantStore } from "../merchants/MerchantStore.js"
+import { MERCHANT_READ_REUSE_MS, Merchants } from "../merchants/Merchants.js"
 import { Partners } from "../partners/Partners.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
@@ -136,6 +137,54 @@ describe("Payments", () => {
         "cancelled_by_merchant"
       )
     }).pipe(Effect.provide(engine()))
+  )
+
+  it.effect(
+    "honours a merchant change made elsewhere within MERCHANT_READ_REUSE_MS, one made here at once",
+    () =>
+      Effect.gen(function* () {
+        const { partner, merchant, payments } = yield* fixture
+        const merchants = yield* Merchants
+        const create = payments.create(partner, merchant.id, {
+          referenceId: "r",
+          amount: { unit: USD, value: 1n }
+        })
+        const refused = Effect.map(Effect.flip(create), (e) => e._tag)
+        // Another process (an instance, the CLI) writes the store: this one's Merchants is not told.
+        const elsewhere = (status: "active" | "suspended") =>
+          Effect.flatMap(MerchantStore, (store) =>
+            Effect.flatMap(TestClock.currentTimeMillis, (at) =>
+              store.setStatus(merchant.id, status, new Date(at))
+            )
+          )
+        yield* create
+        yield* elsewhere("suspended")
+        // Read again only once the last read is MERCHANT_READ_REUSE_MS old.
+        yield* TestClock.adjust(Duration.millis(MERCHANT_READ_REUSE_MS - 1))
+        yield* create
+        yield* TestClock.adjust(Duration.millis(1))
+        expect(yield* refused).toBe("MerchantInactive")
+        // Here: at once, both ways.
+        yield* merchants.setStatus(merchant.id, "active")
+        yield* create
+        yield* merchants.setStatus(merchant.id, "inactive")
+        expect(yield* refused).toBe("MerchantInactive")
+        yield* merchants.setStatus(merchant.id, "active")
+        yield* merchants.remove(partner, merchant.id)
+        expect(yield* refused).toBe("MerchantNotFound")
+        // A refusal is not kept: a merchant that is not found is looked for again each time.
+        const other = yield* (yield* Partners).create({ name: "Q" })
+        const theirs = yield* merchants.create(other.partner, {
+          name: "N",
+          email: "n@n.co",
+          iconUrl: null
+        })
+        const forOther = payments.create(partner, theirs.id, {
+          referenceId: "r",
+          amount: { unit: USD, value: 1n }
+        })
+        expect((yield* Effect.flip(forOther))._tag).toBe("Forbidden")
+      }).pipe(Effect.provide(engine()))
   )
 
   it.effect("refunds a succeeded payment once, and nothing else", () =>

@@ -113,7 +113,7 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       complete?: (payment: Payment) => IdempotencyCompletion
     ) =>
       Effect.gen(function* () {
-        const merchant = yield* merchants.get(partner, merchantId)
+        const merchant = yield* merchants.getForPayment(partner, merchantId)
         if (merchant.status !== "active") {
           return yield* new MerchantInactive({ merchantId, status: merchant.status })
         }

@@ -1,0 +1,135 @@
+/**
+ * The hot statements as named prepared statements (PgPrepared.ts): that the
+ * server holds them under their names after use, that one run inside a
+ * transaction runs on the transaction's connection (it sees the transaction's
+ * own writes, and a pool of one connection does not wait for a second), and
+ * that the stores answer alike on a PgClient provided without the pool.
+ */
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { describe, expect, it } from "@effect/vitest"
+import {
+  findCurrency,
+  Merchant,
+  type MerchantId,
+  MerchantStore,
+  Partner,
+  type PartnerId,
+  type PaymentId,
+  PaymentStore
+} from "@pay/core"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { freshSchema, freshStorage } from "../test/TestDatabase.js"
+import { migrate } from "./Migrations.js"
+import { PgPool } from "./PgPrepared.js"
+import { PgStores } from "./PgStores.js"
+
+const AT = new Date(Date.UTC(2026, 2, 1))
+const partner = new Partner({
+  id: "ptnr_00000000000000000001" as PartnerId,
+  name: "P",
+  apiVersion: "2026-02-18",
+  createdAt: AT
+})
+const merchant = new Merchant({
+  id: "mrch_00000000000000000001" as MerchantId,
+  partnerId: partner.id,
+  name: "M",
+  email: null,
+  iconUrl: null,
+  logoName: null,
+  status: "active",
+  createdAt: AT,
+  updatedAt: AT,
+  deletedAt: null
+})
+const paymentId = "pay_00000000000000000001" as PaymentId
+
+/** A partner, its merchant, and a payment just created. */
+const seed = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`INSERT INTO partners (id, name, api_version, created_at)
+    VALUES (${partner.id}, ${partner.name}, ${partner.apiVersion}, ${AT})`
+  yield* (yield* MerchantStore).insert(merchant)
+  yield* (yield* PaymentStore).insert({
+    id: paymentId,
+    partnerId: partner.id,
+    merchantId: merchant.id,
+    referenceId: "ORDER-1",
+    amount: { unit: { kind: "fiat", currency: findCurrency("USD")! }, value: 1050n },
+    status: "requires_action",
+    failureCode: null,
+    cancelledReason: null,
+    expiresAt: new Date(AT.getTime() + 300_000),
+    createdAt: AT,
+    updatedAt: AT,
+    finalAt: null,
+    checkout: null,
+    tokenAmount: null,
+    buyer: null,
+    transaction: null,
+    txId: null,
+    refund: null,
+    fees: null,
+    settlement: null
+  })
+})
+
+const reads = Effect.gen(function* () {
+  const found = yield* (yield* MerchantStore).find(merchant.id)
+  const status = yield* (yield* PaymentStore).findStatus(paymentId)
+  return { merchant: Option.getOrThrow(found), status: Option.getOrThrow(status).status }
+})
+
+describe("PostgreSQL prepared statements", () => {
+  it.effect("are held by the server under their names once a connection has run them", () =>
+    Effect.gen(function* () {
+      yield* seed
+      expect(yield* reads).toEqual({ merchant, status: "requires_action" })
+      // One connection: the statements above ran on the one this query reads from.
+      const pool = yield* PgPool
+      const { rows } = yield* Effect.promise(() =>
+        pool.query<{ name: string }>("SELECT name FROM pg_prepared_statements ORDER BY name")
+      )
+      expect(rows.map((r) => r.name)).toEqual([
+        "pay_merchant_find",
+        "pay_payment_created",
+        "pay_payment_status"
+      ])
+    }).pipe(Effect.provide(freshStorage({ maxConnections: 1 })))
+  )
+
+  it.effect("run on a transaction's own connection inside it", () =>
+    Effect.gen(function* () {
+      yield* seed
+      const sql = yield* SqlClient.SqlClient
+      const store = yield* MerchantStore
+      const inside = yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            yield* sql`UPDATE merchants SET status = 'suspended' WHERE id = ${merchant.id}`
+            // On the pool, this would wait for the only connection, which the transaction holds.
+            return Option.getOrThrow(yield* store.find(merchant.id)).status
+          })
+        )
+        .pipe(Effect.timeout("5 seconds"))
+      expect(inside).toBe("suspended")
+    }).pipe(Effect.provide(freshStorage({ maxConnections: 1 })))
+  )
+
+  it.scoped("leave the stores answering alike on a PgClient provided without the pool", () =>
+    Effect.gen(function* () {
+      const url = yield* freshSchema()
+      const client = PgClient.layer({ url: Redacted.make(url), maxConnections: 2 })
+      const stores = PgStores.pipe(
+        Layer.provideMerge(Layer.effectDiscard(migrate).pipe(Layer.provideMerge(client)))
+      )
+      const answered = yield* Effect.gen(function* () {
+        expect(Option.isNone(yield* Effect.serviceOption(PgPool))).toBe(true)
+        yield* seed
+        return yield* reads
+      }).pipe(Effect.provide(stores))
+      expect(answered).toEqual({ merchant, status: "requires_action" })
+    })
+  )
+})
