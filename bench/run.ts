@@ -9,7 +9,10 @@
  * webhook delivery (bench/webhooks.ts).
  * Bounded in time, and it stops its servers and drops its PostgreSQL schemas whatever
  * happens. BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_LONG_POLLS, BENCH_COLD_RUNS,
- * BENCH_LOGO_* and BENCH_WALLET_* shorten it for a quick look;
+ * BENCH_LOGO_* and BENCH_WALLET_* shorten it for a quick look; BENCH_ROUTE_RUNS (3) is how
+ * many times the payment routes are measured, each run every server in turn, and the
+ * report quotes the range across them; BENCH_ONLY=routes measures only the payment routes
+ * and the long-polls;
  * PAY_TEST_PG picks the PostgreSQL server as for the tests (see bench/postgres.ts).
  */
 import { execFileSync } from "node:child_process"
@@ -70,6 +73,8 @@ const load: LoadSettings = {
   seconds: envNumber("BENCH_SECONDS", 10)
 }
 const LONG_POLLS = envNumber("BENCH_LONG_POLLS", 10_000)
+const ROUTE_RUNS = envNumber("BENCH_ROUTE_RUNS", 3)
+const ROUTES_ONLY = process.env.BENCH_ONLY === "routes"
 const wallet = walletSettings()
 const coldStart = coldStartSettings()
 const logos = logoSettings()
@@ -77,7 +82,7 @@ const webhooks = webhookSettings()
 const STATUS_PAYMENTS = 1_000
 /** Each route on six servers: the baseline and the engine, on SQLite and on PostgreSQL on
  * Node, and on SQLite on Bun. */
-const LOAD_RUNS = 2 * 6
+const LOAD_RUNS = ROUTE_RUNS * 2 * 6
 /** The load runs, plus time for the rest (builds, starts, setup, the long-polls' 120 s at most)
  * and the wallet flows', the cold starts' and the logos' own deadlines. */
 const RUN_DEADLINE_MS =
@@ -339,19 +344,7 @@ const bench = async (dir: string, postgres: BenchPostgres, started: Array<Server
     await cancelPayment(server, await createPayment(server, 1))
   }
 
-  console.log("Measuring:")
   let created = 0
-  const create = await compare(
-    "POST /v1/payments",
-    { target: 1.0, targetPg: 0.7 },
-    "POST",
-    servers,
-    () => () => ({
-      path: "/v1/payments",
-      body: paymentBody(created++)
-    })
-  )
-
   const statusIds = new Map<string, Array<string>>()
   for (const server of all) {
     statusIds.set(
@@ -359,17 +352,34 @@ const bench = async (dir: string, postgres: BenchPostgres, started: Array<Server
       await inParallel(STATUS_PAYMENTS, 50, (i) => createPayment(server, 100_000 + i))
     )
   }
-  const status = await compare(
-    "GET /v1/payments/{id}/status",
-    { target: 0.8, targetPg: 0.7 },
-    "GET",
-    servers,
-    (server) => {
-      const ids = statusIds.get(server.name)!
-      let i = 0
-      return () => ({ path: statusPath(ids[i++ % ids.length]!) })
-    }
-  )
+  // Each run measures every route on every server in turn: a ratio is always of two
+  // figures taken minutes apart at most, and the runs show how far the machine moves them.
+  const runs: Array<ReadonlyArray<Comparison>> = []
+  for (let run = 1; run <= ROUTE_RUNS; run++) {
+    console.log(`Measuring, run ${run}/${ROUTE_RUNS}:`)
+    const create = await compare(
+      "POST /v1/payments",
+      { target: 1.0, targetPg: 0.7 },
+      "POST",
+      servers,
+      () => () => ({
+        path: "/v1/payments",
+        body: paymentBody(created++)
+      })
+    )
+    const status = await compare(
+      "GET /v1/payments/{id}/status",
+      { target: 0.8, targetPg: 0.7 },
+      "GET",
+      servers,
+      (server) => {
+        const ids = statusIds.get(server.name)!
+        let i = 0
+        return () => ({ path: statusPath(ids[i++ % ids.length]!) })
+      }
+    )
+    runs.push([create, status])
+  }
 
   console.log(`  ${LONG_POLLS} long-polls on engine…`)
   const longPolls = await measureLongPolls(engineServer, engine, {
@@ -378,7 +388,7 @@ const bench = async (dir: string, postgres: BenchPostgres, started: Array<Server
     concurrency: 50,
     deadlineMs: 120_000
   })
-  return { comparisons: [create, status], longPolls }
+  return { runs, longPolls }
 }
 
 const MB = 1_000_000
@@ -401,12 +411,12 @@ const format = (report: {
   readonly date: string
   readonly machine: ReturnType<typeof machine>
   readonly postgres: ReturnType<typeof describePostgres>
-  readonly comparisons: ReadonlyArray<Comparison>
+  readonly runs: ReadonlyArray<ReadonlyArray<Comparison>>
   readonly longPolls: LongPollResult
-  readonly wallet: WalletResult
-  readonly coldStart: ColdStartResult
-  readonly logos: LogoBenchResult
-  readonly webhooks: WebhookBenchResult
+  readonly wallet: WalletResult | undefined
+  readonly coldStart: ColdStartResult | undefined
+  readonly logos: LogoBenchResult | undefined
+  readonly webhooks: WebhookBenchResult | undefined
   readonly targets: Readonly<Record<string, boolean>>
 }) => {
   const n = (x: number, digits = 0) =>
@@ -439,23 +449,75 @@ const format = (report: {
       `${"CPU ms/req".padStart(12)}`
   ]
   const indent = "".padEnd(30)
-  for (const c of report.comparisons) {
+  report.runs.forEach((comparisons, i) => {
+    lines.push(`run ${i + 1}/${report.runs.length}`)
+    for (const c of comparisons) {
+      lines.push(
+        row(c.route, "baseline", c.baseline),
+        row("", "engine", c.engine),
+        row("", "baseline-bun", c.bun.baseline),
+        row("", "engine-bun", c.bun.engine),
+        row("", "baseline-pg", c.postgres.baseline),
+        row("", "engine-pg", c.postgres.engine),
+        `${indent}engine/baseline ${n(c.ratio, 2)} (target ≥ ${n(c.target, 2)}); ` +
+          `CPU per request ×${n(c.cpuRatio, 2)} the baseline's`,
+        `${indent}engine-bun/baseline-bun ${n(c.bun.ratio, 2)} (not counted against the ` +
+          `target); CPU per request ×${n(c.bun.cpuRatio, 2)} the baseline's`,
+        `${indent}engine-bun/engine ${n(c.bun.engineToNodeEngine, 2)}, ` +
+          `baseline-bun/baseline ${n(c.bun.baselineToNodeBaseline, 2)} (Bun over Node)`,
+        `${indent}engine-pg/baseline-pg ${n(c.postgres.ratio, 2)} (target ≥ ${n(c.postgres.target, 2)}); ` +
+          `CPU per request ×${n(c.postgres.cpuRatio, 2)} the baseline's`,
+        `${indent}engine-pg/baseline ${n(c.postgres.ratioToSqliteBaseline, 2)}`
+      )
+    }
+  })
+  // The range across runs; a target is met only if every run met it.
+  const range = (values: ReadonlyArray<number>, digits: number) => {
+    const low = Math.min(...values)
+    const high = Math.max(...values)
+    return low.toFixed(digits) === high.toFixed(digits)
+      ? n(low, digits)
+      : `${n(low, digits)}–${n(high, digits)}`
+  }
+  lines.push(
+    "",
+    `Across the ${report.runs.length} runs (min–max; each ratio within its run):`,
+    `${"route".padEnd(30)}${"servers".padEnd(28)}${"throughput".padStart(12)}` +
+      `${"CPU/request".padStart(14)}  target`
+  )
+  for (const [k, first] of (report.runs[0] ?? []).entries()) {
+    const cs = report.runs.map((run) => run[k]!)
+    const line = (
+      route: string,
+      servers: string,
+      ratios: ReadonlyArray<number>,
+      cpu: ReadonlyArray<number>,
+      target?: { readonly at: number; readonly met: boolean }
+    ) =>
+      `${route.padEnd(30)}${servers.padEnd(28)}${`×${range(ratios, 2)}`.padStart(12)}` +
+      `${`×${range(cpu, 2)}`.padStart(14)}  ` +
+      (target === undefined ? "" : `≥ ${n(target.at, 1)}: ${verdict(target.met)}`)
     lines.push(
-      row(c.route, "baseline", c.baseline),
-      row("", "engine", c.engine),
-      row("", "baseline-bun", c.bun.baseline),
-      row("", "engine-bun", c.bun.engine),
-      row("", "baseline-pg", c.postgres.baseline),
-      row("", "engine-pg", c.postgres.engine),
-      `${indent}engine/baseline ${n(c.ratio, 2)} (target ≥ ${n(c.target, 2)}): ` +
-        `${verdict(c.met)}; CPU per request ×${n(c.cpuRatio, 2)} the baseline's`,
-      `${indent}engine-bun/baseline-bun ${n(c.bun.ratio, 2)} (not counted against the ` +
-        `target); CPU per request ×${n(c.bun.cpuRatio, 2)} the baseline's`,
-      `${indent}engine-bun/engine ${n(c.bun.engineToNodeEngine, 2)}, ` +
-        `baseline-bun/baseline ${n(c.bun.baselineToNodeBaseline, 2)} (Bun over Node)`,
-      `${indent}engine-pg/baseline-pg ${n(c.postgres.ratio, 2)} (target ≥ ${n(c.postgres.target, 2)}): ` +
-        `${verdict(c.postgres.met)}; CPU per request ×${n(c.postgres.cpuRatio, 2)} the baseline's`,
-      `${indent}engine-pg/baseline ${n(c.postgres.ratioToSqliteBaseline, 2)}`
+      line(
+        first.route,
+        "engine / baseline",
+        cs.map((c) => c.ratio),
+        cs.map((c) => c.cpuRatio),
+        { at: first.target, met: cs.every((c) => c.met) }
+      ),
+      line(
+        "",
+        "engine-pg / baseline-pg",
+        cs.map((c) => c.postgres.ratio),
+        cs.map((c) => c.postgres.cpuRatio),
+        { at: first.postgres.target, met: cs.every((c) => c.postgres.met) }
+      ),
+      line(
+        "",
+        "engine-bun / baseline-bun",
+        cs.map((c) => c.bun.ratio),
+        cs.map((c) => c.bun.cpuRatio)
+      )
     )
   }
   const lp = report.longPolls
@@ -480,10 +542,10 @@ const format = (report: {
         "took longer than that)"
     )
   }
-  lines.push(...formatWallet(report.wallet))
-  lines.push(...formatColdStart(report.coldStart))
-  lines.push(...formatLogos(report.logos))
-  lines.push(...formatWebhooks(report.webhooks))
+  if (report.wallet) lines.push(...formatWallet(report.wallet))
+  if (report.coldStart) lines.push(...formatColdStart(report.coldStart))
+  if (report.logos) lines.push(...formatLogos(report.logos))
+  if (report.webhooks) lines.push(...formatWebhooks(report.webhooks))
   const verdicts = Object.values(report.targets)
   lines.push("", `Targets met: ${verdicts.filter(Boolean).length} of ${verdicts.length}`, "")
   return lines.join("\n")
@@ -526,25 +588,31 @@ const main = async () => {
   const host = machine()
   try {
     // First, alone on the machine: its own server, stopped when it is done.
-    console.log("Wallet flows:")
-    const walletResult = await measureWallet(dir, wallet, started)
+    const alone = async <A>(title: string, measure: () => Promise<A>) => {
+      if (ROUTES_ONLY) return undefined
+      console.log(title)
+      return measure()
+    }
+    const walletResult = await alone("Wallet flows:", () => measureWallet(dir, wallet, started))
     // Then, still alone, one server at a time: the cold starts.
-    console.log("Cold start:")
-    const coldStartResult = await measureColdStart(dir, coldStart)
+    const coldStartResult = await alone("Cold start:", () => measureColdStart(dir, coldStart))
     // Then, still alone, merchants created with a logo: its own two servers, stopped after.
-    console.log("Logos:")
-    const logosResult = await measureLogos(dir, logos)
+    const logosResult = await alone("Logos:", () => measureLogos(dir, logos))
     // Then, still alone, webhook delivery: its own servers and receiver, stopped after.
-    console.log("Webhooks:")
-    const webhooksResult = await measureWebhooks(dir, webhooks)
+    const webhooksResult = await alone("Webhooks:", () => measureWebhooks(dir, webhooks))
     // A throwaway embedded server, where there is no local one, can take a while to start.
     console.log("Setting up PostgreSQL…")
     postgres = startPostgres(["engine", "baseline"])
     const pg = await postgres
-    const { comparisons, longPolls } = await bench(dir, pg, started)
+    const { runs, longPolls } = await bench(dir, pg, started)
+    const every = (route: string, met: (c: Comparison) => boolean) =>
+      runs.every((run) => run.every((c) => c.route !== route || met(c)))
+    const routes = (runs[0] ?? []).map((c) => c.route)
     const targets = {
-      ...Object.fromEntries(comparisons.map((c) => [c.route, c.met])),
-      ...Object.fromEntries(comparisons.map((c) => [`${c.route} on PostgreSQL`, c.postgres.met])),
+      ...Object.fromEntries(routes.map((r) => [r, every(r, (c) => c.met)])),
+      ...Object.fromEntries(
+        routes.map((r) => [`${r} on PostgreSQL`, every(r, (c) => c.postgres.met)])
+      ),
       ...longPollTargets(longPolls)
     }
     const report = {
@@ -552,7 +620,7 @@ const main = async () => {
       machine: host,
       load,
       postgres: describePostgres(pg),
-      comparisons,
+      runs,
       longPolls,
       wallet: walletResult,
       coldStart: coldStartResult,
