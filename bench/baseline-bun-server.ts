@@ -123,7 +123,7 @@ const paymentStatus = (merchantId: string, paymentId: string) => {
   if (payment === null || !paymentVisible(payment, merchantId)) {
     return fail(404, "not_found", "no such payment")
   }
-  return send(200, statusBody(payment.status))
+  return send(200, statusBody(payment))
 }
 
 const handle = (request: Request): Response | Promise<Response> => {

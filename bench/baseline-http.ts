@@ -12,10 +12,11 @@ import {
   type NewPayment,
   type Refusal,
   readCreate as readCreateBody,
+  type StatusColumns,
   statusBody
 } from "./baseline-rules.js"
 
-export { env, isRefusal, route, sha256 } from "./baseline-rules.js"
+export { env, isRefusal, route, type StatusColumns, sha256 } from "./baseline-rules.js"
 
 const send = (res: ServerResponse, status: number, body: unknown) => {
   const text = JSON.stringify(body)
@@ -60,8 +61,8 @@ let publicUrl = ""
 export const sendCreated = (res: ServerResponse, payment: NewPayment) =>
   send(res, 201, createdBody(publicUrl, payment))
 
-export const sendStatus = (res: ServerResponse, status: string) =>
-  send(res, 200, statusBody(status))
+export const sendStatus = (res: ServerResponse, payment: StatusColumns) =>
+  send(res, 200, statusBody(payment))
 
 export const sendHealth = (res: ServerResponse) => send(res, 200, HEALTH_BODY)
 

@@ -20,6 +20,7 @@ import {
   readCreate,
   refuse,
   route,
+  type StatusColumns,
   sendCreated,
   sendHealth,
   sendStatus,
@@ -51,7 +52,11 @@ await pool.query(`
     amount_value text NOT NULL,
     status text NOT NULL,
     expires_at bigint NOT NULL,
-    created_at bigint NOT NULL
+    created_at bigint NOT NULL,
+    failure_code text,
+    token_asset text,
+    token_value text,
+    tx_id text
   );
 `)
 const PARTNER = "ptnr_baseline"
@@ -74,7 +79,9 @@ const INSERT_PAYMENT = {
 }
 const PAYMENT_STATUS = {
   name: "payment_status",
-  text: "SELECT status FROM payments WHERE id = $3 AND partner_id = $1 AND merchant_id = $2"
+  // What the answer depends on for any payment (the engine's status columns).
+  text: `SELECT status, expires_at, failure_code, token_asset, token_value, tx_id
+    FROM payments WHERE id = $3 AND partner_id = $1 AND merchant_id = $2`
 }
 const MERCHANT = {
   name: "merchant",
@@ -108,12 +115,12 @@ const createPayment = async (req: IncomingMessage, res: ServerResponse, merchant
 }
 
 const paymentStatus = async (res: ServerResponse, merchantId: string, paymentId: string) => {
-  const { rows } = await pool.query<{ status: string }>({
+  const { rows } = await pool.query<StatusColumns>({
     ...PAYMENT_STATUS,
     values: [PARTNER, merchantId, paymentId]
   })
   const payment = rows[0]
-  if (payment !== undefined) return sendStatus(res, payment.status)
+  if (payment !== undefined) return sendStatus(res, payment)
   return fail(res, 404, "not_found", "no such payment")
 }
 

@@ -130,12 +130,34 @@ export const createdBody = (publicUrl: string, payment: NewPayment) => ({
 })
 
 /** The status read's answer (200), as the engine's. */
-export const statusBody = (status: string) => ({
-  status,
-  isFinal: status !== "requires_action",
-  pollInMs: 1000,
-  info: null
-})
+/**
+ * What a status answer depends on: the columns the engine's status read returns (its id
+ * aside), so the baseline answers any payment as the engine does, not only the bench's.
+ */
+export interface StatusColumns {
+  readonly status: string
+  /** Unix seconds (PostgreSQL's bigint comes back as text). */
+  readonly expires_at: number | string
+  readonly failure_code: string | null
+  readonly token_asset: string | null
+  readonly token_value: string | null
+  readonly tx_id: string | null
+}
+
+/** The status answer: a payment unpaid past its expiry is expired, as the engine answers. */
+export const statusBody = (p: StatusColumns, nowSeconds = Date.now() / 1000) => {
+  const status =
+    p.status === "requires_action" && Number(p.expires_at) <= nowSeconds ? "expired" : p.status
+  const final = status !== "requires_action" && status !== "processing"
+  return {
+    status,
+    isFinal: final,
+    ...(final ? {} : { pollInMs: 1000 }),
+    ...(status === "failed" && p.failure_code !== null ? { failureCode: p.failure_code } : {}),
+    info:
+      status === "succeeded" ? { asset: p.token_asset, value: p.token_value, txId: p.tx_id } : null
+  }
+}
 
 /** `GET /health`'s answer (200), as the engine's: what the cold start (cold-start.ts) polls. */
 export const HEALTH_BODY = { status: "ok" }

@@ -68,7 +68,7 @@ const paymentStatus = (res: ServerResponse, merchantId: string, paymentId: strin
   if (payment === undefined || !paymentVisible(payment, merchantId)) {
     return fail(res, 404, "not_found", "no such payment")
   }
-  sendStatus(res, payment.status)
+  sendStatus(res, payment)
 }
 
 const handle = async (req: IncomingMessage, res: ServerResponse) => {

@@ -5,7 +5,7 @@
  * three statements the routes run. The partner's key is checked in memory (its SHA-256
  * against the one held), as the engine's verified-key cache does: no read per request.
  */
-import { env, sha256 } from "./baseline-rules.js"
+import { env, type StatusColumns, sha256 } from "./baseline-rules.js"
 
 /** What both drivers offer and the setup needs. */
 export interface SqliteSetup {
@@ -35,7 +35,11 @@ const SCHEMA = `
     amount_value TEXT NOT NULL,
     status TEXT NOT NULL,
     expires_at INTEGER NOT NULL,
-    created_at INTEGER NOT NULL
+    created_at INTEGER NOT NULL,
+    failure_code TEXT,
+    token_asset TEXT,
+    token_value TEXT,
+    tx_id TEXT
   ) STRICT;
 `
 
@@ -54,11 +58,10 @@ export const baselineKeyHash = () => sha256(env("BASELINE_API_KEY"))
 
 /** Its rows: { partner_id, status }. */
 export type MerchantRow = { readonly partner_id: string; readonly status: string }
-/** Its rows: { partner_id, merchant_id, status }. */
-export type PaymentRow = {
+/** Its rows: the owner's ids and what the status answer depends on. */
+export interface PaymentRow extends StatusColumns {
   readonly partner_id: string
   readonly merchant_id: string
-  readonly status: string
 }
 
 /** Why a create for this merchant is refused (status, code, message), or undefined. */
@@ -82,6 +85,8 @@ export const SQL = {
   insertPayment: `INSERT INTO payments (id, partner_id, merchant_id, reference_id, amount_unit,
    amount_value, status, expires_at, created_at)
    VALUES (?, ?, ?, ?, ?, ?, 'requires_action', ?, ?)`,
-  // The status's one read. Parameter: the payment's id.
-  paymentById: "SELECT partner_id, merchant_id, status FROM payments WHERE id = ?"
+  // The status's one read, of what the answer depends on for any payment (the engine's
+  // columns). Parameter: the payment's id.
+  paymentById: `SELECT partner_id, merchant_id, status, expires_at, failure_code, token_asset,
+    token_value, tx_id FROM payments WHERE id = ?`
 } as const

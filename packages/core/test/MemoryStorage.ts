@@ -397,6 +397,7 @@ export const makeMemoryStorage = () => {
       }),
     find: (id) => Effect.sync(() => Option.fromNullable(payments.get(id))),
     findStatus: (id) => Effect.sync(() => Option.fromNullable(payments.get(id))),
+    findStatusNow: (id) => Option.fromNullable(payments.get(id)),
     transition: (id, from, change, completion, outbox) =>
       Effect.sync(() => {
         const current = payments.get(id)

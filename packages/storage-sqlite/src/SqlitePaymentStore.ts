@@ -74,6 +74,10 @@ export const makeSqlitePaymentStore = (
   const findSql = db.prepare(`${SELECT} WHERE p.id = ?`)
   const findStatusSql = db.prepare(`SELECT id, partner_id, merchant_id, status, expires_at,
     failure_code, token_asset, token_value, tx_id FROM payments WHERE id = ?`)
+  const findStatusNow = (id: PaymentId) => {
+    const r = findStatusSql.get(id) as StatusRow | undefined
+    return r === undefined ? Option.none() : Option.some(toStatusRecord(r))
+  }
   const transitionSql = db.prepare(`UPDATE payments SET
       status = ?, updated_at = ?,
       final_at = coalesce(?, final_at),
@@ -193,11 +197,8 @@ export const makeSqlitePaymentStore = (
 
     find: (id) => Effect.sync(() => find(id)),
 
-    findStatus: (id) =>
-      Effect.sync(() => {
-        const r = findStatusSql.get(id) as StatusRow | undefined
-        return r === undefined ? Option.none() : Option.some(toStatusRecord(r))
-      }),
+    findStatus: (id) => Effect.sync(() => findStatusNow(id)),
+    findStatusNow,
 
     transition: (id, from, c, completion, outbox) =>
       writes.write(() => {

@@ -1,9 +1,10 @@
+import type { HttpApiMiddleware } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import { makeEngineHandler } from "./Engine.js"
-import { json } from "./Exchange.js"
+import { type EngineRequest, json, type Reply } from "./Exchange.js"
 import { RequestError } from "./RequestError.js"
-import { publicRoute } from "./Route.js"
+import { type Authenticator, publicRoute, type Route } from "./Route.js"
 
 const request = (url: string, method = "GET") => ({
   method,
@@ -51,5 +52,88 @@ describe("the engine's handler", () => {
         expect((yield* answer("/fine%zz")).status).toBe(404)
       }),
     { timeout: 10_000 }
+  )
+})
+
+describe("a route's immediate answer", () => {
+  const Caller = Context.GenericTag<{ readonly name: string }>("Caller")
+  const middleware = {
+    key: "TestKey",
+    provides: Caller
+  } as unknown as HttpApiMiddleware.TagClassAny
+  let handled = 0
+  const route: Route<never> = {
+    method: "GET",
+    path: "/things/:id",
+    middleware,
+    takesBody: false,
+    handle: (exchange) => {
+      handled++
+      // The engine provides the caller its middleware authenticated.
+      return Effect.map(Caller, (caller) =>
+        json(200, { via: "effect", caller: caller.name, id: exchange.pathParams.id })
+      ) as Effect.Effect<Reply>
+    },
+    immediate: (exchange, caller) =>
+      exchange.pathParams.id === "quick"
+        ? json(200, { via: "immediate", caller: (caller as { name: string }).name, id: "quick" })
+        : undefined
+  }
+  const KNOWN = { name: "known caller" }
+  // "known" callers are known at once (a cached key); "checked" ones only by the effect.
+  const authenticator: Authenticator = {
+    middleware,
+    authenticate: (request) =>
+      request.header("key") === undefined
+        ? Effect.fail(new RequestError({ status: 401, code: "no_key", message: "no key" }))
+        : Effect.succeed({ service: { name: `checked ${request.header("key")}` } }),
+    known: (request) => (request.header("key") === "known" ? { service: KNOWN } : undefined)
+  }
+  const call = (url: string, key?: string): EngineRequest => ({
+    method: "GET",
+    url,
+    header: (name) => (name === "key" ? key : undefined),
+    readBody: async () => new Uint8Array()
+  })
+
+  it.effect("answers a caller known at once without the route's effect, else hands it over", () =>
+    Effect.gen(function* () {
+      const handle = yield* makeEngineHandler([route], {
+        maxBodyBytes: 1024,
+        authenticators: [authenticator]
+      })
+      const answer = (url: string, key?: string) =>
+        Effect.promise(() => handle(call(url, key))).pipe(
+          Effect.map((r) => ({ status: r.status, body: JSON.parse(String(r.body)) }))
+        )
+      handled = 0
+      expect(yield* answer("/things/quick", "known")).toEqual({
+        status: 200,
+        body: { via: "immediate", caller: "known caller", id: "quick" }
+      })
+      expect(handled).toBe(0)
+      // Undefined from the immediate answer: the effect answers, with the same caller.
+      expect(yield* answer("/things/slow", "known")).toEqual({
+        status: 200,
+        body: { via: "effect", caller: "known caller", id: "slow" }
+      })
+      // A caller the effect has to check is never answered immediately.
+      expect(yield* answer("/things/quick", "other")).toEqual({
+        status: 200,
+        body: { via: "effect", caller: "checked other", id: "quick" }
+      })
+      expect(yield* answer("/things/quick")).toEqual({
+        status: 401,
+        body: { code: "no_key", message: "no key" }
+      })
+      expect(handled).toBe(2)
+      // The answer carries the engine's headers like any other.
+      const raw = yield* Effect.promise(() => handle(call("/things/quick", "known")))
+      expect(raw.headers).toMatchObject({
+        "content-type": "application/json; charset=utf-8",
+        "cache-control": "no-store",
+        "pay-version": expect.any(String)
+      })
+    })
   )
 })

@@ -210,6 +210,9 @@ const respond = (reply: Reply, version: ApiVersion | undefined): EngineResponse 
   return { status: reply.status, headers, body: reply.bytes ?? reply.body }
 }
 
+/** What `handle` returns for a request it answered in `Start.answer`: never run. */
+const ANSWERED: Effect.Effect<EngineResponse> = Effect.die("answered immediately")
+
 export const makeEngineHandler = <R>(
   routes: ReadonlyArray<Route<R>>,
   options: EngineOptions<R>
@@ -258,6 +261,11 @@ export const makeEngineHandler = <R>(
     const callerContext = (tag: Context.Tag<unknown, unknown>, service: unknown) =>
       callerOf(tag, service).context
     const runFork = Runtime.runFork(runtime)
+    /** How `handle` set up a request: its runner, or the answer it gave (Route.immediate). */
+    interface Start {
+      runFork?: typeof runFork
+      answer?: EngineResponse
+    }
     const basePath = options.basePath ?? ""
 
     // Without a mapping, a failure that is not the exchange's own is a defect to answer 500.
@@ -278,7 +286,7 @@ export const makeEngineHandler = <R>(
      */
     const handle = (
       request: EngineRequest,
-      start: { runFork?: typeof runFork }
+      start: Start
     ): Effect.Effect<EngineResponse, never, R> => {
       const url = splitTarget(request.url)
       const sent = url.pathname
@@ -326,6 +334,25 @@ export const makeEngineHandler = <R>(
       const middleware = route.middleware
       const authenticator = middleware === undefined ? undefined : authenticators.get(middleware)
       const known = authenticator?.known?.(request)
+      // A route that can answer without waiting does, for a caller known at once: no fiber.
+      if (known !== undefined && route.immediate !== undefined) {
+        const answeredIn = version ?? known.pinnedVersion ?? DEFAULT_API_VERSION
+        const reply = route.immediate(
+          {
+            request,
+            path: url.pathname,
+            pathParams: params,
+            query: url.query,
+            body: undefined,
+            version: answeredIn
+          },
+          known.service
+        )
+        if (reply !== undefined) {
+          start.answer = respond(reply, answeredIn)
+          return ANSWERED
+        }
+      }
       if (known !== undefined && middleware?.provides !== undefined) {
         start.runFork = callerOf(middleware.provides, known.service).runFork
       }
@@ -389,8 +416,9 @@ export const makeEngineHandler = <R>(
     const settled = (exit: Exit.Exit<EngineResponse>) =>
       Exit.isSuccess(exit) ? exit.value : respond(fromError(INTERNAL_ERROR), undefined)
     return (request) => {
-      const start: { runFork?: typeof runFork } = {}
+      const start: Start = {}
       const effect = handle(request, start)
+      if (start.answer !== undefined) return Promise.resolve(start.answer)
       const fiber = (start.runFork ?? runFork)(effect)
       const exit = fiber.unsafePoll()
       if (exit !== null) return Promise.resolve(settled(exit))

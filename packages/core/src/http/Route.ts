@@ -63,6 +63,13 @@ export interface Route<R> {
   /** Whether the engine reads a body for this route: JSON, or a form (`application/x-www-form-urlencoded`, passed as text). */
   readonly takesBody: boolean | "form"
   readonly handle: (exchange: Exchange) => Effect.Effect<Reply, ApiFailure, R>
+  /**
+   * The answer when nothing has to wait, given without running an effect: the
+   * engine tries it first for a caller known at once (`Authenticator.known`),
+   * with that caller's service. Undefined hands the request to `handle`, which
+   * answers every request, refusals included. Only routes without a body.
+   */
+  readonly immediate?: ((exchange: Exchange, caller: unknown) => Reply | undefined) | undefined
 }
 
 export interface RouteInput<E extends HttpApiEndpoint.HttpApiEndpoint.Any> {
@@ -84,6 +91,25 @@ export type EndpointHandler<E extends HttpApiEndpoint.HttpApiEndpoint.Any, R> = 
   input: RouteInput<E>
 ) => Effect.Effect<Reply, ApiFailure, R>
 
+/**
+ * An endpoint's immediate answer (Route.immediate), from the same decoded
+ * input as its handler (no body: routes that take one have none) and the
+ * service its middleware provides (the Partner on the partner API).
+ */
+export type ImmediateHandler<E extends HttpApiEndpoint.HttpApiEndpoint.Any> = (
+  input: Omit<RouteInput<E>, "payload" | "body">,
+  caller: unknown
+) => Reply | undefined
+
+/** Immediate answers for some endpoints of a group, by endpoint name. */
+export type GroupImmediateHandlers<G extends HttpApiGroup.HttpApiGroup.Any> = {
+  readonly [Name in HttpApiEndpoint.HttpApiEndpoint.Name<
+    HttpApiGroup.HttpApiGroup.Endpoints<G>
+  >]?: ImmediateHandler<
+    HttpApiEndpoint.HttpApiEndpoint.WithName<HttpApiGroup.HttpApiGroup.Endpoints<G>, Name>
+  >
+}
+
 /** A handler for every endpoint of a group, by endpoint name. */
 export type GroupHandlers<G extends HttpApiGroup.HttpApiGroup.Any, R> = {
   readonly [Name in HttpApiEndpoint.HttpApiEndpoint.Name<
@@ -97,6 +123,7 @@ export type GroupHandlers<G extends HttpApiGroup.HttpApiGroup.Any, R> = {
 export interface GroupImplementation<out R> {
   readonly group: string
   readonly handlers: Readonly<Record<string, EndpointHandler<never, R>>>
+  readonly immediate?: Readonly<Record<string, ImmediateHandler<never>>> | undefined
 }
 
 /** The services a group's handlers need. */
@@ -115,10 +142,12 @@ export const implement = <
   H extends GroupHandlers<G, any>
 >(
   group: G,
-  handlers: H
+  handlers: H,
+  immediate?: GroupImmediateHandlers<G>
 ): GroupImplementation<HandlersContext<H>> => ({
   group: (group as unknown as HttpApiGroup.HttpApiGroup.AnyWithProps).identifier,
-  handlers: handlers as unknown as Record<string, EndpointHandler<never, HandlersContext<H>>>
+  handlers: handlers as unknown as Record<string, EndpointHandler<never, HandlersContext<H>>>,
+  immediate: immediate as unknown as Record<string, ImmediateHandler<never>> | undefined
 })
 
 /** URL parameters as a record: a repeated name becomes an array. */
@@ -220,6 +249,7 @@ const endpointRoute = <R>(
   options: {
     readonly unknownFields: "reject" | "ignore"
     readonly middleware: HttpApiMiddleware.TagClassAny | undefined
+    readonly immediate: ImmediateHandler<never> | undefined
   }
 ): Route<R> => {
   const routeKey = `${endpoint.method} ${endpoint.path}`
@@ -227,14 +257,44 @@ const endpointRoute = <R>(
   const decodeHeaders = headersDecoder(endpoint.headersSchema)
   const decodeQuery = optionalDecoder(endpoint.urlParamsSchema, "query", "ignore")
   const decodeBody = optionalDecoder(endpoint.payloadSchema, "body", options.unknownFields)
+  const takesBody =
+    Option.isSome(endpoint.payloadSchema) &&
+    endpoint.method !== "GET" &&
+    endpoint.method !== "DELETE"
+  if (takesBody && options.immediate !== undefined) {
+    throw new Error(`${routeKey}: a route that takes a body has no immediate answer`)
+  }
+  const answerAtOnce = options.immediate
+  // Any input that does not decode goes to `handle`, which answers its refusal.
+  const immediate =
+    answerAtOnce === undefined
+      ? undefined
+      : (exchange: Exchange, caller: unknown): Reply | undefined => {
+          const path = decodePath(exchange.pathParams)
+          if (Either.isLeft(path)) return undefined
+          const headers = decodeHeaders(exchange.request)
+          if (Either.isLeft(headers)) return undefined
+          const urlParams = decodeQuery(queryRecord(exchange.query))
+          if (Either.isLeft(urlParams)) return undefined
+          return answerAtOnce(
+            {
+              path: path.right,
+              headers: headers.right,
+              urlParams: urlParams.right,
+              version: exchange.version,
+              method: endpoint.method,
+              routeKey,
+              requestPath: exchange.path
+            } as never,
+            caller
+          )
+        }
   return {
     method: endpoint.method,
     path: endpoint.path,
     middleware: options.middleware,
-    takesBody:
-      Option.isSome(endpoint.payloadSchema) &&
-      endpoint.method !== "GET" &&
-      endpoint.method !== "DELETE",
+    immediate,
+    takesBody,
     handle: (exchange) => {
       const path = decodePath(exchange.pathParams)
       if (Either.isLeft(path)) return Effect.fail(path.left)
@@ -272,6 +332,8 @@ export const apiRoutes = <Implementations extends ReadonlyArray<GroupImplementat
   const byGroup = new Map(
     implementations.map((i) => [i.group, i.handlers as Record<string, EndpointHandler<never, R>>])
   )
+  const immediateByGroup = new Map(implementations.map((i) => [i.group, i.immediate]))
+  const answeredAtOnce = new Set<string>()
   const routes: Array<Route<R>> = []
   HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
     onGroup: () => {},
@@ -281,6 +343,9 @@ export const apiRoutes = <Implementations extends ReadonlyArray<GroupImplementat
       if (handler === undefined) throw new Error(`${where} has no handler`)
       if (Option.isNone(Context.getOption(endpoint.annotations, ErrorsDeclared))) {
         throw new Error(`${where} does not declare its errors (failsWith)`)
+      }
+      if (immediateByGroup.get(group.identifier)?.[endpoint.name] !== undefined) {
+        answeredAtOnce.add(`${group.identifier}.${endpoint.name}`)
       }
       // The endpoint's own middleware comes last and wins over its group's.
       const auth = [...middleware].filter((m) => m.provides !== undefined).at(-1)
@@ -293,12 +358,20 @@ export const apiRoutes = <Implementations extends ReadonlyArray<GroupImplementat
               Context.getOption(mergedAnnotations, UnknownBodyFields),
               () => "reject" as const
             ),
-            middleware: auth
+            middleware: auth,
+            immediate: immediateByGroup.get(group.identifier)?.[endpoint.name]
           }
         )
       )
     }
   })
+  for (const { group, immediate } of implementations) {
+    for (const name of Object.keys(immediate ?? {})) {
+      if (!answeredAtOnce.has(`${group}.${name}`)) {
+        throw new Error(`${group}.${name}: an immediate answer for no endpoint of the group`)
+      }
+    }
+  }
   return routes
 }
 

@@ -79,6 +79,12 @@ export class PaymentStore extends Context.Tag("@pay/core/PaymentStore")<
     /** The fields a status read needs, and nothing more: the hottest read of all. */
     readonly findStatus: (id: PaymentId) => Effect.Effect<Option.Option<PaymentStatusRecord>>
     /**
+     * `findStatus` answered on the spot, by a store that reads synchronously
+     * (SQLite); a store that has to wait for its database leaves it out. It
+     * lets the status route answer without running an effect.
+     */
+    readonly findStatusNow?: ((id: PaymentId) => Option.Option<PaymentStatusRecord>) | undefined
+    /**
      * Applies `change` only while the stored status is `from`; None when it no
      * longer is. The completion and the outbox's events go in the same write.
      */

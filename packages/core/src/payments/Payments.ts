@@ -312,6 +312,28 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
     const status = (partner: Partner, merchantId: MerchantId, id: PaymentId, maxPollMs: number) =>
       pollStatus(id, statusOf(partner, merchantId, id), maxPollMs)
 
+    /**
+     * `status` answered on the spot when nothing has to wait: the store reads
+     * synchronously, the payment is the partner's and the merchant's, and there
+     * is no long-poll to hold (none asked, or the status is final). Undefined
+     * otherwise: `status` answers that request, refusals included.
+     */
+    const statusNow = (
+      partner: Partner,
+      merchantId: MerchantId,
+      id: PaymentId,
+      maxPollMs: number
+    ): { readonly payment: PaymentStatusRecord; readonly at: Date } | undefined => {
+      const found = store.findStatusNow?.(id)
+      if (found === undefined || Option.isNone(found)) return undefined
+      const payment = found.value
+      if (payment.partnerId !== partner.id || payment.merchantId !== merchantId) return undefined
+      const at = new Date(clock.unsafeCurrentTimeMillis())
+      return Math.min(maxPollMs, maxLongPollMs) <= 0 || isFinal(effectiveStatus(payment, at))
+        ? { payment, at }
+        : undefined
+    }
+
     /** Any payment's status, for the wallet holding its link, long-polled. */
     const walletStatus = (id: PaymentId, maxPollMs: number) =>
       pollStatus(
@@ -418,6 +440,7 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       getForMerchant,
       transition: spanned("Payments.transition", transition),
       status,
+      statusNow,
       walletStatus,
       cancel: spanned("Payments.cancel", cancel),
       refund: spanned("Payments.refund", refund),
