@@ -116,6 +116,21 @@ describe("three instances on one PostgreSQL database", () => {
       )
       expect(delay, `delay on ${p.instance.name}`).toBeLessThan(2000)
     }
+    // A plain status read (on PostgreSQL, one prepared query without a fiber) on each, twice:
+    // the first request with a key checks it, the next finds it verified. Asked with another
+    // merchant, the payment is not found.
+    for (const instance of all) {
+      for (let i = 0; i < 2; i++) {
+        const read = await getStatus(instance.api, paymentId, merchantId)
+        expect(`${instance.name} ${read.status} ${read.body?.status}`).toBe(
+          `${instance.name} 200 cancelled`
+        )
+      }
+      const elsewhere = await getStatus(instance.api, paymentId, "mrch_00000000000000000000")
+      expect(`${instance.name} ${elsewhere.status} ${elsewhere.body?.code}`).toBe(
+        `${instance.name} 404 payment_not_found`
+      )
+    }
   }, 15_000)
 
   it("a merchant suspended by the CLI, or deleted through one instance, is refused by every instance within a second", async () => {

@@ -388,6 +388,13 @@ export const paymentStorageContract = (
         expect(
           Option.isNone(yield* store.findStatus("pay_00000000000000000000" as PaymentId))
         ).toBe(true)
+        // Without an effect, where the store offers it: the same answers.
+        const { findStatusNow } = store
+        if (findStatusNow !== undefined) {
+          const now = (id: PaymentId) => Effect.promise(async () => findStatusNow(id))
+          expect(yield* now(full.id)).toEqual(yield* store.findStatus(full.id))
+          expect(Option.isNone(yield* now("pay_00000000000000000000" as PaymentId))).toBe(true)
+        }
         const fiat = aPayment(partner.id, merchants[1]!.id, {
           amount: { unit: JPY, value: 10n ** 15n }
         })

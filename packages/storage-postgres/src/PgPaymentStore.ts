@@ -130,11 +130,11 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
       token_asset, token_chain, token_value)
     VALUES ($1, $2, $3, $4, $5, $6, $7, 'requires_action', $8, $9, $9, $10, $11, $12, $13)`
   )
-  const findStatusPrepared = prepared.prepare<StatusRow>(
-    "pay_payment_status",
-    `SELECT id, partner_id, merchant_id, status, expires_at, failure_code, token_asset,
-      token_value, tx_id FROM payments WHERE id = $1`
-  )
+  const FIND_STATUS = `SELECT id, partner_id, merchant_id, status, expires_at, failure_code,
+      token_asset, token_value, tx_id FROM payments WHERE id = $1`
+  const findStatusPrepared = prepared.prepare<StatusRow>("pay_payment_status", FIND_STATUS)
+  // The same statement (same name: one preparation per connection), as a promise.
+  const findStatusPromised = prepared.promised<StatusRow>("pay_payment_status", FIND_STATUS)
 
   /**
    * Data-modifying CTEs that count the rows of `source` (a CTE of one written payment) into
@@ -208,6 +208,14 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toPayment)),
         orDieSql
       ),
+
+    findStatusNow:
+      findStatusPromised === undefined
+        ? undefined
+        : (id) =>
+            findStatusPromised([id]).then((rows) =>
+              Option.map(Option.fromNullable(rows[0]), toStatusRecord)
+            ),
 
     findStatus: (id) =>
       findStatusPrepared([id]).pipe(

@@ -86,6 +86,14 @@ describe("PostgreSQL prepared statements", () => {
     Effect.gen(function* () {
       yield* seed
       expect(yield* reads).toEqual({ merchant, status: "requires_action" })
+      // The status route's read without a fiber: a promise on the pool, the same statement.
+      const findStatusNow = (yield* PaymentStore).findStatusNow
+      expect(findStatusNow).toBeDefined()
+      const promised = findStatusNow?.(paymentId)
+      expect(promised).toBeInstanceOf(Promise)
+      expect(Option.getOrThrow(yield* Effect.promise(async () => promised!)).status).toBe(
+        "requires_action"
+      )
       // One connection: the statements above ran on the one this query reads from.
       const pool = yield* PgPool
       const { rows } = yield* Effect.promise(() =>
@@ -126,6 +134,8 @@ describe("PostgreSQL prepared statements", () => {
       )
       const answered = yield* Effect.gen(function* () {
         expect(Option.isNone(yield* Effect.serviceOption(PgPool))).toBe(true)
+        // Nothing to answer a status with outside an effect: the route runs its effect.
+        expect((yield* PaymentStore).findStatusNow).toBeUndefined()
         yield* seed
         return yield* reads
       }).pipe(Effect.provide(stores))

@@ -26,6 +26,14 @@ export type Prepared<Row> = (
 export interface PreparedStatements {
   /** `text` with `$1`… placeholders, named `name` on every connection (names are unique). */
   readonly prepare: <Row extends object>(name: string, text: string) => Prepared<Row>
+  /**
+   * The same statement as a plain promise on the pool, for a read answered without a fiber
+   * (PaymentStore.findStatusNow); undefined without the pool. Never for a transaction's work.
+   */
+  readonly promised: <Row extends object>(
+    name: string,
+    text: string
+  ) => ((values: ReadonlyArray<unknown>) => Promise<ReadonlyArray<Row>>) | undefined
 }
 
 /** What pg rejects a query with, as the PgClient reports it, so the stores read both alike. */
@@ -35,6 +43,13 @@ export const makePreparedStatements = (
   sql: SqlClient.SqlClient,
   pool: Pg.Pool | undefined
 ): PreparedStatements => ({
+  promised: <Row extends object>(name: string, text: string) =>
+    pool === undefined
+      ? undefined
+      : (values: ReadonlyArray<unknown>) =>
+          pool
+            .query<Row>({ name, text, values: values as Array<unknown> })
+            .then((result) => result.rows),
   prepare: <Row extends object>(name: string, text: string): Prepared<Row> => {
     const unprepared = (values: ReadonlyArray<unknown>) =>
       sql.unsafe<Row>(text, values) as Statement.Statement<Row>

@@ -265,6 +265,8 @@ export const makeEngineHandler = <R>(
     interface Start {
       runFork?: typeof runFork
       answer?: EngineResponse
+      /** An immediate answer one promise away; undefined from it: the route's effect answers. */
+      later?: Promise<EngineResponse | undefined>
     }
     const basePath = options.basePath ?? ""
 
@@ -286,7 +288,8 @@ export const makeEngineHandler = <R>(
      */
     const handle = (
       request: EngineRequest,
-      start: Start
+      start: Start,
+      tryImmediate: boolean
     ): Effect.Effect<EngineResponse, never, R> => {
       const url = splitTarget(request.url)
       const sent = url.pathname
@@ -335,7 +338,7 @@ export const makeEngineHandler = <R>(
       const authenticator = middleware === undefined ? undefined : authenticators.get(middleware)
       const known = authenticator?.known?.(request)
       // A route that can answer without waiting does, for a caller known at once: no fiber.
-      if (known !== undefined && route.immediate !== undefined) {
+      if (tryImmediate && known !== undefined && route.immediate !== undefined) {
         const answeredIn = version ?? known.pinnedVersion ?? DEFAULT_API_VERSION
         const reply = route.immediate(
           {
@@ -348,6 +351,14 @@ export const makeEngineHandler = <R>(
           },
           known.service
         )
+        if (reply instanceof Promise) {
+          // A failed promise (the database) is the effect's to answer, as is undefined.
+          start.later = reply.then(
+            (r) => (r === undefined ? undefined : respond(r, answeredIn)),
+            () => undefined
+          )
+          return ANSWERED
+        }
         if (reply !== undefined) {
           start.answer = respond(reply, answeredIn)
           return ANSWERED
@@ -415,10 +426,13 @@ export const makeEngineHandler = <R>(
     // that waits (a long-poll, a body) goes on in its fiber and is awaited.
     const settled = (exit: Exit.Exit<EngineResponse>) =>
       Exit.isSuccess(exit) ? exit.value : respond(fromError(INTERNAL_ERROR), undefined)
-    return (request) => {
+    const run = (request: EngineRequest, tryImmediate: boolean): Promise<EngineResponse> => {
       const start: Start = {}
-      const effect = handle(request, start)
+      const effect = handle(request, start, tryImmediate)
       if (start.answer !== undefined) return Promise.resolve(start.answer)
+      if (start.later !== undefined) {
+        return start.later.then((answer) => answer ?? run(request, false))
+      }
       const fiber = (start.runFork ?? runFork)(effect)
       const exit = fiber.unsafePoll()
       if (exit !== null) return Promise.resolve(settled(exit))
@@ -434,4 +448,5 @@ export const makeEngineHandler = <R>(
         })
       )
     }
+    return (request) => run(request, true)
   })

@@ -27,6 +27,9 @@ import { ApiErrors, type ApiFailure } from "./ErrorResponses.js"
 import type { EngineRequest, Reply } from "./Exchange.js"
 import { RequestError } from "./RequestError.js"
 
+/** A route's immediate answer: a reply, a promise of one, or undefined for its effect to answer. */
+export type ImmediateReply = Reply | Promise<Reply | undefined> | undefined
+
 /** What the engine hands a route after matching, authenticating and reading the body. */
 export interface Exchange {
   readonly request: EngineRequest
@@ -64,12 +67,14 @@ export interface Route<R> {
   readonly takesBody: boolean | "form"
   readonly handle: (exchange: Exchange) => Effect.Effect<Reply, ApiFailure, R>
   /**
-   * The answer when nothing has to wait, given without running an effect: the
-   * engine tries it first for a caller known at once (`Authenticator.known`),
-   * with that caller's service. Undefined hands the request to `handle`, which
-   * answers every request, refusals included. Only routes without a body.
+   * The answer given without running an effect (no fiber): on the spot, or
+   * one promise away (a single query). The engine tries it first for a caller
+   * known at once (`Authenticator.known`), with that caller's service.
+   * Undefined, or a promise of it (or a rejected one), hands the request to
+   * `handle`, which answers every request, refusals included. Only routes
+   * without a body.
    */
-  readonly immediate?: ((exchange: Exchange, caller: unknown) => Reply | undefined) | undefined
+  readonly immediate?: ((exchange: Exchange, caller: unknown) => ImmediateReply) | undefined
 }
 
 export interface RouteInput<E extends HttpApiEndpoint.HttpApiEndpoint.Any> {
@@ -99,7 +104,7 @@ export type EndpointHandler<E extends HttpApiEndpoint.HttpApiEndpoint.Any, R> = 
 export type ImmediateHandler<E extends HttpApiEndpoint.HttpApiEndpoint.Any> = (
   input: Omit<RouteInput<E>, "payload" | "body">,
   caller: unknown
-) => Reply | undefined
+) => ImmediateReply
 
 /** Immediate answers for some endpoints of a group, by endpoint name. */
 export type GroupImmediateHandlers<G extends HttpApiGroup.HttpApiGroup.Any> = {
@@ -269,7 +274,7 @@ const endpointRoute = <R>(
   const immediate =
     answerAtOnce === undefined
       ? undefined
-      : (exchange: Exchange, caller: unknown): Reply | undefined => {
+      : (exchange: Exchange, caller: unknown): ImmediateReply => {
           const path = decodePath(exchange.pathParams)
           if (Either.isLeft(path)) return undefined
           const headers = decodeHeaders(exchange.request)

@@ -18,7 +18,7 @@ import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { PaymentsApi } from "./Api.js"
 import { asArray, filterOf, listReply, pageOf } from "./ListQuery.js"
 import type { Payment } from "./Payment.js"
-import { Payments } from "./Payments.js"
+import { Payments, type StatusRead } from "./Payments.js"
 import {
   cancelView,
   gatewayUrl,
@@ -231,9 +231,9 @@ export const paymentHandlers = Effect.gen(function* () {
           input.path.id,
           input.urlParams.maxPollMs ?? 0
         )
-        return read === undefined
-          ? undefined
-          : json(200, statusView(read.payment, { registry, now: read.at }))
+        const reply = (r: StatusRead | undefined) =>
+          r === undefined ? undefined : json(200, statusView(r.payment, { registry, now: r.at }))
+        return read instanceof Promise ? read.then(reply) : reply(read)
       }
     }
   )

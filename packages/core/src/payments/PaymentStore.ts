@@ -79,11 +79,16 @@ export class PaymentStore extends Context.Tag("@pay/core/PaymentStore")<
     /** The fields a status read needs, and nothing more: the hottest read of all. */
     readonly findStatus: (id: PaymentId) => Effect.Effect<Option.Option<PaymentStatusRecord>>
     /**
-     * `findStatus` answered on the spot, by a store that reads synchronously
-     * (SQLite); a store that has to wait for its database leaves it out. It
-     * lets the status route answer without running an effect.
+     * `findStatus` without an effect: on the spot from a store that reads
+     * synchronously (SQLite), or one query's promise (PostgreSQL's pool). It
+     * lets the status route answer without a fiber; a store may leave it out.
+     * Never called inside a transaction.
      */
-    readonly findStatusNow?: ((id: PaymentId) => Option.Option<PaymentStatusRecord>) | undefined
+    readonly findStatusNow?:
+      | ((
+          id: PaymentId
+        ) => Option.Option<PaymentStatusRecord> | Promise<Option.Option<PaymentStatusRecord>>)
+      | undefined
     /**
      * Applies `change` only while the stored status is `from`; None when it no
      * longer is. The completion and the outbox's events go in the same write.

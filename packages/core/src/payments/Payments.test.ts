@@ -142,8 +142,19 @@ describe("Payments", () => {
   it.effect("answers a status on the spot only when nothing has to wait, as status would", () =>
     Effect.gen(function* () {
       const { partner, merchant, payment, payments } = yield* fixture
+      // MemoryStorage reads on the spot, as SQLite does: never a promise here.
+      const statusNow = (
+        p: typeof partner,
+        m: typeof merchant.id,
+        id: typeof payment.id,
+        ms: number
+      ) => {
+        const read = payments.statusNow(p, m, id, ms)
+        if (read instanceof Promise) throw new Error("MemoryStorage answered a promise")
+        return read
+      }
       const now = (maxPollMs: number, p = partner, m = merchant.id) =>
-        payments.statusNow(p, m, payment.id, maxPollMs)?.payment.status
+        statusNow(p, m, payment.id, maxPollMs)?.payment.status
       expect(now(0)).toBe("requires_action")
       // A long-poll to hold, another merchant's or partner's payment, none at all: `status`.
       expect(now(5_000)).toBeUndefined()
@@ -151,11 +162,11 @@ describe("Payments", () => {
       const other = yield* (yield* Partners).create({ name: "Q" })
       expect(now(0, other.partner)).toBeUndefined()
       expect(
-        payments.statusNow(partner, merchant.id, "pay_00000000000000000000" as typeof payment.id, 0)
+        statusNow(partner, merchant.id, "pay_00000000000000000000" as typeof payment.id, 0)
       ).toBeUndefined()
       // Past its expiry (not yet swept): read as expired, final, so a long-poll answers at once.
       yield* TestClock.adjust(Duration.minutes(5))
-      const read = payments.statusNow(partner, merchant.id, payment.id, 5_000)
+      const read = statusNow(partner, merchant.id, payment.id, 5_000)
       expect(read && payments.effectiveStatus(read.payment, read.at)).toBe("expired")
       const slow = yield* payments.status(partner, merchant.id, payment.id, 5_000)
       expect(read).toEqual(slow)

@@ -54,6 +54,12 @@ export interface NewPayment {
   readonly checkout?: Payment["checkout"] | undefined
 }
 
+/** A status as read, and when: what the status route answers. */
+export interface StatusRead {
+  readonly payment: PaymentStatusRecord
+  readonly at: Date
+}
+
 /** A CAS write lost to a concurrent one is decided again from the new state, a few times. */
 const TRANSITION_ATTEMPTS = 5
 /** How often the sweeper records expired payments. */
@@ -323,15 +329,19 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       merchantId: MerchantId,
       id: PaymentId,
       maxPollMs: number
-    ): { readonly payment: PaymentStatusRecord; readonly at: Date } | undefined => {
+    ): StatusRead | Promise<StatusRead | undefined> | undefined => {
       const found = store.findStatusNow?.(id)
-      if (found === undefined || Option.isNone(found)) return undefined
-      const payment = found.value
-      if (payment.partnerId !== partner.id || payment.merchantId !== merchantId) return undefined
-      const at = new Date(clock.unsafeCurrentTimeMillis())
-      return Math.min(maxPollMs, maxLongPollMs) <= 0 || isFinal(effectiveStatus(payment, at))
-        ? { payment, at }
-        : undefined
+      if (found === undefined) return undefined
+      const answer = (read: Option.Option<PaymentStatusRecord>): StatusRead | undefined => {
+        if (Option.isNone(read)) return undefined
+        const payment = read.value
+        if (payment.partnerId !== partner.id || payment.merchantId !== merchantId) return undefined
+        const at = new Date(clock.unsafeCurrentTimeMillis())
+        return Math.min(maxPollMs, maxLongPollMs) <= 0 || isFinal(effectiveStatus(payment, at))
+          ? { payment, at }
+          : undefined
+      }
+      return found instanceof Promise ? found.then(answer) : answer(found)
     }
 
     /** Any payment's status, for the wallet holding its link, long-polled. */
