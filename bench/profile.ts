@@ -8,11 +8,12 @@
  * (SQLite's C code under better-sqlite3) counts in the JavaScript function that made it.
  * Beside each share, its part of the server's CPU time per request in the measured run.
  * The profiler itself costs a few per cent; read the shares, not the throughput.
- * BENCH_SECONDS (10) and BENCH_WARMUP_SECONDS (3) size the run; PostgreSQL as the tests'
+ * BENCH_SECONDS (10) and BENCH_WARMUP_SECONDS (3) size the run; BENCH_PROFILE_KEEP, a
+ * folder, keeps the .cpuprofile (Chrome DevTools opens it); PostgreSQL as the tests'
  * (bench/postgres.ts).
  */
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
@@ -138,6 +139,8 @@ const main = async () => {
     const load = await measureLoad(spec, { connections: 50, warmupSeconds: 0, seconds })
     const cpuMsPerRequest = ((server.cpuTicks() - ticks) * MS_PER_TICK) / load.requests
     await server.stop()
+    const keep = process.env.BENCH_PROFILE_KEEP
+    if (keep !== undefined) cpSync(profiles, keep, { recursive: true })
     const file = readdirSync(profiles).find((f) => f.endsWith(".cpuprofile"))
     if (file === undefined) throw new Error("the server wrote no CPU profile")
     const profile = JSON.parse(readFileSync(join(profiles, file), "utf8")) as CpuProfile

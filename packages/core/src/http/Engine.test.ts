@@ -137,3 +137,35 @@ describe("a route's immediate answer", () => {
     })
   )
 })
+
+describe("routing", () => {
+  const answering = (name: string) => () => Effect.succeed(json(200, { name }))
+  const routes = [
+    publicRoute("GET", "/v1/merchants/:id", answering("merchant")),
+    publicRoute("GET", "/v1/merchants/payments", answering("legacy payments")),
+    publicRoute("POST", "/v1/merchants/:id", answering("merchant update")),
+    publicRoute("GET", "/:tenant/merchants/:id", answering("tenant merchant")),
+    publicRoute("GET", "/v1/:kind/:id", answering("any kind")),
+    publicRoute("GET", "/v1/payments/:id/status", answering("status"))
+  ]
+
+  it.effect("finds literal segments before parameters, whatever the first two say", () =>
+    Effect.gen(function* () {
+      const handle = yield* makeEngineHandler(routes, { maxBodyBytes: 1024, authenticators: [] })
+      const name = (url: string, method = "GET") =>
+        Effect.map(
+          Effect.promise(() => handle(request(url, method))),
+          (r) => (r.status === 200 ? JSON.parse(String(r.body)).name : `${r.status}`)
+        )
+      expect(yield* name("/v1/merchants/payments")).toBe("legacy payments")
+      expect(yield* name("/v1/merchants/mrch_1")).toBe("merchant")
+      expect(yield* name("/v1/merchants/mrch_1", "POST")).toBe("merchant update")
+      expect(yield* name("/v1/merchants/mrch_1", "DELETE")).toBe("405")
+      expect(yield* name("/v1/things/t_1")).toBe("any kind")
+      expect(yield* name("/acme/merchants/mrch_1")).toBe("tenant merchant")
+      expect(yield* name("/v1/payments/pay_1/status")).toBe("status")
+      expect(yield* name("/v2/payments/pay_1/status")).toBe("404")
+      expect(yield* name("/v1/payments/pay_1/status/more")).toBe("404")
+    })
+  )
+})

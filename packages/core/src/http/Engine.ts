@@ -52,9 +52,23 @@ type Match<R> =
   | { readonly _tag: "None" }
 
 /** Routes by their number of path segments, static segments before parameters. */
-const compile = <R>(
-  routes: ReadonlyArray<Route<R>>
-): Map<number, ReadonlyArray<CompiledRoute<R>>> => {
+/**
+ * The routes a path can match, by its number of segments and its first two (most routes
+ * start with two literal ones, `/v1/payments/…`): a request looks at those alone, not at
+ * every route of its length. Each list keeps the order of `bySize`.
+ */
+interface CompiledRoutes<R> {
+  readonly byPrefix: Map<string, ReadonlyArray<CompiledRoute<R>>>
+  /** For a path whose prefix no list has: the routes with a parameter in their first two. */
+  readonly bySize: Map<number, ReadonlyArray<CompiledRoute<R>>>
+}
+
+const prefixKey = (size: number, first: string | undefined, second: string | undefined) =>
+  `${size} ${first} ${second}`
+
+const isParam = (segment: string | undefined) => segment === undefined || segment.startsWith(":")
+
+const compile = <R>(routes: ReadonlyArray<Route<R>>): CompiledRoutes<R> => {
   const bySize = new Map<number, Array<CompiledRoute<R>>>()
   const params = (segments: ReadonlyArray<string>) =>
     segments.filter((s) => s.startsWith(":")).length
@@ -64,17 +78,37 @@ const compile = <R>(
   }
   // /v1/merchants/payments before /v1/merchants/:merchantId.
   for (const list of bySize.values()) list.sort((a, b) => params(a.segments) - params(b.segments))
-  return bySize
+  const byPrefix = new Map<string, ReadonlyArray<CompiledRoute<R>>>()
+  const wild = new Map<number, ReadonlyArray<CompiledRoute<R>>>()
+  const isWild = (segments: ReadonlyArray<string>) => isParam(segments[0]) || isParam(segments[1])
+  for (const [size, list] of bySize) {
+    wild.set(
+      size,
+      list.filter((c) => isWild(c.segments))
+    )
+    for (const { segments } of list) {
+      const key = prefixKey(size, segments[0], segments[1])
+      if (isWild(segments) || byPrefix.has(key)) continue
+      byPrefix.set(
+        key,
+        list.filter(
+          (c) =>
+            isWild(c.segments) || (c.segments[0] === segments[0] && c.segments[1] === segments[1])
+        )
+      )
+    }
+  }
+  return { byPrefix, bySize: wild }
 }
 
-const matchRoute = <R>(
-  compiled: Map<number, ReadonlyArray<CompiledRoute<R>>>,
-  method: string,
-  pathname: string
-): Match<R> => {
+const matchRoute = <R>(compiled: CompiledRoutes<R>, method: string, pathname: string): Match<R> => {
   const parts = pathname.split("/").slice(1)
   const allow: Array<string> = []
-  for (const { route, segments } of compiled.get(parts.length) ?? []) {
+  const candidates =
+    compiled.byPrefix.get(prefixKey(parts.length, parts[0], parts[1])) ??
+    compiled.bySize.get(parts.length) ??
+    []
+  for (const { route, segments } of candidates) {
     let matches = true
     for (let i = 0; i < segments.length && matches; i++) {
       const segment = segments[i]!
