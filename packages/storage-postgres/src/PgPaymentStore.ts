@@ -71,14 +71,19 @@ const PAYMENT_INSERT_COLUMNS = [
   "settled_at"
 ] as const
 
-const paymentValues = (p: Payment): ReadonlyArray<unknown> => [
+/** The first seven columns of both inserts: who, which order, how much. */
+const orderValues = (p: Payment) => [
   p.id,
   p.partnerId,
   p.merchantId,
   p.referenceId,
   p.referenceId.toLowerCase(),
   formatUnit(p.amount.unit),
-  p.amount.value.toString(),
+  p.amount.value.toString()
+]
+
+const paymentValues = (p: Payment): ReadonlyArray<unknown> => [
+  ...orderValues(p),
   p.status,
   p.failureCode,
   p.cancelledReason,
@@ -175,13 +180,7 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
       // yet) without an idempotency key, is one prepared statement of the columns it has.
       if (completion === undefined && isJustCreated(p)) {
         return insertCreatedPrepared([
-          p.id,
-          p.partnerId,
-          p.merchantId,
-          p.referenceId,
-          p.referenceId.toLowerCase(),
-          formatUnit(p.amount.unit),
-          p.amount.value.toString(),
+          ...orderValues(p),
           p.expiresAt.toISOString(),
           p.createdAt.toISOString(),
           p.checkout === null ? null : JSON.stringify(p.checkout),
