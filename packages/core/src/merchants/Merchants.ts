@@ -119,7 +119,14 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
     // Only found merchants are kept: one created elsewhere a moment ago is read at once.
     const clock = yield* Effect.clock
     const recentReads = new Map<MerchantId, { readonly merchant: Merchant; readonly at: number }>()
-    const forget = (id: MerchantId) => Effect.sync(() => recentReads.delete(id))
+    // Counts this process's merchant writes: a read that was under way during one is not
+    // kept, or a create right after a suspension could reuse what the read saw before it.
+    let writes = 0
+    const forget = (id: MerchantId) =>
+      Effect.sync(() => {
+        writes++
+        recentReads.delete(id)
+      })
     const readRecently = (id: MerchantId) =>
       Effect.suspend(() => {
         const at = clock.unsafeCurrentTimeMillis()
@@ -127,9 +134,10 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
         if (kept !== undefined && at - kept.at < MERCHANT_READ_REUSE_MS) {
           return Effect.succeed(Option.some(kept.merchant))
         }
+        const writesBefore = writes
         return Effect.tap(store.find(id), (found) => {
           recentReads.delete(id)
-          if (Option.isNone(found)) return
+          if (Option.isNone(found) || writes !== writesBefore) return
           if (recentReads.size >= MERCHANT_READS_KEPT) {
             const oldest = recentReads.keys().next()
             if (!oldest.done) recentReads.delete(oldest.value)

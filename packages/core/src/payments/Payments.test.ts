@@ -1,5 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Duration, Effect, Exit, FastCheck, Fiber, Option, TestClock } from "effect"
+import {
+  Cause,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  FastCheck,
+  Fiber,
+  Layer,
+  Option,
+  TestClock
+} from "effect"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { payEngineLayer } from "../Engine.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
@@ -220,6 +231,50 @@ describe("Payments", () => {
         expect((yield* Effect.flip(forOther))._tag).toBe("Forbidden")
       }).pipe(Effect.provide(engine()))
   )
+
+  it.effect("never keeps a merchant read that was under way while this process changed it", () => {
+    // The merchant store's reads wait for a gate, once opened: a read that saw the merchant
+    // active is still in flight when the suspension commits.
+    const gate = Effect.runSync(Deferred.make<void>())
+    let gated = false
+    const storage = Layer.effect(
+      MerchantStore,
+      Effect.map(MerchantStore, (store) =>
+        MerchantStore.of({
+          ...store,
+          find: (id) =>
+            Effect.flatMap(store.find(id), (found) =>
+              gated ? Effect.as(Deferred.await(gate), found) : Effect.succeed(found)
+            )
+        })
+      )
+    ).pipe(Layer.provideMerge(MemoryStorage))
+    return Effect.gen(function* () {
+      const { partner, merchant, payments } = yield* fixture
+      const merchants = yield* Merchants
+      const create = payments.create(partner, merchant.id, {
+        referenceId: "r",
+        amount: { unit: USD, value: 1n }
+      })
+      yield* TestClock.adjust(Duration.seconds(1))
+      gated = true
+      const inFlight = yield* Effect.fork(create)
+      yield* Effect.yieldNow()
+      gated = false
+      yield* merchants.setStatus(merchant.id, "suspended")
+      yield* Deferred.succeed(gate, undefined)
+      // It read the merchant active before the change: it may create, but not be kept.
+      yield* Fiber.join(inFlight)
+      expect((yield* Effect.flip(create))._tag).toBe("MerchantInactive")
+    }).pipe(
+      Effect.provide(
+        payEngineLayer({
+          storage,
+          config: { publicUrl: "http://pay.test", maxBodyBytes: 1024, maxLongPollMs: 30_000 }
+        })
+      )
+    )
+  })
 
   it.effect("refunds a succeeded payment once, and nothing else", () =>
     Effect.gen(function* () {
