@@ -74,10 +74,12 @@ describe("a route's immediate answer", () => {
         json(200, { via: "effect", caller: caller.name, id: exchange.pathParams.id })
       ) as Effect.Effect<Reply>
     },
-    immediate: (exchange, caller) =>
-      exchange.pathParams.id === "quick"
+    immediate: (exchange, caller) => {
+      if (exchange.pathParams.id === "boom") throw new Error("the database went away")
+      return exchange.pathParams.id === "quick"
         ? json(200, { via: "immediate", caller: (caller as { name: string }).name, id: "quick" })
         : undefined
+    }
   }
   const KNOWN = { name: "known caller" }
   // "known" callers are known at once (a cached key); "checked" ones only by the effect.
@@ -127,6 +129,12 @@ describe("a route's immediate answer", () => {
         body: { code: "no_key", message: "no key" }
       })
       expect(handled).toBe(2)
+      // A throw on the way is the effect's to meet again: it answers.
+      expect(yield* answer("/things/boom", "known")).toEqual({
+        status: 200,
+        body: { via: "effect", caller: "known caller", id: "boom" }
+      })
+      expect(handled).toBe(3)
       // The answer carries the engine's headers like any other.
       const raw = yield* Effect.promise(() => handle(call("/things/quick", "known")))
       expect(raw.headers).toMatchObject({

@@ -21,7 +21,7 @@ import {
 } from "./ErrorResponses.js"
 import type { EngineRequest, EngineResponse, Reply } from "./Exchange.js"
 import { RequestError } from "./RequestError.js"
-import type { Authenticated, Authenticator, Route } from "./Route.js"
+import type { Authenticated, Authenticator, ImmediateReply, Route } from "./Route.js"
 
 export type EngineHandler = (request: EngineRequest) => Promise<EngineResponse>
 
@@ -51,7 +51,6 @@ type Match<R> =
   | { readonly _tag: "WrongMethod"; readonly allow: ReadonlyArray<string> }
   | { readonly _tag: "None" }
 
-/** Routes by their number of path segments, static segments before parameters. */
 /**
  * The routes a path can match, by its number of segments and its first two (most routes
  * start with two literal ones, `/v1/payments/…`): a request looks at those alone, not at
@@ -374,17 +373,23 @@ export const makeEngineHandler = <R>(
       // A route that can answer without waiting does, for a caller known at once: no fiber.
       if (tryImmediate && known !== undefined && route.immediate !== undefined) {
         const answeredIn = version ?? known.pinnedVersion ?? DEFAULT_API_VERSION
-        const reply = route.immediate(
-          {
-            request,
-            path: url.pathname,
-            pathParams: params,
-            query: url.query,
-            body: undefined,
-            version: answeredIn
-          },
-          known.service
-        )
+        let reply: ImmediateReply
+        try {
+          reply = route.immediate(
+            {
+              request,
+              path: url.pathname,
+              pathParams: params,
+              query: url.query,
+              body: undefined,
+              version: answeredIn
+            },
+            known.service
+          )
+        } catch {
+          // A throw (the database, a bug) is the effect's to meet again and answer, logged.
+          reply = undefined
+        }
         if (reply instanceof Promise) {
           // A failed promise (the database) is the effect's to answer, as is undefined.
           start.later = reply.then(
