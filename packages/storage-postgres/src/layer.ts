@@ -44,11 +44,17 @@ const poolLayer = (options: PgStorageOptions) =>
                 typeof options.url === "string" ? Redacted.make(options.url) : options.url
               ),
               max: options.maxConnections ?? 10,
-              connectionTimeoutMillis: Duration.toMillis(timeout),
+              // Given, it also bounds a wait for a free pooled connection (pg-pool's rule);
+              // not given, a request waits for one as long as it takes, as before.
+              ...(options.connectTimeout === undefined
+                ? {}
+                : { connectionTimeoutMillis: Duration.toMillis(timeout) }),
               application_name: options.applicationName ?? "pay-engine"
             })
         ),
-        (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
+        // Interruptible: a finalizer is not, and the time limit must be able to cut the wait.
+        (pool) =>
+          Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
       )
       // An idle connection's error (the server restarting) must not end the process: the pool
       // drops that connection and opens another on the next checkout.
