@@ -33,85 +33,23 @@ import {
 } from "./PgPaymentRow.js"
 import type { PreparedStatements } from "./PgPrepared.js"
 
-/** The columns a new payment is written with, in the order of `paymentValues`. */
-const PAYMENT_INSERT_COLUMNS = [
-  "id",
-  "partner_id",
-  "merchant_id",
-  "reference_id",
-  "reference_folded",
-  "amount_unit",
-  "amount_value",
-  "status",
-  "failure_code",
-  "cancelled_reason",
-  "expires_at",
-  "created_at",
-  "updated_at",
-  "final_at",
-  "checkout",
-  "token_asset",
-  "token_chain",
-  "token_value",
-  "buyer_account",
-  "buyer_key",
-  "buyer_provider_name",
-  "buyer_provider_icon",
-  "tx_network",
-  "tx_hash",
-  "tx_nonce",
-  "tx_id",
-  "fee_fixed",
-  "fee_percentage",
-  "fee_total",
-  "settlement_amount",
-  "settlement_status",
-  "settlement_destination",
-  "settlement_tx_hash",
-  "settled_at"
-] as const
-
-/** The first seven columns of both inserts: who, which order, how much. */
-const orderValues = (p: Payment) => [
-  p.id,
-  p.partnerId,
-  p.merchantId,
-  p.referenceId,
-  p.referenceId.toLowerCase(),
-  formatUnit(p.amount.unit),
-  p.amount.value.toString()
-]
-
-const paymentValues = (p: Payment): ReadonlyArray<unknown> => [
-  ...orderValues(p),
-  p.status,
-  p.failureCode,
-  p.cancelledReason,
-  p.expiresAt,
-  p.createdAt,
-  p.updatedAt,
-  p.finalAt,
-  p.checkout === null ? null : JSON.stringify(p.checkout),
-  p.tokenAmount?.asset ?? null,
-  p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
-  p.tokenAmount?.value.toString() ?? null,
-  p.buyer?.account ?? null,
-  p.buyer ? buyerKey(p.buyer.account) : null,
-  p.buyer?.providerName ?? null,
-  p.buyer?.providerIcon ?? null,
-  p.transaction?.networkId ?? null,
-  p.transaction?.hash ?? null,
-  p.transaction?.nonce ?? null,
-  p.txId,
-  p.fees?.fixed.toString() ?? null,
-  p.fees?.percentage ?? null,
-  p.fees?.total.toString() ?? null,
-  p.settlement?.amount.toString() ?? null,
-  p.settlement?.status ?? null,
-  p.settlement?.destination ?? null,
-  p.settlement?.txHash ?? null,
-  p.settlement?.settledAt ?? null
-]
+/**
+ * The columns a payment has from its creation on, by name (their order is the one
+ * `pay_payment_created` lists them in).
+ */
+const createdColumns = (p: Payment) => ({
+  id: p.id,
+  partner_id: p.partnerId,
+  merchant_id: p.merchantId,
+  reference_id: p.referenceId,
+  reference_folded: p.referenceId.toLowerCase(),
+  amount_unit: formatUnit(p.amount.unit),
+  amount_value: p.amount.value.toString(),
+  checkout: p.checkout === null ? null : JSON.stringify(p.checkout),
+  token_asset: p.tokenAmount?.asset ?? null,
+  token_chain: p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
+  token_value: p.tokenAmount?.value.toString() ?? null
+})
 
 /** A payment as Payments.create makes it: the columns insertCreatedPrepared leaves out are null. */
 const isJustCreated = (p: Payment) =>
@@ -131,9 +69,9 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
   const insertCreatedPrepared = prepared.prepare(
     "pay_payment_created",
     `INSERT INTO payments (id, partner_id, merchant_id, reference_id, reference_folded,
-      amount_unit, amount_value, status, expires_at, created_at, updated_at, checkout,
-      token_asset, token_chain, token_value)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, 'requires_action', $8, $9, $9, $10, $11, $12, $13)`
+      amount_unit, amount_value, checkout, token_asset, token_chain, token_value,
+      status, expires_at, created_at, updated_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'requires_action', $12, $13, $13)`
   )
   const FIND_STATUS = `SELECT id, partner_id, merchant_id, status, expires_at, failure_code,
       token_asset, token_value, tx_id FROM payments WHERE id = $1`
@@ -180,21 +118,39 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
       // yet) without an idempotency key, is one prepared statement of the columns it has.
       if (completion === undefined && isJustCreated(p)) {
         return insertCreatedPrepared([
-          ...orderValues(p),
+          ...Object.values(createdColumns(p)),
           p.expiresAt.toISOString(),
-          p.createdAt.toISOString(),
-          p.checkout === null ? null : JSON.stringify(p.checkout),
-          p.tokenAmount?.asset ?? null,
-          p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
-          p.tokenAmount?.value.toString() ?? null
+          p.createdAt.toISOString()
         ]).pipe(Effect.asVoid, orDieSql)
       }
       // One stored already succeeded is counted as one that succeeds later, in its statement;
       // a completion needs the transaction.
-      const values = paymentValues(p)
-      const row = sql`INSERT INTO payments ${sql.insert(
-        Object.fromEntries(PAYMENT_INSERT_COLUMNS.map((column, i) => [column, values[i]]))
-      )}`
+      const row = sql`INSERT INTO payments ${sql.insert({
+        ...createdColumns(p),
+        status: p.status,
+        failure_code: p.failureCode,
+        cancelled_reason: p.cancelledReason,
+        expires_at: p.expiresAt,
+        created_at: p.createdAt,
+        updated_at: p.updatedAt,
+        final_at: p.finalAt,
+        buyer_account: p.buyer?.account ?? null,
+        buyer_key: p.buyer ? buyerKey(p.buyer.account) : null,
+        buyer_provider_name: p.buyer?.providerName ?? null,
+        buyer_provider_icon: p.buyer?.providerIcon ?? null,
+        tx_network: p.transaction?.networkId ?? null,
+        tx_hash: p.transaction?.hash ?? null,
+        tx_nonce: p.transaction?.nonce ?? null,
+        tx_id: p.txId,
+        fee_fixed: p.fees?.fixed.toString() ?? null,
+        fee_percentage: p.fees?.percentage ?? null,
+        fee_total: p.fees?.total.toString() ?? null,
+        settlement_amount: p.settlement?.amount.toString() ?? null,
+        settlement_status: p.settlement?.status ?? null,
+        settlement_destination: p.settlement?.destination ?? null,
+        settlement_tx_hash: p.settlement?.txHash ?? null,
+        settled_at: p.settlement?.settledAt ?? null
+      })}`
       const statement =
         p.status === "succeeded"
           ? sql`WITH inserted AS (${row} RETURNING *)${countSucceeded("inserted")} SELECT 1`
