@@ -18,7 +18,8 @@ import {
 
 export { env, isRefusal, route, type StatusColumns, sha256 } from "./baseline-rules.js"
 
-const send = (res: ServerResponse, status: number, body: unknown) => {
+/** `body` as JSON, with its length (one write). */
+export const send = (res: ServerResponse, status: number, body: unknown) => {
   const text = JSON.stringify(body)
   res.writeHead(status, {
     "content-type": "application/json",
@@ -66,10 +67,15 @@ export const sendStatus = (res: ServerResponse, payment: StatusColumns) =>
 
 export const sendHealth = (res: ServerResponse) => send(res, 200, HEALTH_BODY)
 
-/** Serves `handle` on 127.0.0.1:PORT until SIGTERM or SIGINT, then calls `close`. */
+/**
+ * Serves `handle` on 127.0.0.1:PORT until SIGTERM or SIGINT, then calls `close` once the
+ * server has closed; with `closeConnections`, kept-alive connections are closed at once
+ * rather than waited for.
+ */
 export const serveBaseline = (
   handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
-  close: () => void
+  close: () => void,
+  options: { readonly closeConnections?: boolean } = {}
 ) => {
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -83,7 +89,10 @@ export const serveBaseline = (
     publicUrl = `http://127.0.0.1:${address.port}`
     console.log(`listening on ${publicUrl}`)
   })
-  const stop = () => server.close(close)
+  const stop = () => {
+    server.close(close)
+    if (options.closeConnections) server.closeAllConnections()
+  }
   process.on("SIGTERM", stop)
   process.on("SIGINT", stop)
 }

@@ -43,10 +43,18 @@
  * (PostgreSQL: the engine's pool size), BASELINE_WAKE_ON_WRITE (1 or 0), PORT.
  */
 import { createHmac, randomBytes, randomUUID } from "node:crypto"
-import http, { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import http, { type IncomingMessage, type ServerResponse } from "node:http"
 import Database from "better-sqlite3"
 import pg from "pg"
-import { env, fail, header, readText, sha256 } from "./baseline-http.js"
+import {
+  env,
+  fail,
+  header,
+  readText,
+  send as sendJson,
+  serveBaseline,
+  sha256
+} from "./baseline-http.js"
 
 const PARTNER = "ptnr_baseline"
 const PER_ENDPOINT = 8
@@ -721,20 +729,11 @@ const pump = async (): Promise<void> => {
 
 const poll = setInterval(() => void pump(), POLL_MS)
 
-const json = (res: ServerResponse, status: number, body: unknown) => {
-  const text = JSON.stringify(body)
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(text)
-  })
-  res.end(text)
-}
-
 const CANCEL_PATH = /^\/v1\/payments\/([^/]+)\/cancel$/
 
 const handle = async (req: IncomingMessage, res: ServerResponse) => {
   const path = (req.url ?? "/").split("?")[0]!
-  if (req.method === "GET" && path === "/health") return json(res, 200, { status: "ok" })
+  if (req.method === "GET" && path === "/health") return sendJson(res, 200, { status: "ok" })
   if (req.method !== "POST") return fail(res, 404, "not_found", "no such route")
   const cancelled = CANCEL_PATH.exec(path)
   if (cancelled !== null) {
@@ -745,7 +744,7 @@ const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (outcome === "unauthorized") return fail(res, 401, "invalid_api_key", "refused")
     if (outcome === "invalid_state") return fail(res, 400, "invalid_state", "not cancellable")
     if (WAKE_ON_WRITE) void pump()
-    return json(res, 200, {
+    return sendJson(res, 200, {
       paymentId,
       status: "cancelled",
       cancelledReason: "cancelled_by_merchant",
@@ -757,36 +756,25 @@ const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const now = Date.now()
     const ids = Array.from({ length: count }, () => newId("pay", now))
     await store.seedPayments(ids, now)
-    return json(res, 201, { paymentIds: ids })
+    return sendJson(res, 201, { paymentIds: ids })
   }
   if (path === "/v1/webhook-endpoints") {
     const { url } = JSON.parse(await readText(req)) as { url: string }
     const id = newId("whep", Date.now())
     const secret = `whsec_${randomBytes(32).toString("base64")}`
     await store.addEndpoint(id, url, secret, Date.now())
-    return json(res, 201, { id, url, secret })
+    return sendJson(res, 201, { id, url, secret })
   }
   return fail(res, 404, "not_found", "no such route")
 }
 
-// Served on 127.0.0.1:PORT until SIGTERM or SIGINT; then the bench's kept-alive
-// connections are closed too, so that it stops at once.
-const server = createServer((req, res) => {
-  handle(req, res).catch((error: unknown) => {
-    console.error(error)
-    if (!res.headersSent) fail(res, 500, "internal_error", "internal error")
-  })
-})
-server.listen(Number(process.env.PORT ?? 0), "127.0.0.1", () => {
-  const address = server.address()
-  if (address === null || typeof address === "string") throw new Error("no TCP address")
-  console.log(`listening on http://127.0.0.1:${address.port}`)
-})
-const stop = () => {
-  clearInterval(poll)
-  server.close()
-  server.closeAllConnections()
-  void store.close().finally(() => process.exit(0))
-}
-process.on("SIGTERM", stop)
-process.on("SIGINT", stop)
+// Until SIGTERM or SIGINT; then the bench's kept-alive connections are closed too, so that
+// it stops at once.
+serveBaseline(
+  handle,
+  () => {
+    clearInterval(poll)
+    void store.close().finally(() => process.exit(0))
+  },
+  { closeConnections: true }
+)
