@@ -88,31 +88,31 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
         return { iconUrl, logoName: logo.name }
       })
 
-    /** The merchant if it is the partner's, deleted or not. */
-    const findOwned = (
-      partner: Partner,
-      id: MerchantId
-    ): Effect.Effect<Merchant, MerchantNotFound | Forbidden> =>
-      Effect.flatMap(
-        store.find(id),
-        (found): Effect.Effect<Merchant, MerchantNotFound | Forbidden> => {
-          if (Option.isNone(found)) return Effect.fail(new MerchantNotFound({ merchantId: id }))
-          if (found.value.partnerId !== partner.id) {
-            return Effect.fail(
-              new Forbidden({ message: `Merchant ${id} belongs to another partner account` })
-            )
-          }
-          return Effect.succeed(found.value)
+    /** The merchant `read` found, if it is the partner's, deleted or not. */
+    const owned =
+      (partner: Partner, id: MerchantId) =>
+      (found: Option.Option<Merchant>): Effect.Effect<Merchant, MerchantNotFound | Forbidden> => {
+        if (Option.isNone(found)) return Effect.fail(new MerchantNotFound({ merchantId: id }))
+        if (found.value.partnerId !== partner.id) {
+          return Effect.fail(
+            new Forbidden({ message: `Merchant ${id} belongs to another partner account` })
+          )
         }
-      )
+        return Effect.succeed(found.value)
+      }
+
+    /** A deleted merchant is gone for everything but a repeated delete. */
+    const live = (merchant: Merchant): Effect.Effect<Merchant, MerchantNotFound> =>
+      merchant.deletedAt === null
+        ? Effect.succeed(merchant)
+        : Effect.fail(new MerchantNotFound({ merchantId: merchant.id }))
+
+    /** The merchant if it is the partner's, deleted or not. */
+    const findOwned = (partner: Partner, id: MerchantId) =>
+      Effect.flatMap(store.find(id), owned(partner, id))
 
     /** The partner's live merchant: what every route but delete works on. */
-    const get = (partner: Partner, id: MerchantId) =>
-      Effect.gen(function* () {
-        const merchant = yield* findOwned(partner, id)
-        if (merchant.deletedAt !== null) return yield* new MerchantNotFound({ merchantId: id })
-        return merchant
-      })
+    const get = (partner: Partner, id: MerchantId) => Effect.flatMap(findOwned(partner, id), live)
 
     // Every payment created reads its merchant (owner, deleted, status); under load most of
     // those reads are of a few merchants, so a read is used again for MERCHANT_READ_REUSE_MS.
@@ -150,24 +150,8 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
      * `get` for a new payment: the same answers, from a read at most
      * MERCHANT_READ_REUSE_MS old (this process's own changes are seen at once).
      */
-    const getForPayment = (
-      partner: Partner,
-      id: MerchantId
-    ): Effect.Effect<Merchant, MerchantNotFound | Forbidden> =>
-      Effect.flatMap(
-        readRecently(id),
-        (found): Effect.Effect<Merchant, MerchantNotFound | Forbidden> => {
-          if (Option.isNone(found) || found.value.deletedAt !== null) {
-            return Effect.fail(new MerchantNotFound({ merchantId: id }))
-          }
-          if (found.value.partnerId !== partner.id) {
-            return Effect.fail(
-              new Forbidden({ message: `Merchant ${id} belongs to another partner account` })
-            )
-          }
-          return Effect.succeed(found.value)
-        }
-      )
+    const getForPayment = (partner: Partner, id: MerchantId) =>
+      Effect.flatMap(Effect.flatMap(readRecently(id), owned(partner, id)), live)
 
     const create = (
       partner: Partner,

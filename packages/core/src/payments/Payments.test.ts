@@ -229,6 +229,15 @@ describe("Payments", () => {
           amount: { unit: USD, value: 1n }
         })
         expect((yield* Effect.flip(forOther))._tag).toBe("Forbidden")
+        // Another partner's merchant, deleted: refused as every other route refuses it.
+        const deletedForOther = payments.create(other.partner, merchant.id, {
+          referenceId: "r",
+          amount: { unit: USD, value: 1n }
+        })
+        expect((yield* Effect.flip(deletedForOther))._tag).toBe(
+          (yield* Effect.flip(merchants.get(other.partner, merchant.id)))._tag
+        )
+        expect((yield* Effect.flip(deletedForOther))._tag).toBe("Forbidden")
       }).pipe(Effect.provide(engine()))
   )
 
