@@ -503,14 +503,14 @@ const format = (report: {
         "engine / baseline",
         cs.map((c) => c.ratio),
         cs.map((c) => c.cpuRatio),
-        { at: first.target, met: cs.every((c) => c.met) }
+        { at: first.target, met: report.targets[first.route] === true }
       ),
       line(
         "",
         "engine-pg / baseline-pg",
         cs.map((c) => c.postgres.ratio),
         cs.map((c) => c.postgres.cpuRatio),
-        { at: first.postgres.target, met: cs.every((c) => c.postgres.met) }
+        { at: first.postgres.target, met: report.targets[`${first.route} on PostgreSQL`] === true }
       ),
       line(
         "",
