@@ -262,6 +262,10 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
         Option.getOrElse(() => fallback)
       )
 
+    /** Whether a status read at `at` is answered without holding: no poll asked, or final. */
+    const answersAtOnce = (payment: PaymentStatusRecord, at: Date, maxPollMs: number) =>
+      Math.min(maxPollMs, maxLongPollMs) <= 0 || isFinal(effectiveStatus(payment, at))
+
     /**
      * The status `read` finds; with `maxPollMs`, held until it changes or the
      * time (capped) runs out. An unpaid payment wakes at its expiry too.
@@ -302,7 +306,7 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
         Effect.flatMap(read, (payment) => {
           const at = new Date(clock.unsafeCurrentTimeMillis())
           const holdMs = Math.min(maxPollMs, maxLongPollMs)
-          if (holdMs <= 0 || isFinal(effectiveStatus(payment, at))) {
+          if (answersAtOnce(payment, at, maxPollMs)) {
             return Effect.succeed({ payment, at })
           }
           const untilExpiry =
@@ -337,9 +341,7 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
         const payment = read.value
         if (payment.partnerId !== partner.id || payment.merchantId !== merchantId) return undefined
         const at = new Date(clock.unsafeCurrentTimeMillis())
-        return Math.min(maxPollMs, maxLongPollMs) <= 0 || isFinal(effectiveStatus(payment, at))
-          ? { payment, at }
-          : undefined
+        return answersAtOnce(payment, at, maxPollMs) ? { payment, at } : undefined
       }
       return found instanceof Promise ? found.then(answer) : answer(found)
     }
