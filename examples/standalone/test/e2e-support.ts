@@ -78,7 +78,8 @@ const freshDatabase = (store: Store) =>
 export const startServer = async (
   store: Store,
   overrides: Partial<Omit<StandaloneConfig, "database">> = {},
-  parts: StandaloneOverrides = {}
+  parts: StandaloneOverrides = {},
+  host: StandaloneHost = runtimeHost
 ): Promise<E2eServer> => {
   const scope = await Effect.runPromise(Scope.make())
   const stop = () => Effect.runPromise(Scope.close(scope, Exit.void))
@@ -102,7 +103,7 @@ export const startServer = async (
       ...overrides
     }
     const { server, bootstrapped, context, sandbox } = await Effect.runPromise(
-      Scope.extend(startStandalone(runtimeHost, config, parts), scope)
+      Scope.extend(startStandalone(host, config, parts), scope)
     )
     if (Option.isNone(bootstrapped)) throw new Error("the bootstrap partner was not created")
     return {

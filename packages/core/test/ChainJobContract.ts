@@ -191,6 +191,24 @@ const expectLeaseLost = <A, E extends { readonly _tag: string }, R>(
 
 const ids = (claimed: ReadonlyArray<ClaimedJob>) => claimed.map((c) => c.job.id)
 
+/**
+ * What the runner does for a job without a nonce: reads the sender's next, then records a
+ * transfer signed at it, which takes it. The nonce, or `NonceTaken`.
+ */
+const takeNext = (
+  lease: ChainJobLease,
+  chainId: Caip2,
+  sender: Address,
+  chainNext: number,
+  createdAt: number
+) =>
+  Effect.gen(function* () {
+    const jobs = yield* ChainJobStore
+    const nonce = yield* jobs.nextNonce(chainId, sender, chainNext)
+    yield* jobs.recordTransfer(lease, aTransfer(lease, nonce, createdAt, { chainId, sender }))
+    return nonce
+  })
+
 /** Claims every job due at `now` (one each, a fresh lease), by job id. */
 const claimAll = (now: Date) =>
   Effect.flatMap(ChainJobStore, (store) => store.claimDue(now, 1000, LEASE)).pipe(
@@ -364,7 +382,6 @@ export const chainJobStorageContract = (
         const lease = old!.lease
         yield* expectLeaseLost(lease, jobs.renew(lease, at(1901), 1000))
         yield* expectLeaseLost(lease, jobs.release(lease, at(1901), "late", at(1901)))
-        yield* expectLeaseLost(lease, jobs.assignNonce(lease, BASE, COLLECTOR, 0, at(1901)))
         yield* expectLeaseLost(lease, jobs.recordTransfer(lease, aTransfer(lease, 0, 1901)))
         yield* expectLeaseLost(lease, jobs.dropNonce(lease, at(1901)))
         yield* expectLeaseLost(lease, jobs.setDestination(lease, DESTINATION, at(1901)))
@@ -445,14 +462,16 @@ export const chainJobStorageContract = (
         const { payment } = yield* setup
         const jobs = yield* ChainJobStore
         const queuedJobs: Array<NewChainJob> = []
-        for (let i = 0; i < 6; i++) {
+        for (let i = 0; i < 8; i++) {
           const p = yield* payment()
           const job = aJob(p.id, "collect", { runAt: at(i) })
           yield* jobs.requeue(job, "collect")
           queuedJobs.push(job)
         }
         const claimed = yield* claimAll(at(100))
-        const [A, B, C, D, E, F] = queuedJobs.map((job) => claimed.get(job.id)!.lease) as [
+        const [A, B, C, D, E, F, G, H] = queuedJobs.map((job) => claimed.get(job.id)!.lease) as [
+          ChainJobLease,
+          ChainJobLease,
           ChainJobLease,
           ChainJobLease,
           ChainJobLease,
@@ -465,38 +484,52 @@ export const chainJobStorageContract = (
             jobs.findByPayment(queuedJobs.find((j) => j.id === lease.jobId)!.paymentId, "collect"),
             Option.getOrThrow
           )
-        const now = at(101)
 
         // The sequence starts at the chain's count and counts up.
-        expect(yield* jobs.assignNonce(A, BASE, COLLECTOR, 5, now)).toBe(5)
-        expect(yield* jobs.assignNonce(B, BASE, COLLECTOR, 0, now)).toBe(6)
-        // A job keeps the nonce it holds, whatever the chain says now.
-        expect(yield* jobs.assignNonce(A, BASE, COLLECTOR, 9, now)).toBe(5)
-        expect(yield* jobs.assignNonce(B, BASE, COLLECTOR, 0, now)).toBe(6)
+        expect(yield* jobs.nextNonce(BASE, COLLECTOR, 5)).toBe(5)
+        expect(yield* takeNext(A, BASE, COLLECTOR, 5, 101)).toBe(5)
+        expect(yield* takeNext(B, BASE, COLLECTOR, 0, 101)).toBe(6)
+        // Reading takes nothing.
+        expect(yield* jobs.nextNonce(BASE, COLLECTOR, 0)).toBe(7)
+        expect(yield* jobs.nextNonce(BASE, COLLECTOR, 0)).toBe(7)
+        // A job's further transfers are at the nonce it holds, and take none.
+        yield* jobs.recordTransfer(A, aTransfer(A, 5, 102))
+        expect(yield* jobs.nextNonce(BASE, COLLECTOR, 0)).toBe(7)
         // Raised to the chain's count when the stored sequence is behind it.
-        expect(yield* jobs.assignNonce(C, BASE, COLLECTOR, 20, now)).toBe(20)
+        expect(yield* takeNext(C, BASE, COLLECTOR, 20, 101)).toBe(20)
         // Never lowered by a chain count behind it.
-        expect(yield* jobs.assignNonce(D, BASE, COLLECTOR, 3, now)).toBe(21)
+        expect(yield* takeNext(D, BASE, COLLECTOR, 3, 101)).toBe(21)
         // Separate sequences per chain and per sender.
-        expect(yield* jobs.assignNonce(E, ETH, COLLECTOR, 0, now)).toBe(0)
-        expect(yield* jobs.assignNonce(F, BASE, OTHER_COLLECTOR, 2, now)).toBe(2)
+        expect(yield* takeNext(E, ETH, COLLECTOR, 0, 101)).toBe(0)
+        expect(yield* takeNext(F, BASE, OTHER_COLLECTOR, 2, 101)).toBe(2)
         expect((yield* findJob(A)).nonce).toBe(5)
-        expect((yield* findJob(A)).updatedAt).toEqual(now)
+        expect((yield* findJob(A)).updatedAt).toEqual(at(101))
         expect((yield* findJob(F)).nonce).toBe(2)
 
-        // A dropped nonce is gone: the next one is new.
-        yield* jobs.dropNonce(A, at(102))
-        expect((yield* findJob(A)).nonce).toBeNull()
-        expect((yield* findJob(A)).updatedAt).toEqual(at(102))
-        expect(yield* jobs.assignNonce(A, BASE, COLLECTOR, 0, now)).toBe(22)
-        expect((yield* findJob(A)).nonce).toBe(22)
+        // Two jobs that read the same next nonce: the first to record takes it; the second's
+        // record is refused whole (no nonce, no transfer) and it signs again at the next.
+        const next = yield* jobs.nextNonce(BASE, COLLECTOR, 0)
+        yield* jobs.recordTransfer(G, aTransfer(G, next, 103))
+        const late = aTransfer(H, next, 103)
+        const refused = yield* Effect.flip(jobs.recordTransfer(H, late))
+        expect(refused._tag).toBe("NonceTaken")
+        expect((yield* findJob(H)).nonce).toBeNull()
+        expect(yield* jobs.transfersOf(H.jobId)).toEqual([])
+        expect(yield* takeNext(H, BASE, COLLECTOR, 0, 104)).toBe(next + 1)
 
-        // A released and reclaimed job keeps its nonce.
-        yield* jobs.release(B, now, null, now)
-        const [again] = yield* jobs.claimDue(now, 1, LEASE)
+        // A dropped nonce is gone: the next one is new.
+        yield* jobs.dropNonce(A, at(105))
+        expect((yield* findJob(A)).nonce).toBeNull()
+        expect((yield* findJob(A)).updatedAt).toEqual(at(105))
+        expect(yield* takeNext(A, BASE, COLLECTOR, 0, 106)).toBe(next + 2)
+        expect((yield* findJob(A)).nonce).toBe(next + 2)
+
+        // A released and reclaimed job keeps its nonce and its transfers at it.
+        yield* jobs.release(B, at(101), null, at(101))
+        const [again] = yield* jobs.claimDue(at(101), 1, LEASE)
         expect(again!.job.id).toBe(B.jobId)
         expect(again!.job.nonce).toBe(6)
-        expect(yield* jobs.assignNonce(again!.lease, BASE, COLLECTOR, 0, now)).toBe(6)
+        expect(again!.transfers.map((t) => t.nonce)).toEqual([6])
       })
     )
 
@@ -511,28 +544,28 @@ export const chainJobStorageContract = (
         }
         const claimed = [...(yield* claimAll(at(100))).values()]
         expect(claimed).toHaveLength(12)
-        const now = at(200)
-        // Every job asks twice at once: one nonce per job, each nonce to one job.
+        // Every job reads and records at once, signing again at the next after a refusal.
         const nonces = yield* Effect.all(
-          claimed.flatMap((c) => [
-            jobs.assignNonce(c.lease, BASE, COLLECTOR, 100, now),
-            jobs.assignNonce(c.lease, BASE, COLLECTOR, 100, now)
-          ]),
+          claimed.map((c) =>
+            Effect.gen(function* () {
+              for (;;) {
+                const taken = yield* Effect.either(takeNext(c.lease, BASE, COLLECTOR, 100, 200))
+                if (taken._tag === "Right") return taken.right
+                expect(taken.left._tag).toBe("NonceTaken")
+              }
+            })
+          ),
           { concurrency: "unbounded" }
         )
-        const perJob = claimed.map((_, i) => [nonces[2 * i], nonces[2 * i + 1]] as const)
-        expect(perJob.every(([x, y]) => x === y)).toBe(true)
-        expect(perJob.map(([x]) => x!).sort((x, y) => x - y)).toEqual(
+        expect([...nonces].sort((x, y) => x - y)).toEqual(
           Array.from({ length: 12 }, (_, i) => 100 + i)
         )
-        // The sequence moved by one per job.
-        const [next] = yield* Effect.flatMap(payment(), (q) =>
-          Effect.zipRight(
-            jobs.requeue(aJob(q.id, "collect", { runAt: at(160) }), "collect"),
-            jobs.claimDue(at(200), 5, LEASE)
-          )
-        )
-        expect(yield* jobs.assignNonce(next!.lease, BASE, COLLECTOR, 0, now)).toBe(112)
+        // One transfer per job, at the nonce it holds; the sequence moved by one per job.
+        for (const [i, c] of claimed.entries()) {
+          const recorded = yield* jobs.transfersOf(c.job.id)
+          expect(recorded.map((t) => t.nonce)).toEqual([nonces[i]])
+        }
+        expect(yield* jobs.nextNonce(BASE, COLLECTOR, 0)).toBe(112)
       })
     )
 
@@ -546,7 +579,7 @@ export const chainJobStorageContract = (
         yield* jobs.requeue(job, "settle")
         const [first] = yield* jobs.claimDue(at(10), 1, LEASE)
         const lease = first!.lease
-        const nonce = yield* jobs.assignNonce(lease, BASE, COLLECTOR, 7, at(11))
+        const nonce = yield* jobs.nextNonce(BASE, COLLECTOR, 7)
         // uint256 at its widest in every number; hex case kept as given.
         const call = aTransfer(lease, nonce, 20, {
           gas: MAX_UINT256,
@@ -580,7 +613,7 @@ export const chainJobStorageContract = (
 
         // The nonce taken by another transaction: the job's next transfers are of a new one.
         yield* jobs.dropNonce(second!.lease, at(41))
-        const renewed = yield* jobs.assignNonce(second!.lease, BASE, COLLECTOR, 0, at(42))
+        const renewed = yield* jobs.nextNonce(BASE, COLLECTOR, 0)
         expect(renewed).toBe(nonce + 1)
         const retry = aTransfer(second!.lease, renewed, 50)
         yield* jobs.recordTransfer(second!.lease, retry)
@@ -595,6 +628,152 @@ export const chainJobStorageContract = (
         const [fourth] = yield* jobs.claimDue(at(62), 1, LEASE)
         expect(fourth!.transfers).toEqual([])
         expect(yield* jobs.transfersOf("cjob_00000000000000000000" as ChainJobId)).toEqual([])
+      })
+    )
+
+    test(
+      "records a collect's transaction on the payment with its transfer, only while processing",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const payments = yield* PaymentStore
+        const jobs = yield* ChainJobStore
+        const p = yield* payment("processing")
+        yield* jobs.requeue(aJob(p.id, "collect"), "collect")
+        const [claimed] = yield* jobs.claimDue(at(10), 1, LEASE)
+        const lease = claimed!.lease
+        const before = Option.getOrThrow(yield* payments.find(p.id))
+        const transfer = aTransfer(lease, 3, 20)
+        const transaction = { networkId: "8453", hash: transfer.hash, nonce: 3 }
+        yield* jobs.recordTransfer(lease, transfer, { id: p.id, transaction, at: at(21) })
+        expect(Option.getOrThrow(yield* payments.find(p.id))).toEqual({
+          ...before,
+          transaction,
+          updatedAt: at(21)
+        })
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "collect")).nonce).toBe(3)
+
+        // Not while the payment is in another status; nor by a holder whose lease is gone.
+        const q = yield* payment("failed")
+        yield* jobs.requeue(aJob(q.id, "collect"), "collect")
+        const [other] = yield* jobs.claimDue(at(30), 1, LEASE)
+        const late = aTransfer(other!.lease, 4, 31)
+        const failedBefore = Option.getOrThrow(yield* payments.find(q.id))
+        yield* jobs.recordTransfer(other!.lease, late, {
+          id: q.id,
+          transaction: { networkId: "8453", hash: late.hash, nonce: 4 },
+          at: at(31)
+        })
+        expect(Option.getOrThrow(yield* payments.find(q.id))).toEqual(failedBefore)
+        yield* jobs.complete(lease, at(40))
+        const gone = aTransfer(lease, 3, 41)
+        yield* expectLeaseLost(
+          lease,
+          jobs.recordTransfer(lease, gone, {
+            id: p.id,
+            transaction: { networkId: "8453", hash: gone.hash, nonce: 3 },
+            at: at(41)
+          })
+        )
+        expect(Option.getOrThrow(yield* payments.find(p.id)).transaction).toEqual(transaction)
+      })
+    )
+
+    test(
+      "a change that ends a held job and queues the next one held, with its transfer: one write, all or nothing",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const payments = yield* PaymentStore
+        const jobs = yield* ChainJobStore
+        const succeedWith = (
+          ends: ChainJobLease,
+          settle: NewChainJob,
+          nonce: number
+        ): PaymentChange => {
+          const lease = { jobId: settle.id, token: `held-${settle.id}` }
+          return {
+            status: "succeeded",
+            at: at(50),
+            finalAt: at(50),
+            txId: `0x${"34".repeat(32)}`,
+            fees,
+            settlement: pending,
+            completes: ends,
+            enqueue: {
+              ...settle,
+              held: {
+                lease,
+                leaseUntil: at(50 + LEASE),
+                destination: DESTINATION,
+                transfer: aTransfer(lease, nonce, 50)
+              }
+            }
+          }
+        }
+        const collectOf = (p: Payment) =>
+          Effect.gen(function* () {
+            yield* jobs.requeue(aJob(p.id, "collect", { runAt: at(1) }), "collect")
+            const [claimed] = yield* jobs.claimDue(at(10), 1, LEASE)
+            return claimed!.lease
+          })
+
+        const p = yield* payment("processing")
+        const collect = yield* collectOf(p)
+        const settle = aJob(p.id, "settle", { runAt: at(50), createdAt: at(50) })
+        const nonce = yield* jobs.nextNonce(BASE, COLLECTOR, 9)
+        const change = succeedWith(collect, settle, nonce)
+        const written = yield* payments.transition(p.id, "processing", change)
+        expect(Option.getOrThrow(written)).toEqual(applyChange(p, change))
+        // The collect job is over; the settle job is held, its nonce taken, its transfer in.
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "collect")).state).toBe("done")
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "settle"))).toEqual({
+          ...queued(settle),
+          attempts: 1,
+          nonce,
+          destination: DESTINATION
+        })
+        expect(yield* jobs.transfersOf(settle.id)).toEqual([change.enqueue!.held!.transfer])
+        expect(yield* jobs.nextNonce(BASE, COLLECTOR, 0)).toBe(nonce + 1)
+        // Held: not claimable until its lease runs out, and its lease fences writes.
+        const held = change.enqueue!.held!.lease
+        expect(yield* jobs.claimDue(at(50 + LEASE - 1), 5, LEASE)).toEqual([])
+        yield* jobs.renew(held, at(60), LEASE)
+        yield* expectLeaseLost(collect, jobs.renew(collect, at(60), LEASE))
+        const [taken] = yield* jobs.claimDue(at(60 + LEASE), 5, LEASE)
+        expect(taken!.job.id).toBe(settle.id)
+        expect(taken!.transfers).toEqual([change.enqueue!.held!.transfer])
+
+        // The nonce taken meanwhile: nothing written, the payment still processing, the collect
+        // job still held, no settle job.
+        const q = yield* payment("processing")
+        const qCollect = yield* collectOf(q)
+        const qSettle = aJob(q.id, "settle", { runAt: at(50), createdAt: at(50) })
+        const refused = yield* Effect.flip(
+          payments.transition(q.id, "processing", succeedWith(qCollect, qSettle, nonce))
+        )
+        expect(refused._tag).toBe("NonceTaken")
+        expect(Option.getOrThrow(yield* payments.find(q.id))).toEqual(q)
+        expect(Option.isNone(yield* jobs.findByPayment(q.id, "settle"))).toBe(true)
+        expect(yield* jobs.transfersOf(qSettle.id)).toEqual([])
+        yield* jobs.renew(qCollect, at(70), LEASE)
+
+        // The collect job's lease lost: nothing written either.
+        const forged = { jobId: qCollect.jobId, token: "not-a-token" }
+        yield* expectLeaseLost(
+          forged,
+          payments.transition(q.id, "processing", succeedWith(forged, qSettle, nonce + 1))
+        )
+        expect(Option.getOrThrow(yield* payments.find(q.id))).toEqual(q)
+        expect(Option.isNone(yield* jobs.findByPayment(q.id, "settle"))).toBe(true)
+        expect(yield* jobs.nextNonce(BASE, COLLECTOR, 0)).toBe(nonce + 1)
+
+        // With its own lease and a free nonce it goes through.
+        const ok = yield* payments.transition(
+          q.id,
+          "processing",
+          succeedWith(qCollect, qSettle, nonce + 1)
+        )
+        expect(Option.getOrThrow(ok).status).toBe("succeeded")
+        expect(Option.getOrThrow(yield* jobs.findByPayment(q.id, "settle")).nonce).toBe(nonce + 1)
       })
     )
 
@@ -670,8 +849,7 @@ export const chainJobStorageContract = (
         expect(yield* jobs.requeue(aJob(p.id, "settle"), "settle")).toBe(false)
         const lease = claimed!.lease
         yield* jobs.setDestination(lease, DESTINATION, at(11))
-        yield* jobs.assignNonce(lease, BASE, COLLECTOR, 4, at(12))
-        yield* jobs.recordTransfer(lease, aTransfer(lease, 4, 13))
+        yield* takeNext(lease, BASE, COLLECTOR, 4, 13)
         yield* jobs.release(lease, at(20), "reverted", at(14))
         expect(yield* jobs.requeue(aJob(p.id, "settle"), "settle")).toBe(false)
         const [again] = yield* jobs.claimDue(at(20), 5, LEASE)

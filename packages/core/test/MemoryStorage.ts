@@ -15,7 +15,7 @@ import type {
   ChainTransfer,
   NewChainJob
 } from "../src/chainwork/ChainJob.js"
-import { ChainJobLeaseLost, ChainJobStore } from "../src/chainwork/ChainJobStore.js"
+import { ChainJobLeaseLost, ChainJobStore, NonceTaken } from "../src/chainwork/ChainJobStore.js"
 import { type EventQuery, EventStore, type Outbox, type PayEvent } from "../src/events/Event.js"
 import {
   type CollectedDataRecord,
@@ -399,13 +399,16 @@ export const makeMemoryStorage = () => {
     findStatus: (id) => Effect.sync(() => Option.fromNullable(payments.get(id))),
     findStatusNow: (id) => Option.fromNullable(payments.get(id)),
     transition: (id, from, change, completion, outbox) =>
-      Effect.sync(() => {
+      chainWrite(() => {
         const current = payments.get(id)
         if (current === undefined || current.status !== from) return Option.none()
         const next = applyChange(current, change)
+        // Every check before the first change: a refusal leaves everything as it was.
+        const ends = change.completes === undefined ? undefined : held(change.completes)
         const queue = change.enqueue === undefined ? undefined : enqueuing(change.enqueue)
         complete(completion)
         payments.set(id, next)
+        if (ends !== undefined) endJob(ends, change.at)
         queue?.()
         publish(outbox, next)
         return Option.some(next)
@@ -490,13 +493,70 @@ export const makeMemoryStorage = () => {
    * id is taken or its payment does not exist (what the databases refuse).
    */
   const enqueuing = (job: NewChainJob) => {
-    if (jobOf(job.paymentId, job.payload.kind) !== undefined) return undefined
+    const start = job.held
+    if (jobOf(job.paymentId, job.payload.kind) !== undefined) {
+      // A held job is run at once by its holder: it must be the one queued.
+      if (start !== undefined)
+        throw new Error(`payment ${job.paymentId} has a ${job.payload.kind} job`)
+      return undefined
+    }
     if (jobs.has(job.id)) throw new Error(`duplicate chain job ${job.id}`)
     requirePayment(job.paymentId)
+    const takes = start?.transfer === undefined ? undefined : takingNonce(job.id, start.transfer)
     return () => {
-      jobs.set(job.id, { job: queuedJob(job), leaseToken: null, leaseUntil: null })
+      if (start === undefined) {
+        jobs.set(job.id, { job: queuedJob(job), leaseToken: null, leaseUntil: null })
+        return
+      }
+      takes?.()
+      const transfer = start.transfer
+      jobs.set(job.id, {
+        job: {
+          ...queuedJob(job),
+          attempts: 1,
+          nonce: transfer?.nonce ?? null,
+          destination: start.destination ?? null
+        },
+        leaseToken: start.lease.token,
+        leaseUntil: start.leaseUntil.getTime()
+      })
+      if (transfer !== undefined) transfers.set(transfer.hash, transfer)
     }
   }
+
+  /**
+   * The write that takes `transfer`'s nonce from its sender's sequence, checked first:
+   * `NonceTaken` when the sequence has passed it.
+   */
+  const takingNonce = (jobId: string, transfer: ChainTransfer) => {
+    const key = JSON.stringify([transfer.chainId, transfer.sender])
+    if ((nonces.get(key) ?? 0) > transfer.nonce) {
+      throw new NonceTaken({ jobId, nonce: transfer.nonce })
+    }
+    return () => {
+      nonces.set(key, transfer.nonce + 1)
+    }
+  }
+
+  /** Ends a held job. */
+  const endJob = (row: JobRow, now: Date) => {
+    row.leaseToken = null
+    row.leaseUntil = null
+    row.job = { ...row.job, state: "done", updatedAt: now }
+  }
+
+  /** A write that the chain work can refuse: its refusals as failures, nothing changed. */
+  const chainWrite = <A>(write: () => A) =>
+    Effect.suspend((): Effect.Effect<A, ChainJobLeaseLost | NonceTaken> => {
+      try {
+        return Effect.succeed(write())
+      } catch (error) {
+        if (error instanceof ChainJobLeaseLost || error instanceof NonceTaken) {
+          return Effect.fail(error)
+        }
+        throw error
+      }
+    })
 
   /** The job's row while `lease` holds it; the lease lost otherwise. */
   const held = (lease: ChainJobLease) => {
@@ -562,15 +622,8 @@ export const makeMemoryStorage = () => {
         row.leaseUntil = null
         row.job = { ...row.job, runAt, lastError, updatedAt: now }
       }),
-    assignNonce: (lease, chainId, sender, chainNext, now) =>
-      fenced(lease, (row) => {
-        if (row.job.nonce !== null) return row.job.nonce
-        const key = JSON.stringify([chainId, sender])
-        const nonce = Math.max(nonces.get(key) ?? 0, chainNext)
-        nonces.set(key, nonce + 1)
-        row.job = { ...row.job, nonce, updatedAt: now }
-        return nonce
-      }),
+    nextNonce: (chainId, sender, chainNext) =>
+      Effect.sync(() => Math.max(nonces.get(JSON.stringify([chainId, sender])) ?? 0, chainNext)),
     dropNonce: (lease, now) =>
       fenced(lease, (row) => {
         row.job = { ...row.job, nonce: null, updatedAt: now }
@@ -579,16 +632,30 @@ export const makeMemoryStorage = () => {
       fenced(lease, (row) => {
         row.job = { ...row.job, destination, updatedAt: now }
       }),
-    recordTransfer: (lease, transfer) =>
-      fenced(lease, () => {
+    recordTransfer: (lease, transfer, payment) =>
+      chainWrite(() => {
+        const row = held(lease)
+        if (row.job.nonce !== null && row.job.nonce !== transfer.nonce) {
+          throw new Error(`job ${row.job.id} holds nonce ${row.job.nonce}, not ${transfer.nonce}`)
+        }
+        if (row.job.nonce === null) {
+          takingNonce(row.job.id, transfer)()
+          row.job = { ...row.job, nonce: transfer.nonce, updatedAt: transfer.createdAt }
+        }
         // A transaction recorded again (the same signed bytes) is kept as first recorded.
         if (!transfers.has(transfer.hash)) transfers.set(transfer.hash, transfer)
+        const paid = payment === undefined ? undefined : payments.get(payment.id)
+        if (payment !== undefined && paid?.status === "processing") {
+          payments.set(paid.id, {
+            ...paid,
+            transaction: payment.transaction,
+            updatedAt: payment.at
+          })
+        }
       }),
     complete: (lease, now, settlement) =>
       fenced(lease, (row) => {
-        row.leaseToken = null
-        row.leaseUntil = null
-        row.job = { ...row.job, state: "done", updatedAt: now }
+        endJob(row, now)
         if (settlement !== undefined) {
           const payment = payments.get(settlement.paymentId)
           if (payment !== undefined) {

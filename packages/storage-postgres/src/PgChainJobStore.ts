@@ -22,7 +22,9 @@ import {
   type ChainTransfer,
   type ChainTransferColumns,
   chainTransferFromColumns,
+  type HeldStart,
   type NewChainJob,
+  NonceTaken,
   type PaymentId,
   payloadFromJson,
   payloadToJson
@@ -93,6 +95,58 @@ export const jobValues = (sql: SqlClient, job: NewChainJob): Fragment =>
 const leaseLost = (lease: ChainJobLease) =>
   Effect.fail(new ChainJobLeaseLost({ jobId: lease.jobId }))
 
+const insertTransfer = (sql: SqlClient, t: ChainTransfer) =>
+  sql`INSERT INTO chain_transfers (hash, job_id, chain_id, sender, nonce, purpose, to_address,
+      data, gas, max_fee_per_gas, max_priority_fee_per_gas, raw, created_at)
+    VALUES (${t.hash}, ${t.jobId}, ${t.chainId}, ${t.sender}, ${t.nonce}, ${t.purpose}, ${t.to},
+      ${t.data}, ${t.gas.toString()}::numeric, ${t.maxFeePerGas.toString()}::numeric,
+      ${t.maxPriorityFeePerGas.toString()}::numeric, ${t.raw}, ${t.createdAt})
+    ON CONFLICT (hash) DO NOTHING`
+
+/**
+ * Takes exactly the transfer's nonce from its sender's sequence (the row lock
+ * orders concurrent takers), or fails with `NonceTaken` once the sequence has
+ * passed it.
+ */
+const takeNonce = (sql: SqlClient, t: ChainTransfer) =>
+  sql`INSERT INTO chain_nonces AS n (chain_id, sender, next_nonce)
+    VALUES (${t.chainId}, ${t.sender}, ${t.nonce + 1})
+    ON CONFLICT (chain_id, sender) DO UPDATE SET next_nonce = excluded.next_nonce
+      WHERE n.next_nonce < excluded.next_nonce
+    RETURNING 1 AS taken`.pipe(
+    Effect.flatMap((rows) =>
+      rows.length === 1
+        ? Effect.void
+        : Effect.fail(new NonceTaken({ jobId: t.jobId, nonce: t.nonce }))
+    )
+  )
+
+/**
+ * A held job's insert (`NewChainJob.held`), its lease and first transfer
+ * with it, for the caller's transaction: the payment's job of its kind, or a
+ * unique violation (its holder runs it at once, so it must be the one queued).
+ */
+export const insertHeldJob = (sql: SqlClient, job: NewChainJob & { readonly held: HeldStart }) =>
+  Effect.gen(function* () {
+    const { lease, leaseUntil, destination, transfer } = job.held
+    if (transfer !== undefined) yield* takeNonce(sql, transfer)
+    yield* sql`INSERT INTO chain_jobs (id, payment_id, kind, chain_id, payload, state, run_at,
+        lease_token, lease_until, nonce, destination, attempts, created_at, updated_at)
+      VALUES (${job.id}, ${job.paymentId}, ${job.payload.kind}, ${job.chainId},
+        ${payloadToJson(job.payload)}::jsonb, 'active', ${job.runAt}, ${lease.token}, ${leaseUntil},
+        ${transfer?.nonce ?? null}::bigint, ${destination ?? null}::text, 1, ${job.createdAt},
+        ${job.createdAt})`
+    if (transfer !== undefined) yield* insertTransfer(sql, transfer)
+  })
+
+/** Ends a held job in the caller's transaction, or fails with `ChainJobLeaseLost`. */
+export const completeHeldJob = (sql: SqlClient, lease: ChainJobLease, now: Date) =>
+  sql`UPDATE chain_jobs SET state = 'done', lease_token = NULL, lease_until = NULL,
+      updated_at = ${now}
+    WHERE id = ${lease.jobId} AND lease_token = ${lease.token} RETURNING 1 AS completed`.pipe(
+    Effect.flatMap((rows) => (rows.length === 1 ? Effect.void : leaseLost(lease)))
+  )
+
 /** One row changed, or the lease is lost. */
 const fenced =
   (lease: ChainJobLease) =>
@@ -150,29 +204,10 @@ export const makePgChainJobStore = (sql: SqlClient) => {
           run_at = ${runAt}, last_error = ${lastError}::text, updated_at = ${now}
         WHERE ${held(lease)} RETURNING 1 AS released`),
 
-    assignNonce: (lease, chainId, sender, chainNext, now) =>
-      // The job's row is locked first: a second call of the same job waits, then reads the
-      // nonce the first gave it. The sequence's row lock orders calls of different jobs.
-      sql<{ readonly held: boolean; readonly nonce: string | null }>`WITH job AS (
-          SELECT id, nonce FROM chain_jobs WHERE ${held(lease)} FOR UPDATE
-        ), allocated AS (
-          INSERT INTO chain_nonces AS n (chain_id, sender, next_nonce)
-          SELECT ${chainId}::text, ${sender}::text, ${chainNext}::bigint + 1
-          FROM job WHERE job.nonce IS NULL
-          ON CONFLICT (chain_id, sender) DO UPDATE
-            SET next_nonce = greatest(n.next_nonce, excluded.next_nonce - 1) + 1
-          RETURNING n.next_nonce - 1 AS nonce
-        ), assigned AS (
-          UPDATE chain_jobs j SET nonce = allocated.nonce, updated_at = ${now}
-          FROM allocated WHERE j.id = ${lease.jobId}
-          RETURNING j.nonce
-        ) SELECT EXISTS (SELECT 1 FROM job) AS held,
-          coalesce((SELECT nonce FROM job), (SELECT nonce FROM allocated))::text AS nonce`.pipe(
-        Effect.flatMap(([row]) =>
-          row?.held === true && row.nonce !== null
-            ? Effect.succeed(Number(row.nonce))
-            : leaseLost(lease)
-        ),
+    nextNonce: (chainId, sender, chainNext) =>
+      sql<{ readonly next_nonce: string }>`SELECT next_nonce FROM chain_nonces
+        WHERE chain_id = ${chainId} AND sender = ${sender}`.pipe(
+        Effect.map(([row]) => Math.max(row === undefined ? 0 : Number(row.next_nonce), chainNext)),
         orDieSql
       ),
 
@@ -184,21 +219,33 @@ export const makePgChainJobStore = (sql: SqlClient) => {
       fenced(lease)(sql`UPDATE chain_jobs SET destination = ${destination}, updated_at = ${now}
         WHERE ${held(lease)} RETURNING 1 AS set`),
 
-    recordTransfer: (lease, t) =>
-      // The job's row is share-locked while the transfer goes in: no claim can take it between.
-      fenced(lease)(sql`WITH job AS (
-          SELECT id FROM chain_jobs WHERE ${held(lease)} FOR SHARE
-        ), recorded AS (
-          INSERT INTO chain_transfers (hash, job_id, chain_id, sender, nonce, purpose, to_address,
-            data, gas, max_fee_per_gas, max_priority_fee_per_gas, raw, created_at)
-          SELECT ${t.hash}::text, ${t.jobId}::text, ${t.chainId}::text, ${t.sender}::text,
-            ${t.nonce}::bigint, ${t.purpose}::text, ${t.to}::text, ${t.data}::text,
-            ${t.gas.toString()}::numeric, ${t.maxFeePerGas.toString()}::numeric,
-            ${t.maxPriorityFeePerGas.toString()}::numeric, ${t.raw}::text,
-            ${t.createdAt}::timestamptz
-          FROM job
-          ON CONFLICT (hash) DO NOTHING
-        ) SELECT 1 AS recorded FROM job`),
+    recordTransfer: (lease, t, payment) =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            // The job's row is locked while the transfer goes in: no claim can take it between.
+            const [job] = yield* sql<{ readonly nonce: string | null }>`SELECT nonce
+              FROM chain_jobs WHERE ${held(lease)} FOR UPDATE`
+            if (job === undefined) return yield* leaseLost(lease)
+            if (job.nonce === null) {
+              yield* takeNonce(sql, t)
+              yield* sql`UPDATE chain_jobs SET nonce = ${t.nonce}, updated_at = ${t.createdAt}
+                WHERE id = ${lease.jobId}`
+            } else if (Number(job.nonce) !== t.nonce) {
+              return yield* Effect.dieMessage(
+                `chain job ${lease.jobId} holds nonce ${job.nonce}, not ${t.nonce}`
+              )
+            }
+            yield* insertTransfer(sql, t)
+            if (payment !== undefined) {
+              const tx = payment.transaction
+              yield* sql`UPDATE payments SET tx_network = ${tx.networkId}, tx_hash = ${tx.hash},
+                  tx_nonce = ${tx.nonce}, updated_at = ${payment.at}
+                WHERE id = ${payment.id} AND status = 'processing'`
+            }
+          })
+        )
+        .pipe(orDieSql),
 
     complete: (lease, now, settlement) => {
       const s = settlement?.settlement

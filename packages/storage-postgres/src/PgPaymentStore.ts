@@ -19,7 +19,7 @@ import {
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import { DAY_OF_CREATED_AT } from "./migrations/0004_payment_aggregates.js"
-import { JOB_COLUMNS, jobValues } from "./PgChainJobStore.js"
+import { completeHeldJob, insertHeldJob, JOB_COLUMNS, jobValues } from "./PgChainJobStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { writeEvents } from "./PgEventStore.js"
 import { withCompletion, writeCompletion } from "./PgIdempotencyStore.js"
@@ -228,12 +228,14 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
       const succeeds = c.status === "succeeded" && from !== "succeeded"
       // The job goes in with the change, in its statement, only when the change applied; one
       // the payment has already of its kind is kept.
+      const queue = c.enqueue
+      const heldQueue = queue?.held === undefined ? undefined : { ...queue, held: queue.held }
       const queued =
-        c.enqueue === undefined
+        queue === undefined || heldQueue !== undefined
           ? sql``
           : sql`, queued AS (
               INSERT INTO chain_jobs ${sql.literal(JOB_COLUMNS)}
-              SELECT ${jobValues(sql, c.enqueue)} FROM updated
+              SELECT ${jobValues(sql, queue)} FROM updated
               ON CONFLICT (payment_id, kind) DO NOTHING
             )`
       const apply =
@@ -241,19 +243,30 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
         ${withRefund(sql, sql.literal("updated"))}`.pipe(
           Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toPayment))
         )
-      // The completion and the events are written only when the change applied, in its
-      // transaction; without either, the one statement is the whole write.
+      // The chain work a change carries (the job it ends, a held job with its first transfer),
+      // the completion and the events are written only when the change applied, in its
+      // transaction (a lost lease or a taken nonce rolls it all back); without any of them,
+      // the one statement is the whole write.
+      const alone =
+        completion === undefined &&
+        outbox === undefined &&
+        c.completes === undefined &&
+        heldQueue === undefined
       return (
-        completion === undefined && outbox === undefined
+        alone
           ? apply
           : sql.withTransaction(
               Effect.tap(apply, (result) =>
                 Option.isNone(result)
                   ? Effect.void
-                  : Effect.zipRight(
-                      completion === undefined ? Effect.void : writeCompletion(sql, completion),
-                      writeEvents(sql, outbox, result.value)
-                    )
+                  : Effect.gen(function* () {
+                      if (c.completes !== undefined) {
+                        yield* completeHeldJob(sql, c.completes, c.at)
+                      }
+                      if (heldQueue !== undefined) yield* insertHeldJob(sql, heldQueue)
+                      if (completion !== undefined) yield* writeCompletion(sql, completion)
+                      yield* writeEvents(sql, outbox, result.value)
+                    })
               )
             )
       ).pipe(orDieSql)

@@ -21,6 +21,7 @@ import {
   type ClaimedJob,
   chainTransferFromColumns,
   type NewChainJob,
+  NonceTaken,
   type PayEvent,
   type PaymentId,
   type PaymentSettlement,
@@ -102,6 +103,21 @@ const fenced = <A>(lease: ChainJobLease, write: () => A) =>
     }
   })
 
+/** `fenced`, for a write that also takes a nonce: `NonceTaken` a failure too. */
+const fencedTakingNonce = <A>(lease: ChainJobLease, write: () => A) =>
+  fenced(lease, () => {
+    try {
+      return { ok: true as const, value: write() }
+    } catch (error) {
+      if (error instanceof NonceTaken) return { ok: false as const, error }
+      throw error
+    }
+  }).pipe(
+    Effect.flatMap((outcome) =>
+      outcome.ok ? Effect.succeed(outcome.value) : Effect.fail(outcome.error)
+    )
+  )
+
 /**
  * The chain job store, and `enqueue` for the payment store: the job's row,
  * written in the caller's transaction, unless the payment has a job of its
@@ -142,10 +158,18 @@ export const makeSqliteChainJobStore = (
     /** A write that changes nothing: the fence, and SQLite's write lock from here on. */
     hold: q(`UPDATE chain_jobs SET updated_at = updated_at WHERE id = ? AND lease_token = ?
       RETURNING nonce`),
-    nextNonce: q(`INSERT INTO chain_nonces (chain_id, sender, next_nonce) VALUES (?, ?, ? + 1)
-      ON CONFLICT (chain_id, sender) DO UPDATE SET
-        next_nonce = max(next_nonce, excluded.next_nonce - 1) + 1
-      RETURNING next_nonce - 1 AS nonce`),
+    insertHeld: q(`INSERT INTO chain_jobs (id, payment_id, kind, chain_id, payload, state, run_at,
+        lease_token, lease_until, nonce, destination, attempts, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, 1, ?, ?)`),
+    peekNonce: q("SELECT next_nonce FROM chain_nonces WHERE chain_id = ? AND sender = ?"),
+    /** Takes exactly the nonce given, unless the sequence has passed it (no row returned). */
+    takeNonce: q(`INSERT INTO chain_nonces (chain_id, sender, next_nonce) VALUES (?, ?, ? + 1)
+      ON CONFLICT (chain_id, sender) DO UPDATE SET next_nonce = excluded.next_nonce
+        WHERE chain_nonces.next_nonce < excluded.next_nonce
+      RETURNING next_nonce`),
+    paymentTransaction: q(`UPDATE payments SET tx_network = ?, tx_hash = ?, tx_nonce = ?,
+        updated_at = ?
+      WHERE id = ? AND status = 'processing'`),
     setNonce: q("UPDATE chain_jobs SET nonce = ?, updated_at = ? WHERE id = ? AND lease_token = ?"),
     setDestination: q(`UPDATE chain_jobs SET destination = ?, updated_at = ?
       WHERE id = ? AND lease_token = ?`),
@@ -176,9 +200,63 @@ export const makeSqliteChainJobStore = (
     job.createdAt.getTime()
   ]
 
-  const enqueue = (job: NewChainJob) => {
-    sql.insert.run(...jobParams(job))
+  const insertTransfer = (t: ChainTransfer) =>
+    sql.recordTransfer.run(
+      t.hash,
+      t.jobId,
+      t.chainId,
+      t.sender,
+      t.nonce,
+      t.purpose,
+      t.to,
+      t.data,
+      t.gas.toString(),
+      t.maxFeePerGas.toString(),
+      t.maxPriorityFeePerGas.toString(),
+      t.raw,
+      t.createdAt.getTime()
+    )
+
+  /** Takes the transfer's nonce from its sender's sequence, or throws `NonceTaken`. */
+  const takeNonce = (t: ChainTransfer) => {
+    if (sql.takeNonce.get(t.chainId, t.sender, t.nonce) === undefined) {
+      throw new NonceTaken({ jobId: t.jobId, nonce: t.nonce })
+    }
   }
+
+  /**
+   * Queues the job in the caller's transaction. A held one goes in with its
+   * lease and its first transfer (its nonce taken), and must be the payment's
+   * job of its kind: its holder runs it at once.
+   */
+  const enqueue = (job: NewChainJob) => {
+    const start = job.held
+    if (start === undefined) {
+      sql.insert.run(...jobParams(job))
+      return
+    }
+    const transfer = start.transfer
+    if (transfer !== undefined) takeNonce(transfer)
+    sql.insertHeld.run(
+      job.id,
+      job.paymentId,
+      job.payload.kind,
+      job.chainId,
+      payloadToJson(job.payload),
+      job.runAt.getTime(),
+      start.lease.token,
+      start.leaseUntil.getTime(),
+      transfer?.nonce ?? null,
+      start.destination ?? null,
+      job.createdAt.getTime(),
+      job.createdAt.getTime()
+    )
+    if (transfer !== undefined) insertTransfer(transfer)
+  }
+
+  /** Ends the held job in the caller's transaction, or throws `ChainJobLeaseLost`. */
+  const completeHeld = (lease: ChainJobLease, now: Date) =>
+    write(lease, sql.complete.run(now.getTime(), lease.jobId, lease.token))
 
   /** Runs a fenced single-statement write: exactly one row, or the lease is lost. */
   const write = (lease: ChainJobLease, changes: { readonly changes: number | bigint }) => {
@@ -223,16 +301,11 @@ export const makeSqliteChainJobStore = (
         )
       ),
 
-    assignNonce: (lease, chainId, sender, chainNext, now) =>
-      fenced(lease, () =>
-        db.transaction(() => {
-          const held = hold(lease).nonce
-          if (held !== null) return held
-          const { nonce } = sql.nextNonce.get(chainId, sender, chainNext) as { nonce: number }
-          write(lease, sql.setNonce.run(nonce, now.getTime(), lease.jobId, lease.token))
-          return nonce
-        })
-      ),
+    nextNonce: (chainId, sender, chainNext) =>
+      Effect.sync(() => {
+        const row = sql.peekNonce.get(chainId, sender) as { next_nonce: number } | undefined
+        return Math.max(row?.next_nonce ?? 0, chainNext)
+      }),
 
     dropNonce: (lease, now) =>
       fenced(lease, () =>
@@ -244,25 +317,27 @@ export const makeSqliteChainJobStore = (
         write(lease, sql.setDestination.run(destination, now.getTime(), lease.jobId, lease.token))
       ),
 
-    recordTransfer: (lease, t) =>
-      fenced(lease, () =>
+    recordTransfer: (lease, t, payment) =>
+      fencedTakingNonce(lease, () =>
         db.transaction(() => {
-          hold(lease)
-          sql.recordTransfer.run(
-            t.hash,
-            t.jobId,
-            t.chainId,
-            t.sender,
-            t.nonce,
-            t.purpose,
-            t.to,
-            t.data,
-            t.gas.toString(),
-            t.maxFeePerGas.toString(),
-            t.maxPriorityFeePerGas.toString(),
-            t.raw,
-            t.createdAt.getTime()
-          )
+          const held = hold(lease).nonce
+          if (held === null) {
+            takeNonce(t)
+            write(lease, sql.setNonce.run(t.nonce, t.createdAt.getTime(), lease.jobId, lease.token))
+          } else if (held !== t.nonce) {
+            throw new Error(`chain job ${lease.jobId} holds nonce ${held}, not ${t.nonce}`)
+          }
+          insertTransfer(t)
+          if (payment !== undefined) {
+            const tx = payment.transaction
+            sql.paymentTransaction.run(
+              tx.networkId,
+              tx.hash,
+              tx.nonce,
+              payment.at.getTime(),
+              payment.id
+            )
+          }
         })
       ),
 
@@ -294,5 +369,5 @@ export const makeSqliteChainJobStore = (
       Effect.sync(() => (sql.transfersOf.all(jobId) as Array<TransferRow>).map(toTransfer))
   })
 
-  return { store, enqueue }
+  return { store, enqueue, completeHeld }
 }

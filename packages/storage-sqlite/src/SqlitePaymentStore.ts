@@ -8,10 +8,13 @@
  */
 import {
   buyerKey,
+  type ChainJobLease,
+  ChainJobLeaseLost,
   chainOfCaip19,
   formatUnit,
   type IdempotencyCompletion,
   type NewChainJob,
+  NonceTaken,
   type Outbox,
   type Payment,
   type PaymentFees,
@@ -52,11 +55,20 @@ const replacing = <A>(
 ): Array<SqliteValue> =>
   columns(value ?? null).flatMap((column) => [value === undefined ? 0 : 1, column])
 
+/** The chain work's refusals, thrown inside a write (and so a defect of it), as failures. */
+const chainWorkRefusal = (defect: unknown) =>
+  defect instanceof ChainJobLeaseLost || defect instanceof NonceTaken
+    ? Option.some(Effect.fail(defect))
+    : Option.none()
+
 export const makeSqlitePaymentStore = (
   db: SqliteConnection,
   complete: (completion: IdempotencyCompletion | undefined) => void,
-  /** Queues a chain job in the caller's transaction (the chain job store's own insert). */
-  enqueue: (job: NewChainJob) => void,
+  /** The chain job store's writes in the caller's transaction: a job queued, a held one ended. */
+  chainJobs: {
+    readonly enqueue: (job: NewChainJob) => void
+    readonly completeHeld: (lease: ChainJobLease, now: Date) => void
+  },
   /** Writes an outbox's events in the caller's transaction. */
   publish: <A>(outbox: Outbox<A> | undefined, written: A) => void,
   /** Where the hot writes go: concurrent ones share a commit (GroupCommit.ts). */
@@ -201,47 +213,51 @@ export const makeSqlitePaymentStore = (
     findStatusNow,
 
     transition: (id, from, c, completion, outbox) =>
-      writes.write(() => {
-        const { changes } = transitionSql.run(
-          c.status,
-          c.at.getTime(),
-          c.finalAt?.getTime() ?? null,
-          c.failureCode ?? null,
-          c.cancelledReason ?? null,
-          c.tokenAmount?.asset ?? null,
-          c.tokenAmount ? chainOfCaip19(c.tokenAmount.asset) : null,
-          c.tokenAmount?.value.toString() ?? null,
-          c.buyer?.account ?? null,
-          c.buyer ? buyerKey(c.buyer.account) : null,
-          c.buyer ? 1 : 0,
-          c.buyer?.providerName ?? null,
-          c.buyer ? 1 : 0,
-          c.buyer?.providerIcon ?? null,
-          // A new transaction replaces the old one whole (a null nonce included).
-          c.transaction ? 1 : 0,
-          c.transaction?.networkId ?? null,
-          c.transaction ? 1 : 0,
-          c.transaction?.hash ?? null,
-          c.transaction ? 1 : 0,
-          c.transaction?.nonce ?? null,
-          c.txId ?? null,
-          // Given fees or a given settlement replace the stored ones whole.
-          ...replacing(c.fees, feesToStorage),
-          ...replacing(c.settlement, settlementToStorage),
-          id,
-          from
-        )
-        if (Number(changes) !== 1) return Option.none()
-        const updated = find(id)
-        if (c.status === "succeeded" && from !== "succeeded" && Option.isSome(updated)) {
-          countSucceeded(updated.value)
-        }
-        // Only with the change that applied; a job of the kind already queued is kept.
-        if (c.enqueue !== undefined) enqueue(c.enqueue)
-        complete(completion)
-        if (Option.isSome(updated)) publish(outbox, updated.value)
-        return updated
-      }),
+      writes
+        .write(() => {
+          const { changes } = transitionSql.run(
+            c.status,
+            c.at.getTime(),
+            c.finalAt?.getTime() ?? null,
+            c.failureCode ?? null,
+            c.cancelledReason ?? null,
+            c.tokenAmount?.asset ?? null,
+            c.tokenAmount ? chainOfCaip19(c.tokenAmount.asset) : null,
+            c.tokenAmount?.value.toString() ?? null,
+            c.buyer?.account ?? null,
+            c.buyer ? buyerKey(c.buyer.account) : null,
+            c.buyer ? 1 : 0,
+            c.buyer?.providerName ?? null,
+            c.buyer ? 1 : 0,
+            c.buyer?.providerIcon ?? null,
+            // A new transaction replaces the old one whole (a null nonce included).
+            c.transaction ? 1 : 0,
+            c.transaction?.networkId ?? null,
+            c.transaction ? 1 : 0,
+            c.transaction?.hash ?? null,
+            c.transaction ? 1 : 0,
+            c.transaction?.nonce ?? null,
+            c.txId ?? null,
+            // Given fees or a given settlement replace the stored ones whole.
+            ...replacing(c.fees, feesToStorage),
+            ...replacing(c.settlement, settlementToStorage),
+            id,
+            from
+          )
+          if (Number(changes) !== 1) return Option.none()
+          const updated = find(id)
+          if (c.status === "succeeded" && from !== "succeeded" && Option.isSome(updated)) {
+            countSucceeded(updated.value)
+          }
+          // Only with the change that applied; a job of the kind already queued is kept. A lost
+          // lease or a taken nonce throws: the write is rolled back to its savepoint.
+          if (c.completes !== undefined) chainJobs.completeHeld(c.completes, c.at)
+          if (c.enqueue !== undefined) chainJobs.enqueue(c.enqueue)
+          complete(completion)
+          if (Option.isSome(updated)) publish(outbox, updated.value)
+          return updated
+        })
+        .pipe(Effect.catchSomeDefect(chainWorkRefusal)),
 
     dueForExpiry: (now, limit) =>
       Effect.sync(() =>

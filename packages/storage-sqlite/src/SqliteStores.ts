@@ -444,10 +444,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Layer.succeed(EventStore, events.store),
     Layer.succeed(WebhookDeliveryStore, makeSqliteWebhookDeliveryStore(db, events.insertEvent)),
     Layer.succeed(WebhookEndpointStore, makeSqliteWebhookEndpointStore(db, complete)),
-    Layer.succeed(
-      PaymentStore,
-      makeSqlitePaymentStore(db, complete, chainJobs.enqueue, publish, writes)
-    ),
+    Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs, publish, writes)),
     Layer.succeed(ChainJobStore, chainJobs.store),
     Layer.succeed(GatewayStore, makeSqliteGatewayStore(db)),
     Layer.succeed(PartnerStore, partners),

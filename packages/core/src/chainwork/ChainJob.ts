@@ -20,7 +20,7 @@
 import type { Address, Hex } from "viem"
 import type { PaymentId } from "../payments/Payment.js"
 import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
-import { makeIdBody } from "../shared/Ids.js"
+import { makeIdBody, randomBase62 } from "../shared/Ids.js"
 
 /** `cjob_` and the engine's id body. */
 export type ChainJobId = string & { readonly ChainJobId: unique symbol }
@@ -69,6 +69,26 @@ export interface NewChainJob {
   readonly payload: ChainJobPayload
   readonly runAt: Date
   readonly createdAt: Date
+  /**
+   * Queued already held by the instance that queues it, which runs it at once:
+   * no claim to write, and with its first transaction recorded in the same
+   * write, nothing more to write before sending it.
+   */
+  readonly held?: HeldStart
+}
+
+/** How a job is queued held (`NewChainJob.held`). */
+export interface HeldStart {
+  readonly lease: ChainJobLease
+  readonly leaseUntil: Date
+  /** A settle job's destination, fixed in the same write. */
+  readonly destination?: Caip10
+  /**
+   * The job's first transaction, signed: recorded in the same write, on a
+   * nonce taken from the sender's sequence in it (`NonceTaken` when the
+   * sequence has passed that nonce, and nothing is written).
+   */
+  readonly transfer?: ChainTransfer
 }
 
 export const newChainJobId = (at: Date) => `cjob_${makeIdBody(at.getTime())}` as ChainJobId
@@ -78,14 +98,45 @@ export const newChainJob = (
   paymentId: PaymentId,
   chainId: Caip2,
   payload: ChainJobPayload,
-  at: Date
+  at: Date,
+  id: ChainJobId = newChainJobId(at)
 ): NewChainJob => ({
-  id: newChainJobId(at),
+  id,
   paymentId,
   chainId,
   payload,
   runAt: at,
   createdAt: at
+})
+
+/** A new lease on the job, until `leaseMs` after `at`: to queue it held. */
+export const heldStart = (jobId: ChainJobId, at: Date, leaseMs: number) => ({
+  lease: { jobId, token: randomBase62(24) },
+  leaseUntil: new Date(at.getTime() + leaseMs)
+})
+
+/**
+ * The job as it is once queued held (`NewChainJob.held`): what its holder
+ * runs, as a claim would have answered it.
+ */
+export const heldJob = (job: NewChainJob & { readonly held: HeldStart }): ClaimedJob => ({
+  job: {
+    id: job.id,
+    paymentId: job.paymentId,
+    chainId: job.chainId,
+    payload: job.payload,
+    runAt: job.runAt,
+    createdAt: job.createdAt,
+    kind: job.payload.kind,
+    state: "active",
+    nonce: job.held.transfer?.nonce ?? null,
+    destination: job.held.destination ?? null,
+    attempts: 1,
+    lastError: null,
+    updatedAt: job.createdAt
+  },
+  lease: job.held.lease,
+  transfers: job.held.transfer === undefined ? [] : [job.held.transfer]
 })
 
 export interface ChainJob extends NewChainJob {

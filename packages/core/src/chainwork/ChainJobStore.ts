@@ -7,12 +7,15 @@
  * never both record a transaction, or a nonce, for one job.
  *
  * Jobs are queued by the payment store, in the write that changes the
- * payment (`PaymentChange.enqueue`); one job per payment and kind.
+ * payment (`PaymentChange.enqueue`); one job per payment and kind. A job may
+ * be queued already held, with its first transaction (`HeldStart`), and a
+ * payment change may end the job that made it (`PaymentChange.completes`):
+ * so a wallet payment costs four writes from confirm to settled.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
 import type { Address } from "viem"
 import type { PayEvent } from "../events/Event.js"
-import type { PaymentId, PaymentSettlement } from "../payments/Payment.js"
+import type { ChainTransaction, PaymentId, PaymentSettlement } from "../payments/Payment.js"
 import type { Caip2, Caip10 } from "../shared/Caip.js"
 import type {
   ChainJob,
@@ -28,6 +31,16 @@ export class ChainJobLeaseLost extends Schema.TaggedError<ChainJobLeaseLost>()(
   "ChainJobLeaseLost",
   { jobId: Schema.String }
 ) {}
+
+/**
+ * The nonce a transaction was signed at is no longer the sender's next: another
+ * instance took it between the read (`nextNonce`) and the write. Nothing was
+ * written; sign again at the nonce the sequence gives now.
+ */
+export class NonceTaken extends Schema.TaggedError<NonceTaken>()("NonceTaken", {
+  jobId: Schema.String,
+  nonce: Schema.Number
+}) {}
 
 export class ChainJobStore extends Context.Tag("@pay/core/ChainJobStore")<
   ChainJobStore,
@@ -57,18 +70,18 @@ export class ChainJobStore extends Context.Tag("@pay/core/ChainJobStore")<
       now: Date
     ) => Effect.Effect<void, ChainJobLeaseLost>
     /**
-     * The job's nonce: the one it holds, or else the next of the sender's
-     * sequence on the chain, which is first raised to `chainNext` (the
-     * sender's transaction count the chain reports) when it is behind it, so
-     * the sequence recovers from the chain after a crash or a lost database.
+     * The nonce the sender's next transaction takes: its sequence's next, first
+     * raised to `chainNext` (the sender's transaction count the chain reports)
+     * when it is behind it, so the sequence recovers from the chain after a
+     * crash or a lost database. A read: the nonce is taken only by the write
+     * that records a transaction signed at it (`recordTransfer`, or a job
+     * queued held).
      */
-    readonly assignNonce: (
-      lease: ChainJobLease,
+    readonly nextNonce: (
       chainId: Caip2,
       sender: Address,
-      chainNext: number,
-      now: Date
-    ) => Effect.Effect<number, ChainJobLeaseLost>
+      chainNext: number
+    ) => Effect.Effect<number>
     /**
      * Gives up the job's nonce, for one that a transaction not of this job
      * took: its recorded transfers can never be mined, and the next
@@ -81,11 +94,23 @@ export class ChainJobStore extends Context.Tag("@pay/core/ChainJobStore")<
       destination: Caip10,
       now: Date
     ) => Effect.Effect<void, ChainJobLeaseLost>
-    /** Records a signed transaction of the job: always before it is sent. */
+    /**
+     * Records a signed transaction of the job: always before it is sent. A job
+     * that holds no nonce takes the transfer's from the sender's sequence in
+     * the same write, refused with `NonceTaken` when the sequence has passed
+     * it; a job that holds one records transfers at that nonce only. With
+     * `payment`, the payment's transaction (its hash, known before it is
+     * mined) is recorded in the same write, while the payment is processing.
+     */
     readonly recordTransfer: (
       lease: ChainJobLease,
-      transfer: ChainTransfer
-    ) => Effect.Effect<void, ChainJobLeaseLost>
+      transfer: ChainTransfer,
+      payment?: {
+        readonly id: PaymentId
+        readonly transaction: ChainTransaction
+        readonly at: Date
+      }
+    ) => Effect.Effect<void, ChainJobLeaseLost | NonceTaken>
     /**
      * Ends the job. With `settlement`, the payment's settlement and its events
      * are written in the same transaction (a settle job's outcome), only while

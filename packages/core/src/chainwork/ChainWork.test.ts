@@ -586,11 +586,11 @@ describe("ChainWork", () => {
   })
 
   it.effect(
-    "uses a nonce it holds for a cancel when the token refuses the call before it is sent",
+    "takes no nonce for a call whose signing failed: once its authorization is over, it fails and sends nothing",
     () => {
       const world = makeWorld()
       const { fake } = world
-      // The nonce is handed out, then signing fails; by the next look the authorization is over.
+      // Signing fails before anything is recorded; by the next look the authorization is over.
       fake.failNext("sign")
       return Effect.gen(function* () {
         const shop = yield* openShop()
@@ -607,24 +607,20 @@ describe("ChainWork", () => {
         expect(payment.status).toBe("failed")
         expect(payment.failureCode).toBe("authorization_expired")
         expect(yield* jobOf(id, "settle")).toBeUndefined()
-        const collected = yield* transfersOf(yield* jobOf(id, "collect"))
-        expect(collected.map((t) => [t.purpose, t.nonce, t.to, t.data, t.gas])).toEqual([
-          ["cancel", 0, COLLECTOR, "0x", 21_000n]
-        ])
-        expect(fake.mined.map((t) => [t.call.kind, t.nonce, t.success])).toEqual([
-          ["cancel", 0, true]
-        ])
+        const collect = yield* jobOf(id, "collect")
+        expect(collect?.nonce).toBeNull()
+        expect(yield* transfersOf(collect)).toEqual([])
+        expect(fake.mined).toEqual([])
         expect(fake.balance(BUYER)).toBe(PAID)
 
-        // No gap: the next payment's transfer comes right after the cancel.
+        // No gap: the next payment's transfer takes the first nonce.
         fake.timestamp = 1_000n
         const next = yield* confirmedPayment(fake, shop, VALID_BEFORE)
         expect(yield* drain()).toBe(true)
         expect((yield* paymentOf(next)).status).toBe("succeeded")
         expect(fake.mined.map((t) => [t.call.kind, t.nonce, t.success])).toEqual([
-          ["cancel", 0, true],
-          ["receive", 1, true],
-          ["transfer", 2, true]
+          ["receive", 0, true],
+          ["transfer", 1, true]
         ])
       }).pipe(Effect.provide(world.engine()))
     }

@@ -11,13 +11,13 @@
  * soon looks, letting it go, and how many run at once. The steps themselves
  * are CollectStep.ts and SettleStep.ts, on the transactions of Transactions.ts.
  */
-import { Effect, FiberSet, Queue } from "effect"
+import { Effect, Exit, FiberSet, Queue } from "effect"
 import { PayConfig } from "../Config.js"
 import { Chain, networkOf } from "../chain/Chain.js"
 import type { PaymentId } from "../payments/Payment.js"
 import { Payments } from "../payments/Payments.js"
 import { chainOfCaip19 } from "../shared/Caip.js"
-import { type ClaimedJob, newChainJob } from "./ChainJob.js"
+import { type ClaimedJob, heldJob, heldStart, type NewChainJob, newChainJob } from "./ChainJob.js"
 import { type ChainJobLeaseLost, ChainJobStore } from "./ChainJobStore.js"
 import { DEFAULT_CHAIN_WORK } from "./ChainWorkConfig.js"
 import { makeCollectStep } from "./CollectStep.js"
@@ -48,7 +48,7 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
     const running = yield* FiberSet.make()
     let busy = 0
     const transactions = yield* makeTransactions
-    const collectStep = yield* makeCollectStep(transactions, wake)
+    const collectStep = yield* makeCollectStep(transactions)
     const settleStep = yield* makeSettleStep(transactions)
 
     /** One look at the job. */
@@ -66,7 +66,7 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
       })
 
     /** Runs a claimed job, step after step, while the next look is soon; then lets it go. */
-    const run = (claimed: ClaimedJob, claimedAt: number) => {
+    const run = (claimed: ClaimedJob, claimedAt: number): Effect.Effect<void> => {
       const held: Held = {
         lease: claimed.lease,
         job: claimed.job,
@@ -87,7 +87,9 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
                   e.reason
                 )
               ),
-            PaymentNotFound: () => Effect.succeed(done)
+            PaymentNotFound: () => Effect.succeed(done),
+            // Another instance took the nonce it was signed at: nothing was written; sign again.
+            NonceTaken: (e) => Effect.succeed(again(0, `nonce ${e.nonce} was taken meanwhile`))
           }),
           Effect.catchIf(
             (e): e is Exclude<typeof e, ChainJobLeaseLost> => e._tag !== "ChainJobLeaseLost",
@@ -101,6 +103,9 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
           )
         )
         if (result._tag === "Completed") return
+        if (result._tag === "Handover") {
+          return yield* run(result.next, clock.unsafeCurrentTimeMillis())
+        }
         if (result._tag === "Done") {
           yield* store.complete(held.lease, now())
           return
@@ -156,20 +161,70 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
       return claimed.length
     })
 
+    /** Whether this process's runner runs: only then does it hold the jobs it queues. */
+    let looping = false
+
+    /**
+     * Queues `job` through `write` (the payment change that queues it), held
+     * by this process and run here at once when its runner runs and has
+     * room: no claim to write, no wait for the next look. Otherwise the job
+     * is queued for any instance to claim, and the runner woken.
+     */
+    const queueHeld = <A, E, R>(
+      job: NewChainJob,
+      write: (job: NewChainJob) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E, R> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          if (!looping || busy >= settings.concurrency) {
+            const written = yield* restore(write(job))
+            yield* wake
+            return written
+          }
+          busy++
+          const at = clock.unsafeCurrentTimeMillis()
+          const held = { ...job, held: heldStart(job.id, new Date(at), settings.leaseMs) }
+          const exit = yield* Effect.exit(restore(write(held)))
+          if (Exit.isFailure(exit)) {
+            busy--
+            return yield* exit
+          }
+          yield* FiberSet.run(
+            running,
+            Effect.ensuring(
+              run(heldJob(held), at),
+              Effect.sync(() => {
+                busy--
+              })
+            )
+          )
+          return exit.value
+        })
+      )
+
     /** Claims and runs due jobs until none is due or running: for tests. */
     const drain = Effect.gen(function* () {
       while ((yield* claimAndStart) > 0 || busy > 0) yield* Effect.sleep(10)
     })
 
     /** The background loop, for as long as the engine runs. */
-    const runForever = Effect.forever(
-      Effect.gen(function* () {
-        yield* claimAndStart.pipe(
-          Effect.catchAllCause((cause) => Effect.logWarning("chain work: claiming failed", cause))
+    const runForever = Effect.suspend(() => {
+      looping = true
+      return Effect.forever(
+        Effect.gen(function* () {
+          yield* claimAndStart.pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning("chain work: claiming failed", cause))
+          )
+          yield* Effect.race(Queue.take(wakeUps), Effect.sleep(settings.pollMs))
+        })
+      ).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            looping = false
+          })
         )
-        yield* Effect.race(Queue.take(wakeUps), Effect.sleep(settings.pollMs))
-      })
-    )
+      )
+    })
 
     /**
      * Settles again a succeeded payment whose funds stayed with the engine
@@ -205,6 +260,7 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
 
     return {
       wake,
+      queueHeld,
       runForever,
       drain,
       settleAgain

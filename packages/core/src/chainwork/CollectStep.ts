@@ -2,8 +2,9 @@
  * The collect step of a chain job: the buyer's EIP-3009 authorization, sent
  * by the network's collector and watched to its outcome (Transactions.ts);
  * an authorization that expires first gives its nonce to a cancel. The
- * outcome decides the payment: success, with its fees and the settle job
- * queued in the same write, or failure.
+ * outcome decides the payment: success, with its fees, in the write that
+ * ends this job and queues the settle job (held here, its transfer recorded),
+ * or failure.
  *
  * A collected payment succeeds only when its transfer has the network's
  * confirmations, counted against the chain's head at each look; a receipt
@@ -11,14 +12,18 @@
  * watching, as the payment never left `processing`.
  */
 import { Effect, Option } from "effect"
+import type { Address } from "viem"
 import { PayConfig } from "../Config.js"
 import { Chain, type ChainCall, type ChainNetwork, tokenOf } from "../chain/Chain.js"
 import { computeFees, feeRuleFor } from "../fees/Fees.js"
 import { GatewayStore, type OptionId } from "../gateway/PaymentOption.js"
 import type { Payment, PaymentId } from "../payments/Payment.js"
 import { Payments } from "../payments/Payments.js"
-import { type ChainTransfer, newChainJob } from "./ChainJob.js"
-import { done, type Held } from "./Step.js"
+import { SettlementStore } from "../settlements/SettlementStore.js"
+import { addressOfCaip10, type Caip10 } from "../shared/Caip.js"
+import { type ChainTransfer, type HeldStart, heldJob, heldStart, newChainJob } from "./ChainJob.js"
+import { DEFAULT_CHAIN_WORK } from "./ChainWorkConfig.js"
+import { done, type Held, handover } from "./Step.js"
 import type { Transactions } from "./Transactions.js"
 
 /** A zero-value transfer to oneself: the cheapest transaction that uses a nonce. */
@@ -31,16 +36,22 @@ const cancelCall = (network: ChainNetwork): ChainCall => ({
   gas: CANCEL_GAS
 })
 
-/** The collect step, on the runner's transactions; `wake` tells the runner a settle job is queued. */
-export const makeCollectStep = (
-  { callOrRefusal, sendTransfer, watch }: Transactions,
-  wake: Effect.Effect<void>
-) =>
+const addressOf = (account: Caip10) => addressOfCaip10(account) as Address
+
+/** The collect step, on the runner's transactions. */
+export const makeCollectStep = ({
+  callOrRefusal,
+  signRecordSend,
+  sendTransfer,
+  watch
+}: Transactions) =>
   Effect.gen(function* () {
     const chain = yield* Chain
     const payments = yield* Payments
     const options = yield* GatewayStore
+    const settlements = yield* SettlementStore
     const config = yield* PayConfig
+    const { leaseMs } = { ...DEFAULT_CHAIN_WORK, ...config.chainWork }
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
 
@@ -86,8 +97,7 @@ export const makeCollectStep = (
           (mined, success, head) =>
             Effect.gen(function* () {
               if (mined.purpose === "call" && success) {
-                yield* succeed(payment, network, mined)
-                return done
+                return yield* succeed(held, payment, network, mined)
               }
               // Reverted, or the nonce went to the cancel: nothing moved.
               yield* fail(payment.id, failureFor(head))
@@ -102,8 +112,15 @@ export const makeCollectStep = (
         .transition(paymentId, { _tag: "Fail", failureCode })
         .pipe(Effect.catchTags({ InvalidState: () => Effect.void }), Effect.asVoid)
 
-    /** Success, with the fees and the amount to settle, and the settle job queued in the same write. */
-    const succeed = (payment: Payment, network: ChainNetwork, mined: ChainTransfer) =>
+    /**
+     * Success, with the fees and the amount to settle, in one write that also
+     * ends this job and queues the settle job held by this process, its
+     * transfer to the merchant signed and recorded there when the merchant
+     * has a destination for the asset: then sent, and the settle job run at
+     * once (`Handover`). A destination missing, a zero amount or a refusal
+     * leaves the settle job without a transfer, for its own step to decide.
+     */
+    const succeed = (held: Held, payment: Payment, network: ChainNetwork, mined: ChainTransfer) =>
       Effect.gen(function* () {
         const paid = payment.tokenAmount
         if (paid === null)
@@ -116,8 +133,15 @@ export const makeCollectStep = (
         )
         const at = now()
         const amount = paid.value - fees.total
-        yield* payments
-          .transition(payment.id, {
+        const settle = newChainJob(
+          payment.id,
+          network.chainId,
+          { kind: "settle", asset: paid.asset, amount },
+          at
+        )
+        const start = heldStart(settle.id, at, leaseMs)
+        const write = (settleHeld: HeldStart) =>
+          payments.transitionFenced(payment.id, {
             _tag: "Succeed",
             txId: mined.hash,
             transaction: { networkId: network.reference, hash: mined.hash, nonce: mined.nonce },
@@ -129,15 +153,41 @@ export const makeCollectStep = (
               txHash: null,
               settledAt: null
             },
-            settle: newChainJob(
-              payment.id,
-              network.chainId,
-              { kind: "settle", asset: paid.asset, amount },
-              at
-            )
+            settle: { ...settle, held: settleHeld },
+            completes: held.lease
           })
-          .pipe(Effect.catchTags({ InvalidState: () => Effect.void }))
-        yield* wake
+        const destination =
+          amount === 0n
+            ? undefined
+            : (yield* settlements.listByMerchant(payment.merchantId)).find(
+                (s) => s.asset === paid.asset
+              )?.destination
+        const call =
+          destination === undefined
+            ? undefined
+            : yield* callOrRefusal(chain.transferCall(paid.asset, addressOf(destination), amount))
+        const queue = Effect.gen(function* () {
+          if (destination === undefined || call?._tag !== "Call") {
+            return yield* Effect.as(write(start), { ...settle, held: start })
+          }
+          return yield* signRecordSend(
+            { id: settle.id, nonce: null },
+            network,
+            "call",
+            call.call,
+            undefined,
+            (transfer) => {
+              const settleHeld: HeldStart = { ...start, destination, transfer }
+              return Effect.as(write(settleHeld), { ...settle, held: settleHeld })
+            }
+          )
+        })
+        const queued = yield* queue.pipe(
+          // Decided meanwhile by another writer: nothing was written, this job is over.
+          Effect.catchTag("InvalidState", () => Effect.succeed(undefined))
+        )
+        if (queued === undefined) return done
+        return handover(heldJob(queued))
       })
 
     return collectStep

@@ -14,14 +14,13 @@ import { MerchantStore } from "../merchants/MerchantStore.js"
 import type { Payment, PaymentSettlement } from "../payments/Payment.js"
 import { paymentEvent } from "../payments/PaymentOutbox.js"
 import { SettlementStore } from "../settlements/SettlementStore.js"
-import type { Caip10 } from "../shared/Caip.js"
+import { addressOfCaip10, type Caip10 } from "../shared/Caip.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 import { again, completed, done, type Held, RETRY_MS } from "./Step.js"
 import type { Transactions } from "./Transactions.js"
 
-const addressOf = (account: Caip10): Address =>
-  account.slice(account.lastIndexOf(":") + 1) as Address
+const addressOf = (account: Caip10) => addressOfCaip10(account) as Address
 
 /** The settle step, on the runner's transactions. */
 export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transactions) =>

@@ -5,7 +5,7 @@
  * or when to look again; between two looks it holds the job as read from the
  * claim, kept up to date as it writes.
  */
-import type { ChainJob, ChainJobLease, ChainTransfer } from "./ChainJob.js"
+import type { ChainJob, ChainJobLease, ChainTransfer, ClaimedJob } from "./ChainJob.js"
 
 /** The wait after a failure the network or the node caused. */
 export const RETRY_MS = 2_000
@@ -16,9 +16,15 @@ export type Step =
   /** The step completed the job itself (with the payment's settlement, in one write). */
   | { readonly _tag: "Completed" }
   | { readonly _tag: "Again"; readonly afterMs: number; readonly note: string | null }
+  /**
+   * The step ended the job in the write that queued the next one, held by
+   * this process (a collect's success and its settle job): run that one now.
+   */
+  | { readonly _tag: "Handover"; readonly next: ClaimedJob }
 
 export const done: Step = { _tag: "Done" }
 export const completed: Step = { _tag: "Completed" }
+export const handover = (next: ClaimedJob): Step => ({ _tag: "Handover", next })
 export const again = (afterMs: number, note: string | null = null): Step => ({
   _tag: "Again",
   afterMs,

@@ -14,7 +14,6 @@ import {
   type TransactionState,
   type TransferRefused
 } from "../chain/Chain.js"
-import { Payments } from "../payments/Payments.js"
 import type { ChainTransfer } from "./ChainJob.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 import { again, type Held, type Step } from "./Step.js"
@@ -26,7 +25,6 @@ const bump = (fee: bigint) => fee + fee / 8n + 1n
 export const makeTransactions = Effect.gen(function* () {
   const store = yield* ChainJobStore
   const chain = yield* Chain
-  const payments = yield* Payments
   const clock = yield* Effect.clock
   const now = () => new Date(clock.unsafeCurrentTimeMillis())
   // One send at a time per network in this process, so its nonces reach the node in order.
@@ -36,28 +34,28 @@ export const makeTransactions = Effect.gen(function* () {
   }
 
   /**
-   * Records the transaction, signed, then sends it: a crash in between sends
-   * it on resume. The chain is asked for its nonce floor and fees first;
-   * only the nonce, the signature, the record and the send hold the
-   * network's lock, so sends reach the node in nonce order without queueing
-   * behind each other's reads.
+   * Signs `call` at the job's nonce, or else at the sender's next, then
+   * `record`s it (with whatever goes in the same write), then sends it: a
+   * crash in between sends it on resume. The chain is asked for its nonce
+   * floor and fees first; only the signature, the record and the send hold
+   * the network's lock, so sends reach the node in nonce order without
+   * queueing behind each other's reads. A nonce another instance took since
+   * it was read fails the record (`NonceTaken`), and nothing is sent.
    */
-  const sendTransfer = (
-    held: Held,
+  const signRecordSend = <A, E, R>(
+    job: { readonly id: ChainTransfer["jobId"]; readonly nonce: number | null },
     network: ChainNetwork,
     purpose: ChainTransfer["purpose"],
     call: ChainCall,
-    previous: ChainTransfer | undefined
+    previous: ChainTransfer | undefined,
+    record: (transfer: ChainTransfer) => Effect.Effect<A, E, R>
   ) =>
     Effect.gen(function* () {
       const chainId = network.chainId
-      const floor = held.job.nonce === null ? (yield* chain.collectorNonce(chainId)).pending : 0
+      const floor = job.nonce === null ? (yield* chain.collectorNonce(chainId)).pending : 0
       const quote = yield* chain.fees(chainId)
       const send = Effect.gen(function* () {
-        const nonce =
-          held.job.nonce ??
-          (yield* store.assignNonce(held.lease, chainId, network.collector, floor, now()))
-        held.job = { ...held.job, nonce }
+        const nonce = job.nonce ?? (yield* store.nextNonce(chainId, network.collector, floor))
         const fees =
           previous === undefined
             ? quote
@@ -71,7 +69,7 @@ export const makeTransactions = Effect.gen(function* () {
         const signed = yield* chain.sign(chainId, { ...call, ...fees, nonce })
         const transfer: ChainTransfer = {
           hash: signed.hash,
-          jobId: held.job.id,
+          jobId: job.id,
           chainId,
           sender: network.collector,
           nonce,
@@ -83,19 +81,47 @@ export const makeTransactions = Effect.gen(function* () {
           raw: signed.raw,
           createdAt: now()
         }
-        yield* store.recordTransfer(held.lease, transfer)
-        held.transfers = [...held.transfers, transfer]
-        if (purpose === "call" && held.job.payload.kind === "collect") {
-          yield* payments
-            .transition(held.job.paymentId, {
-              _tag: "RecordTransaction",
-              transaction: { networkId: network.reference, hash: signed.hash, nonce }
-            })
-            .pipe(Effect.catchTags({ InvalidState: () => Effect.void }))
-        }
+        const recorded = yield* record(transfer)
         yield* chain.broadcast(chainId, signed.raw)
+        return recorded
       })
-      yield* sendLocks.get(chainId)?.withPermits(1)(send) ?? send
+      return yield* sendLocks.get(chainId)?.withPermits(1)(send) ?? send
+    })
+
+  /**
+   * A transaction of the held job, recorded (a collect's call with the
+   * payment's transaction, in one write) and sent.
+   */
+  const sendTransfer = (
+    held: Held,
+    network: ChainNetwork,
+    purpose: ChainTransfer["purpose"],
+    call: ChainCall,
+    previous: ChainTransfer | undefined
+  ) =>
+    Effect.gen(function* () {
+      yield* signRecordSend(held.job, network, purpose, call, previous, (transfer) =>
+        Effect.gen(function* () {
+          const paid = purpose === "call" && held.job.payload.kind === "collect"
+          yield* store.recordTransfer(
+            held.lease,
+            transfer,
+            paid
+              ? {
+                  id: held.job.paymentId,
+                  transaction: {
+                    networkId: network.reference,
+                    hash: transfer.hash,
+                    nonce: transfer.nonce
+                  },
+                  at: transfer.createdAt
+                }
+              : undefined
+          )
+          held.job = { ...held.job, nonce: transfer.nonce }
+          held.transfers = [...held.transfers, transfer]
+        })
+      )
       // Looked at once: a chain that mines on receipt has it already; others cost one call.
       return again(0)
     })
@@ -212,7 +238,7 @@ export const makeTransactions = Effect.gen(function* () {
       return again(network.pollIntervalMs)
     })
 
-  return { sendTransfer, callOrRefusal, watch } as const
+  return { signRecordSend, sendTransfer, callOrRefusal, watch } as const
 })
 
 export type Transactions = Effect.Effect.Success<typeof makeTransactions>

@@ -289,24 +289,27 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
             balance: balance.toString()
           })
         }
-        yield* payments.transition(id, {
-          _tag: "StartProcessing",
-          tokenAmount: { asset: option.asset, value: option.authorization.value },
-          buyer: {
-            account: option.account,
-            providerName: wallet?.name ?? null,
-            providerIcon: wallet?.iconUrl ?? null
-          },
-          transaction: null,
-          // Queued in the same write: from here the transfer survives a crash (chainwork/).
-          collect: newChainJob(
-            id,
-            chainOfCaip10(option.account),
-            { kind: "collect", optionId: option.id, signature: signature.right },
-            now()
-          )
-        })
-        yield* chainWork.wake
+        // Queued in the same write: from here the transfer survives a crash (chainwork/). Held
+        // by this process, which sends it at once.
+        const collect = newChainJob(
+          id,
+          chainOfCaip10(option.account),
+          { kind: "collect", optionId: option.id, signature: signature.right },
+          now()
+        )
+        yield* chainWork.queueHeld(collect, (job) =>
+          payments.transition(id, {
+            _tag: "StartProcessing",
+            tokenAmount: { asset: option.asset, value: option.authorization.value },
+            buyer: {
+              account: option.account,
+              providerName: wallet?.name ?? null,
+              providerIcon: wallet?.iconUrl ?? null
+            },
+            transaction: null,
+            collect: job
+          })
+        )
       })
 
     const cancel = (id: PaymentId) =>

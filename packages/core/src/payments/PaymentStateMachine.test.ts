@@ -58,7 +58,6 @@ const transitions: ReadonlyArray<PaymentTransition> = [
   { _tag: "Expire" },
   { _tag: "Cancel", reason: "cancelled_by_merchant" },
   { _tag: "Decline" },
-  { _tag: "RecordTransaction", transaction: { networkId: "8453", hash: "0xabc", nonce: 7 } },
   { _tag: "Succeed", txId: "0xabc", transaction: null },
   { _tag: "Fail", failureCode: "transaction_reverted" }
 ]
@@ -69,7 +68,6 @@ const ALLOWED = new Set([
   "requires_action>expired",
   "requires_action>cancelled",
   "requires_action>failed",
-  "processing>processing",
   "processing>succeeded",
   "processing>failed"
 ])
@@ -146,15 +144,6 @@ describe("the payment state machine", () => {
       finalAt: at,
       failureCode: null
     })
-    const sent = { networkId: "8453", hash: "0xdef", nonce: 3 }
-    const recorded = applyChange(
-      processing,
-      Either.getOrThrow(decide(processing, { _tag: "RecordTransaction", transaction: sent }, at))
-    )
-    expect(recorded).toMatchObject({ status: "processing", transaction: sent, finalAt: null })
-    expect(
-      decide(payment("requires_action"), { _tag: "RecordTransaction", transaction: sent }, at)
-    ).toEqual(Either.left({ _tag: "WrongState", status: "requires_action" }))
     const declined = Either.getOrThrow(decide(payment("requires_action"), { _tag: "Decline" }, at))
     expect(declined).toMatchObject({ status: "failed", failureCode: "declined_user" })
     const cancelled = Either.getOrThrow(

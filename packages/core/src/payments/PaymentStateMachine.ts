@@ -12,7 +12,7 @@
  * only if the stored status is still the one decided from (compare-and-set).
  */
 import { Either } from "effect"
-import type { NewChainJob } from "../chainwork/ChainJob.js"
+import type { ChainJobLease, NewChainJob } from "../chainwork/ChainJob.js"
 import type {
   Buyer,
   CancelledReason,
@@ -38,8 +38,6 @@ export type PaymentTransition =
   | { readonly _tag: "Expire" }
   | { readonly _tag: "Cancel"; readonly reason: CancelledReason }
   | { readonly _tag: "Decline" }
-  /** The transfer was sent: its hash is known before it is mined, and recorded before waiting. */
-  | { readonly _tag: "RecordTransaction"; readonly transaction: ChainTransaction }
   /** The transfer has its confirmations: fees and the amount to settle are fixed, `settle` queued. */
   | {
       readonly _tag: "Succeed"
@@ -48,6 +46,8 @@ export type PaymentTransition =
       readonly fees?: PaymentFees
       readonly settlement?: PaymentSettlement
       readonly settle?: NewChainJob
+      /** The collect job that decided it, ended in the same write (fenced by its lease). */
+      readonly completes?: ChainJobLease
     }
   | { readonly _tag: "Fail"; readonly failureCode: FailureCode }
 
@@ -71,6 +71,11 @@ export interface PaymentChange {
    * its `settle` job. A job already queued for the payment and kind is kept.
    */
   readonly enqueue?: NewChainJob
+  /**
+   * The chain job whose work the change ends, completed in the same write
+   * while its lease holds; `ChainJobLeaseLost`, and nothing written, once not.
+   */
+  readonly completes?: ChainJobLease
 }
 
 export type Refusal =
@@ -95,7 +100,6 @@ const FROM: Record<PaymentTransition["_tag"], PaymentStatus> = {
   Expire: "requires_action",
   Cancel: "requires_action",
   Decline: "requires_action",
-  RecordTransaction: "processing",
   Succeed: "processing",
   Fail: "processing"
 }
@@ -138,8 +142,6 @@ export const decide = (
       return due
         ? Either.left({ _tag: "WrongState", status: "expired" })
         : Either.right(final("failed", { failureCode: "declined_user" }))
-    case "RecordTransaction":
-      return Either.right(final("processing", { transaction: transition.transaction }))
     case "Succeed":
       return Either.right(
         final("succeeded", {
@@ -147,7 +149,8 @@ export const decide = (
           ...(transition.transaction ? { transaction: transition.transaction } : {}),
           ...(transition.fees ? { fees: transition.fees } : {}),
           ...(transition.settlement ? { settlement: transition.settlement } : {}),
-          ...(transition.settle ? { enqueue: transition.settle } : {})
+          ...(transition.settle ? { enqueue: transition.settle } : {}),
+          ...(transition.completes ? { completes: transition.completes } : {})
         })
       )
     case "Fail":

@@ -4,6 +4,7 @@
  * the one it was decided from, so two racing requests cannot both win.
  */
 import { Context, type Effect, type Option } from "effect"
+import type { ChainJobLeaseLost, NonceTaken } from "../chainwork/ChainJobStore.js"
 import type { Outbox } from "../events/Event.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { PartnerId } from "../partners/Partner.js"
@@ -91,7 +92,10 @@ export class PaymentStore extends Context.Tag("@pay/core/PaymentStore")<
       | undefined
     /**
      * Applies `change` only while the stored status is `from`; None when it no
-     * longer is. The completion and the outbox's events go in the same write.
+     * longer is. The completion, the outbox's events and the change's chain
+     * work (a job queued, held or not; the job it ends) go in the same write;
+     * when the chain work cannot be written (its lease lost, its nonce taken)
+     * nothing is.
      */
     readonly transition: (
       id: PaymentId,
@@ -99,7 +103,7 @@ export class PaymentStore extends Context.Tag("@pay/core/PaymentStore")<
       change: PaymentChange,
       completion?: IdempotencyCompletion,
       outbox?: Outbox<Payment>
-    ) => Effect.Effect<Option.Option<Payment>>
+    ) => Effect.Effect<Option.Option<Payment>, ChainJobLeaseLost | NonceTaken>
     /**
      * Up to `limit` unpaid payments whose time has come, soonest first: the
      * sweep expires each through `transition`, so each expiry is written with

@@ -204,10 +204,11 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       Effect.flatMap(store.find(id), (found) => owned(found, id, partner, merchantId))
 
     /**
-     * Applies a transition through the state machine. Exported for the wallet
-     * gateway and the chain, and for tests until those exist.
+     * Applies a transition through the state machine, with the chain work it
+     * carries; fails, writing nothing, when that work's lease or nonce no
+     * longer holds (the chain work's own transitions).
      */
-    const transition = (
+    const transitionFenced = (
       id: PaymentId,
       change: PaymentTransition,
       completion?: (payment: Payment) => IdempotencyCompletion
@@ -251,6 +252,20 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
           }
         }
       })
+
+    /**
+     * Applies a transition through the state machine: for the wallet gateway,
+     * the sweep, and every transition that ends no chain job and records no
+     * transaction (so neither refusal can happen).
+     */
+    const transition = (
+      id: PaymentId,
+      change: PaymentTransition,
+      completion?: (payment: Payment) => IdempotencyCompletion
+    ) =>
+      transitionFenced(id, change, completion).pipe(
+        Effect.catchTags({ ChainJobLeaseLost: Effect.die, NonceTaken: Effect.die })
+      )
 
     /** The status fields of the partner's payment, which must be the header's merchant's. */
     const statusOf = (partner: Partner, merchantId: MerchantId, id: PaymentId) =>
@@ -451,6 +466,7 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       get,
       getForMerchant,
       transition: spanned("Payments.transition", transition),
+      transitionFenced: spanned("Payments.transition", transitionFenced),
       status,
       statusNow,
       walletStatus,

@@ -175,3 +175,6 @@ export const Caip19Schema: Schema.Schema<Caip19, string> = fromParser(
 export const chainOfCaip10 = (v: Caip10): Caip2 => v.slice(0, v.lastIndexOf(":")) as Caip2
 
 export const chainOfCaip19 = (v: Caip19): Caip2 => v.slice(0, v.indexOf("/")) as Caip2
+
+/** The account address of a CAIP-10 id (its last part). */
+export const addressOfCaip10 = (v: Caip10): string => v.slice(v.lastIndexOf(":") + 1)
