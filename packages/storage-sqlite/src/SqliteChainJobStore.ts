@@ -29,6 +29,7 @@ import {
   payloadToJson
 } from "@pay/core"
 import { Effect, Option } from "effect"
+import type { GroupCommit } from "./GroupCommit.js"
 import type { SqliteConnection, SqliteValue } from "./SqliteDatabase.js"
 
 interface JobRow {
@@ -91,32 +92,11 @@ export const settlementToStorage = (s: PaymentSettlement | null): Array<SqliteVa
 /** Thrown inside a transaction to roll it back; turned into the port's failure outside. */
 const leaseLost = (lease: ChainJobLease) => new ChainJobLeaseLost({ jobId: lease.jobId })
 
-const fenced = <A>(lease: ChainJobLease, write: () => A) =>
-  Effect.suspend(() => {
-    try {
-      return Effect.succeed(write())
-    } catch (error) {
-      if (error instanceof ChainJobLeaseLost && error.jobId === lease.jobId) {
-        return Effect.fail(error)
-      }
-      throw error
-    }
-  })
-
-/** `fenced`, for a write that also takes a nonce: `NonceTaken` a failure too. */
-const fencedTakingNonce = <A>(lease: ChainJobLease, write: () => A) =>
-  fenced(lease, () => {
-    try {
-      return { ok: true as const, value: write() }
-    } catch (error) {
-      if (error instanceof NonceTaken) return { ok: false as const, error }
-      throw error
-    }
-  }).pipe(
-    Effect.flatMap((outcome) =>
-      outcome.ok ? Effect.succeed(outcome.value) : Effect.fail(outcome.error)
-    )
-  )
+/** The chain work's refusals, thrown inside a write (and so a defect of it), as failures. */
+export const chainWorkRefusal = (defect: unknown) =>
+  defect instanceof ChainJobLeaseLost || defect instanceof NonceTaken
+    ? Option.some(Effect.fail(defect))
+    : Option.none()
 
 /**
  * The chain job store, and `enqueue` for the payment store: the job's row,
@@ -125,6 +105,8 @@ const fencedTakingNonce = <A>(lease: ChainJobLease, write: () => A) =>
  */
 export const makeSqliteChainJobStore = (
   db: SqliteConnection,
+  /** Where the job writes go: concurrent payments' share a commit (GroupCommit.ts). */
+  writes: GroupCommit,
   /** Writes events in the caller's transaction (the event store's insert). */
   writeEvents: (events: ReadonlyArray<PayEvent>) => void
 ) => {
@@ -269,9 +251,24 @@ export const makeSqliteChainJobStore = (
     return row
   }
 
+  /**
+   * A write of the job while `lease` holds it, in the next group commit: `ChainJobLeaseLost`
+   * (and `NonceTaken` from a write that takes a nonce), thrown inside, rolls it back alone.
+   */
+  const fenced = <A>(body: () => A) =>
+    writes
+      .write(body)
+      .pipe(
+        Effect.catchSomeDefect((defect) =>
+          defect instanceof ChainJobLeaseLost ? Option.some(Effect.fail(defect)) : Option.none()
+        )
+      )
+  const fencedTakingNonce = <A>(body: () => A) =>
+    writes.write(body).pipe(Effect.catchSomeDefect(chainWorkRefusal))
+
   const store = ChainJobStore.of({
     claimDue: (now, limit, leaseMs) =>
-      Effect.sync(() =>
+      writes.write(() =>
         db.transaction((): ReadonlyArray<ClaimedJob> => {
           const at = now.getTime()
           const rows = sql.claim.all(at + leaseMs, at, at, at, Math.max(0, limit)) as Array<JobRow>
@@ -289,12 +286,10 @@ export const makeSqliteChainJobStore = (
       ),
 
     renew: (lease, now, leaseMs) =>
-      fenced(lease, () =>
-        write(lease, sql.renew.run(now.getTime() + leaseMs, lease.jobId, lease.token))
-      ),
+      fenced(() => write(lease, sql.renew.run(now.getTime() + leaseMs, lease.jobId, lease.token))),
 
     release: (lease, runAt, lastError, now) =>
-      fenced(lease, () =>
+      fenced(() =>
         write(
           lease,
           sql.release.run(runAt.getTime(), lastError, now.getTime(), lease.jobId, lease.token)
@@ -308,17 +303,15 @@ export const makeSqliteChainJobStore = (
       }),
 
     dropNonce: (lease, now) =>
-      fenced(lease, () =>
-        write(lease, sql.setNonce.run(null, now.getTime(), lease.jobId, lease.token))
-      ),
+      fenced(() => write(lease, sql.setNonce.run(null, now.getTime(), lease.jobId, lease.token))),
 
     setDestination: (lease, destination, now) =>
-      fenced(lease, () =>
+      fenced(() =>
         write(lease, sql.setDestination.run(destination, now.getTime(), lease.jobId, lease.token))
       ),
 
     recordTransfer: (lease, t, payment) =>
-      fencedTakingNonce(lease, () =>
+      fencedTakingNonce(() =>
         db.transaction(() => {
           const held = hold(lease).nonce
           if (held === null) {
@@ -342,7 +335,7 @@ export const makeSqliteChainJobStore = (
       ),
 
     complete: (lease, now, settlement) =>
-      fenced(lease, () =>
+      fenced(() =>
         db.transaction(() => {
           write(lease, sql.complete.run(now.getTime(), lease.jobId, lease.token))
           if (settlement !== undefined) {

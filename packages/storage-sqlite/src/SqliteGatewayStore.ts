@@ -14,6 +14,7 @@ import {
   paymentOptionFromColumns
 } from "@pay/core"
 import { Effect, Option } from "effect"
+import type { GroupCommit } from "./GroupCommit.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 /** The columns both drivers return alike, and SQLite's own: times in ms, flags 0 or 1. */
@@ -50,7 +51,11 @@ const toCollected = (r: CollectedRow): CollectedDataRecord => ({
   collectedAt: new Date(r.collected_at)
 })
 
-export const makeSqliteGatewayStore = (db: SqliteConnection) => {
+export const makeSqliteGatewayStore = (
+  db: SqliteConnection,
+  /** Where option inserts go: one per wallet's options request, sharing commits. */
+  writes: GroupCommit
+) => {
   const insertSql = db.prepare(`INSERT INTO payment_options (id, payment_id, account, asset, value,
       auth_from, auth_to, valid_after, valid_before, nonce, expires_at, quoted, collect_data,
       created_at, client_id)
@@ -65,10 +70,10 @@ export const makeSqliteGatewayStore = (db: SqliteConnection) => {
   )
 
   return GatewayStore.of({
-    // A constraint violation throws out of the transaction (rolled back) and out of
-    // Effect.sync: a defect, as the port has no error for it.
+    // A constraint violation throws out of the write (rolled back to its savepoint): a
+    // defect, as the port has no error for it.
     insertOptions: (options) =>
-      Effect.sync(() =>
+      writes.write(() =>
         db.transaction(() => {
           for (const o of options) {
             const a = o.authorization

@@ -9,12 +9,10 @@
 import {
   buyerKey,
   type ChainJobLease,
-  ChainJobLeaseLost,
   chainOfCaip19,
   formatUnit,
   type IdempotencyCompletion,
   type NewChainJob,
-  NonceTaken,
   type Outbox,
   type Payment,
   type PaymentFees,
@@ -25,7 +23,7 @@ import {
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import type { GroupCommit } from "./GroupCommit.js"
-import { settlementToStorage } from "./SqliteChainJobStore.js"
+import { chainWorkRefusal, settlementToStorage } from "./SqliteChainJobStore.js"
 import type { SqliteConnection, SqliteValue } from "./SqliteDatabase.js"
 import { isUniqueViolation } from "./SqliteErrors.js"
 import { makeSqlitePaymentQueries } from "./SqlitePaymentQueries.js"
@@ -54,12 +52,6 @@ const replacing = <A>(
   columns: (value: A | null) => Array<SqliteValue>
 ): Array<SqliteValue> =>
   columns(value ?? null).flatMap((column) => [value === undefined ? 0 : 1, column])
-
-/** The chain work's refusals, thrown inside a write (and so a defect of it), as failures. */
-const chainWorkRefusal = (defect: unknown) =>
-  defect instanceof ChainJobLeaseLost || defect instanceof NonceTaken
-    ? Option.some(Effect.fail(defect))
-    : Option.none()
 
 export const makeSqlitePaymentStore = (
   db: SqliteConnection,

@@ -436,7 +436,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     purge: (before) => Effect.sync(() => Number(idempotencySql.purge.run(before.getTime()).changes))
   })
 
-  const chainJobs = makeSqliteChainJobStore(db, events.writeEvents)
+  const chainJobs = makeSqliteChainJobStore(db, writes, events.writeEvents)
 
   return Layer.mergeAll(
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
@@ -446,7 +446,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Layer.succeed(WebhookEndpointStore, makeSqliteWebhookEndpointStore(db, complete)),
     Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs, publish, writes)),
     Layer.succeed(ChainJobStore, chainJobs.store),
-    Layer.succeed(GatewayStore, makeSqliteGatewayStore(db)),
+    Layer.succeed(GatewayStore, makeSqliteGatewayStore(db, writes)),
     Layer.succeed(PartnerStore, partners),
     Layer.succeed(WalletAppStore, makeSqliteWalletAppStore(db)),
     Layer.succeed(MerchantStore, merchants),
