@@ -82,7 +82,14 @@ export const makeTransactions = Effect.gen(function* () {
           createdAt: now()
         }
         const recorded = yield* record(transfer)
-        yield* chain.broadcast(chainId, signed.raw)
+        // Recorded: whatever the send answers, the next look sends it again if the node lacks it.
+        yield* chain
+          .broadcast(chainId, signed.raw)
+          .pipe(
+            Effect.catchAll((e) =>
+              Effect.logWarning(`chain job ${job.id}: ${signed.hash} not sent yet: ${e._tag}`)
+            )
+          )
         return recorded
       })
       return yield* sendLocks.get(chainId)?.withPermits(1)(send) ?? send
