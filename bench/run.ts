@@ -53,7 +53,13 @@ import {
   startServer,
   TSX
 } from "./server-process.js"
-import { formatWallet, measureWallet, type WalletResult, walletSettings } from "./wallet.js"
+import {
+  formatWallet,
+  measureWallet,
+  type WalletResult,
+  walletSettings,
+  walletThroughputMet
+} from "./wallet.js"
 import {
   formatWebhooks,
   measureWebhooks,
@@ -613,7 +619,10 @@ const main = async () => {
       ...Object.fromEntries(
         routes.map((r) => [`${r} on PostgreSQL`, every(r, (c) => c.postgres.met)])
       ),
-      ...longPollTargets(longPolls)
+      ...longPollTargets(longPolls),
+      ...(walletResult === undefined
+        ? {}
+        : { "wallet confirm throughput": walletThroughputMet(walletResult) })
     }
     const report = {
       date,

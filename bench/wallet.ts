@@ -118,6 +118,12 @@ export interface WalletPhase {
   readonly monotonicUs: readonly [number, number]
 }
 
+/** Issue 18's target: payments taken from confirm to settled, a second, with 10 wallets. */
+export const WALLET_THROUGHPUT_TARGET = 100
+
+export const walletThroughputMet = (r: WalletResult): boolean =>
+  r.concurrent.settledPerSecond >= WALLET_THROUGHPUT_TARGET
+
 export interface WalletResult {
   readonly settings: Omit<WalletSettings, "cpuProfileDir">
   readonly machine: { readonly cores: number; readonly loadAverageAtStart: number }
@@ -614,6 +620,10 @@ export const formatWallet = (r: WalletResult): Array<string> => {
   }
   lines.push(
     "",
+    `  confirm throughput to settled with ${s.concurrency} wallets: ${n(con.settledPerSecond)}/s ` +
+      `(target ≥ ${WALLET_THROUGHPUT_TARGET}/s with 10 wallets: ` +
+      `${walletThroughputMet(r) ? "met" : "MISSED"}); from confirm to settled a payment ` +
+      "commits 4 times (counted by examples/standalone/test/wallet-commits.e2e.test.ts)",
     `  flows to succeeded: ${n(seq.flowsPerSecond)}/s one at a time, ${n(con.flowsPerSecond)}/s ` +
       `with ${s.concurrency} wallets; to settled (the confirm throughput): ` +
       `${n(seq.settledPerSecond)}/s one at a time, ${n(con.settledPerSecond)}/s with ` +
