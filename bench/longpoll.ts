@@ -497,7 +497,11 @@ export const formatLongPolls = (result: LongPollBenchResult): Array<string> => {
     )
   }
   if (settings.heapSnapshots) {
-    lines.push("  (heap snapshots were written while holding: the wake-up figures are disturbed)")
+    lines.push(
+      "  (heap snapshots were written, idle and holding: the holding VmRSS keeps what writing " +
+        "the idle one took from malloc, and the wake-up figures are disturbed; read memory from " +
+        "a run without them)"
+    )
   }
   for (const r of runs) {
     for (const x of [r.baseline, r.engine]) if (x.heap) lines.push("", ...x.heap)
