@@ -12,7 +12,8 @@
  * BENCH_LOGO_* and BENCH_WALLET_* shorten it for a quick look; BENCH_ROUTE_RUNS (3) is how
  * many times the payment routes are measured, each run every server in turn, and the
  * report quotes the range across them; BENCH_ONLY=routes measures only the payment routes
- * and the long-polls;
+ * and the long-polls, BENCH_ONLY=longpoll only the long-polls (bench/longpoll.ts, also
+ * `npm run bench:longpoll`; BENCH_LONGPOLL_RUNS, BENCH_LONGPOLL_HEAP);
  * PAY_TEST_PG picks the PostgreSQL server as for the tests (see bench/postgres.ts).
  */
 import { execFileSync } from "node:child_process"
@@ -42,7 +43,13 @@ import {
 } from "./cold-start.js"
 import { type LoadResult, type LoadSettings, measureLoad } from "./load.js"
 import { formatLogos, type LogoBenchResult, logoSettings, measureLogos } from "./logos.js"
-import { type LongPollResult, measureLongPolls } from "./longpoll.js"
+import {
+  formatLongPolls,
+  type LongPollBenchResult,
+  longPollSettings,
+  longPollTargets,
+  measureLongPolls
+} from "./longpoll.js"
 import { type BenchPostgres, startPostgres } from "./postgres.js"
 import {
   BUN,
@@ -78,9 +85,10 @@ const load: LoadSettings = {
   warmupSeconds: envNumber("BENCH_WARMUP_SECONDS", 2),
   seconds: envNumber("BENCH_SECONDS", 10)
 }
-const LONG_POLLS = envNumber("BENCH_LONG_POLLS", 10_000)
 const ROUTE_RUNS = envNumber("BENCH_ROUTE_RUNS", 3)
 const ROUTES_ONLY = process.env.BENCH_ONLY === "routes"
+const LONG_POLLS_ONLY = process.env.BENCH_ONLY === "longpoll"
+const longPolls = longPollSettings()
 const wallet = walletSettings()
 const coldStart = coldStartSettings()
 const logos = logoSettings()
@@ -89,10 +97,11 @@ const STATUS_PAYMENTS = 1_000
 /** Each route on six servers: the baseline and the engine, on SQLite and on PostgreSQL on
  * Node, and on SQLite on Bun. */
 const LOAD_RUNS = ROUTE_RUNS * 2 * 6
-/** The load runs, plus time for the rest (builds, starts, setup, the long-polls' 120 s at most)
- * and the wallet flows', the cold starts' and the logos' own deadlines. */
+/** The load runs, plus time for the rest (builds, starts, setup) and the wallet flows', the
+ * cold starts', the logos', the webhooks' and the long-polls' own deadlines. */
 const RUN_DEADLINE_MS =
   240_000 +
+  longPolls.deadlineMs +
   LOAD_RUNS * (load.warmupSeconds + load.seconds) * 1_000 +
   wallet.deadlineMs +
   coldStart.deadlineMs +
@@ -387,24 +396,8 @@ const bench = async (dir: string, postgres: BenchPostgres, started: Array<Server
     runs.push([create, status])
   }
 
-  console.log(`  ${LONG_POLLS} long-polls on engine…`)
-  const longPolls = await measureLongPolls(engineServer, engine, {
-    longPolls: LONG_POLLS,
-    maxPollMs: 30_000,
-    concurrency: 50,
-    deadlineMs: 120_000
-  })
-  return { runs, longPolls }
+  return runs
 }
-
-const MB = 1_000_000
-const RSS_TARGET_MB = 400
-const WAKE_TARGET_MS = 100
-
-const longPollTargets = (r: LongPollResult) => ({
-  "long-poll memory": r.rssHeldBytes / MB < RSS_TARGET_MB,
-  "long-poll wake-up": r.answeredCancelled === r.longPolls && r.wakeLatencyMs.max <= WAKE_TARGET_MS
-})
 
 /** The PostgreSQL server the run used, for the report. */
 const describePostgres = (postgres: BenchPostgres) => ({
@@ -418,7 +411,7 @@ const format = (report: {
   readonly machine: ReturnType<typeof machine>
   readonly postgres: ReturnType<typeof describePostgres>
   readonly runs: ReadonlyArray<ReadonlyArray<Comparison>>
-  readonly longPolls: LongPollResult
+  readonly longPolls: LongPollBenchResult | undefined
   readonly wallet: WalletResult | undefined
   readonly coldStart: ColdStartResult | undefined
   readonly logos: LogoBenchResult | undefined
@@ -526,28 +519,7 @@ const format = (report: {
       )
     )
   }
-  const lp = report.longPolls
-  const met = longPollTargets(lp)
-  lines.push(
-    "",
-    `Long-polls: ${n(lp.longPolls)} held at once on GET …/status?maxPollMs=30000 ` +
-      `(opened and settled in ${n(lp.openSeconds, 1)} s), then every payment cancelled, ` +
-      `50 at a time, in the order opened ` +
-      `(${n(lp.cancelSeconds, 1)} s)`,
-    `  engine memory (VmRSS): ${n(lp.rssIdleBytes / MB)} MB before, ` +
-      `${n(lp.rssHeldBytes / MB)} MB while holding them (target < ${RSS_TARGET_MB} MB): ${verdict(met["long-poll memory"])}`,
-    `  cancel answered → its long-poll answered: p50 ${n(lp.wakeLatencyMs.p50, 1)} ms, ` +
-      `p99 ${n(lp.wakeLatencyMs.p99, 1)} ms, max ${n(lp.wakeLatencyMs.max, 1)} ms ` +
-      `(target: every one ≤ ${WAKE_TARGET_MS} ms): ${verdict(met["long-poll wake-up"])}`,
-    `  answered "cancelled": ${n(lp.answeredCancelled)} of ${n(lp.longPolls)}; ` +
-      `answered before their cancel: ${n(lp.answeredEarly)}; failed: ${n(lp.failed)}`
-  )
-  if (lp.answeredEarly > 0) {
-    lines.push(
-      "  (answered before their cancel: their 30 s ran out first, as opening and cancelling " +
-        "took longer than that)"
-    )
-  }
+  if (report.longPolls) lines.push(...formatLongPolls(report.longPolls))
   if (report.wallet) lines.push(...formatWallet(report.wallet))
   if (report.coldStart) lines.push(...formatColdStart(report.coldStart))
   if (report.logos) lines.push(...formatLogos(report.logos))
@@ -595,7 +567,7 @@ const main = async () => {
   try {
     // First, alone on the machine: its own server, stopped when it is done.
     const alone = async <A>(title: string, measure: () => Promise<A>) => {
-      if (ROUTES_ONLY) return undefined
+      if (ROUTES_ONLY || LONG_POLLS_ONLY) return undefined
       console.log(title)
       return measure()
     }
@@ -606,11 +578,35 @@ const main = async () => {
     const logosResult = await alone("Logos:", () => measureLogos(dir, logos))
     // Then, still alone, webhook delivery: its own servers and receiver, stopped after.
     const webhooksResult = await alone("Webhooks:", () => measureWebhooks(dir, webhooks))
+    if (LONG_POLLS_ONLY) {
+      console.log("Long-polls:")
+      const result = await measureLongPolls(dir, longPolls)
+      const report = { date, machine: host, longPolls: result, targets: longPollTargets(result) }
+      mkdirSync(RESULTS, { recursive: true })
+      writeFileSync(join(RESULTS, "latest.json"), `${JSON.stringify(report, null, 2)}\n`)
+      const m = host
+      console.log(
+        [
+          "",
+          `Pay engine bench (long-polls only), ${date}`,
+          `Machine: ${m.cpu}, ${m.cores} cores, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, ` +
+            `Node ${m.node}, load average ${m.loadAverageAtStart.toFixed(2)} at start`,
+          ...formatLongPolls(result),
+          ""
+        ].join("\n")
+      )
+      console.log("Written to bench/results/latest.json")
+      return
+    }
     // A throwaway embedded server, where there is no local one, can take a while to start.
     console.log("Setting up PostgreSQL…")
     postgres = startPostgres(["engine", "baseline"])
     const pg = await postgres
-    const { runs, longPolls } = await bench(dir, pg, started)
+    const runs = await bench(dir, pg, started)
+    // Then the long-polls, alone: the route servers stopped, its own fresh processes.
+    await stopAll()
+    console.log("Long-polls:")
+    const longPollResult = await measureLongPolls(dir, longPolls)
     const every = (route: string, met: (c: Comparison) => boolean) =>
       runs.every((run) => run.every((c) => c.route !== route || met(c)))
     const routes = (runs[0] ?? []).map((c) => c.route)
@@ -619,7 +615,7 @@ const main = async () => {
       ...Object.fromEntries(
         routes.map((r) => [`${r} on PostgreSQL`, every(r, (c) => c.postgres.met)])
       ),
-      ...longPollTargets(longPolls),
+      ...longPollTargets(longPollResult),
       ...(walletResult === undefined
         ? {}
         : { "wallet confirm throughput": walletThroughputMet(walletResult) })
@@ -630,7 +626,7 @@ const main = async () => {
       load,
       postgres: describePostgres(pg),
       runs,
-      longPolls,
+      longPolls: longPollResult,
       wallet: walletResult,
       coldStart: coldStartResult,
       logos: logosResult,

@@ -418,3 +418,80 @@ describe("a client that goes away", () => {
     }
   })
 })
+
+describe("a long-poll on the fetch handler", () => {
+  it("lets go of its waiter when the request's signal aborts, and is answered when the engine closes", async () => {
+    const scope = Effect.runSync(Scope.make())
+    let closed = false
+    try {
+      const engine = await Effect.runPromise(
+        Scope.extend(
+          makePaymentEngine({
+            storage: SqliteStorage.layer({ filename: file("fetch-long-poll") }),
+            publicUrl: "http://pay.test"
+          }),
+          scope
+        )
+      )
+      const held = () =>
+        Effect.runPromise(
+          Effect.provide(
+            Effect.flatMap(PaymentEvents, (e) => e.held),
+            engine.context
+          )
+        )
+      const until = async (check: () => Promise<boolean>, what: string) => {
+        const deadline = Date.now() + 5_000
+        while (!(await check())) {
+          if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
+          await new Promise((r) => setTimeout(r, 20))
+        }
+      }
+      const { apiKey } = await Effect.runPromise(
+        Effect.provide(
+          Effect.flatMap(Partners, (p) => p.create({ name: "P" })),
+          engine.context
+        )
+      )
+      const merchant = await send(engine, "http://pay.test/v1/merchants", {
+        headers: { "api-key": apiKey, "idempotency-key": "m" },
+        body: { merchantName: "M", merchantEmail: "m@m.example" }
+      })
+      const merchantId = merchant.body.merchant.id
+      const payment = await send(engine, "http://pay.test/v1/payments", {
+        headers: { "api-key": apiKey, "merchant-id": merchantId },
+        body: { referenceId: "R", amount: { unit: "iso4217/USD", value: "100" } }
+      })
+      const poll = (signal?: AbortSignal) =>
+        engine.fetch(
+          new Request(
+            `http://pay.test/v1/payments/${payment.body.paymentId}/status?maxPollMs=20000`,
+            {
+              headers: { "api-key": apiKey, "merchant-id": merchantId },
+              ...(signal === undefined ? {} : { signal })
+            }
+          )
+        )
+
+      // Held, then the client goes away: its waiter goes at once.
+      const controller = new AbortController()
+      void poll(controller.signal).catch(() => {})
+      await until(async () => (await held()) === 1, "the long-poll is held")
+      controller.abort()
+      await until(async () => (await held()) === 0, "the waiter is let go")
+
+      // Held when the engine closes: answered with the status as last read, not left hanging.
+      const answered = poll()
+      await until(async () => (await held()) === 1, "the second long-poll is held")
+      const startedAt = Date.now()
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      closed = true
+      const response = await answered
+      expect(Date.now() - startedAt).toBeLessThan(5_000)
+      expect(response.status).toBe(200)
+      expect(((await response.json()) as Json).status).toBe("requires_action")
+    } finally {
+      if (!closed) await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  })
+})

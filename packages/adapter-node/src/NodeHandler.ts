@@ -65,7 +65,8 @@ const readBody = (req: IncomingMessage, limit: number): Promise<Uint8Array | "to
  * path is `originalUrl` (Express takes the prefix off `url`): the engine sees
  * the whole path and takes off its own base path. `signal` is made only when
  * asked for (a request answered at once never needs one) and aborts when the
- * client goes away before the answer. A class, so the getter lives on the
+ * client goes away before the answer; `onAbandon` says the same with a plain
+ * listener (a long-poll held without a fiber uses it). A class, so the getter lives on the
  * prototype and every request object keeps one fast shape.
  */
 class NodeEngineRequest implements EngineRequest {
@@ -85,6 +86,17 @@ class NodeEngineRequest implements EngineRequest {
   }
   readBody(limit: number): Promise<Uint8Array | "too_large"> {
     return readBody(this.req, limit)
+  }
+  /** A listener on the response's close, no AbortController: what a held long-poll lets go with. */
+  onAbandon(listener: () => void): void {
+    const res = this.res
+    if (res.destroyed || this.req.destroyed) {
+      if (!res.writableFinished) listener()
+      return
+    }
+    res.on("close", () => {
+      if (!res.writableFinished) listener()
+    })
   }
   get signal(): AbortSignal {
     if (this.controller === undefined) {

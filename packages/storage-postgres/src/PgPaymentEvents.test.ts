@@ -96,6 +96,24 @@ describe("PgPaymentEvents", () => {
   )
 
   it.scopedLive(
+    "wakes a wait held without a fiber (waitChange) on another instance's change",
+    () =>
+      Effect.gen(function* () {
+        const { a, b } = yield* twoInstances
+        const id = paymentId()
+        const start = Date.now()
+        const woken = new Promise<number>((resolve) => {
+          a.waitChange(id, a.positionNow(), 5_000, () => resolve(Date.now() - start))
+        })
+        expect(yield* a.held).toBe(1)
+        yield* published(b, id)
+        expect(yield* Effect.promise(() => woken)).toBeLessThan(1_000)
+        expect(yield* a.held).toBe(0)
+      }),
+    10_000
+  )
+
+  it.scopedLive(
     "ends a wait at its timeout when nothing is published",
     () =>
       Effect.gen(function* () {

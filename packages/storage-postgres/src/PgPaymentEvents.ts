@@ -201,7 +201,9 @@ export const make = (options: PgPaymentEventsOptions = {}) =>
         ),
       position: local.events.position,
       awaitChange: local.events.awaitChange,
-      held: local.events.held
+      held: local.events.held,
+      positionNow: local.events.positionNow,
+      waitChange: local.events.waitChange
     })
   })
 

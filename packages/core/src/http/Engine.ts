@@ -298,8 +298,14 @@ export const makeEngineHandler = <R>(
     interface Start {
       runFork?: typeof runFork
       answer?: EngineResponse
-      /** An immediate answer one promise away; undefined from it: the route's effect answers. */
-      later?: Promise<EngineResponse | undefined>
+      /**
+       * An immediate answer one promise away (or held: a long-poll), in `version`; undefined
+       * from it, or a failure: the route's effect answers. Mapped in `run`, not here: a
+       * callback made in `handle` would keep `handle`'s whole context (the parsed target,
+       * the match) alive for as long as a long-poll is held.
+       */
+      later?: Promise<Reply | undefined>
+      version?: ApiVersion
     }
     const basePath = options.basePath ?? ""
 
@@ -391,11 +397,8 @@ export const makeEngineHandler = <R>(
           reply = undefined
         }
         if (reply instanceof Promise) {
-          // A failed promise (the database) is the effect's to answer, as is undefined.
-          start.later = reply.then(
-            (r) => (r === undefined ? undefined : respond(r, answeredIn)),
-            () => undefined
-          )
+          start.later = reply
+          start.version = answeredIn
           return ANSWERED
         }
         if (reply !== undefined) {
@@ -470,7 +473,12 @@ export const makeEngineHandler = <R>(
       const effect = handle(request, start, tryImmediate)
       if (start.answer !== undefined) return Promise.resolve(start.answer)
       if (start.later !== undefined) {
-        return start.later.then((answer) => answer ?? run(request, false))
+        const version = start.version
+        // A failed promise (the database) is the effect's to answer, as is undefined.
+        return start.later.then(
+          (reply) => (reply === undefined ? run(request, false) : respond(reply, version)),
+          () => run(request, false)
+        )
       }
       const fiber = (start.runFork ?? runFork)(effect)
       const exit = fiber.unsafePoll()

@@ -17,6 +17,24 @@ export interface EngineRequest {
   readonly readBody: (limit: number) => Promise<Uint8Array | "too_large">
   /** Aborted when the client goes away: the request's work is interrupted (a long-poll lets go). */
   readonly signal?: AbortSignal
+  /**
+   * Calls `listener` once if the client goes away before the answer: what a
+   * long-poll held without a fiber lets go with. Cheaper than `signal` (no
+   * AbortController per request); an adapter without it is read through
+   * `signal` (whenAbandoned).
+   */
+  readonly onAbandon?: (listener: () => void) => void
+}
+
+/** Calls `listener` once if the client goes away before the answer, by `onAbandon` or `signal`. */
+export const whenAbandoned = (request: EngineRequest, listener: () => void): void => {
+  if (request.onAbandon !== undefined) {
+    request.onAbandon(listener)
+    return
+  }
+  const signal = request.signal
+  if (signal?.aborted) listener()
+  else signal?.addEventListener("abort", listener, { once: true })
 }
 
 export interface EngineResponse {

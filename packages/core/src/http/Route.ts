@@ -99,10 +99,12 @@ export type EndpointHandler<E extends HttpApiEndpoint.HttpApiEndpoint.Any, R> = 
 /**
  * An endpoint's immediate answer (Route.immediate), from the same decoded
  * input as its handler (no body: routes that take one have none) and the
- * service its middleware provides (the Partner on the partner API).
+ * service its middleware provides (the Partner on the partner API). The
+ * request is there for an answer held without a fiber (a long-poll), to
+ * learn that its client went away (whenAbandoned).
  */
 export type ImmediateHandler<E extends HttpApiEndpoint.HttpApiEndpoint.Any> = (
-  input: Omit<RouteInput<E>, "payload" | "body">,
+  input: Omit<RouteInput<E>, "payload" | "body"> & { readonly request: EngineRequest },
   caller: unknown
 ) => ImmediateReply
 
@@ -289,7 +291,8 @@ const endpointRoute = <R>(
               version: exchange.version,
               method: endpoint.method,
               routeKey,
-              requestPath: exchange.path
+              requestPath: exchange.path,
+              request: exchange.request
             } as never,
             caller
           )

@@ -5,7 +5,7 @@
 import { Clock, Effect, Option } from "effect"
 import { PayConfig } from "../Config.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
-import { json, type Reply } from "../http/Exchange.js"
+import { json, type Reply, whenAbandoned } from "../http/Exchange.js"
 import { RequestError } from "../http/RequestError.js"
 import { implement } from "../http/Route.js"
 import { maybeIdempotently } from "../idempotency/Http.js"
@@ -222,14 +222,19 @@ export const paymentHandlers = Effect.gen(function* () {
         })
     },
     {
-      // The hottest route, on a store that reads synchronously: answered without a fiber when
-      // nothing has to wait. Anything else (a long-poll to hold, a refusal) is `status` above.
+      // The hottest route, on a store that reads synchronously (or in one promise): answered
+      // without a fiber when nothing has to wait, and a long-poll held without one (a waiter
+      // and a promise: 10,000 held cost little more than node:http's own). Anything else (a
+      // refusal, a store without findStatusNow) is `status` above.
       status: (input, caller) => {
+        const maxPollMs = input.urlParams.maxPollMs ?? 0
+        const request = input.request
         const read = payments.statusNow(
           caller as Partner,
           input.headers["merchant-id"],
           input.path.id,
-          input.urlParams.maxPollMs ?? 0
+          maxPollMs,
+          maxPollMs > 0 ? (release) => whenAbandoned(request, release) : undefined
         )
         const reply = (r: StatusRead | undefined) =>
           r === undefined ? undefined : json(200, statusView(r.payment, { registry, now: r.at }))

@@ -19,8 +19,9 @@ import { Partners } from "../partners/Partners.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
 import type { Payment, PaymentStatus } from "./Payment.js"
+import { PaymentEvents } from "./PaymentEvents.js"
 import type { PaymentTransition } from "./PaymentStateMachine.js"
-import { Payments } from "./Payments.js"
+import { Payments, type StatusRead } from "./Payments.js"
 
 const engine = () =>
   payEngineLayer({
@@ -183,6 +184,127 @@ describe("Payments", () => {
       expect(read).toEqual(slow)
     }).pipe(Effect.provide(engine()))
   )
+
+  describe("a long-poll held without a fiber (statusNow with a way to let go)", () => {
+    /** statusNow holding: its promise, what settles it, and how it lets go. */
+    const holdNow = (
+      payments: Payments,
+      ...[partner, merchantId, id, maxPollMs]: Parameters<Payments["statusNow"]>
+    ) => {
+      let release: (() => void) | undefined
+      let answer: StatusRead | undefined
+      const held = payments.statusNow(partner, merchantId, id, maxPollMs, (r) => {
+        release = r
+      })
+      if (!(held instanceof Promise)) throw new Error("not held")
+      void held.then((r) => {
+        answer = r
+      })
+      return {
+        answer: () => answer,
+        letGo: () => release?.(),
+        // The promise's callbacks run on the microtask queue: let them.
+        settled: Effect.promise(
+          () => new Promise<StatusRead | undefined>((r) => setImmediate(() => r(answer)))
+        )
+      }
+    }
+
+    it.effect("answers the moment the status changes, and holds one waiter until then", () =>
+      Effect.gen(function* () {
+        const { partner, merchant, payment, payments } = yield* fixture
+        const events = yield* PaymentEvents
+        const poll = holdNow(payments, partner, merchant.id, payment.id, 10_000)
+        expect(yield* events.held).toBe(1)
+        yield* TestClock.adjust(Duration.seconds(1))
+        expect(yield* poll.settled).toBeUndefined()
+        yield* payments.transition(payment.id, start)
+        const answered = yield* poll.settled
+        expect(answered?.payment.status).toBe("processing")
+        expect(answered!.at.getTime() - payment.createdAt.getTime()).toBe(1000)
+        expect(yield* events.held).toBe(0)
+      }).pipe(Effect.provide(engine()))
+    )
+
+    it.effect(
+      "answers the unchanged status at maxPollMs, capped, and waits on through a change that keeps it",
+      () =>
+        Effect.gen(function* () {
+          const { partner, merchant, payment, payments } = yield* fixture
+          yield* payments.transition(payment.id, start)
+          const short = holdNow(payments, partner, merchant.id, payment.id, 2_000)
+          yield* TestClock.adjust(Duration.millis(1_999))
+          expect(yield* short.settled).toBeUndefined()
+          yield* TestClock.adjust(Duration.millis(1))
+          expect((yield* short.settled)?.payment.status).toBe("processing")
+
+          const long = holdNow(payments, partner, merchant.id, payment.id, 600_000)
+          // A change published that leaves the status as it was: held on.
+          yield* (yield* PaymentEvents).publish({ paymentId: payment.id, status: "processing" })
+          expect(yield* long.settled).toBeUndefined()
+          yield* TestClock.adjust(Duration.seconds(30))
+          const answered = yield* long.settled
+          expect(answered?.payment.status).toBe("processing")
+          expect(answered!.at.getTime() - payment.createdAt.getTime()).toBe(32_000)
+        }).pipe(Effect.provide(engine()))
+    )
+
+    it.effect("answers expired at an unpaid payment's expiry, with nothing written", () =>
+      Effect.gen(function* () {
+        const { partner, merchant, payments } = yield* fixture
+        const at = yield* TestClock.currentTimeMillis
+        const soon = yield* payments.create(partner, merchant.id, {
+          referenceId: "soon",
+          amount: { unit: USD, value: 1n },
+          expiresAt: new Date(at + 3_000)
+        })
+        const poll = holdNow(payments, partner, merchant.id, soon.id, 20_000)
+        yield* TestClock.adjust(Duration.millis(2_999))
+        expect(yield* poll.settled).toBeUndefined()
+        yield* TestClock.adjust(Duration.millis(1))
+        const answered = yield* poll.settled
+        expect(answered && payments.effectiveStatus(answered.payment, answered.at)).toBe("expired")
+        expect(answered?.at.getTime()).toBe(at + 3_000)
+      }).pipe(Effect.provide(engine()))
+    )
+
+    it.effect("lets go of its waiter when the client goes away, and never answers after", () =>
+      Effect.gen(function* () {
+        const { partner, merchant, payment, payments } = yield* fixture
+        const events = yield* PaymentEvents
+        const polls = Array.from({ length: 3 }, () =>
+          holdNow(payments, partner, merchant.id, payment.id, 10_000)
+        )
+        expect(yield* events.held).toBe(3)
+        for (const poll of polls) poll.letGo()
+        expect(yield* events.held).toBe(0)
+        yield* payments.cancel(partner, merchant.id, payment.id)
+        yield* TestClock.adjust(Duration.seconds(10))
+        for (const poll of polls) expect(yield* poll.settled).toBeUndefined()
+      }).pipe(Effect.provide(engine()))
+    )
+
+    it.effect("refuses nothing itself: another's payment, or none, is left to status", () =>
+      Effect.gen(function* () {
+        const { partner, merchant, payment, payments } = yield* fixture
+        const other = yield* (yield* Partners).create({ name: "Q" })
+        const hold = () => {}
+        expect(
+          payments.statusNow(other.partner, merchant.id, payment.id, 5_000, hold)
+        ).toBeUndefined()
+        expect(
+          payments.statusNow(
+            partner,
+            merchant.id,
+            "pay_00000000000000000000" as typeof payment.id,
+            5_000,
+            hold
+          )
+        ).toBeUndefined()
+        expect(yield* (yield* PaymentEvents).held).toBe(0)
+      }).pipe(Effect.provide(engine()))
+    )
+  })
 
   it.effect(
     "honours a merchant change made elsewhere within MERCHANT_READ_REUSE_MS, one made here at once",

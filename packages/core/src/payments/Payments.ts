@@ -281,6 +281,14 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
     const answersAtOnce = (payment: PaymentStatusRecord, at: Date, maxPollMs: number) =>
       Math.min(maxPollMs, maxLongPollMs) <= 0 || isFinal(effectiveStatus(payment, at))
 
+    /** When a long-poll of `payment` read at `at` answers at the latest: its time, or its expiry. */
+    const deadlineOf = (payment: PaymentStatusRecord, at: Date, maxPollMs: number) => {
+      const holdMs = Math.min(maxPollMs, maxLongPollMs)
+      const untilExpiry =
+        payment.status === "requires_action" ? payment.expiresAt.getTime() - at.getTime() : holdMs
+      return at.getTime() + Math.max(0, Math.min(holdMs, untilExpiry))
+    }
+
     /**
      * The status `read` finds; with `maxPollMs`, held until it changes or the
      * time (capped) runs out. An unpaid payment wakes at its expiry too.
@@ -320,15 +328,10 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       return Effect.flatMap(events.position, (since) =>
         Effect.flatMap(read, (payment) => {
           const at = new Date(clock.unsafeCurrentTimeMillis())
-          const holdMs = Math.min(maxPollMs, maxLongPollMs)
           if (answersAtOnce(payment, at, maxPollMs)) {
             return Effect.succeed({ payment, at })
           }
-          const untilExpiry =
-            payment.status === "requires_action"
-              ? payment.expiresAt.getTime() - at.getTime()
-              : holdMs
-          return hold(since, payment, at.getTime() + Math.max(0, Math.min(holdMs, untilExpiry)))
+          return hold(since, payment, deadlineOf(payment, at, maxPollMs))
         })
       )
     }
@@ -338,25 +341,107 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       pollStatus(id, statusOf(partner, merchantId, id), maxPollMs)
 
     /**
-     * `status` answered on the spot when nothing has to wait: the store reads
-     * synchronously, the payment is the partner's and the merchant's, and there
-     * is no long-poll to hold (none asked, or the status is final). Undefined
-     * otherwise: `status` answers that request, refusals included.
+     * `pollStatus`'s hold without a fiber: a waiter on the payment's changes
+     * (PaymentEvents.waitChange) and a promise, nothing else per request. Each
+     * wake reads the status again (on the spot, or one promise away); a change
+     * that keeps the status waits on. `abandoned` is handed what lets go of the
+     * wait, for when the client goes away.
+     */
+    const holdNow = (
+      id: PaymentId,
+      since: number,
+      first: PaymentStatusRecord,
+      deadline: number,
+      read: (
+        id: PaymentId
+      ) => Option.Option<PaymentStatusRecord> | Promise<Option.Option<PaymentStatusRecord>>,
+      abandoned: (release: () => void) => void
+    ): Promise<StatusRead> =>
+      new Promise<StatusRead>((resolve) => {
+        let current = first
+        let letGo = false
+        let release: (() => void) | undefined
+        const settleWith = (
+          found: Option.Option<PaymentStatusRecord>,
+          next: number,
+          stopped: boolean
+        ) => {
+          const latest = Option.getOrElse(found, () => current)
+          const now = new Date(clock.unsafeCurrentTimeMillis())
+          if (
+            stopped ||
+            effectiveStatus(latest, now) !== effectiveStatus(current, now) ||
+            now.getTime() >= deadline
+          ) {
+            release = undefined
+            resolve({ payment: latest, at: now })
+          } else {
+            current = latest
+            wait(next)
+          }
+        }
+        const woken = (stopped: boolean) => {
+          if (letGo) return
+          // Taken before the read again: a change between the read and the next wait still wakes it.
+          const next = events.positionNow()
+          // A read that fails (the store closing) answers what was read last.
+          const failed = () => settleWith(Option.none(), next, stopped)
+          let found: ReturnType<typeof read>
+          try {
+            found = read(id)
+          } catch {
+            return failed()
+          }
+          if (found instanceof Promise) {
+            found.then((f) => {
+              if (!letGo) settleWith(f, next, stopped)
+            }, failed)
+          } else settleWith(found, next, stopped)
+        }
+        const wait = (from: number) => {
+          const left = deadline - clock.unsafeCurrentTimeMillis()
+          release = events.waitChange(id, from, Math.max(0, left), woken)
+        }
+        abandoned(() => {
+          letGo = true
+          release?.()
+          release = undefined
+        })
+        wait(since)
+      })
+
+    /**
+     * `status` answered without a fiber: on the spot when nothing has to wait
+     * (the store reads synchronously or in one promise, the payment is the
+     * partner's and the merchant's, and there is no long-poll to hold: none
+     * asked, or the status is final); with `abandoned`, a long-poll to hold is
+     * held too (holdNow), `abandoned` being told how to let go of it when the
+     * client goes away. Undefined otherwise: `status` answers that request,
+     * refusals included.
      */
     const statusNow = (
       partner: Partner,
       merchantId: MerchantId,
       id: PaymentId,
-      maxPollMs: number
+      maxPollMs: number,
+      abandoned?: (release: () => void) => void
     ): StatusRead | Promise<StatusRead | undefined> | undefined => {
-      const found = store.findStatusNow?.(id)
-      if (found === undefined) return undefined
-      const answer = (read: Option.Option<PaymentStatusRecord>): StatusRead | undefined => {
-        if (Option.isNone(read)) return undefined
-        const payment = read.value
+      const read = store.findStatusNow
+      if (read === undefined) return undefined
+      // Taken before the read: a change between the read and the wait still wakes it.
+      const since = events.positionNow()
+      const found = read(id)
+      const answer = (
+        found: Option.Option<PaymentStatusRecord>
+      ): StatusRead | Promise<StatusRead> | undefined => {
+        if (Option.isNone(found)) return undefined
+        const payment = found.value
         if (payment.partnerId !== partner.id || payment.merchantId !== merchantId) return undefined
         const at = new Date(clock.unsafeCurrentTimeMillis())
-        return answersAtOnce(payment, at, maxPollMs) ? { payment, at } : undefined
+        if (answersAtOnce(payment, at, maxPollMs)) return { payment, at }
+        return abandoned === undefined
+          ? undefined
+          : holdNow(id, since, payment, deadlineOf(payment, at, maxPollMs), read, abandoned)
       }
       return found instanceof Promise ? found.then(answer) : answer(found)
     }
