@@ -6,17 +6,7 @@
  * settlement, the transfers the jobs recorded and what the chain mined.
  */
 import { describe, expect, it } from "@effect/vitest"
-import {
-  Clock,
-  type Context,
-  Effect,
-  Fiber,
-  Layer,
-  Logger,
-  LogLevel,
-  Option,
-  TestClock
-} from "effect"
+import { Clock, Context, Effect, Fiber, Layer, Logger, LogLevel, Option, TestClock } from "effect"
 import type { Address, Hex } from "viem"
 import {
   ASSET,
@@ -137,7 +127,13 @@ let authNonces = 0
  * A payment confirmed as the gateway would: its option stored, the buyer
  * funded, and the payment in `processing` with its collect job queued.
  */
-const confirmedPayment = (fake: FakeChain, shop: Shop, validBefore = VALID_BEFORE) =>
+const confirmedPayment = (
+  fake: FakeChain,
+  shop: Shop,
+  validBefore = VALID_BEFORE,
+  /** Queued as the gateway queues it: held by this process when its runner runs. */
+  queuedHeld = false
+) =>
   Effect.gen(function* () {
     const payments = yield* Payments
     const payment = yield* payments.create(shop.partner, shop.merchantId, {
@@ -166,18 +162,22 @@ const confirmedPayment = (fake: FakeChain, shop: Shop, validBefore = VALID_BEFOR
     }
     yield* (yield* GatewayStore).insertOptions([option])
     fake.mint(BUYER, PAID)
-    yield* payments.transition(payment.id, {
-      _tag: "StartProcessing",
-      tokenAmount: { asset: ASSET, value: PAID },
-      buyer: { account: option.account, providerName: "W", providerIcon: null },
-      transaction: null,
-      collect: newChainJob(
-        payment.id,
-        CHAIN_ID,
-        { kind: "collect", optionId: option.id, signature: SIGNATURE },
-        at
-      )
-    })
+    const collect = newChainJob(
+      payment.id,
+      CHAIN_ID,
+      { kind: "collect", optionId: option.id, signature: SIGNATURE },
+      at
+    )
+    const start = (job: typeof collect) =>
+      payments.transition(payment.id, {
+        _tag: "StartProcessing",
+        tokenAmount: { asset: ASSET, value: PAID },
+        buyer: { account: option.account, providerName: "W", providerIcon: null },
+        transaction: null,
+        collect: job
+      })
+    if (queuedHeld) yield* (yield* ChainWork).queueHeld(collect, start)
+    else yield* start(collect)
     return payment.id
   })
 
@@ -715,6 +715,50 @@ describe("ChainWork", () => {
       expect(fake.mined.map((t) => t.call.kind)).toEqual(["receive", "transfer"])
     }).pipe(Effect.provide(world.engine()))
   })
+
+  it.effect(
+    "runs a job it queued held at once, in its own process: collected and settled without a claim",
+    () => {
+      const fake = new FakeChain({ pollIntervalMs: POLL_MS })
+      const claimed: Array<string> = []
+      // Every job a claim hands out, seen on the store's port.
+      const storage = Layer.map(makeMemoryStorage(), (context) => {
+        const jobs = Context.get(context, ChainJobStore)
+        return Context.add(
+          context,
+          ChainJobStore,
+          ChainJobStore.of({
+            ...jobs,
+            claimDue: (now, limit, leaseMs) =>
+              Effect.tap(jobs.claimDue(now, limit, leaseMs), (claims) =>
+                Effect.sync(() => claimed.push(...claims.map((c) => c.job.kind)))
+              )
+          })
+        )
+      })
+      return Effect.gen(function* () {
+        const shop = yield* openShop()
+        const runner = yield* Effect.fork((yield* ChainWork).runForever)
+        yield* Effect.yieldNow()
+        const id = yield* confirmedPayment(fake, shop, VALID_BEFORE, true)
+        expect(yield* drive(Effect.never, { until: isSettled(id), maxMs: 5_000 })).toBe(true)
+        yield* Fiber.interrupt(runner)
+
+        expect(claimed).toEqual([])
+        const payment = yield* paymentOf(id)
+        expect(payment.status).toBe("succeeded")
+        expect(payment.settlement).toMatchObject({ status: "settled", amount: SETTLED })
+        for (const kind of ["collect", "settle"] as const) {
+          const job = yield* jobOf(id, kind)
+          expect(job).toMatchObject({ state: "done", attempts: 1 })
+        }
+        expect(fake.mined.map((t) => [t.call.kind, t.nonce, t.success])).toEqual([
+          ["receive", 0, true],
+          ["transfer", 1, true]
+        ])
+      }).pipe(Effect.provide(engineOn(fake, storage, FEES, 1_000)))
+    }
+  )
 
   describe("two instances on one store", () => {
     /**
