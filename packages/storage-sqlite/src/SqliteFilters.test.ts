@@ -117,11 +117,15 @@ describe(`SQLite list filter indexes (${runtimeDriverName})`, () => {
           expect(yield* viaIndex.list(q)).toEqual(yield* viaPayments.list(q))
         }
         expect(yield* viaIndex.stats(filter)).toEqual(yield* viaPayments.stats(filter))
-        expect(viaIndex.statements.page({ filter, sortBy: "date", direction: "asc", limit: 5 }).sql)
-          // Under three characters the trigram index cannot answer: the payments are read.
-          .toContain(
+        // On the whole account the partner's payments are more than the matches: the index is
+        // read, unless the needle is under three characters, which it cannot answer.
+        if (filter.merchantIds === undefined && filter.assets === undefined) {
+          expect(
+            viaIndex.statements.page({ filter, sortBy: "date", direction: "asc", limit: 5 }).sql
+          ).toContain(
             [...(filter.referenceId ?? "")].length >= 3 ? "payment_references_fts" : "payments p"
           )
+        }
       }
     }).pipe(Effect.provide(layer({ filename: freshFile() })))
   )

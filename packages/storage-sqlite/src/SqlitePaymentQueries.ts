@@ -182,11 +182,36 @@ export const makeSqlitePaymentQueries = (
       ).get(ftsPhrase(needle), limit) as { n: number }
     ).n
 
-  /** The path of a filter's reference search, given the matches past which to scan. */
+  /**
+   * How many payments the partner, merchant and time terms of a filter select, counted up to
+   * `limit` on their index (the rows a search through the payments reads at most).
+   */
+  const boundedRows = (filter: PaymentFilter, limit: number) => {
+    const where = whereOf({
+      partnerId: filter.partnerId,
+      merchantIds: filter.merchantIds,
+      from: filter.from,
+      before: filter.before,
+      now: filter.now
+    })
+    return (
+      prepared(
+        `SELECT count(*) AS n FROM (SELECT 1 FROM ${where.from} WHERE ${where.sql} LIMIT ?)`
+      ).get(...where.params, limit) as { n: number }
+    ).n
+  }
+
+  /**
+   * The path of a filter's reference search: through the trigram index unless it finds more
+   * than `limit` payments, or more than the filter's merchants and times select (a merchant's
+   * month is then read whole, sooner than every match of a common needle).
+   */
   const searchOf = (filter: PaymentFilter, limit: number): SearchPath => {
     const needle = filter.referenceId?.toLowerCase()
     if (needle === undefined || !indexable(needle)) return "scan"
-    return searchMatches(needle, limit + 1) <= limit ? "index" : "scan"
+    const matches = searchMatches(needle, limit + 1)
+    if (matches > limit) return "scan"
+    return boundedRows(filter, matches) < matches ? "scan" : "index"
   }
 
   /** Revenue per unit and the count of succeeded payments among those `where` selects. */
