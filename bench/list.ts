@@ -692,7 +692,7 @@ export const formatListing = (f: ListingFigures): string => {
     `  seeded through the store ports in ${n(f.seedSeconds, 1)} s ` +
       `(${n(f.payments / f.seedSeconds)} payments/s)`,
     `  ${"query (first page of 50 + stats)".padEnd(66)}${"matches".padStart(9)}` +
-      `${"share".padStart(8)}${"n".padStart(4)}` +
+      `${"share".padStart(11)}${"n".padStart(4)}` +
       `${"p50 ms".padStart(10)}${"p95 ms".padStart(10)}${"max ms".padStart(10)}`
   ]
   const ms = (x: number) => (Number.isNaN(x) ? "-" : n(x, 1))
@@ -703,8 +703,9 @@ export const formatListing = (f: ListingFigures): string => {
         ? ""
         : `${percent >= 1 || percent === 0 ? percent.toFixed(1) : percent.toPrecision(2)}%`
     lines.push(
-      `  ${q.name.padEnd(66)}${(q.matches === undefined ? "" : n(q.matches)).padStart(9)}` +
-        `${share.padStart(8)}${String(q.requests).padStart(4)}${ms(q.p50Ms).padStart(10)}` +
+      `  ${q.name.padEnd(66)}` +
+        `${(q.matches === undefined ? "" : n(q.matches, q.matches % 1 === 0 ? 0 : 1)).padStart(9)}` +
+        `${share.padStart(11)}${String(q.requests).padStart(4)}${ms(q.p50Ms).padStart(10)}` +
         `${ms(q.p95Ms).padStart(10)}${ms(q.maxMs).padStart(10)}`
     )
   }
