@@ -4,9 +4,11 @@
  * through the real store ports (`PaymentStore.insert`, then `transition` to succeed), so
  * whatever the stores maintain on a write is maintained here too; then starts the
  * standalone server on that database and times `GET /v1/payments` over loopback, one
- * request at a time: a merchant's month (a dashboard), the whole account, and the second
- * page of each through its cursor. Every answer's statistics are checked against what was
- * seeded. Bounded in time; removes its files and its PostgreSQL schema whatever happens.
+ * request at a time: a merchant's month (a dashboard), the whole account, each list filter
+ * (reference search, network, token symbol, asset) on the whole account and within a
+ * merchant's month, and the second page of each through its cursor. Every answer's
+ * statistics are checked against what was seeded; the table gives each filter's matches and
+ * their share of the payments. Bounded in time; removes its files and its PostgreSQL schema whatever happens.
  * BENCH_LIST_PAYMENTS and BENCH_LIST_REQUESTS shrink a run; PAY_BENCH_PG names the server
  * (default postgres://postgres@127.0.0.1:5432/test); BENCH_LIST_KEEP=1 leaves the seeded
  * database in place (its file or schema is printed) for looking at query plans by hand.
@@ -31,7 +33,6 @@ import {
   PaymentStore
 } from "@pay/core"
 import * as PgStorage from "@pay/storage-postgres"
-import { SqliteDatabase } from "@pay/storage-sqlite"
 import * as SqliteStorage from "@pay/storage-sqlite/node"
 import { Effect, Option } from "effect"
 import { BENCH_API_KEY, inParallel } from "./client.js"
@@ -41,6 +42,8 @@ export type ListingStore = "sqlite" | "postgres"
 
 export interface LatencySummary {
   readonly name: string
+  /** The mean number of payments the shape's filter matched (its first page's rows). */
+  readonly matches?: number
   readonly requests: number
   readonly p50Ms: number
   readonly p95Ms: number
@@ -68,6 +71,8 @@ const BUYERS = 100_000
 const BATCH = 10_000
 /** Concurrent seeding transactions on PostgreSQL; each owns the merchants and buyers ≡ w. */
 const PG_WORKERS = 4
+/** Payments written at once on SQLite: a full batch of its group commit (128) and more. */
+const SQLITE_WRITERS = 512
 const WARMUP_REQUESTS = 3
 const DEFAULT_PG = "postgres://postgres@127.0.0.1:5432/test"
 
@@ -102,6 +107,9 @@ const TOKENS = [
   "eip155:1/erc20:0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
   "eip155:42161/erc20:0xaf88d065e77c8cC2239327C5EDb3A432268e5831"
 ] as ReadonlyArray<string> as ReadonlyArray<Caip19>
+/** The second symbol of the data set, on Ethereum: one payment in twenty. */
+const USDT = "eip155:1/erc20:0xdAC17F958D2ee523a2206206994597C13D831ec7" as Caip19
+const USDT_SHARE = 20
 
 interface Seeded {
   readonly payment: Payment
@@ -115,11 +123,19 @@ const makeDataset = (count: number, now: number) => {
   const step = (365 * DAY) / count
   const merchantOf = (k: number) => hash(k, 1) % MERCHANTS
   const at = (k: number) => Math.floor(start + k * step)
+  /** USDC on one of three chains, or (one in USDT_SHARE) USDT on Ethereum. */
+  const tokenOf = (k: number) =>
+    hash(k, 10) % USDT_SHARE === 0 ? USDT : TOKENS[hash(k, 3) % TOKENS.length]!
+  /** The token a payment was paid in: only paid ones (succeeded or failed) have one. */
+  const paidTokenOf = (k: number) => {
+    const seeded = payment(k, "" as PartnerId, [])
+    return seeded.payment.tokenAmount?.asset
+  }
   const payment = (k: number, partnerId: PartnerId, merchants: ReadonlyArray<MerchantId>) => {
     const created = at(k)
     const m = merchantOf(k)
     const roll = uniform(k, 2)
-    const token = TOKENS[hash(k, 3) % TOKENS.length]!
+    const token = tokenOf(k)
     const unitRoll = uniform(k, 4)
     const tokenDenominated = unitRoll >= 0.8
     const amount = tokenDenominated
@@ -203,7 +219,7 @@ const makeDataset = (count: number, now: number) => {
     }
     return { rows, transactions, customers: buyers.size }
   }
-  return { count, merchantOf, payment, expected }
+  return { count, merchantOf, paidTokenOf, payment, expected }
 }
 
 type Dataset = ReturnType<typeof makeDataset>
@@ -239,20 +255,24 @@ const progress = (done: number, startedAt: number) => {
   console.log(`    ${done.toLocaleString("en-US")} payments written, ${seconds.toFixed(0)} s`)
 }
 
-/** SQLite: one outer transaction per batch; the store's own transactions nest as savepoints. */
+/**
+ * SQLite: the store's writes go through its group commit (a batch of concurrent writes per
+ * transaction, each in its own savepoint), so many payments are written at once; each
+ * payment's insert and success stay in order.
+ */
 const seedSqlite = (filename: string, data: Dataset, merchants: ReadonlyArray<MerchantId>) =>
   Effect.gen(function* () {
-    const db = yield* SqliteDatabase
     const store = yield* PaymentStore
     const partnerId = yield* partnerOf(merchants[0]!)
     const totals: SeedTotals = { succeeded: 0, buyers: new Set() }
     const startedAt = performance.now()
     for (let from = 0; from < data.count; from += BATCH) {
-      db.transaction(() => {
-        for (let k = from; k < Math.min(from + BATCH, data.count); k++) {
-          Effect.runSync(write(store, data.payment(k, partnerId, merchants), totals))
-        }
-      })
+      const ks = Array.from({ length: Math.min(BATCH, data.count - from) }, (_, i) => from + i)
+      yield* Effect.forEach(
+        ks,
+        (k) => write(store, data.payment(k, partnerId, merchants), totals),
+        { concurrency: SQLITE_WRITERS, discard: true }
+      )
       progress(Math.min(from + BATCH, data.count), startedAt)
     }
     return totals
@@ -462,6 +482,76 @@ const measureQueries = async (
       }
     }
   }
+  /**
+   * The list filters (issue 18), each on the whole account and within a merchant's month.
+   * References are `ORDER-${k}`: a prefix two digits short of the longest matches about 111
+   * payments, the reference of one recent payment (in lower case) that one, and `ORDER-1` one
+   * in nine (the cost of a search that is hardly one). Networks and tokens are those of paid
+   * payments (succeeded or failed): Ethereum carries USDC and USDT, USDT is one in twenty.
+   */
+  const digits = String(data.count - 1).length
+  const referenceOf = (k: number) => `order-${k}`
+  const filters: ReadonlyArray<{
+    readonly name: string
+    readonly query: string
+    readonly selects: (k: number) => boolean
+  }> = [
+    ...[
+      `ORDER-${"1234".slice(0, Math.max(1, digits - 2))}`,
+      `order-${Math.max(0, data.count - 12_345)}`,
+      "ORDER-1"
+    ].map((needle) => ({
+      name: `referenceId=${needle}`,
+      query: `referenceId=${encodeURIComponent(needle)}`,
+      selects: (k: number) => referenceOf(k).includes(needle.toLowerCase())
+    })),
+    {
+      name: "network=eip155:1",
+      query: "network=eip155:1",
+      selects: (k) => data.paidTokenOf(k)?.startsWith("eip155:1/") === true
+    },
+    {
+      name: "token_symbol=USDT",
+      query: "token_symbol=USDT",
+      selects: (k) => data.paidTokenOf(k) === USDT
+    },
+    {
+      name: "asset=USDC on Base",
+      query: `asset=${encodeURIComponent(TOKENS[0]!)}`,
+      selects: (k) => data.paidTokenOf(k) === TOKENS[0]
+    }
+  ]
+  const filterShapes = filters.flatMap((filter): ReadonlyArray<Shape> => {
+    const all = data.expected(filter.selects)
+    const dashboardShape = monthOfMerchant("", 0)
+    const windowed = new Map<number, Expected>()
+    return [
+      {
+        name: `${filter.name}, whole account`,
+        url: () => `${base}?${filter.query}`,
+        expected: () => all
+      },
+      {
+        name: `${filter.name}, 1 merchant, 1 month`,
+        url: (i) => `${dashboardShape.url(i)}&${filter.query}`,
+        expected: (i) => {
+          const key = i % (months.length * merchants.length)
+          let found = windowed.get(key)
+          if (found === undefined) {
+            const { month, merchant } = dashboard(i)
+            const [from, to] = [Date.parse(month.from), Date.parse(month.to)]
+            found = data.expected(
+              (k, at) =>
+                at >= from && at < to && data.merchantOf(k) === merchant && filter.selects(k),
+              { from, to }
+            )
+            windowed.set(key, found)
+          }
+          return found
+        }
+      }
+    ]
+  })
   const shapes: ReadonlyArray<Shape> = [
     monthOfMerchant("dashboard: 1 merchant, 1 month", 0),
     monthOfMerchant("dashboard: 1 merchant, month at UTC+02:00", 2 * 3600_000),
@@ -470,12 +560,14 @@ const measureQueries = async (
       name: "whole account, sortBy=amount",
       url: () => `${base}?sortBy=amount`,
       expected: () => whole
-    }
+    },
+    ...filterShapes
   ]
   const results: Array<LatencySummary> = []
   for (const shape of shapes) {
     const first: Array<number> = []
     const second: Array<number> = []
+    let matched = 0
     for (let i = 0; i < WARMUP_REQUESTS + requests; i++) {
       const url = shape.url(i)
       const page1 = await timedGet(url)
@@ -507,12 +599,14 @@ const measureQueries = async (
         throw new Error(`${shape.name}: the second page's statistics differ from the first's`)
       }
       if (i >= WARMUP_REQUESTS) {
+        matched += want.rows
         first.push(page1.ms)
         if (page2 !== undefined) second.push(page2.ms)
       }
     }
-    results.push(summarize(`${shape.name}, page 1`, first))
-    results.push(summarize(`${shape.name}, page 2 (cursor)`, second))
+    const matches = matched / requests
+    results.push({ ...summarize(`${shape.name}, page 1`, first), matches })
+    results.push({ ...summarize(`${shape.name}, page 2 (cursor)`, second), matches })
   }
   return results
 }
@@ -597,13 +691,22 @@ export const formatListing = (f: ListingFigures): string => {
       `(${n(f.succeeded)} succeeded, ${n(f.customers)} customers), ${n(f.merchants)} merchants, 12 months`,
     `  seeded through the store ports in ${n(f.seedSeconds, 1)} s ` +
       `(${n(f.payments / f.seedSeconds)} payments/s)`,
-    `  ${"query (first page of 50 + stats)".padEnd(60)}${"n".padStart(4)}` +
+    `  ${"query (first page of 50 + stats)".padEnd(66)}${"matches".padStart(9)}` +
+      `${"share".padStart(11)}${"n".padStart(4)}` +
       `${"p50 ms".padStart(10)}${"p95 ms".padStart(10)}${"max ms".padStart(10)}`
   ]
+  const ms = (x: number) => (Number.isNaN(x) ? "-" : n(x, 1))
   for (const q of f.queries) {
+    const percent = q.matches === undefined ? undefined : (100 * q.matches) / f.payments
+    const share =
+      percent === undefined
+        ? ""
+        : `${percent >= 1 || percent === 0 ? percent.toFixed(1) : percent.toPrecision(2)}%`
     lines.push(
-      `  ${q.name.padEnd(60)}${String(q.requests).padStart(4)}${n(q.p50Ms, 1).padStart(10)}` +
-        `${n(q.p95Ms, 1).padStart(10)}${n(q.maxMs, 1).padStart(10)}`
+      `  ${q.name.padEnd(66)}` +
+        `${(q.matches === undefined ? "" : n(q.matches, q.matches % 1 === 0 ? 0 : 1)).padStart(9)}` +
+        `${share.padStart(11)}${String(q.requests).padStart(4)}${ms(q.p50Ms).padStart(10)}` +
+        `${ms(q.p95Ms).padStart(10)}${ms(q.maxMs).padStart(10)}`
     )
   }
   return lines.join("\n")

@@ -92,7 +92,8 @@ const MIGRATIONS = [
   "0012_events",
   "0013_webhook_endpoints",
   "0014_webhook_deliveries",
-  "0015_webhook_delivery_work"
+  "0015_webhook_delivery_work",
+  "0016_payment_filters"
 ]
 
 /** Failure of a CLI run: its exit code and what it printed. */

@@ -335,6 +335,91 @@ export const statisticsFixture = Effect.gen(function* () {
   }
 })
 
+/**
+ * References for the search: a needle at the start, middle or end of them, in either case,
+ * characters FTS5 and LIKE would read as syntax, and letters outside ASCII.
+ */
+const SEARCH_REFERENCES = [
+  "ORDER-1001",
+  "order-1001-b",
+  "Inv/2026:ÄÖ-7",
+  'quote"d "x"',
+  "star*x AND y",
+  "paren(x) OR NOT z",
+  "100%_off",
+  "back\\slash",
+  "col:on^2 {a}",
+  "ab",
+  "Ünïcode ßtraße",
+  "  spaced  out  "
+]
+
+/** Needles for them, and ones that match nothing, or (shorter than a trigram) very much. */
+const SEARCH_NEEDLES = [
+  "ORD",
+  "ord",
+  "der-100",
+  "1001",
+  "01-B",
+  "ORDER-1001",
+  "order-1001-b",
+  "inv/2026:äö-7",
+  '"d "',
+  '"',
+  "*x and",
+  "(x) or not",
+  "%_",
+  "0%",
+  "_o",
+  "\\s",
+  "n^2 {",
+  "ünï",
+  "STRASSE",
+  "straße",
+  "  out",
+  "ab",
+  "a",
+  "",
+  "zzz",
+  "order-1001-bb"
+]
+
+/**
+ * Asserts the store answers `filter` over `data` (everything of the filter's partner it holds)
+ * as the reference meaning does: the statistics, and every sort's pages walked by cursor.
+ */
+export const expectListingAgrees = (
+  data: ReadonlyArray<Payment>,
+  filter: PaymentFilter,
+  pageSize = 7
+) =>
+  Effect.gen(function* () {
+    const store = yield* PaymentStore
+    const label = JSON.stringify(filter)
+    expect(yield* store.stats(filter), label).toEqual(computeStats(data, filter))
+    for (const sortBy of ["date", "amount"] as const) {
+      for (const direction of ["asc", "desc"] as const) {
+        const expected = data
+          .filter((p) => matchesFilter(p, filter))
+          .sort(comparePayments(sortBy, direction))
+        // Walk the pages with keyset cursors: every row once, in order.
+        const seen: Array<string> = []
+        let query: PaymentPageQuery = { filter, sortBy, direction, limit: pageSize }
+        for (let page = 0; page < 50; page++) {
+          const rows = yield* store.list(query)
+          seen.push(...rows.map((p) => p.id))
+          const last = rows.at(-1)
+          if (rows.length < pageSize || last === undefined) break
+          query = {
+            ...query,
+            after: { sortBy, direction, key: sortKeyOf(last, sortBy), id: last.id }
+          }
+        }
+        expect(seen, `${label} by ${sortBy} ${direction}`).toEqual(expected.map((p) => p.id))
+      }
+    }
+  })
+
 export const paymentStorageContract = (
   name: string,
   layer: () => Layer.Layer<PaymentStores, unknown>
@@ -920,6 +1005,126 @@ export const paymentStorageContract = (
           expect(yield* store.stats(filter)).toEqual(computeStats(succeeded, filter))
         }
         expect((yield* store.stats({ partnerId: partner.id, now: at })).transactions).toBe(12)
+      })
+    )
+    test(
+      "searches references by case-insensitive substring, every character taken literally",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const store = yield* PaymentStore
+        const statuses: ReadonlyArray<PaymentStatus> = ["succeeded", "failed", "requires_action"]
+        const data = SEARCH_REFERENCES.flatMap((referenceId, i) =>
+          [0, 1].map((copy) => {
+            const status = statuses[(i + copy) % statuses.length]!
+            return aPayment(partner.id, merchants[copy]!.id, {
+              at: T0 + i * 60_000 + copy,
+              referenceId,
+              status,
+              amount: { unit: USD, value: BigInt(100 * (i + 1) + copy) },
+              tokenAmount: { asset: copy === 0 ? USDC_BASE : USDC_ETH, value: 1n },
+              buyer:
+                status === "requires_action"
+                  ? null
+                  : buyer(`0x${i.toString(16).padStart(40, "0")}`),
+              finalAt: status === "succeeded" ? new Date(T0) : null
+            })
+          })
+        )
+        for (const p of data) yield* store.insert(p)
+        // Another partner's payment with the same reference never shows.
+        const other = yield* setup
+        yield* store.insert(
+          aPayment(other.partner.id, other.merchants[0]!.id, {
+            referenceId: "ORDER-1001",
+            status: "succeeded"
+          })
+        )
+        const base: PaymentFilter = { partnerId: partner.id, now: new Date(T0 + 3600_000) }
+        for (const needle of SEARCH_NEEDLES) {
+          yield* expectListingAgrees(data, { ...base, referenceId: needle }, 5)
+        }
+        // Start, middle and end of one reference, in either case, find it.
+        for (const needle of ["ORDER-", "order-", "DER-1", "1001-B", "-b"]) {
+          const found = yield* store.list({
+            filter: { ...base, referenceId: needle },
+            sortBy: "date",
+            direction: "asc",
+            limit: 50
+          })
+          expect(found.map((p) => p.referenceId)).toContain("order-1001-b")
+        }
+        // Combined with every other filter.
+        for (const filter of [
+          { ...base, referenceId: "order", merchantIds: [merchants[1]!.id] },
+          { ...base, referenceId: "order", statuses: ["succeeded", "expired"] },
+          { ...base, referenceId: "ORDER", networks: ["eip155:1" as Caip2] },
+          { ...base, referenceId: "x", assets: [USDC_BASE] },
+          {
+            ...base,
+            referenceId: "o",
+            from: new Date(T0 + 60_000),
+            before: new Date(T0 + 5 * 60_000),
+            merchantIds: [merchants[0]!.id, merchants[1]!.id]
+          }
+        ] satisfies ReadonlyArray<PaymentFilter>) {
+          yield* expectListingAgrees(data, filter, 3)
+        }
+      })
+    )
+
+    test(
+      "filters by network and token, alone and with merchants, statuses, times and references",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const store = yield* PaymentStore
+        const data = dataset(
+          partner.id,
+          merchants.map((m) => m.id)
+        )
+        for (const p of data) yield* store.insert(p)
+        // A payment that gets its token later, through a transition, is found by it.
+        const later = aPayment(partner.id, merchants[0]!.id, { at: T0 + 30 * 60_000 })
+        yield* store.insert(later)
+        const change: PaymentChange = {
+          status: "processing",
+          at: new Date(T0 + 31 * 60_000),
+          finalAt: null,
+          tokenAmount: { asset: USDC_ETH, value: 7n },
+          buyer: buyer("0x00000000000000000000000000000000000000e1", "eip155:1")
+        }
+        expect(Option.isSome(yield* store.transition(later.id, "requires_action", change))).toBe(
+          true
+        )
+        const all = [...data, applyChange(later, change)]
+        const other = yield* setup
+        yield* store.insert(
+          aPayment(other.partner.id, other.merchants[0]!.id, {
+            status: "succeeded",
+            tokenAmount: { asset: USDC_BASE, value: 1n }
+          })
+        )
+        const [m0, m1] = [merchants[0]!.id, merchants[1]!.id]
+        const base: PaymentFilter = { partnerId: partner.id, now: new Date(T0 + 3600_000) }
+        const window = { from: new Date(T0 + 2 * 60_000), before: new Date(T0 + 11 * 60_000) }
+        for (const filter of [
+          { ...base, networks: ["eip155:8453" as Caip2] },
+          { ...base, networks: ["eip155:1" as Caip2, "eip155:8453" as Caip2] },
+          { ...base, networks: ["eip155:42161" as Caip2] },
+          { ...base, assets: [USDC_ETH] },
+          { ...base, assets: [BIG_TOKEN, USDC_ETH] },
+          { ...base, assets: [USDC_BASE], networks: ["eip155:1" as Caip2] },
+          { ...base, assets: [USDC_BASE, USDC_ETH], networks: ["eip155:8453" as Caip2] },
+          { ...base, networks: ["eip155:8453" as Caip2], merchantIds: [m1] },
+          { ...base, assets: [USDC_BASE], merchantIds: [m0, m1], ...window },
+          { ...base, networks: ["eip155:1" as Caip2], ...window },
+          { ...base, networks: ["eip155:1" as Caip2], statuses: ["expired", "succeeded"] },
+          { ...base, assets: [USDC_ETH], statuses: ["processing"] },
+          { ...base, assets: [BIG_TOKEN], referenceId: "abc" },
+          { ...base, networks: ["eip155:8453" as Caip2], from: new Date(T0 + 5 * 60_000) },
+          { ...base, assets: [USDC_BASE], before: new Date(T0 + 5 * 60_000), merchantIds: [m0] }
+        ] satisfies ReadonlyArray<PaymentFilter>) {
+          yield* expectListingAgrees(all, filter)
+        }
       })
     )
   })

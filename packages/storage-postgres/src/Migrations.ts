@@ -20,6 +20,7 @@ import events from "./migrations/0012_events.js"
 import webhookEndpoints from "./migrations/0013_webhook_endpoints.js"
 import webhookDeliveries from "./migrations/0014_webhook_deliveries.js"
 import webhookDeliveryWork from "./migrations/0015_webhook_delivery_work.js"
+import paymentFilters from "./migrations/0016_payment_filters.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -36,7 +37,8 @@ export const migrations = Migrator.fromRecord({
   "0012_events": events,
   "0013_webhook_endpoints": webhookEndpoints,
   "0014_webhook_deliveries": webhookDeliveries,
-  "0015_webhook_delivery_work": webhookDeliveryWork
+  "0015_webhook_delivery_work": webhookDeliveryWork,
+  "0016_payment_filters": paymentFilters
 })
 
 const TABLE = "pay_migrations"

@@ -1,13 +1,21 @@
 /**
  * The PostgreSQL payment store's reads over many payments. Listings are
- * keyset pages over the indexes on (partner or merchant, sort key, id);
- * statistics are exact `numeric` sums read back as text, from the aggregates
- * the store's writes keep (see PaymentStatsPlan), so their cost does not grow
- * with the number of matches.
+ * keyset pages over the indexes on (partner, merchant or partner and chain,
+ * sort key, id), a reference search through its trigram index (migration
+ * 0016), as the planner chooses from its statistics. Statistics are exact
+ * `numeric` sums read back as text, from the aggregates the store's writes
+ * keep (see PaymentStatsPlan), so their cost does not grow with the number of
+ * matches; for a network, token or reference filter, which the aggregates do
+ * not break down by, from the succeeded matches themselves, found through the
+ * trigram index or read from the covering index of succeeded payments by
+ * chain and token.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import {
+  type Caip19,
+  chainOfCaip19,
   noStats,
   type PaymentFilter,
   type PaymentPageQuery,
@@ -39,6 +47,18 @@ const toStats = (rows: ReadonlyArray<StatsRow>): PaymentStats => {
   return totals.result(customers)
 }
 
+const chainsOf = (assets: ReadonlyArray<Caip19>): ReadonlyArray<string> => [
+  ...new Set(assets.map(chainOfCaip19))
+]
+
+/** A LIKE pattern matching values that contain `needle`, taken literally. */
+export const containing = (needle: string) => `%${needle.replace(/[\\%_]/g, "\\$&")}%`
+
+/** See `searchOf`: fewer payments than this in a filter's merchants and times are read whole. */
+export const SEARCH_SCAN_ROWS = 2_000
+
+export type SearchPath = "index" | "scan"
+
 /** The store's `list` and `stats`. */
 export const makePgPaymentQueries = (sql: SqlClient) => {
   /**
@@ -50,9 +70,15 @@ export const makePgPaymentQueries = (sql: SqlClient) => {
       ? sql`${sql.literal(column)} = ${values[0]!}`
       : sql`${sql.literal(column)} = ANY(${values}::text[])`
 
-  /** The WHERE clause of a filter: fixed fragments, values always bound. */
-  const whereOf = (f: PaymentFilter) =>
-    sql.and([
+  /**
+   * The WHERE clause of a filter: fixed fragments, values always bound. The reference is a
+   * LIKE pattern (its `%`, `_` and `\` escaped, so it stays a literal substring), which the
+   * trigram index answers; a token filter names the tokens' chains too, which the network
+   * index answers.
+   */
+  const whereOf = (f: PaymentFilter, search: SearchPath = "index") => {
+    const chains = f.networks ?? (f.assets === undefined ? undefined : chainsOf(f.assets))
+    return sql.and([
       sql`p.partner_id = ${f.partnerId}`,
       ...(f.merchantIds === undefined ? [] : [oneOf("p.merchant_id", f.merchantIds)]),
       ...(f.statuses === undefined
@@ -63,22 +89,30 @@ export const makePgPaymentQueries = (sql: SqlClient) => {
           ]),
       ...(f.from === undefined ? [] : [sql`p.created_at >= ${f.from}`]),
       ...(f.before === undefined ? [] : [sql`p.created_at < ${f.before}`]),
-      ...(f.assets === undefined ? [] : [sql`p.token_asset = ANY(${f.assets}::text[])`]),
-      ...(f.networks === undefined ? [] : [sql`p.token_chain = ANY(${f.networks}::text[])`]),
-      // strpos, not LIKE: the search is a literal substring, `%` and `_` included.
+      ...(chains === undefined ? [] : [oneOf("p.token_chain", chains)]),
+      ...(f.assets === undefined ? [] : [oneOf("p.token_asset", f.assets)]),
       ...(f.referenceId === undefined
         ? []
-        : [sql`strpos(p.reference_folded, ${f.referenceId.toLowerCase()}) > 0`])
+        : search === "index"
+          ? [sql`p.reference_folded LIKE ${containing(f.referenceId.toLowerCase())}`]
+          : [sql`strpos(p.reference_folded, ${f.referenceId.toLowerCase()}) > 0`])
     ])
+  }
 
-  /** Every match read: for filters the aggregates do not break down by. */
-  const scanStats = (filter: PaymentFilter) => {
-    const succeeded = sql`FROM payments p WHERE ${whereOf(filter)} AND p.status = 'succeeded'`
+  /**
+   * Statistics of a filter the aggregates do not break down by, from its succeeded matches:
+   * found by the trigram index, or read from the covering index of succeeded payments by
+   * chain and token. The status terms are left out: only succeeded payments count, and the
+   * plan is Empty unless the filter lets them through.
+   */
+  const matchesStats = (filter: PaymentFilter, search: SearchPath = "index") => {
+    const succeeded = sql`FROM payments p WHERE ${whereOf({ ...filter, statuses: undefined }, search)}
+      AND p.status = 'succeeded'`
     return sql<StatsRow>`SELECT 'revenue' AS part, p.amount_unit AS unit,
         count(*)::text AS n, sum(p.amount_value)::text AS total ${succeeded}
         GROUP BY p.amount_unit
       UNION ALL SELECT 'customers', NULL, count(DISTINCT p.buyer_key)::text, NULL
-        ${succeeded}`.pipe(Effect.map(toStats))
+        ${succeeded}`
   }
 
   /**
@@ -129,34 +163,76 @@ export const makePgPaymentQueries = (sql: SqlClient) => {
               FROM merchant_customers
               WHERE ${oneOf("merchant_id", merchants)} AND partner_id = ${filter.partnerId}`
     )
-    return sql<StatsRow>`${sql.join(" UNION ALL ", false)(parts)}`.pipe(Effect.map(toStats))
+    return sql<StatsRow>`${sql.join(" UNION ALL ", false)(parts)}`
+  }
+
+  /**
+   * How a reference search reaches its payments: through the trigram index ("index", a LIKE
+   * the planner may answer from it), or by reading the few payments the filter's merchants and
+   * times select ("scan", a `strpos` no index answers). A needle's trigrams that every
+   * reference shares (`ord` of `ORDER-…`) cost the trigram index a pass over every row's
+   * entry (about 45 ms at a million payments) that the planner does not foresee, so a
+   * merchant's month of a few hundred payments is read whole instead; counted first on the
+   * merchant's or partner's index, up to SEARCH_SCAN_ROWS.
+   */
+  const searchOf = (f: PaymentFilter): Effect.Effect<SearchPath, SqlError> =>
+    f.referenceId === undefined ||
+    (f.merchantIds === undefined && f.from === undefined && f.before === undefined)
+      ? Effect.succeed("index")
+      : sql<{ readonly n: string }>`SELECT count(*)::text AS n FROM (SELECT 1 FROM payments p
+          WHERE ${whereOf({
+            partnerId: f.partnerId,
+            merchantIds: f.merchantIds,
+            from: f.from,
+            before: f.before,
+            now: f.now
+          })} LIMIT ${SEARCH_SCAN_ROWS}) s`.pipe(
+          Effect.map(([row]) => (Number(row?.n ?? 0) < SEARCH_SCAN_ROWS ? "scan" : "index"))
+        )
+
+  const page = (q: PaymentPageQuery, search: SearchPath = "index") => {
+    const where = whereOf(q.filter, search)
+    const byDate = q.sortBy === "date"
+    const key = byDate ? sql`p.created_at` : sql`p.amount_value`
+    const dir = q.direction === "asc" ? sql`ASC` : sql`DESC`
+    const after =
+      q.after === undefined
+        ? sql``
+        : sql`AND (${key}, p.id) ${q.direction === "asc" ? sql`>` : sql`<`} (${
+            byDate
+              ? sql`${new Date(Number(q.after.key))}::timestamptz`
+              : sql`${q.after.key}::numeric`
+          }, ${q.after.id})`
+    return sql<PaymentRow>`${withRefund(sql, sql.literal("payments"))} WHERE ${where} ${after}
+      ORDER BY ${key} ${dir}, p.id ${dir} LIMIT ${q.limit}`
+  }
+
+  /** The statistics statement of a filter, or none when nothing can match. */
+  const statsOf = (filter: PaymentFilter, search: SearchPath = "index") => {
+    const plan = planStats(filter)
+    return plan._tag === "Empty"
+      ? undefined
+      : plan._tag === "Matches"
+        ? matchesStats(filter, search)
+        : aggregateStats(filter, plan)
   }
 
   return {
-    list: (q: PaymentPageQuery) => {
-      const where = whereOf(q.filter)
-      const byDate = q.sortBy === "date"
-      const key = byDate ? sql`p.created_at` : sql`p.amount_value`
-      const dir = q.direction === "asc" ? sql`ASC` : sql`DESC`
-      const after =
-        q.after === undefined
-          ? sql``
-          : sql`AND (${key}, p.id) ${q.direction === "asc" ? sql`>` : sql`<`} (${
-              byDate
-                ? sql`${new Date(Number(q.after.key))}::timestamptz`
-                : sql`${q.after.key}::numeric`
-            }, ${q.after.id})`
-      return sql<PaymentRow>`${withRefund(sql, sql.literal("payments"))} WHERE ${where} ${after}
-        ORDER BY ${key} ${dir}, p.id ${dir} LIMIT ${q.limit}`.pipe(
+    /** For the query-plan tests: the statements a page and statistics run. */
+    statements: { page, stats: statsOf, searchOf },
+
+    list: (q: PaymentPageQuery) =>
+      searchOf(q.filter).pipe(
+        Effect.flatMap((search) => page(q, search)),
         Effect.map((rows) => rows.map(toPayment)),
         orDieSql
-      )
-    },
+      ),
 
     stats: (filter: PaymentFilter) => {
-      const plan = planStats(filter)
-      if (plan._tag === "Empty") return Effect.succeed(noStats)
-      return (plan._tag === "Scan" ? scanStats(filter) : aggregateStats(filter, plan)).pipe(
+      if (planStats(filter)._tag === "Empty") return Effect.succeed(noStats)
+      return searchOf(filter).pipe(
+        Effect.flatMap((search) => statsOf(filter, search)!),
+        Effect.map(toStats),
         orDieSql
       )
     }

@@ -63,7 +63,8 @@ describe("PostgreSQL storage, several instances", () => {
         "events",
         "webhook_endpoints",
         "webhook_deliveries",
-        "webhook_delivery_work"
+        "webhook_delivery_work",
+        "payment_filters"
       ])
     })
   )

@@ -21,6 +21,7 @@ import events from "./migrations/0012_events.js"
 import webhookEndpoints from "./migrations/0013_webhook_endpoints.js"
 import webhookDeliveries from "./migrations/0014_webhook_deliveries.js"
 import webhookDeliveryWork from "./migrations/0015_webhook_delivery_work.js"
+import paymentFilters from "./migrations/0016_payment_filters.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -45,7 +46,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 12, name: "events", apply: events },
   { id: 13, name: "webhook_endpoints", apply: webhookEndpoints },
   { id: 14, name: "webhook_deliveries", apply: webhookDeliveries },
-  { id: 15, name: "webhook_delivery_work", apply: webhookDeliveryWork }
+  { id: 15, name: "webhook_delivery_work", apply: webhookDeliveryWork },
+  { id: 16, name: "payment_filters", apply: paymentFilters }
 ]
 
 /** A migration applied by this call: its id and name. */

@@ -48,9 +48,12 @@ export const toPayment = (r: PaymentRow): Payment =>
     refundCreatedAt: dateOrNull(r.refund_created_at)
   })
 
+/** Payments (`p` in `from`) with their refund; a WHERE clause follows. */
+export const selectFrom = (from: string) => `SELECT p.*, r.id AS refund_id,
+  r.created_at AS refund_created_at FROM ${from} LEFT JOIN refunds r ON r.payment_id = p.id`
+
 /** Payments with their refund; a WHERE clause follows. */
-export const SELECT = `SELECT p.*, r.id AS refund_id, r.created_at AS refund_created_at
-  FROM payments p LEFT JOIN refunds r ON r.payment_id = p.id`
+export const SELECT = selectFrom("payments p")
 
 const SORT_WIDTH = 78 // digits of 2^256 - 1
 

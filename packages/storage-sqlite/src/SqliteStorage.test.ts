@@ -101,7 +101,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [12, "events"],
         [13, "webhook_endpoints"],
         [14, "webhook_deliveries"],
-        [15, "webhook_delivery_work"]
+        [15, "webhook_delivery_work"],
+        [16, "payment_filters"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

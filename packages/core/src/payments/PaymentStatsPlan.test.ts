@@ -1,11 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
 import type { PartnerId } from "../partners/Partner.js"
+import type { Caip2, Caip19 } from "../shared/Caip.js"
 import { DAY_MS, planStats, utcDay } from "./PaymentStatsPlan.js"
 import type { PaymentFilter } from "./PaymentStore.js"
 
 const base: PaymentFilter = { partnerId: "ptnr_0" as PartnerId, now: new Date(0) }
 const D = Date.UTC(2026, 2, 10)
+const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
 
 /** Whether the plan reads a payment created at `t`: from a whole day or from an edge. */
 const reads = (filter: PaymentFilter, t: number): "day" | "edge" | "no" | "twice" => {
@@ -76,14 +78,24 @@ describe("planStats", () => {
     })
   })
 
-  it("answers nothing without a succeeded status, and scans for token, network and reference", () => {
+  it("answers nothing without a succeeded status, and reads the matches for token, network and reference", () => {
     expect(planStats({ ...base, statuses: ["failed", "processing"] })._tag).toBe("Empty")
     expect(planStats({ ...base, statuses: [] })._tag).toBe("Empty")
     expect(planStats({ ...base, merchantIds: [] })._tag).toBe("Empty")
     expect(planStats({ ...base, from: new Date(D), before: new Date(D) })._tag).toBe("Empty")
     expect(planStats({ ...base, statuses: ["processing", "succeeded"] })._tag).toBe("Aggregates")
-    expect(planStats({ ...base, referenceId: "abc" })._tag).toBe("Scan")
-    expect(planStats({ ...base, assets: [] })._tag).toBe("Scan")
-    expect(planStats({ ...base, networks: [] })._tag).toBe("Scan")
+    expect(planStats({ ...base, assets: [] })._tag).toBe("Empty")
+    expect(planStats({ ...base, networks: [] })._tag).toBe("Empty")
+    expect(planStats({ ...base, referenceId: "abc", statuses: ["failed"] })._tag).toBe("Empty")
+    expect(planStats({ ...base, referenceId: "abc" })).toEqual({ _tag: "Matches", by: "reference" })
+    expect(planStats({ ...base, referenceId: "abc", networks: ["eip155:1" as Caip2] })).toEqual({
+      _tag: "Matches",
+      by: "reference"
+    })
+    expect(planStats({ ...base, assets: [USDC_BASE] })).toEqual({ _tag: "Matches", by: "token" })
+    expect(planStats({ ...base, networks: ["eip155:1" as Caip2] })).toEqual({
+      _tag: "Matches",
+      by: "token"
+    })
   })
 })

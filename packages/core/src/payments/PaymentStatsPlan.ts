@@ -23,8 +23,12 @@ export interface TimeSpan {
 export type StatsPlan =
   /** Nothing can match: every figure is zero. */
   | { readonly _tag: "Empty" }
-  /** A filter the aggregates do not break down by (token, network, reference): read the matches. */
-  | { readonly _tag: "Scan" }
+  /**
+   * A filter the aggregates do not break down by: read the succeeded matches themselves,
+   * through the index that narrows them down, the reference search ("reference") or the
+   * succeeded payments by network and token ("token"). Their cost grows with the matches.
+   */
+  | { readonly _tag: "Matches"; readonly by: "reference" | "token" }
   | {
       readonly _tag: "Aggregates"
       readonly merchantIds: ReadonlyArray<string> | undefined
@@ -51,21 +55,20 @@ export type StatsPlan =
     }
 
 export const planStats = (filter: PaymentFilter): StatsPlan => {
-  if (
-    filter.assets !== undefined ||
-    filter.networks !== undefined ||
-    filter.referenceId !== undefined
-  ) {
-    return { _tag: "Scan" }
-  }
   // Only succeeded payments count, and a succeeded payment's effective status is its own.
   if (filter.statuses !== undefined && !filter.statuses.includes("succeeded")) {
     return { _tag: "Empty" }
   }
-  if (filter.merchantIds !== undefined && filter.merchantIds.length === 0) return { _tag: "Empty" }
+  if ([filter.merchantIds, filter.assets, filter.networks].some((set) => set?.length === 0)) {
+    return { _tag: "Empty" }
+  }
   const { from, before } = filter
   if (from !== undefined && before !== undefined && from.getTime() >= before.getTime()) {
     return { _tag: "Empty" }
+  }
+  if (filter.referenceId !== undefined) return { _tag: "Matches", by: "reference" }
+  if (filter.assets !== undefined || filter.networks !== undefined) {
+    return { _tag: "Matches", by: "token" }
   }
   const merchantIds = filter.merchantIds
   if (from === undefined && before === undefined) {
