@@ -8,12 +8,13 @@
 import { Effect, Layer, Option } from "effect"
 import type { StoredAppKey, WalletApp } from "../src/apps/WalletApp.js"
 import { WalletAppStore } from "../src/apps/WalletAppStore.js"
-import type {
-  ChainJob,
-  ChainJobKind,
-  ChainJobLease,
-  ChainTransfer,
-  NewChainJob
+import {
+  type ChainJob,
+  type ChainJobKind,
+  type ChainJobLease,
+  type ChainTransfer,
+  type NewChainJob,
+  queuedJob
 } from "../src/chainwork/ChainJob.js"
 import { ChainJobLeaseLost, ChainJobStore, NonceTaken } from "../src/chainwork/ChainJobStore.js"
 import { type EventQuery, EventStore, type Outbox, type PayEvent } from "../src/events/Event.js"
@@ -90,23 +91,6 @@ interface JobRow {
 }
 
 const scopeKey = (s: IdempotencyScope) => JSON.stringify([s.partnerId, s.route, s.key])
-
-/** The stored form of a newly queued job: active, due at its `runAt`, nothing done yet. */
-const queuedJob = (job: NewChainJob): ChainJob => ({
-  id: job.id,
-  paymentId: job.paymentId,
-  chainId: job.chainId,
-  payload: job.payload,
-  runAt: job.runAt,
-  createdAt: job.createdAt,
-  kind: job.payload.kind,
-  state: "active",
-  nonce: null,
-  destination: null,
-  attempts: 0,
-  lastError: null,
-  updatedAt: job.createdAt
-})
 
 /** Oldest first; a tie (one millisecond) broken by hash, as the databases order them. */
 const byCreation = (a: ChainTransfer, b: ChainTransfer) =>

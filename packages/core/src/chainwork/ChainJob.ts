@@ -109,6 +109,23 @@ export const newChainJob = (
   createdAt: at
 })
 
+/** A job as stored once queued: active, due at its `runAt`, nothing done yet. */
+export const queuedJob = (job: NewChainJob): ChainJob => ({
+  id: job.id,
+  paymentId: job.paymentId,
+  chainId: job.chainId,
+  payload: job.payload,
+  runAt: job.runAt,
+  createdAt: job.createdAt,
+  kind: job.payload.kind,
+  state: "active",
+  nonce: null,
+  destination: null,
+  attempts: 0,
+  lastError: null,
+  updatedAt: job.createdAt
+})
+
 /** A new lease on the job, until `leaseMs` after `at`: to queue it held. */
 export const heldStart = (jobId: ChainJobId, at: Date, leaseMs: number) => ({
   lease: { jobId, token: randomBase62(24) },
@@ -121,19 +138,10 @@ export const heldStart = (jobId: ChainJobId, at: Date, leaseMs: number) => ({
  */
 export const heldJob = (job: NewChainJob & { readonly held: HeldStart }): ClaimedJob => ({
   job: {
-    id: job.id,
-    paymentId: job.paymentId,
-    chainId: job.chainId,
-    payload: job.payload,
-    runAt: job.runAt,
-    createdAt: job.createdAt,
-    kind: job.payload.kind,
-    state: "active",
+    ...queuedJob(job),
     nonce: job.held.transfer?.nonce ?? null,
     destination: job.held.destination ?? null,
-    attempts: 1,
-    lastError: null,
-    updatedAt: job.createdAt
+    attempts: 1
   },
   lease: job.held.lease,
   transfers: job.held.transfer === undefined ? [] : [job.held.transfer]
