@@ -332,26 +332,38 @@ describe("two engines in one process", () => {
   })
 })
 
+/** An engine on a SQLite file of its own, in `scope`, and how many long-polls it holds. */
+const engineHolding = async (scope: Scope.CloseableScope, name: string, publicUrl: string) => {
+  const engine = await Effect.runPromise(
+    Scope.extend(
+      makePaymentEngine({ storage: SqliteStorage.layer({ filename: file(name) }), publicUrl }),
+      scope
+    )
+  )
+  const held = () =>
+    Effect.runPromise(
+      Effect.provide(
+        Effect.flatMap(PaymentEvents, (e) => e.held),
+        engine.context
+      )
+    )
+  return { engine, held }
+}
+
+/** Resolves once `check` holds; fails after 5 s. */
+const until = async (check: () => Promise<boolean>, what: string) => {
+  const deadline = Date.now() + 5_000
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
 describe("a client that goes away", () => {
   it("lets go of its long-poll's waiter at once (Node)", async () => {
     const scope = Effect.runSync(Scope.make())
     try {
-      const engine = await Effect.runPromise(
-        Scope.extend(
-          makePaymentEngine({
-            storage: SqliteStorage.layer({ filename: file("disconnect") }),
-            publicUrl: "http://127.0.0.1"
-          }),
-          scope
-        )
-      )
-      const held = () =>
-        Effect.runPromise(
-          Effect.provide(
-            Effect.flatMap(PaymentEvents, (e) => e.held),
-            engine.context
-          )
-        )
+      const { engine, held } = await engineHolding(scope, "disconnect", "http://127.0.0.1")
       const server = createServer(toNodeHandler(engine))
       await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
       await Effect.runPromise(
@@ -400,13 +412,6 @@ describe("a client that goes away", () => {
       )
       polling.on("error", () => {})
       polling.end()
-      const until = async (check: () => Promise<boolean>, what: string) => {
-        const deadline = Date.now() + 5_000
-        while (!(await check())) {
-          if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-          await new Promise((r) => setTimeout(r, 20))
-        }
-      }
       await until(async () => (await held()) === 1, "the long-poll is held")
       // ...then the client goes away: the waiter is gone well before the 20 s.
       const goneAt = Date.now()
@@ -424,29 +429,7 @@ describe("a long-poll on the fetch handler", () => {
     const scope = Effect.runSync(Scope.make())
     let closed = false
     try {
-      const engine = await Effect.runPromise(
-        Scope.extend(
-          makePaymentEngine({
-            storage: SqliteStorage.layer({ filename: file("fetch-long-poll") }),
-            publicUrl: "http://pay.test"
-          }),
-          scope
-        )
-      )
-      const held = () =>
-        Effect.runPromise(
-          Effect.provide(
-            Effect.flatMap(PaymentEvents, (e) => e.held),
-            engine.context
-          )
-        )
-      const until = async (check: () => Promise<boolean>, what: string) => {
-        const deadline = Date.now() + 5_000
-        while (!(await check())) {
-          if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-          await new Promise((r) => setTimeout(r, 20))
-        }
-      }
+      const { engine, held } = await engineHolding(scope, "fetch-long-poll", "http://pay.test")
       const { apiKey } = await Effect.runPromise(
         Effect.provide(
           Effect.flatMap(Partners, (p) => p.create({ name: "P" })),
