@@ -23,7 +23,7 @@ import * as Sandbox from "@pay/sandbox-chain"
 import * as PgStorage from "@pay/storage-postgres"
 import type { SqliteStorageError } from "@pay/storage-sqlite"
 import { Effect, Either, Layer, Option } from "effect"
-import { isPostgresUrl, type StandaloneConfig } from "./config.js"
+import { isPostgresUrl, type StandaloneConfig, sandboxRefusal } from "./config.js"
 import type { StandaloneHost } from "./host.js"
 import { readPayConfig } from "./payConfig.js"
 
@@ -149,12 +149,15 @@ export const chainFor = (config: StandaloneConfig) =>
         onRight: (setup) =>
           Effect.succeed({ setup, routes: [] as ReadonlyArray<Route<never>>, sandbox: undefined })
       }),
-    onNone: () =>
-      Effect.map(Sandbox.make(), (sandbox) => ({
+    onNone: () => {
+      const refusal = sandboxRefusal(config)
+      if (refusal !== undefined) return Effect.fail(new Error(refusal))
+      return Effect.map(Sandbox.make(), (sandbox) => ({
         setup: sandboxChainSetup(sandbox),
         routes: sandboxRoutes(sandbox, config.publicUrl),
         sandbox
       }))
+    }
   })
 
 /** What in-process tests swap in: a logo fetcher that trusts a test CA. */

@@ -23,6 +23,12 @@ export interface StandaloneConfig {
   readonly maxLongPollMs: number
   /** The `PAY_CONFIG` file (networks, tokens, rates); without one the sandbox chain runs. */
   readonly payConfigPath: Option.Option<string>
+  /**
+   * PAY_SANDBOX=1: the sandbox chain (no PAY_CONFIG) may run on an address that
+   * is not loopback. Without it, such a start is refused: the sandbox's tokens
+   * are free and its collecting key is public, and must never pass for money.
+   */
+  readonly sandboxOnAnyAddress?: boolean
   /** How long an option's price holds; overrides the file's `quoteLockSeconds`. */
   readonly quoteLockMs: Option.Option<number>
   /**
@@ -51,6 +57,34 @@ export const parseRetrySchedule = (text: string): ReadonlyArray<number> | undefi
 }
 
 export const DEFAULT_DATABASE = "./data/pay.sqlite"
+
+/** An address only this machine reaches: 127.0.0.0/8, ::1, localhost. */
+export const isLoopbackHost = (host: string): boolean => {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, "$1")
+  return (
+    h === "localhost" ||
+    h === "::1" ||
+    h === "0:0:0:0:0:0:0:1" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) ||
+    /^::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h)
+  )
+}
+
+/**
+ * Why the sandbox chain may not run on this configuration, or undefined when it
+ * may: on a loopback address, or anywhere with PAY_SANDBOX=1.
+ */
+export const sandboxRefusal = (
+  config: Pick<StandaloneConfig, "host" | "sandboxOnAnyAddress">
+): string | undefined =>
+  isLoopbackHost(config.host) || config.sandboxOnAnyAddress === true
+    ? undefined
+    : `HOST ${config.host} is not a loopback address, and without PAY_CONFIG the server runs ` +
+      "the sandbox chain (free test tokens, a publicly known collecting key): set PAY_CONFIG " +
+      "to real networks, or PAY_SANDBOX=1 to run the sandbox on this address anyway"
 
 /** A `postgres://` or `postgresql://` URL selects PostgreSQL; anything else names a SQLite file. */
 export const isPostgresUrl = (database: string): boolean => /^postgres(ql)?:\/\//i.test(database)
@@ -196,6 +230,15 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
       }),
       Config.map((seconds) => seconds * 1000)
     )
+  ),
+  sandboxOnAnyAddress: Config.string("PAY_SANDBOX").pipe(
+    Config.withDefault("0"),
+    Config.validate({
+      message:
+        "PAY_SANDBOX must be 1 (the sandbox on any address) or 0 (loopback only, the default)",
+      validation: (s) => s === "0" || s === "1"
+    }),
+    Config.map((s) => s === "1")
   ),
   fetchAllowPrivate: Config.string("PAY_FETCH_ALLOW_PRIVATE").pipe(
     Config.withDefault("0"),

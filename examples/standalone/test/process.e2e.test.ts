@@ -385,6 +385,18 @@ describe("npm start under a path", () => {
     }
   }, 60_000)
 
+  it("refuses to run the sandbox chain on an address that is not loopback unless PAY_SANDBOX=1, and a PAY_SANDBOX that is not 0 or 1", async () => {
+    // Refused before anything listens: nothing is bound on the address.
+    await expectStartRefused(
+      { ...sqliteEnv, HOST: "0.0.0.0" },
+      "HOST 0.0.0.0 is not a loopback address, and without PAY_CONFIG the server runs the sandbox chain"
+    )
+    await expectStartRefused(
+      { ...sqliteEnv, PAY_SANDBOX: "yes" },
+      "PAY_SANDBOX must be 1 (the sandbox on any address) or 0 (loopback only, the default)"
+    )
+  }, 60_000)
+
   it("refuses a PAY_SECRET that is not 32 or more bytes of base64, naming it", async () => {
     await expectStartRefused(
       { ...sqliteEnv, PAY_SECRET: btoa("too short") },
