@@ -40,6 +40,31 @@ describe.each(STORES)("the wallet gateway on %s", (store) => {
     await server?.stop()
   })
 
+  it("GET /sandbox lists the JSON-RPC methods /sandbox/rpc passes; the others are refused", async () => {
+    const described = await partner.get("/sandbox", { key: null })
+    expect(described.status, described.text).toBe(200)
+    expect(described.body.rpcMethods).toContain("eth_sendRawTransaction")
+    expect(described.body.rpcMethods).toContain("eth_call")
+    expect(described.body.rpcMethods).not.toContain("eth_sendTransaction")
+    const rpc = (method: string, params: ReadonlyArray<unknown> = []) =>
+      partner.request("POST", "/sandbox/rpc", {
+        key: null,
+        body: { jsonrpc: "2.0", id: 1, method, params }
+      })
+    expect((await rpc("eth_chainId")).body.result).toBe("0x7a69")
+    for (const [method, params] of [
+      ["evm_mine", []],
+      ["hardhat_setBalance", [server.sandbox.collector.address, "0x1"]],
+      ["eth_sendTransaction", [{}]],
+      ["eth_accounts", []],
+      ["debug_traceTransaction", ["0x00"]]
+    ] as const) {
+      const refused = await rpc(method, params)
+      expect(refused.status).toBe(200)
+      expect(refused.body.error?.code, method).toBe(-32601)
+    }
+  })
+
   it("takes a payment from options to succeeded, the tokens moved to the collector", async () => {
     const buyer: Buyer = newBuyer()
     await fund(server, buyer, 100_000_000n)

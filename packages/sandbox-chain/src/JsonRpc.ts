@@ -47,14 +47,39 @@ export interface JsonRpcOptions {
 }
 
 /**
- * Methods that change the chain by fiat rather than by a signed transaction
- * (time travel, balances, impersonation, snapshots) or use the node's own keys.
- * A public `/sandbox/rpc` can pass `allow: isPublicMethod` to keep them out.
+ * What a public `/sandbox/rpc` passes (`allow: isPublicMethod`): the reads and
+ * the sends of signed transactions that a wallet and the engine make, and
+ * nothing else. Left out: whatever changes the chain by fiat rather than by a
+ * signed transaction (time travel, balances, impersonation, snapshots), signs
+ * with the node's own keys, or debugs; `GET /sandbox` lists these.
  */
-export const isPublicMethod = (method: string): boolean =>
-  !/^(hardhat_|evm_|debug_|anvil_|personal_)/.test(method) &&
-  method !== "eth_sendTransaction" &&
-  !method.startsWith("eth_sign")
+export const PUBLIC_METHODS: ReadonlyArray<string> = [
+  "eth_blockNumber",
+  "eth_call",
+  "eth_chainId",
+  "eth_estimateGas",
+  "eth_feeHistory",
+  "eth_gasPrice",
+  "eth_getBalance",
+  "eth_getBlockByHash",
+  "eth_getBlockByNumber",
+  "eth_getCode",
+  "eth_getLogs",
+  "eth_getStorageAt",
+  "eth_getTransactionByHash",
+  "eth_getTransactionCount",
+  "eth_getTransactionReceipt",
+  "eth_maxPriorityFeePerGas",
+  "eth_sendRawTransaction",
+  "eth_syncing",
+  "net_version",
+  "web3_clientVersion"
+]
+
+const publicMethods = new Set(PUBLIC_METHODS)
+
+/** Whether a public `/sandbox/rpc` passes `method` (PUBLIC_METHODS). */
+export const isPublicMethod = (method: string): boolean => publicMethods.has(method)
 
 /** The revert data inside an EDR error, if the error is a revert. */
 const revertData = (error: EdrFailure): Hex | undefined => {

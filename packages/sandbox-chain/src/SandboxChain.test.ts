@@ -657,7 +657,24 @@ layer(sandboxLayer(), { timeout: 60_000 })("SandboxChain with one chain", (it) =
               method: "hardhat_setBalance",
               params: [COLLECTOR_ADDRESS, "0x1"]
             },
-            { jsonrpc: "2.0", id: 3, method: "eth_chainId" }
+            { jsonrpc: "2.0", id: 3, method: "eth_chainId" },
+            // The node's own keys, and methods no wallet needs, are not passed either.
+            { jsonrpc: "2.0", id: 4, method: "eth_sendTransaction", params: [{}] },
+            { jsonrpc: "2.0", id: 5, method: "eth_accounts" },
+            { jsonrpc: "2.0", id: 6, method: "personal_sign", params: ["0x00", COLLECTOR_ADDRESS] },
+            { jsonrpc: "2.0", id: 7, method: "debug_traceTransaction", params: ["0x00"] },
+            {
+              jsonrpc: "2.0",
+              id: 8,
+              method: "eth_getTransactionCount",
+              params: [COLLECTOR_ADDRESS, "latest"]
+            },
+            {
+              jsonrpc: "2.0",
+              id: 9,
+              method: "eth_getLogs",
+              params: [{ fromBlock: "0x0", toBlock: "0x0" }]
+            }
           ],
           { allow: isPublicMethod }
         )
@@ -665,7 +682,13 @@ layer(sandboxLayer(), { timeout: 60_000 })("SandboxChain with one chain", (it) =
       expect(controlled).toMatchObject([
         { id: 1, error: { code: -32601 } },
         { id: 2, error: { code: -32601 } },
-        { id: 3, result: "0x7a69" }
+        { id: 3, result: "0x7a69" },
+        { id: 4, error: { code: -32601 } },
+        { id: 5, error: { code: -32601 } },
+        { id: 6, error: { code: -32601 } },
+        { id: 7, error: { code: -32601 } },
+        { id: 8, result: expect.stringMatching(/^0x[0-9a-f]+$/) },
+        { id: 9, result: [] }
       ])
     })
   )

@@ -86,7 +86,14 @@ export const sandboxRoutes = (
   publicUrl: string
 ): ReadonlyArray<Route<never>> => [
   publicRoute("GET", "/sandbox", () =>
-    Effect.succeed(json(200, { ...sandbox.description, rpcUrl: `${publicUrl}/sandbox/rpc` }))
+    Effect.succeed(
+      json(200, {
+        ...sandbox.description,
+        rpcUrl: `${publicUrl}/sandbox/rpc`,
+        // The only methods /sandbox/rpc passes: a wallet's and the engine's reads and sends.
+        rpcMethods: Sandbox.PUBLIC_METHODS
+      })
+    )
   ),
   publicRoute(
     "POST",
