@@ -28,12 +28,14 @@ export class SqliteDatabase extends Context.Tag("@pay/storage-sqlite/SqliteDatab
   SqliteConnection
 >() {}
 
-/** Settings every connection gets: WAL for concurrent readers (the CLI beside the server),
- * full fsync on commit so an acknowledged write survives a power cut, enforced foreign keys,
- * and a busy timeout instead of failing while another process writes. */
+/** Settings every connection gets: a busy timeout instead of failing while another process
+ * writes (first: switching to WAL needs the file's lock, which a process migrating it holds;
+ * bun:sqlite, unlike better-sqlite3, waits for nothing by default), WAL for concurrent readers
+ * (the CLI beside the server), full fsync on commit so an acknowledged write survives a power
+ * cut, and enforced foreign keys. */
 export const CONNECTION_PRAGMAS = [
+  "busy_timeout = 5000",
   "journal_mode = WAL",
   "synchronous = FULL",
-  "foreign_keys = ON",
-  "busy_timeout = 5000"
+  "foreign_keys = ON"
 ] as const

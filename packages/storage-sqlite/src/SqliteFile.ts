@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
-import { Data, Effect, Layer } from "effect"
+import { Data, Effect, Layer, Schedule } from "effect"
 import { type AppliedMigration, applyMigrations } from "./Migrations.js"
 import { type SqliteConnection, SqliteDatabase } from "./SqliteDatabase.js"
 import { SqliteStores } from "./SqliteStores.js"
@@ -53,8 +53,16 @@ export const sqliteFileStorage = (
     mkdirSync(dirname(filename), { recursive: true })
     return openDriverConnection(filename)
   }
+  // Opening and migrating are idempotent or one transaction each, so a "locked" answer is tried
+  // again: SQLite gives it at once, without the busy timeout, where waiting could deadlock (a
+  // new file that several processes open, switch to WAL and migrate at the same moment).
   const attempt = <A>(filename: string, body: () => A) =>
-    Effect.try({ try: body, catch: (cause) => new SqliteStorageError({ filename, cause }) })
+    Effect.try({ try: body, catch: (cause) => new SqliteStorageError({ filename, cause }) }).pipe(
+      Effect.retry({
+        while: (error) => /database is locked/i.test(error.message),
+        schedule: Schedule.intersect(Schedule.spaced("25 millis"), Schedule.recurs(200))
+      })
+    )
   const migrateFile = (filename: string) =>
     Effect.acquireUseRelease(
       attempt(filename, () => openConnection(filename)),
