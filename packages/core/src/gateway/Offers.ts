@@ -10,7 +10,7 @@ import { type ChainNetwork, networkOf } from "../chain/Chain.js"
 import type { ReceiveAuthorization } from "../chain/Eip3009.js"
 import type { Payment } from "../payments/Payment.js"
 import { convert, type Rate } from "../pricing/Pricing.js"
-import { type Caip10, type Caip19, chainOfCaip10 } from "../shared/Caip.js"
+import { addressOfCaip10, type Caip10, type Caip19, chainOfCaip10 } from "../shared/Caip.js"
 import type { OptionId, PaymentOption } from "./PaymentOption.js"
 
 export interface OfferInput {
@@ -31,8 +31,7 @@ export interface OfferInput {
   readonly newNonce: () => Hex
 }
 
-const addressOf = (account: Caip10): Address =>
-  account.slice(account.lastIndexOf(":") + 1) as Address
+const addressOf = (account: Caip10) => addressOfCaip10(account) as Address
 
 const seconds = (date: Date): bigint => BigInt(Math.floor(date.getTime() / 1000))
 
