@@ -13,6 +13,7 @@ export { toFieldIssues } from "./http/Decode.js"
 export { ApiErrors } from "./http/ErrorResponses.js"
 
 import { EventsApi } from "./events/Api.js"
+import { ApiKeysApi } from "./keys/Api.js"
 import { MerchantsApi } from "./merchants/Api.js"
 import { PaymentsApi } from "./payments/Api.js"
 import { SettlementsApi } from "./settlements/Api.js"
@@ -32,6 +33,7 @@ export class PayApi extends HttpApi.make("pay")
   .add(GatewayApi)
   .add(EventsApi)
   .add(WebhookEndpointsApi)
+  .add(ApiKeysApi)
   .annotate(OpenApi.Title, "Pay engine API")
   .annotate(OpenApi.Version, "2026-02-18")
   .annotate(OpenApi.Description, DESCRIPTION) {}

@@ -20,6 +20,7 @@ import {
   requestErrorReply
 } from "./http/ErrorResponses.js"
 import { json, type Reply } from "./http/Exchange.js"
+import type { ApiKeyInactive, ApiKeyNotFound, LastActiveApiKey } from "./keys/KeyRecord.js"
 import type { LogoRefused } from "./merchants/Logo.js"
 import type { MerchantNotFound } from "./merchants/Merchant.js"
 import type {
@@ -61,6 +62,9 @@ declare module "./http/ErrorResponses.js" {
     readonly WebhookUrlRefused: WebhookUrlRefused
     readonly WebhookEndpointNotFound: WebhookEndpointNotFound
     readonly WebhookEventNotFound: WebhookEventNotFound
+    readonly ApiKeyNotFound: ApiKeyNotFound
+    readonly LastActiveApiKey: LastActiveApiKey
+    readonly ApiKeyInactive: ApiKeyInactive
   }
 }
 
@@ -106,6 +110,14 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
     WebhookEndpointNotFound: (e) =>
       replyOf(ApiErrors.NotFound, `No webhook endpoint ${e.endpointId}`),
     WebhookEventNotFound: (e) => replyOf(ApiErrors.NotFound, `No event ${e.eventId}`),
+    ApiKeyNotFound: (e) => replyOf(ApiErrors.NotFound, `No API key ${e.keyId}`),
+    LastActiveApiKey: (e) =>
+      replyOf(
+        ApiErrors.LastActiveApiKey,
+        `${e.keyId} is this partner's last active API key: create another before revoking it, or ask the operator (npm run pay -- keys revoke)`
+      ),
+    ApiKeyInactive: (e) =>
+      replyOf(ApiErrors.ApiKeyInactive, `${e.keyId} is revoked or expired: rotate an active key`),
     LogoRefused: (e) =>
       replyOf(ApiErrors.ParamsValidation, `iconUrl: ${e.message}`, [
         { field: "iconUrl", code: e.code, message: e.message }

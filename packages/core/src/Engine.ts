@@ -24,6 +24,8 @@ import { json, type Reply } from "./http/Exchange.js"
 import { apiRoutes, type ImplementationContext, publicRoute, type Route } from "./http/Route.js"
 import { purgeExpiredKeysForever } from "./idempotency/Idempotency.js"
 import type { IdempotencyStore } from "./idempotency/IdempotencyStore.js"
+import { ApiKeys } from "./keys/ApiKeys.js"
+import { apiKeyHandlers } from "./keys/Http.js"
 import { merchantHandlers } from "./merchants/Http.js"
 import { LogoCapture, LogoRefused, type LogoStore } from "./merchants/Logo.js"
 import { logoRoutes } from "./merchants/LogoRoutes.js"
@@ -35,7 +37,7 @@ import { paymentHandlers } from "./payments/Http.js"
 import { LocalPaymentEvents } from "./payments/PaymentEvents.js"
 import { Payments } from "./payments/Payments.js"
 import { Prices } from "./pricing/Pricing.js"
-import { engineSecretLayer } from "./secrets/EngineSecret.js"
+import { type EngineSecret, engineSecretLayer } from "./secrets/EngineSecret.js"
 import { settlementHandlers } from "./settlements/Http.js"
 import { Settlements } from "./settlements/Settlements.js"
 import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry.js"
@@ -60,7 +62,7 @@ export const PayServices = Gateway.Default.pipe(
       WebhookEndpoints.Default
     )
   ),
-  Layer.provideMerge(Merchants.Default)
+  Layer.provideMerge(Layer.merge(Merchants.Default, ApiKeys.Default))
 )
 
 const none = (chainId: string) =>
@@ -120,6 +122,8 @@ const systemRoutes = (basePath: string) => {
 type Caller = CurrentPartner | CurrentWalletApp
 
 export type PayRouteServices =
+  | ApiKeys
+  | EngineSecret
   | EventStore
   | WebhookEndpoints
   | WebhookWork
@@ -141,7 +145,8 @@ export const routes = (basePath: string) =>
       paymentHandlers,
       gatewayHandlers,
       eventHandlers,
-      webhookEndpointHandlers
+      webhookEndpointHandlers,
+      apiKeyHandlers
     ])
     const gateway = yield* Gateway
     // The caller each route's middleware authenticates is provided by the engine's handler.

@@ -8,6 +8,7 @@ import type { ChainJobStore } from "./chainwork/ChainJobStore.js"
 import type { EventStore } from "./events/Event.js"
 import type { GatewayStore } from "./gateway/PaymentOption.js"
 import type { IdempotencyStore } from "./idempotency/IdempotencyStore.js"
+import type { KeyStore } from "./keys/KeyStore.js"
 import type { LogoStore } from "./merchants/Logo.js"
 import type { MerchantStore } from "./merchants/MerchantStore.js"
 import type { PartnerStore } from "./partners/PartnerStore.js"
@@ -19,6 +20,7 @@ import type { WebhookEndpointStore } from "./webhooks/WebhookEndpoint.js"
 
 export type PayStorage =
   | PartnerStore
+  | KeyStore
   | MerchantStore
   | SettlementStore
   | IdempotencyStore

@@ -32,6 +32,7 @@ import { applyChange, type PaymentChange } from "../src/payments/PaymentStateMac
 import { PaymentStore } from "../src/payments/PaymentStore.js"
 import type { Caip2, Caip10, Caip19 } from "../src/shared/Caip.js"
 import { makeIdBody } from "../src/shared/Ids.js"
+import { partnerKey } from "./KeyFixtures.js"
 
 export type ChainJobStores = PartnerStore | MerchantStore | PaymentStore | ChainJobStore
 
@@ -59,12 +60,7 @@ const setup = Effect.gen(function* () {
     apiVersion: "2026-02-18",
     createdAt: at(0)
   })
-  yield* (yield* PartnerStore).insert(partner, {
-    prefix: `pk_${uniqueBody().slice(-12)}_`,
-    hash: "00",
-    partnerId: partner.id,
-    createdAt: at(0)
-  })
+  yield* (yield* PartnerStore).insert(partner, partnerKey(partner))
   const merchant = new Merchant({
     id: `mrch_${uniqueBody()}` as MerchantId,
     partnerId: partner.id,

@@ -6,7 +6,7 @@
  * contract suites; they keep nothing across restarts.
  */
 import { Effect, Layer, Option } from "effect"
-import type { StoredAppKey, WalletApp } from "../src/apps/WalletApp.js"
+import type { WalletApp } from "../src/apps/WalletApp.js"
 import { WalletAppStore } from "../src/apps/WalletAppStore.js"
 import {
   type ChainJob,
@@ -28,10 +28,12 @@ import type {
   IdempotencyScope
 } from "../src/idempotency/IdempotencyStore.js"
 import { IdempotencyClaimLost, IdempotencyStore } from "../src/idempotency/IdempotencyStore.js"
+import { ApiKeyLookupTaken, type KeyOwner, KeyRecord } from "../src/keys/KeyRecord.js"
+import { KeyStore, type RotateOutcome } from "../src/keys/KeyStore.js"
 import { type FrozenLogo, LogoStore } from "../src/merchants/Logo.js"
 import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
 import { MerchantStore } from "../src/merchants/MerchantStore.js"
-import { ApiKeyPrefixTaken, type Partner, type StoredApiKey } from "../src/partners/Partner.js"
+import type { Partner } from "../src/partners/Partner.js"
 import { PartnerStore } from "../src/partners/PartnerStore.js"
 import { type Payment, RefundExists } from "../src/payments/Payment.js"
 import {
@@ -98,7 +100,8 @@ const byCreation = (a: ChainTransfer, b: ChainTransfer) =>
 
 export const makeMemoryStorage = () => {
   const partners = new Map<string, Partner>()
-  const keys = new Map<string, StoredApiKey>()
+  /** Every key of every owner, by id. */
+  const keys = new Map<string, KeyRecord>()
   const merchants = new Map<string, Merchant>()
   const settlements = new Map<string, LiveSettlement>()
   const idempotency = new Map<string, IdempotencyRow>()
@@ -106,7 +109,6 @@ export const makeMemoryStorage = () => {
   const options = new Map<string, PaymentOption>()
   const collected = new Map<string, CollectedDataRecord>()
   const apps = new Map<string, WalletApp>()
-  const appKeys = new Map<string, StoredAppKey>()
   const jobs = new Map<string, JobRow>()
   const transfers = new Map<string, ChainTransfer>()
   const logos = new Map<string, FrozenLogo>()
@@ -123,19 +125,88 @@ export const makeMemoryStorage = () => {
     row.response = completion.response
   }
 
+  const keyTaken = (key: KeyRecord) =>
+    [...keys.values()].some(
+      (k) => k.hash === key.hash || (key.lookupId !== null && k.lookupId === key.lookupId)
+    )
+  const ownedKey = (owner: KeyOwner, id: string) => {
+    const key = keys.get(id)
+    return key !== undefined && key.ownerKind === owner.kind && key.ownerId === owner.id
+      ? key
+      : undefined
+  }
+  const endedBy = (key: KeyRecord, at: Date) => key.revokedAt !== null && key.revokedAt <= at
+  const activeAt = (key: KeyRecord, at: Date) =>
+    !endedBy(key, at) && (key.expiresAt === null || key.expiresAt > at)
+
+  const keyStore = KeyStore.of({
+    insert: (key, extras) =>
+      Effect.suspend(() => {
+        if (keyTaken(key)) return Effect.fail(new ApiKeyLookupTaken())
+        complete(extras?.completion)
+        keys.set(key.id, key)
+        return Effect.void
+      }),
+    findByLookupId: (lookupId) =>
+      Effect.sync(() =>
+        Option.fromNullable([...keys.values()].find((k) => k.lookupId === lookupId))
+      ),
+    findByHash: (hash) =>
+      Effect.sync(() => Option.fromNullable([...keys.values()].find((k) => k.hash === hash))),
+    find: (owner, id) => Effect.sync(() => Option.fromNullable(ownedKey(owner, id))),
+    list: (owner) =>
+      Effect.sync(() =>
+        [...keys.values()]
+          .filter((k) => k.ownerKind === owner.kind && k.ownerId === owner.id)
+          .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
+      ),
+    revoke: (owner, id, at, options) =>
+      Effect.sync(() => {
+        const key = ownedKey(owner, id)
+        if (key === undefined) return { _tag: "NotFound" as const }
+        if (endedBy(key, at)) return { _tag: "AlreadyRevoked" as const, key }
+        const othersLeft = [...keys.values()].some(
+          (k) =>
+            k.ownerKind === owner.kind &&
+            k.ownerId === owner.id &&
+            k.id !== id &&
+            k.revokedAt === null &&
+            (k.expiresAt === null || k.expiresAt > at)
+        )
+        if (options.keepOneActive && !othersLeft) return { _tag: "LastActiveKey" as const }
+        complete(options.completion)
+        const revoked = new KeyRecord({ ...key, revokedAt: at })
+        keys.set(id, revoked)
+        return { _tag: "Revoked" as const, key: revoked }
+      }),
+    rotate: (owner, id, replacement, oldEndsAt, at, extras) =>
+      Effect.suspend((): Effect.Effect<RotateOutcome, ApiKeyLookupTaken> => {
+        const key = ownedKey(owner, id)
+        if (key === undefined) return Effect.succeed({ _tag: "NotFound" as const })
+        if (!activeAt(key, at)) return Effect.succeed({ _tag: "Inactive" as const })
+        if (keyTaken(replacement)) return Effect.fail(new ApiKeyLookupTaken())
+        complete(extras?.completion)
+        const ends = key.revokedAt !== null && key.revokedAt < oldEndsAt ? key.revokedAt : oldEndsAt
+        const old = new KeyRecord({ ...key, revokedAt: ends, rotatedTo: replacement.id })
+        keys.set(id, old)
+        keys.set(replacement.id, replacement)
+        return Effect.succeed({ _tag: "Rotated" as const, old, replacement })
+      }),
+    touch: (id, at, staleBefore) =>
+      Effect.sync(() => {
+        const key = keys.get(id)
+        if (key === undefined || (key.lastUsedAt !== null && key.lastUsedAt >= staleBefore)) return
+        keys.set(id, new KeyRecord({ ...key, lastUsedAt: at }))
+      })
+  })
+
   const partnerStore = PartnerStore.of({
     insert: (partner, key) =>
       Effect.suspend(() => {
-        if (keys.has(key.prefix)) return Effect.fail(new ApiKeyPrefixTaken())
+        if (keyTaken(key)) return Effect.fail(new ApiKeyLookupTaken())
         partners.set(partner.id, partner)
-        keys.set(key.prefix, key)
+        keys.set(key.id, key)
         return Effect.void
-      }),
-    findByKeyPrefix: (prefix) =>
-      Effect.sync(() => {
-        const key = keys.get(prefix)
-        const partner = key && partners.get(key.partnerId)
-        return key && partner ? Option.some({ key, partner }) : Option.none()
       }),
     find: (id) => Effect.sync(() => Option.fromNullable(partners.get(id))),
     list: Effect.sync(() => [...partners.values()].sort((a, b) => (a.id < b.id ? -1 : 1)))
@@ -144,18 +215,12 @@ export const makeMemoryStorage = () => {
   const walletAppStore = WalletAppStore.of({
     insert: (app, key) =>
       Effect.suspend(() => {
-        if (appKeys.has(key.prefix)) return Effect.fail(new ApiKeyPrefixTaken())
+        if (keyTaken(key)) return Effect.fail(new ApiKeyLookupTaken())
         apps.set(app.id, app)
-        appKeys.set(key.prefix, key)
+        keys.set(key.id, key)
         return Effect.void
       }),
     find: (id) => Effect.sync(() => Option.fromNullable(apps.get(id))),
-    findByKeyPrefix: (prefix) =>
-      Effect.sync(() => {
-        const key = appKeys.get(prefix)
-        const app = key && apps.get(key.appId)
-        return key && app ? Option.some({ key, app }) : Option.none()
-      }),
     list: Effect.sync(() =>
       [...apps.values()].sort(
         (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1)
@@ -934,6 +999,7 @@ export const makeMemoryStorage = () => {
     Layer.succeed(ChainJobStore, chainJobStore),
     Layer.succeed(GatewayStore, gatewayStore),
     Layer.succeed(PartnerStore, partnerStore),
+    Layer.succeed(KeyStore, keyStore),
     Layer.succeed(WalletAppStore, walletAppStore),
     Layer.succeed(MerchantStore, merchantStore),
     Layer.succeed(SettlementStore, settlementStore),

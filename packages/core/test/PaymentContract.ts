@@ -34,6 +34,7 @@ import type { AmountUnit } from "../src/shared/Amount.js"
 import type { Caip2, Caip10, Caip19 } from "../src/shared/Caip.js"
 import { findCurrency } from "../src/shared/Currency.js"
 import { makeIdBody } from "../src/shared/Ids.js"
+import { partnerKey } from "./KeyFixtures.js"
 
 export type PaymentStores = PartnerStore | MerchantStore | PaymentStore | GatewayStore
 
@@ -58,12 +59,7 @@ const setup = Effect.gen(function* () {
     apiVersion: "2026-02-18",
     createdAt: new Date(T0)
   })
-  yield* (yield* PartnerStore).insert(partner, {
-    prefix: `pk_${uniqueBody(T0).slice(-12)}_`,
-    hash: "00",
-    partnerId: partner.id,
-    createdAt: new Date(T0)
-  })
+  yield* (yield* PartnerStore).insert(partner, partnerKey(partner))
   const merchants = yield* Effect.forEach([0, 1], () =>
     Effect.gen(function* () {
       const m = new Merchant({

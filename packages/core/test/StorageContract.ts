@@ -10,6 +10,8 @@ import { WalletAppStore } from "../src/apps/WalletAppStore.js"
 import { type EventId, EventStore, type EventType, PayEvent } from "../src/events/Event.js"
 import type { IdempotencyScope } from "../src/idempotency/IdempotencyStore.js"
 import { IdempotencyClaimLost, IdempotencyStore } from "../src/idempotency/IdempotencyStore.js"
+import type { ApiKeyId, KeyOwner, KeyRecord } from "../src/keys/KeyRecord.js"
+import { KeyStore } from "../src/keys/KeyStore.js"
 import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
 import { MerchantStore } from "../src/merchants/MerchantStore.js"
 import { Partner, type PartnerId } from "../src/partners/Partner.js"
@@ -29,9 +31,11 @@ import {
   type WebhookEndpointId,
   WebhookEndpointStore
 } from "../src/webhooks/WebhookEndpoint.js"
+import { aKeyRecord } from "./KeyFixtures.js"
 
 export type Stores =
   | PartnerStore
+  | KeyStore
   | EventStore
   | WebhookEndpointStore
   | WebhookDeliveryStore
@@ -62,24 +66,16 @@ const WALLET_B = "eip155:8453:0x00000000000000000000000000000000000000b0" as Cai
 const aPartner = (name = "Partner") =>
   new Partner({ id: partnerId(), name, apiVersion: "2026-02-18", createdAt: new Date(tick()) })
 
-const storedKey = (partner: Partner, prefix = `pk_${makeIdBody(tick()).slice(0, 12)}_`) => ({
-  prefix,
-  hash: "ab".repeat(32),
-  partnerId: partner.id,
-  createdAt: partner.createdAt
-})
+const storedKey = (partner: Partner, fields: Partial<KeyRecord> = {}) =>
+  aKeyRecord({ kind: "partner", id: partner.id }, partner.createdAt, fields)
 
 const aWalletApp = (name = "Wallet", iconUrl: string | null = null) => {
   const createdAt = new Date(tick())
   return new WalletApp({ id: walletAppId(), name, iconUrl, createdAt })
 }
 
-const appKey = (app: WalletApp, prefix = `pk_${makeIdBody(tick()).slice(0, 12)}_`) => ({
-  prefix,
-  hash: "cd".repeat(32),
-  appId: app.id,
-  createdAt: app.createdAt
-})
+const appKey = (app: WalletApp, fields: Partial<KeyRecord> = {}) =>
+  aKeyRecord({ kind: "wallet_app", id: app.id }, app.createdAt, fields)
 
 const aMerchant = (partner: Partner, fields: Partial<Merchant> = {}) => {
   const at = new Date(tick())
@@ -149,30 +145,36 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
 
     describe("partners", () => {
       test(
-        "stores a partner with its key, found by the key's prefix",
+        "stores a partner with its first key",
         Effect.gen(function* () {
           const store = yield* PartnerStore
           const partner = aPartner("First")
-          const key = storedKey(partner)
+          const key = storedKey(partner, { name: "first" })
           yield* store.insert(partner, key)
-          const found = Option.getOrThrow(yield* store.findByKeyPrefix(key.prefix))
-          expect(found.partner).toEqual(partner)
-          expect(found.key).toEqual(key)
           expect(Option.getOrThrow(yield* store.find(partner.id))).toEqual(partner)
-          expect(Option.isNone(yield* store.findByKeyPrefix("pk_nothing_here_"))).toBe(true)
+          const keys = yield* KeyStore
+          expect(Option.getOrThrow(yield* keys.findByLookupId(key.lookupId!))).toEqual(key)
+          expect(Option.getOrThrow(yield* keys.findByHash(key.hash))).toEqual(key)
+          expect(Option.isNone(yield* keys.findByLookupId("nothingHere0"))).toBe(true)
         })
       )
 
       test(
-        "refuses a taken key prefix and stores nothing of that partner",
+        "refuses a taken lookup id or hash and stores nothing of that partner",
         Effect.gen(function* () {
           const store = yield* PartnerStore
           const first = aPartner("First")
           const key = storedKey(first)
           yield* store.insert(first, key)
           const second = aPartner("Second")
-          const exit = yield* Effect.exit(store.insert(second, { ...key, partnerId: second.id }))
-          expect(Exit.isFailure(exit)).toBe(true)
+          const sameLookup = storedKey(second, { lookupId: key.lookupId })
+          expect((yield* Effect.flip(store.insert(second, sameLookup)))._tag).toBe(
+            "ApiKeyLookupTaken"
+          )
+          const sameHash = storedKey(second, { hash: key.hash })
+          expect((yield* Effect.flip(store.insert(second, sameHash)))._tag).toBe(
+            "ApiKeyLookupTaken"
+          )
           expect(Option.isNone(yield* store.find(second.id))).toBe(true)
         })
       )
@@ -190,55 +192,204 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
       )
     })
 
+    describe("keys", () => {
+      const ownerOf = (partner: Partner): KeyOwner => ({ kind: "partner", id: partner.id })
+      const later = (key: KeyRecord, ms: number) => new Date(key.createdAt.getTime() + ms)
+
+      test(
+        "stores every field of a key; a key of the operator's choosing has no lookup id",
+        Effect.gen(function* () {
+          const partner = aPartner()
+          const first = storedKey(partner)
+          yield* (yield* PartnerStore).insert(partner, first)
+          const keys = yield* KeyStore
+          const full = storedKey(partner, {
+            name: "CI ☕",
+            createdAt: new Date(tick()),
+            expiresAt: new Date(tick() + 86_400_000),
+            lastUsedAt: new Date(tick())
+          })
+          const chosen = storedKey(partner, { lookupId: null, createdAt: new Date(tick()) })
+          yield* keys.insert(full)
+          yield* keys.insert(chosen)
+          expect(Option.getOrThrow(yield* keys.find(ownerOf(partner), full.id))).toEqual(full)
+          expect(Option.getOrThrow(yield* keys.findByHash(chosen.hash))).toEqual(chosen)
+          expect((yield* keys.list(ownerOf(partner))).map((k) => k.id)).toEqual([
+            chosen.id,
+            full.id,
+            first.id
+          ])
+          // Another partner sees none of them.
+          const other: KeyOwner = { kind: "partner", id: partnerId() }
+          expect(Option.isNone(yield* keys.find(other, full.id))).toBe(true)
+          expect(yield* keys.list(other)).toEqual([])
+          const asApp: KeyOwner = { kind: "wallet_app", id: partner.id }
+          expect(Option.isNone(yield* keys.find(asApp, full.id))).toBe(true)
+        })
+      )
+
+      test(
+        "revokes a key once; with keepOneActive, never the owner's last active one",
+        Effect.gen(function* () {
+          const partner = aPartner()
+          const a = storedKey(partner)
+          yield* (yield* PartnerStore).insert(partner, a)
+          const keys = yield* KeyStore
+          const owner = ownerOf(partner)
+          const at = later(a, 1000)
+          const refused = yield* keys.revoke(owner, a.id, at, { keepOneActive: true })
+          expect(refused._tag).toBe("LastActiveKey")
+          expect(Option.getOrThrow(yield* keys.find(owner, a.id)).revokedAt).toBeNull()
+          // An expired key is no second key.
+          const expired = storedKey(partner, { expiresAt: later(a, 500) })
+          yield* keys.insert(expired)
+          expect((yield* keys.revoke(owner, a.id, at, { keepOneActive: true }))._tag).toBe(
+            "LastActiveKey"
+          )
+          const b = storedKey(partner)
+          yield* keys.insert(b)
+          const revoked = yield* keys.revoke(owner, a.id, at, { keepOneActive: true })
+          expect(revoked._tag).toBe("Revoked")
+          expect(Option.getOrThrow(yield* keys.find(owner, a.id)).revokedAt).toEqual(at)
+          const again = yield* keys.revoke(owner, a.id, later(a, 2000), { keepOneActive: true })
+          expect(again._tag).toBe("AlreadyRevoked")
+          expect(Option.getOrThrow(yield* keys.find(owner, a.id)).revokedAt).toEqual(at)
+          // The CLI may revoke the last one.
+          expect((yield* keys.revoke(owner, b.id, at, { keepOneActive: false }))._tag).toBe(
+            "Revoked"
+          )
+          const unknown = `key_${makeIdBody(tick())}` as ApiKeyId
+          expect((yield* keys.revoke(owner, unknown, at, { keepOneActive: false }))._tag).toBe(
+            "NotFound"
+          )
+          const stranger: KeyOwner = { kind: "partner", id: partnerId() }
+          expect((yield* keys.revoke(stranger, a.id, at, { keepOneActive: false }))._tag).toBe(
+            "NotFound"
+          )
+        })
+      )
+
+      test(
+        "of two revocations racing for an owner's last two keys, exactly one wins",
+        Effect.gen(function* () {
+          const keys = yield* KeyStore
+          for (let round = 0; round < 5; round++) {
+            const partner = aPartner()
+            const a = storedKey(partner)
+            yield* (yield* PartnerStore).insert(partner, a)
+            const b = storedKey(partner)
+            yield* keys.insert(b)
+            const at = later(a, 1000)
+            const outcomes = yield* Effect.all(
+              [a, b].map((k) => keys.revoke(ownerOf(partner), k.id, at, { keepOneActive: true })),
+              { concurrency: "unbounded" }
+            )
+            expect(outcomes.map((o) => o._tag).sort()).toEqual(["LastActiveKey", "Revoked"])
+            const left = (yield* keys.list(ownerOf(partner))).filter((k) => k.revokedAt === null)
+            expect(left).toHaveLength(1)
+          }
+        })
+      )
+
+      test(
+        "rotates an active key: the replacement stored, the old one ending at the overlap",
+        Effect.gen(function* () {
+          const partner = aPartner()
+          const old = storedKey(partner, { name: "prod" })
+          yield* (yield* PartnerStore).insert(partner, old)
+          const keys = yield* KeyStore
+          const owner = ownerOf(partner)
+          const at = later(old, 1000)
+          const replacement = storedKey(partner, { name: "prod", createdAt: at })
+          const ends = later(old, 3_600_000)
+          const rotated = yield* keys.rotate(owner, old.id, replacement, ends, at)
+          if (rotated._tag !== "Rotated") throw new Error(rotated._tag)
+          expect(rotated.old.revokedAt).toEqual(ends)
+          expect(rotated.old.rotatedTo).toBe(replacement.id)
+          expect(Option.getOrThrow(yield* keys.find(owner, replacement.id))).toEqual(replacement)
+          // A second rotation within the overlap never extends the old key's life.
+          const third = storedKey(partner, { createdAt: later(old, 2000) })
+          const again = yield* keys.rotate(
+            owner,
+            old.id,
+            third,
+            later(old, 7_200_000),
+            later(old, 2000)
+          )
+          if (again._tag !== "Rotated") throw new Error(again._tag)
+          expect(again.old.revokedAt).toEqual(ends)
+          // Past its end, the old key cannot be rotated; nothing is stored.
+          const fourth = storedKey(partner, { createdAt: later(old, 3_600_001) })
+          const late = yield* keys.rotate(owner, old.id, fourth, later(old, 9e6), fourth.createdAt)
+          expect(late._tag).toBe("Inactive")
+          expect(Option.isNone(yield* keys.find(owner, fourth.id))).toBe(true)
+          const unknown = `key_${makeIdBody(tick())}` as ApiKeyId
+          const none = yield* keys.rotate(owner, unknown, fourth, later(old, 9e6), at)
+          expect(none._tag).toBe("NotFound")
+          // A replacement whose lookup id is taken stores nothing and ends nothing.
+          const clash = storedKey(partner, { lookupId: replacement.lookupId })
+          const taken = yield* Effect.flip(
+            keys.rotate(owner, replacement.id, clash, later(old, 9e6), at)
+          )
+          expect(taken._tag).toBe("ApiKeyLookupTaken")
+          expect(Option.getOrThrow(yield* keys.find(owner, replacement.id)).revokedAt).toBeNull()
+        })
+      )
+
+      test(
+        "records a use only when the last one recorded is older than asked",
+        Effect.gen(function* () {
+          const partner = aPartner()
+          const key = storedKey(partner)
+          yield* (yield* PartnerStore).insert(partner, key)
+          const keys = yield* KeyStore
+          const owner = ownerOf(partner)
+          yield* keys.touch(key.id, later(key, 1000), later(key, 0))
+          yield* keys.touch(key.id, later(key, 2000), later(key, 500))
+          expect(Option.getOrThrow(yield* keys.find(owner, key.id)).lastUsedAt).toEqual(
+            later(key, 1000)
+          )
+          yield* keys.touch(key.id, later(key, 70_000), later(key, 10_000))
+          expect(Option.getOrThrow(yield* keys.find(owner, key.id)).lastUsedAt).toEqual(
+            later(key, 70_000)
+          )
+        })
+      )
+    })
+
     describe("wallet apps", () => {
       test(
-        "stores an app with its key, found by id and by the key's prefix, every field intact",
+        "stores an app with its key, found by id and by the key's lookup id, every field intact",
         Effect.gen(function* () {
           const store = yield* WalletAppStore
           const app = aWalletApp("Ünïcode Wallet ☕", "https://wallet.example/icon.png")
           const key = appKey(app)
           yield* store.insert(app, key)
-          const found = Option.getOrThrow(yield* store.findByKeyPrefix(key.prefix))
-          expect(found.app).toEqual(app)
-          expect(found.key).toEqual(key)
+          const found = Option.getOrThrow(yield* (yield* KeyStore).findByLookupId(key.lookupId!))
+          expect(found).toEqual(key)
+          expect(found.ownerKind).toBe("wallet_app")
           expect(Option.getOrThrow(yield* store.find(app.id))).toEqual(app)
           const plain = aWalletApp("Plain")
           yield* store.insert(plain, appKey(plain))
           expect(Option.getOrThrow(yield* store.find(plain.id)).iconUrl).toBeNull()
           expect(Option.isNone(yield* store.find(walletAppId()))).toBe(true)
-          expect(Option.isNone(yield* store.findByKeyPrefix("pk_nothing_here_"))).toBe(true)
         })
       )
 
       test(
-        "refuses a taken key prefix and stores nothing of that app",
+        "refuses a taken lookup id and stores nothing of that app",
         Effect.gen(function* () {
           const store = yield* WalletAppStore
           const first = aWalletApp("First")
           const key = appKey(first)
           yield* store.insert(first, key)
           const second = aWalletApp("Second")
-          const refused = yield* Effect.flip(store.insert(second, { ...key, appId: second.id }))
-          expect(refused._tag).toBe("ApiKeyPrefixTaken")
+          const refused = yield* Effect.flip(
+            store.insert(second, appKey(second, { lookupId: key.lookupId }))
+          )
+          expect(refused._tag).toBe("ApiKeyLookupTaken")
           expect(Option.isNone(yield* store.find(second.id))).toBe(true)
-          expect(Option.getOrThrow(yield* store.findByKeyPrefix(key.prefix)).app).toEqual(first)
           expect(yield* store.list).toEqual([first])
-        })
-      )
-
-      test(
-        "keeps app keys apart from partner keys: the same prefix in each is no clash",
-        Effect.gen(function* () {
-          const partner = aPartner()
-          const key = storedKey(partner)
-          yield* (yield* PartnerStore).insert(partner, key)
-          const store = yield* WalletAppStore
-          expect(Option.isNone(yield* store.findByKeyPrefix(key.prefix))).toBe(true)
-          const app = aWalletApp()
-          yield* store.insert(app, appKey(app, key.prefix))
-          expect(Option.getOrThrow(yield* store.findByKeyPrefix(key.prefix)).app).toEqual(app)
-          const asPartner = yield* (yield* PartnerStore).findByKeyPrefix(key.prefix)
-          expect(Option.getOrThrow(asPartner).partner).toEqual(partner)
         })
       )
 

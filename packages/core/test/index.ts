@@ -4,6 +4,7 @@
 export * from "./ChainJobContract.js"
 export * from "./EngineSecretContract.js"
 export * from "./FakeChain.js"
+export * from "./KeyFixtures.js"
 export * from "./LogoContract.js"
 export * from "./MemoryStorage.js"
 export * from "./PaymentContract.js"

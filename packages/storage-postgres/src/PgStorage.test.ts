@@ -17,6 +17,7 @@ import {
   type PaymentId,
   PaymentStore
 } from "@pay/core"
+import { partnerKey } from "@pay/core/testing"
 import { Context, Effect, Layer, Option } from "effect"
 import { freshSchema } from "../test/TestDatabase.js"
 import { layer, migratedClientLayer } from "./layer.js"
@@ -64,7 +65,8 @@ describe("PostgreSQL storage, several instances", () => {
         "webhook_endpoints",
         "webhook_deliveries",
         "webhook_delivery_work",
-        "payment_filters"
+        "payment_filters",
+        "api_keys"
       ])
     })
   )
@@ -99,12 +101,7 @@ describe("PostgreSQL storage, several instances", () => {
         apiVersion: "2026-02-18",
         createdAt: new Date(T0)
       })
-      yield* Context.get(first, PartnerStore).insert(partner, {
-        prefix: "pk_sweep_",
-        hash: "00",
-        partnerId: partner.id,
-        createdAt: new Date(T0)
-      })
+      yield* Context.get(first, PartnerStore).insert(partner, partnerKey(partner))
       const merchant = new Merchant({
         id: `mrch_${body(1)}` as MerchantId,
         partnerId: partner.id,

@@ -8,7 +8,7 @@
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import {
-  ApiKeyPrefixTaken,
+  ApiKeyLookupTaken,
   type Caip10,
   type Caip19,
   ChainJobStore,
@@ -18,6 +18,7 @@ import {
   EventStore,
   GatewayStore,
   IdempotencyStore,
+  KeyStore,
   LogoStore,
   Merchant,
   type MerchantId,
@@ -41,6 +42,7 @@ import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { makePgEventStore, writeEvents } from "./PgEventStore.js"
 import { makePgGatewayStore } from "./PgGatewayStore.js"
 import { makePgIdempotencyStore, writeCompletion } from "./PgIdempotencyStore.js"
+import { insertKeyRow, makePgKeyStore } from "./PgKeyStore.js"
 import { makePgLogoStore } from "./PgLogoStore.js"
 import { makePgPaymentStore } from "./PgPaymentStore.js"
 import { makePreparedStatements, PgPool, type PreparedStatements } from "./PgPrepared.js"
@@ -122,39 +124,15 @@ export const makePgPartnerStore = (sql: SqlClient.SqlClient) =>
           Effect.zipRight(
             sql`INSERT INTO partners (id, name, api_version, created_at)
               VALUES (${partner.id}, ${partner.name}, ${partner.apiVersion}, ${partner.createdAt})`,
-            sql`INSERT INTO api_keys (prefix, hash, partner_id, created_at)
-              VALUES (${key.prefix}, ${key.hash}, ${key.partnerId}, ${key.createdAt})`
+            insertKeyRow(sql, key)
           )
         )
         .pipe(
           Effect.asVoid,
-          onUniqueViolation("api_keys_pkey", () => Effect.fail(new ApiKeyPrefixTaken())),
+          onUniqueViolation("keys_lookup_id_key", () => Effect.fail(new ApiKeyLookupTaken())),
+          onUniqueViolation("keys_hash_key", () => Effect.fail(new ApiKeyLookupTaken())),
           orDieSql
         ),
-    findByKeyPrefix: (prefix) =>
-      sql<
-        PartnerRow & {
-          readonly prefix: string
-          readonly hash: string
-          readonly key_created_at: Date
-        }
-      >`
-        SELECT k.prefix, k.hash, k.created_at AS key_created_at,
-          p.id, p.name, p.api_version, p.created_at
-        FROM api_keys k JOIN partners p ON p.id = k.partner_id WHERE k.prefix = ${prefix}`.pipe(
-        Effect.map((rows) =>
-          first(rows, (row) => ({
-            partner: toPartner(row),
-            key: {
-              prefix: row.prefix,
-              hash: row.hash,
-              partnerId: row.id as PartnerId,
-              createdAt: row.key_created_at
-            }
-          }))
-        ),
-        orDieSql
-      ),
     find: (id) =>
       sql<PartnerRow>`SELECT * FROM partners WHERE id = ${id}`.pipe(
         Effect.map((rows) => first(rows, toPartner)),
@@ -364,6 +342,7 @@ export const PgStores = Layer.unwrapEffect(
       Layer.succeed(GatewayStore, makePgGatewayStore(sql)),
       Layer.succeed(PartnerStore, makePgPartnerStore(sql)),
       Layer.succeed(WalletAppStore, makePgWalletAppStore(sql)),
+      Layer.succeed(KeyStore, makePgKeyStore(sql)),
       Layer.succeed(MerchantStore, makePgMerchantStore(sql, prepared)),
       Layer.succeed(SettlementStore, makePgSettlementStore(sql)),
       Layer.succeed(IdempotencyStore, makePgIdempotencyStore(sql))

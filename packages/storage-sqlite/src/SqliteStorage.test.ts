@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import {
+  ApiKey,
   authenticateWallet,
   IdempotencyStore,
   Merchants,
@@ -102,10 +103,68 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [13, "webhook_endpoints"],
         [14, "webhook_deliveries"],
         [15, "webhook_delivery_work"],
-        [16, "payment_filters"]
+        [16, "payment_filters"],
+        [17, "api_keys"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })
+  )
+
+  it.effect(
+    "moves keys of the old tables to migration 0017's: each still opens, no part of a chosen key kept",
+    () =>
+      Effect.gen(function* () {
+        const filename = join(dir, "keys-0017.sqlite")
+        const db = openConnection(filename)
+        applyMigrations(db, migrations.slice(0, 16))
+        // Keys as versions before 0017 stored them: the first 16 characters and the hash.
+        const generated = "pk_AbCdEfGhIjKl_0123456789abcdefghijABCDEFGHIJ0123456789"
+        const chosen = "my-own-bootstrap-key-of-32-chars"
+        const appKey = "pk_ZyXwVuTsRqPo_9876543210zyxwvutsrqZYXWVUTSRQ9876543210"
+        db.exec(`INSERT INTO partners VALUES ('ptnr_0000000100000000000A', 'Gen', '2026-02-18', 1),
+          ('ptnr_0000000100000000000B', 'Chosen', '2026-02-18', 2)`)
+        const oldKey = db.prepare("INSERT INTO api_keys VALUES (?, ?, ?, ?)")
+        oldKey.run(
+          generated.slice(0, 16),
+          ApiKey.hashApiKey(generated),
+          "ptnr_0000000100000000000A",
+          1
+        )
+        oldKey.run(chosen.slice(0, 16), ApiKey.hashApiKey(chosen), "ptnr_0000000100000000000B", 2)
+        db.exec(`INSERT INTO wallet_apps VALUES ('app_0000000100000000000C', 'W', NULL, 3)`)
+        db.prepare("INSERT INTO wallet_app_keys VALUES (?, ?, ?, ?)").run(
+          appKey.slice(0, 16),
+          ApiKey.hashApiKey(appKey),
+          "app_0000000100000000000C",
+          3
+        )
+        db.close()
+        expect(yield* migrateFile(filename)).toContainEqual([17, "api_keys"])
+
+        const owners = yield* Effect.gen(function* () {
+          const partners = yield* Partners
+          return [
+            (yield* partners.authenticate(generated)).name,
+            (yield* partners.authenticate(chosen)).name,
+            (yield* authenticateWallet({ apiKey: appKey })).name,
+            (yield* Effect.flip(partners.authenticate(appKey)))._tag
+          ]
+        }).pipe(Effect.provide(engineOn(filename)))
+        expect(owners).toEqual(["Gen", "Chosen", "W", "Unauthenticated"])
+
+        const after = openConnection(filename)
+        const rows = after
+          .prepare("SELECT owner_kind, lookup_id FROM keys ORDER BY created_at")
+          .all()
+        expect(rows).toEqual([
+          { owner_kind: "partner", lookup_id: "AbCdEfGhIjKl" },
+          { owner_kind: "partner", lookup_id: null },
+          { owner_kind: "wallet_app", lookup_id: "ZyXwVuTsRqPo" }
+        ])
+        after.close()
+        // Not in any table, nor left behind in the file's free pages.
+        expect(readFileSync(filename).includes(chosen.slice(0, 16))).toBe(false)
+      })
   )
 
   it.effect("rolls back every migration of a call when one fails", () =>

@@ -4,7 +4,7 @@
  * them share one transaction; uniqueness is enforced by the schema's indexes.
  */
 import {
-  ApiKeyPrefixTaken,
+  ApiKeyLookupTaken,
   type Caip10,
   type Caip19,
   ChainJobStore,
@@ -16,6 +16,7 @@ import {
   IdempotencyClaimLost,
   type IdempotencyCompletion,
   IdempotencyStore,
+  KeyStore,
   LogoStore,
   Merchant,
   type MerchantId,
@@ -40,6 +41,7 @@ import { makeSqliteEngineSecretStore } from "./SqliteEngineSecretStore.js"
 import { isUniqueViolation } from "./SqliteErrors.js"
 import { makeSqliteEventStore } from "./SqliteEventStore.js"
 import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
+import { makeSqliteKeyStore } from "./SqliteKeyStore.js"
 import { makeSqliteLogoStore } from "./SqliteLogoStore.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
 import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
@@ -50,12 +52,6 @@ interface PartnerRow {
   id: string
   name: string
   api_version: string
-  created_at: number
-}
-interface KeyRow {
-  prefix: string
-  hash: string
-  partner_id: string
   created_at: number
 }
 interface MerchantRow {
@@ -129,10 +125,6 @@ export const makeSqliteStores = (db: SqliteConnection) => {
 
   const partnerSql = {
     insert: q("INSERT INTO partners (id, name, api_version, created_at) VALUES (?, ?, ?, ?)"),
-    insertKey: q("INSERT INTO api_keys (prefix, hash, partner_id, created_at) VALUES (?, ?, ?, ?)"),
-    byPrefix: q(`SELECT k.prefix, k.hash, k.partner_id, k.created_at AS key_created_at,
-        p.id, p.name, p.api_version, p.created_at
-      FROM api_keys k JOIN partners p ON p.id = k.partner_id WHERE k.prefix = ?`),
     byId: q("SELECT * FROM partners WHERE id = ?"),
     all: q("SELECT * FROM partners ORDER BY created_at, id")
   }
@@ -148,31 +140,13 @@ export const makeSqliteStores = (db: SqliteConnection) => {
               partner.apiVersion,
               partner.createdAt.getTime()
             )
-            partnerSql.insertKey.run(key.prefix, key.hash, key.partnerId, key.createdAt.getTime())
+            keys.insertRow(key)
           })
           return Effect.void
         } catch (error) {
-          if (isUniqueViolation(error)) return Effect.fail(new ApiKeyPrefixTaken())
+          if (isUniqueViolation(error)) return Effect.fail(new ApiKeyLookupTaken())
           throw error
         }
-      }),
-    findByKeyPrefix: (prefix) =>
-      Effect.sync(() => {
-        const row = one<KeyRow & PartnerRow & { key_created_at: number }>(
-          partnerSql.byPrefix,
-          prefix
-        )
-        return row === undefined
-          ? Option.none()
-          : Option.some({
-              partner: toPartner(row),
-              key: {
-                prefix: row.prefix,
-                hash: row.hash,
-                partnerId: row.partner_id as PartnerId,
-                createdAt: new Date(row.key_created_at)
-              }
-            })
       }),
     find: (id) =>
       Effect.sync(() =>
@@ -197,6 +171,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     )
     if (Number(written.changes) !== 1) throw new IdempotencyClaimLost({ scope })
   }
+  const keys = makeSqliteKeyStore(db, complete)
 
   const merchantSql = {
     insert: q(`INSERT INTO merchants (id, partner_id, name, name_folded, email, icon_url,
@@ -448,7 +423,8 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Layer.succeed(ChainJobStore, chainJobs.store),
     Layer.succeed(GatewayStore, makeSqliteGatewayStore(db, writes)),
     Layer.succeed(PartnerStore, partners),
-    Layer.succeed(WalletAppStore, makeSqliteWalletAppStore(db)),
+    Layer.succeed(WalletAppStore, makeSqliteWalletAppStore(db, keys.insertRow)),
+    Layer.succeed(KeyStore, keys.store),
     Layer.succeed(MerchantStore, merchants),
     Layer.succeed(SettlementStore, settlements),
     Layer.succeed(IdempotencyStore, idempotency)

@@ -26,16 +26,6 @@ export const NewWalletApp = Schema.Struct({
 })
 export type NewWalletApp = typeof NewWalletApp.Encoded
 
-/** What is stored of an app's key: never the key itself. */
-export interface StoredAppKey {
-  /** The key's first characters, unique among app keys, used to find the record. */
-  readonly prefix: string
-  /** SHA-256 of the whole key, hex. */
-  readonly hash: string
-  readonly appId: WalletAppId
-  readonly createdAt: Date
-}
-
 /**
  * Why a gateway request's credentials were refused; the reasons are the
  * reference's wire codes (http/ErrorResponses.ts gives each its status).

@@ -2,6 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
 import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { errorReply } from "../ApiFailures.js"
+import { ApiKeys, VERIFIED_KEY_TTL_MS } from "../keys/ApiKeys.js"
+import { KeyStore } from "../keys/KeyStore.js"
 import { Partners } from "../partners/Partners.js"
 import { GatewayAuthError, type GatewayAuthReason } from "./WalletApp.js"
 import { WalletAppStore } from "./WalletAppStore.js"
@@ -14,17 +16,13 @@ import {
 
 /** The in-memory store, counting the reads that authentication makes. */
 const countingStorage = () => {
-  const reads = { byPrefix: 0, byId: 0 }
+  const reads = { byKey: 0, byId: 0 }
   const memory = makeMemoryStorage()
-  const counted = Layer.effect(
+  const countedApps = Layer.effect(
     WalletAppStore,
     Effect.map(WalletAppStore, (store) =>
       WalletAppStore.of({
         ...store,
-        findByKeyPrefix: (prefix) => {
-          reads.byPrefix++
-          return store.findByKeyPrefix(prefix)
-        },
         find: (id) => {
           reads.byId++
           return store.find(id)
@@ -32,12 +30,25 @@ const countingStorage = () => {
       })
     )
   ).pipe(Layer.provide(memory))
-  return { reads, layer: Layer.merge(memory, counted) }
+  const countedKeys = Layer.effect(
+    KeyStore,
+    Effect.map(KeyStore, (store) =>
+      KeyStore.of({
+        ...store,
+        findByLookupId: (lookupId) => {
+          reads.byKey++
+          return store.findByLookupId(lookupId)
+        }
+      })
+    )
+  ).pipe(Layer.provide(memory))
+  return { reads, layer: Layer.mergeAll(memory, countedApps, countedKeys) }
 }
 
 const storage = countingStorage()
 const services = Layer.mergeAll(WalletApps.Default, Partners.Default).pipe(
-  Layer.provide(storage.layer)
+  Layer.provide(ApiKeys.Default),
+  Layer.provideMerge(storage.layer)
 )
 
 /** Two apps, and a partner whose key must not open the gateway. */
@@ -122,27 +133,33 @@ describe("authenticateWallet", () => {
       })
     )
 
-    it.effect("remembers a verified key and a found app for 60 s, never a refusal", () =>
+    it.effect("remembers a verified key for 4 s and a found app for 60 s, never a refusal", () =>
       Effect.gen(function* () {
         const { a } = yield* setup
         const { reads } = storage
         const before = { ...reads }
+        // A key is read with its app; an App-Id is read on its own.
         yield* authenticateWallet({ apiKey: a.apiKey })
         yield* authenticateWallet({ apiKey: a.apiKey })
         yield* authenticateWallet({ appId: a.app.id })
         yield* authenticateWallet({ appId: a.app.id })
-        expect(reads).toEqual({ byPrefix: before.byPrefix + 1, byId: before.byId + 1 })
-        yield* TestClock.adjust(59_000)
+        expect(reads).toEqual({ byKey: before.byKey + 1, byId: before.byId + 2 })
+        yield* TestClock.adjust(VERIFIED_KEY_TTL_MS - 1)
         yield* authenticateWallet({ apiKey: a.apiKey, appId: a.app.id })
-        expect(reads).toEqual({ byPrefix: before.byPrefix + 1, byId: before.byId + 1 })
-        yield* TestClock.adjust(1_000)
+        expect(reads).toEqual({ byKey: before.byKey + 1, byId: before.byId + 2 })
+        yield* TestClock.adjust(1)
         yield* authenticateWallet({ apiKey: a.apiKey })
+        expect(reads).toEqual({ byKey: before.byKey + 2, byId: before.byId + 3 })
+        yield* TestClock.adjust(60_000 - VERIFIED_KEY_TTL_MS - 1)
         yield* authenticateWallet({ appId: a.app.id })
-        expect(reads).toEqual({ byPrefix: before.byPrefix + 2, byId: before.byId + 2 })
+        expect(reads.byId).toBe(before.byId + 3)
+        yield* TestClock.adjust(1)
+        yield* authenticateWallet({ appId: a.app.id })
+        expect(reads.byId).toBe(before.byId + 4)
         const unknown = `app_${"1".repeat(20)}`
         yield* refusal({ appId: unknown })
         yield* refusal({ appId: unknown })
-        expect(reads.byId).toBe(before.byId + 4)
+        expect(reads.byId).toBe(before.byId + 6)
       })
     )
   })
@@ -180,7 +197,8 @@ describe("authenticateWallet", () => {
 describe("WalletApps.create", () => {
   // Fresh: it.layer shares built layers between suites, and this one wants its own store.
   const fresh = Layer.fresh(WalletApps.Default).pipe(
-    Layer.provide(Layer.suspend(makeMemoryStorage))
+    Layer.provide(ApiKeys.Default),
+    Layer.provideMerge(Layer.suspend(makeMemoryStorage))
   )
   it.layer(fresh)((it) => {
     it.effect("validates the name and icon, trims the name, and lists apps oldest first", () =>

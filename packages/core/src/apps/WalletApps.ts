@@ -4,7 +4,7 @@
  */
 import { Clock, Effect, Either, Option, Schema } from "effect"
 import { toFieldIssues } from "../http/Decode.js"
-import { insertNewKey, makeKeyVerifier, VERIFIED_KEY_TTL_MS } from "../shared/ApiKey.js"
+import { ApiKeys } from "../keys/ApiKeys.js"
 import { InvalidInput } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"
 import { makeTtlCache } from "../shared/TtlCache.js"
@@ -31,6 +31,8 @@ export const walletCredentials = (
 })
 
 const KNOWN_APPS_MAX = 10_000
+/** Apps are never changed or removed: a found one is remembered for a minute. */
+const KNOWN_APP_TTL_MS = 60_000
 const isWalletAppId = Schema.is(WalletAppId)
 const decodeNewApp = Schema.decodeUnknownEither(NewWalletApp, {
   errors: "all",
@@ -43,6 +45,7 @@ const refuse = (reason: GatewayAuthError["reason"]) => Effect.fail(new GatewayAu
 export class WalletApps extends Effect.Service<WalletApps>()("@pay/core/WalletApps", {
   effect: Effect.gen(function* () {
     const store = yield* WalletAppStore
+    const keys = yield* ApiKeys
     // Resolved once: a per-request service lookup costs more than the check itself.
     const clock = yield* Effect.clock
 
@@ -63,23 +66,20 @@ export class WalletApps extends Effect.Service<WalletApps>()("@pay/core/WalletAp
           iconUrl: valid.iconUrl ?? null,
           createdAt: now
         })
-        // Four random prefixes all taken is not a case to handle: a defect.
-        const apiKey = yield* insertNewKey((digest) =>
-          store.insert(app, { ...digest, appId: app.id, createdAt: now })
-        ).pipe(Effect.catchTag("ApiKeyPrefixTaken", Effect.die))
-        return { app, apiKey }
+        // Four random lookup ids all taken is not a case to handle: a defect.
+        const { secret } = yield* keys
+          .mintAndStore({ kind: "wallet_app", id: app.id }, {}, (key) => store.insert(app, key))
+          .pipe(Effect.catchTag("ApiKeyLookupTaken", Effect.die))
+        return { app, apiKey: secret }
       })
 
-    const byKey = makeKeyVerifier({
-      lookup: store.findByKeyPrefix,
-      hashOf: (found) => found.key.hash,
-      ownerOf: (found) => found.app,
-      invalid: () => new GatewayAuthError({ reason: "invalid_api_key" }),
-      clock
-    })
+    const byKey = keys.verifier(
+      "wallet_app",
+      (id) => store.find(id as WalletAppId),
+      () => new GatewayAuthError({ reason: "invalid_api_key" })
+    )
 
-    // Apps are never changed or removed yet; the TTL bounds how long a future change could lag.
-    const known = makeTtlCache<WalletApp>(VERIFIED_KEY_TTL_MS, KNOWN_APPS_MAX)
+    const known = makeTtlCache<WalletApp>(KNOWN_APP_TTL_MS, KNOWN_APPS_MAX)
     const byAppId = (appId: string): Effect.Effect<WalletApp, GatewayAuthError> => {
       const now = clock.unsafeCurrentTimeMillis()
       const cached = known.get(appId, now)

@@ -151,6 +151,18 @@ export const ApiErrors = {
     "The merchant cannot accept payments"
   ),
   RefundExists: row("RefundExists", 409, "refund_exists", "The payment already has a refund"),
+  LastActiveApiKey: row(
+    "LastActiveApiKey",
+    409,
+    "last_active_api_key",
+    "It is the partner's last active API key: create another first (the operator's CLI may revoke it)"
+  ),
+  ApiKeyInactive: row(
+    "ApiKeyInactive",
+    409,
+    "api_key_inactive",
+    "The API key is revoked or expired: only an active key can be rotated"
+  ),
   InvalidState: row(
     "InvalidState",
     409,

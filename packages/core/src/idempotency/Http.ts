@@ -4,9 +4,10 @@
  * declared and checked by each endpoint's header schema.
  */
 import { Effect } from "effect"
-import type { Reply } from "../http/Exchange.js"
+import { json, type Reply } from "../http/Exchange.js"
 import type { RouteInput } from "../http/Route.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
+import { EngineSecret } from "../secrets/EngineSecret.js"
 import { fingerprint, runIdempotent } from "./Idempotency.js"
 import type { IdempotencyCompletion } from "./IdempotencyStore.js"
 
@@ -25,7 +26,8 @@ export const idempotently = <E, R>(
   input: AnyInput,
   key: string,
   work: (complete: (reply: Reply) => IdempotencyCompletion) => Effect.Effect<Reply, E, R>,
-  recordFailure?: (error: E) => Reply | undefined
+  recordFailure?: (error: E) => Reply | undefined,
+  onReplay?: (stored: Reply) => Effect.Effect<Reply, never, R>
 ) =>
   Effect.flatMap(CurrentPartner, (partner) =>
     runIdempotent({
@@ -38,7 +40,8 @@ export const idempotently = <E, R>(
         body: input.body
       }),
       work: (complete) => work((reply) => complete({ status: reply.status, body: reply.body })),
-      ...(recordFailure ? { recordFailure } : {})
+      ...(recordFailure ? { recordFailure } : {}),
+      ...(onReplay ? { onReplay } : {})
     }).pipe(Effect.map((stored): Reply => ({ status: stored.status, body: stored.body })))
   )
 
@@ -54,3 +57,48 @@ export const maybeIdempotently = <E, R>(
     ? work(undefined)
     : idempotently(input, key, (complete) => work(complete))
 }
+
+/** What `EngineSecret` seals a secret kept in an idempotency record for. */
+export const REPLAYED_SECRET_PURPOSE = "replayed-secret"
+
+/**
+ * `idempotently` for a reply that shows a secret once (a new API key, a
+ * webhook signing secret). The record keeps the reply with its `secret`
+ * sealed under the engine's secret, and a replay opens it again: the secret
+ * is never stored in clear, and sealed only as long as the record lives.
+ * `work` turns its reply's status and body into the completion with `keep`.
+ */
+export const idempotentlyWithSecret = <E, R>(
+  input: AnyInput,
+  key: string,
+  work: (
+    keep: (
+      status: number,
+      body: { readonly secret: string }
+    ) => Effect.Effect<IdempotencyCompletion>
+  ) => Effect.Effect<Reply, E, R>,
+  recordFailure?: (error: E) => Reply | undefined
+) =>
+  Effect.flatMap(EngineSecret, (secrets) =>
+    idempotently(
+      input,
+      key,
+      (complete) =>
+        work((status, body) =>
+          Effect.map(secrets.seal(REPLAYED_SECRET_PURPOSE, body.secret), (sealed) =>
+            complete(json(status, { ...body, secret: sealed }))
+          )
+        ),
+      recordFailure,
+      (stored) => {
+        const body = stored.status < 300 ? (JSON.parse(stored.body) as { secret?: unknown }) : {}
+        if (typeof body.secret !== "string") return Effect.succeed(stored)
+        // A record sealed under a secret this engine no longer has (PAY_SECRET changed without
+        // PAY_SECRET_PREVIOUS) cannot be answered: a defect, never a reply without the secret.
+        return secrets.open(REPLAYED_SECRET_PURPOSE, body.secret).pipe(
+          Effect.map((secret) => json(stored.status, { ...body, secret })),
+          Effect.orDie
+        )
+      }
+    )
+  )

@@ -84,6 +84,8 @@ export const runIdempotent = <E, R>(options: {
   ) => Effect.Effect<StoredResponse, E, R>
   /** A failure that is an answer (a conflict), stored and replayed like a success. */
   readonly recordFailure?: (error: E) => StoredResponse | undefined
+  /** What a replay answers, made from the stored response (a sealed secret opened again). */
+  readonly onReplay?: (stored: StoredResponse) => Effect.Effect<StoredResponse, never, R>
 }): Effect.Effect<StoredResponse, E | IdempotencyConflict, R | IdempotencyStore> =>
   Effect.gen(function* () {
     const store = yield* IdempotencyStore
@@ -101,7 +103,7 @@ export const runIdempotent = <E, R>(options: {
       )
       switch (outcome._tag) {
         case "Replay":
-          return outcome.response
+          return options.onReplay ? yield* options.onReplay(outcome.response) : outcome.response
         case "Mismatch":
           return yield* new IdempotencyConflict({ reason: "different_request" })
         case "InProgress":

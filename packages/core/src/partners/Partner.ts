@@ -16,18 +16,3 @@ export class Partner extends Schema.Class<Partner>("Partner")({
   apiVersion: ApiVersion,
   createdAt: Schema.DateFromSelf
 }) {}
-
-/** What is stored of a key: never the key itself. */
-export interface StoredApiKey {
-  /** The key's first characters, unique, used to find the record. */
-  readonly prefix: string
-  /** SHA-256 of the whole key, hex. */
-  readonly hash: string
-  readonly partnerId: PartnerId
-  readonly createdAt: Date
-}
-
-export class ApiKeyPrefixTaken extends Schema.TaggedError<ApiKeyPrefixTaken>()(
-  "ApiKeyPrefixTaken",
-  {}
-) {}

@@ -3,7 +3,7 @@
  * into the partner it belongs to.
  */
 import { Clock, Effect } from "effect"
-import { insertNewKey, makeKeyVerifier } from "../shared/ApiKey.js"
+import { ApiKeys } from "../keys/ApiKeys.js"
 import { type ApiVersion, DEFAULT_API_VERSION } from "../shared/ApiVersion.js"
 import { Unauthenticated } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"
@@ -15,13 +15,14 @@ export interface NewPartner {
   readonly apiVersion?: ApiVersion | undefined
   /** Use this key instead of a generated one (already validated). */
   readonly apiKey?: string | undefined
+  /** The first key's name. */
+  readonly keyName?: string | undefined
 }
 
 export class Partners extends Effect.Service<Partners>()("@pay/core/Partners", {
   effect: Effect.gen(function* () {
     const store = yield* PartnerStore
-    // Resolved once: a per-request service lookup costs more than the check itself.
-    const clock = yield* Effect.clock
+    const keys = yield* ApiKeys
 
     /** Returns the key in clear: the only time it is ever seen. */
     const create = (input: NewPartner) =>
@@ -33,20 +34,20 @@ export class Partners extends Effect.Service<Partners>()("@pay/core/Partners", {
           apiVersion: input.apiVersion ?? DEFAULT_API_VERSION,
           createdAt: now
         })
-        const apiKey = yield* insertNewKey(
-          (digest) => store.insert(partner, { ...digest, partnerId: partner.id, createdAt: now }),
+        const { key, secret } = yield* keys.mintAndStore(
+          { kind: "partner", id: partner.id },
+          { name: input.keyName ?? null },
+          (key) => store.insert(partner, key),
           input.apiKey
         )
-        return { partner, apiKey }
+        return { partner, apiKey: secret, key }
       })
 
-    const verify = makeKeyVerifier({
-      lookup: store.findByKeyPrefix,
-      hashOf: (found) => found.key.hash,
-      ownerOf: (found) => found.partner,
-      invalid: () => new Unauthenticated({ reason: "invalid" }),
-      clock
-    })
+    const verify = keys.verifier(
+      "partner",
+      (id) => store.find(id as PartnerId),
+      () => new Unauthenticated({ reason: "invalid" })
+    )
 
     // Not suspended: called once per request, when the request arrives.
     const authenticate = (

@@ -1,19 +1,29 @@
 /**
- * API keys of partners and wallet apps: `pk_<12 chars>_<40 chars>`, random,
- * shown once. Only a SHA-256 hash is stored; the first characters find the
- * record and the hashes are compared in constant time, so a lookup reveals
- * nothing through timing. Verified keys are remembered for a minute per process.
+ * The form of API keys, of partners and wallet apps alike: generated keys are
+ * `pk_<lookup id: 12>_<secret: 40>`, base62 and random; the lookup id finds
+ * the key's record and is no part of its secret (40 characters, 238 bits). A
+ * key the operator chooses (PAY_BOOTSTRAP_API_KEY) has no lookup id and is
+ * found by the hash of the whole key. Only the SHA-256 of a key is stored.
  */
-import { type Clock, Effect, Either, Option } from "effect"
+import { Either } from "effect"
 import { sha256, stringToBytes } from "viem"
 import { randomBase62 } from "./Ids.js"
-import { makeTtlCache } from "./TtlCache.js"
 
-export const KEY_PREFIX_LENGTH = 16
+export const LOOKUP_ID_LENGTH = 12
+const SECRET_LENGTH = 40
 
-export const generateApiKey = (): string => `pk_${randomBase62(12)}_${randomBase62(40)}`
+/** A new key and its lookup id. */
+export const generateApiKey = (): { readonly key: string; readonly lookupId: string } => {
+  const lookupId = randomBase62(LOOKUP_ID_LENGTH)
+  return { key: `pk_${lookupId}_${randomBase62(SECRET_LENGTH)}`, lookupId }
+}
 
-export const keyPrefix = (key: string): string => key.slice(0, KEY_PREFIX_LENGTH)
+const GENERATED = new RegExp(
+  `^pk_([A-Za-z0-9]{${LOOKUP_ID_LENGTH}})_[A-Za-z0-9]{${SECRET_LENGTH}}$`
+)
+
+/** The lookup id of a key of the generated form; undefined for any other key. */
+export const lookupIdOf = (key: string): string | undefined => GENERATED.exec(key)?.[1]
 
 export const hashApiKey = (key: string): string => sha256(stringToBytes(key)).slice(2)
 
@@ -35,74 +45,3 @@ export const validateCustomApiKey = (key: string): Either.Either<string, string>
 
 /** Cheap shape check before any lookup: anything else cannot be a key. */
 export const looksLikeApiKey = (key: string): boolean => CUSTOM_KEY.test(key)
-
-/** What a store keeps of a key besides its owner: never the key itself. */
-export interface KeyDigest {
-  /** The key's first characters, unique, used to find the record. */
-  readonly prefix: string
-  /** SHA-256 of the whole key, hex. */
-  readonly hash: string
-}
-
-/**
- * Stores a new key through `insert` and returns it in clear: the only time it
- * is ever seen. A generated key's prefix is random, so a clash (`insert`
- * failing) is astronomically unlikely; it is retried with a fresh key anyway.
- * A `given` key is tried once.
- */
-export const insertNewKey = <E, R>(
-  insert: (digest: KeyDigest) => Effect.Effect<void, E, R>,
-  given?: string | undefined
-): Effect.Effect<string, E, R> => {
-  const attempt = Effect.suspend(() => {
-    const apiKey = given ?? generateApiKey()
-    return insert({ prefix: keyPrefix(apiKey), hash: hashApiKey(apiKey) }).pipe(Effect.as(apiKey))
-  })
-  return given === undefined ? Effect.retry(attempt, { times: 3 }) : attempt
-}
-
-export const VERIFIED_KEY_TTL_MS = 60_000
-const VERIFIED_KEYS_MAX = 10_000
-
-export interface KeyVerifierOptions<Found, A, E> {
-  /** The record whose key has this prefix, with the key's stored hash. */
-  readonly lookup: (prefix: string) => Effect.Effect<Option.Option<Found>>
-  readonly hashOf: (found: Found) => string
-  /** Who the key belongs to (the partner, the wallet app). */
-  readonly ownerOf: (found: Found) => A
-  /** The failure for a key that belongs to no one. */
-  readonly invalid: () => E
-  readonly clock: Clock.Clock
-}
-
-/**
- * Turns a presented key into its owner. Verified keys are remembered for
- * `VERIFIED_KEY_TTL_MS`, so a request need not read and hash its key every
- * time; keys are never changed or revoked yet, and the TTL bounds how long a
- * future revocation could lag. The returned function is not suspended: call it
- * when the request arrives.
- */
-export const makeKeyVerifier = <Found, A, E>(options: KeyVerifierOptions<Found, A, E>) => {
-  const verified = makeTtlCache<A>(VERIFIED_KEY_TTL_MS, VERIFIED_KEYS_MAX)
-  const verify = (presented: string): Effect.Effect<A, E> => {
-    const now = options.clock.unsafeCurrentTimeMillis()
-    const cached = verified.get(presented, now)
-    if (cached !== undefined) return Effect.succeed(cached)
-    if (!looksLikeApiKey(presented)) return Effect.fail(options.invalid())
-    return Effect.flatMap(options.lookup(keyPrefix(presented)), (found) => {
-      if (
-        Option.isNone(found) ||
-        !constantTimeEqual(options.hashOf(found.value), hashApiKey(presented))
-      ) {
-        return Effect.fail(options.invalid())
-      }
-      const owner = options.ownerOf(found.value)
-      verified.set(presented, owner, now)
-      return Effect.succeed(owner)
-    })
-  }
-  /** The owner of a key verified less than the TTL ago, without any work; else undefined. */
-  const known = (presented: string): A | undefined =>
-    verified.get(presented, options.clock.unsafeCurrentTimeMillis())
-  return Object.assign(verify, { known })
-}

@@ -1,0 +1,95 @@
+/**
+ * The API key route handlers: a partner's keys, managed with one of them.
+ */
+import { Effect } from "effect"
+import { json, type Reply } from "../http/Exchange.js"
+import { implement } from "../http/Route.js"
+import { idempotentlyWithSecret } from "../idempotency/Http.js"
+import type { Partner } from "../partners/Partner.js"
+import { CurrentPartner } from "../partners/PartnerAuth.js"
+import { parseRfc3339 } from "../shared/Time.js"
+import { ApiKeysApi } from "./Api.js"
+import { ApiKeys, DEFAULT_ROTATION_OVERLAP_SECONDS } from "./ApiKeys.js"
+import type { KeyOwner, KeyRecord } from "./KeyRecord.js"
+
+const iso = (date: Date | null) => date?.toISOString() ?? null
+
+export const apiKeyView = (key: KeyRecord) => ({
+  id: key.id,
+  name: key.name,
+  createdAt: key.createdAt.toISOString(),
+  lastUsedAt: iso(key.lastUsedAt),
+  expiresAt: iso(key.expiresAt),
+  revokedAt: iso(key.revokedAt)
+})
+
+const createdView = (key: KeyRecord, secret: string) => ({
+  id: key.id,
+  name: key.name,
+  createdAt: key.createdAt.toISOString(),
+  expiresAt: iso(key.expiresAt),
+  secret
+})
+
+const ownerOf = (partner: Partner): KeyOwner => ({ kind: "partner", id: partner.id })
+
+export const apiKeyHandlers = Effect.gen(function* () {
+  const keys = yield* ApiKeys
+  return implement(ApiKeysApi, {
+    create: (input) =>
+      Effect.gen(function* () {
+        const partner = yield* CurrentPartner
+        const { name, expiresAt } = input.payload
+        return yield* idempotentlyWithSecret(input, input.headers["idempotency-key"], (keep) =>
+          keys
+            .create(
+              ownerOf(partner),
+              // Checked by the schema: a valid timestamp.
+              { name, expiresAt: expiresAt === undefined ? null : parseRfc3339(expiresAt)! },
+              (key, secret) =>
+                Effect.map(keep(201, createdView(key, secret)), (completion) => ({ completion }))
+            )
+            .pipe(
+              Effect.map(({ key, secret }): Reply => json(201, createdView(key, secret))),
+              // Four random lookup ids all taken is not a case to answer: a defect.
+              Effect.catchTag("ApiKeyLookupTaken", Effect.die)
+            )
+        )
+      }),
+
+    list: () =>
+      Effect.gen(function* () {
+        const partner = yield* CurrentPartner
+        return json(200, { data: (yield* keys.list(ownerOf(partner))).map(apiKeyView) })
+      }),
+
+    revoke: ({ path }) =>
+      Effect.gen(function* () {
+        const partner = yield* CurrentPartner
+        const outcome = yield* keys.revoke(ownerOf(partner), path.id, { keepOneActive: true })
+        return json(200, apiKeyView(outcome.key))
+      }),
+
+    rotate: (input) =>
+      Effect.gen(function* () {
+        const partner = yield* CurrentPartner
+        const overlap = input.payload.overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS
+        const reply = (old: KeyRecord, key: KeyRecord, secret: string) => ({
+          ...createdView(key, secret),
+          previousKey: apiKeyView(old)
+        })
+        return yield* idempotentlyWithSecret(input, input.headers["idempotency-key"], (keep) =>
+          keys
+            .rotate(ownerOf(partner), input.path.id, overlap, (key, secret, old) =>
+              Effect.map(keep(201, reply(old, key, secret)), (completion) => ({ completion }))
+            )
+            .pipe(
+              Effect.map(({ old, replacement, secret }) =>
+                json(201, reply(old, replacement, secret))
+              ),
+              Effect.catchTag("ApiKeyLookupTaken", Effect.die)
+            )
+        )
+      })
+  })
+})
