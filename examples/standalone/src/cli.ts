@@ -20,6 +20,7 @@ import {
 } from "@pay/core"
 import { Config, Console, Effect, Layer, Option } from "effect"
 import { engineLayer, migrateDatabase } from "./app.js"
+import { keyCommands } from "./cli-keys.js"
 import { DEFAULT_DATABASE, isValidDatabase } from "./config.js"
 import { nodeHost } from "./host-node.js"
 
@@ -265,13 +266,16 @@ const migrateCommand = Command.make("migrate", { database, json }, ({ database, 
   )
 )
 
+const { partnerKeys, appKeys } = keyCommands({ database, json, onDatabase, print })
+
 const pay = Command.make("pay").pipe(
   Command.withSubcommands([
     migrateCommand,
     Command.make("partners").pipe(Command.withSubcommands([partnersCreate, partnersList])),
+    partnerKeys,
     Command.make("merchants").pipe(Command.withSubcommands([merchantsSetStatus])),
     Command.make("payments").pipe(Command.withSubcommands([paymentsSettle])),
-    Command.make("apps").pipe(Command.withSubcommands([appsCreate, appsList]))
+    Command.make("apps").pipe(Command.withSubcommands([appsCreate, appsList, appKeys]))
   ])
 )
 

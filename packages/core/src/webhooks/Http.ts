@@ -11,7 +11,7 @@ import { json, type Reply } from "../http/Exchange.js"
 import { cursorParam } from "../http/QueryParams.js"
 import { RequestError } from "../http/RequestError.js"
 import { implement } from "../http/Route.js"
-import { idempotently } from "../idempotency/Http.js"
+import { idempotentlyWithSecret } from "../idempotency/Http.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
 import { cursorCodec, keysetPage } from "../shared/Cursor.js"
 import {
@@ -79,15 +79,17 @@ export const webhookEndpointHandlers = Effect.gen(function* () {
     create: (input) =>
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
-        const reply = (e: WebhookEndpoint, secret: string): Reply =>
-          json(201, { ...webhookEndpointView(e), secret })
-        return yield* idempotently(
+        const view = (e: WebhookEndpoint, secret: string) => ({
+          ...webhookEndpointView(e),
+          secret
+        })
+        return yield* idempotentlyWithSecret(
           input,
           input.headers["idempotency-key"],
-          (complete) =>
+          (keep) =>
             endpoints
-              .create(partner, input.payload, (e, secret) => complete(reply(e, secret)))
-              .pipe(Effect.map(({ endpoint, secret }) => reply(endpoint, secret))),
+              .create(partner, input.payload, (e, secret) => keep(201, view(e, secret)))
+              .pipe(Effect.map(({ endpoint, secret }) => json(201, view(endpoint, secret)))),
           keptRefusal
         )
       }),
@@ -120,21 +122,20 @@ export const webhookEndpointHandlers = Effect.gen(function* () {
     rotateSecret: (input) =>
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
-        const reply = (e: WebhookEndpoint, secret: string): Reply =>
-          json(200, {
-            ...webhookEndpointView(e),
-            secret,
-            previousSecretExpiresAt: e.previousSecretExpiresAt?.toISOString() ?? null
-          })
-        return yield* idempotently(input, input.headers["idempotency-key"], (complete) =>
+        const view = (e: WebhookEndpoint, secret: string) => ({
+          ...webhookEndpointView(e),
+          secret,
+          previousSecretExpiresAt: e.previousSecretExpiresAt?.toISOString() ?? null
+        })
+        return yield* idempotentlyWithSecret(input, input.headers["idempotency-key"], (keep) =>
           endpoints
             .rotateSecret(
               partner,
               input.path.id,
               input.payload.expireCurrentInSeconds ?? DEFAULT_SECRET_OVERLAP_SECONDS,
-              (e, secret) => complete(reply(e, secret))
+              (e, secret) => keep(200, view(e, secret))
             )
-            .pipe(Effect.map(({ endpoint, secret }) => reply(endpoint, secret)))
+            .pipe(Effect.map(({ endpoint, secret }) => json(200, view(endpoint, secret))))
         )
       }),
 

@@ -84,7 +84,10 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()(
       const create = (
         partner: Partner,
         input: NewWebhookEndpoint,
-        complete?: (endpoint: WebhookEndpoint, secret: string) => IdempotencyCompletion
+        complete?: (
+          endpoint: WebhookEndpoint,
+          secret: string
+        ) => Effect.Effect<IdempotencyCompletion>
       ) =>
         Effect.gen(function* () {
           yield* checkUrl(input.url)
@@ -118,7 +121,7 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()(
             updatedAt: at,
             deletedAt: null
           })
-          yield* store.insert(endpoint, complete?.(endpoint, secret))
+          yield* store.insert(endpoint, complete ? yield* complete(endpoint, secret) : undefined)
           return { endpoint, secret }
         })
 
@@ -153,7 +156,10 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()(
         partner: Partner,
         id: WebhookEndpointId,
         overlapSeconds: number,
-        complete?: (endpoint: WebhookEndpoint, secret: string) => IdempotencyCompletion
+        complete?: (
+          endpoint: WebhookEndpoint,
+          secret: string
+        ) => Effect.Effect<IdempotencyCompletion>
       ) =>
         Effect.gen(function* () {
           const current = yield* get(partner, id)
@@ -166,7 +172,8 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()(
               overlapSeconds > 0 ? new Date(at.getTime() + overlapSeconds * 1000) : null
           }
           const written = new WebhookEndpoint({ ...current, ...rotation, updatedAt: at })
-          const rotated = yield* store.rotateSecret(id, rotation, at, complete?.(written, secret))
+          const completion = complete ? yield* complete(written, secret) : undefined
+          const rotated = yield* store.rotateSecret(id, rotation, at, completion)
           return yield* Option.match(rotated, {
             onNone: () => new WebhookEndpointNotFound({ endpointId: id }),
             onSome: (endpoint) => Effect.succeed({ endpoint, secret })
