@@ -9,6 +9,13 @@ import { Effect, Layer, Option } from "effect"
 import type { StoredAppKey, WalletApp } from "../src/apps/WalletApp.js"
 import { WalletAppStore } from "../src/apps/WalletAppStore.js"
 import {
+  AuditEntry,
+  type AuditLog,
+  auditValueFromJson,
+  auditValueToJson
+} from "../src/audit/AuditEntry.js"
+import { AuditStore } from "../src/audit/AuditStore.js"
+import {
   type ChainJob,
   type ChainJobKind,
   type ChainJobLease,
@@ -205,6 +212,48 @@ export const makeMemoryStorage = () => {
     if (outbox) for (const event of outbox(written)) record(event)
   }
 
+  /** The audit trail, in the order entries were written. */
+  const auditEntries: Array<AuditEntry> = []
+  /**
+   * The entries `log` makes of a change, as the databases keep them (`before` and `after`
+   * through JSON text), checked before the change is applied: an entry that cannot be
+   * written (a taken id) throws with nothing changed, as a rolled-back transaction.
+   */
+  const auditOf = <A>(log: AuditLog<A> | undefined, changed: A) => {
+    const entries = (log?.(changed) ?? []).map(
+      (e) =>
+        new AuditEntry({
+          ...e,
+          before: auditValueFromJson(auditValueToJson(e.before)),
+          after: auditValueFromJson(auditValueToJson(e.after))
+        })
+    )
+    for (const e of entries) {
+      if (auditEntries.some((kept) => kept.id === e.id)) {
+        throw new Error(`UNIQUE constraint failed: audit_log.id (${e.id})`)
+      }
+    }
+    return entries
+  }
+  /** After the change: its entries. */
+  const audit = (entries: ReadonlyArray<AuditEntry>) => {
+    auditEntries.push(...entries)
+  }
+  const auditStore = AuditStore.of({
+    list: (q) =>
+      Effect.sync(() => {
+        const end =
+          q.before === undefined
+            ? auditEntries.length
+            : auditEntries.findIndex((e) => e.id === q.before)
+        return auditEntries
+          .slice(0, Math.max(0, end))
+          .filter((e) => q.partnerId === undefined || e.partnerId === q.partnerId)
+          .reverse()
+          .slice(0, q.limit)
+      })
+  })
+
   /** Applies `f` to a live merchant; a deleted one (or none) is not changed. */
   const change = (
     id: MerchantId,
@@ -278,7 +327,7 @@ export const makeMemoryStorage = () => {
   const strip = ({ deletedAt: _, ...s }: LiveSettlement): CryptoSettlement => s
 
   const settlementStore = SettlementStore.of({
-    insertAll: (rows, completion, outbox) =>
+    insertAll: (rows, completion, outbox, log) =>
       Effect.suspend(() => {
         const taken = new Set<string>()
         for (const row of rows) {
@@ -291,9 +340,11 @@ export const makeMemoryStorage = () => {
           }
           taken.add(row.asset)
         }
+        const entries = auditOf(log, rows)
         complete(completion)
         for (const row of rows) settlements.set(row.id, { ...row, deletedAt: null })
         publish(outbox, rows)
+        audit(entries)
         return Effect.void
       }),
     listByMerchant: (merchantId) =>
@@ -302,22 +353,26 @@ export const makeMemoryStorage = () => {
           .sort((a, b) => (a.id < b.id ? -1 : 1))
           .map(strip)
       ),
-    updateDestination: (merchantId, id, destination, at, outbox) =>
+    updateDestination: (merchantId, id, destination, at, outbox, log) =>
       Effect.sync(() => {
         const s = settlements.get(id)
         if (!s || s.merchantId !== merchantId || s.deletedAt !== null) return Option.none()
         const next = { ...s, destination, updatedAt: at }
+        const entries = auditOf(log, { before: strip(s), after: strip(next) })
         settlements.set(id, next)
         publish(outbox, strip(next))
+        audit(entries)
         return Option.some(strip(next))
       }),
-    remove: (merchantId, id, at, outbox) =>
+    remove: (merchantId, id, at, outbox, log) =>
       Effect.sync(() => {
         const s = settlements.get(id)
         if (!s || s.merchantId !== merchantId) return "not_found" as const
         if (s.deletedAt !== null) return "already_removed" as const
+        const entries = auditOf(log, strip(s))
         settlements.set(id, { ...s, deletedAt: at, updatedAt: at })
         publish(outbox, id)
+        audit(entries)
         return "removed" as const
       })
   })
@@ -925,6 +980,7 @@ export const makeMemoryStorage = () => {
   })
 
   return Layer.mergeAll(
+    Layer.succeed(AuditStore, auditStore),
     Layer.succeed(WebhookDeliveryStore, webhookDeliveryStore),
     Layer.succeed(WebhookEndpointStore, webhookEndpointStore),
     Layer.succeed(EventStore, eventStore),

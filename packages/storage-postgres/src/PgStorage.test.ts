@@ -64,7 +64,8 @@ describe("PostgreSQL storage, several instances", () => {
         "webhook_endpoints",
         "webhook_deliveries",
         "webhook_delivery_work",
-        "payment_filters"
+        "payment_filters",
+        "audit_log"
       ])
     })
   )

@@ -5,6 +5,7 @@
  */
 import {
   ApiKeyPrefixTaken,
+  AuditStore,
   type Caip10,
   type Caip19,
   ChainJobStore,
@@ -34,6 +35,7 @@ import {
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
 import { makeGroupCommit } from "./GroupCommit.js"
+import { makeSqliteAuditLog } from "./SqliteAuditStore.js"
 import { makeSqliteChainJobStore } from "./SqliteChainJobStore.js"
 import { type SqliteConnection, SqliteDatabase, type SqliteValue } from "./SqliteDatabase.js"
 import { makeSqliteEngineSecretStore } from "./SqliteEngineSecretStore.js"
@@ -228,6 +230,9 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Option.map(Option.fromNullable(one<MerchantRow>(merchantSql.byId, id)), toMerchant)
 
   const events = makeSqliteEventStore(db)
+  /** Inside the write's transaction: the audit entries its log makes of what it changed. */
+  const auditLog = makeSqliteAuditLog(db)
+  const { audit } = auditLog
   /** Inside the write's transaction: the events its outbox makes of what it wrote. */
   const publish = <A>(outbox: Outbox<A> | undefined, written: A) => {
     if (outbox) events.writeEvents(outbox(written))
@@ -320,7 +325,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   }
 
   const settlements = SettlementStore.of({
-    insertAll: (rows, completion, outbox) =>
+    insertAll: (rows, completion, outbox, log) =>
       Effect.suspend(() => {
         let current: CryptoSettlement | undefined
         try {
@@ -338,6 +343,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
             }
             complete(completion)
             publish(outbox, rows)
+            audit(log, rows)
           })
           return Effect.void
         } catch (error) {
@@ -353,17 +359,19 @@ export const makeSqliteStores = (db: SqliteConnection) => {
       Effect.sync(() =>
         (settlementSql.live.all(merchantId) as Array<SettlementRow>).map(toSettlement)
       ),
-    updateDestination: (merchantId, id, destination, at, outbox) =>
+    updateDestination: (merchantId, id, destination, at, outbox, log) =>
       Effect.sync(() =>
         db.transaction(() => {
+          const before = one<SettlementRow>(settlementSql.byId, id, merchantId)
           const { changes } = settlementSql.update.run(destination, at.getTime(), id, merchantId)
-          if (Number(changes) !== 1) return Option.none()
+          if (before === undefined || Number(changes) !== 1) return Option.none()
           const updated = toSettlement(one<SettlementRow>(settlementSql.byId, id, merchantId)!)
           publish(outbox, updated)
+          audit(log, { before: toSettlement(before), after: updated })
           return Option.some(updated)
         })
       ),
-    remove: (merchantId, id, at, outbox) =>
+    remove: (merchantId, id, at, outbox, log) =>
       Effect.sync(() =>
         db.transaction(() => {
           const row = one<SettlementRow>(settlementSql.byId, id, merchantId)
@@ -371,6 +379,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
           if (row.deleted_at !== null) return "already_removed" as const
           settlementSql.remove.run(at.getTime(), at.getTime(), id, merchantId)
           publish(outbox, id)
+          audit(log, toSettlement(row))
           return "removed" as const
         })
       )
@@ -439,6 +448,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   const chainJobs = makeSqliteChainJobStore(db, writes, events.writeEvents)
 
   return Layer.mergeAll(
+    Layer.succeed(AuditStore, auditLog.store),
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
     Layer.succeed(EngineSecretStore, makeSqliteEngineSecretStore(db)),
     Layer.succeed(EventStore, events.store),
