@@ -129,6 +129,13 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   const one = <R>(stmt: ReturnType<typeof q>, ...params: ReadonlyArray<SqliteValue>) =>
     stmt.get(...params) as R | undefined
 
+  /**
+   * The audit trail: `audit(log, changed)` (or `insertAuditEntries(entries)`) inside a
+   * write's transaction records the entries of what it changed (SqliteAuditStore.ts).
+   */
+  const auditLog = makeSqliteAuditLog(db)
+  const { audit } = auditLog
+
   const partnerSql = {
     insert: q("INSERT INTO partners (id, name, api_version, created_at) VALUES (?, ?, ?, ?)"),
     insertKey: q("INSERT INTO api_keys (prefix, hash, partner_id, created_at) VALUES (?, ?, ?, ?)"),
@@ -230,9 +237,6 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Option.map(Option.fromNullable(one<MerchantRow>(merchantSql.byId, id)), toMerchant)
 
   const events = makeSqliteEventStore(db)
-  /** Inside the write's transaction: the audit entries its log makes of what it changed. */
-  const auditLog = makeSqliteAuditLog(db)
-  const { audit } = auditLog
   /** Inside the write's transaction: the events its outbox makes of what it wrote. */
   const publish = <A>(outbox: Outbox<A> | undefined, written: A) => {
     if (outbox) events.writeEvents(outbox(written))
