@@ -8,6 +8,7 @@ import { apiReferenceRoutes } from "@pay/api-reference"
 import {
   chainEngineOptions,
   DEFAULT_MAX_BODY_BYTES,
+  engineActor,
   type LogoCapture,
   makePaymentEngine,
   Partners,
@@ -132,7 +133,9 @@ export const bootstrapPartner = (apiKey: Option.Option<string>) =>
     if ((yield* partners.list).length > 0) return Option.none<Bootstrapped>()
     const created = yield* partners.create({
       name: "Default partner",
-      apiKey: Option.getOrUndefined(apiKey)
+      apiKey: Option.getOrUndefined(apiKey),
+      keyName: "bootstrap",
+      actor: engineActor
     })
     return Option.some<Bootstrapped>({ partnerId: created.partner.id, apiKey: created.apiKey })
   })

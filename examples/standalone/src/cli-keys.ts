@@ -8,6 +8,7 @@ import { Args, Command, Options } from "@effect/cli"
 import {
   ApiKeyId,
   ApiKeys,
+  cliActor,
   DEFAULT_ROTATION_OVERLAP_SECONDS,
   type KeyOwner,
   type KeyRecord,
@@ -143,10 +144,11 @@ const ownerKeyCommands = (
         if (Option.isSome(expiresAt) && Number.isNaN(expiresAt.value.getTime())) {
           return yield* Effect.fail(new Error("--expires-at must be an RFC 3339 timestamp"))
         }
-        const { key, secret } = yield* (yield* ApiKeys).create(owner, {
-          name: Option.getOrNull(o.name),
-          expiresAt: Option.getOrNull(expiresAt)
-        })
+        const { key, secret } = yield* (yield* ApiKeys).create(
+          owner,
+          { name: Option.getOrNull(o.name), expiresAt: Option.getOrNull(expiresAt) },
+          { actor: cliActor }
+        )
         yield* print(o.json, { ...keyJson(key), secret }, showSecret("Created key", key, secret))
       }).pipe(failures, Effect.provide(onDatabase(o.database)))
   ).pipe(Command.withDescription("Create a key and print it once"))
@@ -156,7 +158,10 @@ const ownerKeyCommands = (
       const owner = yield* findOwner(o.owner)
       const id = yield* checkedKeyId(o.keyId)
       // The operator may revoke the last one: the way out when it leaked.
-      const outcome = yield* (yield* ApiKeys).revoke(owner, id, { keepOneActive: false })
+      const outcome = yield* (yield* ApiKeys).revoke(owner, id, {
+        keepOneActive: false,
+        actor: cliActor
+      })
       yield* print(
         o.json,
         keyJson(outcome.key),
@@ -175,7 +180,9 @@ const ownerKeyCommands = (
         const owner = yield* findOwner(o.owner)
         const id = yield* checkedKeyId(o.keyId)
         const overlap = yield* checkedOverlap(o.overlap)
-        const { old, replacement, secret } = yield* (yield* ApiKeys).rotate(owner, id, overlap)
+        const { old, replacement, secret } = yield* (yield* ApiKeys).rotate(owner, id, overlap, {
+          actor: cliActor
+        })
         yield* print(
           o.json,
           { ...keyJson(replacement), secret, previousKey: keyJson(old) },

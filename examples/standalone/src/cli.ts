@@ -8,18 +8,23 @@ import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import {
   API_VERSIONS,
+  AuditEntryId,
+  AuditStore,
   ChainWork,
+  cliActor,
   type InvalidInput,
   MerchantId,
   MerchantStatus,
   Merchants,
+  PartnerId,
   Partners,
   PaymentId,
   Payments,
   WalletApps
 } from "@pay/core"
-import { Config, Console, Effect, Layer, Option } from "effect"
+import { Config, Console, Effect, Layer, Option, Schema } from "effect"
 import { engineLayer, migrateDatabase } from "./app.js"
+import { auditJson, auditText } from "./auditView.js"
 import { keyCommands } from "./cli-keys.js"
 import { DEFAULT_DATABASE, isValidDatabase } from "./config.js"
 import { nodeHost } from "./host-node.js"
@@ -65,7 +70,8 @@ const partnersCreate = Command.make(
       }
       const { partner, apiKey } = yield* (yield* Partners).create({
         name: trimmed,
-        apiVersion: version._tag === "Some" ? version.value : undefined
+        apiVersion: version._tag === "Some" ? version.value : undefined,
+        actor: cliActor
       })
       yield* print(
         json,
@@ -244,6 +250,70 @@ const paymentsSettle = Command.make(
   )
 )
 
+const AUDIT_LIMIT_MAX = 1000
+const isPartnerId = Schema.is(PartnerId)
+const isAuditEntryId = Schema.is(AuditEntryId)
+
+const auditCommand = Command.make(
+  "audit",
+  {
+    partner: Options.text("partner").pipe(
+      Options.withDescription("Only this partner's entries (ptnr_...)"),
+      Options.optional
+    ),
+    limit: Options.integer("limit").pipe(
+      Options.withDescription(`At most this many entries (1 to ${AUDIT_LIMIT_MAX}, default 50)`),
+      Options.withDefault(50)
+    ),
+    before: Options.text("before").pipe(
+      Options.withDescription("Only entries older than this one (aud_...): the next page"),
+      Options.optional
+    ),
+    database,
+    json
+  },
+  ({ partner, limit, before, database, json }) =>
+    Effect.gen(function* () {
+      // The flags are checked before the database is opened: a bad one touches nothing.
+      const partnerId = Option.getOrUndefined(partner)?.trim()
+      if (partnerId !== undefined && !isPartnerId(partnerId)) {
+        return yield* Effect.fail(
+          new Error(`--partner must be a partner id (ptnr_...), not ${JSON.stringify(partnerId)}`)
+        )
+      }
+      if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_LIMIT_MAX) {
+        return yield* Effect.fail(new Error(`--limit must be 1 to ${AUDIT_LIMIT_MAX}`))
+      }
+      const beforeId = Option.getOrUndefined(before)?.trim()
+      if (beforeId !== undefined && !isAuditEntryId(beforeId)) {
+        return yield* Effect.fail(
+          new Error(`--before must be an audit entry id (aud_...), not ${JSON.stringify(beforeId)}`)
+        )
+      }
+      const entries = yield* Effect.gen(function* () {
+        if (partnerId !== undefined && Option.isNone(yield* (yield* Partners).find(partnerId))) {
+          return yield* Effect.fail(new Error(`No partner ${partnerId}`))
+        }
+        return yield* (yield* AuditStore).list({ partnerId, before: beforeId, limit })
+      }).pipe(Effect.provide(onDatabase(database)))
+      const more =
+        entries.length === limit
+          ? [`(more: --before ${entries[entries.length - 1]!.id})`]
+          : ([] as Array<string>)
+      yield* print(
+        json,
+        entries.map(auditJson),
+        entries.length === 0
+          ? `No audit entries${partnerId === undefined ? "" : ` for ${partnerId}`}${beforeId === undefined ? "" : ` before ${beforeId}`}.`
+          : [...entries.map(auditText), ...more].join("\n")
+      )
+    })
+).pipe(
+  Command.withDescription(
+    "List the audit trail, newest first: API key and settlement changes, who made them, old and new values"
+  )
+)
+
 const migrateCommand = Command.make("migrate", { database, json }, ({ database, json }) =>
   Effect.gen(function* () {
     if (!isValidDatabase(database)) {
@@ -271,6 +341,7 @@ const { partnerKeys, appKeys } = keyCommands({ database, json, onDatabase, print
 const pay = Command.make("pay").pipe(
   Command.withSubcommands([
     migrateCommand,
+    auditCommand,
     Command.make("partners").pipe(Command.withSubcommands([partnersCreate, partnersList])),
     partnerKeys,
     Command.make("merchants").pipe(Command.withSubcommands([merchantsSetStatus])),

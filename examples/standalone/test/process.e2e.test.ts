@@ -94,8 +94,22 @@ const MIGRATIONS = [
   "0014_webhook_deliveries",
   "0015_webhook_delivery_work",
   "0016_payment_filters",
-  "0017_api_keys"
+  "0017_api_keys",
+  "0019_audit_log"
 ]
+
+/** An entry as `pay audit --json` prints it. */
+interface AuditJson {
+  readonly id: string
+  readonly at: string
+  readonly partnerId: string
+  readonly actor: { readonly kind: string; readonly keyId?: string }
+  readonly action: string
+  readonly subject: string
+  readonly merchantId: string | null
+  readonly before: unknown
+  readonly after: unknown
+}
 
 /** Failure of a CLI run: its exit code and what it printed. */
 const refusal = (run: Promise<unknown>) =>
@@ -251,6 +265,116 @@ describe("npm start and the CLI", () => {
     expect(again.status).toBe(200)
     expect(await stop(second.child)).toBe(0)
   }, 120_000)
+  it("`pay audit` lists the settlement changes made over the API, newest first, as text and JSON, by partner, a page at a time; refuses a bad partner", async () => {
+    const env = { ...sqliteEnv, PAY_DATABASE: join(dir, "audit", "pay.sqlite") }
+    const run = cliOn(env)
+    const server = await startServer(env)
+    const key = server.output().match(/\n\s+(pk_\S+)\n/)?.[1]
+    expect(key, server.output()).toBeDefined()
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${server.url}${path}`, {
+        method,
+        headers: {
+          "Api-Key": key!,
+          "Idempotency-Key": `audit-${path}-${method}`,
+          ...(body === undefined ? {} : { "Content-Type": "application/json" })
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+      expect(response.status, `${method} ${path}`).toBeLessThan(300)
+      return (await response.json()) as unknown
+    }
+    const usdc = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+    const wallet = "eip155:8453:0x1234567890AbcdEF1234567890aBcdef12345678"
+    const wallet2 = "eip155:8453:0xABcdEFABcdEFabcdEfAbCdefabcdeFABcDEFabCD"
+    const { merchant } = (await call("POST", "/v1/merchants", {
+      merchantName: "Audited Shop",
+      merchantEmail: "a@shop.example"
+    })) as { merchant: { id: string } }
+    const settlements = `/v1/merchants/${merchant.id}/settlements/crypto`
+    const { settlements: created } = (await call("POST", settlements, {
+      settlements: [{ asset: usdc, destination: wallet }]
+    })) as { settlements: Array<{ id: string }> }
+    const id = created[0]!.id
+    await call("PUT", `${settlements}/${id}`, { destination: wallet2 })
+    await call("DELETE", `${settlements}/${id}`)
+    const [partner] = JSON.parse((await run("partners", "list", "--json")).stdout) as Array<{
+      id: string
+    }>
+    const other = JSON.parse(
+      (await run("partners", "create", "--name", "Quiet", "--json")).stdout
+    ) as {
+      id: string
+    }
+
+    const entries = JSON.parse((await run("audit", "--json")).stdout) as Array<AuditJson>
+    expect(
+      entries.map((e) => [e.action, e.subject, e.partnerId, e.merchantId, e.before, e.after])
+    ).toEqual([
+      [
+        "settlement.deleted",
+        id,
+        partner!.id,
+        merchant.id,
+        { asset: usdc, destination: wallet2 },
+        null
+      ],
+      [
+        "settlement.updated",
+        id,
+        partner!.id,
+        merchant.id,
+        { asset: usdc, destination: wallet },
+        { asset: usdc, destination: wallet2 }
+      ],
+      [
+        "settlement.created",
+        id,
+        partner!.id,
+        merchant.id,
+        null,
+        { asset: usdc, destination: wallet }
+      ]
+    ])
+    for (const e of entries) {
+      expect(e.id).toMatch(/^aud_/)
+      expect(e.at).toMatch(/^\d{4}-\d{2}-\d{2}T/)
+      expect(e.actor.kind).toBe("api_key")
+    }
+    expect(JSON.parse((await run("audit", "--partner", partner!.id, "--json")).stdout)).toEqual(
+      entries
+    )
+
+    const text = (await run("audit", "--partner", partner!.id)).stdout
+    expect(text).toContain(`settlement.updated  ${id}`)
+    expect(text).toContain(`partner ${partner!.id}, merchant ${merchant.id}, by api key`)
+    expect(text).toContain(`destination: ${wallet} -> ${wallet2}`)
+    expect(text.indexOf("settlement.deleted")).toBeLessThan(text.indexOf("settlement.created"))
+
+    // A page of two, then the rest.
+    const page = (await run("audit", "--limit", "2")).stdout
+    expect(page).toContain(`(more: --before ${entries[1]!.id})`)
+    expect(page).not.toContain("settlement.created")
+    const rest = JSON.parse((await run("audit", "--before", entries[1]!.id, "--json")).stdout)
+    expect(rest).toEqual([entries[2]])
+
+    expect((await run("audit", "--partner", other.id)).stdout.trim()).toBe(
+      `No audit entries for ${other.id}.`
+    )
+    for (const [args, message] of [
+      [["--partner", "nope"], "--partner must be a partner id"],
+      [["--partner", "ptnr_0000000000ZZZZZZZZZZ"], "No partner ptnr_0000000000ZZZZZZZZZZ"],
+      [["--limit", "0"], "--limit must be 1 to 1000"],
+      [["--before", "evt_0000000000ZZZZZZZZZZ"], "--before must be an audit entry id"]
+    ] as const) {
+      const refused = await refusal(run("audit", ...args))
+      expect(refused.code).toBe(1)
+      expect(refused.stderr.trim().split("\n"), refused.stderr).toHaveLength(1)
+      expect(refused.stderr).toContain(message)
+    }
+    expect(await stop(server.child)).toBe(0)
+  }, 120_000)
+
   it("PAY_FETCH_ALLOW_PRIVATE: off by default (a loopback logo refused, no warning); 1 with the test CA in NODE_EXTRA_CA_CERTS fetches it, with a warning; another value stops the start", async () => {
     const logos = await startLogoServer()
     try {
@@ -493,6 +617,25 @@ describe("npm start and the CLI on PostgreSQL", () => {
       name: string
     }>
     expect(listed.map((p) => p.name)).toEqual(["Default partner"])
+
+    // A settlement registered over the API is in the audit trail the CLI lists.
+    const registered = await fetch(`${first.url}/v1/merchants/${merchant.id}/settlements/crypto`, {
+      method: "POST",
+      headers: { "Api-Key": key!, "Idempotency-Key": "pg-2", "Content-Type": "application/json" },
+      body: JSON.stringify({
+        settlements: [
+          {
+            asset: "eip155:8453/slip44:60",
+            destination: "eip155:8453:0x1234567890AbcdEF1234567890aBcdef12345678"
+          }
+        ]
+      })
+    })
+    expect(registered.status).toBe(201)
+    const audited = JSON.parse((await cliOn(env)("audit", "--json")).stdout) as Array<AuditJson>
+    expect(audited.map((e) => [e.action, e.merchantId, e.before])).toEqual([
+      ["settlement.created", merchant.id, null]
+    ])
 
     expect(await stop(first.child)).toBe(0)
     expect(first.output()).toContain("Pay engine stopped.")

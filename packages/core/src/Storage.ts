@@ -4,6 +4,7 @@
  * stores in tests).
  */
 import type { WalletAppStore } from "./apps/WalletAppStore.js"
+import type { AuditStore } from "./audit/AuditStore.js"
 import type { ChainJobStore } from "./chainwork/ChainJobStore.js"
 import type { EventStore } from "./events/Event.js"
 import type { GatewayStore } from "./gateway/PaymentOption.js"
@@ -33,3 +34,4 @@ export type PayStorage =
   | EventStore
   | WebhookEndpointStore
   | WebhookDeliveryStore
+  | AuditStore

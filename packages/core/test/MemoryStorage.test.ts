@@ -1,3 +1,4 @@
+import { auditStorageContract } from "./AuditContract.js"
 import { chainJobStorageContract } from "./ChainJobContract.js"
 import { engineSecretStorageContract } from "./EngineSecretContract.js"
 import { logoStorageContract } from "./LogoContract.js"
@@ -10,3 +11,4 @@ paymentStorageContract("in memory", () => MemoryStorage)
 chainJobStorageContract("in memory", () => MemoryStorage)
 logoStorageContract("in memory", () => MemoryStorage)
 engineSecretStorageContract("in memory", () => MemoryStorage)
+auditStorageContract("in memory", () => MemoryStorage)

@@ -9,6 +9,13 @@ import { Effect, Layer, Option } from "effect"
 import type { WalletApp } from "../src/apps/WalletApp.js"
 import { WalletAppStore } from "../src/apps/WalletAppStore.js"
 import {
+  AuditEntry,
+  type AuditLog,
+  auditValueFromJson,
+  auditValueToJson
+} from "../src/audit/AuditEntry.js"
+import { AuditStore } from "../src/audit/AuditStore.js"
+import {
   type ChainJob,
   type ChainJobKind,
   type ChainJobLease,
@@ -144,6 +151,7 @@ export const makeMemoryStorage = () => {
       Effect.suspend(() => {
         if (keyTaken(key)) return Effect.fail(new ApiKeyLookupTaken())
         complete(extras?.completion)
+        audit(auditOf(extras?.audit, key))
         keys.set(key.id, key)
         return Effect.void
       }),
@@ -176,6 +184,7 @@ export const makeMemoryStorage = () => {
         if (options.keepOneActive && !othersLeft) return { _tag: "LastActiveKey" as const }
         complete(options.completion)
         const revoked = new KeyRecord({ ...key, revokedAt: at })
+        audit(auditOf(options.audit, revoked))
         keys.set(id, revoked)
         return { _tag: "Revoked" as const, key: revoked }
       }),
@@ -188,6 +197,7 @@ export const makeMemoryStorage = () => {
         complete(extras?.completion)
         const ends = key.revokedAt !== null && key.revokedAt < oldEndsAt ? key.revokedAt : oldEndsAt
         const old = new KeyRecord({ ...key, revokedAt: ends, rotatedTo: replacement.id })
+        audit(auditOf(extras?.audit, { old, replacement }))
         keys.set(id, old)
         keys.set(replacement.id, replacement)
         return Effect.succeed({ _tag: "Rotated" as const, old, replacement })
@@ -201,9 +211,10 @@ export const makeMemoryStorage = () => {
   })
 
   const partnerStore = PartnerStore.of({
-    insert: (partner, key) =>
+    insert: (partner, key, log) =>
       Effect.suspend(() => {
         if (keyTaken(key)) return Effect.fail(new ApiKeyLookupTaken())
+        audit(auditOf(log, key))
         partners.set(partner.id, partner)
         keys.set(key.id, key)
         return Effect.void
@@ -269,6 +280,48 @@ export const makeMemoryStorage = () => {
   const publish = <A>(outbox: Outbox<A> | undefined, written: A) => {
     if (outbox) for (const event of outbox(written)) record(event)
   }
+
+  /** The audit trail, in the order entries were written. */
+  const auditEntries: Array<AuditEntry> = []
+  /**
+   * The entries `log` makes of a change, as the databases keep them (`before` and `after`
+   * through JSON text), checked before the change is applied: an entry that cannot be
+   * written (a taken id) throws with nothing changed, as a rolled-back transaction.
+   */
+  const auditOf = <A>(log: AuditLog<A> | undefined, changed: A) => {
+    const entries = (log?.(changed) ?? []).map(
+      (e) =>
+        new AuditEntry({
+          ...e,
+          before: auditValueFromJson(auditValueToJson(e.before)),
+          after: auditValueFromJson(auditValueToJson(e.after))
+        })
+    )
+    for (const e of entries) {
+      if (auditEntries.some((kept) => kept.id === e.id)) {
+        throw new Error(`UNIQUE constraint failed: audit_log.id (${e.id})`)
+      }
+    }
+    return entries
+  }
+  /** After the change: its entries. */
+  const audit = (entries: ReadonlyArray<AuditEntry>) => {
+    auditEntries.push(...entries)
+  }
+  const auditStore = AuditStore.of({
+    list: (q) =>
+      Effect.sync(() => {
+        const end =
+          q.before === undefined
+            ? auditEntries.length
+            : auditEntries.findIndex((e) => e.id === q.before)
+        return auditEntries
+          .slice(0, Math.max(0, end))
+          .filter((e) => q.partnerId === undefined || e.partnerId === q.partnerId)
+          .reverse()
+          .slice(0, q.limit)
+      })
+  })
 
   /** Applies `f` to a live merchant; a deleted one (or none) is not changed. */
   const change = (
@@ -343,7 +396,7 @@ export const makeMemoryStorage = () => {
   const strip = ({ deletedAt: _, ...s }: LiveSettlement): CryptoSettlement => s
 
   const settlementStore = SettlementStore.of({
-    insertAll: (rows, completion, outbox) =>
+    insertAll: (rows, completion, outbox, log) =>
       Effect.suspend(() => {
         const taken = new Set<string>()
         for (const row of rows) {
@@ -356,9 +409,11 @@ export const makeMemoryStorage = () => {
           }
           taken.add(row.asset)
         }
+        const entries = auditOf(log, rows)
         complete(completion)
         for (const row of rows) settlements.set(row.id, { ...row, deletedAt: null })
         publish(outbox, rows)
+        audit(entries)
         return Effect.void
       }),
     listByMerchant: (merchantId) =>
@@ -367,22 +422,26 @@ export const makeMemoryStorage = () => {
           .sort((a, b) => (a.id < b.id ? -1 : 1))
           .map(strip)
       ),
-    updateDestination: (merchantId, id, destination, at, outbox) =>
+    updateDestination: (merchantId, id, destination, at, outbox, log) =>
       Effect.sync(() => {
         const s = settlements.get(id)
         if (!s || s.merchantId !== merchantId || s.deletedAt !== null) return Option.none()
         const next = { ...s, destination, updatedAt: at }
+        const entries = auditOf(log, { before: strip(s), after: strip(next) })
         settlements.set(id, next)
         publish(outbox, strip(next))
+        audit(entries)
         return Option.some(strip(next))
       }),
-    remove: (merchantId, id, at, outbox) =>
+    remove: (merchantId, id, at, outbox, log) =>
       Effect.sync(() => {
         const s = settlements.get(id)
         if (!s || s.merchantId !== merchantId) return "not_found" as const
         if (s.deletedAt !== null) return "already_removed" as const
+        const entries = auditOf(log, strip(s))
         settlements.set(id, { ...s, deletedAt: at, updatedAt: at })
         publish(outbox, id)
+        audit(entries)
         return "removed" as const
       })
   })
@@ -990,6 +1049,7 @@ export const makeMemoryStorage = () => {
   })
 
   return Layer.mergeAll(
+    Layer.succeed(AuditStore, auditStore),
     Layer.succeed(WebhookDeliveryStore, webhookDeliveryStore),
     Layer.succeed(WebhookEndpointStore, webhookEndpointStore),
     Layer.succeed(EventStore, eventStore),

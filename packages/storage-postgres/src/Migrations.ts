@@ -22,6 +22,7 @@ import webhookDeliveries from "./migrations/0014_webhook_deliveries.js"
 import webhookDeliveryWork from "./migrations/0015_webhook_delivery_work.js"
 import paymentFilters from "./migrations/0016_payment_filters.js"
 import apiKeys from "./migrations/0017_api_keys.js"
+import auditLog from "./migrations/0019_audit_log.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -40,7 +41,8 @@ export const migrations = Migrator.fromRecord({
   "0014_webhook_deliveries": webhookDeliveries,
   "0015_webhook_delivery_work": webhookDeliveryWork,
   "0016_payment_filters": paymentFilters,
-  "0017_api_keys": apiKeys
+  "0017_api_keys": apiKeys,
+  "0019_audit_log": auditLog
 })
 
 const TABLE = "pay_migrations"

@@ -8,6 +8,7 @@
 import type { SqlClient } from "@effect/sql"
 import { type ApiKeyId, ApiKeyLookupTaken, type KeyOwner, KeyRecord, KeyStore } from "@pay/core"
 import { Effect, Option } from "effect"
+import { writeAudit } from "./PgAuditStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { writeCompletion } from "./PgIdempotencyStore.js"
 
@@ -75,6 +76,7 @@ export const makePgKeyStore = (sql: SqlClient.SqlClient) => {
           Effect.gen(function* () {
             yield* insertKeyRow(sql, key)
             if (extras?.completion) yield* writeCompletion(sql, extras.completion)
+            yield* writeAudit(sql, extras?.audit, key)
           })
         )
         .pipe(onTaken, orDieSql),
@@ -105,8 +107,10 @@ export const makePgKeyStore = (sql: SqlClient.SqlClient) => {
                     AND (other.expires_at IS NULL OR other.expires_at > ${at})))
               RETURNING *`
             if (written.length === 1) {
+              const key = toKey(written[0]!)
               if (options.completion) yield* writeCompletion(sql, options.completion)
-              return { _tag: "Revoked" as const, key: toKey(written[0]!) }
+              yield* writeAudit(sql, options.audit, key)
+              return { _tag: "Revoked" as const, key }
             }
             const key = yield* find(owner, id)
             if (Option.isNone(key)) return { _tag: "NotFound" as const }
@@ -136,7 +140,9 @@ export const makePgKeyStore = (sql: SqlClient.SqlClient) => {
             }
             yield* insertKeyRow(sql, replacement)
             if (extras?.completion) yield* writeCompletion(sql, extras.completion)
-            return { _tag: "Rotated" as const, old: toKey(ended[0]!), replacement }
+            const old = toKey(ended[0]!)
+            yield* writeAudit(sql, extras?.audit, { old, replacement })
+            return { _tag: "Rotated" as const, old, replacement }
           })
         )
         .pipe(onTaken, orDieSql),

@@ -66,7 +66,8 @@ describe("PostgreSQL storage, several instances", () => {
         "webhook_deliveries",
         "webhook_delivery_work",
         "payment_filters",
-        "api_keys"
+        "api_keys",
+        "audit_log"
       ])
     })
   )

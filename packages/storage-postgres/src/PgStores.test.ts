@@ -1,4 +1,5 @@
 import {
+  auditStorageContract,
   chainJobStorageContract,
   engineSecretStorageContract,
   logoStorageContract,
@@ -13,3 +14,4 @@ paymentStorageContract("PostgreSQL", freshStorage)
 chainJobStorageContract("PostgreSQL", freshStorage)
 logoStorageContract("PostgreSQL", freshStorage)
 engineSecretStorageContract("PostgreSQL", freshStorage)
+auditStorageContract("PostgreSQL", freshStorage)

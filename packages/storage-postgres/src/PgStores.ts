@@ -9,6 +9,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import {
   ApiKeyLookupTaken,
+  AuditStore,
   type Caip10,
   type Caip19,
   ChainJobStore,
@@ -36,6 +37,7 @@ import {
   WebhookEndpointStore
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
+import { makePgAuditStore, writeAudit } from "./PgAuditStore.js"
 import { makePgChainJobStore } from "./PgChainJobStore.js"
 import { makePgEngineSecretStore } from "./PgEngineSecretStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
@@ -118,14 +120,15 @@ const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) =>
 
 export const makePgPartnerStore = (sql: SqlClient.SqlClient) =>
   PartnerStore.of({
-    insert: (partner, key) =>
+    insert: (partner, key, log) =>
       sql
         .withTransaction(
-          Effect.zipRight(
+          Effect.all([
             sql`INSERT INTO partners (id, name, api_version, created_at)
               VALUES (${partner.id}, ${partner.name}, ${partner.apiVersion}, ${partner.createdAt})`,
-            insertKeyRow(sql, key)
-          )
+            insertKeyRow(sql, key),
+            writeAudit(sql, log, key)
+          ])
         )
         .pipe(
           Effect.asVoid,
@@ -255,7 +258,7 @@ export const makePgMerchantStore = (sql: SqlClient.SqlClient, prepared: Prepared
 
 export const makePgSettlementStore = (sql: SqlClient.SqlClient) =>
   SettlementStore.of({
-    insertAll: (rows, completion, outbox) => {
+    insertAll: (rows, completion, outbox, audit) => {
       // One row at a time, so a clash names the asset that caused it.
       const inserts = Effect.forEach(
         rows,
@@ -270,13 +273,14 @@ export const makePgSettlementStore = (sql: SqlClient.SqlClient) =>
           ),
         { discard: true }
       )
-      // All or none, with the completion and the events if any.
+      // All or none, with the completion, the events and the audit entries if any.
       return sql
         .withTransaction(
           Effect.gen(function* () {
             yield* inserts
             if (completion !== undefined) yield* writeCompletion(sql, completion)
             yield* writeEvents(sql, outbox, rows)
+            yield* writeAudit(sql, audit, rows)
           })
         )
         .pipe(orDieSql)
@@ -287,10 +291,20 @@ export const makePgSettlementStore = (sql: SqlClient.SqlClient) =>
         Effect.map((rows) => rows.map(toSettlement)),
         orDieSql
       ),
-    updateDestination: (merchantId, id, destination, at, outbox) =>
+    updateDestination: (merchantId, id, destination, at, outbox, audit) =>
       sql
         .withTransaction(
           Effect.gen(function* () {
+            // The row as it was, locked until the commit, for the audit entry.
+            const before =
+              audit === undefined
+                ? Option.none<CryptoSettlement>()
+                : first(
+                    yield* sql<SettlementRow>`SELECT * FROM crypto_settlements
+                      WHERE id = ${id} AND merchant_id = ${merchantId} AND deleted_at IS NULL
+                      FOR UPDATE`,
+                    toSettlement
+                  )
             const updated = first(
               yield* sql<SettlementRow>`UPDATE crypto_settlements
                 SET destination = ${destination}, updated_at = ${at}
@@ -298,20 +312,29 @@ export const makePgSettlementStore = (sql: SqlClient.SqlClient) =>
                 RETURNING *`,
               toSettlement
             )
-            if (Option.isSome(updated)) yield* writeEvents(sql, outbox, updated.value)
+            if (Option.isSome(updated)) {
+              yield* writeEvents(sql, outbox, updated.value)
+              if (Option.isSome(before)) {
+                yield* writeAudit(sql, audit, { before: before.value, after: updated.value })
+              }
+            }
             return updated
           })
         )
         .pipe(orDieSql),
-    remove: (merchantId, id, at, outbox) =>
+    remove: (merchantId, id, at, outbox, audit) =>
       Effect.gen(function* () {
         const removed = yield* sql.withTransaction(
           Effect.gen(function* () {
-            const rows = yield* sql`UPDATE crypto_settlements SET deleted_at = ${at},
-                updated_at = ${at}
+            // Asset and destination are as they were: the settlement before its removal.
+            const rows = yield* sql<SettlementRow>`UPDATE crypto_settlements
+              SET deleted_at = ${at}, updated_at = ${at}
               WHERE id = ${id} AND merchant_id = ${merchantId} AND deleted_at IS NULL
-              RETURNING id`
-            if (rows.length === 1) yield* writeEvents(sql, outbox, id)
+              RETURNING *`
+            if (rows.length === 1) {
+              yield* writeEvents(sql, outbox, id)
+              yield* writeAudit(sql, audit, toSettlement(rows[0]!))
+            }
             return rows
           })
         )
@@ -332,6 +355,7 @@ export const PgStores = Layer.unwrapEffect(
       Option.getOrUndefined(yield* Effect.serviceOption(PgPool))
     )
     return Layer.mergeAll(
+      Layer.succeed(AuditStore, makePgAuditStore(sql)),
       Layer.succeed(LogoStore, makePgLogoStore(sql)),
       Layer.succeed(EngineSecretStore, makePgEngineSecretStore(sql)),
       Layer.succeed(EventStore, makePgEventStore(sql)),

@@ -4,6 +4,7 @@
  */
 export * from "./layer.js"
 export * from "./Migrations.js"
+export * from "./PgAuditStore.js"
 export * from "./PgChainJobStore.js"
 export * from "./PgGatewayStore.js"
 export * from "./PgIdempotencyStore.js"

@@ -8,6 +8,7 @@
 import {
   type ApiKeyId,
   ApiKeyLookupTaken,
+  type AuditLog,
   type IdempotencyCompletion,
   type KeyOwner,
   KeyRecord,
@@ -55,7 +56,9 @@ const ACTIVE = "(revoked_at IS NULL OR revoked_at > ?) AND (expires_at IS NULL O
 export const makeSqliteKeyStore = (
   db: SqliteConnection,
   /** Writes an idempotent completion inside the caller's transaction (SqliteStores.ts). */
-  complete: (completion: IdempotencyCompletion | undefined) => void
+  complete: (completion: IdempotencyCompletion | undefined) => void,
+  /** Writes a change's audit entries inside the caller's transaction (SqliteAuditStore.ts). */
+  audit: <A>(log: AuditLog<A> | undefined, changed: A) => void
 ) => {
   const sql = {
     insert: db.prepare(`INSERT INTO keys (id, owner_kind, owner_id, name, lookup_id, hash,
@@ -118,6 +121,7 @@ export const makeSqliteKeyStore = (
       transactKeys(() => {
         insertRow(key)
         complete(extras?.completion)
+        audit(extras?.audit, key)
       }),
     findByLookupId: (lookupId) =>
       Effect.sync(() =>
@@ -147,6 +151,7 @@ export const makeSqliteKeyStore = (
           if (Option.isNone(key)) return { _tag: "NotFound" as const }
           if (Number(written.changes) === 1) {
             complete(options.completion)
+            audit(options.audit, key.value)
             return { _tag: "Revoked" as const, key: key.value }
           }
           const revokedAt = key.value.revokedAt
@@ -176,11 +181,9 @@ export const makeSqliteKeyStore = (
         }
         insertRow(replacement)
         complete(extras?.completion)
-        return {
-          _tag: "Rotated" as const,
-          old: Option.getOrThrow(find(owner, id)),
-          replacement
-        }
+        const old = Option.getOrThrow(find(owner, id))
+        audit(extras?.audit, { old, replacement })
+        return { _tag: "Rotated" as const, old, replacement }
       }),
     touch: (id, at, staleBefore) =>
       Effect.sync(() => {

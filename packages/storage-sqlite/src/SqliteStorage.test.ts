@@ -104,7 +104,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [14, "webhook_deliveries"],
         [15, "webhook_delivery_work"],
         [16, "payment_filters"],
-        [17, "api_keys"]
+        [17, "api_keys"],
+        [19, "audit_log"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
+  auditStorageContract,
   chainJobStorageContract,
   engineSecretStorageContract,
   logoStorageContract,
@@ -23,3 +24,4 @@ paymentStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 chainJobStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 logoStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 engineSecretStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
+auditStorageContract(`SQLite file (${runtimeDriverName})`, fresh)

@@ -5,6 +5,7 @@
  */
 import {
   ApiKeyLookupTaken,
+  AuditStore,
   type Caip10,
   type Caip19,
   ChainJobStore,
@@ -35,6 +36,7 @@ import {
 } from "@pay/core"
 import { Effect, Layer, Option } from "effect"
 import { makeGroupCommit } from "./GroupCommit.js"
+import { makeSqliteAuditLog } from "./SqliteAuditStore.js"
 import { makeSqliteChainJobStore } from "./SqliteChainJobStore.js"
 import { type SqliteConnection, SqliteDatabase, type SqliteValue } from "./SqliteDatabase.js"
 import { makeSqliteEngineSecretStore } from "./SqliteEngineSecretStore.js"
@@ -123,6 +125,13 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   const one = <R>(stmt: ReturnType<typeof q>, ...params: ReadonlyArray<SqliteValue>) =>
     stmt.get(...params) as R | undefined
 
+  /**
+   * The audit trail: `audit(log, changed)` (or `insertAuditEntries(entries)`) inside a
+   * write's transaction records the entries of what it changed (SqliteAuditStore.ts).
+   */
+  const auditLog = makeSqliteAuditLog(db)
+  const { audit } = auditLog
+
   const partnerSql = {
     insert: q("INSERT INTO partners (id, name, api_version, created_at) VALUES (?, ?, ?, ?)"),
     byId: q("SELECT * FROM partners WHERE id = ?"),
@@ -130,7 +139,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   }
 
   const partners = PartnerStore.of({
-    insert: (partner, key) =>
+    insert: (partner, key, log) =>
       Effect.suspend(() => {
         try {
           db.transaction(() => {
@@ -141,6 +150,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
               partner.createdAt.getTime()
             )
             keys.insertRow(key)
+            audit(log, key)
           })
           return Effect.void
         } catch (error) {
@@ -171,7 +181,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     )
     if (Number(written.changes) !== 1) throw new IdempotencyClaimLost({ scope })
   }
-  const keys = makeSqliteKeyStore(db, complete)
+  const keys = makeSqliteKeyStore(db, complete, audit)
 
   const merchantSql = {
     insert: q(`INSERT INTO merchants (id, partner_id, name, name_folded, email, icon_url,
@@ -295,7 +305,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   }
 
   const settlements = SettlementStore.of({
-    insertAll: (rows, completion, outbox) =>
+    insertAll: (rows, completion, outbox, log) =>
       Effect.suspend(() => {
         let current: CryptoSettlement | undefined
         try {
@@ -313,6 +323,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
             }
             complete(completion)
             publish(outbox, rows)
+            audit(log, rows)
           })
           return Effect.void
         } catch (error) {
@@ -328,17 +339,19 @@ export const makeSqliteStores = (db: SqliteConnection) => {
       Effect.sync(() =>
         (settlementSql.live.all(merchantId) as Array<SettlementRow>).map(toSettlement)
       ),
-    updateDestination: (merchantId, id, destination, at, outbox) =>
+    updateDestination: (merchantId, id, destination, at, outbox, log) =>
       Effect.sync(() =>
         db.transaction(() => {
+          const before = one<SettlementRow>(settlementSql.byId, id, merchantId)
           const { changes } = settlementSql.update.run(destination, at.getTime(), id, merchantId)
-          if (Number(changes) !== 1) return Option.none()
+          if (before === undefined || Number(changes) !== 1) return Option.none()
           const updated = toSettlement(one<SettlementRow>(settlementSql.byId, id, merchantId)!)
           publish(outbox, updated)
+          audit(log, { before: toSettlement(before), after: updated })
           return Option.some(updated)
         })
       ),
-    remove: (merchantId, id, at, outbox) =>
+    remove: (merchantId, id, at, outbox, log) =>
       Effect.sync(() =>
         db.transaction(() => {
           const row = one<SettlementRow>(settlementSql.byId, id, merchantId)
@@ -346,6 +359,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
           if (row.deleted_at !== null) return "already_removed" as const
           settlementSql.remove.run(at.getTime(), at.getTime(), id, merchantId)
           publish(outbox, id)
+          audit(log, toSettlement(row))
           return "removed" as const
         })
       )
@@ -414,6 +428,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   const chainJobs = makeSqliteChainJobStore(db, writes, events.writeEvents)
 
   return Layer.mergeAll(
+    Layer.succeed(AuditStore, auditLog.store),
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
     Layer.succeed(EngineSecretStore, makeSqliteEngineSecretStore(db)),
     Layer.succeed(EventStore, events.store),

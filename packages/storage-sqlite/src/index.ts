@@ -3,6 +3,7 @@
  * The driver comes from `@pay/storage-sqlite/node` or `@pay/storage-sqlite/bun`.
  */
 export * from "./Migrations.js"
+export * from "./SqliteAuditStore.js"
 export * from "./SqliteDatabase.js"
 export * from "./SqliteFile.js"
 export * from "./SqliteStores.js"

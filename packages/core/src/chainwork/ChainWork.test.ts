@@ -18,6 +18,7 @@ import {
   type MinedTx
 } from "../../test/FakeChain.js"
 import { makeMemoryStorage } from "../../test/MemoryStorage.js"
+import { embedderActor } from "../audit/AuditEntry.js"
 import { payEngineLayer } from "../Engine.js"
 import { EventStore } from "../events/Event.js"
 import type { FeeSchedule } from "../fees/Fees.js"
@@ -118,7 +119,12 @@ const openShop = (withSettlement = true) =>
 
 const addSettlement = (shop: Shop) =>
   Effect.flatMap(Settlements, (s) =>
-    s.register(shop.partner, shop.merchantId, [{ asset: ASSET, destination: MERCHANT_ACCOUNT }])
+    s.register(
+      shop.partner,
+      shop.merchantId,
+      [{ asset: ASSET, destination: MERCHANT_ACCOUNT }],
+      embedderActor
+    )
   )
 
 let authNonces = 0

@@ -92,14 +92,14 @@ export const signallingStores = Layer.effectContext(
         SettlementStore,
         SettlementStore.of({
           ...settlements,
-          insertAll: (all, completion, outbox) =>
-            signalling(written, outbox, (o) => settlements.insertAll(all, completion, o)),
-          updateDestination: (merchantId, id, destination, at, outbox) =>
+          insertAll: (all, completion, outbox, audit) =>
+            signalling(written, outbox, (o) => settlements.insertAll(all, completion, o, audit)),
+          updateDestination: (merchantId, id, destination, at, outbox, audit) =>
             signalling(written, outbox, (o) =>
-              settlements.updateDestination(merchantId, id, destination, at, o)
+              settlements.updateDestination(merchantId, id, destination, at, o, audit)
             ),
-          remove: (merchantId, id, at, outbox) =>
-            signalling(written, outbox, (o) => settlements.remove(merchantId, id, at, o))
+          remove: (merchantId, id, at, outbox, audit) =>
+            signalling(written, outbox, (o) => settlements.remove(merchantId, id, at, o, audit))
         })
       ),
       Context.add(

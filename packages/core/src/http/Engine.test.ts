@@ -146,6 +146,63 @@ describe("a route's immediate answer", () => {
   )
 })
 
+describe("the caller's extra services", () => {
+  const Caller = Context.GenericTag<{ readonly name: string }>("Caller")
+  const Key = Context.GenericTag<{ readonly keyId: string }>("Key")
+  const middleware = {
+    key: "KeyTest",
+    provides: Caller
+  } as unknown as HttpApiMiddleware.TagClassAny
+  const route: Route<never> = {
+    method: "GET",
+    path: "/who",
+    middleware,
+    takesBody: false,
+    handle: () =>
+      Effect.gen(function* () {
+        const caller = yield* Caller
+        const key = yield* Effect.serviceOption(Key)
+        return json(200, { caller: caller.name, key: key._tag === "Some" ? key.value.keyId : null })
+      }) as Effect.Effect<Reply>
+  }
+  // One partner, several keys: each key's context made once, as a verified-key cache would.
+  const PARTNER = { name: "partner" }
+  const keys = new Map(
+    ["k1", "k2", "k3"].map((k) => [k, Context.make(Key, { keyId: `key_${k}` })] as const)
+  )
+  const caller = (key: string | undefined) => ({ service: PARTNER, extra: keys.get(key ?? "") })
+  const authenticator: Authenticator = {
+    middleware,
+    authenticate: (request) => Effect.succeed(caller(request.header("key"))),
+    // k3 is only ever checked by the effect.
+    known: (request) => (request.header("key") === "k3" ? undefined : caller(request.header("key")))
+  }
+
+  it.effect("gives each request the extra of its own caller, beside the middleware's service", () =>
+    Effect.gen(function* () {
+      const handle = yield* makeEngineHandler([route], {
+        maxBodyBytes: 1024,
+        authenticators: [authenticator]
+      })
+      const who = (key?: string) =>
+        Effect.promise(() =>
+          handle({
+            method: "GET",
+            url: "/who",
+            header: (name) => (name === "key" ? key : undefined),
+            readBody: async () => new Uint8Array()
+          })
+        ).pipe(Effect.map((r) => JSON.parse(String(r.body))))
+      for (let round = 0; round < 2; round++) {
+        expect(yield* who("k1")).toEqual({ caller: "partner", key: "key_k1" })
+        expect(yield* who("k2")).toEqual({ caller: "partner", key: "key_k2" })
+        expect(yield* who("k3")).toEqual({ caller: "partner", key: "key_k3" })
+        expect(yield* who("none")).toEqual({ caller: "partner", key: null })
+      }
+    })
+  )
+})
+
 describe("routing", () => {
   const answering = (name: string) => () => Effect.succeed(json(200, { name }))
   const routes = [

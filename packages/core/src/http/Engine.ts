@@ -268,15 +268,28 @@ export const makeEngineHandler = <R>(
     // The engine's services plus the caller, made once per caller (the verified-key caches
     // hand out the same partner or app object for a while), and a runner whose fibers start
     // with it: a context copied or set on every request costs the hot routes measurably.
-    const callers = new WeakMap<
-      object,
-      { readonly context: Context.Context<R>; readonly runFork: typeof runFork }
-    >()
-    const callerOf = (tag: Context.Tag<unknown, unknown>, service: unknown) => {
-      const key = service as object
-      let caller = callers.get(key)
+    // With `extra` (Authenticated.extra), one per pair of objects.
+    type Caller = { readonly context: Context.Context<R>; readonly runFork: typeof runFork }
+    const callers = new WeakMap<object, Caller>()
+    const callersWithExtra = new WeakMap<object, WeakMap<object, Caller>>()
+    const callerOf = (tag: Context.Tag<unknown, unknown>, { service, extra }: Authenticated) => {
+      let cache = callers
+      let key = service as object
+      if (extra !== undefined) {
+        let byExtra = callersWithExtra.get(key)
+        if (byExtra === undefined) {
+          byExtra = new WeakMap()
+          callersWithExtra.set(key, byExtra)
+        }
+        cache = byExtra
+        key = extra
+      }
+      let caller = cache.get(key)
       if (caller === undefined) {
-        const context = Context.add(runtime.context, tag, service) as Context.Context<R>
+        const withCaller = Context.add(runtime.context, tag, service)
+        const context = (
+          extra === undefined ? withCaller : Context.merge(withCaller, extra)
+        ) as Context.Context<R>
         caller = {
           context,
           runFork: Runtime.runFork(
@@ -287,12 +300,12 @@ export const makeEngineHandler = <R>(
             })
           )
         }
-        callers.set(key, caller)
+        cache.set(key, caller)
       }
       return caller
     }
-    const callerContext = (tag: Context.Tag<unknown, unknown>, service: unknown) =>
-      callerOf(tag, service).context
+    const callerContext = (tag: Context.Tag<unknown, unknown>, caller: Authenticated) =>
+      callerOf(tag, caller).context
     const runFork = Runtime.runFork(runtime)
     /** How `handle` set up a request: its runner, or the answer it gave (Route.immediate). */
     interface Start {
@@ -407,7 +420,7 @@ export const makeEngineHandler = <R>(
         }
       }
       if (known !== undefined && middleware?.provides !== undefined) {
-        start.runFork = callerOf(middleware.provides, known.service).runFork
+        start.runFork = callerOf(middleware.provides, known).runFork
       }
       const authenticated: Effect.Effect<Authenticated | undefined, ApiFailure, R> =
         authenticator === undefined
@@ -435,10 +448,7 @@ export const makeEngineHandler = <R>(
               : // Set, not scoped with `locally` (whose acquire/release costs the hot routes a few
                 // microseconds): the fiber is this request's own and ends with it.
                 Effect.zipRight(
-                  FiberRef.set(
-                    FiberRef.currentContext,
-                    callerContext(middleware.provides, caller.service)
-                  ),
+                  FiberRef.set(FiberRef.currentContext, callerContext(middleware.provides, caller)),
                   handled
                 )
           }

@@ -46,6 +46,13 @@ export interface Exchange {
 export interface Authenticated {
   readonly service: unknown
   readonly pinnedVersion?: ApiVersion | undefined
+  /**
+   * More of the caller for the request's context, beside the middleware's
+   * service (the key a partner request acts with). The engine keeps one
+   * context per pair of `service` and `extra` objects: hand out the same
+   * object for the same caller, not a new one per request.
+   */
+  readonly extra?: Context.Context<never> | undefined
 }
 
 /** Runs a middleware's check: given to the engine for each middleware the definition uses. */

@@ -8,6 +8,10 @@
  * revokes a key forgets it at once.
  */
 import { Clock, Effect, Option } from "effect"
+import type { AuditActor, AuditLog } from "../audit/AuditEntry.js"
+import { type AuditChange, auditEntryOf, auditStamps } from "../audit/NewAuditEntry.js"
+import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
+import type { PartnerId } from "../partners/Partner.js"
 import {
   constantTimeEqual,
   generateApiKey,
@@ -29,7 +33,7 @@ import {
   keyEndsAt,
   LastActiveApiKey
 } from "./KeyRecord.js"
-import { type KeyChangeExtras, KeyStore } from "./KeyStore.js"
+import { KeyStore, type Rotation } from "./KeyStore.js"
 
 /** Under five seconds: how long another instance may still accept a revoked key. */
 export const VERIFIED_KEY_TTL_MS = 4_000
@@ -50,7 +54,45 @@ export interface NewKeyInput {
  * What to write with a new key, made from it and its secret before the write
  * (an idempotent response with the secret sealed, say).
  */
-export type WithNewKey = (key: KeyRecord, secret: string) => Effect.Effect<KeyChangeExtras>
+export type WithNewKey = (
+  key: KeyRecord,
+  secret: string
+) => Effect.Effect<{ readonly completion?: IdempotencyCompletion | undefined }>
+
+/** What the audit trail shows of a key: never its secret or hash. */
+const auditView = (key: KeyRecord) => ({
+  id: key.id,
+  name: key.name,
+  expiresAt: key.expiresAt?.toISOString() ?? null,
+  revokedAt: key.revokedAt?.toISOString() ?? null
+})
+
+/**
+ * The audit log of a key change by `actor`, its ids and time drawn now: only
+ * partners' keys are audited (an entry belongs to a partner), and only when an
+ * actor is given.
+ */
+const auditOf = <A>(
+  owner: KeyOwner,
+  actor: AuditActor | undefined,
+  entries: number,
+  changes: (changed: A) => ReadonlyArray<Omit<AuditChange, "partnerId" | "actor">>
+): Effect.Effect<AuditLog<A> | undefined> =>
+  owner.kind !== "partner" || actor === undefined
+    ? Effect.succeed(undefined)
+    : Effect.map(
+        auditStamps(entries),
+        (stamps) => (changed: A) =>
+          changes(changed).map((change, i) =>
+            auditEntryOf(stamps[i]!, { ...change, partnerId: owner.id as PartnerId, actor })
+          )
+      )
+
+/** The audit log of a new key. */
+export const keyCreatedAudit = (owner: KeyOwner, actor: AuditActor | undefined) =>
+  auditOf<KeyRecord>(owner, actor, 1, (key) => [
+    { action: "api_key.created", subject: key.id, before: null, after: auditView(key) }
+  ])
 
 interface Verified {
   readonly kind: KeyOwnerKind
@@ -138,11 +180,18 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
         : attempt
     }
 
-    const create = (owner: KeyOwner, input: NewKeyInput, withKey?: WithNewKey) =>
+    /** A new key; `actor` (who creates it) for the audit trail, `withKey` what to write with it. */
+    const create = (
+      owner: KeyOwner,
+      input: NewKeyInput,
+      options: { readonly actor?: AuditActor | undefined; readonly withKey?: WithNewKey } = {}
+    ) =>
       mintAndStore(owner, input, (key, secret) =>
-        Effect.flatMap(withKey ? withKey(key, secret) : Effect.succeed({}), (extras) =>
-          store.insert(key, extras)
-        )
+        Effect.gen(function* () {
+          const extras = options.withKey ? yield* options.withKey(key, secret) : {}
+          const audit = yield* keyCreatedAudit(owner, options.actor)
+          yield* store.insert(key, { ...extras, audit })
+        })
       )
 
     const get = (owner: KeyOwner, id: ApiKeyId) =>
@@ -155,11 +204,23 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
     const revoke = (
       owner: KeyOwner,
       id: ApiKeyId,
-      options: { readonly keepOneActive: boolean } & KeyChangeExtras
+      options: { readonly keepOneActive: boolean; readonly actor?: AuditActor | undefined }
     ) =>
       Effect.gen(function* () {
         const at = new Date(yield* Clock.currentTimeMillis)
-        const outcome = yield* store.revoke(owner, id, at, options)
+        const before = Option.getOrUndefined(yield* store.find(owner, id))
+        const audit = yield* auditOf<KeyRecord>(owner, options.actor, 1, (key) => [
+          {
+            action: "api_key.revoked",
+            subject: key.id,
+            before: before === undefined ? null : auditView(before),
+            after: auditView(key)
+          }
+        ])
+        const outcome = yield* store.revoke(owner, id, at, {
+          keepOneActive: options.keepOneActive,
+          audit
+        })
         switch (outcome._tag) {
           case "NotFound":
             return yield* new ApiKeyNotFound({ keyId: id })
@@ -182,7 +243,14 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
       owner: KeyOwner,
       id: ApiKeyId,
       overlapSeconds: number,
-      withKey?: (key: KeyRecord, secret: string, old: KeyRecord) => Effect.Effect<KeyChangeExtras>
+      options: {
+        readonly actor?: AuditActor | undefined
+        readonly withKey?: (
+          key: KeyRecord,
+          secret: string,
+          old: KeyRecord
+        ) => Effect.Effect<{ readonly completion?: IdempotencyCompletion | undefined }>
+      } = {}
     ) =>
       Effect.gen(function* () {
         const current = yield* get(owner, id)
@@ -200,8 +268,27 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
                   : endsAt,
               rotatedTo: replacement.id
             })
-            const extras = withKey ? yield* withKey(replacement, secret, ending) : {}
-            const rotated = yield* store.rotate(owner, id, replacement, endsAt, at, extras)
+            const extras = options.withKey
+              ? yield* options.withKey(replacement, secret, ending)
+              : {}
+            const audit = yield* auditOf<Rotation>(owner, options.actor, 2, (r) => [
+              {
+                action: "api_key.rotated",
+                subject: r.old.id,
+                before: auditView(current),
+                after: { ...auditView(r.old), rotatedTo: r.replacement.id }
+              },
+              {
+                action: "api_key.created",
+                subject: r.replacement.id,
+                before: null,
+                after: { ...auditView(r.replacement), rotatedFrom: r.old.id }
+              }
+            ])
+            const rotated = yield* store.rotate(owner, id, replacement, endsAt, at, {
+              ...extras,
+              audit
+            })
             if (rotated._tag === "NotFound") return yield* new ApiKeyNotFound({ keyId: id })
             if (rotated._tag === "Inactive") return yield* new ApiKeyInactive({ keyId: id })
             old = rotated.old

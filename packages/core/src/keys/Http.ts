@@ -2,6 +2,7 @@
  * The API key route handlers: a partner's keys, managed with one of them.
  */
 import { Effect } from "effect"
+import { requestActor } from "../audit/Actor.js"
 import { json, type Reply } from "../http/Exchange.js"
 import { implement } from "../http/Route.js"
 import { idempotentlyWithSecret } from "../idempotency/Http.js"
@@ -39,6 +40,7 @@ export const apiKeyHandlers = Effect.gen(function* () {
     create: (input) =>
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
+        const actor = yield* requestActor
         const { name, expiresAt } = input.payload
         return yield* idempotentlyWithSecret(input, input.headers["idempotency-key"], (keep) =>
           keys
@@ -46,8 +48,11 @@ export const apiKeyHandlers = Effect.gen(function* () {
               ownerOf(partner),
               // Checked by the schema: a valid timestamp.
               { name, expiresAt: expiresAt === undefined ? null : parseRfc3339(expiresAt)! },
-              (key, secret) =>
-                Effect.map(keep(201, createdView(key, secret)), (completion) => ({ completion }))
+              {
+                actor,
+                withKey: (key, secret) =>
+                  Effect.map(keep(201, createdView(key, secret)), (completion) => ({ completion }))
+              }
             )
             .pipe(
               Effect.map(({ key, secret }): Reply => json(201, createdView(key, secret))),
@@ -66,13 +71,17 @@ export const apiKeyHandlers = Effect.gen(function* () {
     revoke: ({ path }) =>
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
-        const outcome = yield* keys.revoke(ownerOf(partner), path.id, { keepOneActive: true })
+        const outcome = yield* keys.revoke(ownerOf(partner), path.id, {
+          keepOneActive: true,
+          actor: yield* requestActor
+        })
         return json(200, apiKeyView(outcome.key))
       }),
 
     rotate: (input) =>
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
+        const actor = yield* requestActor
         const overlap = input.payload.overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS
         const reply = (old: KeyRecord, key: KeyRecord, secret: string) => ({
           ...createdView(key, secret),
@@ -80,9 +89,11 @@ export const apiKeyHandlers = Effect.gen(function* () {
         })
         return yield* idempotentlyWithSecret(input, input.headers["idempotency-key"], (keep) =>
           keys
-            .rotate(ownerOf(partner), input.path.id, overlap, (key, secret, old) =>
-              Effect.map(keep(201, reply(old, key, secret)), (completion) => ({ completion }))
-            )
+            .rotate(ownerOf(partner), input.path.id, overlap, {
+              actor,
+              withKey: (key, secret, old) =>
+                Effect.map(keep(201, reply(old, key, secret)), (completion) => ({ completion }))
+            })
             .pipe(
               Effect.map(({ old, replacement, secret }) =>
                 json(201, reply(old, replacement, secret))

@@ -6,13 +6,22 @@
  * rotation ends the old key only if it is still active.
  */
 import { Context, type Effect, type Option } from "effect"
+import type { AuditLog } from "../audit/AuditEntry.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { ApiKeyId, ApiKeyLookupTaken, KeyOwner, KeyRecord } from "./KeyRecord.js"
 
-/** What is written in the same transaction as a key change. */
-export interface KeyChangeExtras {
+/** What is written in the same transaction as a key change, if it changes anything. */
+export interface KeyChangeExtras<Changed = KeyRecord> {
   /** The idempotent response of the request that made the change. */
   readonly completion?: IdempotencyCompletion | undefined
+  /** The audit entries of the change, made from what it changed. */
+  readonly audit?: AuditLog<Changed> | undefined
+}
+
+/** What a rotation changed: the old key as it now ends, and its replacement. */
+export interface Rotation {
+  readonly old: KeyRecord
+  readonly replacement: KeyRecord
 }
 
 export type RevokeOutcome =
@@ -65,7 +74,7 @@ export class KeyStore extends Context.Tag("@pay/core/KeyStore")<
       replacement: KeyRecord,
       oldEndsAt: Date,
       at: Date,
-      extras?: KeyChangeExtras
+      extras?: KeyChangeExtras<Rotation>
     ) => Effect.Effect<RotateOutcome, ApiKeyLookupTaken>
     /** Records a use at `at`, when the last one recorded is before `staleBefore` or none. */
     readonly touch: (id: ApiKeyId, at: Date, staleBefore: Date) => Effect.Effect<void>

@@ -2,10 +2,12 @@
  * The partner middlewares' check (PartnerAuth.ts declares them): the key the
  * request presents, verified by the \`Partners\` service.
  */
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import type { EngineRequest } from "../http/Exchange.js"
-import type { Authenticator } from "../http/Route.js"
-import { LegacyPartnerApiKey, PartnerApiKey } from "./PartnerAuth.js"
+import type { Authenticated, Authenticator } from "../http/Route.js"
+import { ApiKeys } from "../keys/ApiKeys.js"
+import type { Partner } from "./Partner.js"
+import { CurrentApiKey, LegacyPartnerApiKey, PartnerApiKey } from "./PartnerAuth.js"
 import { Partners } from "./Partners.js"
 
 /** The presented partner key: `Api-Key`, or the `Authorization: Bearer` form (or `X-Api-Key`). */
@@ -19,18 +21,36 @@ export const presentedApiKey = (request: EngineRequest, legacy = false): string 
 
 /** The checks of the two partner middlewares, on the `Partners` service. */
 export const partnerAuthenticators = Effect.map(
-  Partners,
-  (partners): ReadonlyArray<Authenticator> => {
+  Effect.all([Partners, ApiKeys]),
+  ([partners, keys]): ReadonlyArray<Authenticator> => {
+    /**
+     * The key a verified request acts with, in the request's context as
+     * `CurrentApiKey`, which audit entries record (audit/Actor.ts). Each
+     * verified key hands out its own partner object, so one context per
+     * object is one per key, made once: the engine keeps one request context
+     * per object.
+     */
+    const acting = new WeakMap<Partner, Context.Context<CurrentApiKey>>()
+    const actingKey = (partner: Partner): Context.Context<CurrentApiKey> | undefined => {
+      let context = acting.get(partner)
+      if (context === undefined) {
+        const keyId = keys.keyOf(partner)
+        if (keyId === undefined) return undefined
+        context = Context.make(CurrentApiKey, { keyId })
+        acting.set(partner, context)
+      }
+      return context
+    }
+    const caller = (partner: Partner): Authenticated => ({
+      service: partner,
+      pinnedVersion: partner.apiVersion,
+      extra: actingKey(partner)
+    })
     const check = (legacy: boolean) => (request: EngineRequest) =>
-      Effect.map(partners.authenticate(presentedApiKey(request, legacy)), (partner) => ({
-        service: partner,
-        pinnedVersion: partner.apiVersion
-      }))
+      Effect.map(partners.authenticate(presentedApiKey(request, legacy)), caller)
     const known = (legacy: boolean) => (request: EngineRequest) => {
       const partner = partners.known(presentedApiKey(request, legacy))
-      return partner === undefined
-        ? undefined
-        : { service: partner, pinnedVersion: partner.apiVersion }
+      return partner === undefined ? undefined : caller(partner)
     }
     return [
       { middleware: PartnerApiKey, authenticate: check(false), known: known(false) },

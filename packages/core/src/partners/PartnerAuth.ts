@@ -2,7 +2,8 @@
  * How partner routes authenticate, as the API definition declares it: the
  * partner key in `Api-Key` (or `Authorization: Bearer`), and on the legacy
  * merchant payments route also `X-Api-Key`. The router runs the check and
- * hands the partner to handlers as `CurrentPartner`.
+ * hands the partner to handlers as `CurrentPartner` (and the key it acted
+ * with as `CurrentApiKey`).
  */
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Context } from "effect"
@@ -14,6 +15,17 @@ import type { Partner } from "./Partner.js"
 export class CurrentPartner extends Context.Tag("@pay/core/CurrentPartner")<
   CurrentPartner,
   Partner
+>() {}
+
+/**
+ * The key the request carries, by its public id (`key_…`), for the audit
+ * trail (audit/Actor.ts). Put in the request's context by the partner
+ * authenticator (Authenticate.ts, `Authenticated.extra`) once keys have a
+ * public id; absent until then.
+ */
+export class CurrentApiKey extends Context.Tag("@pay/core/CurrentApiKey")<
+  CurrentApiKey,
+  { readonly keyId: string }
 >() {}
 
 const failure = failureOf(ApiErrors.MissingApiKey, ApiErrors.InvalidApiKey)

@@ -3,7 +3,8 @@
  * into the partner it belongs to.
  */
 import { Clock, Effect } from "effect"
-import { ApiKeys } from "../keys/ApiKeys.js"
+import type { AuditActor } from "../audit/AuditEntry.js"
+import { ApiKeys, keyCreatedAudit } from "../keys/ApiKeys.js"
 import { type ApiVersion, DEFAULT_API_VERSION } from "../shared/ApiVersion.js"
 import { Unauthenticated } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"
@@ -17,6 +18,8 @@ export interface NewPartner {
   readonly apiKey?: string | undefined
   /** The first key's name. */
   readonly keyName?: string | undefined
+  /** Who creates it, for the audit trail (the first key's creation); none records nothing. */
+  readonly actor?: AuditActor | undefined
 }
 
 export class Partners extends Effect.Service<Partners>()("@pay/core/Partners", {
@@ -37,7 +40,11 @@ export class Partners extends Effect.Service<Partners>()("@pay/core/Partners", {
         const { key, secret } = yield* keys.mintAndStore(
           { kind: "partner", id: partner.id },
           { name: input.keyName ?? null },
-          (key) => store.insert(partner, key),
+          (key) =>
+            Effect.flatMap(
+              keyCreatedAudit({ kind: "partner", id: partner.id }, input.actor),
+              (log) => store.insert(partner, key, log)
+            ),
           input.apiKey
         )
         return { partner, apiKey: secret, key }

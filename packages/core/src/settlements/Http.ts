@@ -3,6 +3,7 @@
  */
 import { Effect } from "effect"
 import { keptReply } from "../ApiFailures.js"
+import { requestActor } from "../audit/Actor.js"
 import { json, type Reply } from "../http/Exchange.js"
 import { implement } from "../http/Route.js"
 import { idempotently } from "../idempotency/Http.js"
@@ -19,6 +20,7 @@ export const settlementHandlers = Effect.gen(function* () {
     createCrypto: (input) =>
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
+        const actor = yield* requestActor
         const reply = (created: ReadonlyArray<CryptoSettlement>): Reply =>
           json(201, { settlements: created.map(settlementView) })
         return yield* idempotently(
@@ -26,8 +28,12 @@ export const settlementHandlers = Effect.gen(function* () {
           input.headers["idempotency-key"],
           (complete) =>
             settlements
-              .register(partner, input.path.merchantId, input.payload.settlements, (created) =>
-                complete(reply(created))
+              .register(
+                partner,
+                input.path.merchantId,
+                input.payload.settlements,
+                actor,
+                (created) => complete(reply(created))
               )
               .pipe(Effect.map(reply)),
           // A conflict is the answer to this request: a replay must get it again.
@@ -49,7 +55,8 @@ export const settlementHandlers = Effect.gen(function* () {
           partner,
           path.merchantId,
           path.id,
-          payload.destination
+          payload.destination,
+          yield* requestActor
         )
         return json(200, { settlement: settlementView(updated) })
       }),
@@ -57,7 +64,7 @@ export const settlementHandlers = Effect.gen(function* () {
     deleteCrypto: ({ path }) =>
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
-        yield* settlements.remove(partner, path.merchantId, path.id)
+        yield* settlements.remove(partner, path.merchantId, path.id, yield* requestActor)
         return json(200, { id: path.id, deleted: true })
       })
   })

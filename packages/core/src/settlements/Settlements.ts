@@ -1,9 +1,12 @@
 /**
  * The settlement rules: a destination must be on its asset's chain, a
  * merchant has one live settlement per asset, and only the merchant's own
- * partner sees or changes them.
+ * partner sees or changes them. Every change is recorded in the audit trail
+ * with who made it (`actor`), in the change's own transaction.
  */
 import { Clock, Effect, Option } from "effect"
+import type { AuditAction, AuditActor } from "../audit/AuditEntry.js"
+import { type AuditStamp, auditEntryOf, auditStamp, auditStamps } from "../audit/NewAuditEntry.js"
 import { eventOf, stamp, stamps } from "../events/NewEvent.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { MerchantId } from "../merchants/Merchant.js"
@@ -27,6 +30,12 @@ export interface NewCryptoSettlement {
   readonly destination: Caip10
 }
 
+/** What the audit trail keeps of a settlement: where the money in which asset goes. */
+export const settlementAuditValue = (s: CryptoSettlement) => ({
+  asset: s.asset,
+  destination: s.destination
+})
+
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 const chainMismatch = (asset: Caip19, destination: Caip10): string | undefined => {
@@ -41,10 +50,32 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
     const store = yield* SettlementStore
     const merchants = yield* Merchants
 
+    /** An audit entry of `partner`'s settlement change by `actor`. */
+    const auditOf =
+      (partner: Partner, actor: AuditActor, action: AuditAction) =>
+      (
+        stamp: AuditStamp,
+        subject: CryptoSettlementId,
+        merchantId: MerchantId,
+        before: CryptoSettlement | null,
+        after: CryptoSettlement | null
+      ) =>
+        auditEntryOf(stamp, {
+          partnerId: partner.id,
+          actor,
+          action,
+          subject,
+          merchantId,
+          before: before && settlementAuditValue(before),
+          after: after && settlementAuditValue(after)
+        })
+
+    /** `actor`: who registers them, for the audit trail (a request's key, the embedder, …). */
     const register = (
       partner: Partner,
       merchantId: MerchantId,
       entries: ReadonlyArray<NewCryptoSettlement>,
+      actor: AuditActor,
       complete?: (settlements: ReadonlyArray<CryptoSettlement>) => IdempotencyCompletion
     ) =>
       Effect.gen(function* () {
@@ -77,12 +108,18 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
           )
         )
         const created = yield* stamps(settlements.length)
-        yield* store.insertAll(settlements, complete?.(settlements), (rows) =>
-          rows.map((s, i) =>
-            eventOf(created[i]!, partner.id, "settlement.created", settlementView(s), {
-              merchantId
-            })
-          )
+        const audited = yield* auditStamps(settlements.length)
+        const entryOf = auditOf(partner, actor, "settlement.created")
+        yield* store.insertAll(
+          settlements,
+          complete?.(settlements),
+          (rows) =>
+            rows.map((s, i) =>
+              eventOf(created[i]!, partner.id, "settlement.created", settlementView(s), {
+                merchantId
+              })
+            ),
+          (rows) => rows.map((s, i) => entryOf(audited[i]!, s.id, merchantId, null, s))
         )
         return settlements
       })
@@ -97,7 +134,8 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
       partner: Partner,
       merchantId: MerchantId,
       id: CryptoSettlementId,
-      destination: Caip10
+      destination: Caip10,
+      actor: AuditActor
     ) =>
       Effect.gen(function* () {
         const current = (yield* list(partner, merchantId)).find((s) => s.id === id)
@@ -105,12 +143,15 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
         const mismatch = chainMismatch(current.asset, destination)
         if (mismatch) return yield* InvalidInput.of("destination", mismatch)
         const at = yield* stamp
+        const audited = yield* auditStamp
+        const entryOf = auditOf(partner, actor, "settlement.updated")
         const updated = yield* store.updateDestination(
           merchantId,
           id,
           destination,
           yield* now,
-          (s) => [eventOf(at, partner.id, "settlement.updated", settlementView(s), { merchantId })]
+          (s) => [eventOf(at, partner.id, "settlement.updated", settlementView(s), { merchantId })],
+          ({ before, after }) => [entryOf(audited, id, merchantId, before, after)]
         )
         return yield* Option.match(updated, {
           onNone: () => new SettlementNotFound({ settlementId: id }),
@@ -119,21 +160,34 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
       })
 
     /** Idempotent, like merchant deletion. */
-    const remove = (partner: Partner, merchantId: MerchantId, id: CryptoSettlementId) =>
+    const remove = (
+      partner: Partner,
+      merchantId: MerchantId,
+      id: CryptoSettlementId,
+      actor: AuditActor
+    ) =>
       Effect.gen(function* () {
         yield* merchants.get(partner, merchantId)
         const at = yield* stamp
-        const outcome = yield* store.remove(merchantId, id, yield* now, (removed) => [
-          eventOf(
-            at,
-            partner.id,
-            "settlement.deleted",
-            { id: removed, deleted: true },
-            {
-              merchantId
-            }
-          )
-        ])
+        const audited = yield* auditStamp
+        const entryOf = auditOf(partner, actor, "settlement.deleted")
+        const outcome = yield* store.remove(
+          merchantId,
+          id,
+          yield* now,
+          (removed) => [
+            eventOf(
+              at,
+              partner.id,
+              "settlement.deleted",
+              { id: removed, deleted: true },
+              {
+                merchantId
+              }
+            )
+          ],
+          (before) => [entryOf(audited, id, merchantId, before, null)]
+        )
         if (outcome === "not_found") return yield* new SettlementNotFound({ settlementId: id })
       })
 

@@ -1,0 +1,102 @@
+/**
+ * The settlement rules' audit entries, on the in-memory stores: each change
+ * by the actor that made it, old and new values; refusals and repeats record
+ * nothing.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { makeMemoryStorage } from "../../test/MemoryStorage.js"
+import { cliActor, embedderActor } from "../audit/AuditEntry.js"
+import { AuditStore } from "../audit/AuditStore.js"
+import { payEngineLayer } from "../Engine.js"
+import { Merchants } from "../merchants/Merchants.js"
+import { Partners } from "../partners/Partners.js"
+import type { Caip10, Caip19 } from "../shared/Caip.js"
+import { Settlements } from "./Settlements.js"
+
+const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
+const ETH_BASE = "eip155:8453/slip44:60" as Caip19
+const WALLET_A = "eip155:8453:0x1234567890AbcdEF1234567890aBcdef12345678" as Caip10
+const WALLET_B = "eip155:8453:0x00000000000000000000000000000000000000b0" as Caip10
+
+const engine = () =>
+  payEngineLayer({
+    storage: Layer.suspend(makeMemoryStorage),
+    config: { publicUrl: "http://pay.test", maxBodyBytes: 1024 }
+  })
+
+describe("settlement changes in the audit trail", () => {
+  it.effect("records who created, changed and removed each, with old and new values", () =>
+    Effect.gen(function* () {
+      const { partner } = yield* (yield* Partners).create({ name: "P" })
+      const { id: merchantId } = yield* (yield* Merchants).create(partner, {
+        name: "M",
+        email: "m@m.co",
+        iconUrl: null
+      })
+      const settlements = yield* Settlements
+      const [usdc, eth] = yield* settlements.register(
+        partner,
+        merchantId,
+        [
+          { asset: USDC_BASE, destination: WALLET_A },
+          { asset: ETH_BASE, destination: WALLET_A }
+        ],
+        embedderActor
+      )
+      // Refused: an asset it has already; nothing is recorded.
+      const conflict = yield* Effect.flip(
+        settlements.register(
+          partner,
+          merchantId,
+          [{ asset: USDC_BASE, destination: WALLET_B }],
+          embedderActor
+        )
+      )
+      expect(conflict._tag).toBe("SettlementAssetConflict")
+      yield* settlements.changeDestination(partner, merchantId, usdc!.id, WALLET_B, cliActor)
+      yield* settlements.remove(partner, merchantId, eth!.id, embedderActor)
+      // Gone already: nothing more.
+      yield* settlements.remove(partner, merchantId, eth!.id, embedderActor)
+
+      const entries = yield* (yield* AuditStore).list({ partnerId: partner.id, limit: 10 })
+      expect(
+        entries.map((e) => [e.action, e.actor.kind, e.subject, e.merchantId, e.before, e.after])
+      ).toEqual([
+        [
+          "settlement.deleted",
+          "embedder",
+          eth!.id,
+          merchantId,
+          { asset: ETH_BASE, destination: WALLET_A },
+          null
+        ],
+        [
+          "settlement.updated",
+          "cli",
+          usdc!.id,
+          merchantId,
+          { asset: USDC_BASE, destination: WALLET_A },
+          { asset: USDC_BASE, destination: WALLET_B }
+        ],
+        [
+          "settlement.created",
+          "embedder",
+          eth!.id,
+          merchantId,
+          null,
+          { asset: ETH_BASE, destination: WALLET_A }
+        ],
+        [
+          "settlement.created",
+          "embedder",
+          usdc!.id,
+          merchantId,
+          null,
+          { asset: USDC_BASE, destination: WALLET_A }
+        ]
+      ])
+      expect(entries.every((e) => e.partnerId === partner.id)).toBe(true)
+    }).pipe(Effect.provide(engine()))
+  )
+})
