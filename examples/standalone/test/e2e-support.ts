@@ -8,13 +8,13 @@
  * error-body checks.
  */
 import { randomUUID } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createPayClient, PayApiError, type PayPromiseClient } from "@pay/client"
 import { Partners } from "@pay/core"
 import type { SandboxChainService } from "@pay/sandbox-chain"
-import { freshSchema } from "@pay/storage-postgres/testing"
+import { freshSchema, withAdmin } from "@pay/storage-postgres/testing"
 import type { Layer } from "effect"
 import { Effect, Exit, Option, Scope } from "effect"
 import { expect } from "vitest"
@@ -355,3 +355,25 @@ export const createPartner = (
       return { partnerId: created.partner.id, apiKey: created.apiKey }
     })
   )
+
+/**
+ * Everything the server's database holds, as text to search for what must
+ * not be there (a secret in clear): a SQLite file's bytes (and its WAL's),
+ * free pages included, or every row of `tables` in the PostgreSQL schema.
+ */
+export const storedText = async (
+  server: E2eServer,
+  tables: ReadonlyArray<string> = ["keys", "idempotency_keys", "audit_log", "partners"]
+): Promise<string> => {
+  const database = server.config.database
+  if (!database.startsWith("postgres")) {
+    const read = (path: string) => (existsSync(path) ? readFileSync(path).toString("latin1") : "")
+    return read(database) + read(`${database}-wal`)
+  }
+  const rows = await Effect.runPromise(
+    withAdmin(database, (sql) =>
+      Effect.forEach(tables, (table) => sql.unsafe(`SELECT * FROM ${table}`))
+    )
+  )
+  return JSON.stringify(rows)
+}

@@ -13,6 +13,8 @@ import { PgStores } from "../src/PgStores.js"
 import { DATABASE_URL_KEY } from "./Provided.js"
 import { withAdmin } from "./TestServer.js"
 
+export { withAdmin }
+
 export const testDatabaseUrl = (): string => inject(DATABASE_URL_KEY)
 
 /** `url` whose connections look up (and create) unqualified tables in `schema`. */

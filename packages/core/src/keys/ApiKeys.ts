@@ -8,7 +8,7 @@
  * revokes a key forgets it at once.
  */
 import { Clock, Effect, Option } from "effect"
-import type { AuditActor, AuditLog } from "../audit/AuditEntry.js"
+import { type AuditActor, type AuditLog, embedderActor } from "../audit/AuditEntry.js"
 import { type AuditChange, auditEntryOf, auditStamps } from "../audit/NewAuditEntry.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { PartnerId } from "../partners/Partner.js"
@@ -68,9 +68,9 @@ const auditView = (key: KeyRecord) => ({
 })
 
 /**
- * The audit log of a key change by `actor`, its ids and time drawn now: only
- * partners' keys are audited (an entry belongs to a partner), and only when an
- * actor is given.
+ * The audit log of a key change by `actor` (the embedding platform's code
+ * when none is named), its ids and time drawn now. Only partners' keys are
+ * audited: an entry belongs to a partner.
  */
 const auditOf = <A>(
   owner: KeyOwner,
@@ -78,13 +78,17 @@ const auditOf = <A>(
   entries: number,
   changes: (changed: A) => ReadonlyArray<Omit<AuditChange, "partnerId" | "actor">>
 ): Effect.Effect<AuditLog<A> | undefined> =>
-  owner.kind !== "partner" || actor === undefined
+  owner.kind !== "partner"
     ? Effect.succeed(undefined)
     : Effect.map(
         auditStamps(entries),
         (stamps) => (changed: A) =>
           changes(changed).map((change, i) =>
-            auditEntryOf(stamps[i]!, { ...change, partnerId: owner.id as PartnerId, actor })
+            auditEntryOf(stamps[i]!, {
+              ...change,
+              partnerId: owner.id as PartnerId,
+              actor: actor ?? embedderActor
+            })
           )
       )
 

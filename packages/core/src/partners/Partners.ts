@@ -18,7 +18,7 @@ export interface NewPartner {
   readonly apiKey?: string | undefined
   /** The first key's name. */
   readonly keyName?: string | undefined
-  /** Who creates it, for the audit trail (the first key's creation); none records nothing. */
+  /** Who creates it, for the audit trail (its first key's creation); default: the embedder. */
   readonly actor?: AuditActor | undefined
 }
 
