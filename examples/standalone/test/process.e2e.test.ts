@@ -93,7 +93,8 @@ const MIGRATIONS = [
   "0013_webhook_endpoints",
   "0014_webhook_deliveries",
   "0015_webhook_delivery_work",
-  "0016_payment_filters"
+  "0016_payment_filters",
+  "0018_payment_livemode"
 ]
 
 /** Failure of a CLI run: its exit code and what it printed. */

@@ -108,6 +108,7 @@ const setup = Effect.gen(function* () {
         refund: null,
         fees: null,
         settlement: null,
+        livemode: true,
         ...fields
       }
       yield* (yield* PaymentStore).insert(p)

@@ -21,6 +21,7 @@ import webhookEndpoints from "./migrations/0013_webhook_endpoints.js"
 import webhookDeliveries from "./migrations/0014_webhook_deliveries.js"
 import webhookDeliveryWork from "./migrations/0015_webhook_delivery_work.js"
 import paymentFilters from "./migrations/0016_payment_filters.js"
+import paymentLivemode from "./migrations/0018_payment_livemode.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -38,7 +39,8 @@ export const migrations = Migrator.fromRecord({
   "0013_webhook_endpoints": webhookEndpoints,
   "0014_webhook_deliveries": webhookDeliveries,
   "0015_webhook_delivery_work": webhookDeliveryWork,
-  "0016_payment_filters": paymentFilters
+  "0016_payment_filters": paymentFilters,
+  "0018_payment_livemode": paymentLivemode
 })
 
 const TABLE = "pay_migrations"

@@ -64,7 +64,8 @@ describe("PostgreSQL storage, several instances", () => {
         "webhook_endpoints",
         "webhook_deliveries",
         "webhook_delivery_work",
-        "payment_filters"
+        "payment_filters",
+        "payment_livemode"
       ])
     })
   )
@@ -139,7 +140,8 @@ describe("PostgreSQL storage, several instances", () => {
           txId: null,
           refund: null,
           fees: null,
-          settlement: null
+          settlement: null,
+          livemode: true
         })
       )
       yield* Effect.forEach(due, (p) => Context.get(first, PaymentStore).insert(p), {

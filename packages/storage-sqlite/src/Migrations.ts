@@ -22,6 +22,7 @@ import webhookEndpoints from "./migrations/0013_webhook_endpoints.js"
 import webhookDeliveries from "./migrations/0014_webhook_deliveries.js"
 import webhookDeliveryWork from "./migrations/0015_webhook_delivery_work.js"
 import paymentFilters from "./migrations/0016_payment_filters.js"
+import paymentLivemode from "./migrations/0018_payment_livemode.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -47,7 +48,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 13, name: "webhook_endpoints", apply: webhookEndpoints },
   { id: 14, name: "webhook_deliveries", apply: webhookDeliveries },
   { id: 15, name: "webhook_delivery_work", apply: webhookDeliveryWork },
-  { id: 16, name: "payment_filters", apply: paymentFilters }
+  { id: 16, name: "payment_filters", apply: paymentFilters },
+  { id: 18, name: "payment_livemode", apply: paymentLivemode }
 ]
 
 /** A migration applied by this call: its id and name. */

@@ -102,7 +102,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [13, "webhook_endpoints"],
         [14, "webhook_deliveries"],
         [15, "webhook_delivery_work"],
-        [16, "payment_filters"]
+        [16, "payment_filters"],
+        [18, "payment_livemode"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })
