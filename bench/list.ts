@@ -193,7 +193,8 @@ const makeDataset = (count: number, now: number) => {
       txId: null,
       refund: null,
       fees: null,
-      settlement: null
+      settlement: null,
+      livemode: true
     }
     return status === "succeeded"
       ? ({ payment: base, succeedAt: new Date(created + 20_000), buyer } satisfies Seeded)

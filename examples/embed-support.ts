@@ -48,6 +48,8 @@ export interface TakenPayment {
   readonly paymentId: string
   readonly gatewayUrl: string
   readonly merchantId: string
+  /** What the create answer said of the payment's mode (false on the sandbox). */
+  readonly livemode: boolean
   /** The status a long-poll answered after the wallet paid. */
   readonly finalStatus: string
   readonly walletLog: ReadonlyArray<string>
@@ -110,6 +112,7 @@ export const takePayment = async (options: {
     paymentId: payment.body.paymentId,
     gatewayUrl: payment.body.gatewayUrl,
     merchantId,
+    livemode: payment.body.livemode,
     finalStatus: status.body.status,
     walletLog
   }
@@ -167,6 +170,8 @@ export const describeMountedShop = (
         asset: shop.sandbox.chain.token.asset
       })
       expect(taken.gatewayUrl).toBe(`${base}/pay/${taken.paymentId}`)
+      // The sandbox's engine options run the engine in test mode.
+      expect(taken.livemode).toBe(false)
       expect(taken.finalStatus, taken.walletLog.join("\n")).toBe("succeeded")
     }, 60_000)
 

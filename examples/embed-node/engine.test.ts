@@ -135,6 +135,8 @@ describe("the fetch handler under a path prefix", () => {
       })
       expect(payment.status).toBe(201)
       expect(payment.body.gatewayUrl).toBe(`https://shop.example/pay/${payment.body.paymentId}`)
+      // No networks at all: nothing claims to be a test.
+      expect(payment.body.livemode).toBe(true)
 
       const status = await send(
         engine,

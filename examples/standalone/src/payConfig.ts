@@ -56,6 +56,17 @@ const Network = Schema.Struct({
   stuckAfterSeconds: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 3600)), {
     default: () => 60
   }),
+  /**
+   * A test network (a public testnet, a local chain): its tokens are worth
+   * nothing. When every network is one, the engine runs in test mode and its
+   * payments say `livemode: false`. Default false: real money.
+   */
+  testnet: Schema.optionalWith(
+    Schema.Boolean.annotations({
+      message: () => "must be true or false (a JSON boolean, not a string or a number)"
+    }),
+    { default: () => false, exact: true }
+  ),
   /** The collecting key, or the name of the environment variable holding it (preferred). */
   collectorKey: Schema.optional(PrivateKey),
   collectorKeyEnv: Schema.optional(Schema.String),
@@ -159,7 +170,8 @@ export const toChainSetup = (
       pollingIntervalMs: n.pollIntervalMs,
       stuckAfterMs: n.stuckAfterSeconds * 1000,
       transport: http(n.rpcUrl, { retryCount: 0, timeout: 10_000 }),
-      tokens: n.tokens
+      tokens: n.tokens,
+      testnet: n.testnet
     })
   }
   const rates: Record<

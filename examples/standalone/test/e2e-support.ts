@@ -46,7 +46,10 @@ export interface E2eServer {
   readonly config: StandaloneConfig
   /** Runs an effect on the running server's own engine services (same database, same events). */
   readonly runEngine: <A, E>(effect: Effect.Effect<A, E, EngineServices>) => Promise<A>
-  /** The server's sandbox chain (no PAY_CONFIG is given): its faucet, clients and token. */
+  /**
+   * The server's sandbox chain (no PAY_CONFIG is given): its faucet, clients
+   * and token. A server started with `payConfigPath` has none.
+   */
   readonly sandbox: SandboxChainService
   readonly stop: () => Promise<void>
 }
@@ -60,7 +63,7 @@ export type Store = (typeof STORES)[number]
  * new temporary folder, or a new schema (dropped afterwards) of the run's
  * PostgreSQL database (see @pay/storage-postgres/testing).
  */
-const freshDatabase = (store: Store) =>
+export const freshDatabase = (store: Store) =>
   store === "postgres"
     ? freshSchema()
     : Effect.map(
@@ -73,11 +76,13 @@ const freshDatabase = (store: Store) =>
 
 /**
  * Starts the real server (`store` + the runtime's HTTP server on 127.0.0.1, a free port) on a
- * database of its own; `stop` closes the server, then removes the database.
+ * database of its own; `stop` closes the server, then removes the database. Given a
+ * `database` (of `freshDatabase`, in a scope of the test's), it starts on that one instead
+ * and leaves it.
  */
 export const startServer = async (
   store: Store,
-  overrides: Partial<Omit<StandaloneConfig, "database">> = {},
+  overrides: Partial<StandaloneConfig> = {},
   parts: StandaloneOverrides = {},
   host: StandaloneHost = runtimeHost
 ): Promise<E2eServer> => {
@@ -85,7 +90,8 @@ export const startServer = async (
   const stop = () => Effect.runPromise(Scope.close(scope, Exit.void))
   try {
     // Made first, so it is let go of last: after the server and its connections closed.
-    const database = await Effect.runPromise(Scope.extend(freshDatabase(store), scope))
+    const database =
+      overrides.database ?? (await Effect.runPromise(Scope.extend(freshDatabase(store), scope)))
     const config: StandaloneConfig = {
       host: "127.0.0.1",
       port: 0,
@@ -105,7 +111,10 @@ export const startServer = async (
     const { server, bootstrapped, context, sandbox } = await Effect.runPromise(
       Scope.extend(startStandalone(host, config, parts), scope)
     )
-    if (Option.isNone(bootstrapped)) throw new Error("the bootstrap partner was not created")
+    // On a database of its own the partner is new; on a given one it may be there already.
+    if (Option.isNone(bootstrapped) && overrides.database === undefined) {
+      throw new Error("the bootstrap partner was not created")
+    }
     return {
       baseUrl: server.url,
       config,

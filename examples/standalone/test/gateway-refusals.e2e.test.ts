@@ -440,7 +440,8 @@ describe.each(STORES)("the wallet gateway's refusals on %s", (store) => {
       paymentId,
       status: "cancelled",
       cancelledReason: "cancelled_by_user",
-      cancelledAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/)
+      cancelledAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+      livemode: false
     })
     expectError(await options(wallet, paymentId, [buyer.account]), 409, "invalid_state")
     expectError(

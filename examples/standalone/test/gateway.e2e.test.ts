@@ -80,7 +80,9 @@ describe.each(STORES)("the wallet gateway on %s", (store) => {
       status: "requires_action",
       amount: { unit: "iso4217/USD", value: "1050" },
       merchant: { name: "Gateway Shop", iconUrl: null },
-      buyer: null
+      buyer: null,
+      // The sandbox chain: a wallet can tell its user this is a test payment.
+      livemode: false
     })
 
     // One option for the sandbox account; the account on a chain the engine lacks is skipped.
@@ -89,7 +91,7 @@ describe.each(STORES)("the wallet gateway on %s", (store) => {
       "eip155:1:0x00000000000000000000000000000000000000b1"
     ])
     expect(offered.status, offered.text).toBe(200)
-    expect(offered.body.info).toMatchObject({ status: "requires_action" })
+    expect(offered.body.info).toMatchObject({ status: "requires_action", livemode: false })
     expect(offered.body.collectData).toBeNull()
     expect(offered.body.options).toHaveLength(1)
     const [option] = offered.body.options

@@ -85,7 +85,7 @@ describe.each(STORES)("%s", (store) => {
       expect(response.status, response.text).toBe(201)
       expect(response.headers.get("content-type")).toMatch(/^application\/json\b/)
       expect(Object.keys(response.body).sort()).toEqual(
-        ["expiresAt", "gatewayUrl", "isFinal", "paymentId", "pollInMs", "status"].sort()
+        ["expiresAt", "gatewayUrl", "isFinal", "livemode", "paymentId", "pollInMs", "status"].sort()
       )
       expect(created.paymentId).toMatch(PAYMENT_ID)
       expect(created.status).toBe("requires_action")
@@ -96,6 +96,8 @@ describe.each(STORES)("%s", (store) => {
       expect(created.gatewayUrl).toBe(`${server.config.publicUrl}/${created.paymentId}`)
       expect(Number.isInteger(created.pollInMs)).toBe(true)
       expect(created.pollInMs).toBeGreaterThan(0)
+      // The server runs the sandbox chain: a test payment.
+      expect(created.livemode).toBe(false)
     })
 
     it("a token amount: the unit and value are kept, with the token's display", async () => {

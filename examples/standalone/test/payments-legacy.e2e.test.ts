@@ -102,7 +102,8 @@ describe.each(STORES)("%s", (store) => {
     "last_updated_at",
     "settled_at",
     "settlement_status",
-    "settlement_tx_hash"
+    "settlement_tx_hash",
+    "livemode"
   ]
 
   describe("GET /v1/merchants/{merchant_id}/payments (deprecated)", () => {
@@ -151,7 +152,8 @@ describe.each(STORES)("%s", (store) => {
             token_amount: model.tokenAsset === null ? null : fiat ? "1000000" : model.value,
             fiat_amount: fiat ? Number(model.value) : null,
             fiat_currency: fiat ? currencyOf(model.unit).currency : null,
-            created_at: model.createdAtText
+            created_at: model.createdAtText,
+            livemode: false
           })
           if (fiat) expect(Number.isInteger(item.fiat_amount)).toBe(true)
           expect(item.last_updated_at).toMatch(RFC3339)

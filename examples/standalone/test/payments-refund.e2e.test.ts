@@ -75,12 +75,13 @@ describe.each(STORES)("%s", (store) => {
       expect(response.status, response.text).toBe(201)
       expect(Object.keys(response.body)).toEqual(["refund"])
       expect(Object.keys(response.body.refund).sort()).toEqual(
-        ["amount", "createdAt", "paymentId", "refundId", "status"].sort()
+        ["amount", "createdAt", "livemode", "paymentId", "refundId", "status"].sort()
       )
       expect(body.refundId).toMatch(REFUND_ID)
       expect(body).toMatchObject({
         paymentId: id,
         status: "requested",
+        livemode: false,
         amount: {
           unit: "iso4217/USD",
           value: "1050",

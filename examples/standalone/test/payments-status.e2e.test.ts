@@ -347,12 +347,13 @@ describe.each(STORES)("%s", (store) => {
       const response = pay.lastAnswer()
       expect(response.status, response.text).toBe(200)
       expect(Object.keys(response.body).sort()).toEqual(
-        ["cancelledAt", "cancelledReason", "paymentId", "status"].sort()
+        ["cancelledAt", "cancelledReason", "livemode", "paymentId", "status"].sort()
       )
       expect(cancelled).toMatchObject({
         paymentId: id,
         status: "cancelled",
-        cancelledReason: "cancelled_by_merchant"
+        cancelledReason: "cancelled_by_merchant",
+        livemode: false
       })
       expect(cancelled.cancelledAt).toMatch(RFC3339)
       expect(Date.parse(cancelled.cancelledAt)).toBeGreaterThanOrEqual(before - 1000)

@@ -95,6 +95,7 @@ const MIGRATIONS = [
   "0015_webhook_delivery_work",
   "0016_payment_filters",
   "0017_api_keys",
+  "0018_payment_livemode",
   "0019_audit_log"
 ]
 

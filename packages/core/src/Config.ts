@@ -25,6 +25,12 @@ export interface PayConfigShape {
   readonly chainWork?: ChainWorkSettings
   /** How webhooks are claimed, sent and retried. */
   readonly webhookDelivery?: WebhookDeliverySettings
+  /**
+   * The engine's mode, decided once at start (`payEngineLayer`: from its
+   * networks, `livemodeOf`): `false` when every network is a test network.
+   * Each payment records the mode it was created in. Absent: live.
+   */
+  readonly livemode?: boolean
 }
 
 export class PayConfig extends Context.Tag("@pay/core/PayConfig")<PayConfig, PayConfigShape>() {}
@@ -33,3 +39,7 @@ export const DEFAULT_PAYMENT_LIFETIME_MS = 5 * 60_000
 export const DEFAULT_MAX_LONG_POLL_MS = 30_000
 /** A payment cannot be asked to stay open longer than this. */
 export const MAX_PAYMENT_LIFETIME_MS = 30 * 24 * 60 * 60_000
+
+/** The engine's mode (`PayConfigShape.livemode`): live unless decided otherwise. */
+export const engineLivemode = (config: Pick<PayConfigShape, "livemode">): boolean =>
+  config.livemode ?? true

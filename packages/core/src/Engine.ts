@@ -10,7 +10,7 @@ import { walletAuthenticator } from "./apps/Authenticate.js"
 import type { CurrentWalletApp } from "./apps/WalletAppAuth.js"
 import { WalletApps } from "./apps/WalletApps.js"
 import { PayConfig, type PayConfigShape } from "./Config.js"
-import { Chain, ChainUnavailable } from "./chain/Chain.js"
+import { Chain, ChainUnavailable, livemodeOf } from "./chain/Chain.js"
 import { ChainWork } from "./chainwork/ChainWork.js"
 import type { PaymentEngineOptions } from "./EngineOptions.js"
 import type { EventStore } from "./events/Event.js"
@@ -191,6 +191,19 @@ export type PayEngineParts<E> = Pick<
   | "webhookSender"
 > & { readonly config: PayConfigShape }
 
+/**
+ * The settings with the engine's mode decided, once, from the chain's networks
+ * (unless the settings already say it), beside the chain itself.
+ */
+const configAndChain = <E>(config: PayConfigShape, chain: Layer.Layer<Chain, E>) =>
+  Layer.effect(
+    PayConfig,
+    Effect.map(Chain, ({ networks }) => ({
+      ...config,
+      livemode: config.livemode ?? livemodeOf(networks)
+    }))
+  ).pipe(Layer.provideMerge(chain))
+
 /** The services of an engine and everything they stand on, without the background work. */
 export const payEngineLayer = <E>(options: PayEngineParts<E>) =>
   PayServices.pipe(
@@ -199,10 +212,9 @@ export const payEngineLayer = <E>(options: PayEngineParts<E>) =>
       Layer.mergeAll(
         // Writes that make events wake this process's webhook delivery at once.
         Layer.provide(signallingStores, Layer.merge(options.storage, outboxSignalLayer)),
-        Layer.succeed(PayConfig, options.config),
+        configAndChain(options.config, options.chain ?? noChain),
         options.tokens ?? defaultTokenRegistry,
         options.events ?? LocalPaymentEvents,
-        options.chain ?? noChain,
         options.prices ?? Prices.fromTable({}),
         options.logos ?? noLogoCapture,
         options.webhookUrls ?? schemeOnlyUrlGuard,

@@ -104,6 +104,7 @@ const setup = Effect.gen(function* () {
         refund: null,
         fees: null,
         settlement: null,
+        livemode: true,
         ...fields
       }
       yield* (yield* PaymentStore).insert(p)

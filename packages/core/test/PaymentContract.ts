@@ -108,6 +108,7 @@ const aPayment = (
     refund: null,
     fees: null,
     settlement: null,
+    livemode: true,
     ...rest
   }
 }
@@ -492,6 +493,52 @@ export const paymentStorageContract = (
         yield* store.insert(created)
         expect(Option.getOrThrow(yield* store.find(created.id))).toEqual(created)
         expect(Option.isNone(yield* store.find("pay_00000000000000000000" as PaymentId))).toBe(true)
+      })
+    )
+
+    test(
+      "keeps each payment's mode (live, test, or none when stored before it was recorded) as written",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const store = yield* PaymentStore
+        const modes = [true, false, null] as const
+        // As Payments.create makes them (a store may write those by a shorter path), and not.
+        const created = modes.map((livemode) =>
+          aPayment(partner.id, merchants[0]!.id, { livemode })
+        )
+        const paid = modes.map((livemode) =>
+          aPayment(partner.id, merchants[1]!.id, {
+            livemode,
+            status: "processing",
+            tokenAmount: { asset: USDC_BASE, value: 1n },
+            buyer: buyer("0x00000000000000000000000000000000000000b1")
+          })
+        )
+        for (const p of [...created, ...paid]) yield* store.insert(p)
+        for (const p of [...created, ...paid]) {
+          expect(Option.getOrThrow(yield* store.find(p.id)).livemode).toBe(p.livemode)
+        }
+        // A transition leaves it as it was.
+        const at = new Date(T0 + 60_000)
+        for (const p of created) {
+          const moved = yield* store.transition(p.id, "requires_action", {
+            status: "cancelled",
+            at,
+            finalAt: at,
+            cancelledReason: "cancelled_by_merchant"
+          })
+          expect(Option.getOrThrow(moved).livemode).toBe(p.livemode)
+          expect(Option.getOrThrow(yield* store.find(p.id)).livemode).toBe(p.livemode)
+        }
+        const listed = yield* store.list({
+          filter: { partnerId: partner.id, now: at },
+          sortBy: "date",
+          direction: "asc",
+          limit: 10
+        })
+        expect(new Map(listed.map((p) => [p.id, p.livemode]))).toEqual(
+          new Map([...created, ...paid].map((p) => [p.id, p.livemode]))
+        )
       })
     )
 

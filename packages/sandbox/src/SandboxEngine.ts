@@ -46,7 +46,9 @@ export const sandboxChainSetup = (sandbox: Sandbox.SandboxChainService): ChainSe
         etaSeconds: 1,
         transport: sandbox.transport,
         pollingIntervalMs: 25,
-        tokens: [{ ...token, priceCurrency: "USD" }]
+        tokens: [{ ...token, priceCurrency: "USD" }],
+        // Free test tokens and a publicly known key: the engine runs in test mode.
+        testnet: true
       }
     ],
     registryNetworks: [{ chainId, name: "Pay sandbox", iconUrl: null }],

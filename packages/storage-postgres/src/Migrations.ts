@@ -22,6 +22,7 @@ import webhookDeliveries from "./migrations/0014_webhook_deliveries.js"
 import webhookDeliveryWork from "./migrations/0015_webhook_delivery_work.js"
 import paymentFilters from "./migrations/0016_payment_filters.js"
 import apiKeys from "./migrations/0017_api_keys.js"
+import paymentLivemode from "./migrations/0018_payment_livemode.js"
 import auditLog from "./migrations/0019_audit_log.js"
 
 export const migrations = Migrator.fromRecord({
@@ -42,6 +43,7 @@ export const migrations = Migrator.fromRecord({
   "0015_webhook_delivery_work": webhookDeliveryWork,
   "0016_payment_filters": paymentFilters,
   "0017_api_keys": apiKeys,
+  "0018_payment_livemode": paymentLivemode,
   "0019_audit_log": auditLog
 })
 

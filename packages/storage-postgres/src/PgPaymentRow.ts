@@ -4,8 +4,8 @@
  * SELECT that joins its refund. Core's paymentFromColumns reads the columns
  * both SQL stores return alike; what is PostgreSQL's own is converted here
  * first: times are timestamptz, a Date (SQLite keeps ms integers), the
- * transaction nonce bigint, as text (there an INTEGER), and the checkout
- * jsonb, parsed (there JSON text).
+ * transaction nonce bigint, as text (there an INTEGER), the checkout jsonb,
+ * parsed (there JSON text), and the mode a boolean (there 0 or 1).
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
 import type { Fragment } from "@effect/sql/Statement"
@@ -32,6 +32,8 @@ export interface PaymentRow extends PaymentColumns, StatusRow {
   readonly tx_nonce: string | null
   readonly settled_at: Date | null
   readonly refund_created_at: Date | null
+  /** NULL for payments stored before migration 0018. */
+  readonly livemode: boolean | null
 }
 
 export const toStatusRecord = (r: StatusRow): PaymentStatusRecord =>
@@ -46,7 +48,8 @@ export const toPayment = (r: PaymentRow): Payment =>
     checkout: r.checkout,
     txNonce: r.tx_nonce === null ? null : Number(r.tx_nonce),
     settledAt: r.settled_at,
-    refundCreatedAt: r.refund_created_at
+    refundCreatedAt: r.refund_created_at,
+    livemode: r.livemode
   })
 
 /** Rows of `payments` (the table, or a CTE of updated ones) with their refund. */

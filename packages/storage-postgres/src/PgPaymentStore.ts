@@ -48,7 +48,8 @@ const createdColumns = (p: Payment) => ({
   checkout: p.checkout === null ? null : JSON.stringify(p.checkout),
   token_asset: p.tokenAmount?.asset ?? null,
   token_chain: p.tokenAmount ? chainOfCaip19(p.tokenAmount.asset) : null,
-  token_value: p.tokenAmount?.value.toString() ?? null
+  token_value: p.tokenAmount?.value.toString() ?? null,
+  livemode: p.livemode
 })
 
 /** A payment as Payments.create makes it: the columns insertCreatedPrepared leaves out are null. */
@@ -69,9 +70,9 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
   const insertCreatedPrepared = prepared.prepare(
     "pay_payment_created",
     `INSERT INTO payments (id, partner_id, merchant_id, reference_id, reference_folded,
-      amount_unit, amount_value, checkout, token_asset, token_chain, token_value,
+      amount_unit, amount_value, checkout, token_asset, token_chain, token_value, livemode,
       status, expires_at, created_at, updated_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'requires_action', $12, $13, $13)`
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'requires_action', $13, $14, $14)`
   )
   const FIND_STATUS = `SELECT id, partner_id, merchant_id, status, expires_at, failure_code,
       token_asset, token_value, tx_id FROM payments WHERE id = $1`

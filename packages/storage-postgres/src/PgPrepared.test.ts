@@ -71,7 +71,8 @@ const seed = Effect.gen(function* () {
     txId: null,
     refund: null,
     fees: null,
-    settlement: null
+    settlement: null,
+    livemode: true
   })
 })
 

@@ -67,6 +67,7 @@ describe("PostgreSQL storage, several instances", () => {
         "webhook_delivery_work",
         "payment_filters",
         "api_keys",
+        "payment_livemode",
         "audit_log"
       ])
     })
@@ -137,7 +138,8 @@ describe("PostgreSQL storage, several instances", () => {
           txId: null,
           refund: null,
           fees: null,
-          settlement: null
+          settlement: null,
+          livemode: true
         })
       )
       yield* Effect.forEach(due, (p) => Context.get(first, PaymentStore).insert(p), {

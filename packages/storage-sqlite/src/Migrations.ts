@@ -23,6 +23,7 @@ import webhookDeliveries from "./migrations/0014_webhook_deliveries.js"
 import webhookDeliveryWork from "./migrations/0015_webhook_delivery_work.js"
 import paymentFilters from "./migrations/0016_payment_filters.js"
 import apiKeys from "./migrations/0017_api_keys.js"
+import paymentLivemode from "./migrations/0018_payment_livemode.js"
 import auditLog from "./migrations/0019_audit_log.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
@@ -51,6 +52,7 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 15, name: "webhook_delivery_work", apply: webhookDeliveryWork },
   { id: 16, name: "payment_filters", apply: paymentFilters },
   { id: 17, name: "api_keys", apply: apiKeys },
+  { id: 18, name: "payment_livemode", apply: paymentLivemode },
   { id: 19, name: "audit_log", apply: auditLog }
 ]
 

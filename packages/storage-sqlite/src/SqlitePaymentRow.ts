@@ -4,8 +4,9 @@
  * SELECT that joins its refund, and the amount's sort key. Core's
  * paymentFromColumns reads the columns both SQL stores return alike; what is
  * SQLite's own is converted here first: times are ms integers (PostgreSQL
- * gives a Date), the transaction nonce an INTEGER (there bigint, as text) and
- * the checkout JSON text (there parsed jsonb).
+ * gives a Date), the transaction nonce an INTEGER (there bigint, as text),
+ * the checkout JSON text (there parsed jsonb) and the mode 0 or 1 (there a
+ * boolean).
  */
 import {
   type Payment,
@@ -29,6 +30,8 @@ export interface PaymentRow extends PaymentColumns {
   tx_nonce: number | null
   settled_at: number | null
   refund_created_at: number | null
+  /** 1 live, 0 test; NULL for payments stored before migration 0018. */
+  livemode: number | null
 }
 
 const dateOrNull = (ms: number | null) => (ms === null ? null : new Date(ms))
@@ -45,7 +48,8 @@ export const toPayment = (r: PaymentRow): Payment =>
     checkout: r.checkout === null ? null : (JSON.parse(r.checkout) as Payment["checkout"]),
     txNonce: r.tx_nonce,
     settledAt: dateOrNull(r.settled_at),
-    refundCreatedAt: dateOrNull(r.refund_created_at)
+    refundCreatedAt: dateOrNull(r.refund_created_at),
+    livemode: r.livemode === null ? null : r.livemode === 1
   })
 
 /** Payments (`p` in `from`) with their refund; a WHERE clause follows. */
@@ -61,3 +65,7 @@ const SORT_WIDTH = 78 // digits of 2^256 - 1
 export const sortable = (value: bigint) => value.toString().padStart(SORT_WIDTH, "0")
 
 export const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ")
+
+/** The stored `livemode`: SQLite has no boolean (and better-sqlite3 binds none). */
+export const livemodeColumn = (livemode: boolean | null): number | null =>
+  livemode === null ? null : livemode ? 1 : 0

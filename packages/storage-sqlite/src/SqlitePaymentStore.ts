@@ -28,6 +28,7 @@ import type { SqliteConnection, SqliteValue } from "./SqliteDatabase.js"
 import { isUniqueViolation } from "./SqliteErrors.js"
 import { makeSqlitePaymentQueries } from "./SqlitePaymentQueries.js"
 import {
+  livemodeColumn,
   type PaymentRow,
   placeholders,
   SELECT,
@@ -73,8 +74,8 @@ export const makeSqlitePaymentStore = (
     cancelled_reason, expires_at, created_at, updated_at, final_at, checkout, token_asset,
     token_chain, token_value, buyer_account, buyer_key, buyer_provider_name, buyer_provider_icon,
     tx_network, tx_hash, tx_nonce, tx_id, fee_fixed, fee_percentage, fee_total, settlement_amount,
-    settlement_status, settlement_destination, settlement_tx_hash, settled_at)
-    VALUES (${placeholders(36)})`)
+    settlement_status, settlement_destination, settlement_tx_hash, settled_at, livemode)
+    VALUES (${placeholders(37)})`)
   const findSql = db.prepare(`${SELECT} WHERE p.id = ?`)
   const findStatusSql = db.prepare(`SELECT id, partner_id, merchant_id, status, expires_at,
     failure_code, token_asset, token_value, tx_id FROM payments WHERE id = ?`)
@@ -193,7 +194,8 @@ export const makeSqlitePaymentStore = (
           p.transaction?.nonce ?? null,
           p.txId,
           ...feesToStorage(p.fees),
-          ...settlementToStorage(p.settlement)
+          ...settlementToStorage(p.settlement),
+          livemodeColumn(p.livemode)
         )
         if (p.status === "succeeded") countSucceeded(p)
         complete(completion)

@@ -105,6 +105,7 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [15, "webhook_delivery_work"],
         [16, "payment_filters"],
         [17, "api_keys"],
+        [18, "payment_livemode"],
         [19, "audit_log"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])

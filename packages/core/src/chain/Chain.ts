@@ -43,6 +43,11 @@ export interface ChainNetwork {
   /** A transaction still pending this long is replaced (same nonce, higher fee). */
   readonly stuckAfterMs: number
   readonly tokens: ReadonlyArray<ChainToken>
+  /**
+   * A test network: its tokens are worth nothing (a public testnet, the
+   * sandbox chain). Absent or false: a network of real money.
+   */
+  readonly testnet?: boolean | undefined
 }
 
 /** A contract call the collector is to send, with the gas it needs (estimated, with headroom). */
@@ -168,6 +173,15 @@ export class Chain extends Context.Tag("@pay/core/Chain")<
     ) => Effect.Effect<TransactionState, ChainUnavailable>
   }
 >() {}
+
+/**
+ * The engine's mode, decided once at start from its networks: live (`true`)
+ * unless it has networks and every one of them is a test network. An engine
+ * without networks is live: it takes no payment on any chain, and nothing it
+ * answers should claim to be a test.
+ */
+export const livemodeOf = (networks: ReadonlyArray<Pick<ChainNetwork, "testnet">>): boolean =>
+  !(networks.length > 0 && networks.every((n) => n.testnet === true))
 
 /** The configured network of a chain id, if any. */
 export const networkOf = (

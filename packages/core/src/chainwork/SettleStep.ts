@@ -7,7 +7,7 @@
  */
 import { Effect, Option } from "effect"
 import type { Address } from "viem"
-import { PayConfig } from "../Config.js"
+import { engineLivemode, PayConfig } from "../Config.js"
 import { Chain, type ChainNetwork } from "../chain/Chain.js"
 import { stamp } from "../events/NewEvent.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
@@ -30,7 +30,9 @@ export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transacti
     const settlements = yield* SettlementStore
     const merchants = yield* MerchantStore
     const registry = yield* TokenRegistry
-    const { publicUrl } = yield* PayConfig
+    const config = yield* PayConfig
+    const { publicUrl } = config
+    const livemode = engineLivemode(config)
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
 
@@ -49,7 +51,12 @@ export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transacti
           paymentId: payment.id,
           settlement,
           events: [
-            paymentEvent(yield* stamp, type, written, merchant, { registry, publicUrl, now: at })
+            paymentEvent(yield* stamp, type, written, merchant, {
+              registry,
+              publicUrl,
+              now: at,
+              livemode
+            })
           ]
         })
       })

@@ -8,7 +8,13 @@ import { ParseResult, Schema } from "effect"
 import { WalletAppAuth } from "../apps/WalletAppAuth.js"
 import { failsWith, pathOf, UnknownBodyFields, VersionHeaders } from "../http/ApiDocs.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
-import { AmountView, CancelResponse, MaxPollParams, StatusResponse } from "../payments/Api.js"
+import {
+  AmountView,
+  CancelResponse,
+  Livemode,
+  MaxPollParams,
+  StatusResponse
+} from "../payments/Api.js"
 import { PaymentId, PaymentStatus } from "../payments/Payment.js"
 import { MAX_ACCOUNTS } from "./GatewayConfig.js"
 import { paymentIdOfSegment } from "./PaymentRef.js"
@@ -63,7 +69,11 @@ export const GatewayPaymentInfo = Schema.Struct({
   amount: AmountView,
   expiresAt: UnixSeconds,
   merchant: Schema.Struct({ name: Schema.String, iconUrl: Schema.NullOr(Schema.String) }),
-  buyer: Schema.NullOr(BuyerInfo)
+  buyer: Schema.NullOr(BuyerInfo),
+  livemode: Livemode.annotations({
+    description:
+      "false for a test payment (the sandbox chain, or testnets only): a wallet may say so to its user"
+  })
 }).annotations({ identifier: "GetPaymentResponse" })
 
 export const WalletActionView = Schema.Struct({

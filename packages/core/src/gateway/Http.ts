@@ -4,11 +4,11 @@
  */
 import { Effect, Either } from "effect"
 import { CurrentWalletApp } from "../apps/WalletAppAuth.js"
-import { PayConfig } from "../Config.js"
+import { engineLivemode, PayConfig } from "../Config.js"
 import { json } from "../http/Exchange.js"
 import { implement } from "../http/Route.js"
 import { type Merchant, merchantIconUrl } from "../merchants/Merchant.js"
-import type { Payment } from "../payments/Payment.js"
+import { type Payment, paymentLivemode } from "../payments/Payment.js"
 import { effectiveStatus } from "../payments/PaymentStateMachine.js"
 import { amountView, cancelView, statusView } from "../payments/Views.js"
 import { type Caip10, parseCaip10 } from "../shared/Caip.js"
@@ -36,13 +36,17 @@ const accountsOf = (
       )
 }
 
-/** The reference's `GetPaymentResponse`: what a wallet shows before paying. */
+/**
+ * The reference's `GetPaymentResponse`: what a wallet shows before paying,
+ * and whether it is a test payment (`livemode: false`).
+ */
 export const paymentInfoView = (
   payment: Payment,
   merchant: Merchant | undefined,
   registry: TokenRegistryShape,
   publicUrl: string,
-  now: Date
+  now: Date,
+  livemode: boolean
 ) => ({
   status: effectiveStatus(payment, now),
   amount: amountView(payment.amount, registry),
@@ -55,17 +59,20 @@ export const paymentInfoView = (
           accountCaip10: payment.buyer.account,
           accountProviderName: payment.buyer.providerName,
           accountProviderIcon: payment.buyer.providerIcon
-        }
+        },
+  livemode: paymentLivemode(payment, livemode)
 })
 
 export const gatewayHandlers = Effect.gen(function* () {
   const gateway = yield* Gateway
   const registry = yield* TokenRegistry
-  const { publicUrl } = yield* PayConfig
+  const config = yield* PayConfig
+  const { publicUrl } = config
+  const livemode = engineLivemode(config)
   return implement(GatewayApi, {
     gatewayPayment: ({ path }) =>
       Effect.map(gateway.info(path.id), ({ payment, merchant, at }) =>
-        json(200, paymentInfoView(payment, merchant, registry, publicUrl, at))
+        json(200, paymentInfoView(payment, merchant, registry, publicUrl, at, livemode))
       ),
 
     gatewayOptions: ({ path, payload, urlParams, headers }) =>
@@ -79,7 +86,7 @@ export const gatewayHandlers = Effect.gen(function* () {
         )
         const info = urlParams.includePaymentInfo
           ? yield* Effect.map(gateway.info(id), ({ merchant, at }) =>
-              paymentInfoView(payment, merchant, registry, publicUrl, at)
+              paymentInfoView(payment, merchant, registry, publicUrl, at, livemode)
             )
           : null
         return json(200, {
@@ -127,6 +134,6 @@ export const gatewayHandlers = Effect.gen(function* () {
       ),
 
     gatewayCancel: ({ path }) =>
-      Effect.map(gateway.cancel(path.id), (payment) => json(200, cancelView(payment)))
+      Effect.map(gateway.cancel(path.id), (payment) => json(200, cancelView(payment, { livemode })))
   })
 })

@@ -64,7 +64,8 @@ const payment = (amount: Amount, expiresInMs = 15 * 60_000): Payment => ({
   txId: null,
   refund: null,
   fees: null,
-  settlement: null
+  settlement: null,
+  livemode: true
 })
 const usd = (value: bigint): Amount => ({
   unit: { kind: "fiat", currency: findCurrency("USD")! },

@@ -24,6 +24,12 @@ export const AmountView = Schema.Struct({
 export const Timestamp = Schema.String.annotations({ description: "RFC 3339" })
 export const UnixSeconds = Schema.Int.annotations({ description: "Unix time in seconds" })
 
+/** On every view of a payment: whether real money is at stake. */
+export const Livemode = Schema.Boolean.annotations({
+  description:
+    "false for a test payment, made on the sandbox chain or by an engine whose every network is a testnet: no real money moves. true otherwise. The engine's mode when the payment was created; it never changes"
+})
+
 /** The statuses of the legacy list (no `cancelled`: SPEC.md section 3, rule 4). */
 export const LegacyStatus = Schema.Literal(
   "requires_action",
@@ -41,7 +47,8 @@ export const CreatePaymentResponse = Schema.Struct({
   gatewayUrl: Schema.String.annotations({
     description: "The buyer link: open in a wallet or show as a QR code"
   }),
-  pollInMs: Schema.optional(Schema.NullOr(Schema.Int))
+  pollInMs: Schema.optional(Schema.NullOr(Schema.Int)),
+  livemode: Livemode
 }).annotations({ identifier: "CreatePaymentResponse" })
 
 export const PaymentInfo = Schema.Struct({ optionAmount: AmountView, txId: Schema.String })
@@ -58,7 +65,8 @@ export const CancelResponse = Schema.Struct({
   paymentId: Schema.String,
   status: PaymentStatus,
   cancelledReason: Schema.String,
-  cancelledAt: Timestamp
+  cancelledAt: Timestamp,
+  livemode: Livemode
 }).annotations({ identifier: "PaymentsCancelPaymentResponse" })
 
 const MerchantRef = Schema.Struct({
@@ -115,7 +123,8 @@ export const PaymentView = Schema.Struct({
   }),
   createdAt: Timestamp,
   lastUpdatedAt: Timestamp,
-  settledAt: Schema.optional(Timestamp).annotations({ description: "Only once settled" })
+  settledAt: Schema.optional(Timestamp).annotations({ description: "Only once settled" }),
+  livemode: Livemode
 }).annotations({ identifier: "Payment" })
 
 export const PaymentDetails = Schema.Struct({
@@ -171,7 +180,8 @@ export const LegacyPaymentView = Schema.Struct({
   last_updated_at: Schema.NullOr(Timestamp),
   settled_at: Schema.NullOr(Timestamp),
   settlement_status: Schema.NullOr(Schema.String),
-  settlement_tx_hash: Schema.NullOr(Schema.String)
+  settlement_tx_hash: Schema.NullOr(Schema.String),
+  livemode: Livemode
 }).annotations({ identifier: "LegacyPayment" })
 
 export const LegacyPaymentsResponse = Schema.Struct({
@@ -190,6 +200,7 @@ export const RefundResponse = Schema.Struct({
     paymentId: Schema.String,
     amount: AmountView,
     status: Schema.Literal("requested"),
-    createdAt: Timestamp
+    createdAt: Timestamp,
+    livemode: Livemode.annotations({ description: "The refunded payment's `livemode`" })
   })
 }).annotations({ identifier: "RefundResponse" })

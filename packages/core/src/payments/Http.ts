@@ -3,7 +3,7 @@
  * routes' query parsing and cursors are in ListQuery.ts).
  */
 import { Clock, Effect, Option } from "effect"
-import { PayConfig } from "../Config.js"
+import { engineLivemode, PayConfig } from "../Config.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json, type Reply, whenAbandoned } from "../http/Exchange.js"
 import { RequestError } from "../http/RequestError.js"
@@ -17,7 +17,7 @@ import { parseRfc3339, toUnixSeconds } from "../shared/Time.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { PaymentsApi } from "./Api.js"
 import { asArray, filterOf, listReply, pageOf } from "./ListQuery.js"
-import type { Payment } from "./Payment.js"
+import { type Payment, paymentLivemode } from "./Payment.js"
 import { Payments, type StatusRead } from "./Payments.js"
 import {
   cancelView,
@@ -65,6 +65,7 @@ export const paymentHandlers = Effect.gen(function* () {
   const merchants = yield* Merchants
   const registry = yield* TokenRegistry
   const config = yield* PayConfig
+  const livemode = engineLivemode(config)
   return implement(
     PaymentsApi,
     {
@@ -80,7 +81,8 @@ export const paymentHandlers = Effect.gen(function* () {
               expiresAt: toUnixSeconds(p.expiresAt),
               isFinal: false,
               gatewayUrl: gatewayUrl(publicUrl, p),
-              pollInMs: POLL_IN_MS
+              pollInMs: POLL_IN_MS,
+              livemode: paymentLivemode(p, livemode)
             })
           return yield* maybeIdempotently(input, (complete) =>
             payments
@@ -117,7 +119,8 @@ export const paymentHandlers = Effect.gen(function* () {
             paymentDetails(payment, Option.getOrUndefined(merchant), {
               registry: registry,
               publicUrl,
-              now: yield* now
+              now: yield* now,
+              livemode
             })
           )
         }),
@@ -139,7 +142,7 @@ export const paymentHandlers = Effect.gen(function* () {
       cancel: (input) =>
         Effect.gen(function* () {
           const partner = yield* CurrentPartner
-          const reply = (p: Payment) => json(200, cancelView(p))
+          const reply = (p: Payment) => json(200, cancelView(p, { livemode }))
           return yield* maybeIdempotently(input, (complete) =>
             payments
               .cancel(
@@ -156,7 +159,7 @@ export const paymentHandlers = Effect.gen(function* () {
         Effect.gen(function* () {
           const partner = yield* CurrentPartner
           const reply = (refund: NonNullable<Payment["refund"]>, p: Payment) =>
-            json(201, { refund: refundView(refund, p, registry) })
+            json(201, { refund: refundView(refund, p, { registry, livemode }) })
           return yield* maybeIdempotently(input, (complete) =>
             payments
               .refund(
@@ -215,7 +218,7 @@ export const paymentHandlers = Effect.gen(function* () {
             urlParams.limit
           )
           return json(200, {
-            data: page.rows.map((p) => legacyView(p, { registry, now: filter.now })),
+            data: page.rows.map((p) => legacyView(p, { registry, now: filter.now, livemode })),
             next_cursor: page.next,
             stats: legacyStatsView(page.stats, registry)
           })

@@ -4,7 +4,7 @@
  * the page cursor, and the page with its merchants and statistics.
  */
 import { Clock, Effect, Either, Option, Schema } from "effect"
-import { PayConfig } from "../Config.js"
+import { engineLivemode, PayConfig } from "../Config.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json } from "../http/Exchange.js"
 import { timestampParam } from "../http/QueryParams.js"
@@ -186,7 +186,9 @@ export const listReply = (
 ) =>
   Effect.gen(function* () {
     const registry = yield* TokenRegistry
-    const { publicUrl } = yield* PayConfig
+    const config = yield* PayConfig
+    const { publicUrl } = config
+    const livemode = engineLivemode(config)
     const page = yield* pageOf(
       filter,
       params.sortBy ?? "date",
@@ -197,7 +199,12 @@ export const listReply = (
     const merchants = yield* merchantsOf(page.rows)
     return json(200, {
       data: page.rows.map((p) =>
-        paymentView(p, merchants.get(p.merchantId), { registry, publicUrl, now: filter.now })
+        paymentView(p, merchants.get(p.merchantId), {
+          registry,
+          publicUrl,
+          now: filter.now,
+          livemode
+        })
       ),
       nextCursor: page.next,
       stats: statsView(page.stats, registry)

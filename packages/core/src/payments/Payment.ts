@@ -159,7 +159,21 @@ export interface Payment {
   readonly fees: PaymentFees | null
   /** Set when the payment succeeds; then changed by settlement only. */
   readonly settlement: PaymentSettlement | null
+  /**
+   * The engine's mode when the payment was created: `false` in test mode (the
+   * sandbox, or only test networks), `true` for real money. Never changes.
+   * `null` for a payment stored before the mode was recorded (migration
+   * 0018): it is shown in the engine's current mode (`paymentLivemode`).
+   */
+  readonly livemode: boolean | null
 }
+
+/**
+ * What a payment's views say of its mode: the mode it was created in, or, for
+ * one stored before modes were recorded, the engine's mode now.
+ */
+export const paymentLivemode = (p: Pick<Payment, "livemode">, engineLivemode: boolean): boolean =>
+  p.livemode ?? engineLivemode
 
 /** What a status read needs of a payment: the hot path reads only this. */
 export type PaymentStatusRecord = Pick<

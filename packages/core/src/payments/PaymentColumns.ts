@@ -4,8 +4,8 @@
  * once. The others come back differently from each driver, so each store
  * converts them itself and passes them in: times (SQLite: ms integers;
  * PostgreSQL: timestamptz, a Date), the transaction nonce (INTEGER, a number;
- * bigint, text) and the checkout (JSON text; jsonb, parsed). Also the customer
- * key both stores write.
+ * bigint, text), the checkout (JSON text; jsonb, parsed) and the mode (0 or
+ * 1; boolean). Also the customer key both stores write.
  */
 import type { MerchantId } from "../merchants/Merchant.js"
 import type { PartnerId } from "../partners/Partner.js"
@@ -67,6 +67,8 @@ export interface PaymentDriverValues {
   readonly txNonce: number | null
   readonly settledAt: Date | null
   readonly refundCreatedAt: Date | null
+  /** The mode it was created in (SQLite: 0 or 1; PostgreSQL: boolean); null before 0018. */
+  readonly livemode: boolean | null
 }
 
 /** Stored units were validated on the way in: read them back without re-validating. */
@@ -128,7 +130,8 @@ export const paymentFromColumns = (r: PaymentColumns, d: PaymentDriverValues): P
     destination: r.settlement_destination,
     txHash: r.settlement_tx_hash,
     settledAt: d.settledAt
-  })
+  }),
+  livemode: d.livemode
 })
 
 /**

@@ -40,7 +40,8 @@ const payment = (status: PaymentStatus): Payment => ({
   txId: null,
   refund: null,
   fees: null,
-  settlement: null
+  settlement: null,
+  livemode: true
 })
 
 const ASSET = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19

@@ -8,6 +8,7 @@ import { Duration, Effect, Either, Option, Schedule } from "effect"
 import {
   DEFAULT_MAX_LONG_POLL_MS,
   DEFAULT_PAYMENT_LIFETIME_MS,
+  engineLivemode,
   MAX_PAYMENT_LIFETIME_MS,
   PayConfig
 } from "../Config.js"
@@ -84,6 +85,8 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
     const config = yield* PayConfig
     const lifetimeMs = config.paymentLifetimeMs ?? DEFAULT_PAYMENT_LIFETIME_MS
     const maxLongPollMs = config.maxLongPollMs ?? DEFAULT_MAX_LONG_POLL_MS
+    // Decided once, at start (payEngineLayer); every payment created here records it.
+    const livemode = engineLivemode(config)
     // Resolved once: a per-request service lookup costs more than reading the time.
     const clock = yield* Effect.clock
 
@@ -105,7 +108,8 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
                 paymentEvent(stamped, type, written, merchant, {
                   registry,
                   publicUrl: config.publicUrl,
-                  now: at
+                  now: at,
+                  livemode
                 })
               ]
         }
@@ -159,7 +163,8 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
           txId: null,
           refund: null,
           fees: null,
-          settlement: null
+          settlement: null,
+          livemode
         }
         yield* store.insert(payment, complete?.(payment))
         return payment
@@ -497,7 +502,7 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
             requested,
             payment.partnerId,
             "refund.requested",
-            refundView(r, payment, registry),
+            refundView(r, payment, { registry, livemode }),
             {
               paymentId: payment.id,
               merchantId: payment.merchantId

@@ -15,7 +15,7 @@ import type {
   PaymentView,
   StatusResponse
 } from "./Api.js"
-import { isFinal, type Payment, type PaymentStatusRecord } from "./Payment.js"
+import { isFinal, type Payment, type PaymentStatusRecord, paymentLivemode } from "./Payment.js"
 import { effectiveStatus } from "./PaymentStateMachine.js"
 import type { PaymentStats } from "./PaymentStore.js"
 
@@ -26,6 +26,8 @@ export interface ViewContext {
   readonly registry: TokenRegistryShape
   readonly publicUrl: string
   readonly now: Date
+  /** The engine's mode: what a payment stored before modes were recorded shows. */
+  readonly livemode: boolean
 }
 
 export const amountView = (amount: Amount, registry: TokenRegistryShape) => ({
@@ -40,13 +42,14 @@ export const gatewayUrl = (publicUrl: string, payment: Payment) => `${publicUrl}
 export const refundView = (
   refund: NonNullable<Payment["refund"]>,
   p: Payment,
-  registry: TokenRegistryShape
+  { registry, livemode }: Pick<ViewContext, "registry" | "livemode">
 ) => ({
   refundId: refund.id,
   paymentId: p.id,
   amount: amountView(p.amount, registry),
   status: "requested" as const,
-  createdAt: refund.createdAt.toISOString()
+  createdAt: refund.createdAt.toISOString(),
+  livemode: paymentLivemode(p, livemode)
 })
 
 const tokenAmountOf = (p: Pick<Payment, "tokenAmount">): Amount | undefined =>
@@ -79,7 +82,7 @@ export const statusView = (
 export const paymentView = (
   p: Payment,
   merchant: Merchant | undefined,
-  { registry, publicUrl, now }: ViewContext
+  { registry, publicUrl, now, livemode }: ViewContext
 ): typeof PaymentView.Encoded => {
   const status = effectiveStatus(p, now)
   const token = tokenAmountOf(p)
@@ -116,7 +119,8 @@ export const paymentView = (
     ...settlementFields(p, registry),
     createdAt: p.createdAt.toISOString(),
     lastUpdatedAt: p.updatedAt.toISOString(),
-    ...(p.settlement?.settledAt ? { settledAt: p.settlement.settledAt.toISOString() } : {})
+    ...(p.settlement?.settledAt ? { settledAt: p.settlement.settledAt.toISOString() } : {}),
+    livemode: paymentLivemode(p, livemode)
   }
 }
 
@@ -170,17 +174,21 @@ export const paymentDetails = (
   }
 }
 
-export const cancelView = (p: Payment): typeof CancelResponse.Encoded => ({
+export const cancelView = (
+  p: Payment,
+  { livemode }: Pick<ViewContext, "livemode">
+): typeof CancelResponse.Encoded => ({
   paymentId: p.id,
   status: p.status,
   cancelledReason: p.cancelledReason ?? "cancelled_by_merchant",
-  cancelledAt: (p.finalAt ?? p.updatedAt).toISOString()
+  cancelledAt: (p.finalAt ?? p.updatedAt).toISOString(),
+  livemode: paymentLivemode(p, livemode)
 })
 
 /** The legacy list never shows `cancelled`: its clients do not know that state. */
 export const legacyView = (
   p: Payment,
-  { registry, now }: Pick<ViewContext, "registry" | "now">
+  { registry, now, livemode }: Pick<ViewContext, "registry" | "now" | "livemode">
 ): typeof LegacyPaymentView.Encoded => {
   const status = effectiveStatus(p, now)
   const token = p.tokenAmount === null ? undefined : registry.token(p.tokenAmount.asset)
@@ -211,7 +219,8 @@ export const legacyView = (
     last_updated_at: p.updatedAt.toISOString(),
     settled_at: p.settlement?.settledAt?.toISOString() ?? null,
     settlement_status: p.settlement?.status ?? null,
-    settlement_tx_hash: p.settlement?.txHash ?? null
+    settlement_tx_hash: p.settlement?.txHash ?? null,
+    livemode: paymentLivemode(p, livemode)
   }
 }
 

@@ -53,6 +53,11 @@ export interface EvmNetworkConfig {
   /** A transaction pending this long is replaced at a higher fee (default 60 s). */
   readonly stuckAfterMs?: number
   readonly tokens: ReadonlyArray<Omit<ChainToken, "address">>
+  /**
+   * A test network, whose tokens are worth nothing (default false). When every
+   * network is one, the engine runs in test mode: its payments say `livemode: false`.
+   */
+  readonly testnet?: boolean
 }
 
 interface Connected {
@@ -111,6 +116,10 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
   Effect.sync(() => {
     const connected = new Map<string, Connected>()
     for (const config of configs) {
+      // Read as given from plain JavaScript too: "true" (a string) must not pass for a live network.
+      if (config.testnet !== undefined && typeof config.testnet !== "boolean") {
+        throw new TypeError(`network ${config.chainId}: testnet must be true or false`)
+      }
       const account = privateKeyToAccount(config.collectorKey)
       const numericId = Number(config.chainId.slice(config.chainId.indexOf(":") + 1))
       const chain = {
@@ -131,7 +140,8 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
           etaSeconds: config.etaSeconds,
           pollIntervalMs,
           stuckAfterMs: config.stuckAfterMs ?? 60_000,
-          tokens: config.tokens.map((t) => ({ ...t, address: addressOfAsset(t.asset) }))
+          tokens: config.tokens.map((t) => ({ ...t, address: addressOfAsset(t.asset) })),
+          testnet: config.testnet === true
         },
         // No caching: a watch must see the chain as it is now (a receipt may disappear).
         publicClient: createPublicClient({

@@ -1,0 +1,84 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { livemodeOf, makeEvmChain } from "@pay/core"
+import { Effect, Either } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
+import { readPayConfig } from "./payConfig.js"
+
+const dir = mkdtempSync(join(tmpdir(), "pay-config-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const network = (chainId: string, extra: Record<string, unknown> = {}) => ({
+  chainId,
+  name: chainId,
+  rpcUrl: "https://rpc.example",
+  collectorKey: `0x${"5a".repeat(32)}`,
+  tokens: [
+    {
+      asset: `${chainId}/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913`,
+      symbol: "USDC",
+      name: "USD Coin",
+      decimals: 6,
+      priceCurrency: "USD"
+    }
+  ],
+  ...extra
+})
+
+let n = 0
+const read = (networks: ReadonlyArray<unknown>) => {
+  const path = join(dir, `pay-config-${n++}.json`)
+  writeFileSync(path, JSON.stringify({ networks }))
+  return { path, result: readPayConfig(path, {}) }
+}
+
+/** The engine's mode with the file's networks. */
+const modeOf = (networks: ReadonlyArray<unknown>) => {
+  const { result } = read(networks)
+  const setup = Either.getOrThrow(result)
+  return livemodeOf(Effect.runSync(makeEvmChain(setup.networks)).networks)
+}
+
+describe("PAY_CONFIG networks' testnet", () => {
+  it("is false when absent, and as given when a boolean", () => {
+    const { result } = read([
+      network("eip155:8453"),
+      network("eip155:84532", { testnet: true }),
+      network("eip155:1", { testnet: false })
+    ])
+    expect(Either.getOrThrow(result).networks.map((n) => n.testnet)).toEqual([false, true, false])
+  })
+
+  it("makes the engine live unless every network is a testnet", () => {
+    expect(modeOf([network("eip155:8453")])).toBe(true)
+    expect(modeOf([network("eip155:84532", { testnet: true })])).toBe(false)
+    expect(
+      modeOf([
+        network("eip155:84532", { testnet: true }),
+        network("eip155:11155111", { testnet: true })
+      ])
+    ).toBe(false)
+    expect(
+      modeOf([
+        network("eip155:84532", { testnet: true }),
+        network("eip155:8453", { testnet: false })
+      ])
+    ).toBe(true)
+    expect(modeOf([network("eip155:84532", { testnet: true }), network("eip155:8453")])).toBe(true)
+  })
+
+  it("refuses anything but true or false, naming the network, in one line", () => {
+    for (const wrong of ["true", "yes", 1, 0, null, {}, []]) {
+      const { path, result } = read([
+        network("eip155:8453"),
+        network("eip155:84532", { testnet: wrong })
+      ])
+      expect(result, JSON.stringify(wrong)).toEqual(
+        Either.left(
+          `PAY_CONFIG: ${path}: networks.1.testnet must be true or false (a JSON boolean, not a string or a number)`
+        )
+      )
+    }
+  })
+})
