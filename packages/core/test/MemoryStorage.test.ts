@@ -3,6 +3,7 @@ import { engineSecretStorageContract } from "./EngineSecretContract.js"
 import { logoStorageContract } from "./LogoContract.js"
 import { MemoryStorage } from "./MemoryStorage.js"
 import { paymentStorageContract } from "./PaymentContract.js"
+import { resealStorageContract } from "./ResealContract.js"
 import { storageContract } from "./StorageContract.js"
 
 storageContract("in memory", () => MemoryStorage)
@@ -10,3 +11,4 @@ paymentStorageContract("in memory", () => MemoryStorage)
 chainJobStorageContract("in memory", () => MemoryStorage)
 logoStorageContract("in memory", () => MemoryStorage)
 engineSecretStorageContract("in memory", () => MemoryStorage)
+resealStorageContract("in memory", () => MemoryStorage)

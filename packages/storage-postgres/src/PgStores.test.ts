@@ -3,6 +3,7 @@ import {
   engineSecretStorageContract,
   logoStorageContract,
   paymentStorageContract,
+  resealStorageContract,
   storageContract
 } from "@pay/core/testing"
 import { freshStorage } from "../test/TestDatabase.js"
@@ -13,3 +14,4 @@ paymentStorageContract("PostgreSQL", freshStorage)
 chainJobStorageContract("PostgreSQL", freshStorage)
 logoStorageContract("PostgreSQL", freshStorage)
 engineSecretStorageContract("PostgreSQL", freshStorage)
+resealStorageContract("PostgreSQL", freshStorage)

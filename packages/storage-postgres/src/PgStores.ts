@@ -28,6 +28,7 @@ import {
   type PartnerId,
   PartnerStore,
   PaymentStore,
+  SealedValueStore,
   SettlementAssetConflict,
   SettlementStore,
   WalletAppStore,
@@ -44,6 +45,7 @@ import { makePgIdempotencyStore, writeCompletion } from "./PgIdempotencyStore.js
 import { makePgLogoStore } from "./PgLogoStore.js"
 import { makePgPaymentStore } from "./PgPaymentStore.js"
 import { makePreparedStatements, PgPool, type PreparedStatements } from "./PgPrepared.js"
+import { makePgSealedValueStore } from "./PgSealedValueStore.js"
 import { makePgWalletAppStore } from "./PgWalletAppStore.js"
 import { makePgWebhookDeliveryStore } from "./PgWebhookDeliveryStore.js"
 import { makePgWebhookEndpointStore } from "./PgWebhookEndpointStore.js"
@@ -356,6 +358,7 @@ export const PgStores = Layer.unwrapEffect(
     return Layer.mergeAll(
       Layer.succeed(LogoStore, makePgLogoStore(sql)),
       Layer.succeed(EngineSecretStore, makePgEngineSecretStore(sql)),
+      Layer.succeed(SealedValueStore, makePgSealedValueStore(sql)),
       Layer.succeed(EventStore, makePgEventStore(sql)),
       Layer.succeed(WebhookDeliveryStore, makePgWebhookDeliveryStore(sql)),
       Layer.succeed(WebhookEndpointStore, makePgWebhookEndpointStore(sql)),

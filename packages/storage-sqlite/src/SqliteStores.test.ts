@@ -6,6 +6,7 @@ import {
   engineSecretStorageContract,
   logoStorageContract,
   paymentStorageContract,
+  resealStorageContract,
   storageContract
 } from "@pay/core/testing"
 import { afterAll } from "vitest"
@@ -23,3 +24,4 @@ paymentStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 chainJobStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 logoStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 engineSecretStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
+resealStorageContract(`SQLite file (${runtimeDriverName})`, fresh)

@@ -26,6 +26,7 @@ import {
   type PartnerId,
   PartnerStore,
   PaymentStore,
+  SealedValueStore,
   SettlementAssetConflict,
   SettlementStore,
   WalletAppStore,
@@ -42,6 +43,7 @@ import { makeSqliteEventStore } from "./SqliteEventStore.js"
 import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
 import { makeSqliteLogoStore } from "./SqliteLogoStore.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
+import { makeSqliteSealedValueStore } from "./SqliteSealedValueStore.js"
 import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
 import { makeSqliteWebhookDeliveryStore } from "./SqliteWebhookDeliveryStore.js"
 import { makeSqliteWebhookEndpointStore } from "./SqliteWebhookEndpointStore.js"
@@ -441,6 +443,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   return Layer.mergeAll(
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
     Layer.succeed(EngineSecretStore, makeSqliteEngineSecretStore(db)),
+    Layer.succeed(SealedValueStore, makeSqliteSealedValueStore(db)),
     Layer.succeed(EventStore, events.store),
     Layer.succeed(WebhookDeliveryStore, makeSqliteWebhookDeliveryStore(db, events.insertEvent)),
     Layer.succeed(WebhookEndpointStore, makeSqliteWebhookEndpointStore(db, complete)),
