@@ -36,6 +36,7 @@ type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBody
       | "basePath"
       | "fetchAllowPrivate"
       | "secret"
+      | "previousSecrets"
       | "webhookRetryScheduleMs"
       | "webhookLeaseMs"
     >
@@ -77,7 +78,10 @@ const engineOptions = (
     },
     ...(given.secret !== undefined && Option.isSome(given.secret)
       ? { secret: given.secret.value }
-      : {})
+      : {}),
+    ...(given.previousSecrets === undefined || given.previousSecrets.length === 0
+      ? {}
+      : { previousSecrets: given.previousSecrets })
   }
   if (!isPostgresUrl(database)) {
     return { ...settings, storage: host.sqlite.layer({ filename: database }) }
