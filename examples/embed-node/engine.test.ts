@@ -214,6 +214,33 @@ describe("the engine's secret", () => {
     })
     expect(await Effect.runPromise(rotated.open("test", sealedGiven))).toBe("given")
   })
+
+  it("rotates: secrets.reseal() moves a webhook endpoint's secret under the new secret, which alone opens it then", async () => {
+    const [A, B] = [btoa("a".repeat(32)), btoa("b".repeat(32))]
+    const engineWith = (secrets: { secret: string; previousSecrets?: ReadonlyArray<string> }) =>
+      createPaymentEngine({
+        storage: SqliteStorage.layer({ filename: file("rotation") }),
+        publicUrl: "https://shop.example/pay",
+        workers: false,
+        ...secrets
+      })
+    const first = await engineWith({ secret: A })
+    const { apiKey } = await first.partners.create({ name: "Rotating" })
+    const created = await send(first, "https://shop.example/pay/v1/webhook-endpoints", {
+      headers: { "api-key": apiKey, "idempotency-key": "rotation-1" },
+      body: { url: "https://hooks.shop.example/pay" }
+    })
+    expect(created.status).toBe(201)
+    await first.close()
+
+    const rotating = await engineWith({ secret: B, previousSecrets: [A] })
+    expect(await rotating.secrets.reseal()).toMatchObject({ resealed: 1, current: 0 })
+    await rotating.close()
+    // B alone (no secret is kept in this database: it was always given) opens it.
+    const after = await engineWith({ secret: B })
+    expect(await after.secrets.reseal()).toMatchObject({ resealed: 0, current: 1, unopenable: 0 })
+    await after.close()
+  })
 })
 
 describe("merchant logos", () => {
