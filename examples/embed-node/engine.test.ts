@@ -65,6 +65,7 @@ describe("options", () => {
       chainWork: { leaseMs: 1.5 },
       fees: { default: { percentage: "lots" } },
       secret: "c2hvcnQ=",
+      previousSecrets: [btoa("p".repeat(32)), "c2hvcnQ="],
       publicURL: "https://shop.example"
     } as never)
     const error = await started.then(
@@ -78,6 +79,7 @@ describe("options", () => {
       "fees.default.percentage",
       "maxBodyBytes",
       "maxLongPollMs",
+      "previousSecrets.1",
       "publicURL",
       "publicUrl",
       "secret",
@@ -88,6 +90,7 @@ describe("options", () => {
     expect(message).toContain("publicURL: is not a known option")
     expect(message).toContain("maxBodyBytes: must be a whole number of bytes from 1024")
     expect(message).toContain("secret: must be at least 32 random bytes (it holds 5)")
+    expect(message).toContain("previousSecrets.1: must be at least 32 random bytes (it holds 5)")
     expect(existsSync(database)).toBe(false)
   })
 
@@ -172,7 +175,10 @@ describe("the fetch handler under a path prefix", () => {
 })
 
 describe("the engine's secret", () => {
-  const secretOf = async (options: { secret?: string }) => {
+  const secretOf = async (options: {
+    secret?: string
+    previousSecrets?: ReadonlyArray<string>
+  }) => {
     const own = await Effect.runPromise(Scope.make())
     try {
       const started = await Effect.runPromise(
@@ -197,9 +203,45 @@ describe("the engine's secret", () => {
     const sealed = await Effect.runPromise(first.seal("test", "kept"))
     const second = await secretOf({})
     expect(await Effect.runPromise(second.open("test", sealed))).toBe("kept")
+    // A given secret seals; the kept one still opens what it sealed (until `secret reseal`).
     const given = await secretOf({ secret: btoa("g".repeat(32)) })
-    const refused = await Effect.runPromise(Effect.either(given.open("test", sealed)))
+    expect(await Effect.runPromise(given.open("test", sealed))).toBe("kept")
+    const sealedGiven = await Effect.runPromise(given.seal("test", "given"))
+    const refused = await Effect.runPromise(Effect.either(second.open("test", sealedGiven)))
     expect(refused._tag).toBe("Left")
+    // A previous secret opens too.
+    const rotated = await secretOf({
+      secret: btoa("h".repeat(32)),
+      previousSecrets: [btoa("g".repeat(32))]
+    })
+    expect(await Effect.runPromise(rotated.open("test", sealedGiven))).toBe("given")
+  })
+
+  it("rotates: secrets.reseal() moves a webhook endpoint's secret under the new secret, which alone opens it then", async () => {
+    const [A, B] = [btoa("a".repeat(32)), btoa("b".repeat(32))]
+    const engineWith = (secrets: { secret: string; previousSecrets?: ReadonlyArray<string> }) =>
+      createPaymentEngine({
+        storage: SqliteStorage.layer({ filename: file("rotation") }),
+        publicUrl: "https://shop.example/pay",
+        workers: false,
+        ...secrets
+      })
+    const first = await engineWith({ secret: A })
+    const { apiKey } = await first.partners.create({ name: "Rotating" })
+    const created = await send(first, "https://shop.example/pay/v1/webhook-endpoints", {
+      headers: { "api-key": apiKey, "idempotency-key": "rotation-1" },
+      body: { url: "https://hooks.shop.example/pay" }
+    })
+    expect(created.status).toBe(201)
+    await first.close()
+
+    const rotating = await engineWith({ secret: B, previousSecrets: [A] })
+    expect(await rotating.secrets.reseal()).toMatchObject({ resealed: 1, current: 0 })
+    await rotating.close()
+    // B alone (no secret is kept in this database: it was always given) opens it.
+    const after = await engineWith({ secret: B })
+    expect(await after.secrets.reseal()).toMatchObject({ resealed: 0, current: 1, unopenable: 0 })
+    await after.close()
   })
 })
 

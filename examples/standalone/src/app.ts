@@ -37,6 +37,7 @@ type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBody
       | "basePath"
       | "fetchAllowPrivate"
       | "secret"
+      | "previousSecrets"
       | "webhookRetryScheduleMs"
       | "webhookLeaseMs"
     >
@@ -78,7 +79,10 @@ const engineOptions = (
     },
     ...(given.secret !== undefined && Option.isSome(given.secret)
       ? { secret: given.secret.value }
-      : {})
+      : {}),
+    ...(given.previousSecrets === undefined || given.previousSecrets.length === 0
+      ? {}
+      : { previousSecrets: given.previousSecrets })
   }
   if (!isPostgresUrl(database)) {
     return { ...settings, storage: host.sqlite.layer({ filename: database }) }

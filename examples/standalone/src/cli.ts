@@ -2,7 +2,8 @@
  * `npm run pay -- <command>`: the operator's CLI. It works on the same
  * database as the server (PAY_DATABASE: a SQLite file or a postgres:// URL),
  * also while the server runs, and applies pending migrations first, as the
- * server does. Text for people; `--json` for scripts.
+ * server does, with the server's engine secrets (PAY_SECRET,
+ * PAY_SECRET_PREVIOUS). Text for people; `--json` for scripts.
  */
 import { Args, Command, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
@@ -20,13 +21,15 @@ import {
   Partners,
   PaymentId,
   Payments,
+  type ResealReport,
+  resealStoredValues,
   WalletApps
 } from "@pay/core"
-import { Config, Console, Effect, Layer, Option, Schema } from "effect"
+import { Config, type ConfigError, Console, Effect, Layer, Option, Schema } from "effect"
 import { engineLayer, migrateDatabase } from "./app.js"
 import { auditJson, auditText } from "./auditView.js"
 import { keyCommands } from "./cli-keys.js"
-import { DEFAULT_DATABASE, isValidDatabase } from "./config.js"
+import { DEFAULT_DATABASE, engineSecretsConfig, isValidDatabase } from "./config.js"
 import { nodeHost } from "./host-node.js"
 
 const database = Options.text("database").pipe(
@@ -40,11 +43,32 @@ const DATABASE_REQUIRED =
   "--database (or PAY_DATABASE) must be the path of a SQLite file or a postgres:// (postgresql://) URL"
 const json = Options.boolean("json").pipe(Options.withDescription("Print JSON for scripts"))
 
-/** The engine's services on the database; nothing is served. */
+/** What a configuration error says, without its nesting. */
+const configMessage = (e: ConfigError.ConfigError): string =>
+  e._op === "And" || e._op === "Or"
+    ? `${configMessage(e.left)}; ${configMessage(e.right)}`
+    : e.message
+
+/** PAY_SECRET and PAY_SECRET_PREVIOUS, read as the server reads them; a wrong one is one line. */
+const engineSecrets = Effect.mapError(engineSecretsConfig, (e) => new Error(configMessage(e)))
+
+/**
+ * The engine's services on the database; nothing is served. With the
+ * server's engine secrets, so what a command seals or opens is the server's.
+ */
 const onDatabase = (database: string) =>
   isValidDatabase(database)
-    ? Layer.orDie(
-        engineLayer(nodeHost, { database, publicUrl: "http://localhost", maxBodyBytes: 0 })
+    ? Layer.unwrapEffect(
+        Effect.map(engineSecrets, (secrets) =>
+          Layer.orDie(
+            engineLayer(nodeHost, {
+              database,
+              publicUrl: "http://localhost",
+              maxBodyBytes: 0,
+              ...secrets
+            })
+          )
+        )
       )
     : Layer.fail(new Error(DATABASE_REQUIRED))
 
@@ -314,6 +338,69 @@ const auditCommand = Command.make(
   )
 )
 
+/** The re-seal's report for people. */
+const resealText = (report: ResealReport, current: string, previous: number) =>
+  [
+    `Re-sealed ${report.resealed} stored value(s) under ${current}; ${report.current} already were.`,
+    ...Object.entries(report.fields).map(
+      ([field, counts]) =>
+        `  ${field}: ${counts.resealed} re-sealed, ${counts.current} already current` +
+        (counts.unopenable > 0 ? `, ${counts.unopenable} opened by no configured secret` : "")
+    ),
+    ...(report.unopenableValues.length === 0
+      ? []
+      : [
+          "Opened by no configured secret, left as they are:",
+          ...report.unopenableValues.map((v) => `  ${v.id}  ${v.field}`)
+        ]),
+    ...(report.changing.length === 0
+      ? []
+      : [
+          "Rewritten by others at every try (run the command again):",
+          ...report.changing.map((v) => `  ${v.id}  ${v.field}`)
+        ]),
+    ...(report.unopenable === 0 && report.changing.length === 0
+      ? [
+          "Every stored sealed value is under the current secret." +
+            (previous > 0
+              ? " Drop PAY_SECRET_PREVIOUS 48 hours after the rotation (idempotent replays made before it expire then): see docs/operations.md."
+              : "")
+        ]
+      : [])
+  ].join("\n")
+
+const secretReseal = Command.make("reseal", { database, json }, ({ database, json }) =>
+  Effect.gen(function* () {
+    const { secret, previousSecrets } = yield* engineSecrets
+    const report = yield* resealStoredValues
+    yield* print(
+      json,
+      report,
+      resealText(
+        report,
+        Option.isSome(secret) ? "PAY_SECRET" : "the engine secret kept in the database",
+        previousSecrets.length
+      )
+    )
+    if (report.unopenable > 0) {
+      return yield* Effect.fail(
+        new Error(
+          `${report.unopenable} stored value(s) open under no configured secret (listed above), left as they are: add the secret they were sealed with to PAY_SECRET_PREVIOUS and run again; if it is lost, those webhook endpoints' secrets must be rotated (docs/operations.md)`
+        )
+      )
+    }
+    if (report.changing.length > 0) {
+      return yield* Effect.fail(
+        new Error(`${report.changing.length} value(s) kept changing meanwhile: run it again`)
+      )
+    }
+  }).pipe(Effect.provide(onDatabase(database)))
+).pipe(
+  Command.withDescription(
+    "Re-seal every stored sealed value (webhook signing secrets) under the current engine secret (PAY_SECRET), after a rotation; safe while servers run, and again"
+  )
+)
+
 const migrateCommand = Command.make("migrate", { database, json }, ({ database, json }) =>
   Effect.gen(function* () {
     if (!isValidDatabase(database)) {
@@ -346,7 +433,8 @@ const pay = Command.make("pay").pipe(
     partnerKeys,
     Command.make("merchants").pipe(Command.withSubcommands([merchantsSetStatus])),
     Command.make("payments").pipe(Command.withSubcommands([paymentsSettle])),
-    Command.make("apps").pipe(Command.withSubcommands([appsCreate, appsList, appKeys]))
+    Command.make("apps").pipe(Command.withSubcommands([appsCreate, appsList, appKeys])),
+    Command.make("secret").pipe(Command.withSubcommands([secretReseal]))
   ])
 )
 

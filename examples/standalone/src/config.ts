@@ -38,6 +38,11 @@ export interface StandaloneConfig {
   readonly fetchAllowPrivate: boolean
   /** PAY_SECRET: the engine's secret (base64, 32+ bytes); without it, the database keeps one. */
   readonly secret: Option.Option<string>
+  /**
+   * PAY_SECRET_PREVIOUS: earlier engine secrets, comma-separated, each like
+   * PAY_SECRET: they still open what was sealed under them, and never seal.
+   */
+  readonly previousSecrets?: ReadonlyArray<string>
   /** PAY_WEBHOOK_RETRY_SCHEDULE: the waits before each webhook retry; default the engine's. */
   readonly webhookRetryScheduleMs?: Option.Option<ReadonlyArray<number>>
   /** PAY_WEBHOOK_LEASE_SECONDS: how long a claimed delivery is held before another instance takes it. */
@@ -132,6 +137,37 @@ const secret = Config.option(Config.string("PAY_SECRET")).pipe(
   )
 )
 
+/**
+ * "A, B" → the secrets, or why it is not a list of them. Empty (or blank) is
+ * none, so `PAY_SECRET_PREVIOUS=` in a compose file works as unset. Base64
+ * holds no comma.
+ */
+export const parsePreviousSecrets = (
+  text: string
+): Either.Either<ReadonlyArray<string>, string> => {
+  if (text.trim() === "") return Either.right([])
+  const parts = text.split(",").map((part) => part.trim())
+  for (const [i, part] of parts.entries()) {
+    const which = `PAY_SECRET_PREVIOUS's secret ${i + 1} of ${parts.length}`
+    if (part === "") return Either.left(`${which} is empty: give secrets separated by commas`)
+    const decoded = decodeEngineSecret(part)
+    if (Either.isLeft(decoded)) return Either.left(`${which} ${decoded.left}`)
+  }
+  return Either.right(parts)
+}
+
+const previousSecrets = Config.string("PAY_SECRET_PREVIOUS").pipe(
+  Config.withDefault(""),
+  Config.mapOrFail((text) =>
+    Either.mapLeft(parsePreviousSecrets(text), (message) =>
+      ConfigError.InvalidData(["PAY_SECRET_PREVIOUS"], message)
+    )
+  )
+)
+
+/** PAY_SECRET and PAY_SECRET_PREVIOUS: what the server and the CLI seal and open with. */
+export const engineSecretsConfig = Config.all({ secret, previousSecrets })
+
 const bootstrapApiKey = Config.option(Config.string("PAY_BOOTSTRAP_API_KEY")).pipe(
   Config.mapOrFail((key) =>
     Option.match(key, {
@@ -176,6 +212,7 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   database,
   bootstrapApiKey,
   secret,
+  previousSecrets,
   publicUrl,
   basePath,
   maxBodyBytes: Config.integer("PAY_MAX_BODY_BYTES").pipe(

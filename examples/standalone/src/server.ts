@@ -19,6 +19,12 @@ const program = (host: StandaloneHost) =>
       `  API reference: ${config.publicUrl}/docs   OpenAPI document: ${config.publicUrl}/openapi.json`
     )
     yield* Console.log(`  Database: ${describeDatabase(config.database)}`)
+    const previous = config.previousSecrets?.length ?? 0
+    if (previous > 0) {
+      yield* Console.log(
+        `  Engine secret: ${previous} previous secret(s) (PAY_SECRET_PREVIOUS) still open older values; after \`npm run pay -- secret reseal\` and 48 hours, drop them`
+      )
+    }
     if (config.fetchAllowPrivate) {
       yield* Console.warn(
         "  WARNING: PAY_FETCH_ALLOW_PRIVATE=1: merchant logo URLs may reach loopback and private addresses (tests and private deployments only)"

@@ -187,6 +187,7 @@ export type PayEngineParts<E> = Pick<
   | "prices"
   | "logos"
   | "secret"
+  | "previousSecrets"
   | "webhookUrls"
   | "webhookSender"
 > & { readonly config: PayConfigShape }
@@ -207,7 +208,7 @@ const configAndChain = <E>(config: PayConfigShape, chain: Layer.Layer<Chain, E>)
 /** The services of an engine and everything they stand on, without the background work. */
 export const payEngineLayer = <E>(options: PayEngineParts<E>) =>
   PayServices.pipe(
-    Layer.provideMerge(engineSecretLayer(options.secret)),
+    Layer.provideMerge(engineSecretLayer(options.secret, options.previousSecrets)),
     Layer.provideMerge(
       Layer.mergeAll(
         // Writes that make events wake this process's webhook delivery at once.

@@ -59,6 +59,14 @@ export interface PaymentEngineSettings {
    * kept in the database. Webhook signing secrets are stored encrypted under it.
    */
   readonly secret?: string
+  /**
+   * Earlier engine secrets (`PAY_SECRET_PREVIOUS`), each like `secret`: they
+   * still open what was sealed under them, and never seal. For a rotation:
+   * drop them once `resealStoredValues` (`npm run pay -- secret reseal`) has
+   * re-sealed the stored values and 48 hours have passed (idempotent replays).
+   * Default none. A secret kept in the database opens too when `secret` is set.
+   */
+  readonly previousSecrets?: ReadonlyArray<string>
 }
 
 /** The settings and the parts the engine is built from. */
@@ -148,6 +156,14 @@ const BasePath = Schema.String.pipe(
   })
 )
 
+const EngineSecretText = Schema.String.annotations({
+  message: () => "must be a string (base64)"
+}).pipe(
+  Schema.filter((s) =>
+    Either.match(decodeEngineSecret(s), { onLeft: (m) => m, onRight: () => true })
+  )
+)
+
 const Settings = Schema.Struct({
   publicUrl: PublicUrl,
   basePath: Schema.optional(BasePath),
@@ -189,12 +205,11 @@ const Settings = Schema.Struct({
     })
   ),
   workers: Schema.optional(Schema.Boolean.annotations({ message: () => "must be true or false" })),
-  secret: Schema.optional(
-    Schema.String.annotations({ message: () => "must be a string (base64)" }).pipe(
-      Schema.filter((s) =>
-        Either.match(decodeEngineSecret(s), { onLeft: (m) => m, onRight: () => true })
-      )
-    )
+  secret: Schema.optional(EngineSecretText),
+  previousSecrets: Schema.optional(
+    Schema.Array(EngineSecretText).annotations({
+      message: () => "must be an array of secrets (base64)"
+    })
   ),
   storage: layer("every storage port, e.g. @pay/storage-sqlite's layer({ filename })"),
   tokens: Schema.optional(layer("a TokenRegistry")),

@@ -19,6 +19,7 @@ import { toFieldIssues } from "./http/Decode.js"
 import type { EngineHandler } from "./http/Engine.js"
 import { toFetchHandler } from "./http/Fetch.js"
 import { Partners } from "./partners/Partners.js"
+import { type ResealReport, resealStoredValues } from "./secrets/Reseal.js"
 import { validateCustomApiKey } from "./shared/ApiKey.js"
 import { DEFAULT_API_VERSION, isApiVersion } from "./shared/ApiVersion.js"
 import { startInOwnScope } from "./shared/OwnScope.js"
@@ -117,6 +118,14 @@ export interface EmbeddedPaymentEngine extends Omit<PaymentEngineService, "conte
       readonly iconUrl?: string | null
     }) => Promise<CreatedWalletApp>
   }
+  /** The engine's secret (the `secret` and `previousSecrets` options). */
+  readonly secrets: {
+    /**
+     * After a rotation: every stored sealed value re-sealed under the current
+     * secret (`npm run pay -- secret reseal`); safe while other instances run.
+     */
+    readonly reseal: () => Promise<ResealReport>
+  }
   /** Stops the background work, lets go of the database and everything else. Idempotent. */
   readonly close: () => Promise<void>
 }
@@ -195,6 +204,7 @@ export const createPaymentEngine = async <E>(
           )
         )
     },
+    secrets: { reseal: () => run(context, resealStoredValues) },
     close
   }
 }

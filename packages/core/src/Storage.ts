@@ -15,6 +15,7 @@ import type { MerchantStore } from "./merchants/MerchantStore.js"
 import type { PartnerStore } from "./partners/PartnerStore.js"
 import type { PaymentStore } from "./payments/PaymentStore.js"
 import type { EngineSecretStore } from "./secrets/EngineSecret.js"
+import type { SealedValueStore } from "./secrets/SealedValueStore.js"
 import type { SettlementStore } from "./settlements/SettlementStore.js"
 import type { WebhookDeliveryStore } from "./webhooks/WebhookDelivery.js"
 import type { WebhookEndpointStore } from "./webhooks/WebhookEndpoint.js"
@@ -31,6 +32,7 @@ export type PayStorage =
   | ChainJobStore
   | LogoStore
   | EngineSecretStore
+  | SealedValueStore
   | EventStore
   | WebhookEndpointStore
   | WebhookDeliveryStore

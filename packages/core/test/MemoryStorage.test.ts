@@ -4,6 +4,7 @@ import { engineSecretStorageContract } from "./EngineSecretContract.js"
 import { logoStorageContract } from "./LogoContract.js"
 import { MemoryStorage } from "./MemoryStorage.js"
 import { paymentStorageContract } from "./PaymentContract.js"
+import { resealStorageContract } from "./ResealContract.js"
 import { storageContract } from "./StorageContract.js"
 
 storageContract("in memory", () => MemoryStorage)
@@ -12,3 +13,4 @@ chainJobStorageContract("in memory", () => MemoryStorage)
 logoStorageContract("in memory", () => MemoryStorage)
 engineSecretStorageContract("in memory", () => MemoryStorage)
 auditStorageContract("in memory", () => MemoryStorage)
+resealStorageContract("in memory", () => MemoryStorage)

@@ -52,6 +52,7 @@ import {
 import { applyChange } from "../src/payments/PaymentStateMachine.js"
 import { PaymentStore } from "../src/payments/PaymentStore.js"
 import { EngineSecretStore } from "../src/secrets/EngineSecret.js"
+import { type SealedField, SealedValueStore } from "../src/secrets/SealedValueStore.js"
 import { type CryptoSettlement, SettlementAssetConflict } from "../src/settlements/Settlement.js"
 import { SettlementStore } from "../src/settlements/SettlementStore.js"
 import { randomBase62 } from "../src/shared/Ids.js"
@@ -819,7 +820,8 @@ export const makeMemoryStorage = () => {
 
   let engineSecret: string | undefined
   const engineSecretStore = EngineSecretStore.of({
-    getOrCreate: (candidate) => Effect.sync(() => (engineSecret ??= candidate))
+    getOrCreate: (candidate) => Effect.sync(() => (engineSecret ??= candidate)),
+    find: Effect.sync(() => Option.fromNullable(engineSecret))
   })
 
   const matches = (q: EventQuery) => (e: PayEvent) =>
@@ -882,12 +884,55 @@ export const makeMemoryStorage = () => {
         const current = endpoints.get(id)
         if (current === undefined || current.deletedAt !== null) return Option.none()
         complete(completion)
-        return changeEndpoint(id, (e) => new WebhookEndpoint({ ...e, ...rotation, updatedAt: at }))
+        return changeEndpoint(
+          id,
+          (e) =>
+            new WebhookEndpoint({
+              ...e,
+              ...rotation,
+              // The stored secret, as the SQL stores copy their column (see SecretRotation).
+              previousSecret: rotation.previousSecret === null ? null : e.secret,
+              updatedAt: at
+            })
+        )
       }),
     markDeleted: (id, at) =>
       Effect.sync(() => {
         changeEndpoint(id, (e) => new WebhookEndpoint({ ...e, deletedAt: at }))
         return Option.fromNullable(endpoints.get(id))
+      })
+  })
+
+  const sealedIn = (field: SealedField, e: WebhookEndpoint) =>
+    field === "webhookEndpoints.secret" ? e.secret : e.previousSecret
+  const sealedValueStore = SealedValueStore.of({
+    page: (field, after, limit) =>
+      Effect.sync(() =>
+        [...endpoints.values()]
+          .filter((e) => (after === null || e.id > after) && sealedIn(field, e) !== null)
+          .sort((a, b) => (a.id < b.id ? -1 : 1))
+          .slice(0, limit)
+          .map((e) => ({ id: e.id, sealed: sealedIn(field, e)! }))
+      ),
+    read: (field, id) =>
+      Effect.sync(() =>
+        Option.flatMapNullable(Option.fromNullable(endpoints.get(id as WebhookEndpointId)), (e) =>
+          sealedIn(field, e)
+        )
+      ),
+    replace: (field, id, expected, replacement) =>
+      Effect.sync(() => {
+        const e = endpoints.get(id as WebhookEndpointId)
+        if (e === undefined || sealedIn(field, e) !== expected) return false
+        endpoints.set(
+          e.id,
+          new WebhookEndpoint(
+            field === "webhookEndpoints.secret"
+              ? { ...e, secret: replacement }
+              : { ...e, previousSecret: replacement }
+          )
+        )
+        return true
       })
   })
 
@@ -1054,6 +1099,7 @@ export const makeMemoryStorage = () => {
     Layer.succeed(WebhookEndpointStore, webhookEndpointStore),
     Layer.succeed(EventStore, eventStore),
     Layer.succeed(EngineSecretStore, engineSecretStore),
+    Layer.succeed(SealedValueStore, sealedValueStore),
     Layer.succeed(LogoStore, logoStore),
     Layer.succeed(PaymentStore, paymentStore),
     Layer.succeed(ChainJobStore, chainJobStore),

@@ -4,7 +4,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { EngineSecretStore } from "@pay/core"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { orDieSql } from "./PgErrors.js"
 
 export const makePgEngineSecretStore = (sql: SqlClient.SqlClient) =>
@@ -16,5 +16,10 @@ export const makePgEngineSecretStore = (sql: SqlClient.SqlClient) =>
         const [row] = yield* sql<{ readonly value: string }>`SELECT value FROM engine_secrets
           WHERE name = 'engine'`
         return row!.value
-      }).pipe(orDieSql)
+      }).pipe(orDieSql),
+    find: sql<{ readonly value: string }>`SELECT value FROM engine_secrets
+      WHERE name = 'engine'`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => row.value)),
+      orDieSql
+    )
   })

@@ -4,6 +4,7 @@ import {
   engineSecretStorageContract,
   logoStorageContract,
   paymentStorageContract,
+  resealStorageContract,
   storageContract
 } from "@pay/core/testing"
 import { freshStorage } from "../test/TestDatabase.js"
@@ -15,3 +16,4 @@ chainJobStorageContract("PostgreSQL", freshStorage)
 logoStorageContract("PostgreSQL", freshStorage)
 engineSecretStorageContract("PostgreSQL", freshStorage)
 auditStorageContract("PostgreSQL", freshStorage)
+resealStorageContract("PostgreSQL", freshStorage)

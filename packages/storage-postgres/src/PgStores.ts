@@ -30,6 +30,7 @@ import {
   type PartnerId,
   PartnerStore,
   PaymentStore,
+  SealedValueStore,
   SettlementAssetConflict,
   SettlementStore,
   WalletAppStore,
@@ -48,6 +49,7 @@ import { insertKeyRow, makePgKeyStore } from "./PgKeyStore.js"
 import { makePgLogoStore } from "./PgLogoStore.js"
 import { makePgPaymentStore } from "./PgPaymentStore.js"
 import { makePreparedStatements, PgPool, type PreparedStatements } from "./PgPrepared.js"
+import { makePgSealedValueStore } from "./PgSealedValueStore.js"
 import { makePgWalletAppStore } from "./PgWalletAppStore.js"
 import { makePgWebhookDeliveryStore } from "./PgWebhookDeliveryStore.js"
 import { makePgWebhookEndpointStore } from "./PgWebhookEndpointStore.js"
@@ -358,6 +360,7 @@ export const PgStores = Layer.unwrapEffect(
       Layer.succeed(AuditStore, makePgAuditStore(sql)),
       Layer.succeed(LogoStore, makePgLogoStore(sql)),
       Layer.succeed(EngineSecretStore, makePgEngineSecretStore(sql)),
+      Layer.succeed(SealedValueStore, makePgSealedValueStore(sql)),
       Layer.succeed(EventStore, makePgEventStore(sql)),
       Layer.succeed(WebhookDeliveryStore, makePgWebhookDeliveryStore(sql)),
       Layer.succeed(WebhookEndpointStore, makePgWebhookEndpointStore(sql)),

@@ -112,9 +112,12 @@ export const makePgWebhookEndpointStore = (sql: SqlClient.SqlClient) =>
       sql
         .withTransaction(
           Effect.gen(function* () {
+            // The previous secret is the stored one (SET reads the row as it was), not the
+            // caller's copy: a re-seal may have rewritten it since (SecretRotation says why).
             const rotated = one(
               yield* sql<EndpointRow>`UPDATE webhook_endpoints SET secret = ${rotation.secret},
-                  previous_secret = ${rotation.previousSecret},
+                  previous_secret = CASE WHEN ${rotation.previousSecret !== null}::boolean
+                    THEN secret ELSE NULL END,
                   previous_secret_expires_at = ${rotation.previousSecretExpiresAt},
                   updated_at = ${at}
                 WHERE id = ${id} AND deleted_at IS NULL RETURNING *`

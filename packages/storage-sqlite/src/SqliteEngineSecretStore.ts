@@ -2,7 +2,7 @@
  * The engine's generated secret on SQLite: the first writer's row wins.
  */
 import { EngineSecretStore } from "@pay/core"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export const makeSqliteEngineSecretStore = (db: SqliteConnection) => {
@@ -15,6 +15,12 @@ export const makeSqliteEngineSecretStore = (db: SqliteConnection) => {
       Effect.sync(() => {
         insert.run(candidate, at.getTime())
         return (read.get() as { readonly value: string }).value
-      })
+      }),
+    find: Effect.sync(() =>
+      Option.map(
+        Option.fromNullable(read.get() as { readonly value: string } | undefined),
+        (row) => row.value
+      )
+    )
   })
 }

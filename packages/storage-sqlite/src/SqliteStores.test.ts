@@ -7,6 +7,7 @@ import {
   engineSecretStorageContract,
   logoStorageContract,
   paymentStorageContract,
+  resealStorageContract,
   storageContract
 } from "@pay/core/testing"
 import { afterAll } from "vitest"
@@ -25,3 +26,4 @@ chainJobStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 logoStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 engineSecretStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 auditStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
+resealStorageContract(`SQLite file (${runtimeDriverName})`, fresh)

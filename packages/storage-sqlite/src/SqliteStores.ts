@@ -28,6 +28,7 @@ import {
   type PartnerId,
   PartnerStore,
   PaymentStore,
+  SealedValueStore,
   SettlementAssetConflict,
   SettlementStore,
   WalletAppStore,
@@ -46,6 +47,7 @@ import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
 import { makeSqliteKeyStore } from "./SqliteKeyStore.js"
 import { makeSqliteLogoStore } from "./SqliteLogoStore.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
+import { makeSqliteSealedValueStore } from "./SqliteSealedValueStore.js"
 import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
 import { makeSqliteWebhookDeliveryStore } from "./SqliteWebhookDeliveryStore.js"
 import { makeSqliteWebhookEndpointStore } from "./SqliteWebhookEndpointStore.js"
@@ -431,6 +433,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Layer.succeed(AuditStore, auditLog.store),
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
     Layer.succeed(EngineSecretStore, makeSqliteEngineSecretStore(db)),
+    Layer.succeed(SealedValueStore, makeSqliteSealedValueStore(db)),
     Layer.succeed(EventStore, events.store),
     Layer.succeed(WebhookDeliveryStore, makeSqliteWebhookDeliveryStore(db, events.insertEvent)),
     Layer.succeed(WebhookEndpointStore, makeSqliteWebhookEndpointStore(db, complete)),

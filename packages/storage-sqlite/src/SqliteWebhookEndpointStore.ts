@@ -73,7 +73,10 @@ export const makeSqliteWebhookEndpointStore = (
       failing_since = CASE WHEN ? = 1 THEN NULL ELSE failing_since END,
       updated_at = ?
     WHERE id = ? AND deleted_at IS NULL`)
-  const rotate = db.prepare(`UPDATE webhook_endpoints SET secret = ?, previous_secret = ?,
+  // The previous secret is the stored one (SET reads the row as it was), not the caller's copy:
+  // a re-seal may have rewritten it since (SecretRotation says why).
+  const rotate = db.prepare(`UPDATE webhook_endpoints SET secret = ?,
+      previous_secret = CASE WHEN ? = 1 THEN secret ELSE NULL END,
       previous_secret_expires_at = ?, updated_at = ?
     WHERE id = ? AND deleted_at IS NULL`)
   const remove = db.prepare(
@@ -139,7 +142,7 @@ export const makeSqliteWebhookEndpointStore = (
         db.transaction(() => {
           const { changes: n } = rotate.run(
             rotation.secret,
-            rotation.previousSecret,
+            rotation.previousSecret === null ? 0 : 1,
             rotation.previousSecretExpiresAt?.getTime() ?? null,
             at.getTime(),
             id

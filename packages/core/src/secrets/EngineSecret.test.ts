@@ -1,9 +1,10 @@
 /**
  * The engine's secret: what a valid one is, sealing and opening per purpose,
- * and the layer that takes the given secret or keeps a generated one.
+ * previous secrets that open and never seal, and the layer that takes the
+ * given secret or keeps a generated one.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Exit, Layer } from "effect"
+import { Effect, Either, Exit, Layer, Option } from "effect"
 import {
   decodeEngineSecret,
   EngineSecret,
@@ -79,6 +80,66 @@ describe("sealing", () => {
   )
 })
 
+/** Whether `effect` fails with SealedValueInvalid (and nothing else). */
+const refusedSealed = (effect: Effect.Effect<unknown, unknown>) =>
+  Effect.map(Effect.either(effect), (e) =>
+    Either.isLeft(e) && (e.left as { _tag?: string })._tag === "SealedValueInvalid"
+      ? "refused"
+      : "opened"
+  )
+
+describe("previous secrets", () => {
+  const [A, B, C] = [bytes32(0xa), bytes32(0xb), bytes32(0xc)]
+  const underA = makeEngineSecret(A)
+  const rotated = makeEngineSecret(B, [A])
+
+  it.effect("open what was sealed under them; everything new is sealed under the current one", () =>
+    Effect.gen(function* () {
+      const old = yield* underA.seal("webhook-secret", "whsec_old")
+      expect(yield* rotated.open("webhook-secret", old)).toBe("whsec_old")
+      const fresh = yield* rotated.seal("webhook-secret", "whsec_new")
+      expect(yield* makeEngineSecret(B).open("webhook-secret", fresh)).toBe("whsec_new")
+      expect(yield* refusedSealed(underA.open("webhook-secret", fresh))).toBe("refused")
+      // Several previous ones, in any order, the current one among them: each opens its own.
+      const underC = yield* makeEngineSecret(C).seal("webhook-secret", "whsec_c")
+      const many = makeEngineSecret(B, [C, B, A, C])
+      expect(yield* many.open("webhook-secret", underC)).toBe("whsec_c")
+      expect(yield* many.open("webhook-secret", old)).toBe("whsec_old")
+      expect(yield* many.open("webhook-secret", fresh)).toBe("whsec_new")
+    })
+  )
+
+  it.effect("a secret neither current nor previous opens nothing; purposes stay apart", () =>
+    Effect.gen(function* () {
+      const underC = yield* makeEngineSecret(C).seal("webhook-secret", "whsec_c")
+      expect(yield* refusedSealed(rotated.open("webhook-secret", underC))).toBe("refused")
+      expect(yield* refusedSealed(rotated.reseal("webhook-secret", underC))).toBe("refused")
+      const old = yield* underA.seal("webhook-secret", "whsec_old")
+      expect(yield* refusedSealed(rotated.open("idempotent-secret", old))).toBe("refused")
+      expect(yield* refusedSealed(rotated.reseal("idempotent-secret", old))).toBe("refused")
+      const fresh = yield* rotated.seal("idempotent-secret", "pk_live")
+      expect(yield* refusedSealed(rotated.open("webhook-secret", fresh))).toBe("refused")
+    })
+  )
+
+  it.effect(
+    "reseal: a previous secret's value sealed again under the current one, the same plaintext; the current one's left alone",
+    () =>
+      Effect.gen(function* () {
+        const old = yield* underA.seal("webhook-secret", "whsec_old")
+        const again = Option.getOrThrow(yield* rotated.reseal("webhook-secret", old))
+        expect(again).not.toBe(old)
+        expect(yield* makeEngineSecret(B).open("webhook-secret", again)).toBe("whsec_old")
+        expect(yield* refusedSealed(underA.open("webhook-secret", again))).toBe("refused")
+        expect(yield* rotated.reseal("webhook-secret", again)).toEqual(Option.none())
+        expect(yield* makeEngineSecret(B).reseal("webhook-secret", again)).toEqual(Option.none())
+        for (const junk of ["", "v1.", "v1.!!!", "v2.AAAA"]) {
+          expect(yield* refusedSealed(rotated.reseal("webhook-secret", junk)), junk).toBe("refused")
+        }
+      })
+  )
+})
+
 describe("engineSecretLayer", () => {
   const storeHolding = (initial: string | undefined) => {
     let kept = initial
@@ -91,7 +152,8 @@ describe("engineSecretLayer", () => {
             calls.push(candidate)
             kept ??= candidate
             return kept
-          })
+          }),
+        find: Effect.sync(() => Option.fromNullable(kept))
       })
     )
     return { layer, calls, kept: () => kept }
@@ -105,7 +167,7 @@ describe("engineSecretLayer", () => {
       )
     })
 
-  it.effect("uses the given secret and never touches the store", () =>
+  it.effect("uses the given secret and never writes the store", () =>
     Effect.gen(function* () {
       const store = storeHolding(undefined)
       const layer = engineSecretLayer(b64(bytes32(3))).pipe(Layer.provide(store.layer))
@@ -126,6 +188,63 @@ describe("engineSecretLayer", () => {
       expect(store.calls).toHaveLength(2)
       expect(store.calls[1]).not.toBe(kept)
       expect(store.kept()).toBe(kept)
+    })
+  )
+
+  it.effect(
+    "with a given secret, the kept one (the deployment's before) still opens, and never seals",
+    () =>
+      Effect.gen(function* () {
+        const store = storeHolding(b64(bytes32(4)))
+        const layer = engineSecretLayer(b64(bytes32(5))).pipe(Layer.provide(store.layer))
+        expect(yield* roundTrip(layer, makeEngineSecret(bytes32(4)))).toBe("value")
+        const sealed = yield* Effect.provide(
+          Effect.flatMap(EngineSecret, (s) => s.seal("p", "new")),
+          layer
+        )
+        expect(yield* makeEngineSecret(bytes32(5)).open("p", sealed)).toBe("new")
+        expect(store.calls).toEqual([])
+        // A kept value that is no secret is passed over: the given one is what seals.
+        const broken = engineSecretLayer(b64(bytes32(5))).pipe(
+          Layer.provide(storeHolding("short").layer)
+        )
+        expect(yield* roundTrip(broken, makeEngineSecret(bytes32(5)))).toBe("value")
+      })
+  )
+
+  it.effect("previous secrets open beside the given secret, or beside the kept one", () =>
+    Effect.gen(function* () {
+      const previous = [b64(bytes32(6)), b64(bytes32(7))]
+      const given = engineSecretLayer(b64(bytes32(5)), previous).pipe(
+        Layer.provide(storeHolding(undefined).layer)
+      )
+      expect(yield* roundTrip(given, makeEngineSecret(bytes32(7)))).toBe("value")
+      const kept = engineSecretLayer(undefined, previous).pipe(
+        Layer.provide(storeHolding(b64(bytes32(8))).layer)
+      )
+      expect(yield* roundTrip(kept, makeEngineSecret(bytes32(6)))).toBe("value")
+      expect(yield* roundTrip(kept, makeEngineSecret(bytes32(8)))).toBe("value")
+      const sealed = yield* Effect.provide(
+        Effect.flatMap(EngineSecret, (s) => s.seal("p", "new")),
+        kept
+      )
+      expect(yield* makeEngineSecret(bytes32(8)).open("p", sealed)).toBe("new")
+    })
+  )
+
+  it.effect("a previous secret that is not one stops the start, naming which", () =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(
+        Effect.provide(
+          EngineSecret,
+          engineSecretLayer(b64(bytes32(5)), [b64(bytes32(6)), "short"]).pipe(
+            Layer.provide(storeHolding(undefined).layer)
+          )
+        )
+      )
+      expect(String(Exit.isFailure(exit) ? exit.cause : "")).toContain(
+        "previous secret 2 (PAY_SECRET_PREVIOUS) must be standard base64"
+      )
     })
   )
 

@@ -9,8 +9,14 @@
  * Values are sealed with AES-256-GCM under a key derived per purpose (HKDF-SHA256
  * with the purpose as its info), so a value sealed for one use can never be
  * opened as another's. WebCrypto only: the core imports no Node module.
+ *
+ * Rotation: previous secrets (`PAY_SECRET_PREVIOUS`, the `previousSecrets`
+ * option) still open what was sealed under them, and never seal; `reseal`
+ * (Reseal.ts) rewrites stored values under the current one, after which they
+ * can be dropped. A sealed value names no key: opening tries the current
+ * secret, then each previous one (a wrong key fails GCM's tag check at once).
  */
-import { Clock, Context, Data, Effect, Either, Encoding, Layer } from "effect"
+import { Clock, Context, Data, Effect, Either, Encoding, Layer, Option } from "effect"
 
 /** The smallest engine secret: 32 bytes (256 bits). */
 export const MIN_SECRET_BYTES = 32
@@ -44,6 +50,11 @@ export class EngineSecretStore extends Context.Tag("@pay/core/EngineSecretStore"
      * and every one of them gets that one.
      */
     readonly getOrCreate: (candidate: string, at: Date) => Effect.Effect<string>
+    /**
+     * The kept secret, if one was ever generated; never writes. A deployment
+     * that moved to `PAY_SECRET` still opens what was sealed under it.
+     */
+    readonly find: Effect.Effect<Option.Option<string>>
   }
 >() {}
 
@@ -58,8 +69,16 @@ const IV_BYTES = 12
 export interface EngineSecretService {
   /** Encrypts `plaintext` for `purpose` (e.g. "webhook-secret"): `v1.<base64 of iv, ciphertext, tag>`. */
   readonly seal: (purpose: string, plaintext: string) => Effect.Effect<string>
-  /** Opens what `seal` made for the same purpose. */
+  /** Opens what `seal` made for the same purpose, under the current secret or a previous one. */
   readonly open: (purpose: string, sealed: string) => Effect.Effect<string, SealedValueInvalid>
+  /**
+   * The same plaintext sealed under the current secret when `sealed` was
+   * sealed under a previous one; none when it already is under the current one.
+   */
+  readonly reseal: (
+    purpose: string,
+    sealed: string
+  ) => Effect.Effect<Option.Option<string>, SealedValueInvalid>
 }
 
 export class EngineSecret extends Context.Tag("@pay/core/EngineSecret")<
@@ -67,11 +86,11 @@ export class EngineSecret extends Context.Tag("@pay/core/EngineSecret")<
   EngineSecretService
 >() {}
 
-/** The sealing service over one secret's bytes. */
-export const makeEngineSecret = (secret: Uint8Array<ArrayBuffer>): EngineSecretService => {
+/** The AES-GCM keys one secret derives, one per purpose, made once each. */
+const keyring = (secret: Uint8Array<ArrayBuffer>) => {
   const master = crypto.subtle.importKey("raw", secret, "HKDF", false, ["deriveKey"])
   const keys = new Map<string, Promise<CryptoKey>>()
-  const keyFor = (purpose: string) => {
+  return (purpose: string) => {
     let key = keys.get(purpose)
     if (key === undefined) {
       key = master.then((m) =>
@@ -92,61 +111,133 @@ export const makeEngineSecret = (secret: Uint8Array<ArrayBuffer>): EngineSecretS
     }
     return key
   }
-  return {
-    seal: (purpose, plaintext) =>
-      Effect.promise(async () => {
-        const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES))
-        const sealed = new Uint8Array(
-          await crypto.subtle.encrypt(
-            { name: "AES-GCM", iv },
-            await keyFor(purpose),
-            new TextEncoder().encode(plaintext)
-          )
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) =>
+  a.length === b.length && a.every((byte, i) => byte === b[i])
+
+/**
+ * The sealing service over one secret's bytes; `previous` secrets only open
+ * (the current one among them, or a repeat, is left out).
+ */
+export const makeEngineSecret = (
+  secret: Uint8Array<ArrayBuffer>,
+  previous: ReadonlyArray<Uint8Array<ArrayBuffer>> = []
+): EngineSecretService => {
+  const current = keyring(secret)
+  const distinct: Array<Uint8Array<ArrayBuffer>> = [secret]
+  for (const p of previous) if (!distinct.some((d) => sameBytes(d, p))) distinct.push(p)
+  const older = distinct.slice(1).map(keyring)
+
+  const sealWith = async (purpose: string, plaintext: string) => {
+    const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES))
+    const sealed = new Uint8Array(
+      await crypto.subtle.encrypt(
+        { name: "AES-GCM", iv },
+        await current(purpose),
+        new TextEncoder().encode(plaintext)
+      )
+    )
+    const out = new Uint8Array(IV_BYTES + sealed.length)
+    out.set(iv)
+    out.set(sealed, IV_BYTES)
+    return SEALED_PREFIX + Encoding.encodeBase64(out)
+  }
+
+  /** The plaintext, and whether the current secret opened it; throws when none does. */
+  const unseal = async (purpose: string, sealed: string) => {
+    if (!sealed.startsWith(SEALED_PREFIX)) throw new Error("not a sealed value")
+    const bytes = Uint8Array.from(
+      Either.getOrThrow(Encoding.decodeBase64(sealed.slice(SEALED_PREFIX.length)))
+    )
+    const decrypt = async (keyFor: (purpose: string) => Promise<CryptoKey>) =>
+      new TextDecoder().decode(
+        await crypto.subtle.decrypt(
+          { name: "AES-GCM", iv: bytes.subarray(0, IV_BYTES) },
+          await keyFor(purpose),
+          bytes.subarray(IV_BYTES)
         )
-        const out = new Uint8Array(IV_BYTES + sealed.length)
-        out.set(iv)
-        out.set(sealed, IV_BYTES)
-        return SEALED_PREFIX + Encoding.encodeBase64(out)
-      }),
+      )
+    for (const [i, keyFor] of [current, ...older].entries()) {
+      const plaintext = await decrypt(keyFor).then(
+        (p) => p,
+        () => undefined
+      )
+      if (plaintext !== undefined) return { plaintext, current: i === 0 }
+    }
+    throw new Error("no secret opens it")
+  }
+
+  return {
+    seal: (purpose, plaintext) => Effect.promise(() => sealWith(purpose, plaintext)),
     open: (purpose, sealed) =>
       Effect.tryPromise({
-        try: async () => {
-          if (!sealed.startsWith(SEALED_PREFIX)) throw new Error("not a sealed value")
-          const bytes = Uint8Array.from(
-            Either.getOrThrow(Encoding.decodeBase64(sealed.slice(SEALED_PREFIX.length)))
-          )
-          const plain = await crypto.subtle.decrypt(
-            { name: "AES-GCM", iv: bytes.subarray(0, IV_BYTES) },
-            await keyFor(purpose),
-            bytes.subarray(IV_BYTES)
-          )
-          return new TextDecoder().decode(plain)
-        },
+        try: async () => (await unseal(purpose, sealed)).plaintext,
         catch: () => new SealedValueInvalid({ purpose })
-      })
+      }),
+    reseal: (purpose, sealed) =>
+      Effect.tryPromise({
+        try: () => unseal(purpose, sealed),
+        catch: () => new SealedValueInvalid({ purpose })
+      }).pipe(
+        Effect.flatMap((opened) =>
+          opened.current
+            ? Effect.succeed(Option.none())
+            : Effect.map(
+                Effect.promise(() => sealWith(purpose, opened.plaintext)),
+                Option.some
+              )
+        )
+      )
   }
 }
 
 /**
  * `EngineSecret` from the given secret (already checked by the options), or
- * else the database's, generated and kept at the first start.
+ * else the database's, generated and kept at the first start. `previous`
+ * secrets open what was sealed under them. With a given secret, the one kept
+ * in the database (when the deployment once ran without `PAY_SECRET`) opens
+ * too, so moving to `PAY_SECRET` needs no copy of it: once `reseal` has
+ * re-sealed the stored values, it protects nothing.
  */
-export const engineSecretLayer = (given: string | undefined) =>
+export const engineSecretLayer = (
+  given: string | undefined,
+  previous: ReadonlyArray<string> = []
+) =>
   Layer.effect(
     EngineSecret,
     Effect.gen(function* () {
-      const [source, secret] =
-        given !== undefined
-          ? (["the secret option (PAY_SECRET)", given] as const)
-          : ([
-              "the engine secret kept in the database",
-              yield* (yield* EngineSecretStore).getOrCreate(
-                generateEngineSecret(),
-                new Date(yield* Clock.currentTimeMillis)
-              )
-            ] as const)
-      const bytes = decodeEngineSecret(secret)
-      if (Either.isLeft(bytes)) return yield* Effect.dieMessage(`${source} ${bytes.left}`)
-      return makeEngineSecret(bytes.right)
+      const store = yield* EngineSecretStore
+      const decode = (source: string, text: string) => {
+        const bytes = decodeEngineSecret(text)
+        return Either.isLeft(bytes)
+          ? Effect.dieMessage(`${source} ${bytes.left}`)
+          : Effect.succeed(bytes.right)
+      }
+      const older = yield* Effect.forEach(previous, (text, i) =>
+        decode(`previous secret ${i + 1} (PAY_SECRET_PREVIOUS)`, text)
+      )
+      if (given === undefined) {
+        const kept = yield* store.getOrCreate(
+          generateEngineSecret(),
+          new Date(yield* Clock.currentTimeMillis)
+        )
+        return makeEngineSecret(
+          yield* decode("the engine secret kept in the database", kept),
+          older
+        )
+      }
+      const current = yield* decode("the secret option (PAY_SECRET)", given)
+      const kept = yield* store.find
+      if (Option.isNone(kept)) return makeEngineSecret(current, older)
+      const keptBytes = decodeEngineSecret(kept.value)
+      if (Either.isLeft(keptBytes)) {
+        // Not used to seal here: a broken row need not stop a start that has its own secret.
+        yield* Effect.logWarning(
+          `the engine secret kept in the database ${keptBytes.left}: ignored, PAY_SECRET is set`
+        )
+        return makeEngineSecret(current, older)
+      }
+      return makeEngineSecret(current, [...older, keptBytes.right])
     })
   )

@@ -52,7 +52,12 @@ export interface WebhookEndpointChanges {
 export interface SecretRotation {
   /** The new secret, sealed. */
   readonly secret: string
-  /** The current one, sealed, kept signing until `previousSecretExpiresAt`. */
+  /**
+   * The current one, sealed, kept signing until `previousSecretExpiresAt`;
+   * null for none. Stores keep the stored `secret` as it is at the write, not
+   * this copy read before: the same secret, unless a re-seal (secrets/Reseal.ts)
+   * rewrote it meanwhile, whose work would otherwise be undone.
+   */
   readonly previousSecret: string | null
   readonly previousSecretExpiresAt: Date | null
 }

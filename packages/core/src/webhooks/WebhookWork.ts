@@ -65,7 +65,7 @@ export class WebhookWork extends Effect.Service<WebhookWork>()("@pay/core/Webhoo
             body: "",
             retryAfter: null,
             error:
-              "the endpoint's signing secret could not be opened: the engine's secret (PAY_SECRET) is not the one it was sealed with",
+              "the endpoint's signing secret could not be opened: neither the engine's secret (PAY_SECRET) nor a previous one (PAY_SECRET_PREVIOUS) is the one it was sealed with",
             durationMs: 0
           } satisfies WebhookResponse
         }
