@@ -43,6 +43,9 @@ describe.each(STORES)("%s", (store) => {
         audit.list({ partnerId: partnerId as PartnerId, limit: 100 })
       )
     )
+  /** The settlement entries only: a new partner's trail also records its first key. */
+  const settlementsOf = async (partnerId: string) =>
+    (await auditOf(partnerId)).filter((e) => e.action.startsWith("settlement."))
   const summary = (entries: ReadonlyArray<AuditEntry>) =>
     entries.map((e) => [e.action, e.subject, e.merchantId, e.before, e.after])
 
@@ -120,7 +123,7 @@ describe.each(STORES)("%s", (store) => {
     )
     expect(await auditOf(partnerId)).toEqual(before)
 
-    const entries = await auditOf(partnerId)
+    const entries = await settlementsOf(partnerId)
     const ofFirst = entries.filter((e) => e.subject === id)
     expect(ofFirst).toHaveLength(3)
     expect(summary(ofFirst)).toEqual([
@@ -138,11 +141,17 @@ describe.each(STORES)("%s", (store) => {
       ["settlement.created", otherId, merchantId, null, { asset: ETH_BASE, destination: WALLET }],
       ...summary(ofFirst)
     ])
+    // Besides them, only the partner's first key, created by the embedder (the test's engine).
+    const all = await auditOf(partnerId)
+    expect(all.map((e) => e.action).filter((a) => !a.startsWith("settlement."))).toEqual([
+      "api_key.created"
+    ])
+    const keyId = (await api.get("/v1/api-keys", { key })).body.data[0].id
     for (const e of entries) {
       expect(e.partnerId).toBe(partnerId)
       expect(e.id).toMatch(/^aud_[0-9A-Za-z]{20}$/)
-      // The key that made it; keys have no public id yet (audit/Actor.ts).
-      expect(e.actor.kind).toBe("api_key")
+      // The key that made it, by its public id.
+      expect(e.actor).toEqual({ kind: "api_key", keyId })
     }
     // Written when the change was made, the newest first.
     const times = entries.map((e) => e.at.getTime())
@@ -171,9 +180,10 @@ describe.each(STORES)("%s", (store) => {
       403,
       "forbidden"
     )
-    expect(summary(await auditOf(owner.partnerId)).map(([action]) => action)).toEqual([
+    expect(summary(await settlementsOf(owner.partnerId)).map(([action]) => action)).toEqual([
       "settlement.created"
     ])
-    expect(await auditOf(stranger.partnerId)).toEqual([])
+    // The stranger's trail holds its own first key only.
+    expect((await auditOf(stranger.partnerId)).map((e) => e.action)).toEqual(["api_key.created"])
   })
 })

@@ -5,7 +5,9 @@
  * concurrent identical idempotent requests spread over the three create one
  * merchant; expiry is swept once; killing an instance mid-work loses nothing;
  * a merchant's status changed by the CLI, or its deletion through one
- * instance, is honoured by every instance's payment creation within a second.
+ * instance, is honoured by every instance's payment creation within a second;
+ * an API key revoked through one instance or the CLI, by every instance
+ * within five seconds.
  */
 import { type ChildProcess, execFile } from "node:child_process"
 import { promisify } from "node:util"
@@ -224,6 +226,48 @@ describe("three instances on one PostgreSQL database", () => {
       ).toEqual([first.merchant.id])
     }
   }, 20_000)
+
+  it("an API key revoked through one instance, or by the CLI, is refused by every instance within 5 seconds", async () => {
+    const run = promisify(execFile)
+    const cli = (...args: ReadonlyArray<string>) =>
+      run(nodeBinary, [bundle("cli"), ...args], { env: { ...process.env, PAY_DATABASE: database } })
+    const [partner] = JSON.parse((await cli("partners", "list", "--json")).stdout)
+    const newApiKey = async (instance: Instance) => {
+      const created = await instance.api.request("POST", "/v1/api-keys", {
+        idempotencyKey: newKey(),
+        body: { name: `shared ${uniqueToken()}` }
+      })
+      expect(created.status, created.text).toBe(201)
+      return { id: created.body.id as string, secret: created.body.secret as string }
+    }
+    const statuses = (secret: string) =>
+      Promise.all(
+        all.map(
+          async (i) => `${i.name} ${(await i.api.get("/v1/api-keys", { key: secret })).status}`
+        )
+      )
+
+    // Every instance has just verified (and may remember) the key.
+    const viaApi = await newApiKey(A)
+    expect(await statuses(viaApi.secret)).toEqual(["A 200", "B 200", "C 200"])
+    const revoked = await A.api.request("POST", `/v1/api-keys/${viaApi.id}/revoke`)
+    expect(revoked.status, revoked.text).toBe(200)
+    const revokedAt = performance.now()
+    // The instance that revoked it refuses it at once.
+    expect((await A.api.get("/v1/api-keys", { key: viaApi.secret })).status).toBe(401)
+    await sleep(Math.max(0, 5000 - (performance.now() - revokedAt)))
+    expect(await statuses(viaApi.secret)).toEqual(["A 401", "B 401", "C 401"])
+
+    // The CLI is another process: no instance is told.
+    const viaCli = await newApiKey(B)
+    expect(await statuses(viaCli.secret)).toEqual(["A 200", "B 200", "C 200"])
+    await cli("keys", "revoke", viaCli.id, "--partner", partner.id)
+    const cliRevokedAt = performance.now()
+    await sleep(Math.max(0, 5000 - (performance.now() - cliRevokedAt)))
+    expect(await statuses(viaCli.secret)).toEqual(["A 401", "B 401", "C 401"])
+    // The bootstrap key was never touched.
+    expect(await statuses(PARTNER_KEY)).toEqual(["A 200", "B 200", "C 200"])
+  }, 30_000)
 
   it("the sweepers of the three record each expiry once", async () => {
     const ref = `sweep-${uniqueToken()}`

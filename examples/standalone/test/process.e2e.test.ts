@@ -308,7 +308,17 @@ describe("npm start and the CLI", () => {
       id: string
     }
 
-    const entries = JSON.parse((await run("audit", "--json")).stdout) as Array<AuditJson>
+    const all = JSON.parse((await run("audit", "--json")).stdout) as Array<AuditJson>
+    // The settlement changes, between the keys made with the two partners: at the first start
+    // (by the engine, from PAY_BOOTSTRAP_API_KEY or generated) and by the CLI.
+    expect(all.map((e) => [e.action, e.partnerId, e.actor.kind])).toEqual([
+      ["api_key.created", other.id, "cli"],
+      ["settlement.deleted", partner!.id, "api_key"],
+      ["settlement.updated", partner!.id, "api_key"],
+      ["settlement.created", partner!.id, "api_key"],
+      ["api_key.created", partner!.id, "engine"]
+    ])
+    const entries = all.filter((e) => e.action.startsWith("settlement."))
     expect(
       entries.map((e) => [e.action, e.subject, e.partnerId, e.merchantId, e.before, e.after])
     ).toEqual([
@@ -341,26 +351,32 @@ describe("npm start and the CLI", () => {
       expect(e.id).toMatch(/^aud_/)
       expect(e.at).toMatch(/^\d{4}-\d{2}-\d{2}T/)
       expect(e.actor.kind).toBe("api_key")
+      expect(e.actor.keyId).toMatch(/^key_/)
     }
     expect(JSON.parse((await run("audit", "--partner", partner!.id, "--json")).stdout)).toEqual(
-      entries
+      all.filter((e) => e.partnerId === partner!.id)
     )
 
     const text = (await run("audit", "--partner", partner!.id)).stdout
     expect(text).toContain(`settlement.updated  ${id}`)
-    expect(text).toContain(`partner ${partner!.id}, merchant ${merchant.id}, by api key`)
+    expect(text).toContain(
+      `partner ${partner!.id}, merchant ${merchant.id}, by key ${entries[0]!.actor.keyId}`
+    )
     expect(text).toContain(`destination: ${wallet} -> ${wallet2}`)
     expect(text.indexOf("settlement.deleted")).toBeLessThan(text.indexOf("settlement.created"))
 
     // A page of two, then the rest.
     const page = (await run("audit", "--limit", "2")).stdout
-    expect(page).toContain(`(more: --before ${entries[1]!.id})`)
-    expect(page).not.toContain("settlement.created")
-    const rest = JSON.parse((await run("audit", "--before", entries[1]!.id, "--json")).stdout)
-    expect(rest).toEqual([entries[2]])
+    expect(page).toContain(`(more: --before ${all[1]!.id})`)
+    expect(page).not.toContain("settlement.updated")
+    const rest = JSON.parse((await run("audit", "--before", all[1]!.id, "--json")).stdout)
+    expect(rest).toEqual(all.slice(2))
 
-    expect((await run("audit", "--partner", other.id)).stdout.trim()).toBe(
-      `No audit entries for ${other.id}.`
+    const quiet = (await run("audit", "--partner", other.id)).stdout
+    expect(quiet).toContain("api_key.created")
+    expect(quiet).toContain(`partner ${other.id}, by cli`)
+    expect((await run("audit", "--before", all[4]!.id)).stdout.trim()).toBe(
+      `No audit entries before ${all[4]!.id}.`
     )
     for (const [args, message] of [
       [["--partner", "nope"], "--partner must be a partner id"],
@@ -635,7 +651,9 @@ describe("npm start and the CLI on PostgreSQL", () => {
     expect(registered.status).toBe(201)
     const audited = JSON.parse((await cliOn(env)("audit", "--json")).stdout) as Array<AuditJson>
     expect(audited.map((e) => [e.action, e.merchantId, e.before])).toEqual([
-      ["settlement.created", merchant.id, null]
+      ["settlement.created", merchant.id, null],
+      // The first partner's key, made at the first start.
+      ["api_key.created", null, null]
     ])
 
     expect(await stop(first.child)).toBe(0)

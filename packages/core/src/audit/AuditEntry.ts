@@ -20,10 +20,10 @@ export type AuditEntryId = typeof AuditEntryId.Type
 /**
  * Who made the change:
  * - `api_key`: a partner API request; `keyId` is the public id of the key it
- *   carried (`key_…`), absent while keys have no public id (audit/Actor.ts);
+ *   carried (`key_…`; absent only for a request whose key is not known by id);
  * - `cli`: an operator through `npm run pay`;
  * - `embedder`: the embedding platform's own code, calling the engine's services;
- * - `engine`: the engine itself (a key that expired).
+ * - `engine`: the engine itself (the first partner's key, at the first start).
  */
 export const AuditActor = Schema.Union(
   Schema.Struct({ kind: Schema.Literal("api_key"), keyId: Schema.optional(Schema.String) }),
@@ -54,8 +54,7 @@ export const AUDIT_ACTIONS = [
   "settlement.deleted",
   "api_key.created",
   "api_key.rotated",
-  "api_key.revoked",
-  "api_key.expired"
+  "api_key.revoked"
 ] as const
 export const AuditAction = Schema.Literal(...AUDIT_ACTIONS)
 export type AuditAction = typeof AuditAction.Type

@@ -20,8 +20,7 @@ export class CurrentPartner extends Context.Tag("@pay/core/CurrentPartner")<
 /**
  * The key the request carries, by its public id (`key_…`), for the audit
  * trail (audit/Actor.ts). Put in the request's context by the partner
- * authenticator (Authenticate.ts, `Authenticated.extra`) once keys have a
- * public id; absent until then.
+ * authenticator (Authenticate.ts, `Authenticated.extra`).
  */
 export class CurrentApiKey extends Context.Tag("@pay/core/CurrentApiKey")<
   CurrentApiKey,

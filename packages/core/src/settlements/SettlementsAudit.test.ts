@@ -28,7 +28,7 @@ const engine = () =>
 describe("settlement changes in the audit trail", () => {
   it.effect("records who created, changed and removed each, with old and new values", () =>
     Effect.gen(function* () {
-      const { partner } = yield* (yield* Partners).create({ name: "P" })
+      const { partner, key } = yield* (yield* Partners).create({ name: "P" })
       const { id: merchantId } = yield* (yield* Merchants).create(partner, {
         name: "M",
         email: "m@m.co",
@@ -94,7 +94,9 @@ describe("settlement changes in the audit trail", () => {
           merchantId,
           null,
           { asset: USDC_BASE, destination: WALLET_A }
-        ]
+        ],
+        // The partner's first key, made with it.
+        ["api_key.created", "embedder", key.id, null, null, expect.objectContaining({ id: key.id })]
       ])
       expect(entries.every((e) => e.partnerId === partner.id)).toBe(true)
     }).pipe(Effect.provide(engine()))
