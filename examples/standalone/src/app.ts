@@ -24,7 +24,7 @@ import * as Sandbox from "@pay/sandbox-chain"
 import * as PgStorage from "@pay/storage-postgres"
 import type { SqliteStorageError } from "@pay/storage-sqlite"
 import { Effect, Either, Layer, Option } from "effect"
-import { isPostgresUrl, type StandaloneConfig, sandboxRefusal } from "./config.js"
+import { isPostgresUrl, type StandaloneConfig, StartRefused, sandboxRefusal } from "./config.js"
 import type { StandaloneHost } from "./host.js"
 import { readPayConfig } from "./payConfig.js"
 
@@ -152,13 +152,13 @@ export const chainFor = (config: StandaloneConfig) =>
   Option.match(config.payConfigPath, {
     onSome: (path) =>
       Either.match(readPayConfig(path), {
-        onLeft: (message) => Effect.fail(new Error(message)),
+        onLeft: (message) => Effect.fail(new StartRefused({ message })),
         onRight: (setup) =>
           Effect.succeed({ setup, routes: [] as ReadonlyArray<Route<never>>, sandbox: undefined })
       }),
     onNone: () => {
       const refusal = sandboxRefusal(config)
-      if (refusal !== undefined) return Effect.fail(new Error(refusal))
+      if (refusal !== undefined) return Effect.fail(new StartRefused({ message: refusal }))
       return Effect.map(Sandbox.make(), (sandbox) => ({
         setup: sandboxChainSetup(sandbox),
         routes: sandboxRoutes(sandbox, config.publicUrl),

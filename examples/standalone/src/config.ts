@@ -3,7 +3,7 @@
  * listed in the README.
  */
 import { ApiKey, decodeEngineSecret, isBasePath } from "@pay/core"
-import { Config, ConfigError, Either, Option } from "effect"
+import { Config, ConfigError, Data, Either, Option } from "effect"
 
 export interface StandaloneConfig {
   readonly host: string
@@ -77,6 +77,9 @@ export const isLoopbackHost = (host: string): boolean => {
     /^::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h)
   )
 }
+
+/** A configuration the server refuses to start with: said in one line, exit code 1. */
+export class StartRefused extends Data.TaggedError("StartRefused")<{ readonly message: string }> {}
 
 /**
  * Why the sandbox chain may not run on this configuration, or undefined when it

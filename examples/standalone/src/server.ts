@@ -7,7 +7,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Option } from "effect"
 import { startStandalone } from "./app.js"
-import { describeDatabase, standaloneConfig } from "./config.js"
+import { describeDatabase, StartRefused, standaloneConfig } from "./config.js"
 import type { StandaloneHost } from "./host.js"
 
 const program = (host: StandaloneHost) =>
@@ -61,7 +61,18 @@ const program = (host: StandaloneHost) =>
     return yield* Effect.never
   }).pipe(
     Effect.scoped,
-    Effect.onInterrupt(() => Console.log("Pay engine stopped."))
+    Effect.onInterrupt(() => Console.log("Pay engine stopped.")),
+    // A refused configuration is the operator's to fix: one line, no stack trace.
+    Effect.catchIf(
+      (e): e is StartRefused => e instanceof StartRefused,
+      (refused) =>
+        Effect.zipRight(
+          Console.error(`error: ${refused.message}`),
+          Effect.sync(() => {
+            process.exitCode = 1
+          })
+        )
+    )
   )
 
 /** Runs the server until a signal stops it (Bun keeps Node's process and signal API). */

@@ -71,11 +71,11 @@ describe.each(STORES)("%s", (store) => {
     const first = await register()
     expect(first.status, first.text).toBe(201)
     const id: string = first.body.settlements[0].id
-    expect(await auditOf(partnerId)).toHaveLength(1)
+    expect(await settlementsOf(partnerId)).toHaveLength(1)
     // The same request again (its Idempotency-Key): the first answer, and no new entry.
     const replay = await register()
     expect(replay.text).toBe(first.text)
-    expect(await auditOf(partnerId)).toHaveLength(1)
+    expect(await settlementsOf(partnerId)).toHaveLength(1)
 
     const updated = await api.request("PUT", `${path}/${id}`, {
       key,

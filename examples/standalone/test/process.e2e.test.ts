@@ -61,7 +61,11 @@ const stop = (child: ChildProcess) =>
   })
 
 /** The server started with `env` exits with 1 at once, printing `message`. */
-const expectStartRefused = async (env: NodeJS.ProcessEnv, message: string) => {
+const expectStartRefused = async (
+  env: NodeJS.ProcessEnv,
+  message: string,
+  options: { readonly oneLine?: boolean } = {}
+) => {
   const [runtime, args] = serverCommand()
   const refused = await promisify(execFile)(runtime, args, { env, cwd: root }).then(
     () => undefined,
@@ -69,6 +73,11 @@ const expectStartRefused = async (env: NodeJS.ProcessEnv, message: string) => {
   )
   expect(refused?.code).toBe(1)
   expect(`${refused?.stdout}${refused?.stderr}`).toContain(message)
+  // The operator's to fix: said in one line, without a stack trace.
+  if (options.oneLine) {
+    expect(refused?.stderr.trim().split("\n"), refused?.stderr).toHaveLength(1)
+    expect(refused?.stderr).toMatch(/^error: /)
+  }
 }
 
 const cliOn =
@@ -531,7 +540,8 @@ describe("npm start under a path", () => {
     // Refused before anything listens: nothing is bound on the address.
     await expectStartRefused(
       { ...sqliteEnv, HOST: "0.0.0.0" },
-      "HOST 0.0.0.0 is not a loopback address, and without PAY_CONFIG the server runs the sandbox chain"
+      "HOST 0.0.0.0 is not a loopback address, and without PAY_CONFIG the server runs the sandbox chain",
+      { oneLine: true }
     )
     await expectStartRefused(
       { ...sqliteEnv, PAY_SANDBOX: "yes" },

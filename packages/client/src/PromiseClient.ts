@@ -25,6 +25,7 @@
  * id) and pass it. Reads, updates, deletes and cancels are sent once.
  */
 import { FetchHttpClient, type HttpClient } from "@effect/platform"
+import type { CreateApiKeyRequest, RotateApiKeyRequest } from "@pay/core/api/keys"
 import type {
   CreateMerchantRequest,
   ListMerchantsParams,
@@ -109,6 +110,8 @@ export type _WireSchemasMatchTheDefinition = [
     >
   >,
   Assert<Equals<Schema.Schema.Type<typeof CreatePaymentRequest>, Payload<"payments", "create">>>,
+  Assert<Equals<Schema.Schema.Type<typeof CreateApiKeyRequest>, Payload<"apiKeys", "create">>>,
+  Assert<Equals<Schema.Schema.Type<typeof RotateApiKeyRequest>, Payload<"apiKeys", "rotate">>>,
   Assert<Equals<Schema.Schema.Type<typeof ListPaymentsParams>, UrlParams<"payments", "list">>>,
   Assert<
     Equals<
@@ -363,6 +366,33 @@ export const createPayClient = (options: CreatePayClientOptions) => {
           payload: { paymentId },
           headers: { "idempotency-key": key }
         }))
+      )
+    },
+    /** The partner's own API keys: a new key's `secret` is in the create's and rotate's answer only. */
+    apiKeys: {
+      create: method(
+        "apiKeys",
+        "create",
+        (body: Wire<typeof CreateApiKeyRequest> = {}, options?: CreateOptions) =>
+          created(options, (key) => ({ payload: body, headers: { "idempotency-key": key } }))
+      ),
+      list: method("apiKeys", "list", (options?: CallOptions) => ({
+        request: {},
+        signal: options?.signal
+      })),
+      revoke: method("apiKeys", "revoke", (id: string, options?: CallOptions) => ({
+        request: { path: { id } },
+        signal: options?.signal
+      })),
+      rotate: method(
+        "apiKeys",
+        "rotate",
+        (id: string, body: Wire<typeof RotateApiKeyRequest> = {}, options?: CreateOptions) =>
+          created(options, (key) => ({
+            path: { id },
+            payload: body,
+            headers: { "idempotency-key": key }
+          }))
       )
     }
   }

@@ -11,11 +11,11 @@ import { PartnerApiKey } from "../partners/PartnerAuth.js"
 import { boundedText } from "../shared/Text.js"
 import { parseRfc3339 } from "../shared/Time.js"
 import {
+  ApiKeyId,
   DEFAULT_ROTATION_OVERLAP_SECONDS,
   MAX_KEY_NAME_LENGTH,
   MAX_ROTATION_OVERLAP_SECONDS
-} from "./ApiKeys.js"
-import { ApiKeyId } from "./KeyRecord.js"
+} from "./KeyRecord.js"
 
 const Time = Schema.String.annotations({ description: "RFC 3339" })
 

@@ -31,7 +31,8 @@ import {
   type KeyOwnerKind,
   KeyRecord,
   keyEndsAt,
-  LastActiveApiKey
+  LastActiveApiKey,
+  MAX_KEY_NAME_LENGTH
 } from "./KeyRecord.js"
 import { KeyStore, type Rotation } from "./KeyStore.js"
 
@@ -40,10 +41,6 @@ export const VERIFIED_KEY_TTL_MS = 4_000
 const VERIFIED_KEYS_MAX = 10_000
 /** `lastUsedAt` is written at most this often per key and instance: a use is not a write. */
 export const LAST_USED_PRECISION_MS = 60_000
-
-export const DEFAULT_ROTATION_OVERLAP_SECONDS = 86_400
-export const MAX_ROTATION_OVERLAP_SECONDS = 30 * 86_400
-export const MAX_KEY_NAME_LENGTH = 100
 
 export interface NewKeyInput {
   readonly name?: string | null | undefined

@@ -10,8 +10,8 @@ import type { Partner } from "../partners/Partner.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
 import { parseRfc3339 } from "../shared/Time.js"
 import { ApiKeysApi } from "./Api.js"
-import { ApiKeys, DEFAULT_ROTATION_OVERLAP_SECONDS } from "./ApiKeys.js"
-import type { KeyOwner, KeyRecord } from "./KeyRecord.js"
+import { ApiKeys } from "./ApiKeys.js"
+import { DEFAULT_ROTATION_OVERLAP_SECONDS, type KeyOwner, type KeyRecord } from "./KeyRecord.js"
 
 const iso = (date: Date | null) => date?.toISOString() ?? null
 

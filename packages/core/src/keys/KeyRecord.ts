@@ -8,6 +8,11 @@
 import { Schema } from "effect"
 import { prefixedId } from "../shared/Ids.js"
 
+/** A rotation's default overlap (24 hours) and its longest (30 days), in seconds. */
+export const DEFAULT_ROTATION_OVERLAP_SECONDS = 86_400
+export const MAX_ROTATION_OVERLAP_SECONDS = 30 * 86_400
+export const MAX_KEY_NAME_LENGTH = 100
+
 export const ApiKeyId = prefixedId("key", "ApiKeyId")
 export type ApiKeyId = typeof ApiKeyId.Type
 
