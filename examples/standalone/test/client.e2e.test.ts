@@ -358,6 +358,29 @@ describe.each(STORES)("%s", (store) => {
     })
   })
 
+  describe("API keys", () => {
+    it("create (secret once, replayable), list, rotate, revoke; the last active key is 409", async () => {
+      const { apiKey } = await createPartner(server, `Keys ${uniqueToken()}`)
+      const own = createPayClient({ baseUrl: server.baseUrl, apiKey, retryDelayMs: 20 })
+      const created = await own.apiKeys.create({ name: "typed" }, { idempotencyKey: "k-1" })
+      expect(created.secret).toMatch(/^pk_/)
+      expect(await own.apiKeys.create({ name: "typed" }, { idempotencyKey: "k-1" })).toEqual(
+        created
+      )
+      const listed = await own.apiKeys.list()
+      expect(listed.data.map((k) => k.id)).toContain(created.id)
+      expect(JSON.stringify(listed)).not.toContain(created.secret)
+      const rotated = await own.apiKeys.rotate(created.id, { overlapSeconds: 0 })
+      expect(rotated.previousKey.id).toBe(created.id)
+      const withNew = createPayClient({ baseUrl: server.baseUrl, apiKey: rotated.secret })
+      const first = listed.data.find((k) => k.id !== created.id)!
+      expect((await withNew.apiKeys.revoke(first.id)).revokedAt).not.toBeNull()
+      const error = await rejection(withNew.apiKeys.revoke(rotated.id))
+      expect(error).toMatchObject({ status: 409, code: "last_active_api_key" })
+      expect(withNew.apiKeys.revoke.isError(error)).toBe(true)
+    })
+  })
+
   describe("the Effect form", () => {
     it("HttpApiClient with the key: typed payloads and branded ids; declared errors as failures", async () => {
       const program = Effect.gen(function* () {
