@@ -8,6 +8,7 @@ import { Args, Command, Options } from "@effect/cli"
 import {
   ApiKeyId,
   ApiKeys,
+  apiKeyView,
   cliActor,
   DEFAULT_ROTATION_OVERLAP_SECONDS,
   type KeyOwner,
@@ -27,17 +28,6 @@ export interface CliParts {
   readonly onDatabase: (database: string) => Layer.Layer<ApiKeys | Partners | WalletApps, unknown>
   readonly print: (asJson: boolean, value: unknown, text: string) => Effect.Effect<void>
 }
-
-const iso = (date: Date | null) => date?.toISOString() ?? null
-
-const keyJson = (key: KeyRecord) => ({
-  id: key.id,
-  name: key.name,
-  createdAt: key.createdAt.toISOString(),
-  lastUsedAt: iso(key.lastUsedAt),
-  expiresAt: iso(key.expiresAt),
-  revokedAt: iso(key.revokedAt)
-})
 
 const state = (key: KeyRecord, now: Date) => {
   if (key.revokedAt !== null && key.revokedAt <= now) return "revoked"
@@ -114,7 +104,7 @@ const ownerKeyCommands = (
       const at = yield* now
       yield* print(
         o.json,
-        keys.map(keyJson),
+        keys.map(apiKeyView),
         keys.length === 0 ? "No keys." : keys.map((k) => keyLine(k, at)).join("\n")
       )
     }).pipe(failures, Effect.provide(onDatabase(o.database)))
@@ -149,7 +139,7 @@ const ownerKeyCommands = (
           { name: Option.getOrNull(o.name), expiresAt: Option.getOrNull(expiresAt) },
           { actor: cliActor }
         )
-        yield* print(o.json, { ...keyJson(key), secret }, showSecret("Created key", key, secret))
+        yield* print(o.json, { ...apiKeyView(key), secret }, showSecret("Created key", key, secret))
       }).pipe(failures, Effect.provide(onDatabase(o.database)))
   ).pipe(Command.withDescription("Create a key and print it once"))
 
@@ -164,7 +154,7 @@ const ownerKeyCommands = (
       })
       yield* print(
         o.json,
-        keyJson(outcome.key),
+        apiKeyView(outcome.key),
         outcome._tag === "Revoked"
           ? `Revoked ${id}: refused at once here, and by every server within 5 seconds.`
           : `${id} was already revoked, at ${outcome.key.revokedAt?.toISOString()}.`
@@ -185,7 +175,7 @@ const ownerKeyCommands = (
         })
         yield* print(
           o.json,
-          { ...keyJson(replacement), secret, previousKey: keyJson(old) },
+          { ...apiKeyView(replacement), secret, previousKey: apiKeyView(old) },
           [
             showSecret("Rotated to", replacement, secret),
             `The old key ${old.id} stays valid until ${old.revokedAt?.toISOString()}.`

@@ -7,7 +7,7 @@
  * Bun, and the CLI beside it is still `npm run pay`'s, on Node.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -275,6 +275,98 @@ describe("npm start and the CLI", () => {
     expect(again.status).toBe(200)
     expect(await stop(second.child)).toBe(0)
   }, 120_000)
+  it("`pay keys` and `pay apps keys` create, list, rotate and revoke keys the running server honours", async () => {
+    const env = { ...sqliteEnv, PAY_DATABASE: join(dir, "keys", "pay.sqlite") }
+    mkdirSync(join(dir, "keys"), { recursive: true })
+    const run = cliOn(env)
+    const server = await startServer(env)
+    try {
+      const key = server.output().match(/\n\s+(pk_\S+)\n/)?.[1]
+      const status = async (path: string, apiKey: string) =>
+        (await fetch(`${server.url}${path}`, { headers: { "Api-Key": apiKey } })).status
+      const [partner] = JSON.parse((await run("partners", "list", "--json")).stdout)
+      const listed = JSON.parse(
+        (await run("keys", "list", "--partner", partner.id, "--json")).stdout
+      )
+      expect(listed.map((k: { name: string }) => k.name)).toEqual(["bootstrap"])
+      expect(JSON.stringify(listed)).not.toContain(key)
+
+      const created = JSON.parse(
+        (await run("keys", "create", "--partner", partner.id, "--name", "ops", "--json")).stdout
+      )
+      expect(created.secret).toMatch(/^pk_/)
+      expect(await status("/v1/api-keys", created.secret)).toBe(200)
+      // The last key too: the CLI is the way out when it leaked.
+      const rotated = JSON.parse(
+        (
+          await run(
+            "keys",
+            "rotate",
+            created.id,
+            "--partner",
+            partner.id,
+            "--overlap-seconds",
+            "0",
+            "--json"
+          )
+        ).stdout
+      )
+      await run("keys", "revoke", listed[0].id, "--partner", partner.id)
+      const revokeLast = (await run("keys", "revoke", rotated.id, "--partner", partner.id)).stdout
+      expect(revokeLast).toContain(`Revoked ${rotated.id}`)
+      // Another process revoked them: refused within 5 seconds.
+      await new Promise((resolve) => setTimeout(resolve, 5000))
+      for (const secret of [key!, created.secret, rotated.secret]) {
+        expect(await status("/v1/api-keys", secret)).toBe(401)
+      }
+      const text = (await run("keys", "list", "--partner", partner.id)).stdout
+      expect(text.match(/ revoked /g)).toHaveLength(3)
+
+      // A wallet app's key: its first comes with the app; rotated and revoked by the CLI only.
+      const app = JSON.parse((await run("apps", "create", "--name", "Keyed", "--json")).stdout)
+      const gateway = `/v1/gateway/payment/pay_0000000000ZZZZZZZZZZ`
+      expect(await status(gateway, app.apiKey)).toBe(404)
+      const [appKey] = JSON.parse(
+        (await run("apps", "keys", "list", "--app", app.id, "--json")).stdout
+      )
+      const next = JSON.parse(
+        (
+          await run(
+            "apps",
+            "keys",
+            "rotate",
+            appKey.id,
+            "--app",
+            app.id,
+            "--overlap-seconds",
+            "0",
+            "--json"
+          )
+        ).stdout
+      )
+      await run("apps", "keys", "revoke", next.id, "--app", app.id)
+      await new Promise((resolve) => setTimeout(resolve, 5000))
+      expect(await status(gateway, app.apiKey)).toBe(401)
+      expect(await status(gateway, next.secret)).toBe(401)
+
+      for (const [args, message] of [
+        [["keys", "list", "--partner", "nope"], "is not a partner id"],
+        [["keys", "list", "--partner", "ptnr_0000000000ZZZZZZZZZZ"], "no partner"],
+        [["keys", "revoke", "nope", "--partner", partner.id], "is not a key id"],
+        [["keys", "revoke", "key_0000000000ZZZZZZZZZZ", "--partner", partner.id], "no key"],
+        [["keys", "rotate", rotated.id, "--partner", partner.id], "is revoked or expired"],
+        [["keys", "create", "--partner", partner.id, "--expires-at", "soon"], "--expires-at"],
+        [["apps", "keys", "list", "--app", "app_0000000000ZZZZZZZZZZ"], "no wallet app"]
+      ] as const) {
+        const refused = await refusal(run(...args))
+        expect(refused.code, args.join(" ")).toBe(1)
+        expect(refused.stderr).toContain(message)
+      }
+    } finally {
+      expect(await stop(server.child)).toBe(0)
+    }
+  }, 120_000)
+
   it("`pay audit` lists the settlement changes made over the API, newest first, as text and JSON, by partner, a page at a time; refuses a bad partner", async () => {
     const env = { ...sqliteEnv, PAY_DATABASE: join(dir, "audit", "pay.sqlite") }
     const run = cliOn(env)

@@ -12,23 +12,13 @@ import { parseRfc3339 } from "../shared/Time.js"
 import { ApiKeysApi } from "./Api.js"
 import { ApiKeys } from "./ApiKeys.js"
 import { DEFAULT_ROTATION_OVERLAP_SECONDS, type KeyOwner, type KeyRecord } from "./KeyRecord.js"
-
-const iso = (date: Date | null) => date?.toISOString() ?? null
-
-export const apiKeyView = (key: KeyRecord) => ({
-  id: key.id,
-  name: key.name,
-  createdAt: key.createdAt.toISOString(),
-  lastUsedAt: iso(key.lastUsedAt),
-  expiresAt: iso(key.expiresAt),
-  revokedAt: iso(key.revokedAt)
-})
+import { apiKeyView } from "./KeyView.js"
 
 const createdView = (key: KeyRecord, secret: string) => ({
   id: key.id,
   name: key.name,
   createdAt: key.createdAt.toISOString(),
-  expiresAt: iso(key.expiresAt),
+  expiresAt: key.expiresAt?.toISOString() ?? null,
   secret
 })
 
