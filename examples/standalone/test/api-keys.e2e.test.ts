@@ -274,6 +274,21 @@ describe.each(STORES)("%s: API keys", (store) => {
       ["api_key.created", rotated.body.id, "api_key", keyId],
       ["api_key.revoked", created.body.id, "api_key", keyId]
     ])
+    const rotation = entries.find((e) => e.action === "api_key.rotated")!
+    expect(rotation.before).toEqual({
+      id: created.body.id,
+      name: "audited",
+      expiresAt: null,
+      revokedAt: null,
+      rotatedTo: null
+    })
+    expect(rotation.after).toEqual({
+      id: created.body.id,
+      name: "audited",
+      expiresAt: null,
+      revokedAt: rotated.body.previousKey.revokedAt,
+      rotatedTo: rotated.body.id
+    })
     const text = JSON.stringify(entries)
     expect(text).not.toContain(created.body.secret)
     expect(text).not.toContain(rotated.body.secret)

@@ -276,7 +276,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
               {
                 action: "api_key.rotated",
                 subject: r.old.id,
-                before: auditView(current),
+                before: { ...auditView(current), rotatedTo: current.rotatedTo },
                 after: { ...auditView(r.old), rotatedTo: r.replacement.id }
               },
               {
