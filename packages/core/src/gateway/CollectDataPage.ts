@@ -274,6 +274,22 @@ const formAction = (action: string): string => {
   return url.protocol === "https:" || url.protocol === "http:" ? `'self' ${url.origin}` : "'self'"
 }
 
+/**
+ * What the page may do, for a form posting to `action`: its styles, its one script (by hash),
+ * `data:` images, no `<base>`, and form posts to itself only. Sent in a `<meta>` tag (a page
+ * saved or shown without the engine's headers keeps it) and, with `frame-ancestors`, as the
+ * response's header (CollectDataRoutes.ts).
+ */
+export const collectDataPagePolicy = (action: string): string =>
+  [
+    "default-src 'none'",
+    "style-src 'unsafe-inline'",
+    `script-src ${SCRIPT_HASH}`,
+    "img-src data:",
+    "base-uri 'none'",
+    `form-action ${formAction(action)}`
+  ].join("; ")
+
 /** Renders the whole page: the form (with any issues) or, once `done`, the success message. */
 export const renderCollectDataPage = (options: CollectDataPageOptions): string => {
   const schema = options.schema ?? collectDataSchema
@@ -299,14 +315,7 @@ export const renderCollectDataPage = (options: CollectDataPageOptions): string =
           `<p class="intro">${esc(options.intro ?? DEFAULT_INTRO)}</p>`,
           renderForm(options, schema)
         ].join("\n")
-  const csp = [
-    "default-src 'none'",
-    "style-src 'unsafe-inline'",
-    `script-src ${SCRIPT_HASH}`,
-    "img-src data:",
-    "base-uri 'none'",
-    `form-action ${formAction(options.action)}`
-  ].join("; ")
+  const csp = collectDataPagePolicy(options.action)
   return [
     "<!doctype html>",
     `<html lang="en"${attr("data-theme", options.theme)}>`,

@@ -3,27 +3,71 @@
  * view; the buyer fills in the form; the data is checked against the schema
  * and kept for the payment and the accounts the URL names, and the page tells
  * the wallet `IC_COMPLETE`. A confirm without `collectedData` then uses it.
+ *
+ * The URL carries a token (CollectDataToken.ts) bound to the payment and its
+ * accounts: without it, or with one made for anything else, the page and its
+ * form answer 403, so knowing a payment id does not let anyone overwrite what
+ * its buyer entered.
+ *
+ * Every answer is HTML with the page's policy as a header, plus
+ * `frame-ancestors *`: wallets load the page as the top document of a native
+ * web view (where `frame-ancestors` does not apply), and web wallets or
+ * extensions may show it in an iframe, which the page tells `IC_COMPLETE`
+ * through `postMessage` to its parent. Framing gives a site nothing it does not
+ * already hold: without the tokened URL it frames only a 403.
  */
 import { Effect, Either } from "effect"
+import { ApiErrors } from "../http/ErrorResponses.js"
 import type { Reply } from "../http/Exchange.js"
+import { htmlReply, htmlSecurityHeaders } from "../http/HtmlReply.js"
 import { type Exchange, publicRoute, type Route } from "../http/Route.js"
 import type { PaymentId } from "../payments/Payment.js"
 import { type Caip10, parseCaip10 } from "../shared/Caip.js"
 import type { FieldIssue } from "../shared/Errors.js"
 import { parseFormBody, valuesFromPrefill } from "./CollectDataForm.js"
-import { renderCollectDataPage } from "./CollectDataPage.js"
+import { collectDataPagePolicy, renderCollectDataPage } from "./CollectDataPage.js"
+import { COLLECT_TOKEN_PARAM } from "./CollectDataToken.js"
 import type { Gateway } from "./Gateway.js"
 import { MAX_ACCOUNTS } from "./GatewayConfig.js"
 import { paymentIdOfSegment } from "./PaymentRef.js"
 
-const html = (status: number, body: string): Reply => ({ status, body, contentType: "text/html" })
+/** Who may frame the page: any web page (see above); native web views load it unframed. */
+export const COLLECT_DATA_FRAME_ANCESTORS = "frame-ancestors *"
+
+/** The page's answer: its policy as a header too, with `frame-ancestors`. */
+const html = (status: number, body: string, action: string): Reply =>
+  htmlReply(status, body, `${collectDataPagePolicy(action)}; ${COLLECT_DATA_FRAME_ANCESTORS}`)
 
 /** A page that only says what is wrong (no form to fill). */
 const problemPage = (status: number, message: string) =>
   html(
     status,
-    renderCollectDataPage({ action: "", problem: message, title: "This link cannot be used" })
+    renderCollectDataPage({ action: "", problem: message, title: "This link cannot be used" }),
+    ""
   )
+
+const FORBIDDEN_MESSAGE =
+  "This link is not valid for this payment: open the one your wallet received."
+
+/**
+ * The 403: a small page for a browser, and the documented error body
+ * (`collect_token_invalid`) for a client that asks for JSON and not HTML.
+ */
+const forbidden = (exchange: Exchange): Reply => {
+  const accept = exchange.request.header("accept") ?? ""
+  if (accept.includes("application/json") && !accept.includes("text/html")) {
+    return {
+      status: 403,
+      body: JSON.stringify({
+        code: ApiErrors.CollectTokenInvalid.code,
+        message:
+          "the data-collection page's URL has no valid token for this payment and these accounts: use collectData.url as the options answer gave it"
+      }),
+      headers: htmlSecurityHeaders("default-src 'none'; frame-ancestors 'none'")
+    }
+  }
+  return problemPage(403, FORBIDDEN_MESSAGE)
+}
 
 const accountsOfQuery = (query: URLSearchParams): ReadonlyArray<Caip10> | undefined => {
   const listed = (query.get("accounts") ?? "").split(",").filter((a) => a !== "")
@@ -43,17 +87,21 @@ const themeOf = (query: URLSearchParams): { readonly theme?: "light" | "dark" } 
 }
 
 /** A refusal is its page already; a domain failure becomes one. */
-const asPage = (failure: Reply | { readonly _tag: string }): Reply =>
-  "_tag" in failure
-    ? failure._tag === "PaymentNotFound"
-      ? problemPage(404, "No such payment.")
-      : failure._tag === "PaymentExpired"
-        ? problemPage(410, "This payment has expired.")
-        : problemPage(409, "This payment can no longer be paid.")
-    : failure
+const asPage =
+  (exchange: Exchange) =>
+  (failure: Reply | { readonly _tag: string }): Reply =>
+    "_tag" in failure
+      ? failure._tag === "CollectDataForbidden"
+        ? forbidden(exchange)
+        : failure._tag === "PaymentNotFound"
+          ? problemPage(404, "No such payment.")
+          : failure._tag === "PaymentExpired"
+            ? problemPage(410, "This payment has expired.")
+            : problemPage(409, "This payment can no longer be paid.")
+      : failure
 
 export const collectDataRoutes = (gateway: Gateway): ReadonlyArray<Route<never>> => {
-  /** The payment and accounts of the page's URL, or the page that says why not. */
+  /** The payment, accounts and token of the page's URL, or the page that says why not. */
   const target = (exchange: Exchange) => {
     const id = paymentIdOfSegment(exchange.pathParams.id ?? "")
     const accounts = accountsOfQuery(exchange.query)
@@ -61,11 +109,15 @@ export const collectDataRoutes = (gateway: Gateway): ReadonlyArray<Route<never>>
     if (accounts === undefined) {
       return Effect.fail(problemPage(400, "The link names no valid account (accounts=…)."))
     }
-    return Effect.succeed({ id: id as PaymentId, accounts })
+    return Effect.succeed({
+      id: id as PaymentId,
+      accounts,
+      token: exchange.query.get(COLLECT_TOKEN_PARAM)
+    })
   }
   /**
    * The page's own URL, for the form to post back to: relative (its last segment and
-   * query), so it resolves to the page whatever prefix or proxy is in front.
+   * query, token included), so it resolves to the page whatever prefix or proxy is in front.
    */
   const selfUrl = (exchange: Exchange) => {
     const target = exchange.request.url
@@ -77,43 +129,45 @@ export const collectDataRoutes = (gateway: Gateway): ReadonlyArray<Route<never>>
   return [
     publicRoute("GET", "/collect/:id", (exchange) =>
       Effect.gen(function* () {
-        const { id } = yield* target(exchange)
+        const { id, accounts, token } = yield* target(exchange)
+        // The token first: without one, nothing is said about the payment either.
+        yield* gateway.authorizeCollect(id, accounts, token)
         yield* Effect.flatMap(gateway.info(id), ({ payment }) => gateway.payableNow(payment))
+        const action = selfUrl(exchange)
         return html(
           200,
           renderCollectDataPage({
-            action: selfUrl(exchange),
+            action,
             values: valuesFromPrefill(exchange.query.get("prefill")),
             ...themeOf(exchange.query)
-          })
+          }),
+          action
         )
-      }).pipe(Effect.catchAll((e) => Effect.succeed(asPage(e))))
+      }).pipe(Effect.catchAll((e) => Effect.succeed(asPage(exchange)(e))))
     ),
     publicRoute(
       "POST",
       "/collect/:id",
       (exchange) =>
         Effect.gen(function* () {
-          const { id, accounts } = yield* target(exchange)
+          const { id, accounts, token } = yield* target(exchange)
           const fields = parseFormBody(typeof exchange.body === "string" ? exchange.body : "")
-          const { issues } = yield* gateway.collect(id, accounts, fields)
+          const { issues } = yield* gateway.collect(id, accounts, token, fields)
           const values = Object.fromEntries(fields.map((f) => [f.id, f.value]))
+          const action = selfUrl(exchange)
           return html(
             200,
             issues.length > 0
               ? renderCollectDataPage({
-                  action: selfUrl(exchange),
+                  action,
                   values,
                   issues: issues as ReadonlyArray<FieldIssue>,
                   ...themeOf(exchange.query)
                 })
-              : renderCollectDataPage({
-                  action: selfUrl(exchange),
-                  done: true,
-                  ...themeOf(exchange.query)
-                })
+              : renderCollectDataPage({ action, done: true, ...themeOf(exchange.query) }),
+            action
           )
-        }).pipe(Effect.catchAll((e) => Effect.succeed(asPage(e)))),
+        }).pipe(Effect.catchAll((e) => Effect.succeed(asPage(exchange)(e)))),
       { takesBody: "form" }
     )
   ]

@@ -17,15 +17,27 @@ import { InvalidState, type Payment, PaymentExpired, type PaymentId } from "../p
 import { effectiveStatus } from "../payments/PaymentStateMachine.js"
 import { Payments } from "../payments/Payments.js"
 import { Prices, type Rate } from "../pricing/Pricing.js"
+import { EngineSecret } from "../secrets/EngineSecret.js"
 import { SettlementStore } from "../settlements/SettlementStore.js"
 import { type Caip10, chainOfCaip10 } from "../shared/Caip.js"
 import { InvalidInput } from "../shared/Errors.js"
 import { makeIdBody } from "../shared/Ids.js"
 import { spanned } from "../shared/Spans.js"
-import { collectDataObject, collectedDataFromFields, type SubmittedField } from "./CollectData.js"
+import {
+  type CollectData,
+  collectDataObject,
+  collectedDataFromFields,
+  type SubmittedField
+} from "./CollectData.js"
+import { COLLECT_TOKEN_PARAM, collectDataToken, isCollectDataToken } from "./CollectDataToken.js"
 import { signatureOf, type WalletResult } from "./ConfirmInput.js"
 import { DEFAULT_QUOTE_LOCK_MS, mustCollectData } from "./GatewayConfig.js"
-import { ChainUnreachable, InsufficientBalance, QuoteExpired } from "./GatewayErrors.js"
+import {
+  ChainUnreachable,
+  CollectDataForbidden,
+  InsufficientBalance,
+  QuoteExpired
+} from "./GatewayErrors.js"
 import { offers } from "./Offers.js"
 import { GatewayStore, type OptionId, type PaymentOption } from "./PaymentOption.js"
 
@@ -64,6 +76,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
     const chainWork = yield* ChainWork
     const prices = yield* Prices
     const config = yield* PayConfig
+    const secret = yield* EngineSecret
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
 
@@ -155,24 +168,44 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         const collecting = available
           .filter((o) => o.option.collectData)
           .map((o) => o.option.account)
+        const withCollect = yield* Effect.forEach(available, (o) =>
+          Effect.map(
+            o.option.collectData
+              ? Effect.map(collectUrl(payment.id, [o.option.account]), collectDataObject)
+              : Effect.succeed(null),
+            (collectData: CollectData | null) => ({ ...o, collectData })
+          )
+        )
         return {
           payment,
-          options: available.map((o) => ({
-            ...o,
-            collectData: o.option.collectData
-              ? collectDataObject(collectUrl(payment.id, [o.option.account]))
-              : null
-          })),
+          options: withCollect,
           collectData:
             collecting.length === 0
               ? null
-              : collectDataObject(collectUrl(payment.id, [...new Set(collecting)]))
+              : collectDataObject(yield* collectUrl(payment.id, [...new Set(collecting)]))
         }
       })
 
-    /** The engine's data-collection page for the payment and accounts. */
+    /**
+     * The engine's data-collection page for the payment and accounts, with the token that lets
+     * it be opened and posted (CollectDataToken.ts).
+     */
     const collectUrl = (id: PaymentId, accounts: ReadonlyArray<string>) =>
-      `${config.publicUrl}/collect/${id}?accounts=${encodeURIComponent(accounts.join(","))}`
+      Effect.map(
+        collectDataToken(secret, id, accounts),
+        (token) =>
+          `${config.publicUrl}/collect/${id}?accounts=${encodeURIComponent(accounts.join(","))}&${COLLECT_TOKEN_PARAM}=${token}`
+      )
+
+    /** Passes when `token` is the one the engine made for the payment and exactly these accounts. */
+    const authorizeCollect = (
+      id: PaymentId,
+      accounts: ReadonlyArray<Caip10>,
+      token: string | null | undefined
+    ) =>
+      Effect.flatMap(isCollectDataToken(secret, id, accounts, token), (valid) =>
+        valid ? Effect.void : Effect.fail(new CollectDataForbidden({ paymentId: id }))
+      )
 
     /** The buyer's data for an option that needs it: sent with the confirm, or stored by the page. */
     const collectedFor = (option: PaymentOption, sent: ConfirmRequest["collectedData"]) =>
@@ -198,18 +231,24 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         if (Option.isNone(stored)) {
           return yield* InvalidInput.of(
             "collectedData",
-            `is required for this option: send it, or complete ${collectUrl(option.paymentId, [option.account])}`
+            `is required for this option: send it, or complete ${yield* collectUrl(option.paymentId, [option.account])}`
           )
         }
       })
 
-    /** The data-collection page's submission: checked, then kept for each account. */
+    /**
+     * The data-collection page's submission: its token checked (only a token covering an
+     * account writes, or replaces, that account's data), then the data checked, then kept for
+     * each account.
+     */
     const collect = (
       id: PaymentId,
       accounts: ReadonlyArray<Caip10>,
+      token: string | null | undefined,
       fields: ReadonlyArray<SubmittedField>
     ) =>
       Effect.gen(function* () {
+        yield* authorizeCollect(id, accounts, token)
         const payment = yield* payments.find(id)
         yield* payableNow(payment)
         const checked = collectedDataFromFields(fields)
@@ -318,6 +357,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
     return {
       info,
       payableNow,
+      authorizeCollect,
       collect: spanned("Gateway.collect", collect),
       optionsFor: spanned("Gateway.optionsFor", optionsFor),
       fetchActions: spanned("Gateway.fetchActions", fetchActions),

@@ -19,3 +19,13 @@ export class InsufficientBalance extends Schema.TaggedError<InsufficientBalance>
 export class ChainUnreachable extends Schema.TaggedError<ChainUnreachable>()("ChainUnreachable", {
   chainId: Schema.String
 }) {}
+
+/**
+ * A data-collection page opened or posted without the token of its URL, or with one made for
+ * another payment or other accounts (403): knowing a payment id does not let anyone write its
+ * buyer's data.
+ */
+export class CollectDataForbidden extends Schema.TaggedError<CollectDataForbidden>()(
+  "CollectDataForbidden",
+  { paymentId: Schema.String }
+) {}

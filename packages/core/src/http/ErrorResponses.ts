@@ -115,6 +115,12 @@ export const ApiErrors = {
   ),
   // 403
   Forbidden: row("Forbidden", 403, "forbidden", "A valid key used on another partner's resource"),
+  CollectTokenInvalid: row(
+    "CollectTokenInvalid",
+    403,
+    "collect_token_invalid",
+    "A data-collection page opened or posted without the token of its URL (`collectData.url`), or with one made for another payment or other accounts"
+  ),
   // 404
   NotFound: row("NotFound", 404, "not_found", "No such resource"),
   MerchantNotFound: row(

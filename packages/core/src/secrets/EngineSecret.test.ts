@@ -88,6 +88,35 @@ const refusedSealed = (effect: Effect.Effect<unknown, unknown>) =>
       : "opened"
   )
 
+describe("signing", () => {
+  const secret = makeEngineSecret(bytes32(1))
+
+  it.effect(
+    "signs per purpose; verifies under the current or a previous secret, nothing else",
+    () =>
+      Effect.gen(function* () {
+        const tag = yield* secret.sign("collect-data-page", "message")
+        expect(tag).toMatch(/^[A-Za-z0-9_-]{43}$/)
+        expect(yield* secret.sign("collect-data-page", "message")).toBe(tag)
+        expect(yield* secret.sign("other", "message")).not.toBe(tag)
+        expect(yield* secret.verify("collect-data-page", "message", tag)).toBe(true)
+        expect(yield* secret.verify("other", "message", tag)).toBe(false)
+        expect(yield* secret.verify("collect-data-page", "messagE", tag)).toBe(false)
+        expect(yield* secret.verify("collect-data-page", "message", tag.slice(1))).toBe(false)
+        expect(
+          yield* makeEngineSecret(bytes32(2), [bytes32(1)]).verify(
+            "collect-data-page",
+            "message",
+            tag
+          )
+        ).toBe(true)
+        expect(
+          yield* makeEngineSecret(bytes32(2)).verify("collect-data-page", "message", tag)
+        ).toBe(false)
+      })
+  )
+})
+
 describe("previous secrets", () => {
   const [A, B, C] = [bytes32(0xa), bytes32(0xb), bytes32(0xc)]
   const underA = makeEngineSecret(A)

@@ -15,6 +15,12 @@
  * (Reseal.ts) rewrites stored values under the current one, after which they
  * can be dropped. A sealed value names no key: opening tries the current
  * secret, then each previous one (a wrong key fails GCM's tag check at once).
+ *
+ * Signed tokens (`sign`, `verify`): HMAC-SHA256 under a key derived the same
+ * way, with its own info (`pay-engine/hmac/<purpose>`), so a signing key is never
+ * a sealing key. They need no storage: every instance sharing the secret makes
+ * and checks the same ones, across restarts; a token made under a previous
+ * secret still verifies while that secret is listed (a rotation breaks no link).
  */
 import { Clock, Context, Data, Effect, Either, Encoding, Layer, Option } from "effect"
 
@@ -79,6 +85,13 @@ export interface EngineSecretService {
     purpose: string,
     sealed: string
   ) => Effect.Effect<Option.Option<string>, SealedValueInvalid>
+  /** `message`'s HMAC-SHA256 for `purpose` under the current secret, base64url without padding. */
+  readonly sign: (purpose: string, message: string) => Effect.Effect<string>
+  /**
+   * Whether `token` is what `sign` makes for `message` and `purpose`, under the
+   * current secret or a previous one (compared in constant time by WebCrypto).
+   */
+  readonly verify: (purpose: string, message: string, token: string) => Effect.Effect<boolean>
 }
 
 export class EngineSecret extends Context.Tag("@pay/core/EngineSecret")<
@@ -113,6 +126,36 @@ const keyring = (secret: Uint8Array<ArrayBuffer>) => {
   }
 }
 
+/** The HMAC-SHA256 keys one secret derives, one per purpose, made once each. */
+const hmacKeyring = (secret: Uint8Array<ArrayBuffer>) => {
+  const master = crypto.subtle.importKey("raw", secret, "HKDF", false, ["deriveKey"])
+  const keys = new Map<string, Promise<CryptoKey>>()
+  return (purpose: string) => {
+    let key = keys.get(purpose)
+    if (key === undefined) {
+      key = master.then((m) =>
+        crypto.subtle.deriveKey(
+          {
+            name: "HKDF",
+            hash: "SHA-256",
+            salt: new Uint8Array(0),
+            info: new TextEncoder().encode(`pay-engine/hmac/${purpose}`)
+          },
+          m,
+          { name: "HMAC", hash: "SHA-256", length: 256 },
+          false,
+          ["sign", "verify"]
+        )
+      )
+      keys.set(purpose, key)
+    }
+    return key
+  }
+}
+
+/** Base64url without padding, the form of a token in a URL. */
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/
+
 const sameBytes = (a: Uint8Array, b: Uint8Array) =>
   a.length === b.length && a.every((byte, i) => byte === b[i])
 
@@ -128,6 +171,33 @@ export const makeEngineSecret = (
   const distinct: Array<Uint8Array<ArrayBuffer>> = [secret]
   for (const p of previous) if (!distinct.some((d) => sameBytes(d, p))) distinct.push(p)
   const older = distinct.slice(1).map(keyring)
+  const signing = distinct.map(hmacKeyring)
+
+  const signWith = async (purpose: string, message: string) =>
+    Encoding.encodeBase64Url(
+      new Uint8Array(
+        await crypto.subtle.sign(
+          "HMAC",
+          await (signing[0] as (purpose: string) => Promise<CryptoKey>)(purpose),
+          new TextEncoder().encode(message)
+        )
+      )
+    )
+
+  const verifyWith = async (purpose: string, message: string, token: string) => {
+    if (!TOKEN_PATTERN.test(token)) return false
+    const mac = Encoding.decodeBase64Url(token)
+    if (Either.isLeft(mac)) return false
+    const data = new TextEncoder().encode(message)
+    for (const keyFor of signing) {
+      if (
+        await crypto.subtle.verify("HMAC", await keyFor(purpose), Uint8Array.from(mac.right), data)
+      ) {
+        return true
+      }
+    }
+    return false
+  }
 
   const sealWith = async (purpose: string, plaintext: string) => {
     const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES))
@@ -175,6 +245,8 @@ export const makeEngineSecret = (
         try: async () => (await unseal(purpose, sealed)).plaintext,
         catch: () => new SealedValueInvalid({ purpose })
       }),
+    sign: (purpose, message) => Effect.promise(() => signWith(purpose, message)),
+    verify: (purpose, message, token) => Effect.promise(() => verifyWith(purpose, message, token)),
     reseal: (purpose, sealed) =>
       Effect.tryPromise({
         try: () => unseal(purpose, sealed),
