@@ -145,6 +145,7 @@ describe("the API reference page (/docs) in Chromium", () => {
       }
     }
     expect(response.headers.get("x-content-type-options")).toBe("nosniff")
+    expect(response.headers.get("referrer-policy")).toBe("no-referrer")
     const html = await response.text()
     // No inline script: the configuration is a JSON data block, the script comes from this server.
     expect(html).not.toMatch(/<script(?![^>]*\s(src=|type="application\/json"))[^>]*>/)

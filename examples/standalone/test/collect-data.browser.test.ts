@@ -73,6 +73,11 @@ describe("the data-collection page (/collect/{id}) in Chromium", () => {
 
     const response = await page.goto(url)
     expect(response?.status()).toBe(200)
+    // The page's policy comes as a header too (with who may frame it), beside nosniff and no referrer.
+    const headers = response?.headers() ?? {}
+    expect(headers["content-security-policy"]).toMatch(/script-src 'sha256-.*frame-ancestors \*$/)
+    expect(headers["x-content-type-options"]).toBe("nosniff")
+    expect(headers["referrer-policy"]).toBe("no-referrer")
     expect(await page.locator("body").getAttribute("data-state")).toBe("form")
 
     // Nothing filled in: the browser's own checks stop the form, nothing is posted.

@@ -5,8 +5,12 @@
  * without the data or with bad data (nothing moves), the data-collection page
  * a wallet opens in a web view (errors shown beside their fields, then
  * `IC_COMPLETE`) after which a confirm without the data pays, and a confirm
- * that sends valid data itself.
+ * that sends valid data itself. The page's URL carries a token bound to the
+ * payment and its accounts: without it, or with one for another payment or
+ * other accounts, the page and its form answer 403 and nothing is kept. Every
+ * HTML answer carries its security headers.
  */
+import { Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type Client,
@@ -87,9 +91,30 @@ describe.each(STORES)("the wallet gateway collects buyer data on %s", (store) =>
     return `${server.baseUrl}${parsed.pathname}${parsed.search}`
   }
 
+  /** Every HTML answer of the page: its policy as a header, with who may frame it, nosniff, no referrer. */
+  const expectHtmlHeaders = (headers: Headers) => {
+    expect(headers.get("content-type")).toMatch(/^text\/html\b/)
+    expect(headers.get("x-content-type-options")).toBe("nosniff")
+    expect(headers.get("referrer-policy")).toBe("no-referrer")
+    const csp = headers.get("content-security-policy") ?? ""
+    expect(csp).toContain("default-src 'none'")
+    expect(csp).toContain("frame-ancestors *")
+    expect(csp).toMatch(/script-src 'sha256-/)
+  }
+
   const page = async (url: string, init: RequestInit = {}) => {
     const response = await fetch(url, init)
-    return { status: response.status, headers: response.headers, html: await response.text() }
+    const html = await response.text()
+    expectHtmlHeaders(response.headers)
+    return { status: response.status, headers: response.headers, html }
+  }
+
+  /** `url` with its query parameter `name` set to `value`, or removed when undefined. */
+  const withParam = (url: string, name: string, value: string | undefined) => {
+    const changed = new URL(url)
+    if (value === undefined) changed.searchParams.delete(name)
+    else changed.searchParams.set(name, value)
+    return changed.href
   }
 
   const postForm = (url: string, values: Record<string, string>) =>
@@ -145,10 +170,12 @@ describe.each(STORES)("the wallet gateway collects buyer data on %s", (store) =>
         { id: "dob", name: "Date of birth", required: true, type: "date" }
       ])
     )
-    expect(top.url).toBe(
-      `${server.config.publicUrl}/collect/${paymentId}?accounts=${encodeURIComponent(
-        `${buyer.account},${other.account}`
-      )}`
+    expect(top.url).toMatch(
+      new RegExp(
+        `^${server.config.publicUrl}/collect/${paymentId}\\?accounts=${encodeURIComponent(
+          `${buyer.account},${other.account}`
+        )}&token=[A-Za-z0-9_-]{43}$`
+      )
     )
     const [option, otherOption] = offered.body.options
     expect(option.account).toBe(buyer.account)
@@ -156,8 +183,15 @@ describe.each(STORES)("the wallet gateway collects buyer data on %s", (store) =>
     expect(option.collectData).toEqual({
       fields: top.fields,
       schema: top.schema,
-      url: `${server.config.publicUrl}/collect/${paymentId}?accounts=${encodeURIComponent(buyer.account)}`
+      url: expect.stringMatching(
+        new RegExp(
+          `^${server.config.publicUrl}/collect/${paymentId}\\?accounts=${encodeURIComponent(buyer.account)}&token=[A-Za-z0-9_-]{43}$`
+        )
+      )
     })
+    // The same link on every options call: the token is derived, not stored.
+    const again = await options(wallet, paymentId, [buyer.account, other.account])
+    expect(again.body.collectData.url).toBe(top.url)
     expect(otherOption.collectData.url).toContain(encodeURIComponent(other.account))
 
     const signature = await signAction(buyer.key, option.actions[0])
@@ -166,7 +200,7 @@ describe.each(STORES)("the wallet gateway collects buyer data on %s", (store) =>
     // Without the data: 400 naming collectedData, pointing to the page.
     const without = await confirm(wallet, paymentId, signed(option.id, signature))
     expectError(without, 400, "params_validation", ["collectedData"])
-    expect(without.body.message).toContain(`/collect/${paymentId}`)
+    expect(without.body.message).toContain(option.collectData.url)
     expect(
       (await confirm(wallet, paymentId, signed(option.id, signature, { collectedData: null })))
         .status
@@ -202,7 +236,6 @@ describe.each(STORES)("the wallet gateway collects buyer data on %s", (store) =>
     const url = onServer(option.collectData.url)
     const form = await page(url)
     expect(form.status, form.html).toBe(200)
-    expect(form.headers.get("content-type")).toMatch(/^text\/html\b/)
     expect(form.html).toContain('data-state="form"')
     expect(inputTag(form.html, "fullName")).toMatch(/type="text"/)
     expect(inputTag(form.html, "fullName")).toMatch(/\srequired\b/)
@@ -247,6 +280,45 @@ describe.each(STORES)("the wallet gateway collects buyer data on %s", (store) =>
       ["collectedData"]
     )
 
+    // Without the URL's token, or with a token made for anything else, neither the page nor its
+    // form works: 403, a page that says so, and nothing kept.
+    const otherToken = new URL(otherOption.collectData.url).searchParams.get("token") ?? ""
+    const token = new URL(url).searchParams.get("token") ?? ""
+    const flipped = `${token.slice(0, 5)}${token[5] === "A" ? "B" : "A"}${token.slice(6)}`
+    const otherPayment = (await ready()).paymentId
+    const forged = [
+      withParam(url, "token", undefined),
+      withParam(url, "token", ""),
+      withParam(url, "token", flipped),
+      withParam(url, "token", otherToken),
+      // The token of this URL with other accounts, or on another payment.
+      withParam(url, "accounts", other.account),
+      withParam(url, "accounts", `${buyer.account},${other.account}`),
+      url.replace(paymentId, otherPayment)
+    ]
+    for (const target of forged) {
+      const opened = await page(target)
+      expect(opened.status, target).toBe(403)
+      expect(opened.html).toContain('data-state="problem"')
+      expect(opened.html).not.toContain("<form")
+      const posted = await postForm(target, VALID)
+      expect(posted.status, target).toBe(403)
+      expect(posted.html).not.toContain('data-state="done"')
+    }
+    // A client asking for JSON gets the documented error body.
+    const asJson = await fetch(withParam(url, "token", flipped), {
+      headers: { accept: "application/json" }
+    })
+    expect(asJson.status).toBe(403)
+    expect(await asJson.json()).toMatchObject({ code: "collect_token_invalid" })
+    // Nothing was kept for either account.
+    expectError(
+      await confirm(wallet, paymentId, signed(option.id, signature)),
+      400,
+      "params_validation",
+      ["collectedData"]
+    )
+
     // Posted right: the done page, which tells the wallet IC_COMPLETE.
     const done = await postForm(url, VALID)
     expect(done.status, done.html).toBe(200)
@@ -254,6 +326,11 @@ describe.each(STORES)("the wallet gateway collects buyer data on %s", (store) =>
     expect(done.html).toContain("IC_COMPLETE")
     expect(done.html).not.toContain("<form")
     expect(done.html).not.toContain('aria-invalid="true"')
+
+    // What the buyer entered is not replaced by a post without its account's token.
+    for (const target of forged) {
+      expect((await postForm(target, { ...VALID, fullName: "Mallory" })).status, target).toBe(403)
+    }
 
     // The data was kept for the page's account only: the other account's option still needs it.
     const otherSignature = await signAction(other.key, otherOption.actions[0])
@@ -302,17 +379,79 @@ describe.each(STORES)("the wallet gateway collects buyer data on %s", (store) =>
     expect(await transfersFrom(server, buyer.address)).toHaveLength(1)
   })
 
-  it("the page of no payment, or without accounts, says so", async () => {
+  it("a page's link holds on another instance of the database and across restarts, and during a rotation of PAY_SECRET", async () => {
+    const { buyer, paymentId } = await ready()
+    const kept = onServer((await onlyOption(wallet, paymentId, buyer)).collectData.url)
+    const on = (instance: E2eServer, url: string) =>
+      `${instance.baseUrl}${new URL(url).pathname}${new URL(url).search}`
+    // Another instance on the same database (or this one restarted): the kept secret, the same token.
+    const twin = await startServer(store, { database: server.config.database })
+    try {
+      expect((await page(on(twin, kept))).status).toBe(200)
+    } finally {
+      await twin.stop()
+    }
+    // PAY_SECRET set: the kept secret still verifies; new links are made under PAY_SECRET.
+    const A = btoa("a".repeat(32))
+    const B = btoa("b".repeat(32))
+    const withA = await startServer(store, {
+      database: server.config.database,
+      secret: Option.some(A)
+    })
+    let underA: string
+    try {
+      expect((await page(on(withA, kept))).status).toBe(200)
+      const walletA = (await walletClient(withA)).api
+      underA = (await onlyOption(walletA, paymentId, buyer)).collectData.url
+      expect(new URL(underA).searchParams.get("token")).not.toBe(
+        new URL(kept).searchParams.get("token")
+      )
+      expect((await page(on(withA, underA))).status).toBe(200)
+    } finally {
+      await withA.stop()
+    }
+    // A server that knows only the kept secret refuses a link made under A…
+    expect((await page(on(server, underA))).status).toBe(403)
+    // …and the rotation to B with A as previous keeps A's links working, until A is dropped.
+    const withB = await startServer(store, {
+      database: server.config.database,
+      secret: Option.some(B),
+      previousSecrets: [A]
+    })
+    try {
+      expect((await page(on(withB, underA))).status).toBe(200)
+    } finally {
+      await withB.stop()
+    }
+    const onlyB = await startServer(store, {
+      database: server.config.database,
+      secret: Option.some(B)
+    })
+    try {
+      expect((await page(on(onlyB, underA))).status).toBe(403)
+    } finally {
+      await onlyB.stop()
+    }
+  }, 120_000)
+
+  it("the page of no payment, or without accounts, says so; without a token it says nothing of the payment", async () => {
     const { paymentId } = await ready()
     const account = encodeURIComponent(newBuyer().account)
+    const malformed = await page(`${server.baseUrl}/collect/nope?accounts=${account}`)
+    expect(malformed.status).toBe(404)
+    expect(malformed.html).not.toContain("<form")
+    expect(malformed.html).toContain("No such payment.")
+    // No payment of that id, and no token: 403, the same answer as for a payment that exists.
     const none = await page(
       `${server.baseUrl}/collect/pay_0000000000ZZZZZZZZZZ?accounts=${account}`
     )
-    expect(none.status).toBe(404)
-    expect(none.headers.get("content-type")).toMatch(/^text\/html\b/)
+    expect(none.status).toBe(403)
     expect(none.html).not.toContain("<form")
     expect(none.html).not.toContain("<input")
-    expect(none.html).toContain("No such payment.")
+    expect(none.html).not.toContain("No such payment.")
+    expect((await page(`${server.baseUrl}/collect/${paymentId}?accounts=${account}`)).status).toBe(
+      403
+    )
     const noAccounts = await page(`${server.baseUrl}/collect/${paymentId}`)
     expect(noAccounts.status).toBe(400)
     expect(noAccounts.html).not.toContain("<form")

@@ -43,7 +43,8 @@ describe("apiReferenceRoutes", () => {
     expect(page.contentType).toBe("text/html")
     expect(page.headers).toMatchObject({
       "content-security-policy": API_REFERENCE_CSP,
-      "x-content-type-options": "nosniff"
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer"
     })
     expect(configurationOf(String(page.body))).toEqual({
       url: "/openapi.json",

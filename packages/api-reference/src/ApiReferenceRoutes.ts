@@ -4,7 +4,7 @@
  * routes a server adds beside the engine's own (`makePaymentEngine`'s `routes`);
  * the engine itself serves only the document, `/openapi.json`.
  */
-import { publicRoute, type Reply, type Route } from "@pay/core"
+import { htmlReply, publicRoute, type Reply, type Route } from "@pay/core"
 import { Effect } from "effect"
 import { renderApiReferencePage } from "./ApiReferencePage.js"
 import { type ScalarBundle, scalarBundle } from "./ScalarBundle.js"
@@ -62,20 +62,16 @@ export const apiReferenceRoutes = (
 ): ReadonlyArray<Route<never>> => {
   const base = trimBase(options.basePath ?? "")
   const bundle = options.bundle ?? scalarBundle()
-  const page: Reply = {
-    status: 200,
-    contentType: "text/html",
-    body: renderApiReferencePage({
+  // With the headers of every HTML page of the engine: this policy, nosniff, no referrer.
+  const page: Reply = htmlReply(
+    200,
+    renderApiReferencePage({
       title: options.title ?? "Pay engine API reference",
       documentUrl: `${base}/openapi.json`,
       scriptUrl: `${base}/docs/scalar.js?v=${encodeURIComponent(bundle.version)}`
     }),
-    headers: {
-      "content-security-policy": API_REFERENCE_CSP,
-      "x-content-type-options": "nosniff",
-      "referrer-policy": "no-referrer"
-    }
-  }
+    API_REFERENCE_CSP
+  )
   const script = (): Reply => ({
     status: 200,
     contentType: "text/javascript",
