@@ -6,7 +6,9 @@
  * A name of only spaces (which the browser's own checks let through) comes
  * back with its error beside the field and the rest kept; corrected, the page
  * says thank you and tells the wallet IC_COMPLETE through its bridge. The page
- * reaches nothing but the server, and runs its script within its own CSP.
+ * reaches nothing but the server, and runs its script within its own CSP
+ * (sent as a header too). A page of another origin may frame it (as a web
+ * wallet does); without its URL's token it shows a 403 and no form.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, type TestBrowser } from "./browser-support.js"
@@ -132,6 +134,38 @@ describe("the data-collection page (/collect/{id}) in Chromium", () => {
     expect(browser.offLoopback).toEqual([])
     expect(browser.cspViolations).toEqual([])
     expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it("may be framed by another origin (a web wallet); without its token it shows only why not", async () => {
+    const url = await collectPage()
+    const page = await browser.newPage()
+    page.setDefaultTimeout(10_000)
+    const violations = browser.cspViolations.length
+    // A page of another origin (localhost, not 127.0.0.1) frames the collect page.
+    const other = new URL(server.baseUrl)
+    other.hostname = "localhost"
+    await page.goto(`${other.origin}/health`)
+    await page.evaluate((src) => {
+      const frame = document.createElement("iframe")
+      frame.src = src
+      document.body.appendChild(frame)
+    }, url)
+    const framed = page.frameLocator("iframe")
+    await framed.locator('body[data-state="form"]').waitFor()
+    expect(await framed.getByRole("button", { name: "Continue" }).count()).toBe(1)
+
+    // Without the token: the small 403 page, no form, its script within its policy.
+    const forged = new URL(url)
+    forged.searchParams.delete("token")
+    const response = await page.goto(forged.href)
+    expect(response?.status()).toBe(403)
+    expect(response?.headers()["content-security-policy"]).toContain("frame-ancestors *")
+    expect(await page.locator("body").getAttribute("data-state")).toBe("problem")
+    expect(await page.locator("form").count()).toBe(0)
+
+    expect(browser.offLoopback).toEqual([])
+    expect(browser.cspViolations.slice(violations)).toEqual([])
     await page.close()
   })
 })
