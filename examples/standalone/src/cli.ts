@@ -223,10 +223,18 @@ const merchantsSetStatus = Command.make(
   ({ merchantId, status, database, json }) =>
     Effect.gen(function* () {
       const merchant = yield* (yield* Merchants).setStatus(merchantId, status)
+      // Active again: its settlements held meanwhile are queued (idempotent: running the
+      // command again after a crash queues what is left).
+      const resumed = status === "active" ? yield* (yield* ChainWork).resumeHeld(merchant.id) : 0
       yield* print(
         json,
-        { id: merchant.id, name: merchant.name, status: merchant.status },
-        `Merchant ${merchant.id} (${merchant.name}) is now ${merchant.status}.`
+        {
+          id: merchant.id,
+          name: merchant.name,
+          status: merchant.status,
+          ...(status === "active" ? { settlementsResumed: resumed } : {})
+        },
+        `Merchant ${merchant.id} (${merchant.name}) is now ${merchant.status}.${resumed > 0 ? ` ${resumed} held settlement(s) queued: a running server sends them.` : ""}`
       )
     }).pipe(
       Effect.catchTag("MerchantNotFound", (e) =>
@@ -258,7 +266,7 @@ const paymentsSettle = Command.make(
           .pipe(Effect.catchTag("PaymentNotFound", () => Effect.fail(notFound())))
         return yield* Effect.fail(
           new Error(
-            `Payment ${paymentId} has nothing to settle again (status ${payment.status}, settlement ${payment.settlement?.status ?? "none"}): only a succeeded payment whose settlement is no_destination can be`
+            `Payment ${paymentId} has nothing to settle again (status ${payment.status}, settlement ${payment.settlement?.status ?? "none"}): only a succeeded payment whose settlement is no_destination, or held (pending with no transfer under way), can be`
           )
         )
       }
@@ -270,7 +278,7 @@ const paymentsSettle = Command.make(
     }).pipe(Effect.provide(onDatabase(database)))
 ).pipe(
   Command.withDescription(
-    "Settle again a succeeded payment whose merchant had no settlement for the asset paid (after adding one)"
+    "Settle again a succeeded payment whose merchant had no settlement for the asset paid (after adding one), or whose settlement is held while its merchant is not active"
   )
 )
 

@@ -244,7 +244,8 @@ export const createPayment = async (
   return response.body.paymentId
 }
 
-const walletApi = (instance: Instance, shop: Shop): Client => {
+/** The wallet app's client on an instance, with the headers wallet SDKs send. */
+export const walletApi = (instance: Instance, shop: Shop): Client => {
   const base = client(() => instance.url)
   return {
     request: (method, path, options = {}) =>

@@ -357,6 +357,32 @@ export const chainJobStorageContract = (
     )
 
     test(
+      "keeps an operator's release on a settle job's payload; a requeue without it drops it",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const jobs = yield* ChainJobStore
+        const p = yield* payment()
+        const released = aJob(p.id, "settle", {
+          payload: { kind: "settle", asset: USDC_BASE, amount: 10_458_000n, release: true }
+        })
+        expect(yield* jobs.requeue(released, "settle")).toBe(true)
+        const stored = yield* jobs.findByPayment(p.id, "settle")
+        expect(Option.getOrThrow(stored).payload).toEqual(released.payload)
+        const claimed = (yield* jobs.claimDue(at(0), 5, LEASE)).find(
+          (c) => c.job.id === released.id
+        )
+        expect(claimed?.job.payload).toEqual(released.payload)
+        yield* jobs.complete(claimed!.lease, at(1))
+
+        const plain = aJob(p.id, "settle")
+        expect(yield* jobs.requeue(plain, "settle")).toBe(true)
+        const again = Option.getOrThrow(yield* jobs.findByPayment(p.id, "settle"))
+        expect(again.payload).toEqual(plain.payload)
+        expect("release" in again.payload).toBe(false)
+      })
+    )
+
+    test(
       "keeps a live lease; once it runs out another claim takes the job and fences out the old holder",
       Effect.gen(function* () {
         const { payment } = yield* setup

@@ -39,6 +39,11 @@ export interface SettlePayload {
   readonly asset: Caip19
   /** The amount to send, in the token's minor units (the payment's settlement amount). */
   readonly amount: bigint
+  /**
+   * An operator's `pay payments settle`: sent even while the merchant is not
+   * active (SettleStep.ts holds the others).
+   */
+  readonly release?: true | undefined
 }
 
 export type ChainJobPayload = CollectPayload | SettlePayload
@@ -47,18 +52,28 @@ export type ChainJobPayload = CollectPayload | SettlePayload
 export const payloadToJson = (payload: ChainJobPayload): string =>
   JSON.stringify(
     payload.kind === "settle"
-      ? { kind: "settle", asset: payload.asset, amount: payload.amount.toString() }
+      ? {
+          kind: "settle",
+          asset: payload.asset,
+          amount: payload.amount.toString(),
+          ...(payload.release === true ? { release: true } : {})
+        }
       : { kind: "collect", optionId: payload.optionId, signature: payload.signature }
   )
 
 /** A stored payload back: its JSON text, or the object a JSON column gives. */
 export const payloadFromJson = (
-  stored: string | Readonly<Record<string, string>>
+  stored: string | Readonly<Record<string, unknown>>
 ): ChainJobPayload => {
-  const p = (typeof stored === "string" ? JSON.parse(stored) : stored) as Record<string, string>
+  const p = (typeof stored === "string" ? JSON.parse(stored) : stored) as Record<string, unknown>
   return p.kind === "settle"
-    ? { kind: "settle", asset: p.asset as Caip19, amount: BigInt(p.amount!) }
-    : { kind: "collect", optionId: p.optionId!, signature: p.signature as Hex }
+    ? {
+        kind: "settle",
+        asset: p.asset as Caip19,
+        amount: BigInt(p.amount as string),
+        ...(p.release === true ? { release: true as const } : {})
+      }
+    : { kind: "collect", optionId: p.optionId as string, signature: p.signature as Hex }
 }
 
 /** A job as it is queued (with the payment change that starts it). */

@@ -22,6 +22,7 @@ import { embedderActor } from "../audit/AuditEntry.js"
 import { payEngineLayer } from "../Engine.js"
 import { EventStore } from "../events/Event.js"
 import type { FeeSchedule } from "../fees/Fees.js"
+import { Gateway } from "../gateway/Gateway.js"
 import { GatewayStore, type OptionId, type PaymentOption } from "../gateway/PaymentOption.js"
 import { Merchants } from "../merchants/Merchants.js"
 import type { Partner } from "../partners/Partner.js"
@@ -142,6 +143,31 @@ const confirmedPayment = (
 ) =>
   Effect.gen(function* () {
     const payments = yield* Payments
+    const { payment, option } = yield* offeredPayment(fake, shop, validBefore)
+    const at = new Date(yield* Clock.currentTimeMillis)
+    const collect = newChainJob(
+      payment.id,
+      CHAIN_ID,
+      { kind: "collect", optionId: option.id, signature: SIGNATURE },
+      at
+    )
+    const start = (job: typeof collect) =>
+      payments.transition(payment.id, {
+        _tag: "StartProcessing",
+        tokenAmount: { asset: ASSET, value: PAID },
+        buyer: { account: option.account, providerName: "W", providerIcon: null },
+        transaction: null,
+        collect: job
+      })
+    if (queuedHeld) yield* (yield* ChainWork).queueHeld(collect, start)
+    else yield* start(collect)
+    return payment.id
+  })
+
+/** A payment with an option offered (stored) and the buyer funded, not yet confirmed. */
+const offeredPayment = (fake: FakeChain, shop: Shop, validBefore = VALID_BEFORE) =>
+  Effect.gen(function* () {
+    const payments = yield* Payments
     const payment = yield* payments.create(shop.partner, shop.merchantId, {
       referenceId: `r${++authNonces}`,
       amount: { unit: USD, value: 1050n }
@@ -168,23 +194,7 @@ const confirmedPayment = (
     }
     yield* (yield* GatewayStore).insertOptions([option])
     fake.mint(BUYER, PAID)
-    const collect = newChainJob(
-      payment.id,
-      CHAIN_ID,
-      { kind: "collect", optionId: option.id, signature: SIGNATURE },
-      at
-    )
-    const start = (job: typeof collect) =>
-      payments.transition(payment.id, {
-        _tag: "StartProcessing",
-        tokenAmount: { asset: ASSET, value: PAID },
-        buyer: { account: option.account, providerName: "W", providerIcon: null },
-        transaction: null,
-        collect: job
-      })
-    if (queuedHeld) yield* (yield* ChainWork).queueHeld(collect, start)
-    else yield* start(collect)
-    return payment.id
+    return { payment, option }
   })
 
 // ---------------------------------------------------------------------------
@@ -514,6 +524,171 @@ describe("ChainWork", () => {
         txHash: settled[0]!.hash
       })
     }).pipe(Effect.provide(world.engine()))
+  })
+
+  describe("a merchant no longer active", () => {
+    const eventTypes = (payment: Payment) =>
+      Effect.flatMap(EventStore, (store) =>
+        store.list({ partnerId: payment.partnerId, paymentId: payment.id, limit: 10 })
+      ).pipe(Effect.map((events) => [...events].reverse()))
+
+    it.effect("the gateway refuses options, fetch and confirm: merchant_inactive", () => {
+      const world = makeWorld()
+      const { fake } = world
+      return Effect.gen(function* () {
+        const shop = yield* openShop()
+        const gateway = yield* Gateway
+        const merchants = yield* Merchants
+        const { payment, option } = yield* offeredPayment(fake, shop)
+        const confirm = gateway.confirm(
+          payment.id,
+          { optionId: option.id, results: [{ type: "walletRpc", data: [SIGNATURE] }] },
+          undefined
+        )
+        const refusals = Effect.all([
+          Effect.flip(gateway.optionsFor(payment.id, [option.account])),
+          Effect.flip(gateway.fetchActions(payment.id, option.id)),
+          Effect.flip(confirm)
+        ])
+        for (const status of ["inactive", "suspended"] as const) {
+          yield* merchants.setStatus(shop.merchantId, status)
+          for (const refused of yield* refusals) {
+            expect(refused).toMatchObject({
+              _tag: "MerchantInactive",
+              merchantId: shop.merchantId,
+              status
+            })
+          }
+        }
+        // Active again: the wallet gets its actions once more.
+        yield* merchants.setStatus(shop.merchantId, "active")
+        expect(yield* gateway.fetchActions(payment.id, option.id)).toHaveLength(1)
+
+        yield* merchants.remove(shop.partner, shop.merchantId)
+        for (const refused of yield* refusals) {
+          expect(refused).toMatchObject({ _tag: "MerchantInactive", status: "deleted" })
+        }
+        // The status still answers, and nothing moved.
+        const { payment: seen } = yield* gateway.status(payment.id, 0)
+        expect(seen.status).toBe("requires_action")
+        expect(fake.mined).toEqual([])
+      }).pipe(Effect.provide(world.engine()))
+    })
+
+    it.effect(
+      "collects a payment already processing, holds its settlement, settles it once the merchant is active again",
+      () => {
+        const world = makeWorld()
+        const { fake } = world
+        return Effect.gen(function* () {
+          const shop = yield* openShop()
+          const merchants = yield* Merchants
+          const work = yield* ChainWork
+          const id = yield* confirmedPayment(fake, shop)
+          yield* merchants.setStatus(shop.merchantId, "suspended")
+          expect(yield* drain()).toBe(true)
+
+          const held = yield* paymentOf(id)
+          expect(held.status).toBe("succeeded")
+          expect(held.settlement).toEqual({
+            amount: SETTLED,
+            status: "pending",
+            destination: null,
+            txHash: null,
+            settledAt: null
+          })
+          const settle = yield* jobOf(id, "settle")
+          expect(settle?.state).toBe("done")
+          expect(yield* transfersOf(settle)).toEqual([])
+          // Exactly one collection, no settlement.
+          expect(fake.mined.map((t) => t.call.kind)).toEqual(["receive"])
+          expect(fake.balance(COLLECTOR)).toBe(PAID)
+          expect(fake.balance(MERCHANT)).toBe(0n)
+
+          // Still not active: nothing to resume.
+          yield* merchants.setStatus(shop.merchantId, "inactive")
+          expect(yield* work.resumeHeld(shop.merchantId)).toBe(0)
+          expect(yield* drain()).toBe(true)
+          expect(fake.mined).toHaveLength(1)
+
+          yield* merchants.setStatus(shop.merchantId, "active")
+          expect(yield* work.resumeHeld(shop.merchantId)).toBe(1)
+          // Queued and not yet run: a second resume (or the operator) leaves it alone.
+          expect(yield* work.resumeHeld(shop.merchantId)).toBe(0)
+          expect(yield* work.settleAgain(id)).toBe(false)
+          expect(yield* drain()).toBe(true)
+
+          const payment = yield* paymentOf(id)
+          expect(payment.settlement).toMatchObject({
+            amount: SETTLED,
+            status: "settled",
+            destination: MERCHANT_ACCOUNT
+          })
+          // Exactly one collection and one settlement.
+          expect(fake.mined.map((t) => t.call.kind)).toEqual(["receive", "transfer"])
+          expect(fake.balance(MERCHANT)).toBe(SETTLED)
+          expect(fake.balance(COLLECTOR)).toBe(FEE_TOTAL)
+          expect(yield* work.resumeHeld(shop.merchantId)).toBe(0)
+
+          const events = yield* eventTypes(payment)
+          expect(events.map((e) => e.type)).toEqual([
+            "payment.processing",
+            "payment.succeeded",
+            "payment.settlement_held",
+            "payment.settled"
+          ])
+          expect(JSON.parse(events[2]!.data).settlement).toMatchObject({
+            status: "pending",
+            settled: false
+          })
+        }).pipe(Effect.provide(world.engine()))
+      }
+    )
+
+    it.effect("an operator settles a held settlement while the merchant is still deleted", () => {
+      const world = makeWorld()
+      const { fake } = world
+      return Effect.gen(function* () {
+        const shop = yield* openShop()
+        const work = yield* ChainWork
+        const id = yield* confirmedPayment(fake, shop)
+        yield* (yield* Merchants).remove(shop.partner, shop.merchantId)
+        expect(yield* drain()).toBe(true)
+        expect((yield* paymentOf(id)).settlement?.status).toBe("pending")
+        expect(fake.mined.map((t) => t.call.kind)).toEqual(["receive"])
+        expect(yield* work.resumeHeld(shop.merchantId)).toBe(0)
+
+        expect(yield* work.settleAgain(id)).toBe(true)
+        expect(yield* work.settleAgain(id)).toBe(false)
+        expect(yield* drain()).toBe(true)
+        expect((yield* paymentOf(id)).settlement).toMatchObject({
+          status: "settled",
+          destination: MERCHANT_ACCOUNT
+        })
+        expect(fake.mined.map((t) => t.call.kind)).toEqual(["receive", "transfer"])
+        expect(fake.balance(MERCHANT)).toBe(SETTLED)
+      }).pipe(Effect.provide(world.engine()))
+    })
+
+    it.effect("a settlement already signed when the merchant is suspended is not held", () => {
+      const world = makeWorld()
+      const { fake } = world
+      return Effect.gen(function* () {
+        const shop = yield* openShop()
+        const id = yield* confirmedPayment(fake, shop)
+        // Until the collection is mined: the settlement is signed with the success.
+        expect(
+          yield* drain({
+            until: Effect.map(jobOf(id, "settle"), (job) => job !== undefined)
+          })
+        ).toBe(true)
+        yield* (yield* Merchants).setStatus(shop.merchantId, "suspended")
+        expect(yield* drain()).toBe(true)
+        expect((yield* paymentOf(id)).settlement?.status).toBe("settled")
+        expect(fake.mined.map((t) => t.call.kind)).toEqual(["receive", "transfer"])
+        expect(fake.balance(MERCHANT)).toBe(SETTLED)
+      }).pipe(Effect.provide(world.engine()))
+    })
   })
 
   it.effect(

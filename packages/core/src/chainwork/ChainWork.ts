@@ -11,10 +11,13 @@
  * soon looks, letting it go, and how many run at once. The steps themselves
  * are CollectStep.ts and SettleStep.ts, on the transactions of Transactions.ts.
  */
-import { Effect, Exit, FiberSet, Queue } from "effect"
+import { Effect, Exit, FiberSet, Option, Queue } from "effect"
 import { PayConfig } from "../Config.js"
 import { Chain, networkOf } from "../chain/Chain.js"
-import type { PaymentId } from "../payments/Payment.js"
+import { type MerchantId, merchantPayable } from "../merchants/Merchant.js"
+import { MerchantStore } from "../merchants/MerchantStore.js"
+import type { Payment, PaymentId } from "../payments/Payment.js"
+import { type PaymentCursor, PaymentStore } from "../payments/PaymentStore.js"
 import { Payments } from "../payments/Payments.js"
 import { chainOfCaip19 } from "../shared/Caip.js"
 import { type ClaimedJob, heldJob, heldStart, type NewChainJob, newChainJob } from "./ChainJob.js"
@@ -32,12 +35,16 @@ export { newChainJob, newChainJobId } from "./ChainJob.js"
 const HOLD_MS = 2_000
 /** A job is let go after this long of holding, so others get their turn. */
 const MAX_HOLD_MS = 60_000
+/** Payments read at once when a merchant's held settlements are queued again. */
+const RESUME_PAGE = 200
 
 export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork", {
   scoped: Effect.gen(function* () {
     const store = yield* ChainJobStore
     const chain = yield* Chain
     const payments = yield* Payments
+    const paymentStore = yield* PaymentStore
+    const merchants = yield* MerchantStore
     const config = yield* PayConfig
     const settings = { ...DEFAULT_CHAIN_WORK, ...config.chainWork }
     const clock = yield* Effect.clock
@@ -226,21 +233,10 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
       )
     })
 
-    /**
-     * Settles again a succeeded payment whose funds stayed with the engine
-     * (no settlement destination for the asset at the time): the operator's
-     * move once the merchant has one. False when there is nothing to settle.
-     */
-    const settleAgain = (paymentId: PaymentId) =>
+    /** The payment's settle job, queued again unless one is active: true when queued. */
+    const requeueSettle = (payment: Payment, release: boolean) =>
       Effect.gen(function* () {
-        const payment = yield* payments.find(paymentId)
-        if (
-          payment.status !== "succeeded" ||
-          payment.settlement?.status !== "no_destination" ||
-          payment.tokenAmount === null
-        ) {
-          return false
-        }
+        if (payment.tokenAmount === null || payment.settlement === null) return false
         const queued = yield* store.requeue(
           newChainJob(
             payment.id,
@@ -248,14 +244,81 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
             {
               kind: "settle",
               asset: payment.tokenAmount.asset,
-              amount: payment.settlement.amount
+              amount: payment.settlement.amount,
+              ...(release ? { release: true as const } : {})
             },
             now()
           ),
           "settle"
         )
-        yield* wake
+        if (queued) yield* wake
         return queued
+      })
+
+    /**
+     * Settles again a succeeded payment whose funds stayed with the engine: no
+     * settlement destination for the asset at the time (`no_destination`), or
+     * a settlement held while the merchant was not active (`pending`, its job
+     * done). The operator's move; sent even if the merchant is still not
+     * active. False when there is nothing to settle (a settlement under way
+     * has its job active: `requeue` leaves it alone).
+     */
+    const settleAgain = (paymentId: PaymentId) =>
+      Effect.gen(function* () {
+        const payment = yield* payments.find(paymentId)
+        const status = payment.settlement?.status
+        if (
+          payment.status !== "succeeded" ||
+          (status !== "no_destination" && status !== "pending")
+        ) {
+          return false
+        }
+        return yield* requeueSettle(payment, true)
+      })
+
+    /**
+     * Queues again the held settlements of a merchant that is active again
+     * (`pay merchants set-status <id> active` runs it after the change): every
+     * succeeded payment of its whose settlement is still `pending` with no
+     * active job. Idempotent, so running it again after a crash is safe; a
+     * settlement under way is left alone. How many were queued.
+     */
+    const resumeHeld = (merchantId: MerchantId) =>
+      Effect.gen(function* () {
+        const merchant = yield* merchants.find(merchantId)
+        if (Option.isNone(merchant) || !merchantPayable(merchant.value)) return 0
+        let queued = 0
+        let after: PaymentCursor | undefined
+        for (;;) {
+          const page = yield* paymentStore.list({
+            filter: {
+              partnerId: merchant.value.partnerId,
+              merchantIds: [merchantId],
+              statuses: ["succeeded"],
+              now: now()
+            },
+            sortBy: "date",
+            direction: "asc",
+            after,
+            limit: RESUME_PAGE
+          })
+          for (const payment of page) {
+            if (
+              payment.settlement?.status === "pending" &&
+              (yield* requeueSettle(payment, false))
+            ) {
+              queued++
+            }
+          }
+          const last = page.at(-1)
+          if (page.length < RESUME_PAGE || last === undefined) return queued
+          after = {
+            sortBy: "date",
+            direction: "asc",
+            key: String(last.createdAt.getTime()),
+            id: last.id
+          }
+        }
       })
 
     return {
@@ -263,7 +326,8 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
       queueHeld,
       runForever,
       drain,
-      settleAgain
+      settleAgain,
+      resumeHeld
     } as const
   })
 }) {}

@@ -17,6 +17,8 @@ import { PayConfig } from "../Config.js"
 import { Chain, type ChainCall, type ChainNetwork, tokenOf } from "../chain/Chain.js"
 import { computeFees, feeRuleFor } from "../fees/Fees.js"
 import { GatewayStore, type OptionId } from "../gateway/PaymentOption.js"
+import { merchantPayable } from "../merchants/Merchant.js"
+import { MerchantStore } from "../merchants/MerchantStore.js"
 import type { Payment, PaymentId } from "../payments/Payment.js"
 import { Payments } from "../payments/Payments.js"
 import { SettlementStore } from "../settlements/SettlementStore.js"
@@ -50,6 +52,7 @@ export const makeCollectStep = ({
     const payments = yield* Payments
     const options = yield* GatewayStore
     const settlements = yield* SettlementStore
+    const merchants = yield* MerchantStore
     const config = yield* PayConfig
     const { leaseMs } = { ...DEFAULT_CHAIN_WORK, ...config.chainWork }
     const clock = yield* Effect.clock
@@ -156,8 +159,12 @@ export const makeCollectStep = ({
             settle: { ...settle, held: settleHeld },
             completes: held.lease
           })
+        // A merchant no longer active gets no transfer signed here: the settle step holds it.
+        const payable = merchantPayable(
+          Option.getOrUndefined(yield* merchants.find(payment.merchantId))
+        )
         const destination =
-          amount === 0n
+          amount === 0n || !payable
             ? undefined
             : (yield* settlements.listByMerchant(payment.merchantId)).find(
                 (s) => s.asset === paid.asset

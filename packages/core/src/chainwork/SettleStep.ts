@@ -4,18 +4,28 @@
  * the asset and watched to its confirmations (Transactions.ts). The job is
  * completed with the payment's settlement in one write; a merchant with no
  * destination for the asset leaves the funds with the collector.
+ *
+ * A merchant that is not active (inactive, suspended or deleted) when the
+ * step would sign the first transfer has its settlement held: the job ends
+ * with the settlement still `pending` and a `payment.settlement_held` event,
+ * and the funds stay with the collector until the merchant is active again
+ * (`ChainWork.resumeHeld`, which the status change runs) or an operator
+ * settles it (`pay payments settle`, a job marked `release`). A transfer
+ * already signed is never held: it may be on its way.
  */
 import { Effect, Option } from "effect"
 import type { Address } from "viem"
 import { engineLivemode, PayConfig } from "../Config.js"
 import { Chain, type ChainNetwork } from "../chain/Chain.js"
 import { stamp } from "../events/NewEvent.js"
+import { merchantPayable, merchantStatusOf } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import type { Payment, PaymentSettlement } from "../payments/Payment.js"
 import { paymentEvent } from "../payments/PaymentOutbox.js"
 import { SettlementStore } from "../settlements/SettlementStore.js"
 import { addressOfCaip10, type Caip10 } from "../shared/Caip.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
+import { newChainJob } from "./ChainJob.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 import { again, completed, done, type Held, RETRY_MS } from "./Step.js"
 import type { Transactions } from "./Transactions.js"
@@ -46,6 +56,7 @@ export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transacti
         const merchant = Option.getOrUndefined(yield* merchants.find(payment.merchantId))
         const at = now()
         const written = { ...payment, settlement }
+        // `pending` here is a settlement held for a merchant that is not active.
         const type = settlement.status === "settled" ? "payment.settled" : "payment.settlement_held"
         yield* store.complete(held.lease, at, {
           paymentId: payment.id,
@@ -80,6 +91,25 @@ export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transacti
           )
 
         if (held.transfers.length === 0) {
+          if (payload.release !== true) {
+            const merchant = Option.getOrUndefined(yield* merchants.find(payment.merchantId))
+            if (!merchantPayable(merchant)) {
+              yield* Effect.logWarning(
+                `payment ${payment.id}: merchant ${payment.merchantId} is ${merchantStatusOf(merchant)}; its settlement is held until it is active again`
+              )
+              yield* complete(held, payment, payment.settlement)
+              // Made active again meanwhile: `resumeHeld` may have found this job still active.
+              if (
+                merchantPayable(Option.getOrUndefined(yield* merchants.find(payment.merchantId)))
+              ) {
+                yield* store.requeue(
+                  newChainJob(payment.id, held.job.chainId, payload, now()),
+                  "settle"
+                )
+              }
+              return completed
+            }
+          }
           let destination = held.job.destination
           if (destination === null) {
             const live = yield* settlements.listByMerchant(payment.merchantId)

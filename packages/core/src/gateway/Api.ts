@@ -173,7 +173,14 @@ export const gatewayOptions = HttpApiEndpoint.post(
     OpenApi.Summary,
     "Ways to pay for the given accounts: one option per settled token on each account's chain"
   )
-  .pipe(failsWith(ApiErrors.PaymentNotFound, ApiErrors.InvalidState, ApiErrors.PaymentExpired))
+  .pipe(
+    failsWith(
+      ApiErrors.PaymentNotFound,
+      ApiErrors.InvalidState,
+      ApiErrors.PaymentExpired,
+      ApiErrors.MerchantInactive
+    )
+  )
 
 export const gatewayFetch = HttpApiEndpoint.post("gatewayFetch", "/v1/gateway/payment/:id/fetch")
   .setHeaders(WalletHeaders)
@@ -181,7 +188,9 @@ export const gatewayFetch = HttpApiEndpoint.post("gatewayFetch", "/v1/gateway/pa
   .setPayload(FetchRequest)
   .addSuccess(FetchResponse)
   .annotate(OpenApi.Summary, "The actions of an option (the typed data to sign)")
-  .pipe(failsWith(ApiErrors.PaymentNotFound, ApiErrors.ChainUnavailable))
+  .pipe(
+    failsWith(ApiErrors.PaymentNotFound, ApiErrors.MerchantInactive, ApiErrors.ChainUnavailable)
+  )
 
 export const gatewayConfirm = HttpApiEndpoint.post(
   "gatewayConfirm",
@@ -203,6 +212,7 @@ export const gatewayConfirm = HttpApiEndpoint.post(
       ApiErrors.QuoteExpired,
       ApiErrors.InsufficientBalance,
       ApiErrors.PaymentExpired,
+      ApiErrors.MerchantInactive,
       ApiErrors.ChainUnavailable
     )
   )

@@ -12,8 +12,15 @@ import { PayConfig } from "../Config.js"
 import { Chain, type ChainUnavailable, networkOf } from "../chain/Chain.js"
 import { isSignedByPayer, typedDataJson } from "../chain/Eip3009.js"
 import { ChainWork, newChainJob } from "../chainwork/ChainWork.js"
+import { merchantPayable, merchantStatusOf } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
-import { InvalidState, type Payment, PaymentExpired, type PaymentId } from "../payments/Payment.js"
+import {
+  InvalidState,
+  MerchantInactive,
+  type Payment,
+  PaymentExpired,
+  type PaymentId
+} from "../payments/Payment.js"
 import { effectiveStatus } from "../payments/PaymentStateMachine.js"
 import { Payments } from "../payments/Payments.js"
 import { Prices, type Rate } from "../pricing/Pricing.js"
@@ -94,6 +101,27 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
           )
     }
 
+    /**
+     * A payment is paid only to a merchant that is still active: options,
+     * fetch and confirm refuse once it is inactive, suspended or deleted
+     * (409 merchant_inactive, as a new payment is refused). Read from the
+     * store each time, so a change made on another instance counts at once.
+     * A confirm racing a suspension may still win: its settlement is then held
+     * (chainwork/SettleStep.ts).
+     */
+    const merchantActive = (payment: Payment): Effect.Effect<void, MerchantInactive> =>
+      Effect.flatMap(merchants.find(payment.merchantId), (found) => {
+        const merchant = Option.getOrUndefined(found)
+        return merchantPayable(merchant)
+          ? Effect.void
+          : Effect.fail(
+              new MerchantInactive({
+                merchantId: payment.merchantId,
+                status: merchantStatusOf(merchant)
+              })
+            )
+      })
+
     /** The payment and its merchant, for `info`. */
     const info = (id: PaymentId) =>
       Effect.gen(function* () {
@@ -124,6 +152,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
       Effect.gen(function* () {
         const payment = yield* payments.find(id)
         yield* payableNow(payment)
+        yield* merchantActive(payment)
         const settled = yield* settlements.listByMerchant(payment.merchantId)
         const rates = new Map<string, Rate | undefined>()
         for (const network of chain.networks) {
@@ -279,6 +308,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
       Effect.gen(function* () {
         const payment = yield* payments.find(id)
         const option = yield* optionOf(payment, optionId)
+        yield* merchantActive(payment)
         const action = yield* actionOf(option).pipe(
           Effect.mapError((e) => new ChainUnreachable({ chainId: e.chainId }))
         )
@@ -294,6 +324,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         const payment = yield* payments.find(id)
         const option = yield* optionOf(payment, request.optionId)
         yield* payableNow(payment)
+        yield* merchantActive(payment)
         if (now().getTime() >= option.expiresAt.getTime()) {
           return yield* new QuoteExpired({ optionId: option.id })
         }

@@ -51,6 +51,18 @@ export const merchantIconUrl = (
   return merchant.logoName !== null ? `${publicUrl}/logos/${merchant.logoName}` : merchant.iconUrl
 }
 
+/**
+ * Whether the merchant may be paid, and paid out, now: active and not deleted.
+ * Otherwise the gateway refuses its payments (merchant_inactive) and its
+ * settlements are held (chainwork/SettleStep.ts).
+ */
+export const merchantPayable = (merchant: Merchant | undefined): boolean =>
+  merchant !== undefined && merchant.deletedAt === null && merchant.status === "active"
+
+/** The status a refusal names: `deleted` for a deleted merchant. */
+export const merchantStatusOf = (merchant: Merchant | undefined): string =>
+  merchant === undefined || merchant.deletedAt !== null ? "deleted" : merchant.status
+
 export class MerchantNotFound extends Schema.TaggedError<MerchantNotFound>()("MerchantNotFound", {
   merchantId: Schema.String
 }) {}
