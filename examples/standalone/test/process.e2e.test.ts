@@ -105,7 +105,8 @@ const MIGRATIONS = [
   "0016_payment_filters",
   "0017_api_keys",
   "0018_payment_livemode",
-  "0019_audit_log"
+  "0019_audit_log",
+  "0020_option_purge"
 ]
 
 /** An entry as `pay audit --json` prints it. */
