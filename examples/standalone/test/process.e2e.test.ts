@@ -671,6 +671,15 @@ describe("npm start under a path", () => {
     )
   }, 60_000)
 
+  it("refuses a PAY_BUYER_DATA_RETENTION_DAYS that is not 1 to 3650 whole days, naming it", async () => {
+    for (const days of ["0", "3651", "forever"]) {
+      await expectStartRefused(
+        { ...sqliteEnv, PAY_BUYER_DATA_RETENTION_DAYS: days },
+        "PAY_BUYER_DATA_RETENTION_DAYS"
+      )
+    }
+  }, 60_000)
+
   it("refuses a PAY_BASE_PATH that is not a path, naming it", async () => {
     await expectStartRefused(
       { ...sqliteEnv, PAY_BASE_PATH: "pay/" },
