@@ -78,11 +78,26 @@ const makeRunner = (pool: Pg.Pool, capacity: number) => {
         })
         preparedOn.set(client, names)
       }
-      if (names.get(name) === undefined) names.set(name, true)
-      client.query<Row>({ name, text, values: values as Array<unknown> }, (error, result) => {
-        release()
-        done(error ?? undefined, error ? [] : result.rows)
-      })
+      // As pool.query does: a connection that fails while checked out, or whose query failed,
+      // is released once with its error (and so closed, not reused).
+      let released = false
+      const finish = (error: Error | undefined, rows: ReadonlyArray<Row>) => {
+        if (released) return
+        released = true
+        client.removeListener("error", onError)
+        release(error)
+        done(error, rows)
+      }
+      const onError = (error: Error) => finish(error, [])
+      client.once("error", onError)
+      try {
+        if (names.get(name) === undefined) names.set(name, true)
+        client.query<Row>({ name, text, values: values as Array<unknown> }, (error, result) =>
+          finish(error ?? undefined, error ? [] : result.rows)
+        )
+      } catch (error) {
+        finish(error instanceof Error ? error : new Error(String(error)), [])
+      }
     })
 }
 
