@@ -187,10 +187,16 @@ export const startStandalone = (
       ...engineOptions(host, config, true),
       ...overrides,
       ...chainEngineOptions(setup),
-      gateway: Option.match(config.quoteLockMs, {
-        onNone: () => setup.gateway,
-        onSome: (quoteLockMs) => ({ ...setup.gateway, quoteLockMs })
-      }),
+      gateway: {
+        ...setup.gateway,
+        ...Option.match(config.quoteLockMs, {
+          onNone: () => ({}),
+          onSome: (quoteLockMs) => ({ quoteLockMs })
+        }),
+        ...(config.buyerDataRetentionMs === undefined
+          ? {}
+          : { buyerDataRetentionMs: config.buyerDataRetentionMs })
+      },
       routes: [...apiReferenceRoutes({ basePath: config.basePath }), ...chain.routes]
     })
     const { context } = engine

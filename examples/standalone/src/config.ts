@@ -31,6 +31,8 @@ export interface StandaloneConfig {
   readonly sandboxOnAnyAddress?: boolean
   /** How long an option's price holds; overrides the file's `quoteLockSeconds`. */
   readonly quoteLockMs: Option.Option<number>
+  /** PAY_BUYER_DATA_RETENTION_DAYS: how long buyer data is kept after its payment is final. */
+  readonly buyerDataRetentionMs?: number
   /**
    * PAY_FETCH_ALLOW_PRIVATE=1: the logo fetcher may reach loopback and private
    * addresses. For tests and private deployments only; off by default.
@@ -242,6 +244,14 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
       }),
       Config.map((seconds) => seconds * 1000)
     )
+  ),
+  buyerDataRetentionMs: Config.integer("PAY_BUYER_DATA_RETENTION_DAYS").pipe(
+    Config.withDefault(90),
+    Config.validate({
+      message: "PAY_BUYER_DATA_RETENTION_DAYS must be a whole number of days from 1 to 3650",
+      validation: (n) => n >= 1 && n <= 3650
+    }),
+    Config.map((days) => days * 24 * 60 * 60_000)
   ),
   maxLongPollMs: Config.integer("PAY_MAX_LONG_POLL_MS").pipe(
     Config.withDefault(30_000),

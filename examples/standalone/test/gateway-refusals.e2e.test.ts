@@ -493,6 +493,27 @@ describe.each(STORES)("the wallet gateway's refusals on %s", (store) => {
       const many = Array.from({ length: 21 }, () => newBuyer().account)
       expectError(await options(wallet, paymentId, many), 400, "params_validation", ["accounts"])
     })
+
+    it("past 200 options with a locked price on one payment: 409 invalid_state, nothing stored; earlier options still fetch", async () => {
+      const { paymentId } = await paymentFor(partner, merchantId)
+      const accounts = Array.from({ length: 20 }, () => newBuyer().account)
+      const first = await options(wallet, paymentId, accounts)
+      expect(first.status).toBe(200)
+      const perRequest = first.body.options.length as number
+      expect(perRequest).toBeGreaterThan(0)
+      // The default lock is 120 s: every option asked for here keeps its price throughout.
+      for (let held = perRequest; held + perRequest <= 200; held += perRequest) {
+        expect((await options(wallet, paymentId, accounts)).status).toBe(200)
+      }
+      const refused = await options(wallet, paymentId, accounts)
+      expectError(refused, 409, "invalid_state")
+      expect(refused.body.message).toMatch(/200 options/)
+      // The first answer's options are still there to be fetched (and so confirmed).
+      const fetched = await wallet.request("POST", `/v1/gateway/payment/${paymentId}/fetch`, {
+        body: { optionId: first.body.options[0].id }
+      })
+      expect(fetched.status, fetched.text).toBe(200)
+    })
   })
 })
 

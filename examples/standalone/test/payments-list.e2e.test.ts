@@ -236,6 +236,63 @@ describe.each(STORES)("%s", (store) => {
       expectError(await list([["asset", "USDC"]]), 400, "invalid_params", ["asset"])
     })
 
+    it("list parameters are deduplicated and capped: over a cap is 400 naming the field", async () => {
+      const [a, b] = data.merchants
+      // Repeats count once: 300 repeats of two merchants, 50 of each status.
+      await expectListing(
+        Array.from({ length: 300 }, (_, i) => ["merchantId", i % 2 ? a.id : b.id] as const),
+        data.payments
+      )
+      const everyStatus = [
+        "requires_action",
+        "processing",
+        "succeeded",
+        "failed",
+        "expired",
+        "cancelled"
+      ]
+      await expectListing(
+        Array.from({ length: 300 }, (_, i) => ["status", everyStatus[i % 6]!] as const),
+        data.payments
+      )
+      await expectListing(
+        [["network", Array.from({ length: 120 }, () => "eip155:8453").join(",")]],
+        where((p) => chainOf(p) === "eip155:8453")
+      )
+      await expectListing(
+        Array.from({ length: 80 }, (_, i) => ["token_symbol", i % 2 ? "usdc" : "USDC"] as const),
+        where((p) => symbolOf(p) === "usdc")
+      )
+      // 100 distinct merchants is the cap; 101 is refused.
+      const merchantIds = (n: number) =>
+        Array.from(
+          { length: n },
+          (_, i) => ["merchantId", i === 0 ? a.id : `mrch_${String(i).padStart(20, "0")}`] as const
+        )
+      await expectListing(
+        merchantIds(100),
+        where((p) => p.merchantId === a.id)
+      )
+      expectError(await list(merchantIds(101)), 400, "invalid_params", ["merchantId"])
+      const networks = (n: number) =>
+        Array.from({ length: n }, (_, i) => `eip155:${i + 1}`).join(",")
+      expect((await list([["network", networks(50)]])).status).toBe(200)
+      expectError(await list([["network", networks(51)]]), 400, "invalid_params", ["network"])
+      const assets = Array.from(
+        { length: 51 },
+        (_, i) => `eip155:1/erc20:0x${String(i + 1).padStart(40, "0")}`
+      ).join(",")
+      expectError(await list([["asset", assets]]), 400, "invalid_params", ["asset"])
+      const symbols = Array.from({ length: 51 }, (_, i) => ["token_symbol", `T${i}`] as const)
+      expectError(await list(symbols), 400, "invalid_params", ["token_symbol"])
+      // The merchant's own list route applies the same caps.
+      const byMerchant = await api.get(`/v1/merchants/payments${qs([["network", networks(51)]])}`, {
+        key: data.key,
+        headers: { "merchant-id": a.id }
+      })
+      expectError(byMerchant, 400, "invalid_params", ["network"])
+    })
+
     it("referenceId: a case-insensitive substring", async () => {
       const containing = (q: string) =>
         where((p) => p.referenceId.toLowerCase().includes(q.toLowerCase()))

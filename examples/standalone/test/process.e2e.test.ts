@@ -105,7 +105,8 @@ const MIGRATIONS = [
   "0016_payment_filters",
   "0017_api_keys",
   "0018_payment_livemode",
-  "0019_audit_log"
+  "0019_audit_log",
+  "0020_option_purge"
 ]
 
 /** An entry as `pay audit --json` prints it. */
@@ -668,6 +669,15 @@ describe("npm start under a path", () => {
       { ...sqliteEnv, PAY_WEBHOOK_LEASE_SECONDS: "1" },
       "PAY_WEBHOOK_LEASE_SECONDS must be from 2 to 600"
     )
+  }, 60_000)
+
+  it("refuses a PAY_BUYER_DATA_RETENTION_DAYS that is not 1 to 3650 whole days, naming it", async () => {
+    for (const days of ["0", "3651", "forever"]) {
+      await expectStartRefused(
+        { ...sqliteEnv, PAY_BUYER_DATA_RETENTION_DAYS: days },
+        "PAY_BUYER_DATA_RETENTION_DAYS"
+      )
+    }
   }, 60_000)
 
   it("refuses a PAY_BASE_PATH that is not a path, naming it", async () => {

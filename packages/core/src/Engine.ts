@@ -18,6 +18,7 @@ import { eventHandlers } from "./events/Http.js"
 import { outboxSignalLayer, signallingStores } from "./events/OutboxSignal.js"
 import { collectDataRoutes } from "./gateway/CollectDataRoutes.js"
 import { Gateway } from "./gateway/Gateway.js"
+import { purgeGatewayDataForever } from "./gateway/GatewayPurge.js"
 import { gatewayHandlers } from "./gateway/Http.js"
 import { makeEngineHandler } from "./http/Engine.js"
 import { json, type Reply } from "./http/Exchange.js"
@@ -229,7 +230,8 @@ export type PayEngineContext = Layer.Layer.Success<ReturnType<typeof payEngineLa
 
 /**
  * The engine's background work, forked in the current scope: the purge of
- * expired idempotency keys, the expiry sweep, the durable chain work
+ * expired idempotency keys, the purge of expired options and of buyer data past
+ * its retention, the expiry sweep, the durable chain work
  * (submitting, watching and settling: claimed jobs, taken over when an
  * instance dies) and webhook delivery (claimed the same way).
  */
@@ -237,6 +239,7 @@ export const forkBackgroundWork = (context: Context.Context<PayEngineContext>) =
   Effect.all(
     [
       Effect.forkScoped(Effect.provide(purgeExpiredKeysForever, context)),
+      Effect.forkScoped(Effect.provide(purgeGatewayDataForever, context)),
       Effect.forkScoped(
         Effect.provide(
           Payments.use((p) => p.sweepForever),

@@ -28,6 +28,7 @@ import { type EventQuery, EventStore, type Outbox, type PayEvent } from "../src/
 import {
   type CollectedDataRecord,
   GatewayStore,
+  type OptionsInserted,
   type PaymentOption
 } from "../src/gateway/PaymentOption.js"
 import type {
@@ -564,8 +565,8 @@ export const makeMemoryStorage = () => {
   const collectedKey = (paymentId: string, account: string) => JSON.stringify([paymentId, account])
 
   const gatewayStore = GatewayStore.of({
-    insertOptions: (batch) =>
-      Effect.sync(() => {
+    insertOptions: (batch, cap) =>
+      Effect.sync((): OptionsInserted => {
         // Every check before the first write, so a refused batch stores none of its options.
         const ids = new Set<string>()
         for (const option of batch) {
@@ -575,7 +576,18 @@ export const makeMemoryStorage = () => {
           requirePayment(option.paymentId)
           ids.add(option.id)
         }
+        const paymentId = batch[0]?.paymentId
+        if (cap !== undefined && paymentId !== undefined) {
+          const held = [...options.values()].filter((o) => o.paymentId === paymentId)
+          const expired = held
+            .filter((o) => o.expiresAt.getTime() <= cap.now.getTime())
+            .sort((a, b) => a.expiresAt.getTime() - b.expiresAt.getTime())
+          const over = held.length + batch.length - cap.max
+          if (over > expired.length) return "full"
+          for (const o of expired.slice(0, Math.max(over, 0))) options.delete(o.id)
+        }
         for (const option of batch) options.set(option.id, option)
+        return "inserted"
       }),
     findOption: (id) => Effect.sync(() => Option.fromNullable(options.get(id))),
     saveCollectedData: (record) =>
@@ -586,7 +598,32 @@ export const makeMemoryStorage = () => {
         collected.set(collectedKey(record.paymentId, record.account), { ...record, data })
       }),
     findCollectedData: (paymentId, account) =>
-      Effect.sync(() => Option.fromNullable(collected.get(collectedKey(paymentId, account))))
+      Effect.sync(() => Option.fromNullable(collected.get(collectedKey(paymentId, account)))),
+    purgeOptions: (expiredBefore, limit) =>
+      Effect.sync(() => {
+        let purged = 0
+        for (const [id, o] of options) {
+          if (purged >= limit) break
+          if (o.expiresAt.getTime() >= expiredBefore.getTime()) continue
+          if (payments.get(o.paymentId)?.status === "processing") continue
+          options.delete(id)
+          purged++
+        }
+        return purged
+      }),
+    purgeCollectedData: (finalBefore, limit) =>
+      Effect.sync(() => {
+        let purged = 0
+        for (const [key, record] of collected) {
+          if (purged >= limit) break
+          const p = payments.get(record.paymentId)
+          const finalAt = p?.finalAt ?? (p?.status === "requires_action" ? p.expiresAt : undefined)
+          if (finalAt === undefined || finalAt.getTime() >= finalBefore.getTime()) continue
+          collected.delete(key)
+          purged++
+        }
+        return purged
+      })
   })
 
   const jobOf = (paymentId: string, kind: ChainJobKind) => {

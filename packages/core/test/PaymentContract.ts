@@ -938,6 +938,131 @@ export const paymentStorageContract = (
       })
     )
     test(
+      "gateway: caps a payment's options, its expired ones replaced oldest first",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const payments = yield* PaymentStore
+        const gateway = yield* GatewayStore
+        const p = aPayment(partner.id, merchants[0]!.id)
+        const q = aPayment(partner.id, merchants[0]!.id)
+        yield* payments.insert(p)
+        yield* payments.insert(q)
+        const now = new Date(T0 + 100)
+        const cap = { max: 10, now }
+        const present = (o: PaymentOption) =>
+          Effect.map(gateway.findOption(o.id), (found) => Option.isSome(found))
+        const live = (n: number, payment = p) =>
+          Array.from({ length: n }, () =>
+            anOption(payment, { expiresAt: new Date(T0 + 1_000_000) })
+          )
+        // Three expired (one exactly now: expired too) and two live options.
+        const expired = [T0 + 30, T0 + 10, T0 + 100].map((ms) =>
+          anOption(p, { expiresAt: new Date(ms) })
+        )
+        expect(yield* gateway.insertOptions([...expired, ...live(2)], cap)).toBe("inserted")
+        // Seven more: two over the cap, so the two oldest expired ones make room.
+        const seven = live(7)
+        expect(yield* gateway.insertOptions(seven, cap)).toBe("inserted")
+        expect(yield* present(expired[1]!)).toBe(false)
+        expect(yield* present(expired[0]!)).toBe(false)
+        expect(yield* present(expired[2]!)).toBe(true)
+        for (const o of seven) expect(yield* present(o)).toBe(true)
+        // Two more: one expired option left, not room enough; nothing of the batch is stored.
+        const two = live(2)
+        expect(yield* gateway.insertOptions(two, cap)).toBe("full")
+        for (const o of two) expect(yield* present(o)).toBe(false)
+        expect(yield* present(expired[2]!)).toBe(true)
+        // One fits, in place of the last expired one.
+        const [one] = live(1)
+        expect(yield* gateway.insertOptions([one!], cap)).toBe("inserted")
+        expect(yield* present(expired[2]!)).toBe(false)
+        // Another payment's options count on their own; a batch larger than the cap never fits.
+        expect(yield* gateway.insertOptions(live(10, q), cap)).toBe("inserted")
+        expect(yield* gateway.insertOptions(live(11), { max: 10, now: new Date(T0 + 2e6) })).toBe(
+          "full"
+        )
+        // Without a cap (the contract's other tests), a batch goes in as it is.
+        expect(yield* gateway.insertOptions(live(3))).toBe("inserted")
+      })
+    )
+
+    test(
+      "gateway: purges options expired before a time, never a processing payment's",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const payments = yield* PaymentStore
+        const gateway = yield* GatewayStore
+        const m = merchants[0]!.id
+        const open = aPayment(partner.id, m)
+        const processing = aPayment(partner.id, m, { status: "processing" })
+        const done = aPayment(partner.id, m, {
+          status: "succeeded",
+          finalAt: new Date(T0 + 50)
+        })
+        for (const p of [open, processing, done]) yield* payments.insert(p)
+        const at = (p: Payment, ms: number) => anOption(p, { expiresAt: new Date(T0 + ms) })
+        const old = [at(open, 10), at(open, 20), at(done, 30)]
+        const kept = [at(open, 1000), at(processing, 10), at(open, 5000)]
+        yield* gateway.insertOptions(old.slice(0, 2))
+        yield* gateway.insertOptions(old.slice(2))
+        yield* gateway.insertOptions(kept.slice(0, 1))
+        yield* gateway.insertOptions(kept.slice(1, 2))
+        yield* gateway.insertOptions(kept.slice(2))
+        const cutoff = new Date(T0 + 1000)
+        // In batches: at most `limit` a call, until none is left.
+        expect(yield* gateway.purgeOptions(cutoff, 2)).toBe(2)
+        expect(yield* gateway.purgeOptions(cutoff, 2)).toBe(1)
+        expect(yield* gateway.purgeOptions(cutoff, 2)).toBe(0)
+        for (const o of old) expect(Option.isNone(yield* gateway.findOption(o.id))).toBe(true)
+        for (const o of kept) {
+          expect(Option.getOrThrow(yield* gateway.findOption(o.id))).toEqual(o)
+        }
+      })
+    )
+
+    test(
+      "gateway: purges collected data of payments final (or expired unpaid) before a time",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const payments = yield* PaymentStore
+        const gateway = yield* GatewayStore
+        const m = merchants[0]!.id
+        const account = "eip155:8453:0x00000000000000000000000000000000000000b0" as Caip10
+        const finalOld = aPayment(partner.id, m, {
+          status: "succeeded",
+          finalAt: new Date(T0 + 10)
+        })
+        const failedOld = aPayment(partner.id, m, { status: "failed", finalAt: new Date(T0 + 20) })
+        const finalNew = aPayment(partner.id, m, {
+          status: "succeeded",
+          finalAt: new Date(T0 + 5000)
+        })
+        // Never paid: final at its expiry (the sweep may not have marked it yet).
+        const unpaidOld = aPayment(partner.id, m, { expiresAt: new Date(T0 + 30) })
+        const open = aPayment(partner.id, m, { expiresAt: new Date(T0 + 10_000_000) })
+        const processing = aPayment(partner.id, m, { status: "processing" })
+        const all = [finalOld, failedOld, finalNew, unpaidOld, open, processing]
+        for (const p of all) {
+          yield* payments.insert(p)
+          yield* gateway.saveCollectedData({
+            paymentId: p.id,
+            account,
+            data: { email: "buyer@example.com" },
+            collectedAt: new Date(T0)
+          })
+        }
+        const cutoff = new Date(T0 + 1000)
+        expect(yield* gateway.purgeCollectedData(cutoff, 2)).toBe(2)
+        expect(yield* gateway.purgeCollectedData(cutoff, 2)).toBe(1)
+        expect(yield* gateway.purgeCollectedData(cutoff, 2)).toBe(0)
+        for (const p of all) {
+          const found = yield* gateway.findCollectedData(p.id, account)
+          expect(Option.isSome(found), p.id).toBe([finalNew, open, processing].includes(p))
+        }
+      })
+    )
+
+    test(
       "sums statistics exactly over whole and partial UTC days, merchants, statuses and buyers",
       Effect.gen(function* () {
         const { partner, merchants } = yield* setup

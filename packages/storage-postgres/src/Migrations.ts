@@ -24,6 +24,7 @@ import paymentFilters from "./migrations/0016_payment_filters.js"
 import apiKeys from "./migrations/0017_api_keys.js"
 import paymentLivemode from "./migrations/0018_payment_livemode.js"
 import auditLog from "./migrations/0019_audit_log.js"
+import optionPurge from "./migrations/0020_option_purge.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -44,7 +45,8 @@ export const migrations = Migrator.fromRecord({
   "0016_payment_filters": paymentFilters,
   "0017_api_keys": apiKeys,
   "0018_payment_livemode": paymentLivemode,
-  "0019_audit_log": auditLog
+  "0019_audit_log": auditLog,
+  "0020_option_purge": optionPurge
 })
 
 const TABLE = "pay_migrations"

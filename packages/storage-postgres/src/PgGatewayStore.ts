@@ -11,6 +11,7 @@ import {
   type Caip10,
   type CollectedDataRecord,
   GatewayStore,
+  type OptionsCap,
   type PaymentId,
   type PaymentOption,
   type PaymentOptionColumns,
@@ -54,30 +55,65 @@ const toCollected = (r: CollectedRow): CollectedDataRecord => ({
   collectedAt: r.collected_at
 })
 
-export const makePgGatewayStore = (sql: SqlClient) =>
-  GatewayStore.of({
-    insertOptions: (options) =>
-      options.length === 0
-        ? Effect.void
-        : sql`INSERT INTO payment_options ${sql.insert(
-            options.map((o) => ({
-              id: o.id,
-              payment_id: o.paymentId,
-              account: o.account,
-              asset: o.asset,
-              value: o.authorization.value.toString(),
-              auth_from: o.authorization.from,
-              auth_to: o.authorization.to,
-              valid_after: o.authorization.validAfter.toString(),
-              valid_before: o.authorization.validBefore.toString(),
-              nonce: o.authorization.nonce,
-              expires_at: o.expiresAt,
-              quoted: o.quoted,
-              collect_data: o.collectData,
-              created_at: o.createdAt,
-              client_id: o.clientId
-            }))
-          )}`.pipe(Effect.asVoid, orDieSql),
+export const makePgGatewayStore = (sql: SqlClient) => {
+  const insert = (options: ReadonlyArray<PaymentOption>) =>
+    sql`INSERT INTO payment_options ${sql.insert(
+      options.map((o) => ({
+        id: o.id,
+        payment_id: o.paymentId,
+        account: o.account,
+        asset: o.asset,
+        value: o.authorization.value.toString(),
+        auth_from: o.authorization.from,
+        auth_to: o.authorization.to,
+        valid_after: o.authorization.validAfter.toString(),
+        valid_before: o.authorization.validBefore.toString(),
+        nonce: o.authorization.nonce,
+        expires_at: o.expiresAt,
+        quoted: o.quoted,
+        collect_data: o.collectData,
+        created_at: o.createdAt,
+        client_id: o.clientId
+      }))
+    )}`
+
+  /**
+   * The batch within the payment's cap, in one transaction: batches for the same payment take
+   * its advisory lock in turn (on any instance), so two cannot both count the same room.
+   */
+  const insertCapped = (
+    options: ReadonlyArray<PaymentOption>,
+    cap: OptionsCap,
+    paymentId: string
+  ) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`options:${paymentId}`}, 0))`
+        const [counts] = yield* sql<{ readonly held: string; readonly expired: string }>`
+          SELECT count(*) AS held, count(*) FILTER (WHERE expires_at <= ${cap.now}) AS expired
+          FROM payment_options WHERE payment_id = ${paymentId}`
+        const over = Number(counts?.held ?? 0) + options.length - cap.max
+        if (over > Number(counts?.expired ?? 0)) return "full" as const
+        if (over > 0) {
+          yield* sql`DELETE FROM payment_options WHERE id IN (
+            SELECT id FROM payment_options WHERE payment_id = ${paymentId}
+              AND expires_at <= ${cap.now} ORDER BY expires_at, id LIMIT ${over})`
+        }
+        yield* insert(options)
+        return "inserted" as const
+      })
+    )
+
+  return GatewayStore.of({
+    insertOptions: (options, cap) => {
+      const paymentId = options[0]?.paymentId
+      if (paymentId === undefined) return Effect.succeed("inserted" as const)
+      return (
+        cap === undefined
+          ? Effect.as(insert(options), "inserted" as const)
+          : insertCapped(options, cap, paymentId)
+      ).pipe(orDieSql)
+    },
 
     findOption: (id) =>
       sql<OptionRow>`SELECT * FROM payment_options WHERE id = ${id}`.pipe(
@@ -100,5 +136,32 @@ export const makePgGatewayStore = (sql: SqlClient) =>
         WHERE payment_id = ${paymentId} AND account = ${account}`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toCollected)),
         orDieSql
+      ),
+
+    // Batches by ctid through migration 0020's indexes; a row another instance deleted first is
+    // simply not deleted again.
+    purgeOptions: (expiredBefore, limit) =>
+      sql<{ readonly purged: string }>`WITH purged AS (
+          DELETE FROM payment_options WHERE ctid IN (
+            SELECT o.ctid FROM payment_options o JOIN payments p ON p.id = o.payment_id
+            WHERE o.expires_at < ${expiredBefore} AND p.status <> 'processing' LIMIT ${limit})
+          RETURNING 1
+        ) SELECT count(*) AS purged FROM purged`.pipe(
+        Effect.map(([row]) => Number(row?.purged ?? 0)),
+        orDieSql
+      ),
+
+    purgeCollectedData: (finalBefore, limit) =>
+      sql<{ readonly purged: string }>`WITH purged AS (
+          DELETE FROM collected_data WHERE ctid IN (
+            SELECT c.ctid FROM collected_data c JOIN payments p ON p.id = c.payment_id
+            WHERE p.final_at < ${finalBefore}
+              OR (p.status = 'requires_action' AND p.expires_at < ${finalBefore})
+            LIMIT ${limit})
+          RETURNING 1
+        ) SELECT count(*) AS purged FROM purged`.pipe(
+        Effect.map(([row]) => Number(row?.purged ?? 0)),
+        orDieSql
       )
   })
+}

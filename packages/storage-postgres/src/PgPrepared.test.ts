@@ -21,7 +21,7 @@ import {
 import { Effect, Layer, Option, Redacted } from "effect"
 import { freshSchema, freshStorage } from "../test/TestDatabase.js"
 import { migrate } from "./Migrations.js"
-import { PgPool } from "./PgPrepared.js"
+import { makePreparedStatements, PgPool } from "./PgPrepared.js"
 import { PgStores } from "./PgStores.js"
 
 const AT = new Date(Date.UTC(2026, 2, 1))
@@ -105,6 +105,40 @@ describe("PostgreSQL prepared statements", () => {
         "pay_payment_created",
         "pay_payment_status"
       ])
+    }).pipe(Effect.provide(freshStorage({ maxConnections: 1 })))
+  )
+
+  it.effect("stay at most the bound per connection, the least recently used deallocated", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const pool = yield* PgPool
+      const prepared = makePreparedStatements(sql, pool, 2)
+      // Five statements, each adding its own number, and their names on the server.
+      const statements = [1, 2, 3, 4, 5].map((k) => ({
+        name: `pay_test_${k}`,
+        run: prepared.prepare<{ n: number }>(`pay_test_${k}`, `SELECT $1::int + ${k} AS n`),
+        promised: prepared.promised<{ n: number }>(`pay_test_${k}`, `SELECT $1::int + ${k} AS n`)!
+      }))
+      const onServer = Effect.promise(() =>
+        pool.query<{ name: string }>(
+          "SELECT name FROM pg_prepared_statements WHERE name LIKE 'pay_test_%' ORDER BY name"
+        )
+      ).pipe(Effect.map(({ rows }) => rows.map((r) => r.name)))
+      // Many rounds in varying orders: each answer right, evicted ones prepared again.
+      const order = [0, 1, 0, 2, 3, 1, 4, 0, 4, 3, 2, 2, 1, 0, 4]
+      for (const [i, k] of order.entries()) {
+        const statement = statements[k]!
+        const rows =
+          i % 2 === 0
+            ? yield* statement.run([10 * i])
+            : yield* Effect.promise(() => statement.promised([10 * i]))
+        expect(rows).toEqual([{ n: 10 * i + k + 1 }])
+        const names = yield* onServer
+        expect(names.length).toBeLessThanOrEqual(2)
+        expect(names).toContain(statement.name)
+      }
+      // The two used last are the two kept.
+      expect(yield* onServer).toEqual(["pay_test_1", "pay_test_5"])
     }).pipe(Effect.provide(freshStorage({ maxConnections: 1 })))
   )
 

@@ -68,7 +68,8 @@ describe("PostgreSQL storage, several instances", () => {
         "payment_filters",
         "api_keys",
         "payment_livemode",
-        "audit_log"
+        "audit_log",
+        "option_purge"
       ])
     })
   )

@@ -25,6 +25,7 @@ import paymentFilters from "./migrations/0016_payment_filters.js"
 import apiKeys from "./migrations/0017_api_keys.js"
 import paymentLivemode from "./migrations/0018_payment_livemode.js"
 import auditLog from "./migrations/0019_audit_log.js"
+import optionPurge from "./migrations/0020_option_purge.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -53,7 +54,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 16, name: "payment_filters", apply: paymentFilters },
   { id: 17, name: "api_keys", apply: apiKeys },
   { id: 18, name: "payment_livemode", apply: paymentLivemode },
-  { id: 19, name: "audit_log", apply: auditLog }
+  { id: 19, name: "audit_log", apply: auditLog },
+  { id: 20, name: "option_purge", apply: optionPurge }
 ]
 
 /** A migration applied by this call: its id and name. */

@@ -13,6 +13,8 @@ export interface SqliteStatement {
   readonly run: (...params: ReadonlyArray<SqliteValue>) => { readonly changes: number | bigint }
   readonly get: (...params: ReadonlyArray<SqliteValue>) => unknown
   readonly all: (...params: ReadonlyArray<SqliteValue>) => ReadonlyArray<unknown>
+  /** Releases the statement now, where the driver can (bun:sqlite); else it goes with its object. */
+  readonly finalize?: () => void
 }
 
 export interface SqliteConnection {

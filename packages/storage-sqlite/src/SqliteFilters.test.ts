@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import type { Caip2, Caip19, Payment, PaymentFilter, PaymentId } from "@pay/core"
+import type { Caip2, Caip19, MerchantId, Payment, PaymentFilter, PaymentId } from "@pay/core"
 import { PaymentStore } from "@pay/core"
 import { expectListingAgrees, statisticsFixture } from "@pay/core/testing"
 import { Effect } from "effect"
@@ -127,6 +127,55 @@ describe(`SQLite list filter indexes (${runtimeDriverName})`, () => {
           )
         }
       }
+    }).pipe(Effect.provide(layer({ filename: freshFile() })))
+  )
+
+  it.effect("keep a bounded cache of listing statements, finalizing the evicted ones", () =>
+    Effect.gen(function* () {
+      const fixture = yield* statisticsFixture
+      const db = yield* SqliteDatabase
+      // The connection, counting the statements prepared and finalized.
+      let live = 0
+      let finalized = 0
+      const counting: SqliteConnection = {
+        ...db,
+        prepare: (sql) => {
+          const statement = db.prepare(sql)
+          live++
+          return {
+            run: statement.run,
+            get: statement.get,
+            all: statement.all,
+            finalize: () => {
+              live--
+              finalized++
+              statement.finalize?.()
+            }
+          }
+        }
+      }
+      const bounded = makeSqlitePaymentQueries(counting, undefined, 4)
+      const unbounded = makeSqlitePaymentQueries(db)
+      // Each number of merchants is its own shape of statement: 30 shapes, twice over.
+      const merchantIds = (n: number) => [
+        ...fixture.merchants.map((m) => m.id),
+        ...Array.from({ length: n }, (_, i) => `mrch_${String(i).padStart(20, "0")}` as MerchantId)
+      ]
+      for (const round of [0, 1]) {
+        for (let n = 0; n < 30; n++) {
+          const q = {
+            filter: { ...fixture.base, merchantIds: merchantIds(n) },
+            sortBy: "date",
+            direction: round === 0 ? "desc" : "asc",
+            limit: 50
+          } as const
+          // Answers alike after its statement was evicted and prepared again.
+          expect(yield* bounded.list(q)).toEqual(yield* unbounded.list(q))
+          expect(bounded.cachedStatements()).toBeLessThanOrEqual(4)
+          expect(live).toBeLessThanOrEqual(4)
+        }
+      }
+      expect(finalized).toBeGreaterThanOrEqual(2 * 30 - 4)
     }).pipe(Effect.provide(layer({ filename: freshFile() })))
   )
 

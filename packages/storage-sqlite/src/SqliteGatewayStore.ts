@@ -8,6 +8,7 @@ import {
   type Caip10,
   type CollectedDataRecord,
   GatewayStore,
+  type OptionsInserted,
   type PaymentId,
   type PaymentOption,
   type PaymentOptionColumns,
@@ -68,13 +69,37 @@ export const makeSqliteGatewayStore = (
   const findCollectedSql = db.prepare(
     "SELECT * FROM collected_data WHERE payment_id = ? AND account = ?"
   )
+  const heldSql = db.prepare("SELECT count(*) AS n FROM payment_options WHERE payment_id = ?")
+  // The payment's expired options, oldest first (migration 0020's index by payment and expiry).
+  const makeRoomSql = db.prepare(`DELETE FROM payment_options WHERE id IN (
+      SELECT id FROM payment_options WHERE payment_id = ? AND expires_at <= ?
+      ORDER BY expires_at, id LIMIT ?)`)
+  const expiredSql = db.prepare(
+    "SELECT count(*) AS n FROM payment_options WHERE payment_id = ? AND expires_at <= ?"
+  )
+  const purgeOptionsSql = db.prepare(`DELETE FROM payment_options WHERE rowid IN (
+      SELECT o.rowid FROM payment_options o JOIN payments p ON p.id = o.payment_id
+      WHERE o.expires_at < ? AND p.status <> 'processing' LIMIT ?)`)
+  const purgeCollectedSql = db.prepare(`DELETE FROM collected_data WHERE rowid IN (
+      SELECT c.rowid FROM collected_data c JOIN payments p ON p.id = c.payment_id
+      WHERE p.final_at < ? OR (p.status = 'requires_action' AND p.expires_at < ?) LIMIT ?)`)
 
   return GatewayStore.of({
     // A constraint violation throws out of the write (rolled back to its savepoint): a
     // defect, as the port has no error for it.
-    insertOptions: (options) =>
+    insertOptions: (options, cap) =>
       writes.write(() =>
-        db.transaction(() => {
+        db.transaction((): OptionsInserted => {
+          const paymentId = options[0]?.paymentId
+          if (cap !== undefined && paymentId !== undefined) {
+            const held = (heldSql.get(paymentId) as { n: number }).n
+            const over = held + options.length - cap.max
+            if (over > 0) {
+              const expired = (expiredSql.get(paymentId, cap.now.getTime()) as { n: number }).n
+              if (over > expired) return "full"
+              makeRoomSql.run(paymentId, cap.now.getTime(), over)
+            }
+          }
           for (const o of options) {
             const a = o.authorization
             insertSql.run(
@@ -95,6 +120,7 @@ export const makeSqliteGatewayStore = (
               o.clientId
             )
           }
+          return "inserted"
         })
       ),
     findOption: (id) =>
@@ -115,6 +141,12 @@ export const makeSqliteGatewayStore = (
       Effect.sync(() => {
         const row = findCollectedSql.get(paymentId, account) as CollectedRow | undefined
         return row === undefined ? Option.none() : Option.some(toCollected(row))
-      })
+      }),
+    purgeOptions: (expiredBefore, limit) =>
+      writes.write(() => Number(purgeOptionsSql.run(expiredBefore.getTime(), limit).changes)),
+    purgeCollectedData: (finalBefore, limit) =>
+      writes.write(() =>
+        Number(purgeCollectedSql.run(finalBefore.getTime(), finalBefore.getTime(), limit).changes)
+      )
   })
 }

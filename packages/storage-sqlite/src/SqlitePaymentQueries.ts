@@ -12,6 +12,7 @@
 import {
   type Caip19,
   chainOfCaip19,
+  makeLruCache,
   noStats,
   type PaymentFilter,
   type PaymentPageQuery,
@@ -31,6 +32,12 @@ import {
 } from "./SqlitePaymentRow.js"
 
 const SPLIT = 1_000_000_000
+
+/**
+ * How many shapes of listing statement stay prepared. The list parameters are capped
+ * (ListQuery.ts), but their combinations are still many; the shapes a dashboard uses are few.
+ */
+export const STATEMENT_CACHE_SIZE = 200
 
 const EFFECTIVE_STATUS = `CASE WHEN p.status = 'requires_action' AND p.expires_at <= ?
   THEN 'expired' ELSE p.status END`
@@ -160,10 +167,18 @@ export const makeSqlitePaymentQueries = (
   limits: { readonly list: number; readonly stats: number } = {
     list: LIST_SEARCH_LIMIT,
     stats: STATS_SEARCH_LIMIT
-  }
+  },
+  statementCacheSize: number = STATEMENT_CACHE_SIZE
 ) => {
-  const cache = new Map<string, SqliteStatement>()
-  /** Listing SQL varies with the filters used: prepare each shape once. */
+  /**
+   * Listing SQL varies with the filters used (a placeholder per merchant, status, network,
+   * asset): each shape is prepared once and kept while recently used. Bounded, so a client
+   * varying its filters cannot grow it; an evicted statement is finalized (bun:sqlite; a
+   * better-sqlite3 statement is freed with its object) and prepared again if asked for.
+   */
+  const cache = makeLruCache<string, SqliteStatement>(statementCacheSize, (_, statement) =>
+    statement.finalize?.()
+  )
   const prepared = (sql: string) => {
     let statement = cache.get(sql)
     if (statement === undefined) {
@@ -363,6 +378,8 @@ export const makeSqlitePaymentQueries = (
   }
 
   return {
+    /** How many listing statements are prepared and kept now (at most the cache's size). */
+    cachedStatements: () => cache.size(),
     /** For the query-plan tests: the statements a page and statistics run. */
     statements: {
       page: (q: PaymentPageQuery) => pageOf(q, searchOf(q.filter, limits.list)),

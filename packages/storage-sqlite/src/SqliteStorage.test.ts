@@ -106,7 +106,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [16, "payment_filters"],
         [17, "api_keys"],
         [18, "payment_livemode"],
-        [19, "audit_log"]
+        [19, "audit_log"],
+        [20, "option_purge"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

@@ -18,6 +18,7 @@ interface BunStatement {
   run(...params: ReadonlyArray<SqliteValue>): { readonly changes: number }
   get(...params: ReadonlyArray<SqliteValue>): unknown
   all(...params: ReadonlyArray<SqliteValue>): Array<unknown>
+  finalize(): void
 }
 interface BunDatabase {
   prepare(sql: string): BunStatement
@@ -50,7 +51,8 @@ const openDriverConnection = (filename: string): SqliteConnection => {
         run: (...params) => statement.run(...params),
         // bun:sqlite answers null where better-sqlite3 (and the stores) say undefined: no row.
         get: (...params) => statement.get(...params) ?? undefined,
-        all: (...params) => statement.all(...params)
+        all: (...params) => statement.all(...params),
+        finalize: () => statement.finalize()
       }
     },
     exec: (sql) => {

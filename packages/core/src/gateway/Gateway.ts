@@ -46,7 +46,12 @@ import {
   QuoteExpired
 } from "./GatewayErrors.js"
 import { offers } from "./Offers.js"
-import { GatewayStore, type OptionId, type PaymentOption } from "./PaymentOption.js"
+import {
+  GatewayStore,
+  MAX_OPTIONS_PER_PAYMENT,
+  type OptionId,
+  type PaymentOption
+} from "./PaymentOption.js"
 
 /** The wallet app a request came from: its name and icon describe the buyer's wallet. */
 export interface WalletIdentity {
@@ -193,7 +198,19 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
           )
         )
         const available = withActions.filter((o) => o !== undefined)
-        yield* store.insertOptions(available.map((o) => o.option))
+        const stored = yield* store.insertOptions(
+          available.map((o) => o.option),
+          { max: MAX_OPTIONS_PER_PAYMENT, now: at }
+        )
+        if (stored === "full") {
+          return yield* new InvalidState({
+            status: "requires_action",
+            kind: "other",
+            message:
+              `The payment already holds ${MAX_OPTIONS_PER_PAYMENT} options whose price is still ` +
+              "locked: confirm one of them, or ask again once some have expired"
+          })
+        }
         const collecting = available
           .filter((o) => o.option.collectData)
           .map((o) => o.option.account)

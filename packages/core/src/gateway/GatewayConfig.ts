@@ -15,7 +15,14 @@ export interface GatewaySettings {
   /** How long an option's price is locked; never past the payment's expiry. */
   readonly quoteLockMs?: number
   readonly collectData?: CollectDataPolicy
+  /**
+   * How long the data a buyer entered is kept once the payment is final (or expired unpaid),
+   * then deleted by the background purge (GatewayPurge.ts). Default 90 days.
+   */
+  readonly buyerDataRetentionMs?: number
 }
+
+export const DEFAULT_BUYER_DATA_RETENTION_MS = 90 * 24 * 60 * 60_000
 
 export const DEFAULT_QUOTE_LOCK_MS = 120_000
 /** The most accounts one options request may name. */

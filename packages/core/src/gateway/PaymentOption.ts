@@ -43,6 +43,27 @@ export interface CollectedDataRecord {
   readonly collectedAt: Date
 }
 
+/**
+ * The most options one payment keeps across its options requests. A request's options are
+ * its accounts (at most 20) times the tokens of their chains, each locked for the quote lock
+ * (2 minutes by default): 200 is ten full refreshes inside one lock. Past it, the payment's
+ * expired options make room, oldest first; a request that would still pass it stores nothing.
+ */
+export const MAX_OPTIONS_PER_PAYMENT = 200
+
+/** Options expired longer ago than this are purged (confirm answers `quote_expired` until then). */
+export const OPTION_PURGE_GRACE_MS = 24 * 60 * 60_000
+
+export interface OptionsCap {
+  /** The most options the payment may hold once the batch is in. */
+  readonly max: number
+  /** Options expiring at or before this may be deleted to make room. */
+  readonly now: Date
+}
+
+/** Whether a capped batch went in, or was refused (nothing stored) for lack of room. */
+export type OptionsInserted = "inserted" | "full"
+
 export class GatewayStore extends Context.Tag("@pay/core/GatewayStore")<
   GatewayStore,
   {
@@ -50,7 +71,15 @@ export class GatewayStore extends Context.Tag("@pay/core/GatewayStore")<
      * Stores the options offered in one answer, all or none. An id already
      * stored (or twice in the batch), or an unknown payment, is a defect.
      */
-    readonly insertOptions: (options: ReadonlyArray<PaymentOption>) => Effect.Effect<void>
+    readonly insertOptions: (
+      options: ReadonlyArray<PaymentOption>,
+      /**
+       * With a cap (every batch one payment's): the payment's expired options are deleted,
+       * oldest first, as far as needed for the batch to fit; if its unexpired ones leave no
+       * room, nothing is stored and the answer is "full". Atomic against concurrent batches.
+       */
+      cap?: OptionsCap
+    ) => Effect.Effect<OptionsInserted>
     readonly findOption: (id: OptionId) => Effect.Effect<Option.Option<PaymentOption>>
     /**
      * Keeps the latest data for the payment and account (a second save replaces
@@ -62,5 +91,16 @@ export class GatewayStore extends Context.Tag("@pay/core/GatewayStore")<
       paymentId: PaymentId,
       account: Caip10
     ) => Effect.Effect<Option.Option<CollectedDataRecord>>
+    /**
+     * Deletes options that expired before `expiredBefore`, except those of a payment still
+     * `processing` (its collection reads its option). A batch of at most `limit`; the count
+     * deleted. Safe with many instances: a delete another instance did deletes nothing.
+     */
+    readonly purgeOptions: (expiredBefore: Date, limit: number) => Effect.Effect<number>
+    /**
+     * Deletes the data collected for payments final before `finalBefore` (`finalAt`, or the
+     * expiry of a payment left unpaid). A batch of at most `limit`; the count deleted.
+     */
+    readonly purgeCollectedData: (finalBefore: Date, limit: number) => Effect.Effect<number>
   }
 >() {}

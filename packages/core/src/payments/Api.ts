@@ -71,13 +71,14 @@ export const ListPaymentsParams = Schema.Struct({
   startTs: Schema.optional(Timestamp.annotations({ description: "RFC 3339, inclusive" })),
   endTs: Schema.optional(Timestamp.annotations({ description: "RFC 3339, exclusive" })),
   token_symbol: Schema.optional(Strings).annotations({
-    description: "Token symbol (repeatable); CAIP-19 ids go in `asset`"
+    description:
+      "Token symbol (repeatable, at most 50 distinct, case-insensitive); CAIP-19 ids go in `asset`"
   }),
   asset: Schema.optional(Schema.String).annotations({
-    description: "Deprecated: comma-separated CAIP-19 ids"
+    description: "Deprecated: comma-separated CAIP-19 ids (at most 50 distinct)"
   }),
   network: Schema.optional(Schema.String).annotations({
-    description: "Comma-separated CAIP-2 chain ids"
+    description: "Comma-separated CAIP-2 chain ids (at most 50 distinct)"
   }),
   sortBy: Schema.optional(Schema.Literal("date", "amount")),
   sortDir: Schema.optional(Schema.Literal("asc", "desc")),
@@ -85,7 +86,9 @@ export const ListPaymentsParams = Schema.Struct({
   limit: Schema.optionalWith(Limit, { default: () => 50 }),
   status: Schema.optional(Statuses),
   referenceId: Schema.optional(ReferenceSearch),
-  merchantId: Schema.optional(Strings)
+  merchantId: Schema.optional(Strings).annotations({
+    description: "Merchant id (repeatable, at most 100 distinct)"
+  })
 })
 
 export const MerchantPaymentsParams = Schema.Struct({

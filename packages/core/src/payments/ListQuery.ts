@@ -15,7 +15,7 @@ import type { Partner } from "../partners/Partner.js"
 import { type Caip2, type Caip19, parseCaip2, parseCaip19 } from "../shared/Caip.js"
 import { cursorCodec, keysetPage } from "../shared/Cursor.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
-import { type Payment, PaymentId, type PaymentStatus } from "./Payment.js"
+import { PAYMENT_STATUSES, type Payment, PaymentId, type PaymentStatus } from "./Payment.js"
 import type { PaymentCursor, PaymentFilter, PaymentSortBy, SortDirection } from "./PaymentStore.js"
 import { sortKeyOf } from "./PaymentStore.js"
 import { Payments } from "./Payments.js"
@@ -52,6 +52,43 @@ const commaList = <A>(
   return Effect.succeed(out)
 }
 
+/**
+ * How many distinct values a repeated or comma-separated list parameter may carry (after
+ * duplicates are dropped): every value is a placeholder in the store's query and a shape of
+ * statement, so an unbounded list would let one request grow both. Every status is at most
+ * six; 100 merchants (a platform's dashboard filtering by many at once); 50 networks, assets
+ * and token symbols, more than the engine's token registry and chains hold together.
+ */
+export const LIST_PARAM_CAPS = {
+  merchantId: 100,
+  status: PAYMENT_STATUSES.length,
+  network: 50,
+  asset: 50,
+  token_symbol: 50
+} as const
+
+/** The distinct values of a list parameter, in first-seen order; over its cap, a 400 naming it. */
+const distinct = <A>(
+  field: keyof typeof LIST_PARAM_CAPS,
+  values: ReadonlyArray<A> | undefined
+): Effect.Effect<ReadonlyArray<A> | undefined, RequestError> => {
+  if (values === undefined) return Effect.succeed(undefined)
+  const unique = [...new Set(values)]
+  const cap = LIST_PARAM_CAPS[field]
+  return unique.length > cap
+    ? Effect.fail(
+        RequestError.invalid(
+          ApiErrors.InvalidParams,
+          field,
+          `at most ${cap} distinct values (${unique.length} given)`
+        )
+      )
+    : Effect.succeed(unique)
+}
+
+const dedupe = <A>(values: ReadonlyArray<A> | undefined) =>
+  values === undefined ? undefined : [...new Set(values)]
+
 const intersect = <A>(a: ReadonlyArray<A> | undefined, b: ReadonlyArray<A> | undefined) =>
   a === undefined ? b : b === undefined ? a : a.filter((x) => b.includes(x))
 
@@ -75,7 +112,10 @@ export const filterOf = (
     const registry = yield* TokenRegistry
     const from = yield* timestampParam(fields.start, params.startTs)
     const before = yield* timestampParam(fields.end, params.endTs)
-    const symbols = asArray(params.token_symbol)
+    const symbols = yield* distinct(
+      "token_symbol",
+      asArray(params.token_symbol)?.map((s) => s.toLowerCase())
+    )
     if (symbols?.some((s) => s.length === 0)) {
       return yield* RequestError.invalid(
         ApiErrors.InvalidParams,
@@ -84,19 +124,26 @@ export const filterOf = (
       )
     }
     const bySymbol = symbols?.flatMap((s) => registry.tokensBySymbol(s).map((t) => t.asset))
-    const byAsset = yield* commaList<Caip19>("asset", params.asset, parseCaip19)
-    const networks = yield* commaList<Caip2>("network", params.network, parseCaip2)
-    const merchantIds = asArray(params.merchantId)
+    const byAsset = yield* distinct(
+      "asset",
+      yield* commaList<Caip19>("asset", params.asset, parseCaip19)
+    )
+    const networks = yield* distinct(
+      "network",
+      yield* commaList<Caip2>("network", params.network, parseCaip2)
+    )
+    const merchantIds = yield* distinct("merchantId", asArray(params.merchantId))
+    const statuses = yield* distinct("status", asArray(params.status))
     if (merchantIds?.some((s) => s.length === 0)) {
       return yield* RequestError.invalid(ApiErrors.InvalidParams, "merchantId", "must not be empty")
     }
     const filter: PaymentFilter = {
       partnerId: partner.id,
       merchantIds,
-      statuses: asArray(params.status),
+      statuses,
       from,
       before,
-      assets: intersect(bySymbol, byAsset),
+      assets: dedupe(intersect(bySymbol, byAsset)),
       networks,
       referenceId: params.referenceId,
       now: yield* now
