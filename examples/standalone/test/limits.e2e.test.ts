@@ -18,6 +18,7 @@ import {
   payClient,
   startServer
 } from "./e2e-support.js"
+import { gatewayStatus, walletClient } from "./gateway-support.js"
 import { getStatus, newPayment, sleep } from "./payments-support.js"
 
 interface RawAnswer {
@@ -173,6 +174,12 @@ describe("limits", () => {
       expect(refused.body).toEqual({ code: "too_many_long_polls", message: expect.any(String) })
       // A status without maxPollMs is no long-poll: answered as ever.
       expect((await getStatus(api, ids[3]!, merchant.id)).status).toBe(200)
+      // A wallet's long-poll counts against the same cap.
+      const wallet = (await walletClient(server)).api
+      const walletRefused = await gatewayStatus(wallet, ids[3]!, 1)
+      expectError(walletRefused, 503, "too_many_long_polls")
+      expect(walletRefused.headers.get("retry-after")).toBe(refused.headers.get("retry-after"))
+      expect((await gatewayStatus(wallet, ids[3]!)).status).toBe(200)
 
       // The 3 held are answered when their payments change (cancelled here).
       for (const id of ids.slice(0, 3)) {
