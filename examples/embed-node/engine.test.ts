@@ -61,6 +61,7 @@ describe("options", () => {
       publicUrl: "ftp://shop.example/pay",
       maxBodyBytes: 5,
       maxLongPollMs: -1,
+      maxHeldLongPolls: 0,
       workers: "no",
       chainWork: { leaseMs: 1.5 },
       fees: { default: { percentage: "lots" } },
@@ -78,6 +79,7 @@ describe("options", () => {
       "chainWork.leaseMs",
       "fees.default.percentage",
       "maxBodyBytes",
+      "maxHeldLongPolls",
       "maxLongPollMs",
       "previousSecrets.1",
       "publicURL",
@@ -89,6 +91,9 @@ describe("options", () => {
     expect(message).toContain("publicUrl: must be an absolute http:// or https:// URL")
     expect(message).toContain("publicURL: is not a known option")
     expect(message).toContain("maxBodyBytes: must be a whole number of bytes from 1024")
+    expect(message).toContain(
+      "maxHeldLongPolls: must be a whole number of long-polls from 1 to 10000000"
+    )
     expect(message).toContain("secret: must be at least 32 random bytes (it holds 5)")
     expect(message).toContain("previousSecrets.1: must be at least 32 random bytes (it holds 5)")
     expect(existsSync(database)).toBe(false)

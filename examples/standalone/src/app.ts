@@ -34,6 +34,7 @@ type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBody
       StandaloneConfig,
       | "paymentLifetimeMs"
       | "maxLongPollMs"
+      | "maxHeldLongPolls"
       | "basePath"
       | "fetchAllowPrivate"
       | "secret"
@@ -64,6 +65,7 @@ const engineOptions = (
       ? {}
       : { paymentLifetimeMs: given.paymentLifetimeMs }),
     ...(given.maxLongPollMs === undefined ? {} : { maxLongPollMs: given.maxLongPollMs }),
+    ...(given.maxHeldLongPolls === undefined ? {} : { maxHeldLongPolls: given.maxHeldLongPolls }),
     logos: logoCaptureLayer({ allowPrivate: given.fetchAllowPrivate === true }),
     webhookUrls: webhookUrlGuardLayer({ allowPrivate: given.fetchAllowPrivate === true }),
     webhookSender: webhookSenderLayer({ allowPrivate: given.fetchAllowPrivate === true }),
@@ -206,7 +208,8 @@ export const startStandalone = (
     const server = yield* host.serve(engine, {
       host: config.host,
       port: config.port,
-      maxLongPollMs: config.maxLongPollMs
+      maxLongPollMs: config.maxLongPollMs,
+      ...(config.maxConnections === undefined ? {} : { maxConnections: config.maxConnections })
     })
     // `context` lets in-process tests reach the services; `sandbox`, the sandbox chain.
     return { server, bootstrapped, context, sandbox: chain.sandbox }

@@ -1,6 +1,6 @@
-import { Either } from "effect"
+import { ConfigProvider, Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { isLoopbackHost, parsePreviousSecrets, sandboxRefusal } from "./config.js"
+import { isLoopbackHost, parsePreviousSecrets, sandboxRefusal, standaloneConfig } from "./config.js"
 
 describe("where the sandbox chain may run", () => {
   it("knows loopback addresses from the others", () => {
@@ -66,5 +66,51 @@ describe("PAY_SECRET_PREVIOUS", () => {
         "PAY_SECRET_PREVIOUS's secret 1 of 1 must be standard base64, e.g. the output of `openssl rand -base64 32`"
       )
     )
+  })
+})
+
+describe("the connection and long-poll limits (PAY_MAX_CONNECTIONS, PAY_MAX_HELD_LONG_POLLS)", () => {
+  const read = (env: Record<string, string>) =>
+    Effect.runSync(
+      Effect.either(
+        Effect.withConfigProvider(
+          standaloneConfig,
+          ConfigProvider.fromMap(new Map(Object.entries(env)))
+        )
+      )
+    )
+
+  it("default to 25,000 connections and 20,000 held long-polls", () => {
+    const config = read({})
+    expect(Either.isRight(config)).toBe(true)
+    if (Either.isRight(config)) {
+      expect(config.right.maxConnections).toBe(25_000)
+      expect(config.right.maxHeldLongPolls).toBe(20_000)
+    }
+  })
+
+  it("take whole numbers from 1", () => {
+    const config = read({ PAY_MAX_CONNECTIONS: "100", PAY_MAX_HELD_LONG_POLLS: "3" })
+    expect(Either.isRight(config) && config.right.maxConnections).toBe(100)
+    expect(Either.isRight(config) && config.right.maxHeldLongPolls).toBe(3)
+  })
+
+  it("refuse anything else with one line naming the variable and its range", () => {
+    for (const [name, value] of [
+      ["PAY_MAX_CONNECTIONS", "0"],
+      ["PAY_MAX_CONNECTIONS", "many"],
+      ["PAY_MAX_CONNECTIONS", "1.5"],
+      ["PAY_MAX_HELD_LONG_POLLS", "0"],
+      ["PAY_MAX_HELD_LONG_POLLS", "-3"],
+      ["PAY_MAX_HELD_LONG_POLLS", "20000000"]
+    ] as const) {
+      const config = read({ [name]: value })
+      expect(Either.isLeft(config), `${name}=${value}`).toBe(true)
+      if (Either.isLeft(config)) {
+        const message = String(config.left)
+        expect(message, `${name}=${value}`).toContain(name)
+        expect(message.split("\n").length, `${name}=${value}`).toBe(1)
+      }
+    }
   })
 })

@@ -21,6 +21,10 @@ export interface StandaloneConfig {
   readonly paymentLifetimeMs: number
   /** The longest a status request is held (`maxPollMs` above it is capped). */
   readonly maxLongPollMs: number
+  /** PAY_MAX_HELD_LONG_POLLS: status long-polls held at once; one more is 503 with Retry-After. */
+  readonly maxHeldLongPolls?: number
+  /** PAY_MAX_CONNECTIONS: connections open at once (node's `server.maxConnections`; not on Bun). */
+  readonly maxConnections?: number
   /** The `PAY_CONFIG` file (networks, tokens, rates); without one the sandbox chain runs. */
   readonly payConfigPath: Option.Option<string>
   /**
@@ -258,6 +262,20 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
     Config.validate({
       message: "PAY_MAX_LONG_POLL_MS must be from 0 to 120000",
       validation: (n) => n >= 0 && n <= 120_000
+    })
+  ),
+  maxHeldLongPolls: Config.integer("PAY_MAX_HELD_LONG_POLLS").pipe(
+    Config.withDefault(20_000),
+    Config.validate({
+      message: "PAY_MAX_HELD_LONG_POLLS must be from 1 to 10000000",
+      validation: (n) => n >= 1 && n <= 10_000_000
+    })
+  ),
+  maxConnections: Config.integer("PAY_MAX_CONNECTIONS").pipe(
+    Config.withDefault(25_000),
+    Config.validate({
+      message: "PAY_MAX_CONNECTIONS must be from 1 to 10000000",
+      validation: (n) => n >= 1 && n <= 10_000_000
     })
   ),
   webhookRetryScheduleMs: Config.option(

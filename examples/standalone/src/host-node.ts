@@ -7,6 +7,14 @@ import type { StandaloneHost } from "./host.js"
 export const nodeHost: StandaloneHost = {
   runtime: `Node ${process.version}`,
   sqlite: SqliteOnNode,
-  serve: (engine, { host, port }) =>
-    Effect.map(serve(engine, { host, port }), ({ url, port }) => ({ url, port }))
+  serve: (engine, { host, port, maxLongPollMs, maxConnections }) =>
+    Effect.map(
+      serve(engine, {
+        host,
+        port,
+        maxLongPollMs,
+        ...(maxConnections === undefined ? {} : { maxConnections })
+      }),
+      ({ url, port }) => ({ url, port })
+    )
 }

@@ -15,6 +15,8 @@ export interface ServeSettings {
   readonly port: number
   /** The engine's long-poll cap: connections may idle past it. */
   readonly maxLongPollMs: number
+  /** Connections open at once (node:http's `maxConnections`; Bun.serve has no such setting). */
+  readonly maxConnections?: number
 }
 
 export interface ServingServer {

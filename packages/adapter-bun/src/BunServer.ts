@@ -3,7 +3,13 @@
  * closes a connection idle for `idleTimeout` seconds (10 by default), shorter
  * than a held long-poll: the timeout is set from the engine's long-poll cap.
  * A client that goes away aborts its request's signal, which the engine turns
- * into an interrupt (a held long-poll lets go at once).
+ * into an interrupt (a held long-poll lets go at once). What differs from
+ * @pay/adapter-node's server: Bun.serve has no header or request timeout and
+ * no connection cap (node's headersTimeout, requestTimeout, maxConnections);
+ * the idle timeout is the only one. It reads and drops a refused body (413)
+ * still arriving itself, so the client reads its answer (tested in
+ * examples/standalone/test/limits.e2e.test.ts). The engine's cap on held
+ * long-polls (`maxHeldLongPolls`) is the same on both.
  */
 
 /**

@@ -7,6 +7,60 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { EngineHandler, EngineRequest } from "@pay/core"
 
+/**
+ * A body refused (413) while the client still sends it is read and dropped
+ * after the answer, up to this many bytes and this long (a lingering close, as
+ * nginx's `lingering_time`): closing at once would make the kernel reset the
+ * connection over the unread bytes, and a client still sending would see a
+ * broken pipe (EPIPE, ECONNRESET) instead of its 413. A client sending more,
+ * or for longer, is cut off; one declaring more (Content-Length) is not
+ * waited for.
+ */
+export const LINGER_MAX_BYTES = 64 * 1024 * 1024
+export const LINGER_MAX_MS = 30_000
+
+/**
+ * Closes the connection once the rest of a refused body is read and dropped:
+ * node ends a `Connection: close` answer with `socket.destroySoon()`, which is
+ * put off until the body is all in (then the close is a clean FIN), or cut
+ * short past the bounds (the connection is destroyed).
+ */
+const lingerThenClose = (req: IncomingMessage): void => {
+  const socket = req.socket as IncomingMessage["socket"] & { destroySoon?: () => void }
+  const destroySoon = socket.destroySoon
+  if (typeof destroySoon !== "function") return
+  socket.destroySoon = () => {
+    socket.destroySoon = destroySoon
+    const close = () => destroySoon.call(socket)
+    if (req.complete || req.destroyed) return close()
+    let dropped = 0
+    const done = () => {
+      clearTimeout(timer)
+      req.off("data", onData)
+      req.off("end", drained)
+      req.off("close", done)
+    }
+    const drained = () => {
+      done()
+      close()
+    }
+    const cut = () => {
+      done()
+      socket.destroy()
+    }
+    const timer = setTimeout(cut, LINGER_MAX_MS)
+    timer.unref()
+    const onData = (chunk: Buffer) => {
+      dropped += chunk.length
+      if (dropped > LINGER_MAX_BYTES) cut()
+    }
+    req.on("data", onData)
+    req.on("end", drained)
+    req.on("close", done)
+    req.resume()
+  }
+}
+
 /** The part of an engine this adapter needs (`createPaymentEngine`'s or `makePaymentEngine`'s). */
 export interface HandlesRequests {
   readonly handle: EngineHandler
@@ -123,7 +177,13 @@ export const toNodeHandler = (engine: HandlesRequests) => {
     handle(toEngineRequest(req, res)).then(
       (response) => {
         if (res.destroyed) return
-        if (!req.complete && response.status === 413) res.setHeader("connection", "close")
+        // A refused body still coming: answered now, the rest read and dropped (bounded); one
+        // declared larger than that bound is not waited for, the connection closes.
+        if (!req.complete && response.status === 413) {
+          res.setHeader("connection", "close")
+          const declared = Number(req.headers["content-length"])
+          if (!(Number.isFinite(declared) && declared > LINGER_MAX_BYTES)) lingerThenClose(req)
+        }
         // A flat [name, value, ...] list is node's cheapest header form; a known length
         // spares the chunked framing, so headers and body leave in one write.
         const headers: Array<string> = []

@@ -1,14 +1,63 @@
 /**
  * A node:http server for the engine, as a scoped Effect resource: listening
  * when acquired; on release it stops accepting, lets in-flight requests
- * finish (up to a grace period), then closes what is left.
+ * finish (up to a grace period), then closes what is left. Its limits
+ * (`serverLimits`) bound what a client can hold: time to send the headers and
+ * the request, and connections.
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Duration, Effect } from "effect"
 import { type HandlesRequests, toNodeHandler } from "./NodeHandler.js"
 
-export interface ServeOptions {
+/** What a node:http server serving the engine is limited to (`applyServerLimits`). */
+export interface ServerLimits {
+  /** The engine's long-poll cap (`maxLongPollMs`, default 30 s): the request timeout stays above it. */
+  readonly maxLongPollMs?: number
+  /** Time a client has to send a request's headers. Default 20 s. */
+  readonly headersTimeoutMs?: number
+  /**
+   * Time a client has to send a whole request (headers and body); node counts
+   * receiving only, not the answer. Default 120 s, and always at least the
+   * long-poll cap plus 10 s.
+   */
+  readonly requestTimeoutMs?: number
+  /** Connections open at once; more are refused (node's `server.maxConnections`). Default 25,000. */
+  readonly maxConnections?: number
+}
+
+export const DEFAULT_HEADERS_TIMEOUT_MS = 20_000
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000
+export const DEFAULT_MAX_CONNECTIONS = 25_000
+
+/** The limits as node's server settings, defaults filled in. */
+export const serverLimits = (limits: ServerLimits = {}) => {
+  const headersTimeout = limits.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS
+  const requestTimeout = Math.max(
+    limits.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    (limits.maxLongPollMs ?? 30_000) + 10_000,
+    // node requires headersTimeout <= requestTimeout.
+    headersTimeout
+  )
+  return {
+    headersTimeout,
+    requestTimeout,
+    maxConnections: limits.maxConnections ?? DEFAULT_MAX_CONNECTIONS
+  }
+}
+
+/**
+ * Sets the limits on a node:http server: for an embedder serving the engine
+ * (`toNodeHandler`) on a server of its own; `serve` does it.
+ */
+export const applyServerLimits = (server: Server, limits: ServerLimits = {}): void => {
+  const settings = serverLimits(limits)
+  server.headersTimeout = settings.headersTimeout
+  server.requestTimeout = settings.requestTimeout
+  server.maxConnections = settings.maxConnections
+}
+
+export interface ServeOptions extends ServerLimits {
   readonly host: string
   /** 0 picks a free port. */
   readonly port: number
@@ -47,7 +96,12 @@ const close = (server: Server, grace: Duration.DurationInput) =>
 export const serve = (engine: HandlesRequests, options: ServeOptions) =>
   Effect.acquireRelease(
     Effect.gen(function* () {
-      const server = createServer({ keepAliveTimeout: 5_000 }, toNodeHandler(engine))
+      const { headersTimeout, requestTimeout } = serverLimits(options)
+      const server = createServer(
+        { keepAliveTimeout: 5_000, headersTimeout, requestTimeout },
+        toNodeHandler(engine)
+      )
+      applyServerLimits(server, options)
       const address = yield* listen(server, options)
       const host = address.family === "IPv6" ? `[${address.address}]` : address.address
       return {

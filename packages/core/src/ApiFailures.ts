@@ -6,6 +6,7 @@
  */
 import { Match } from "effect"
 import type { GatewayAuthError } from "./apps/WalletApp.js"
+import { LONG_POLL_RETRY_AFTER_SECONDS } from "./Config.js"
 import type {
   ChainUnreachable,
   InsufficientBalance,
@@ -25,6 +26,7 @@ import type { LogoRefused } from "./merchants/Logo.js"
 import type { MerchantNotFound } from "./merchants/Merchant.js"
 import type {
   InvalidState,
+  LongPollsExhausted,
   MerchantInactive,
   PaymentExpired,
   PaymentNotFound,
@@ -52,6 +54,7 @@ declare module "./http/ErrorResponses.js" {
     readonly PaymentNotFound: PaymentNotFound
     readonly InvalidState: InvalidState
     readonly PaymentExpired: PaymentExpired
+    readonly LongPollsExhausted: LongPollsExhausted
     readonly MerchantInactive: MerchantInactive
     readonly RefundExists: RefundExists
     readonly QuoteExpired: QuoteExpired
@@ -129,6 +132,13 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
     InvalidState: (e) =>
       replyOf(e.kind === "cancel" ? ApiErrors.CancelRefused : ApiErrors.InvalidState, e.message),
     PaymentExpired: (e) => replyOf(ApiErrors.PaymentExpired, `Payment ${e.paymentId} has expired`),
+    LongPollsExhausted: (e) => ({
+      ...replyOf(
+        ApiErrors.TooManyLongPolls,
+        `The server already holds ${e.held} long-polls; retry in ${LONG_POLL_RETRY_AFTER_SECONDS} seconds, or ask without maxPollMs`
+      ),
+      headers: { "retry-after": String(LONG_POLL_RETRY_AFTER_SECONDS) }
+    }),
     MerchantInactive: (e) =>
       replyOf(
         ApiErrors.MerchantInactive,

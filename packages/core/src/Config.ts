@@ -17,6 +17,11 @@ export interface PayConfigShape {
   readonly paymentLifetimeMs?: number
   /** The longest a status request may be held (`maxPollMs` above it is capped). */
   readonly maxLongPollMs?: number
+  /**
+   * The most status requests this engine holds at once (long-polls); one more
+   * is answered 503 `too_many_long_polls` with `Retry-After`. Default 20,000.
+   */
+  readonly maxHeldLongPolls?: number
   /** Quote locks and the data-collection policy of the wallet gateway. */
   readonly gateway?: GatewaySettings
   /** The engine's fees, taken from each succeeded payment before it is settled (fees/Fees.ts). */
@@ -37,6 +42,9 @@ export class PayConfig extends Context.Tag("@pay/core/PayConfig")<PayConfig, Pay
 
 export const DEFAULT_PAYMENT_LIFETIME_MS = 5 * 60_000
 export const DEFAULT_MAX_LONG_POLL_MS = 30_000
+export const DEFAULT_MAX_HELD_LONG_POLLS = 20_000
+/** The `Retry-After` (seconds) of a long-poll refused because too many are held. */
+export const LONG_POLL_RETRY_AFTER_SECONDS = 2
 /** A payment cannot be asked to stay open longer than this. */
 export const MAX_PAYMENT_LIFETIME_MS = 30 * 24 * 60 * 60_000
 

@@ -39,6 +39,11 @@ export interface PaymentEngineSettings {
   readonly paymentLifetimeMs?: number
   /** The longest a status request is held (`maxPollMs` above it is capped). Default 30 s. */
   readonly maxLongPollMs?: number
+  /**
+   * The most status long-polls this engine holds at once; one more is answered
+   * 503 `too_many_long_polls` with `Retry-After`. Default 20,000.
+   */
+  readonly maxHeldLongPolls?: number
   /** Quote locks and the data-collection policy of the wallet gateway. */
   readonly gateway?: GatewaySettings
   /** The engine's fees, taken from each succeeded payment before it is settled. */
@@ -170,6 +175,7 @@ const Settings = Schema.Struct({
   maxBodyBytes: Schema.optional(int(1024, 100 * 1024 * 1024, "bytes")),
   paymentLifetimeMs: Schema.optional(int(1000, MAX_PAYMENT_LIFETIME_MS, "milliseconds")),
   maxLongPollMs: Schema.optional(int(0, 120_000, "milliseconds")),
+  maxHeldLongPolls: Schema.optional(int(1, 10_000_000, "long-polls")),
   gateway: Schema.optional(
     Schema.Struct({
       quoteLockMs: Schema.optional(int(100, 3_600_000, "milliseconds")),
@@ -298,6 +304,9 @@ export const checkOptions = <E>(
       ? {}
       : { paymentLifetimeMs: options.paymentLifetimeMs }),
     ...(options.maxLongPollMs === undefined ? {} : { maxLongPollMs: options.maxLongPollMs }),
+    ...(options.maxHeldLongPolls === undefined
+      ? {}
+      : { maxHeldLongPolls: options.maxHeldLongPolls }),
     ...(options.gateway === undefined ? {} : { gateway: options.gateway }),
     ...(options.fees === undefined ? {} : { fees: options.fees }),
     ...(options.chainWork === undefined ? {} : { chainWork: options.chainWork }),

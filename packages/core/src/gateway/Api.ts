@@ -223,7 +223,7 @@ export const gatewayStatus = HttpApiEndpoint.get("gatewayStatus", "/v1/gateway/p
   .setUrlParams(MaxPollParams)
   .addSuccess(StatusResponse)
   .annotate(OpenApi.Summary, "The payment's status; long-polls with maxPollMs")
-  .pipe(failsWith(ApiErrors.PaymentNotFound))
+  .pipe(failsWith(ApiErrors.PaymentNotFound, ApiErrors.TooManyLongPolls))
 
 export const gatewayCancel = HttpApiEndpoint.post("gatewayCancel", "/v1/gateway/payment/:id/cancel")
   .setHeaders(WalletHeaders)

@@ -204,6 +204,12 @@ export const ApiErrors = {
     503,
     "chain_unavailable",
     "The network did not answer; nothing was submitted"
+  ),
+  TooManyLongPolls: row(
+    "TooManyLongPolls",
+    503,
+    "too_many_long_polls",
+    "The server holds as many long-polls as it may; retry after `Retry-After` seconds"
   )
 } as const
 

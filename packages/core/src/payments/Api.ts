@@ -187,7 +187,7 @@ export const paymentStatus = HttpApiEndpoint.get("status", "/v1/payments/:id/sta
   .setUrlParams(MaxPollParams)
   .addSuccess(StatusResponse)
   .annotate(OpenApi.Summary, "A payment's status; long-polls with maxPollMs")
-  .pipe(failsWith(ApiErrors.Forbidden, ApiErrors.PaymentNotFound))
+  .pipe(failsWith(ApiErrors.Forbidden, ApiErrors.PaymentNotFound, ApiErrors.TooManyLongPolls))
 
 export const cancelPayment = HttpApiEndpoint.post("cancel", "/v1/payments/:id/cancel")
   .setHeaders(MerchantIdempotentHeaders)

@@ -205,6 +205,12 @@ export class PaymentExpired extends Schema.TaggedError<PaymentExpired>()("Paymen
   paymentId: Schema.String
 }) {}
 
+/** A long-poll refused: this engine already holds as many as it may (`maxHeldLongPolls`). */
+export class LongPollsExhausted extends Schema.TaggedError<LongPollsExhausted>()(
+  "LongPollsExhausted",
+  { held: Schema.Number }
+) {}
+
 export class MerchantInactive extends Schema.TaggedError<MerchantInactive>()("MerchantInactive", {
   merchantId: Schema.String,
   status: Schema.String

@@ -18,7 +18,7 @@ import { MERCHANT_READ_REUSE_MS, Merchants } from "../merchants/Merchants.js"
 import { Partners } from "../partners/Partners.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
-import type { Payment, PaymentStatus } from "./Payment.js"
+import { LongPollsExhausted, type Payment, type PaymentStatus } from "./Payment.js"
 import { PaymentEvents } from "./PaymentEvents.js"
 import type { PaymentTransition } from "./PaymentStateMachine.js"
 import { Payments, type StatusRead } from "./Payments.js"
@@ -479,3 +479,77 @@ const ALLOWED = new Set([
   "processing>succeeded",
   "processing>failed"
 ])
+
+describe("the cap on held long-polls (maxHeldLongPolls)", () => {
+  const capped = () =>
+    payEngineLayer({
+      storage: MemoryStorage,
+      config: {
+        publicUrl: "http://pay.test",
+        maxBodyBytes: 1024,
+        maxLongPollMs: 30_000,
+        maxHeldLongPolls: 2
+      }
+    })
+
+  it.effect(
+    "refuses one more hold, answers reads that hold nothing, and counts a hold until it ends",
+    () =>
+      Effect.gen(function* () {
+        const { partner, merchant, payment, payments } = yield* fixture
+        const poll = (maxPollMs: number) =>
+          payments.status(partner, merchant.id, payment.id, maxPollMs)
+        const first = yield* Effect.fork(poll(10_000))
+        const second = yield* Effect.fork(poll(10_000))
+        yield* TestClock.adjust(Duration.millis(1))
+        const refused = yield* Effect.flip(poll(10_000))
+        expect(refused).toBeInstanceOf(LongPollsExhausted)
+        expect(refused).toMatchObject({ _tag: "LongPollsExhausted", held: 2 })
+        // Without a hold (no maxPollMs): answered as ever.
+        expect((yield* poll(0)).payment.status).toBe("requires_action")
+        // Held without a fiber too: refused to `status`, which answers the refusal.
+        expect(
+          payments.statusNow(partner, merchant.id, payment.id, 10_000, () => {})
+        ).toBeUndefined()
+        // A client that goes away (an interrupt) frees its place.
+        yield* Fiber.interrupt(first)
+        const third = yield* Effect.fork(poll(10_000))
+        yield* TestClock.adjust(Duration.millis(1))
+        expect(yield* Effect.flip(poll(10_000))).toBeInstanceOf(LongPollsExhausted)
+        // Answered ones free theirs.
+        yield* payments.transition(payment.id, start)
+        expect((yield* Fiber.join(second)).payment.status).toBe("processing")
+        expect((yield* Fiber.join(third)).payment.status).toBe("processing")
+      }).pipe(Effect.provide(capped()))
+  )
+
+  it.effect("counts holds without a fiber until answered or let go", () =>
+    Effect.gen(function* () {
+      const { partner, merchant, payment, payments } = yield* fixture
+      const releases: Array<() => void> = []
+      const holdNow = () =>
+        payments.statusNow(partner, merchant.id, payment.id, 10_000, (release) => {
+          releases.push(release)
+        })
+      expect(holdNow()).toBeInstanceOf(Promise)
+      const second = holdNow()
+      expect(second).toBeInstanceOf(Promise)
+      expect(holdNow()).toBeUndefined()
+      expect(
+        yield* Effect.flip(payments.status(partner, merchant.id, payment.id, 10_000))
+      ).toBeInstanceOf(LongPollsExhausted)
+      // The first client goes away: its place is free at once.
+      releases[0]!()
+      const third = holdNow()
+      expect(third).toBeInstanceOf(Promise)
+      expect(holdNow()).toBeUndefined()
+      // Both held are answered by the change, and free theirs.
+      yield* payments.transition(payment.id, start)
+      yield* Effect.promise(() => Promise.all([second, third]))
+      // Processing is not final: held again, two, and no third.
+      expect(holdNow()).toBeInstanceOf(Promise)
+      expect(holdNow()).toBeInstanceOf(Promise)
+      expect(holdNow()).toBeUndefined()
+    }).pipe(Effect.provide(capped()))
+  )
+})

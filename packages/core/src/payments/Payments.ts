@@ -6,6 +6,7 @@
  */
 import { Duration, Effect, Either, Option, Schedule } from "effect"
 import {
+  DEFAULT_MAX_HELD_LONG_POLLS,
   DEFAULT_MAX_LONG_POLL_MS,
   DEFAULT_PAYMENT_LIFETIME_MS,
   engineLivemode,
@@ -26,6 +27,7 @@ import { TokenRegistry } from "../shared/TokenRegistry.js"
 import {
   InvalidState,
   isFinal,
+  LongPollsExhausted,
   MerchantInactive,
   type Payment,
   PaymentExpired,
@@ -85,6 +87,9 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
     const config = yield* PayConfig
     const lifetimeMs = config.paymentLifetimeMs ?? DEFAULT_PAYMENT_LIFETIME_MS
     const maxLongPollMs = config.maxLongPollMs ?? DEFAULT_MAX_LONG_POLL_MS
+    const maxHeldLongPolls = config.maxHeldLongPolls ?? DEFAULT_MAX_HELD_LONG_POLLS
+    /** Long-polls held now, by this engine (both kinds: a fiber's hold and holdNow). */
+    let heldLongPolls = 0
     // Decided once, at start (payEngineLayer); every payment created here records it.
     const livemode = engineLivemode(config)
     // Resolved once: a per-request service lookup costs more than reading the time.
@@ -296,13 +301,17 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
 
     /**
      * The status `read` finds; with `maxPollMs`, held until it changes or the
-     * time (capped) runs out. An unpaid payment wakes at its expiry too.
+     * time (capped) runs out. An unpaid payment wakes at its expiry too. With
+     * `maxHeldLongPolls` held already, a hold is refused (LongPollsExhausted).
      */
     const pollStatus = <E>(
       id: PaymentId,
       read: Effect.Effect<PaymentStatusRecord, E>,
       maxPollMs: number
-    ): Effect.Effect<{ readonly payment: PaymentStatusRecord; readonly at: Date }, E> => {
+    ): Effect.Effect<
+      { readonly payment: PaymentStatusRecord; readonly at: Date },
+      E | LongPollsExhausted
+    > => {
       const answer = (payment: PaymentStatusRecord) => ({
         payment,
         at: new Date(clock.unsafeCurrentTimeMillis())
@@ -336,7 +345,17 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
           if (answersAtOnce(payment, at, maxPollMs)) {
             return Effect.succeed({ payment, at })
           }
-          return hold(since, payment, deadlineOf(payment, at, maxPollMs))
+          if (heldLongPolls >= maxHeldLongPolls) {
+            return Effect.fail(new LongPollsExhausted({ held: heldLongPolls }))
+          }
+          // Counted until the hold ends, however it ends (an answer, an interrupt: the client left).
+          heldLongPolls++
+          return Effect.ensuring(
+            hold(since, payment, deadlineOf(payment, at, maxPollMs)),
+            Effect.sync(() => {
+              heldLongPolls--
+            })
+          )
         })
       )
     }
@@ -366,6 +385,13 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
         let current = first
         let letGo = false
         let release: (() => void) | undefined
+        // Counted until answered or let go (the client left), whichever comes first.
+        heldLongPolls++
+        let counted = true
+        const uncount = () => {
+          if (counted) heldLongPolls--
+          counted = false
+        }
         const settleWith = (
           found: Option.Option<PaymentStatusRecord>,
           next: number,
@@ -379,6 +405,7 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
             now.getTime() >= deadline
           ) {
             release = undefined
+            uncount()
             resolve({ payment: latest, at: now })
           } else {
             current = latest
@@ -411,6 +438,7 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
           letGo = true
           release?.()
           release = undefined
+          uncount()
         })
         wait(since)
       })
@@ -444,7 +472,8 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
         if (payment.partnerId !== partner.id || payment.merchantId !== merchantId) return undefined
         const at = new Date(clock.unsafeCurrentTimeMillis())
         if (answersAtOnce(payment, at, maxPollMs)) return { payment, at }
-        return abandoned === undefined
+        // Past the cap, `status` refuses it (503 too_many_long_polls).
+        return abandoned === undefined || heldLongPolls >= maxHeldLongPolls
           ? undefined
           : holdNow(id, since, payment, deadlineOf(payment, at, maxPollMs), read, abandoned)
       }

@@ -1,0 +1,99 @@
+/**
+ * The node:http server's limits: the settings `serve` and `applyServerLimits`
+ * give node, and the connection cap over real sockets on 127.0.0.1.
+ */
+import { createServer } from "node:http"
+import { connect, type Socket } from "node:net"
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import { applyServerLimits, serve, serverLimits } from "./NodeServer.js"
+
+const engine = {
+  handle: async () => ({ status: 200, headers: { "content-type": "text/plain" }, body: "ok" })
+}
+
+/** A connection that sent one keep-alive request: resolves with what came back before it closed or 10 s. */
+const exchange = (port: number) =>
+  new Promise<{ readonly socket: Socket; readonly answer: string; readonly closed: boolean }>(
+    (resolve) => {
+      const socket = connect({ host: "127.0.0.1", port })
+      let answer = ""
+      const done = (closed: boolean) => {
+        clearTimeout(timer)
+        resolve({ socket, answer, closed })
+      }
+      const timer = setTimeout(() => done(false), 10_000)
+      socket.on("error", () => {})
+      socket.on("data", (data: Buffer) => {
+        answer += data.toString("latin1")
+        if (answer.includes("\r\n\r\nok")) done(false)
+      })
+      socket.on("close", () => done(true))
+      socket.write("GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+    }
+  )
+
+describe("the node server's limits", () => {
+  it("default to 20 s for the headers, 120 s for the request, 25,000 connections", () => {
+    expect(serverLimits()).toEqual({
+      headersTimeout: 20_000,
+      requestTimeout: 120_000,
+      maxConnections: 25_000
+    })
+  })
+
+  it("keep the request timeout above the long-poll cap", () => {
+    expect(serverLimits({ maxLongPollMs: 120_000 }).requestTimeout).toBe(130_000)
+    expect(serverLimits({ requestTimeoutMs: 5_000, maxLongPollMs: 30_000 }).requestTimeout).toBe(
+      40_000
+    )
+    expect(
+      serverLimits({ headersTimeoutMs: 60_000, requestTimeoutMs: 1_000, maxLongPollMs: 0 })
+    ).toMatchObject({ headersTimeout: 60_000, requestTimeout: 60_000 })
+  })
+
+  it("are set on a server of one's own by applyServerLimits", () => {
+    const server = createServer()
+    applyServerLimits(server, { maxConnections: 7, headersTimeoutMs: 15_000 })
+    expect(server.headersTimeout).toBe(15_000)
+    expect(server.requestTimeout).toBe(120_000)
+    expect(server.maxConnections).toBe(7)
+  })
+
+  it("serve sets them, and a connection past maxConnections is closed unanswered", async () => {
+    await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const running = yield* serve(engine, {
+            host: "127.0.0.1",
+            port: 0,
+            maxConnections: 2,
+            maxLongPollMs: 30_000
+          })
+          expect(running.server.headersTimeout).toBe(20_000)
+          expect(running.server.requestTimeout).toBe(120_000)
+          expect(running.server.maxConnections).toBe(2)
+          const open = yield* Effect.promise(() =>
+            Promise.all([exchange(running.port), exchange(running.port)])
+          )
+          for (const { answer, closed } of open) {
+            expect(closed).toBe(false)
+            expect(answer).toMatch(/^HTTP\/1\.1 200/)
+          }
+          const third = yield* Effect.promise(() => exchange(running.port))
+          expect(third.closed).toBe(true)
+          expect(third.answer).toBe("")
+          // One of the two goes: a new one gets in.
+          open[0]!.socket.destroy()
+          let again = third
+          for (let i = 0; i < 50 && again.answer === ""; i++) {
+            yield* Effect.sleep("100 millis")
+            again = yield* Effect.promise(() => exchange(running.port))
+          }
+          expect(again.answer).toMatch(/^HTTP\/1\.1 200/)
+          for (const { socket } of [open[1]!, again]) socket.destroy()
+        })
+      )
+    )
+  }, 60_000)
+})
