@@ -179,6 +179,7 @@ const Settings = Schema.Struct({
   gateway: Schema.optional(
     Schema.Struct({
       quoteLockMs: Schema.optional(int(100, 3_600_000, "milliseconds")),
+      buyerDataRetentionMs: Schema.optional(int(86_400_000, 3650 * 86_400_000, "milliseconds")),
       collectData: Schema.optional(
         Schema.Struct({
           always: Schema.optional(Schema.Boolean),

@@ -99,8 +99,17 @@ export class EngineSecret extends Context.Tag("@pay/core/EngineSecret")<
   EngineSecretService
 >() {}
 
-/** The AES-GCM keys one secret derives, one per purpose, made once each. */
-const keyring = (secret: Uint8Array<ArrayBuffer>) => {
+/**
+ * The keys one secret derives with HKDF-SHA256, one per purpose, made once
+ * each; `info` names the kind and the purpose, so no two kinds or purposes
+ * share a key.
+ */
+const derivedKeys = (
+  secret: Uint8Array<ArrayBuffer>,
+  infoPrefix: string,
+  algorithm: AesKeyGenParams | HmacKeyGenParams,
+  usages: Array<KeyUsage>
+) => {
   const master = crypto.subtle.importKey("raw", secret, "HKDF", false, ["deriveKey"])
   const keys = new Map<string, Promise<CryptoKey>>()
   return (purpose: string) => {
@@ -112,12 +121,12 @@ const keyring = (secret: Uint8Array<ArrayBuffer>) => {
             name: "HKDF",
             hash: "SHA-256",
             salt: new Uint8Array(0),
-            info: new TextEncoder().encode(`pay-engine/${purpose}`)
+            info: new TextEncoder().encode(`${infoPrefix}${purpose}`)
           },
           m,
-          { name: "AES-GCM", length: 256 },
+          algorithm,
           false,
-          ["encrypt", "decrypt"]
+          usages
         )
       )
       keys.set(purpose, key)
@@ -126,32 +135,16 @@ const keyring = (secret: Uint8Array<ArrayBuffer>) => {
   }
 }
 
-/** The HMAC-SHA256 keys one secret derives, one per purpose, made once each. */
-const hmacKeyring = (secret: Uint8Array<ArrayBuffer>) => {
-  const master = crypto.subtle.importKey("raw", secret, "HKDF", false, ["deriveKey"])
-  const keys = new Map<string, Promise<CryptoKey>>()
-  return (purpose: string) => {
-    let key = keys.get(purpose)
-    if (key === undefined) {
-      key = master.then((m) =>
-        crypto.subtle.deriveKey(
-          {
-            name: "HKDF",
-            hash: "SHA-256",
-            salt: new Uint8Array(0),
-            info: new TextEncoder().encode(`pay-engine/hmac/${purpose}`)
-          },
-          m,
-          { name: "HMAC", hash: "SHA-256", length: 256 },
-          false,
-          ["sign", "verify"]
-        )
-      )
-      keys.set(purpose, key)
-    }
-    return key
-  }
-}
+/** The AES-GCM keys that seal: `pay-engine/<purpose>`. */
+const keyring = (secret: Uint8Array<ArrayBuffer>) =>
+  derivedKeys(secret, "pay-engine/", { name: "AES-GCM", length: 256 }, ["encrypt", "decrypt"])
+
+/** The HMAC-SHA256 keys that sign tokens: `pay-engine/hmac/<purpose>`. */
+const hmacKeyring = (secret: Uint8Array<ArrayBuffer>) =>
+  derivedKeys(secret, "pay-engine/hmac/", { name: "HMAC", hash: "SHA-256", length: 256 }, [
+    "sign",
+    "verify"
+  ])
 
 /** Base64url without padding, the form of a token in a URL. */
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/
