@@ -64,6 +64,7 @@ describe("options", () => {
       maxHeldLongPolls: 0,
       workers: "no",
       chainWork: { leaseMs: 1.5 },
+      gateway: { buyerDataRetentionMs: 1000 },
       fees: { default: { percentage: "lots" } },
       secret: "c2hvcnQ=",
       previousSecrets: [btoa("p".repeat(32)), "c2hvcnQ="],
@@ -78,6 +79,7 @@ describe("options", () => {
     expect(options).toEqual([
       "chainWork.leaseMs",
       "fees.default.percentage",
+      "gateway.buyerDataRetentionMs",
       "maxBodyBytes",
       "maxHeldLongPolls",
       "maxLongPollMs",
@@ -93,6 +95,9 @@ describe("options", () => {
     expect(message).toContain("maxBodyBytes: must be a whole number of bytes from 1024")
     expect(message).toContain(
       "maxHeldLongPolls: must be a whole number of long-polls from 1 to 10000000"
+    )
+    expect(message).toContain(
+      "gateway.buyerDataRetentionMs: must be a whole number of milliseconds from 86400000"
     )
     expect(message).toContain("secret: must be at least 32 random bytes (it holds 5)")
     expect(message).toContain("previousSecrets.1: must be at least 32 random bytes (it holds 5)")
