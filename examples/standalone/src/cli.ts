@@ -266,7 +266,7 @@ const paymentsSettle = Command.make(
           .pipe(Effect.catchTag("PaymentNotFound", () => Effect.fail(notFound())))
         return yield* Effect.fail(
           new Error(
-            `Payment ${paymentId} has nothing to settle again (status ${payment.status}, settlement ${payment.settlement?.status ?? "none"}): only a succeeded payment whose settlement is no_destination, or held (pending with no transfer under way), can be`
+            `Payment ${paymentId} has nothing to settle again (status ${payment.status}, settlement ${payment.settlement?.status ?? "none"}): only a succeeded payment whose settlement is no_destination or held can be`
           )
         )
       }

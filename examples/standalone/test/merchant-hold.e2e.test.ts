@@ -110,7 +110,7 @@ const mineOn = async () => {
   await chain.rpc("evm_mine")
 }
 
-/** Collected once, and held: succeeded, settlement pending, nothing sent to the merchant. */
+/** Collected once, and held: succeeded, settlement held, nothing sent to the merchant. */
 const expectHeld = async (
   instances: ReadonlyArray<Instance>,
   shop: Shop,
@@ -122,9 +122,9 @@ const expectHeld = async (
   const held = await waitForPayment(
     () => instances[0]!,
     paymentId,
-    (p) => p.status === "succeeded"
+    (p) => p.status === "succeeded" && p.settlement?.status !== "pending"
   )
-  expect(held.settlement).toMatchObject({ settled: false, status: "pending" })
+  expect(held.settlement).toMatchObject({ settled: false, status: "held" })
   // Long enough for any instance to have sent a settlement, were it not held.
   await sleep(1_500)
   for (const instance of instances) {
@@ -133,7 +133,7 @@ const expectHeld = async (
       paymentId,
       () => true
     )
-    expect(seen.settlement).toMatchObject({ settled: false, status: "pending" })
+    expect(seen.settlement).toMatchObject({ settled: false, status: "held" })
   }
   expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
   expect(await transfersOnChain(chain, chain.collector, shop.destination)).toEqual(before)

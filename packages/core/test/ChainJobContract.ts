@@ -856,6 +856,50 @@ export const chainJobStorageContract = (
     )
 
     test(
+      "keeps a held settlement held until its settle job is queued again, then pending",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const payments = yield* PaymentStore
+        const jobs = yield* ChainJobStore
+        const p = yield* payment("processing")
+        const settle = aJob(p.id, "settle", { runAt: at(30), createdAt: at(30) })
+        yield* payments.transition(p.id, "processing", {
+          status: "succeeded",
+          at: at(30),
+          finalAt: at(30),
+          txId: "0x1",
+          fees,
+          settlement: pending,
+          enqueue: settle
+        })
+        const [claimed] = yield* jobs.claimDue(at(40), 5, LEASE)
+        const held: PaymentSettlement = { ...pending, status: "held" }
+        yield* jobs.complete(claimed!.lease, at(41), { paymentId: p.id, settlement: held })
+        expect(Option.getOrThrow(yield* payments.find(p.id)).settlement).toEqual(held)
+        // Queued again (the merchant active again, or the operator): on its way.
+        expect(yield* jobs.requeue(aJob(p.id, "settle"), "settle")).toBe(true)
+        expect(Option.getOrThrow(yield* payments.find(p.id)).settlement).toEqual(pending)
+        // A requeue refused (the job is active) changes nothing.
+        expect(yield* jobs.requeue(aJob(p.id, "settle"), "settle")).toBe(false)
+        expect(Option.getOrThrow(yield* payments.find(p.id)).settlement).toEqual(pending)
+
+        // Inserted and transitioned held, it reads back held too.
+        const q = yield* payment("succeeded", { fees, settlement: held })
+        expect(Option.getOrThrow(yield* payments.find(q.id)).settlement).toEqual(held)
+        const r = yield* payment("processing")
+        yield* payments.transition(r.id, "processing", {
+          status: "succeeded",
+          at: at(30),
+          finalAt: at(30),
+          txId: "0x2",
+          fees,
+          settlement: held
+        })
+        expect(Option.getOrThrow(yield* payments.find(r.id)).settlement).toEqual(held)
+      })
+    )
+
+    test(
       "requeues a job only when the payment has no active one of its kind",
       Effect.gen(function* () {
         const { payment } = yield* setup

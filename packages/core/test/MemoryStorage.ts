@@ -815,11 +815,19 @@ export const makeMemoryStorage = () => {
         if (job.payload.kind !== kind)
           throw new Error(`a ${job.payload.kind} job queued as ${kind}`)
         const existing = jobOf(job.paymentId, kind)
+        if (existing?.job.state === "active") return false
+        // Queued again, a held settlement is under way: `pending` from here.
+        const payment = payments.get(job.paymentId)
+        if (payment?.settlement?.status === "held") {
+          payments.set(payment.id, {
+            ...payment,
+            settlement: { ...payment.settlement, status: "pending" }
+          })
+        }
         if (existing === undefined) {
           enqueuing(job)?.()
           return true
         }
-        if (existing.job.state === "active") return false
         existing.leaseToken = null
         existing.leaseUntil = null
         existing.job = {

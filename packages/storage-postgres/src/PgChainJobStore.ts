@@ -27,7 +27,8 @@ import {
   NonceTaken,
   type PaymentId,
   payloadFromJson,
-  payloadToJson
+  payloadToJson,
+  settlementStatusToColumns
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import { orDieSql } from "./PgErrors.js"
@@ -254,7 +255,8 @@ export const makePgChainJobStore = (sql: SqlClient) => {
           ? sql``
           : sql`, settled AS (
               UPDATE payments p SET settlement_amount = ${s.amount.toString()}::numeric,
-                settlement_status = ${s.status}::text,
+                settlement_status = ${settlementStatusToColumns(s.status).status}::text,
+                settlement_held = ${settlementStatusToColumns(s.status).held}::boolean,
                 settlement_destination = ${s.destination}::text,
                 settlement_tx_hash = ${s.txHash}::text,
                 settled_at = ${s.settledAt}::timestamptz
@@ -283,14 +285,18 @@ export const makePgChainJobStore = (sql: SqlClient) => {
     requeue: (job, kind) =>
       job.payload.kind !== kind
         ? Effect.die(new Error(`a ${job.payload.kind} job queued as ${kind}`))
-        : sql`INSERT INTO chain_jobs AS j ${sql.literal(JOB_COLUMNS)}
-            SELECT ${jobValues(sql, job)}
-            ON CONFLICT (payment_id, kind) DO UPDATE SET
-              chain_id = excluded.chain_id, payload = excluded.payload, state = 'active',
-              run_at = excluded.run_at, lease_token = NULL, lease_until = NULL, nonce = NULL,
-              destination = NULL, last_error = NULL, updated_at = excluded.updated_at
-            WHERE j.state = 'done'
-            RETURNING id`.pipe(
+        : // Queued again, a held settlement is under way: `pending` from here.
+          sql`WITH queued AS (INSERT INTO chain_jobs AS j ${sql.literal(JOB_COLUMNS)}
+              SELECT ${jobValues(sql, job)}
+              ON CONFLICT (payment_id, kind) DO UPDATE SET
+                chain_id = excluded.chain_id, payload = excluded.payload, state = 'active',
+                run_at = excluded.run_at, lease_token = NULL, lease_until = NULL, nonce = NULL,
+                destination = NULL, last_error = NULL, updated_at = excluded.updated_at
+              WHERE j.state = 'done'
+              RETURNING id, payment_id),
+            unheld AS (UPDATE payments p SET settlement_held = false
+              FROM queued WHERE p.id = queued.payment_id AND p.settlement_held)
+            SELECT id FROM queued`.pipe(
             Effect.map((rows) => rows.length === 1),
             orDieSql
           ),

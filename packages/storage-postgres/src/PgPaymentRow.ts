@@ -34,6 +34,8 @@ export interface PaymentRow extends PaymentColumns, StatusRow {
   readonly refund_created_at: Date | null
   /** NULL for payments stored before migration 0018. */
   readonly livemode: boolean | null
+  /** True when a `pending` settlement is held (migration 0023). */
+  readonly settlement_held: boolean
 }
 
 export const toStatusRecord = (r: StatusRow): PaymentStatusRecord =>
@@ -49,7 +51,8 @@ export const toPayment = (r: PaymentRow): Payment =>
     txNonce: r.tx_nonce === null ? null : Number(r.tx_nonce),
     settledAt: r.settled_at,
     refundCreatedAt: r.refund_created_at,
-    livemode: r.livemode
+    livemode: r.livemode,
+    settlementHeld: r.settlement_held
   })
 
 /** Rows of `payments` (the table, or a CTE of updated ones) with their refund. */

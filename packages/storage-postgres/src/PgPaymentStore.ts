@@ -15,7 +15,8 @@ import {
   type Payment,
   type PaymentId,
   PaymentStore,
-  RefundExists
+  RefundExists,
+  settlementStatusToColumns
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import { DAY_OF_CREATED_AT } from "./migrations/0004_payment_aggregates.js"
@@ -147,7 +148,8 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
         fee_percentage: p.fees?.percentage ?? null,
         fee_total: p.fees?.total.toString() ?? null,
         settlement_amount: p.settlement?.amount.toString() ?? null,
-        settlement_status: p.settlement?.status ?? null,
+        settlement_status: settlementStatusToColumns(p.settlement?.status ?? null).status,
+        settlement_held: settlementStatusToColumns(p.settlement?.status ?? null).held,
         settlement_destination: p.settlement?.destination ?? null,
         settlement_tx_hash: p.settlement?.txHash ?? null,
         settled_at: p.settlement?.settledAt ?? null
@@ -186,6 +188,7 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
       // Given fees or a given settlement replace the stored ones whole, too.
       const fees = c.fees ?? null
       const settlement = c.settlement ?? null
+      const settlementStatus = settlementStatusToColumns(settlement?.status ?? null)
       const updated = sql`(UPDATE payments SET
           status = ${c.status},
           updated_at = ${c.at},
@@ -217,7 +220,9 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
           settlement_amount = CASE WHEN ${settlement !== null}::boolean
             THEN ${settlement?.amount.toString() ?? null}::numeric ELSE settlement_amount END,
           settlement_status = CASE WHEN ${settlement !== null}::boolean
-            THEN ${settlement?.status ?? null}::text ELSE settlement_status END,
+            THEN ${settlementStatus.status}::text ELSE settlement_status END,
+          settlement_held = CASE WHEN ${settlement !== null}::boolean
+            THEN ${settlementStatus.held}::boolean ELSE settlement_held END,
           settlement_destination = CASE WHEN ${settlement !== null}::boolean
             THEN ${settlement?.destination ?? null}::text ELSE settlement_destination END,
           settlement_tx_hash = CASE WHEN ${settlement !== null}::boolean

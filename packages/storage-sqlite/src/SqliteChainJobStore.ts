@@ -26,7 +26,8 @@ import {
   type PaymentId,
   type PaymentSettlement,
   payloadFromJson,
-  payloadToJson
+  payloadToJson,
+  settlementStatusToColumns
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import type { GroupCommit } from "./GroupCommit.js"
@@ -81,13 +82,17 @@ const toTransfer = (r: TransferRow): ChainTransfer =>
   chainTransferFromColumns(r, { nonce: r.nonce, createdAt: new Date(r.created_at) })
 
 /** The payment's settlement columns, in the order the statements here name them. */
-export const settlementToStorage = (s: PaymentSettlement | null): Array<SqliteValue> => [
-  s?.amount.toString() ?? null,
-  s?.status ?? null,
-  s?.destination ?? null,
-  s?.txHash ?? null,
-  s?.settledAt?.getTime() ?? null
-]
+export const settlementToStorage = (s: PaymentSettlement | null): Array<SqliteValue> => {
+  const status = settlementStatusToColumns(s?.status ?? null)
+  return [
+    s?.amount.toString() ?? null,
+    status.status,
+    status.held ? 1 : 0,
+    s?.destination ?? null,
+    s?.txHash ?? null,
+    s?.settledAt?.getTime() ?? null
+  ]
+}
 
 /** Thrown inside a transaction to roll it back; turned into the port's failure outside. */
 const leaseLost = (lease: ChainJobLease) => new ChainJobLeaseLost({ jobId: lease.jobId })
@@ -163,8 +168,9 @@ export const makeSqliteChainJobStore = (
         updated_at = ?
       WHERE id = ? AND lease_token = ?`),
     settle: q(`UPDATE payments SET settlement_amount = ?, settlement_status = ?,
-        settlement_destination = ?, settlement_tx_hash = ?, settled_at = ?
+        settlement_held = ?, settlement_destination = ?, settlement_tx_hash = ?, settled_at = ?
       WHERE id = ?`),
+    unhold: q("UPDATE payments SET settlement_held = 0 WHERE id = ? AND settlement_held = 1"),
     byPayment: q("SELECT * FROM chain_jobs WHERE payment_id = ? AND kind = ?"),
     transfersAt: q(`SELECT * FROM chain_transfers WHERE job_id = ? AND nonce = ?
       ORDER BY created_at, hash`),
@@ -349,7 +355,12 @@ export const makeSqliteChainJobStore = (
       Effect.sync(() => {
         if (job.payload.kind !== kind)
           throw new Error(`a ${job.payload.kind} job queued as ${kind}`)
-        return sql.requeue.get(...jobParams(job)) !== undefined
+        // Queued again, a held settlement is under way: `pending` from here.
+        return db.transaction(() => {
+          const queued = sql.requeue.get(...jobParams(job)) !== undefined
+          if (queued) sql.unhold.run(job.paymentId)
+          return queued
+        })
       }),
 
     findByPayment: (paymentId, kind) =>

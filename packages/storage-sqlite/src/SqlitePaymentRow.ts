@@ -32,6 +32,8 @@ export interface PaymentRow extends PaymentColumns {
   refund_created_at: number | null
   /** 1 live, 0 test; NULL for payments stored before migration 0018. */
   livemode: number | null
+  /** 1 when a `pending` settlement is held (migration 0023). */
+  settlement_held: number
 }
 
 const dateOrNull = (ms: number | null) => (ms === null ? null : new Date(ms))
@@ -49,7 +51,8 @@ export const toPayment = (r: PaymentRow): Payment =>
     txNonce: r.tx_nonce,
     settledAt: dateOrNull(r.settled_at),
     refundCreatedAt: dateOrNull(r.refund_created_at),
-    livemode: r.livemode === null ? null : r.livemode === 1
+    livemode: r.livemode === null ? null : r.livemode === 1,
+    settlementHeld: r.settlement_held === 1
   })
 
 /** Payments (`p` in `from`) with their refund; a WHERE clause follows. */

@@ -74,8 +74,9 @@ export const makeSqlitePaymentStore = (
     cancelled_reason, expires_at, created_at, updated_at, final_at, checkout, token_asset,
     token_chain, token_value, buyer_account, buyer_key, buyer_provider_name, buyer_provider_icon,
     tx_network, tx_hash, tx_nonce, tx_id, fee_fixed, fee_percentage, fee_total, settlement_amount,
-    settlement_status, settlement_destination, settlement_tx_hash, settled_at, livemode)
-    VALUES (${placeholders(37)})`)
+    settlement_status, settlement_held, settlement_destination, settlement_tx_hash, settled_at,
+    livemode)
+    VALUES (${placeholders(38)})`)
   const findSql = db.prepare(`${SELECT} WHERE p.id = ?`)
   const findStatusSql = db.prepare(`SELECT id, partner_id, merchant_id, status, expires_at,
     failure_code, token_asset, token_value, tx_id FROM payments WHERE id = ?`)
@@ -104,6 +105,7 @@ export const makeSqlitePaymentStore = (
       fee_total = CASE WHEN ? = 1 THEN ? ELSE fee_total END,
       settlement_amount = CASE WHEN ? = 1 THEN ? ELSE settlement_amount END,
       settlement_status = CASE WHEN ? = 1 THEN ? ELSE settlement_status END,
+      settlement_held = CASE WHEN ? = 1 THEN ? ELSE settlement_held END,
       settlement_destination = CASE WHEN ? = 1 THEN ? ELSE settlement_destination END,
       settlement_tx_hash = CASE WHEN ? = 1 THEN ? ELSE settlement_tx_hash END,
       settled_at = CASE WHEN ? = 1 THEN ? ELSE settled_at END

@@ -592,7 +592,7 @@ describe("ChainWork", () => {
           expect(held.status).toBe("succeeded")
           expect(held.settlement).toEqual({
             amount: SETTLED,
-            status: "pending",
+            status: "held",
             destination: null,
             txHash: null,
             settledAt: null
@@ -613,6 +613,8 @@ describe("ChainWork", () => {
 
           yield* merchants.setStatus(shop.merchantId, "active")
           expect(yield* work.resumeHeld(shop.merchantId)).toBe(1)
+          // Queued again: no longer held, on its way.
+          expect((yield* paymentOf(id)).settlement?.status).toBe("pending")
           // Queued and not yet run: a second resume (or the operator) leaves it alone.
           expect(yield* work.resumeHeld(shop.merchantId)).toBe(0)
           expect(yield* work.settleAgain(id)).toBe(false)
@@ -638,7 +640,7 @@ describe("ChainWork", () => {
             "payment.settled"
           ])
           expect(JSON.parse(events[2]!.data).settlement).toMatchObject({
-            status: "pending",
+            status: "held",
             settled: false
           })
         }).pipe(Effect.provide(world.engine()))
@@ -654,11 +656,12 @@ describe("ChainWork", () => {
         const id = yield* confirmedPayment(fake, shop)
         yield* (yield* Merchants).remove(shop.partner, shop.merchantId)
         expect(yield* drain()).toBe(true)
-        expect((yield* paymentOf(id)).settlement?.status).toBe("pending")
+        expect((yield* paymentOf(id)).settlement?.status).toBe("held")
         expect(fake.mined.map((t) => t.call.kind)).toEqual(["receive"])
         expect(yield* work.resumeHeld(shop.merchantId)).toBe(0)
 
         expect(yield* work.settleAgain(id)).toBe(true)
+        expect((yield* paymentOf(id)).settlement?.status).toBe("pending")
         expect(yield* work.settleAgain(id)).toBe(false)
         expect(yield* drain()).toBe(true)
         expect((yield* paymentOf(id)).settlement).toMatchObject({

@@ -258,19 +258,15 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
     /**
      * Settles again a succeeded payment whose funds stayed with the engine: no
      * settlement destination for the asset at the time (`no_destination`), or
-     * a settlement held while the merchant was not active (`pending`, its job
-     * done). The operator's move; sent even if the merchant is still not
-     * active. False when there is nothing to settle (a settlement under way
+     * a settlement held while the merchant was not active (`held`). The
+     * operator's move; sent even if the merchant is still not active. False when there is nothing to settle (a settlement under way
      * has its job active: `requeue` leaves it alone).
      */
     const settleAgain = (paymentId: PaymentId) =>
       Effect.gen(function* () {
         const payment = yield* payments.find(paymentId)
         const status = payment.settlement?.status
-        if (
-          payment.status !== "succeeded" ||
-          (status !== "no_destination" && status !== "pending")
-        ) {
+        if (payment.status !== "succeeded" || (status !== "no_destination" && status !== "held")) {
           return false
         }
         return yield* requeueSettle(payment, true)
@@ -279,8 +275,7 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
     /**
      * Queues again the held settlements of a merchant that is active again
      * (`pay merchants set-status <id> active` runs it after the change): every
-     * succeeded payment of its whose settlement is still `pending` with no
-     * active job. Idempotent, so running it again after a crash is safe; a
+     * succeeded payment of its whose settlement is `held`. Idempotent, so running it again after a crash is safe; a
      * settlement under way is left alone. How many were queued.
      */
     const resumeHeld = (merchantId: MerchantId) =>
@@ -303,10 +298,7 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
             limit: RESUME_PAGE
           })
           for (const payment of page) {
-            if (
-              payment.settlement?.status === "pending" &&
-              (yield* requeueSettle(payment, false))
-            ) {
+            if (payment.settlement?.status === "held" && (yield* requeueSettle(payment, false))) {
               queued++
             }
           }

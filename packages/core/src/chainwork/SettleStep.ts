@@ -7,11 +7,12 @@
  *
  * A merchant that is not active (inactive, suspended or deleted) when the
  * step would sign the first transfer has its settlement held: the job ends
- * with the settlement still `pending` and a `payment.settlement_held` event,
- * and the funds stay with the collector until the merchant is active again
+ * with the settlement `held` and a `payment.settlement_held` event, and the
+ * funds stay with the collector until the merchant is active again
  * (`ChainWork.resumeHeld`, which the status change runs) or an operator
- * settles it (`pay payments settle`, a job marked `release`). A transfer
- * already signed is never held: it may be on its way.
+ * settles it (`pay payments settle`, a job marked `release`); queued again,
+ * it is `pending`. A transfer already signed is never held: it may be on its
+ * way.
  */
 import { Effect, Option } from "effect"
 import type { Address } from "viem"
@@ -56,7 +57,6 @@ export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transacti
         const merchant = Option.getOrUndefined(yield* merchants.find(payment.merchantId))
         const at = now()
         const written = { ...payment, settlement }
-        // `pending` here is a settlement held for a merchant that is not active.
         const type = settlement.status === "settled" ? "payment.settled" : "payment.settlement_held"
         yield* store.complete(held.lease, at, {
           paymentId: payment.id,
@@ -97,7 +97,7 @@ export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transacti
               yield* Effect.logWarning(
                 `payment ${payment.id}: merchant ${payment.merchantId} is ${merchantStatusOf(merchant)}; its settlement is held until it is active again`
               )
-              yield* complete(held, payment, payment.settlement)
+              yield* complete(held, payment, { ...payment.settlement, status: "held" })
               // Made active again meanwhile: `resumeHeld` may have found this job still active.
               if (
                 merchantPayable(Option.getOrUndefined(yield* merchants.find(payment.merchantId)))

@@ -4,7 +4,7 @@
  * object, statistics and the legacy list. The endpoints are in Api.ts.
  */
 import { Schema } from "effect"
-import { PaymentStatus } from "./Payment.js"
+import { PaymentStatus, SETTLEMENT_STATUSES } from "./Payment.js"
 
 const Display = Schema.Struct({
   assetSymbol: Schema.String,
@@ -104,9 +104,9 @@ export const PaymentView = Schema.Struct({
         description: "What the merchant receives: the token amount paid less fees"
       }),
       txHash: Schema.optional(Schema.String).annotations({ description: "Once settled" }),
-      status: Schema.Literal("pending", "settled", "no_destination").annotations({
+      status: Schema.Literal(...SETTLEMENT_STATUSES).annotations({
         description:
-          "pending until the transfer to the merchant's settlement destination lands; no_destination when the merchant has no settlement for the asset paid (the funds stay with the engine until an operator settles again)"
+          "pending until the transfer to the merchant's settlement destination lands; no_destination when the merchant has no settlement for the asset paid (the funds stay with the engine until an operator settles again); held while the merchant is not active (inactive, suspended or deleted): the funds stay with the engine until the merchant is active again or an operator settles"
       })
     })
   ).annotations({ description: "Once the payment succeeded" }),

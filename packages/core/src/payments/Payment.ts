@@ -81,12 +81,27 @@ export interface PaymentFees {
 
 /**
  * Where the money is after a payment succeeds: `pending` until the transfer to
- * the merchant's destination lands (`settled`), or `no_destination` when the
- * merchant has no settlement for the paid asset: the funds stay with the
- * engine's collecting address until an operator settles again.
+ * the merchant's destination lands (`settled`); `no_destination` when the
+ * merchant has no settlement for the paid asset, and `held` while the
+ * merchant is not active: in both the funds stay with the engine's collecting
+ * address, until an operator settles again or (`held`) the merchant is active
+ * again.
  */
-export const SETTLEMENT_STATUSES = ["pending", "settled", "no_destination"] as const
+export const SETTLEMENT_STATUSES = ["pending", "settled", "no_destination", "held"] as const
 export type SettlementStatus = (typeof SETTLEMENT_STATUSES)[number]
+
+/**
+ * The stored pair for a settlement's status: `held` is kept as `pending` with
+ * a flag, since SQLite cannot widen the status column's CHECK in place
+ * (migration 0023). Both stores write and read it through these two.
+ */
+export const settlementStatusToColumns = (
+  status: SettlementStatus | null
+): { readonly status: Exclude<SettlementStatus, "held"> | null; readonly held: boolean } =>
+  status === "held" ? { status: "pending", held: true } : { status, held: false }
+
+const settlementStatusFromColumns = (status: string, held: boolean): SettlementStatus =>
+  held && status === "pending" ? "held" : (status as SettlementStatus)
 
 export interface PaymentSettlement {
   /** The token amount paid less fees, in the token's minor units. */
@@ -115,12 +130,14 @@ export const settlementFromColumns = (c: {
   readonly destination: string | null
   readonly txHash: string | null
   readonly settledAt: Date | null
+  /** The flag beside a `pending` status that makes it `held`. */
+  readonly held: boolean
 }): PaymentSettlement | null =>
   c.status === null || c.amount === null
     ? null
     : {
         amount: BigInt(c.amount),
-        status: c.status as SettlementStatus,
+        status: settlementStatusFromColumns(c.status, c.held),
         destination: c.destination as Caip10 | null,
         txHash: c.txHash,
         settledAt: c.settledAt

@@ -69,6 +69,8 @@ export interface PaymentDriverValues {
   readonly refundCreatedAt: Date | null
   /** The mode it was created in (SQLite: 0 or 1; PostgreSQL: boolean); null before 0018. */
   readonly livemode: boolean | null
+  /** The settlement is held (SQLite: 0 or 1; PostgreSQL: boolean): migration 0023. */
+  readonly settlementHeld: boolean
 }
 
 /** Stored units were validated on the way in: read them back without re-validating. */
@@ -129,7 +131,8 @@ export const paymentFromColumns = (r: PaymentColumns, d: PaymentDriverValues): P
     amount: r.settlement_amount,
     destination: r.settlement_destination,
     txHash: r.settlement_tx_hash,
-    settledAt: d.settledAt
+    settledAt: d.settledAt,
+    held: d.settlementHeld
   }),
   livemode: d.livemode
 })
