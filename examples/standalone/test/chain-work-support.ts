@@ -293,7 +293,11 @@ export const paymentOf = async (instance: Instance, paymentId: string): Promise<
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Polls the partner view until `done` holds; fails with the last view after `timeoutMs`. */
+/**
+ * Polls the partner view until `done` holds; after `timeoutMs` fails with the
+ * last view read and the last error met on the way (a read refused while the
+ * instance restarts is retried, never taken as an answer).
+ */
 export const waitForPayment = async (
   instance: () => Instance,
   paymentId: string,
@@ -302,16 +306,19 @@ export const waitForPayment = async (
 ): Promise<Json> => {
   const until = Date.now() + timeoutMs
   let last: Json
+  let lastError: unknown
   while (Date.now() < until) {
     try {
       last = await paymentOf(instance(), paymentId)
       if (done(last)) return last
-    } catch {
-      // The instance may be restarting.
+    } catch (error) {
+      // The instance may be restarting: kept, and named if the wait runs out.
+      lastError = error
     }
     await sleep(50)
   }
-  throw new Error(`payment ${paymentId} did not get there: ${JSON.stringify(last)}`)
+  const why = lastError === undefined ? "" : `; last error: ${String(lastError)}`
+  throw new Error(`payment ${paymentId} did not get there: ${JSON.stringify(last)}${why}`)
 }
 
 export const isSettled = (p: Json) => p.settlement?.settled === true
@@ -343,17 +350,21 @@ const TRANSFER = parseAbiItem(
   "event Transfer(address indexed from, address indexed to, uint256 value)"
 )
 
-/** Every token Transfer on chain from `from` to `to` (one per transfer that moved funds). */
+/**
+ * Every token Transfer on chain from `from` to `to` (one per transfer that
+ * moved funds), from block `fromBlock` on (the whole chain by default).
+ */
 export const transfersOnChain = async (
   chain: ChainProcess,
   from: Address,
-  to: Address
+  to: Address,
+  fromBlock = 0n
 ): Promise<ReadonlyArray<bigint>> => {
   const logs = await chain.client.getLogs({
     address: chain.token.address,
     event: TRANSFER,
     args: { from, to },
-    fromBlock: 0n,
+    fromBlock,
     toBlock: "latest"
   })
   return logs.map((log) => log.args.value ?? 0n)
@@ -369,6 +380,87 @@ export const tokenBalance = (chain: ChainProcess, address: Address): Promise<big
     functionName: "balanceOf",
     args: [address]
   })
+
+/** What a payment moves: the buyer pays `paid`, the merchant's destination gets `settled`. */
+export interface MoneyMoved {
+  readonly buyer: Address
+  readonly collector: Address
+  readonly destination: Address
+  readonly paid: bigint
+  readonly settled: bigint
+}
+
+export interface Ledger {
+  /**
+   * Asserts, against the balances read when the ledger was opened: the buyer
+   * down by `paid`, the destination up by `settled`, the collector up by
+   * exactly what the engine keeps (`paid - settled`, the fees); and on chain,
+   * since then, exactly one transfer from the buyer to the collector (`paid`)
+   * and exactly one from the collector to the destination (`settled`).
+   */
+  readonly expectMovedOnce: () => Promise<void>
+  /**
+   * Asserts the payment collected and not settled: one transfer from the buyer
+   * (`paid`), the collector holding all of it, nothing to the destination.
+   */
+  readonly expectCollectedOnly: () => Promise<void>
+  /** Asserts that nothing moved since the ledger was opened: every balance as it was, no transfer. */
+  readonly expectNothingMoved: () => Promise<void>
+}
+
+/**
+ * Opens a ledger of one payment's accounts: their balances now and the chain's
+ * next block, to compare with once the payment is over. Nothing else may move
+ * these accounts' funds meanwhile (each test's buyer is its own; payments of a
+ * suite run one after the other, each settled before the next).
+ */
+export const openLedger = async (
+  chain: ChainProcess,
+  accounts: Omit<MoneyMoved, "paid" | "settled">,
+  amounts: Pick<MoneyMoved, "paid" | "settled">
+): Promise<Ledger> => {
+  const balances = async () => ({
+    buyer: await tokenBalance(chain, accounts.buyer),
+    collector: await tokenBalance(chain, accounts.collector),
+    destination: await tokenBalance(chain, accounts.destination)
+  })
+  const before = await balances()
+  const fromBlock = (await chain.client.getBlockNumber()) + 1n
+  const moved = async () => ({
+    collected: await transfersOnChain(chain, accounts.buyer, accounts.collector, fromBlock),
+    settled: await transfersOnChain(chain, accounts.collector, accounts.destination, fromBlock)
+  })
+  return {
+    expectMovedOnce: async () => {
+      const { paid, settled } = amounts
+      expect(await moved(), "transfers on chain since the ledger opened").toEqual({
+        collected: [paid],
+        settled: [settled]
+      })
+      expect(await balances(), "balances: before + the payment").toEqual({
+        buyer: before.buyer - paid,
+        collector: before.collector + (paid - settled),
+        destination: before.destination + settled
+      })
+    },
+    expectCollectedOnly: async () => {
+      const { paid } = amounts
+      expect(await moved(), "transfers on chain since the ledger opened").toEqual({
+        collected: [paid],
+        settled: []
+      })
+      expect(await balances(), "balances: before + the collection alone").toEqual({
+        buyer: before.buyer - paid,
+        collector: before.collector + paid,
+        destination: before.destination
+      })
+    },
+    expectNothingMoved: async () => {
+      expect(await moved()).toEqual({ collected: [], settled: [] })
+      expect(await balances()).toEqual(before)
+    }
+  }
+}
 
 /** Starts an engine process on the setup (its database, its PAY_CONFIG). */
 export const startEngine = (
