@@ -133,10 +133,13 @@ export const chainProcessNetwork = (chain: ChainProcess, rpcUrl: string) => ({
   ]
 })
 
-/** A PAY_CONFIG whose one network is the chain behind `proxy`; short leases and polls. */
+/**
+ * A PAY_CONFIG whose one network is the chain behind `proxy` (or the chain's
+ * own URL); short leases and polls.
+ */
 export const engineSetup = (
   chain: ChainProcess,
-  proxy: RpcProxy,
+  proxy: Pick<RpcProxy, "url">,
   database: string | undefined,
   options: PayConfigOptions = {}
 ): EngineSetup => {
@@ -181,6 +184,9 @@ export const cli = (setup: EngineSetup, args: ReadonlyArray<string>): Json =>
     })
   )
 
+/** What the helpers below need of an engine: its URL and a partner client (a process, or in-process). */
+export type Served = Pick<Instance, "url" | "api">
+
 export interface Shop {
   readonly merchantId: string
   /** The merchant's settlement destination on the chain. */
@@ -188,10 +194,13 @@ export interface Shop {
   readonly walletKey: string
 }
 
-/** A merchant with a settlement for the chain's token, and a wallet app. */
+/**
+ * A merchant with a settlement for the chain's token, and a wallet app: made
+ * by the CLI on the setup's database, or by `walletKey` (an in-process engine's).
+ */
 export const openShop = async (
-  instance: Instance,
-  setup: EngineSetup,
+  instance: Served,
+  setup: EngineSetup | { readonly walletKey: () => Promise<string> },
   chain: ChainProcess
 ): Promise<Shop> => {
   const created = await instance.api.request("POST", "/v1/merchants", {
@@ -212,8 +221,11 @@ export const openShop = async (
     }
   )
   expect(settled.status, settled.text).toBe(201)
-  const app = cli(setup, ["apps", "create", "--name", "Durable wallet"])
-  return { merchantId, destination, walletKey: app.apiKey }
+  const walletKey =
+    "walletKey" in setup
+      ? await setup.walletKey()
+      : cli(setup, ["apps", "create", "--name", "Durable wallet"]).apiKey
+  return { merchantId, destination, walletKey }
 }
 
 export interface Buyer {
@@ -232,7 +244,7 @@ export const fundedBuyer = async (chain: ChainProcess, minorUnits: bigint): Prom
 
 /** A USD payment of `cents`; its id. */
 export const createPayment = async (
-  instance: Instance,
+  instance: Served,
   shop: Shop,
   cents: number
 ): Promise<string> => {
@@ -245,7 +257,7 @@ export const createPayment = async (
 }
 
 /** The wallet app's client on an instance, with the headers wallet SDKs send. */
-export const walletApi = (instance: Instance, shop: Shop): Client => {
+export const walletApi = (instance: Served, shop: Shop): Client => {
   const base = client(() => instance.url)
   return {
     request: (method, path, options = {}) =>
@@ -260,7 +272,7 @@ export const walletApi = (instance: Instance, shop: Shop): Client => {
 
 /** Options, fetch, signature and confirm, as a wallet SDK does; the confirm's answer. */
 export const confirmAsWallet = async (
-  instance: Instance,
+  instance: Served,
   shop: Shop,
   paymentId: string,
   buyer: Buyer
@@ -285,7 +297,7 @@ export const confirmAsWallet = async (
 }
 
 /** The partner's view of a payment. */
-export const paymentOf = async (instance: Instance, paymentId: string): Promise<Json> => {
+export const paymentOf = async (instance: Served, paymentId: string): Promise<Json> => {
   const response = await instance.api.get(`/v1/payments/${paymentId}`)
   expect(response.status, response.text).toBe(200)
   return response.body
@@ -299,7 +311,7 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
  * instance restarts is retried, never taken as an answer).
  */
 export const waitForPayment = async (
-  instance: () => Instance,
+  instance: () => Served,
   paymentId: string,
   done: (payment: Json) => boolean,
   timeoutMs = 30_000
