@@ -43,6 +43,13 @@ import {
   USDC_BASE
 } from "./payments-support.js"
 
+/**
+ * How soon a long-poll must answer once its payment changed (or at once):
+ * far below the polls' own 5 to 10 s, so only a wake-up meets it, and
+ * generous for a loaded 2-core machine.
+ */
+const PROMPT_MS = 1_500
+
 describe.each(STORES)("%s", (store) => {
   let server: E2eServer
   /** The typed client with the bootstrap partner's key, and with another partner's. */
@@ -216,8 +223,9 @@ describe.each(STORES)("%s", (store) => {
       expect(watcher.lastAnswer().status).toBe(200)
       expect(whole(watcher, response)).toEqual({ status: "cancelled", isFinal: true, info: null })
       expect(at).toBeGreaterThanOrEqual(250)
-      expect(at - cancelledAt).toBeLessThan(300)
-      expect(at).toBeLessThan(2000)
+      expect(at - cancelledAt).toBeLessThan(PROMPT_MS)
+      // Answered by the change, well before the poll's own 5 s.
+      expect(at).toBeLessThan(4_000)
     })
 
     it("a client that goes away lets go of its long-poll at once, not at maxPollMs", async () => {
@@ -258,7 +266,7 @@ describe.each(STORES)("%s", (store) => {
         info: null
       })
       expect(answer.at).toBeGreaterThanOrEqual(250)
-      expect(answer.at - changedAt).toBeLessThan(300)
+      expect(answer.at - changedAt).toBeLessThan(PROMPT_MS)
 
       start = performance.now()
       held = timed(start, poll(id, 5000))
@@ -270,7 +278,7 @@ describe.each(STORES)("%s", (store) => {
       expect(answer.response).toMatchObject({ status: "succeeded", isFinal: true })
       expect(answer.response.info?.txId).toBe(txId)
       expect(answer.at).toBeGreaterThanOrEqual(250)
-      expect(answer.at - changedAt).toBeLessThan(300)
+      expect(answer.at - changedAt).toBeLessThan(PROMPT_MS)
     })
 
     it("with no change, the unchanged status after about maxPollMs", async () => {
@@ -296,11 +304,11 @@ describe.each(STORES)("%s", (store) => {
       expect((await cancel(id)).status).toBe("cancelled")
       const final = await timed(performance.now(), poll(id, 5000))
       expect(final.response.status).toBe("cancelled")
-      expect(final.at).toBeLessThan(500)
+      expect(final.at).toBeLessThan(PROMPT_MS)
       const fresh = await open()
       const zero = await timed(performance.now(), poll(fresh, 0))
       expect(zero.response.status).toBe("requires_action")
-      expect(zero.at).toBeLessThan(500)
+      expect(zero.at).toBeLessThan(PROMPT_MS)
     })
 
     it("on a payment about to expire, answers expired at its expiry", async () => {
@@ -312,7 +320,7 @@ describe.each(STORES)("%s", (store) => {
       expect(whole(pay, response)).toEqual({ status: "expired", isFinal: true, info: null })
       const due = Date.parse(expiresAt) - startedAt
       expect(at).toBeGreaterThanOrEqual(due - 100)
-      expect(at).toBeLessThan(due + 700)
+      expect(at).toBeLessThan(due + PROMPT_MS)
     })
 
     it("maxPollMs -1, 1.5, abc or empty: 400 naming maxPollMs", async () => {
@@ -334,7 +342,7 @@ describe.each(STORES)("%s", (store) => {
       for (const { response, at } of answers) {
         expect(response.status).toBe("cancelled")
         expect(at).toBeGreaterThanOrEqual(450)
-        expect(at - cancelledAt).toBeLessThan(1000)
+        expect(at - cancelledAt).toBeLessThan(PROMPT_MS)
       }
     })
   })
