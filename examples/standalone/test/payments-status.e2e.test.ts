@@ -28,6 +28,7 @@ import {
   unknownId,
   whole
 } from "./e2e-support.js"
+import { pausePoints } from "./pause-points.js"
 import {
   decline,
   fail,
@@ -59,8 +60,11 @@ describe.each(STORES)("%s", (store) => {
   let sibling: Merchant
   const api = client(() => server.baseUrl)
 
+  /** Holds a status write when a test asks, to force the order of a race. */
+  const points = pausePoints()
+
   beforeAll(async () => {
-    server = await startServer(store)
+    server = await startServer(store, {}, { wrapStorage: points.wrap })
     pay = payClient(server)
     other = payClient(server, (await createPartner(server, "Other")).apiKey)
     merchant = await createMerchant(pay, "Status Shop")
@@ -459,5 +463,48 @@ describe.each(STORES)("%s", (store) => {
       }
       expect(winners.cancel + winners.processing).toBe(20)
     })
+
+    it.each([
+      { first: "cancel", held: "processing" },
+      { first: "StartProcessing", held: "cancelled" }
+    ] as const)(
+      "a cancel racing StartProcessing, $first first (forced by a pause point): it wins, the other is refused (5 rounds)",
+      async ({ first, held }) => {
+        for (let round = 0; round < 5; round++) {
+          const id = await open()
+          // The loser has read the payment (`requires_action`) and decided; its write waits.
+          const write = points.holdTransition((c) => c.id === id && c.change.status === held)
+          if (first === "cancel") {
+            const processing = tryTransition(server, id, startProcessingChange())
+            await write.reached
+            expect((await cancel(id)).status).toBe("cancelled")
+            write.release()
+            const processed = await processing
+            expect(Either.isLeft(processed) && processed.left._tag, `round ${round}`).toBe(
+              "InvalidState"
+            )
+            expect((await readStatus(id)).status).toBe("cancelled")
+          } else {
+            const cancelling = cancel(id).then(
+              (answer) => Either.right(answer),
+              (error: unknown) => Either.left(error)
+            )
+            await write.reached
+            const processed = await tryTransition(server, id, startProcessingChange())
+            expect(Either.isRight(processed), `round ${round}`).toBe(true)
+            write.release()
+            const cancelled = await cancelling
+            expect(Either.isLeft(cancelled) && cancelled.left).toMatchObject({
+              status: 400,
+              code: "invalid_state"
+            })
+            expectError(pay.lastAnswer(), 400, "invalid_state")
+            expect((await readStatus(id)).status).toBe("processing")
+          }
+          // The held write found the payment changed: it wrote nothing.
+          expect(await write.answered).toMatchObject({ _tag: "None" })
+        }
+      }
+    )
   })
 })
