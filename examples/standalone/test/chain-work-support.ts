@@ -8,6 +8,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { request as httpRequest } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { signTypedDataJson } from "@pay/sandbox"
@@ -35,6 +36,37 @@ const root = join(import.meta.dirname, "..", "..", "..")
 
 /** Builds the server, the CLI and the chain server, as their npm scripts do. */
 export const buildChainWorkBundles = (): void => buildBundles("main", "cli", "chain")
+
+/**
+ * POSTs JSON on a connection of its own (`agent: false`, so `Connection:
+ * close`): the chain's test-only methods (mining, snapshots, the clock) are not
+ * safe to send twice, and a kept-alive connection the server closes as it is
+ * reused fails the call (`other side closed`) on a loaded machine.
+ */
+const postJson = (url: string, body: string): Promise<Json> =>
+  new Promise((resolve, reject) => {
+    const sent = httpRequest(
+      url,
+      { method: "POST", agent: false, headers: { "content-type": "application/json" } },
+      (response) => {
+        let text = ""
+        response.setEncoding("utf8")
+        response.on("data", (chunk: string) => {
+          text += chunk
+        })
+        response.on("end", () => {
+          try {
+            resolve(JSON.parse(text))
+          } catch (error) {
+            reject(new Error(`${url} answered ${response.statusCode}: ${text}`, { cause: error }))
+          }
+        })
+        response.on("error", reject)
+      }
+    )
+    sent.on("error", reject)
+    sent.end(body)
+  })
 
 export interface ChainProcess {
   readonly child: ChildProcess
@@ -71,12 +103,10 @@ export const startChain = (
       clearTimeout(timer)
       const ready = JSON.parse(line)
       const rpc = async (method: string, params: ReadonlyArray<unknown> = []) => {
-        const response = await fetch(ready.rpcUrl, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
-        })
-        const body = await response.json()
+        const body = await postJson(
+          ready.rpcUrl,
+          JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
+        )
         if (body.error) throw new Error(`${method}: ${body.error.message}`)
         return body.result
       }
