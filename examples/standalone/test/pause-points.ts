@@ -74,7 +74,10 @@ export interface ClaimGate {
   readonly arm: (notBefore: Date) => void
   /** Resolves once a claim made at `notBefore` or later is held. */
   readonly held: () => Promise<void>
-  /** Lets the held claim and every later one through; resolves with what the held one claimed. */
+  /**
+   * Lets the held claim and every later one through; resolves with what the
+   * held one claimed (nothing, at once, when no claim was held).
+   */
   readonly open: () => Promise<ReadonlyArray<ClaimedJob>>
 }
 
@@ -106,6 +109,8 @@ export const pausePoints = (options: { readonly claimsClosed?: boolean } = {}): 
     | { readonly _tag: "open" }
   let gate: GateState = options.claimsClosed === true ? { _tag: "closed" } : { _tag: "open" }
   let claimHold: Pending<Date> | undefined
+  /** Whether a claim took the armed hold: any later one waits for `open` too, untracked. */
+  let claimTaken = false
 
   /** Runs `call` after the first pending hold matching `args` (if any) is released. */
   const through = <A, R, E>(
@@ -137,10 +142,16 @@ export const pausePoints = (options: { readonly claimsClosed?: boolean } = {}): 
   ): Effect.Effect<ReadonlyArray<ClaimedJob>> =>
     Effect.suspend(() => {
       if (gate._tag === "closed") return Effect.succeed([])
-      if (gate._tag === "armed") {
+      if (gate._tag === "armed" && claimHold !== undefined) {
         if (now.getTime() < gate.notBefore.getTime()) return Effect.succeed([])
-        if (claimHold === undefined) claimHold = newHold<Date>(() => true)
-        return through([claimHold], now, call)
+        const hold = claimHold
+        if (claimTaken)
+          return Effect.zipRight(
+            Effect.promise(() => hold.released),
+            call
+          )
+        claimTaken = true
+        return through([hold], now, call)
       }
       return call
     })
@@ -149,6 +160,7 @@ export const pausePoints = (options: { readonly claimsClosed?: boolean } = {}): 
     arm: (notBefore) => {
       gate = { _tag: "armed", notBefore }
       claimHold = newHold<Date>(() => true)
+      claimTaken = false
     },
     held: () => {
       if (claimHold === undefined) throw new Error("the claims gate is not armed")
@@ -159,6 +171,7 @@ export const pausePoints = (options: { readonly claimsClosed?: boolean } = {}): 
       gate = { _tag: "open" }
       if (hold === undefined) return []
       hold.hold.release()
+      if (!claimTaken) return []
       return (await hold.hold.answered) as ReadonlyArray<ClaimedJob>
     }
   }
