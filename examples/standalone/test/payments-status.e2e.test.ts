@@ -236,7 +236,8 @@ describe.each(STORES)("%s", (store) => {
       const id = await open()
       const held = () => server.runEngine(Effect.flatMap(PaymentEvents, (events) => events.held))
       const until = async (check: () => Promise<boolean>, what: string) => {
-        const deadline = Date.now() + 5_000
+        // Generous on a loaded machine, and below the poll's own 20 s.
+        const deadline = Date.now() + 15_000
         while (!(await check())) {
           if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
           await sleep(20)
