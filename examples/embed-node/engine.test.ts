@@ -404,9 +404,12 @@ const engineHolding = async (scope: Scope.CloseableScope, name: string, publicUr
   return { engine, held }
 }
 
-/** Resolves once `check` holds; fails after 5 s. */
+/**
+ * Resolves once `check` holds; fails after 15 s (generous on a loaded
+ * machine, and below the long-polls' own 20 s).
+ */
 const until = async (check: () => Promise<boolean>, what: string) => {
-  const deadline = Date.now() + 5_000
+  const deadline = Date.now() + 15_000
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
     await new Promise((r) => setTimeout(r, 20))

@@ -183,6 +183,7 @@ describe("a two-tier deployment on PostgreSQL", () => {
     const buyer = privateKeyToAccount(buyerKey).address
     await chain.rpc("sandbox_faucet", [buyer, "10000000"])
     const nonceBefore = await collectorNonce()
+    const collectorBefore = await tokenBalance(chain, chain.collector)
 
     // The wallet pays through web B; with no worker running it cannot finish yet.
     const walletLog: Array<string> = []
@@ -265,6 +266,9 @@ describe("a two-tier deployment on PostgreSQL", () => {
     expect(await transfersOnChain(chain, buyer, chain.collector)).toEqual([PAID])
     expect(await transfersOnChain(chain, chain.collector, destination)).toEqual([PAID])
     expect(await tokenBalance(chain, destination)).toBe(PAID)
+    // The buyer paid once; with no fees the collector passed all of it on and kept nothing.
+    expect(await tokenBalance(chain, buyer)).toBe(10_000_000n - PAID)
+    expect(await tokenBalance(chain, chain.collector)).toBe(collectorBefore)
     expect(await collectorNonce()).toBe(nonceBefore + 2)
     expect((await jobsOf(paymentId)).map((j) => [j.kind, j.state, j.leased])).toEqual([
       ["collect", "done", false],

@@ -174,6 +174,14 @@ export interface StandaloneOverrides {
   readonly logos?: Layer.Layer<LogoCapture>
   /** Webhook delivery settings (tests: a short retry schedule). */
   readonly webhookDelivery?: WebhookDeliverySettings
+  /** False: serve only, no background work (a web tier's engine; tests: a third instance). */
+  readonly workers?: boolean
+  /**
+   * Wraps the storage layer the database names. For tests only: the pause
+   * points that force the order of a race (test/pause-points.ts). No setting
+   * reaches it (not the environment, not PAY_CONFIG); unset, nothing is wrapped.
+   */
+  readonly wrapStorage?: <E>(storage: Layer.Layer<PayStorage, E>) => Layer.Layer<PayStorage, E>
 }
 
 /** Starts the whole server; it stops, in order, when the scope closes. */
@@ -185,9 +193,12 @@ export const startStandalone = (
   Effect.gen(function* () {
     const chain = yield* chainFor(config)
     const { setup } = chain
+    const { wrapStorage, ...parts } = overrides
+    const options = engineOptions(host, config, true)
     const engine = yield* makePaymentEngine({
-      ...engineOptions(host, config, true),
-      ...overrides,
+      ...options,
+      ...(wrapStorage === undefined ? {} : { storage: wrapStorage(options.storage) }),
+      ...parts,
       ...chainEngineOptions(setup),
       gateway: {
         ...setup.gateway,

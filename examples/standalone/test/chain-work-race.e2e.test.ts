@@ -21,6 +21,7 @@ import {
   fundedBuyer,
   isSettled,
   mineUntil,
+  openLedger,
   openShop,
   removeSetup,
   sleep,
@@ -41,8 +42,10 @@ const setups: Array<EngineSetup> = []
 let chain: ChainProcess
 let proxy: RpcProxy
 
+/** 10.50 USD in USDC; fees 0.10 + 1.5 % (packages/core/src/fees/Fees.ts), the rest settled. */
 const PAID = 10_500_000n
-const SETTLED = PAID - (100_000n + 157_500n)
+const FEES = 100_000n + 157_500n
+const SETTLED = PAID - FEES
 
 beforeAll(async () => {
   buildChainWorkBundles()
@@ -74,6 +77,8 @@ describe("two engine instances on one PostgreSQL database race for the same jobs
     )
     const nonceBefore = await chain.client.getTransactionCount({ address: chain.collector })
     const merchantBefore = await balanceOf(shop.destination)
+    const collectorBefore = await balanceOf(chain.collector)
+    const buyersBefore = await Promise.all(buyers.map((b) => balanceOf(b.address)))
     const instances: ReadonlyArray<Instance> = [A, B]
     const paymentIds = await Promise.all(
       buyers.map(async (buyer, i) => {
@@ -95,6 +100,11 @@ describe("two engine instances on one PostgreSQL database race for the same jobs
     const settlements = await transfersOnChain(chain, chain.collector, shop.destination)
     expect(settlements).toEqual(Array.from({ length: COUNT }, () => SETTLED))
     expect(await balanceOf(shop.destination)).toBe(merchantBefore + BigInt(COUNT) * SETTLED)
+    // Each buyer paid once; the collector kept exactly the fees of each payment.
+    expect(await Promise.all(buyers.map((b) => balanceOf(b.address)))).toEqual(
+      buyersBefore.map((before) => before - PAID)
+    )
+    expect(await balanceOf(chain.collector)).toBe(collectorBefore + BigInt(COUNT) * FEES)
     // One transaction per collection and per settlement: no nonce wasted or used twice.
     const nonces = paid.map((p: Json) => p.transaction.nonce)
     expect(new Set(nonces).size).toBe(COUNT)
@@ -115,6 +125,11 @@ describe("a reorganisation with two confirmations required (SQLite)", () => {
     const shop = await openShop(engine, setup, chain)
     const buyer = await fundedBuyer(chain, 20_000_000n)
     const paymentId = await createPayment(engine, shop, 1050)
+    const ledger = await openLedger(
+      chain,
+      { buyer: buyer.address, collector: chain.collector, destination: shop.destination },
+      { paid: PAID, settled: SETTLED }
+    )
     const snapshot = await chain.rpc("evm_snapshot")
     await confirmAsWallet(engine, shop, paymentId, buyer)
     const sent = await waitForPayment(
@@ -142,6 +157,7 @@ describe("a reorganisation with two confirmations required (SQLite)", () => {
     // The block holding it is undone: the receipt disappears.
     expect(await chain.rpc("evm_revert", [snapshot])).toBe(true)
     expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([])
+    await ledger.expectNothingMoved()
     await sleep(300)
     const watching = await waitForPayment(
       () => engine,
@@ -158,6 +174,7 @@ describe("a reorganisation with two confirmations required (SQLite)", () => {
     expect(payment.transaction.hash).toBe(hash)
     expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
     expect(await transfersOnChain(chain, chain.collector, shop.destination)).toEqual([SETTLED])
+    await ledger.expectMovedOnce()
   }, 90_000)
 })
 
@@ -170,6 +187,11 @@ describe("a dropped transaction whose authorization has expired (SQLite)", () =>
     const shop = await openShop(engine, setup, chain)
     const buyer = await fundedBuyer(chain, 20_000_000n)
     const paymentId = await createPayment(engine, shop, 1050)
+    const ledger = await openLedger(
+      chain,
+      { buyer: buyer.address, collector: chain.collector, destination: shop.destination },
+      { paid: PAID, settled: SETTLED }
+    )
     await chain.rpc("evm_setAutomine", [false])
     try {
       await confirmAsWallet(engine, shop, paymentId, buyer)
@@ -192,6 +214,7 @@ describe("a dropped transaction whose authorization has expired (SQLite)", () =>
       expect(payment.settlement).toBeUndefined()
       expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([])
       expect(await balanceOf(buyer.address)).toBe(20_000_000n)
+      await ledger.expectNothingMoved()
       // The nonce the transfer held was used by the cancel: the collector's next one is free.
       const mined = await chain.client.getTransactionCount({ address: chain.collector })
       expect(mined).toBeGreaterThan(sent.transaction.nonce)

@@ -8,6 +8,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { request as httpRequest } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { signTypedDataJson } from "@pay/sandbox"
@@ -35,6 +36,37 @@ const root = join(import.meta.dirname, "..", "..", "..")
 
 /** Builds the server, the CLI and the chain server, as their npm scripts do. */
 export const buildChainWorkBundles = (): void => buildBundles("main", "cli", "chain")
+
+/**
+ * POSTs JSON on a connection of its own (`agent: false`, so `Connection:
+ * close`): the chain's test-only methods (mining, snapshots, the clock) are not
+ * safe to send twice, and a kept-alive connection the server closes as it is
+ * reused fails the call (`other side closed`) on a loaded machine.
+ */
+const postJson = (url: string, body: string): Promise<Json> =>
+  new Promise((resolve, reject) => {
+    const sent = httpRequest(
+      url,
+      { method: "POST", agent: false, headers: { "content-type": "application/json" } },
+      (response) => {
+        let text = ""
+        response.setEncoding("utf8")
+        response.on("data", (chunk: string) => {
+          text += chunk
+        })
+        response.on("end", () => {
+          try {
+            resolve(JSON.parse(text))
+          } catch (error) {
+            reject(new Error(`${url} answered ${response.statusCode}: ${text}`, { cause: error }))
+          }
+        })
+        response.on("error", reject)
+      }
+    )
+    sent.on("error", reject)
+    sent.end(body)
+  })
 
 export interface ChainProcess {
   readonly child: ChildProcess
@@ -71,12 +103,10 @@ export const startChain = (
       clearTimeout(timer)
       const ready = JSON.parse(line)
       const rpc = async (method: string, params: ReadonlyArray<unknown> = []) => {
-        const response = await fetch(ready.rpcUrl, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
-        })
-        const body = await response.json()
+        const body = await postJson(
+          ready.rpcUrl,
+          JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
+        )
         if (body.error) throw new Error(`${method}: ${body.error.message}`)
         return body.result
       }
@@ -133,10 +163,13 @@ export const chainProcessNetwork = (chain: ChainProcess, rpcUrl: string) => ({
   ]
 })
 
-/** A PAY_CONFIG whose one network is the chain behind `proxy`; short leases and polls. */
+/**
+ * A PAY_CONFIG whose one network is the chain behind `proxy` (or the chain's
+ * own URL); short leases and polls.
+ */
 export const engineSetup = (
   chain: ChainProcess,
-  proxy: RpcProxy,
+  proxy: Pick<RpcProxy, "url">,
   database: string | undefined,
   options: PayConfigOptions = {}
 ): EngineSetup => {
@@ -181,6 +214,9 @@ export const cli = (setup: EngineSetup, args: ReadonlyArray<string>): Json =>
     })
   )
 
+/** What the helpers below need of an engine: its URL and a partner client (a process, or in-process). */
+export type Served = Pick<Instance, "url" | "api">
+
 export interface Shop {
   readonly merchantId: string
   /** The merchant's settlement destination on the chain. */
@@ -188,10 +224,13 @@ export interface Shop {
   readonly walletKey: string
 }
 
-/** A merchant with a settlement for the chain's token, and a wallet app. */
+/**
+ * A merchant with a settlement for the chain's token, and a wallet app: made
+ * by the CLI on the setup's database, or by `walletKey` (an in-process engine's).
+ */
 export const openShop = async (
-  instance: Instance,
-  setup: EngineSetup,
+  instance: Served,
+  setup: EngineSetup | { readonly walletKey: () => Promise<string> },
   chain: ChainProcess
 ): Promise<Shop> => {
   const created = await instance.api.request("POST", "/v1/merchants", {
@@ -212,8 +251,11 @@ export const openShop = async (
     }
   )
   expect(settled.status, settled.text).toBe(201)
-  const app = cli(setup, ["apps", "create", "--name", "Durable wallet"])
-  return { merchantId, destination, walletKey: app.apiKey }
+  const walletKey =
+    "walletKey" in setup
+      ? await setup.walletKey()
+      : cli(setup, ["apps", "create", "--name", "Durable wallet"]).apiKey
+  return { merchantId, destination, walletKey }
 }
 
 export interface Buyer {
@@ -232,7 +274,7 @@ export const fundedBuyer = async (chain: ChainProcess, minorUnits: bigint): Prom
 
 /** A USD payment of `cents`; its id. */
 export const createPayment = async (
-  instance: Instance,
+  instance: Served,
   shop: Shop,
   cents: number
 ): Promise<string> => {
@@ -245,7 +287,7 @@ export const createPayment = async (
 }
 
 /** The wallet app's client on an instance, with the headers wallet SDKs send. */
-export const walletApi = (instance: Instance, shop: Shop): Client => {
+export const walletApi = (instance: Served, shop: Shop): Client => {
   const base = client(() => instance.url)
   return {
     request: (method, path, options = {}) =>
@@ -260,7 +302,7 @@ export const walletApi = (instance: Instance, shop: Shop): Client => {
 
 /** Options, fetch, signature and confirm, as a wallet SDK does; the confirm's answer. */
 export const confirmAsWallet = async (
-  instance: Instance,
+  instance: Served,
   shop: Shop,
   paymentId: string,
   buyer: Buyer
@@ -285,7 +327,7 @@ export const confirmAsWallet = async (
 }
 
 /** The partner's view of a payment. */
-export const paymentOf = async (instance: Instance, paymentId: string): Promise<Json> => {
+export const paymentOf = async (instance: Served, paymentId: string): Promise<Json> => {
   const response = await instance.api.get(`/v1/payments/${paymentId}`)
   expect(response.status, response.text).toBe(200)
   return response.body
@@ -293,25 +335,32 @@ export const paymentOf = async (instance: Instance, paymentId: string): Promise<
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Polls the partner view until `done` holds; fails with the last view after `timeoutMs`. */
+/**
+ * Polls the partner view until `done` holds; after `timeoutMs` fails with the
+ * last view read and the last error met on the way (a read refused while the
+ * instance restarts is retried, never taken as an answer).
+ */
 export const waitForPayment = async (
-  instance: () => Instance,
+  instance: () => Served,
   paymentId: string,
   done: (payment: Json) => boolean,
   timeoutMs = 30_000
 ): Promise<Json> => {
   const until = Date.now() + timeoutMs
   let last: Json
+  let lastError: unknown
   while (Date.now() < until) {
     try {
       last = await paymentOf(instance(), paymentId)
       if (done(last)) return last
-    } catch {
-      // The instance may be restarting.
+    } catch (error) {
+      // The instance may be restarting: kept, and named if the wait runs out.
+      lastError = error
     }
     await sleep(50)
   }
-  throw new Error(`payment ${paymentId} did not get there: ${JSON.stringify(last)}`)
+  const why = lastError === undefined ? "" : `; last error: ${String(lastError)}`
+  throw new Error(`payment ${paymentId} did not get there: ${JSON.stringify(last)}${why}`)
 }
 
 export const isSettled = (p: Json) => p.settlement?.settled === true
@@ -343,17 +392,21 @@ const TRANSFER = parseAbiItem(
   "event Transfer(address indexed from, address indexed to, uint256 value)"
 )
 
-/** Every token Transfer on chain from `from` to `to` (one per transfer that moved funds). */
+/**
+ * Every token Transfer on chain from `from` to `to` (one per transfer that
+ * moved funds), from block `fromBlock` on (the whole chain by default).
+ */
 export const transfersOnChain = async (
   chain: ChainProcess,
   from: Address,
-  to: Address
+  to: Address,
+  fromBlock = 0n
 ): Promise<ReadonlyArray<bigint>> => {
   const logs = await chain.client.getLogs({
     address: chain.token.address,
     event: TRANSFER,
     args: { from, to },
-    fromBlock: 0n,
+    fromBlock,
     toBlock: "latest"
   })
   return logs.map((log) => log.args.value ?? 0n)
@@ -369,6 +422,87 @@ export const tokenBalance = (chain: ChainProcess, address: Address): Promise<big
     functionName: "balanceOf",
     args: [address]
   })
+
+/** What a payment moves: the buyer pays `paid`, the merchant's destination gets `settled`. */
+export interface MoneyMoved {
+  readonly buyer: Address
+  readonly collector: Address
+  readonly destination: Address
+  readonly paid: bigint
+  readonly settled: bigint
+}
+
+export interface Ledger {
+  /**
+   * Asserts, against the balances read when the ledger was opened: the buyer
+   * down by `paid`, the destination up by `settled`, the collector up by
+   * exactly what the engine keeps (`paid - settled`, the fees); and on chain,
+   * since then, exactly one transfer from the buyer to the collector (`paid`)
+   * and exactly one from the collector to the destination (`settled`).
+   */
+  readonly expectMovedOnce: () => Promise<void>
+  /**
+   * Asserts the payment collected and not settled: one transfer from the buyer
+   * (`paid`), the collector holding all of it, nothing to the destination.
+   */
+  readonly expectCollectedOnly: () => Promise<void>
+  /** Asserts that nothing moved since the ledger was opened: every balance as it was, no transfer. */
+  readonly expectNothingMoved: () => Promise<void>
+}
+
+/**
+ * Opens a ledger of one payment's accounts: their balances now and the chain's
+ * next block, to compare with once the payment is over. Nothing else may move
+ * these accounts' funds meanwhile (each test's buyer is its own; payments of a
+ * suite run one after the other, each settled before the next).
+ */
+export const openLedger = async (
+  chain: ChainProcess,
+  accounts: Omit<MoneyMoved, "paid" | "settled">,
+  amounts: Pick<MoneyMoved, "paid" | "settled">
+): Promise<Ledger> => {
+  const balances = async () => ({
+    buyer: await tokenBalance(chain, accounts.buyer),
+    collector: await tokenBalance(chain, accounts.collector),
+    destination: await tokenBalance(chain, accounts.destination)
+  })
+  const before = await balances()
+  const fromBlock = (await chain.client.getBlockNumber()) + 1n
+  const moved = async () => ({
+    collected: await transfersOnChain(chain, accounts.buyer, accounts.collector, fromBlock),
+    settled: await transfersOnChain(chain, accounts.collector, accounts.destination, fromBlock)
+  })
+  return {
+    expectMovedOnce: async () => {
+      const { paid, settled } = amounts
+      expect(await moved(), "transfers on chain since the ledger opened").toEqual({
+        collected: [paid],
+        settled: [settled]
+      })
+      expect(await balances(), "balances: before + the payment").toEqual({
+        buyer: before.buyer - paid,
+        collector: before.collector + (paid - settled),
+        destination: before.destination + settled
+      })
+    },
+    expectCollectedOnly: async () => {
+      const { paid } = amounts
+      expect(await moved(), "transfers on chain since the ledger opened").toEqual({
+        collected: [paid],
+        settled: []
+      })
+      expect(await balances(), "balances: before + the collection alone").toEqual({
+        buyer: before.buyer - paid,
+        collector: before.collector + paid,
+        destination: before.destination
+      })
+    },
+    expectNothingMoved: async () => {
+      expect(await moved()).toEqual({ collected: [], settled: [] })
+      expect(await balances()).toEqual(before)
+    }
+  }
+}
 
 /** Starts an engine process on the setup (its database, its PAY_CONFIG). */
 export const startEngine = (

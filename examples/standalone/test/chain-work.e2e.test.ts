@@ -4,7 +4,9 @@
  * where a payment is between two records, and restarted on the same file
  * while the chain lives on. Each time the payment ends succeeded and settled,
  * with exactly one transfer from the buyer and exactly one settlement to the
- * merchant on chain, the amounts less the configured fees. Also: the RPC down
+ * merchant on chain, the amounts less the configured fees, and the balances
+ * say the same: the buyer down by the amount, the merchant's destination up by
+ * the amount less the fees, the collector up by exactly the fees. Also: the RPC down
  * and back, a dropped transaction sent again, a stuck one replaced at a
  * higher fee, a receipt undone by a reorganisation, and a merchant without a
  * settlement destination settled later by the operator.
@@ -23,7 +25,9 @@ import {
   fundedBuyer,
   isSettled,
   kill,
+  type Ledger,
   mineUntil,
+  openLedger,
   openShop,
   removeSetup,
   type Shop,
@@ -31,7 +35,6 @@ import {
   startChain,
   startEngine,
   startRpcProxy,
-  tokenBalance,
   transfersOnChain,
   waitForPayment
 } from "./chain-work-support.js"
@@ -47,7 +50,11 @@ let setup: EngineSetup
 let engine: Instance
 let shop: Shop
 
-/** 10.50 USD paid in USDC (6 decimals) at 1:1; fees 0.10 + 1.5 % = 0.2575 USDC. */
+/**
+ * 10.50 USD paid in USDC (6 decimals) at 1:1; fees 0.10 + 1.5 % = 0.2575 USDC
+ * (packages/core/src/fees/Fees.ts: the fixed part in major units, the
+ * percentage of the amount paid rounded half up; settled = paid - fees).
+ */
 const CENTS = 1050
 const PAID = 10_500_000n
 const FEES = 100_000n + 157_500n
@@ -82,23 +89,33 @@ const restart = async () => {
   return engine
 }
 
-/** A paid payment: the buyer funded, the wallet's confirm answered. */
+/**
+ * A paid payment: the buyer funded, the ledger of the buyer's, the collector's
+ * and the merchant's balances opened, the wallet's confirm answered.
+ */
 const confirmed = async (
   funded?: Buyer
-): Promise<{ paymentId: string; buyer: Buyer; status: Json }> => {
+): Promise<{ paymentId: string; buyer: Buyer; status: Json; ledger: Ledger }> => {
   const buyer = funded ?? (await fundedBuyer(chain, 20_000_000n))
   const paymentId = await createPayment(engine, shop, CENTS)
+  const ledger = await openLedger(
+    chain,
+    { buyer: buyer.address, collector: chain.collector, destination: shop.destination },
+    { paid: PAID, settled: SETTLED }
+  )
   const status = await confirmAsWallet(engine, shop, paymentId, buyer)
-  return { paymentId, buyer, status }
+  return { paymentId, buyer, status, ledger }
 }
 
-/** Exactly one transfer in (the amount paid) and one out (the amount less fees), and the views say so. */
-const expectPaidAndSettledOnce = async (paymentId: string, buyer: Buyer) => {
+/**
+ * Exactly one transfer in (the amount paid) and one out (the amount less
+ * fees), the balances moved by exactly those, and the views say so.
+ */
+const expectPaidAndSettledOnce = async (paymentId: string, buyer: Buyer, ledger: Ledger) => {
   const payment = await waitForPayment(current, paymentId, isSettled)
   expect(payment.status).toBe("succeeded")
   expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
-  const toMerchant = await transfersOnChain(chain, chain.collector, shop.destination)
-  expect(toMerchant).toContain(SETTLED)
+  await ledger.expectMovedOnce()
   expect(payment.settlement).toMatchObject({
     settled: true,
     status: "settled",
@@ -116,15 +133,11 @@ const expectPaidAndSettledOnce = async (paymentId: string, buyer: Buyer) => {
   return payment
 }
 
-const merchantBalance = () => tokenBalance(chain, shop.destination)
-
 describe("durable chain work on a real EVM in its own process (SQLite)", () => {
   it("pays, takes the fees and settles the rest to the merchant's destination", async () => {
-    const before = await merchantBalance()
-    const { paymentId, buyer, status } = await confirmed()
+    const { paymentId, buyer, status, ledger } = await confirmed()
     expect(status.status).toMatch(/processing|succeeded/)
-    const payment = await expectPaidAndSettledOnce(paymentId, buyer)
-    expect(await merchantBalance()).toBe(before + SETTLED)
+    const payment = await expectPaidAndSettledOnce(paymentId, buyer, ledger)
     expect(payment.transaction).toMatchObject({ networkId: "31337" })
     // The legacy list carries the settlement too.
     const legacy = await engine.api.get(`/v1/merchants/${shop.merchantId}/payments?limit=200`)
@@ -139,15 +152,16 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
   it("killed between confirm and submit: resumes on restart and pays once", async () => {
     // The job's first chain call is the transfer's gas estimate: hold it, then kill.
     const holder = proxy.hold((call) => call.method === "eth_estimateGas")
-    const { paymentId, buyer, status } = await confirmed()
+    const { paymentId, buyer, status, ledger } = await confirmed()
     expect(status.status).toBe("processing")
     await holder.waitForHeld()
     await kill(engine)
     holder.stop()
     await holder.release("drop")
     expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([])
+    await ledger.expectNothingMoved()
     await restart()
-    await expectPaidAndSettledOnce(paymentId, buyer)
+    await expectPaidAndSettledOnce(paymentId, buyer, ledger)
   }, 60_000)
 
   it.each([
@@ -159,37 +173,38 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
     "killed after the transfer was recorded and sent, $lost lost: pays once on restart",
     async ({ release, onChain }) => {
       const holder = proxy.hold(sendsCallTo([SELECTORS.receiveWithAuthorization]))
-      const { paymentId, buyer } = await confirmed()
+      const { paymentId, buyer, ledger } = await confirmed()
       await holder.waitForHeld()
       await kill(engine)
       holder.stop()
       await holder.release(release)
       expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual(onChain)
+      if (onChain.length === 0) await ledger.expectNothingMoved()
+      else await ledger.expectCollectedOnly()
       await restart()
-      await expectPaidAndSettledOnce(paymentId, buyer)
+      await expectPaidAndSettledOnce(paymentId, buyer, ledger)
     },
     60_000
   )
 
   it("killed between success and settlement: settles once on restart", async () => {
-    const before = await merchantBalance()
     const holder = proxy.hold(sendsCallTo([SELECTORS.transfer]))
-    const { paymentId, buyer } = await confirmed()
+    const { paymentId, buyer, ledger } = await confirmed()
     await holder.waitForHeld()
     const paid = await waitForPayment(current, paymentId, (p) => p.status === "succeeded")
     expect(paid.settlement).toMatchObject({ settled: false, status: "pending" })
     await kill(engine)
+    await ledger.expectCollectedOnly()
     holder.stop()
     // Sent, but the answer lost: the restarted engine must recognise it, not send another.
     await holder.release("forward-then-drop")
     await restart()
-    await expectPaidAndSettledOnce(paymentId, buyer)
-    expect(await merchantBalance()).toBe(before + SETTLED)
+    await expectPaidAndSettledOnce(paymentId, buyer, ledger)
   }, 60_000)
 
   it("the RPC down for a while: the payment stays processing, then pays and settles", async () => {
     const holder = proxy.hold((call) => call.method === "eth_estimateGas")
-    const { paymentId, buyer } = await confirmed()
+    const { paymentId, buyer, ledger } = await confirmed()
     await holder.waitForHeld()
     await proxy.down()
     holder.stop()
@@ -197,14 +212,15 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
     const waiting = await waitForPayment(current, paymentId, () => true)
     expect(waiting.status).toBe("processing")
     expect(waiting.settlement).toBeUndefined()
+    await ledger.expectNothingMoved()
     await proxy.up()
-    await expectPaidAndSettledOnce(paymentId, buyer)
+    await expectPaidAndSettledOnce(paymentId, buyer, ledger)
   }, 60_000)
 
   it("a dropped transaction is sent again while its authorization holds", async () => {
     const funded = await fundedBuyer(chain, 20_000_000n)
     await chain.rpc("evm_setAutomine", [false])
-    const { paymentId, buyer } = await confirmed(funded)
+    const { paymentId, buyer, ledger } = await confirmed(funded)
     const sent = await waitForPayment(current, paymentId, (p) => p.transaction?.hash !== undefined)
     await chain.rpc("hardhat_dropTransaction", [sent.transaction.hash])
     expect(await chain.rpc("eth_getTransactionByHash", [sent.transaction.hash])).toBeNull()
@@ -218,13 +234,13 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
     await chain.rpc("evm_mine")
     const payment = await mineUntil(chain, current, paymentId, isSettled)
     expect(payment.transaction.hash).toBe(sent.transaction.hash)
-    await expectPaidAndSettledOnce(paymentId, buyer)
+    await expectPaidAndSettledOnce(paymentId, buyer, ledger)
   }, 60_000)
 
   it("a stuck transaction is replaced at the same nonce with a higher fee", async () => {
     const funded = await fundedBuyer(chain, 20_000_000n)
     await chain.rpc("evm_setAutomine", [false])
-    const { paymentId, buyer } = await confirmed(funded)
+    const { paymentId, buyer, ledger } = await confirmed(funded)
     const sent = await waitForPayment(current, paymentId, (p) => p.transaction?.hash !== undefined)
     const first = await chain.client.getTransaction({ hash: sent.transaction.hash })
     // The next block asks more than the transaction offers: it is left out, stuck.
@@ -245,14 +261,13 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
     expect(second.maxFeePerGas! > first.maxFeePerGas!).toBe(true)
     await chain.rpc("evm_setAutomine", [true])
     await mineUntil(chain, current, paymentId, isSettled)
-    const payment = await expectPaidAndSettledOnce(paymentId, buyer)
+    const payment = await expectPaidAndSettledOnce(paymentId, buyer, ledger)
     expect(payment.transaction.hash).toBe(replaced.transaction.hash)
   }, 60_000)
 
   it("a settlement deleted while the payment was processing: the funds stay, the operator settles later", async () => {
-    const before = await merchantBalance()
     const holder = proxy.hold((call) => call.method === "eth_estimateGas")
-    const { paymentId, buyer } = await confirmed()
+    const { paymentId, buyer, ledger } = await confirmed()
     await holder.waitForHeld()
     const listed = await engine.api.get(`/v1/merchants/${shop.merchantId}/settlements`)
     const settlementId = listed.body.crypto[0].id
@@ -269,7 +284,8 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
       (p) => p.settlement?.status === "no_destination"
     )
     expect(kept).toMatchObject({ status: "succeeded", settlement: { settled: false } })
-    expect(await merchantBalance()).toBe(before)
+    // Collected, and all of it kept by the collector until the operator settles.
+    await ledger.expectCollectedOnly()
     const legacy = await engine.api.get(`/v1/merchants/${shop.merchantId}/payments?limit=200`)
     expect(legacy.body.data.find((p: Json) => p.payment_id === paymentId)).toMatchObject({
       settlement_status: "no_destination",
@@ -290,7 +306,6 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
     )
     expect(added.status, added.text).toBe(201)
     expect(cli(setup, ["payments", "settle", paymentId])).toEqual({ paymentId, queued: true })
-    await expectPaidAndSettledOnce(paymentId, buyer)
-    expect(await merchantBalance()).toBe(before + SETTLED)
+    await expectPaidAndSettledOnce(paymentId, buyer, ledger)
   }, 60_000)
 })

@@ -386,3 +386,24 @@ export const storedText = async (
   )
   return JSON.stringify(rows)
 }
+
+/**
+ * Runs `check` until it passes (returns without throwing), every `intervalMs`,
+ * and answers what it returned; once `timeoutMs` has passed, fails with the
+ * last failure itself (an `expect`'s message and diff), never a silent return.
+ * Deadlines are generous: a loaded 2-core machine may be slow, never wrong.
+ */
+export const eventually = async <A>(
+  check: () => Promise<A>,
+  options: { readonly timeoutMs?: number; readonly intervalMs?: number } = {}
+): Promise<A> => {
+  const deadline = Date.now() + (options.timeoutMs ?? 20_000)
+  for (;;) {
+    try {
+      return await check()
+    } catch (error) {
+      if (Date.now() >= deadline) throw error
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 100))
+  }
+}

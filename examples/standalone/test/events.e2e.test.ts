@@ -13,6 +13,7 @@ import {
   client,
   createPartner,
   type E2eServer,
+  eventually,
   expectError,
   type Json,
   newKey,
@@ -185,13 +186,11 @@ describe.each(STORES)("%s: events", (store) => {
     const confirmed = await confirm(wallet, paymentId, signed(option.id, signature))
     expect(confirmed.body.status, confirmed.text).toBe("succeeded")
     // Settled by the chain work in the background: wait for it.
-    let settledView: Json
-    for (let i = 0; i < 200; i++) {
-      settledView = (await api.get(`/v1/payments/${paymentId}`)).body
-      if (settledView.settlement?.status === "settled") break
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    expect(settledView.settlement.status).toBe("settled")
+    const settledView: Json = await eventually(async () => {
+      const view = (await api.get(`/v1/payments/${paymentId}`)).body
+      expect(view.settlement?.status).toBe("settled")
+      return view
+    })
     const refunded = await api.request("POST", "/v1/refunds", { body: { paymentId } })
     expect(refunded.status, refunded.text).toBe(201)
 

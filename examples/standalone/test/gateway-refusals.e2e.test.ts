@@ -3,7 +3,8 @@
  * sandbox chain, on SQLite and on PostgreSQL: a signature by another key, a
  * tampered amount or recipient, too small a balance, a stale quote, an
  * expired payment, a confirm of a final payment, two confirms racing (one
- * wins, one transfer on chain), an authorization the chain refuses (the
+ * wins, one transfer on chain; freely, and each side forced to win by a pause
+ * point), an authorization the chain refuses (the
  * payment fails), bad credentials, bad path ids, a buyer's cancel and bad
  * options requests. Where money could move, the balances on chain are checked.
  */
@@ -37,6 +38,7 @@ import {
   usdcBalance,
   walletClient
 } from "./gateway-support.js"
+import { pausePoints } from "./pause-points.js"
 import { cancel, sleep, UNKNOWN_PAYMENT } from "./payments-support.js"
 
 /** $10.50 in the sandbox's USDC (6 decimals). */
@@ -50,6 +52,8 @@ const atMillisecond = async (ms: number) => {
 }
 
 describe.each(STORES)("the wallet gateway's refusals on %s", (store) => {
+  /** Holds a status write when a test asks, to force the order of a race. */
+  const points = pausePoints()
   let server: E2eServer
   let partner: Client
   let wallet: Client
@@ -57,7 +61,7 @@ describe.each(STORES)("the wallet gateway's refusals on %s", (store) => {
   let merchantId: string
 
   beforeAll(async () => {
-    server = await startServer(store)
+    server = await startServer(store, {}, { wrapStorage: points.wrap })
     partner = client(() => server.baseUrl)
     const app = await walletClient(server)
     wallet = app.api
@@ -313,6 +317,45 @@ describe.each(STORES)("the wallet gateway's refusals on %s", (store) => {
       expect(await authorizationUsed(server, buyer, winner)).toBe(true)
       expect(await authorizationUsed(server, buyer, loser)).toBe(false)
     })
+
+    it.each(["first", "second"] as const)(
+      "two options of one payment, each signed, the %s one's confirm forced to win: the other 409 invalid_state, one transfer",
+      async (wins) => {
+        const { buyer, paymentId, option: first } = await ready()
+        const second = await onlyOption(wallet, paymentId, buyer)
+        const [winner, loser] = wins === "first" ? [first, second] : [second, first]
+        const [winnerSignature, loserSignature] = await Promise.all([
+          signAction(buyer.key, winner.actions[0]),
+          signAction(buyer.key, loser.actions[0])
+        ])
+        const before = await balances(buyer)
+        // The loser's confirm has checked its signature and decided `processing`; its write waits.
+        const loserWrite = points.holdTransition(
+          (c) =>
+            c.id === paymentId &&
+            c.change.enqueue?.payload.kind === "collect" &&
+            c.change.enqueue.payload.optionId === loser.id
+        )
+        const losing = confirm(wallet, paymentId, signed(loser.id, loserSignature))
+        await loserWrite.reached
+        const won = await confirm(wallet, paymentId, signed(winner.id, winnerSignature))
+        expect(won.status, won.text).toBe(200)
+        expect(won.body.status).toBe("succeeded")
+        loserWrite.release()
+        // The held write found the payment no longer `requires_action`: nothing written.
+        expect(await loserWrite.answered).toMatchObject({ _tag: "None" })
+        expectError(await losing, 409, "invalid_state")
+
+        expect(await transfersFrom(server, buyer.address)).toHaveLength(1)
+        expect(await balances(buyer)).toEqual({
+          buyer: before.buyer - PRICE,
+          received: before.received + PRICE
+        })
+        await expectStatus(paymentId, "succeeded")
+        expect(await authorizationUsed(server, buyer, winner)).toBe(true)
+        expect(await authorizationUsed(server, buyer, loser)).toBe(false)
+      }
+    )
   })
 
   it("an authorization the chain refuses (cancelled on chain first): the payment fails, transaction_reverted; nothing moves", async () => {

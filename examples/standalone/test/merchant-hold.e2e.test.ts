@@ -22,6 +22,8 @@ import {
   engineSetup,
   fundedBuyer,
   isSettled,
+  type Ledger,
+  openLedger,
   openShop,
   removeSetup,
   type Shop,
@@ -92,6 +94,11 @@ const processing = async (instance: Instance, shop: Shop) => {
   const buyer = await fundedBuyer(chain, 20_000_000n)
   const paymentId = await createPayment(instance, shop, CENTS)
   const signed = await signedOption(instance, shop, paymentId, buyer)
+  const ledger = await openLedger(
+    chain,
+    { buyer: buyer.address, collector: chain.collector, destination: shop.destination },
+    { paid: PAID, settled: SETTLED }
+  )
   await chain.rpc("evm_setAutomine", [false])
   const confirmed = await confirm(instance, shop, paymentId, signed)
   expect(confirmed.status, confirmed.text).toBe(200)
@@ -101,7 +108,7 @@ const processing = async (instance: Instance, shop: Shop) => {
     paymentId,
     (p) => typeof p.transaction?.hash === "string"
   )
-  return { paymentId, buyer }
+  return { paymentId, buyer, ledger }
 }
 
 /** Mines what is pending and mines on from here. */
@@ -117,7 +124,8 @@ const expectHeld = async (
   paymentId: string,
   buyer: Buyer,
   /** What the merchant had received before. */
-  before: ReadonlyArray<bigint>
+  before: ReadonlyArray<bigint>,
+  ledger: Ledger
 ) => {
   const held = await waitForPayment(
     () => instances[0]!,
@@ -137,6 +145,8 @@ const expectHeld = async (
   }
   expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
   expect(await transfersOnChain(chain, chain.collector, shop.destination)).toEqual(before)
+  // The collector holds all of it: nothing passed on to the merchant.
+  await ledger.expectCollectedOnly()
 }
 
 const scenario = (
@@ -200,10 +210,10 @@ const scenario = (
 
     it("collects a processing payment, holds its settlement while suspended, settles it once active again", async () => {
       const before = await transfersOnChain(chain, chain.collector, shop.destination)
-      const { paymentId, buyer } = await processing(next(), shop)
+      const { paymentId, buyer, ledger } = await processing(next(), shop)
       cli(setup, ["merchants", "set-status", shop.merchantId, "suspended"])
       await mineOn()
-      await expectHeld(instances, shop, paymentId, buyer, before)
+      await expectHeld(instances, shop, paymentId, buyer, before, ledger)
 
       const active = cli(setup, ["merchants", "set-status", shop.merchantId, "active"])
       expect(active).toMatchObject({ status: "active", settlementsResumed: 1 })
@@ -218,6 +228,7 @@ const scenario = (
         ...before,
         SETTLED
       ])
+      await ledger.expectMovedOnce()
       // Once only: running the status change again queues nothing.
       expect(cli(setup, ["merchants", "set-status", shop.merchantId, "active"])).toMatchObject({
         settlementsResumed: 0
@@ -226,10 +237,10 @@ const scenario = (
 
     it("the operator settles a held payment with the CLI while the merchant is still inactive", async () => {
       const before = await transfersOnChain(chain, chain.collector, shop.destination)
-      const { paymentId, buyer } = await processing(next(), shop)
+      const { paymentId, buyer, ledger } = await processing(next(), shop)
       cli(setup, ["merchants", "set-status", shop.merchantId, "inactive"])
       await mineOn()
-      await expectHeld(instances, shop, paymentId, buyer, before)
+      await expectHeld(instances, shop, paymentId, buyer, before, ledger)
 
       expect(cli(setup, ["payments", "settle", paymentId])).toEqual({ paymentId, queued: true })
       await waitForPayment(() => next(), paymentId, isSettled)
@@ -239,6 +250,7 @@ const scenario = (
         ...before,
         SETTLED
       ])
+      await ledger.expectMovedOnce()
       // Settled already: making the merchant active again sends nothing more.
       expect(cli(setup, ["merchants", "set-status", shop.merchantId, "active"])).toMatchObject({
         settlementsResumed: 0

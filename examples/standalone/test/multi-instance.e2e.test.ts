@@ -3,7 +3,8 @@
  * server processes on a fresh schema, reached over HTTP on loopback. A
  * long-poll held on one instance wakes on a change made through another;
  * concurrent identical idempotent requests spread over the three create one
- * merchant; expiry is swept once; killing an instance mid-work loses nothing;
+ * merchant; expiry is swept once (one payment.expired event per payment);
+ * killing an instance mid-work loses nothing;
  * a merchant's status changed by the CLI, or its deletion through one
  * instance, is honoured by every instance's payment creation within a second;
  * an API key revoked through one instance or the CLI, by every instance
@@ -14,7 +15,14 @@ import { promisify } from "node:util"
 import { freshSchema } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type ApiResponse, type Json, newKey, PARTNER_KEY, uniqueToken } from "./e2e-support.js"
+import {
+  type ApiResponse,
+  eventually,
+  type Json,
+  newKey,
+  PARTNER_KEY,
+  uniqueToken
+} from "./e2e-support.js"
 import {
   buildBundles,
   bundle,
@@ -280,8 +288,21 @@ describe("three instances on one PostgreSQL database", () => {
     const ids = created.map((p) => p.paymentId as string)
     expect(new Set(ids).size).toBe(20)
 
-    // Past the expiry, every instance's sweeper (every 5 s) has had its turn.
-    await sleep(Math.max(0, expiresAt.getTime() + 6000 - Date.now()))
+    // Each expiry recorded by some sweep (not only seen as overdue), however loaded the machine.
+    await eventually(
+      async () => {
+        for (const id of ids) {
+          const view = await A.api.get(`/v1/payments/${id}`)
+          expect(view.body?.status, id).toBe("expired")
+          expect(Date.parse(view.body.lastUpdatedAt), id).toBeGreaterThanOrEqual(
+            expiresAt.getTime()
+          )
+        }
+      },
+      { timeoutMs: 30_000, intervalMs: 500 }
+    )
+    // Then every instance's sweeper (every 5 s) has had another turn: none may expire one again.
+    await sleep(6000)
 
     for (const id of ids) {
       const seen = await Promise.all(all.map((instance) => instance.api.get(`/v1/payments/${id}`)))
@@ -293,6 +314,22 @@ describe("three instances on one PostgreSQL database", () => {
       const updated = seen.map((r) => r.body.lastUpdatedAt as string)
       expect(Date.parse(updated[0]!), id).toBeGreaterThanOrEqual(expiresAt.getTime())
       expect(new Set(updated).size, `${id}: ${updated}`).toBe(1)
+      // Exactly one expiry transition: one payment.expired event, the same one on every instance.
+      const events = await Promise.all(
+        all.map(async (instance) => {
+          const listed = await instance.api.get(`/v1/events?paymentId=${id}&limit=100`)
+          expect(listed.status, `${instance.name}: ${listed.text}`).toBe(200)
+          expect(listed.body.nextCursor).toBeNull()
+          return (listed.body.data as Array<Json>).filter((e) => e.type === "payment.expired")
+        })
+      )
+      for (const [i, expired] of events.entries()) {
+        expect(
+          expired.map((e) => e.data.object.status),
+          `${id}: payment.expired events listed by ${all[i]!.name}`
+        ).toEqual(["expired"])
+        expect(expired[0]!.id).toBe(events[0]![0]!.id)
+      }
     }
 
     for (const instance of all) {
@@ -305,7 +342,7 @@ describe("three instances on one PostgreSQL database", () => {
       expect(new Set(listedIds)).toEqual(new Set(ids))
       expect(listed.body.nextCursor).toBeNull()
     }
-  }, 20_000)
+  }, 60_000)
 
   it("killing an instance mid-work loses nothing: retries on another give every key one payment", async () => {
     const prefix = `kill-${uniqueToken()}`
