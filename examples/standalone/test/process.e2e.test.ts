@@ -106,7 +106,8 @@ const MIGRATIONS = [
   "0017_api_keys",
   "0018_payment_livemode",
   "0019_audit_log",
-  "0020_option_purge"
+  "0020_option_purge",
+  "0021_rate_limits"
 ]
 
 /** An entry as `pay audit --json` prints it. */

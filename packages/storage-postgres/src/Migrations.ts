@@ -25,6 +25,7 @@ import apiKeys from "./migrations/0017_api_keys.js"
 import paymentLivemode from "./migrations/0018_payment_livemode.js"
 import auditLog from "./migrations/0019_audit_log.js"
 import optionPurge from "./migrations/0020_option_purge.js"
+import rateLimits from "./migrations/0021_rate_limits.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -46,7 +47,8 @@ export const migrations = Migrator.fromRecord({
   "0017_api_keys": apiKeys,
   "0018_payment_livemode": paymentLivemode,
   "0019_audit_log": auditLog,
-  "0020_option_purge": optionPurge
+  "0020_option_purge": optionPurge,
+  "0021_rate_limits": rateLimits
 })
 
 const TABLE = "pay_migrations"

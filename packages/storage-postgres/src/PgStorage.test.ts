@@ -69,7 +69,8 @@ describe("PostgreSQL storage, several instances", () => {
         "api_keys",
         "payment_livemode",
         "audit_log",
-        "option_purge"
+        "option_purge",
+        "rate_limits"
       ])
     })
   )

@@ -26,6 +26,7 @@ import apiKeys from "./migrations/0017_api_keys.js"
 import paymentLivemode from "./migrations/0018_payment_livemode.js"
 import auditLog from "./migrations/0019_audit_log.js"
 import optionPurge from "./migrations/0020_option_purge.js"
+import rateLimits from "./migrations/0021_rate_limits.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -55,7 +56,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 17, name: "api_keys", apply: apiKeys },
   { id: 18, name: "payment_livemode", apply: paymentLivemode },
   { id: 19, name: "audit_log", apply: auditLog },
-  { id: 20, name: "option_purge", apply: optionPurge }
+  { id: 20, name: "option_purge", apply: optionPurge },
+  { id: 21, name: "rate_limits", apply: rateLimits }
 ]
 
 /** A migration applied by this call: its id and name. */

@@ -107,7 +107,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [17, "api_keys"],
         [18, "payment_livemode"],
         [19, "audit_log"],
-        [20, "option_purge"]
+        [20, "option_purge"],
+        [21, "rate_limits"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })
