@@ -28,20 +28,20 @@ export const syncOnce = (
   state: { lastPurge: number }
 ) =>
   Effect.gen(function* () {
+    const at = yield* Clock.currentTimeMillis
     const uses: Array<RateLimitUse> = []
     const owners = new Map<string, { readonly limiter: RateLimiter; readonly key: string }>()
     for (const limiter of limiters) {
       const { perSecond, burst } = limiter.settings
-      for (const { key, taken } of limiter.drainTaken()) {
+      for (const { key, taken, millitokens } of limiter.drainTaken(at)) {
         const shared = `${limiter.scope}:${key}`
-        uses.push({ key: shared, taken, perSecond, burst })
+        uses.push({ key: shared, taken, millitokens, perSecond, burst })
         owners.set(shared, { limiter, key })
       }
     }
     if (uses.length === 0) return
     // Every instance locks the shared rows in the same order: concurrent syncs cannot deadlock.
     uses.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-    const at = yield* Clock.currentTimeMillis
     const levels = yield* store.sync(uses, new Date(at))
     for (const { key, millitokens } of levels) {
       const owner = owners.get(key)

@@ -31,17 +31,18 @@ describe("the rate limiter", () => {
     const { limiter } = limiterAt(1, 3)
     for (let i = 0; i < 5; i++) limiter.take("a")
     limiter.take("b")
-    expect(limiter.drainTaken()).toEqual([
-      { key: "a", taken: 3 },
-      { key: "b", taken: 1 }
+    // With the levels now: a is empty, b has 2 of 3 left.
+    expect(limiter.drainTaken(T0)).toEqual([
+      { key: "a", taken: 3, millitokens: 0 },
+      { key: "b", taken: 1, millitokens: 2000 }
     ])
-    expect(limiter.drainTaken()).toEqual([])
+    expect(limiter.drainTaken(T0)).toEqual([])
   })
 
   it("takes the shared level, less what it took while the store was asked", () => {
     const { clock, limiter } = limiterAt(1, 5)
     limiter.take("a")
-    limiter.drainTaken()
+    limiter.drainTaken(T0)
     // Taken during the sync: counted against the shared level when it comes back.
     limiter.take("a")
     // Another instance took 3 as well: the shared bucket holds 5 - 1 - 3 = 1 at T0.
@@ -51,13 +52,13 @@ describe("the rate limiter", () => {
     clock.now += 1000
     expect([limiter.take("a"), limiter.take("a")]).toEqual([undefined, 1])
     // The take during the sync goes in the next one.
-    expect(limiter.drainTaken()).toEqual([{ key: "a", taken: 2 }])
+    expect(limiter.drainTaken(clock.now)).toEqual([{ key: "a", taken: 2, millitokens: 0 }])
   })
 
   it("owes what the shared bucket owes: the wait covers the debt", () => {
     const { limiter } = limiterAt(1, 2)
     limiter.take("a")
-    limiter.drainTaken()
+    limiter.drainTaken(T0)
     limiter.reconcile("a", { millitokens: -3000, at: T0 })
     expect(limiter.take("a")).toBe(4)
   })
@@ -66,7 +67,7 @@ describe("the rate limiter", () => {
     const { limiter } = limiterAt(1, 1, 3)
     for (const key of ["a", "b", "c", "d", "e"]) limiter.take(key)
     expect(limiter.size()).toBe(3)
-    expect(limiter.drainTaken().map((t) => t.key)).toEqual(["c", "d", "e"])
+    expect(limiter.drainTaken(T0).map((t) => t.key)).toEqual(["c", "d", "e"])
     // A key dropped starts again with a full bucket; one still held is still empty.
     expect(limiter.take("a")).toBe(undefined)
     expect(limiter.take("e")).toBe(1)
@@ -78,7 +79,7 @@ describe("the rate limiter", () => {
   it("leaves a key dropped since the drain out of the reconcile", () => {
     const { limiter } = limiterAt(1, 1, 1)
     limiter.take("a")
-    limiter.drainTaken()
+    limiter.drainTaken(T0)
     limiter.take("b")
     limiter.reconcile("a", { millitokens: -10_000, at: T0 })
     expect(limiter.size()).toBe(1)

@@ -13,6 +13,7 @@ import {
   type BucketLevel,
   fullBucket,
   MILLITOKENS_PER_TOKEN,
+  refill,
   type TokenBucketSettings,
   take
 } from "./TokenBucket.js"
@@ -20,10 +21,12 @@ import {
 /** What a limit applies to; also the prefix of its keys in the shared store. */
 export type RateLimitScope = "api_key" | "wallet_app" | "payment"
 
-/** Keys used since the last sync, with the tokens each took here. */
+/** Keys used since the last sync, with the tokens each took here and its level now. */
 export interface TakenSince {
   readonly key: string
   readonly taken: number
+  /** The bucket's level at the drain, in millitokens. */
+  readonly millitokens: number
 }
 
 export interface RateLimiter {
@@ -31,8 +34,11 @@ export interface RateLimiter {
   readonly settings: TokenBucketSettings
   /** One request under `key`: undefined when admitted (a token taken), else the whole seconds to wait. */
   readonly take: (key: string) => number | undefined
-  /** The keys taken from since the last call, and how many tokens each; their counts restart at 0. */
-  readonly drainTaken: () => ReadonlyArray<TakenSince>
+  /**
+   * The keys taken from since the last call, how many tokens each, and their
+   * levels at `at`; their counts restart at 0.
+   */
+  readonly drainTaken: (at: number) => ReadonlyArray<TakenSince>
   /**
    * Sets `key`'s bucket to the shared level read at `at`, less the tokens taken
    * here since `drainTaken` (while the shared store was being asked). A key no
@@ -80,12 +86,13 @@ export const makeRateLimiter = (
       dirty.add(key)
       return undefined
     },
-    drainTaken: () => {
+    drainTaken: (at) => {
       const drained: Array<TakenSince> = []
       for (const key of dirty) {
         const bucket = buckets.get(key)
         if (bucket === undefined || bucket.taken === 0) continue
-        drained.push({ key, taken: bucket.taken })
+        const { millitokens } = refill(bucket.level, settings, at)
+        drained.push({ key, taken: bucket.taken, millitokens })
         bucket.taken = 0
       }
       dirty.clear()

@@ -3,7 +3,8 @@
  * core): one row per key in use, its level in millitokens as of `updated_ms`,
  * with the settings it was last written with, so `full_ms` (when it is full
  * again, and says nothing a new bucket would not) can be computed in the row
- * and purged by index. Times are epoch milliseconds, as the core's token
+ * and purged by index. `last_taken`, the tokens the last sync took, is how an
+ * upsert hands its take from the row it proposes to the row it updates. Times are epoch milliseconds, as the core's token
  * bucket counts them: the refill is whole-number arithmetic in SQL.
  * UNLOGGED: the levels are soft state, rewritten every second by the
  * instances; a crash that empties the table only refills the buckets.
@@ -18,6 +19,7 @@ const statements = [
     updated_ms bigint NOT NULL,
     per_second bigint NOT NULL CHECK (per_second > 0),
     capacity bigint NOT NULL,
+    last_taken bigint NOT NULL,
     full_ms bigint GENERATED ALWAYS AS
       (updated_ms + (GREATEST(0, capacity - millitokens) + per_second - 1) / per_second) STORED
   )`,

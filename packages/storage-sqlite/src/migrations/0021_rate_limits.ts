@@ -3,7 +3,8 @@
  * core): one row per key in use, its level in millitokens as of `updated_ms`,
  * with the settings it was last written with, so `full_ms` (when it is full
  * again, and says nothing a new bucket would not) can be computed in the row
- * and purged by index.
+ * and purged by index. `last_taken`, the tokens the last sync took, is how an
+ * upsert hands its take from the row it proposes to the row it updates.
  */
 import type { SqliteConnection } from "../SqliteDatabase.js"
 
@@ -14,6 +15,7 @@ const statements = [
     updated_ms INTEGER NOT NULL,
     per_second INTEGER NOT NULL CHECK (per_second > 0),
     capacity INTEGER NOT NULL,
+    last_taken INTEGER NOT NULL,
     full_ms INTEGER GENERATED ALWAYS AS
       (updated_ms + (max(0, capacity - millitokens) + per_second - 1) / per_second) STORED
   ) WITHOUT ROWID`,
