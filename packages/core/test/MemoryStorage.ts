@@ -55,7 +55,7 @@ import { PaymentStore } from "../src/payments/PaymentStore.js"
 import { RateLimitStore } from "../src/ratelimit/RateLimitStore.js"
 import {
   type BucketLevel,
-  capacityOf,
+  fullBucket,
   isFull,
   MILLITOKENS_PER_TOKEN,
   refill,
@@ -1144,19 +1144,14 @@ export const makeMemoryStorage = () => {
   const rateLimitStore = RateLimitStore.of({
     sync: (uses, at) =>
       Effect.sync(() =>
-        uses.map((use) => {
-          const settings = { perSecond: use.perSecond, burst: use.burst }
+        uses.map(({ key, taken, perSecond, burst }) => {
+          const settings = { perSecond, burst }
           const now = at.getTime()
-          const row = rateBuckets.get(use.key)
-          const level =
-            row === undefined
-              ? { millitokens: Math.min(use.millitokens, capacityOf(settings)), at: now }
-              : (({ millitokens, at }) => ({
-                  millitokens: millitokens - use.taken * MILLITOKENS_PER_TOKEN,
-                  at
-                }))(refill(row, settings, now))
-          rateBuckets.set(use.key, { ...level, ...settings })
-          return { key: use.key, millitokens: level.millitokens }
+          const row = rateBuckets.get(key)
+          const level = row === undefined ? fullBucket(settings, now) : refill(row, settings, now)
+          const millitokens = level.millitokens - taken * MILLITOKENS_PER_TOKEN
+          rateBuckets.set(key, { millitokens, at: level.at, ...settings })
+          return { key, millitokens }
         })
       ),
     purge: (at) =>

@@ -2,9 +2,8 @@
  * The shared rate limit buckets on PostgreSQL: one statement per sync for
  * every key, its uses passed as arrays. The refill is computed from the row
  * as it is when the statement reaches it (the upsert locks it), so concurrent
- * instances each add their takes, none lost. A new row starts at the
- * instance's own level; the take reaches the update through the proposed
- * row's `last_taken`.
+ * instances each add their takes, none lost. The take reaches the update
+ * through the proposed row's `last_taken`.
  */
 import type { SqlClient } from "@effect/sql"
 import { MILLITOKENS_PER_TOKEN, RateLimitStore } from "@pay/core"
@@ -19,12 +18,12 @@ export const makePgRateLimitStore = (sql: SqlClient.SqlClient) =>
       return sql<{ readonly key: string; readonly millitokens: string }>`
         INSERT INTO rate_limit_buckets AS b
           (key, millitokens, updated_ms, per_second, capacity, last_taken)
-        SELECT u.key, LEAST(u.level, u.capacity), ${now}::bigint, u.per_second, u.capacity,
-          u.taken
+        SELECT u.key, u.capacity - u.taken * ${MILLITOKENS_PER_TOKEN}, ${now}::bigint,
+          u.per_second, u.capacity, u.taken
         FROM unnest(${uses.map((u) => u.key)}::text[], ${uses.map((u) => u.taken)}::bigint[],
-          ${uses.map((u) => u.millitokens)}::bigint[], ${uses.map((u) => u.perSecond)}::bigint[],
+          ${uses.map((u) => u.perSecond)}::bigint[],
           ${uses.map((u) => u.burst * MILLITOKENS_PER_TOKEN)}::bigint[])
-          AS u(key, taken, level, per_second, capacity)
+          AS u(key, taken, per_second, capacity)
         ON CONFLICT (key) DO UPDATE SET
           millitokens = (CASE WHEN EXCLUDED.updated_ms > b.updated_ms
               THEN LEAST(EXCLUDED.capacity,

@@ -1,9 +1,8 @@
 /**
  * The shared rate limit buckets on SQLite: a sync is one transaction (shared
  * with concurrent writes by the group commit) of one upsert per key, each
- * refilling the row as it is, then taking the instance's takes. A new row
- * starts at the instance's own level; the take reaches the update through the
- * proposed row's `last_taken`.
+ * refilling the row as it is, then taking the instance's takes, which reach
+ * the update through the proposed row's `last_taken`.
  */
 import { MILLITOKENS_PER_TOKEN, RateLimitStore } from "@pay/core"
 import { Effect } from "effect"
@@ -29,11 +28,11 @@ export const makeSqliteRateLimitStore = (db: SqliteConnection, writes: GroupComm
       uses.length === 0
         ? Effect.succeed([])
         : writes.write(() =>
-            uses.map(({ key, taken, millitokens, perSecond, burst }) => {
+            uses.map(({ key, taken, perSecond, burst }) => {
               const capacity = burst * MILLITOKENS_PER_TOKEN
               const row = upsert.get(
                 key,
-                Math.min(millitokens, capacity),
+                capacity - taken * MILLITOKENS_PER_TOKEN,
                 at.getTime(),
                 perSecond,
                 capacity,

@@ -12,12 +12,6 @@ export interface RateLimitUse {
   readonly key: string
   /** Tokens taken here since the last sync (admitted requests). */
   readonly taken: number
-  /**
-   * This instance's level of the key, in millitokens, at the sync's time: what
-   * a shared bucket not yet there starts at (it then knows no other instance's
-   * takes, and an instance alone is held to its own bucket, not a stricter one).
-   */
-  readonly millitokens: number
   readonly perSecond: number
   readonly burst: number
 }
@@ -30,10 +24,10 @@ export interface SharedLevel {
 
 export interface RateLimitStoreShape {
   /**
-   * For each use, in one statement: a shared bucket not there yet starts at
-   * the instance's level; one there is refilled for the time since it was
-   * last written, up to its burst, then loses the tokens taken. The levels are
-   * returned, as of `at`. Every instance's takes count, once each.
+   * For each use, in one statement: the shared bucket (full when new) is
+   * refilled for the time since it was last written, up to its burst, then
+   * loses the tokens taken. The levels are returned, as of `at`. Every
+   * instance's takes count, once each.
    */
   readonly sync: (
     uses: ReadonlyArray<RateLimitUse>,

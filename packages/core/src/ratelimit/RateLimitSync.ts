@@ -1,17 +1,18 @@
 /**
  * How the instances of one deployment share their rate limits: each limits on
  * its own buckets in memory (no database round trip on a request), and at
- * most once a second, only when it took tokens since, sends what it took for
- * every key in one batched statement (RateLimitStore.sync) and sets its
- * buckets to the shared levels it reads back. A minute or more after its last
- * purge, a sync also removes the shared buckets that are full again.
+ * most once a second, only when it took tokens since, sends the tokens it
+ * took for every key in one batched statement (RateLimitStore.sync) and moves
+ * its buckets by what the others took, as the shared levels read back show.
+ * A minute or more after its last purge, a sync also removes the shared
+ * buckets full again. One instance alone is held to exactly its own bucket.
  *
- * The bound (docs/operations.md): between two syncs each of N instances
- * admits at most what its own bucket holds plus a second of refill, so over
- * any window the instances together admit at most about
- * (N - 1) × (burst + one second of rate) more than one instance would; the
- * shared bucket then owes what was taken beyond it, and every instance waits
- * until it is paid back, so over a longer window the rate holds.
+ * The bound (docs/operations.md): an instance learns the others' takes up to
+ * a sync later, so over any window the instances together admit at most about
+ * (N - 1) × (burst + one second of rate) more than one instance would (each
+ * of the others, its bucket full, spends it and a second of refill before it
+ * hears). The shared bucket then owes what was taken beyond it, and every
+ * instance waits until it is paid back: over a longer window the rate holds.
  */
 import { Clock, Duration, Effect } from "effect"
 import { RATE_LIMIT_PURGE_INTERVAL_MS, RATE_LIMIT_SYNC_INTERVAL_MS } from "./RateLimitConfig.js"
@@ -33,16 +34,18 @@ export const syncOnce = (
     const owners = new Map<string, { readonly limiter: RateLimiter; readonly key: string }>()
     for (const limiter of limiters) {
       const { perSecond, burst } = limiter.settings
-      for (const { key, taken, millitokens } of limiter.drainTaken(at)) {
+      for (const { key, taken } of limiter.drainTaken(at)) {
         const shared = `${limiter.scope}:${key}`
-        uses.push({ key: shared, taken, millitokens, perSecond, burst })
+        uses.push({ key: shared, taken, perSecond, burst })
         owners.set(shared, { limiter, key })
       }
     }
     if (uses.length === 0) return
     // Every instance locks the shared rows in the same order: concurrent syncs cannot deadlock.
     uses.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-    const levels = yield* store.sync(uses, new Date(at))
+    const levels = yield* store
+      .sync(uses, new Date(at))
+      .pipe(Effect.onError(() => Effect.sync(() => limiters.forEach((l) => l.abandon()))))
     for (const { key, millitokens } of levels) {
       const owner = owners.get(key)
       owner?.limiter.reconcile(owner.key, { millitokens, at })

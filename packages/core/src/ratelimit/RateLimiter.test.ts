@@ -27,32 +27,60 @@ describe("the rate limiter", () => {
     expect([limiter.take("a"), limiter.take("a")]).toEqual([undefined, 1])
   })
 
-  it("counts what each key took since the last drain, and only admitted requests", () => {
+  it("counts the tokens each key took since the last drain: admitted requests only", () => {
     const { limiter } = limiterAt(1, 3)
     for (let i = 0; i < 5; i++) limiter.take("a")
     limiter.take("b")
-    // With the levels now: a is empty, b has 2 of 3 left.
     expect(limiter.drainTaken(T0)).toEqual([
-      { key: "a", taken: 3, millitokens: 0 },
-      { key: "b", taken: 1, millitokens: 2000 }
+      { key: "a", taken: 3 },
+      { key: "b", taken: 1 }
     ])
     expect(limiter.drainTaken(T0)).toEqual([])
   })
 
-  it("takes the shared level, less what it took while the store was asked", () => {
+  it("alone, stays exactly its own bucket when the shared level agrees", () => {
+    const { clock, limiter } = limiterAt(1, 3)
+    // Two takes half a second apart: the bucket refilled below its burst in between, which
+    // the shared bucket, refilled once at the sync, cannot see. Its level is still the truth.
+    limiter.take("a")
+    clock.now += 500
+    limiter.take("a")
+    clock.now += 500
+    expect(limiter.drainTaken(clock.now)).toEqual([{ key: "a", taken: 2 }])
+    // What the shared bucket says with no other instance: 3 refilled (capped), less 2.
+    limiter.reconcile("a", { millitokens: 1000, at: clock.now })
+    // The bucket itself holds 2 (1.5 after the second take, half a token since): 2 more.
+    expect([limiter.take("a"), limiter.take("a"), limiter.take("a")]).toEqual([
+      undefined,
+      undefined,
+      1
+    ])
+  })
+
+  it("moves by what the other instances took, keeping what it took while the store was asked", () => {
     const { clock, limiter } = limiterAt(1, 5)
     limiter.take("a")
-    limiter.drainTaken(T0)
-    // Taken during the sync: counted against the shared level when it comes back.
+    expect(limiter.drainTaken(T0)).toEqual([{ key: "a", taken: 1 }])
+    // Taken during the sync: still counted once the shared level comes back.
     limiter.take("a")
     // Another instance took 3 as well: the shared bucket holds 5 - 1 - 3 = 1 at T0.
     limiter.reconcile("a", { millitokens: 1000, at: T0 })
-    // 1 less the take since the drain: empty, and a token a second from T0.
+    // 3 less the 3 the others took: empty, and a token a second from T0.
     expect(limiter.take("a")).toBe(1)
     clock.now += 1000
     expect([limiter.take("a"), limiter.take("a")]).toEqual([undefined, 1])
-    // The take during the sync goes in the next one.
-    expect(limiter.drainTaken(clock.now)).toEqual([{ key: "a", taken: 2, millitokens: 0 }])
+    // The take during the sync goes in the next one, with the one after.
+    expect(limiter.drainTaken(clock.now)).toEqual([{ key: "a", taken: 2 }])
+  })
+
+  it("sends the takes of a failed sync with the next one", () => {
+    const { limiter } = limiterAt(1, 5)
+    limiter.take("a")
+    limiter.take("a")
+    expect(limiter.drainTaken(T0)).toEqual([{ key: "a", taken: 2 }])
+    limiter.take("a")
+    limiter.abandon()
+    expect(limiter.drainTaken(T0)).toEqual([{ key: "a", taken: 3 }])
   })
 
   it("owes what the shared bucket owes: the wait covers the debt", () => {
