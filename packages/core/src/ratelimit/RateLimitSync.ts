@@ -43,9 +43,13 @@ export const syncOnce = (
     if (uses.length === 0) return
     // Every instance locks the shared rows in the same order: concurrent syncs cannot deadlock.
     uses.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-    const levels = yield* store
-      .sync(uses, new Date(at))
-      .pipe(Effect.onError(() => Effect.sync(() => limiters.forEach((l) => l.abandon()))))
+    const levels = yield* store.sync(uses, new Date(at)).pipe(
+      Effect.onError(() =>
+        Effect.sync(() => {
+          for (const limiter of limiters) limiter.abandon()
+        })
+      )
+    )
     for (const { key, millitokens } of levels) {
       const owner = owners.get(key)
       owner?.limiter.reconcile(owner.key, { millitokens, at })
