@@ -145,6 +145,28 @@ describe("the rate limits' sync", () => {
     })
   )
 
+  it.effect("stops with its scope, a sync in flight too: closing waits for neither", () =>
+    Effect.gen(function* () {
+      let started = 0
+      const hanging: RateLimitStoreShape = {
+        sync: () =>
+          Effect.zipRight(
+            Effect.sync(() => started++),
+            Effect.never
+          ),
+        purge: () => Effect.never
+      }
+      const scope = yield* Scope.make()
+      const limits = yield* instance(hanging, { perApiKey: { perSecond: 1 } }, scope)
+      limits.perApiKey!.take("k")
+      yield* TestClock.adjust("1 second")
+      yield* settle
+      expect(started).toBe(1)
+      // The database never answers: the scope closes all the same, at once.
+      yield* Scope.close(scope, Exit.void)
+    })
+  )
+
   it.effect("stops with its scope: closing does not wait for the next sync", () =>
     Effect.gen(function* () {
       const { store, syncs } = yield* countingStore
