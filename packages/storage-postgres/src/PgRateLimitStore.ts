@@ -39,9 +39,13 @@ export const makePgRateLimitStore = (sql: SqlClient.SqlClient) =>
         orDieSql
       )
     },
+    // A row an instance's sync holds is skipped, not waited for: the purge never deadlocks one.
     purge: (at) =>
       sql<{ readonly purged: string }>`WITH purged AS (
-          DELETE FROM rate_limit_buckets WHERE full_ms <= ${at.getTime()}::bigint RETURNING 1
+          DELETE FROM rate_limit_buckets WHERE key IN (
+            SELECT key FROM rate_limit_buckets WHERE full_ms <= ${at.getTime()}::bigint
+            FOR UPDATE SKIP LOCKED
+          ) RETURNING 1
         ) SELECT count(*) AS purged FROM purged`.pipe(
         Effect.map(([row]) => Number(row?.purged ?? 0)),
         orDieSql

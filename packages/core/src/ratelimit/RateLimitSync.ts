@@ -19,7 +19,7 @@ import { RATE_LIMIT_PURGE_INTERVAL_MS, RATE_LIMIT_SYNC_INTERVAL_MS } from "./Rat
 import type { RateLimiter } from "./RateLimiter.js"
 import type { RateLimitStoreShape, RateLimitUse } from "./RateLimitStore.js"
 
-/** A sync that takes longer than this is given up (its takes are lost, the next one goes on). */
+/** A sync that takes longer than this is given up: its takes go with the next one. */
 const SYNC_TIMEOUT = Duration.seconds(5)
 
 /** One sync: every limiter's takes since the last, sent at once; the levels read back. */

@@ -24,13 +24,6 @@ export interface RateLimitsShape {
 }
 
 export class RateLimits extends Context.Tag("@pay/core/RateLimits")<RateLimits, RateLimitsShape>() {
-  /** Every limit off: nothing is checked, nothing syncs. */
-  static readonly off = Layer.succeed(RateLimits, {
-    perApiKey: undefined,
-    perWalletApp: undefined,
-    perPayment: undefined
-  })
-
   /** The limits PayConfig sets, synced through the RateLimitStore while the layer lives. */
   static readonly layer = Layer.scoped(
     RateLimits,
