@@ -104,12 +104,76 @@ describe("options", () => {
     expect(existsSync(database)).toBe(false)
   })
 
+  it("check the rate limits: whole requests in range, known limits, no burst without a rate", async () => {
+    const refusal = async (rateLimits: unknown) => {
+      const error = await createPaymentEngine({
+        storage: SqliteStorage.layer({ filename: file("never-limits") }),
+        publicUrl: "https://shop.example",
+        rateLimits
+      } as never).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(PaymentEngineOptionsError)
+      return (error as PaymentEngineOptionsError).issues
+    }
+    const ranges = await refusal({
+      perApiKey: { perSecond: -1 },
+      perWalletApp: { perSecond: 1.5, burst: 2_000_000 },
+      perClient: { perSecond: 1 }
+    })
+    expect(ranges.map((i) => i.option).sort()).toEqual([
+      "rateLimits.perApiKey.perSecond",
+      "rateLimits.perClient",
+      "rateLimits.perWalletApp.burst",
+      "rateLimits.perWalletApp.perSecond"
+    ])
+    expect(ranges.find((i) => i.option === "rateLimits.perApiKey.perSecond")?.message).toBe(
+      "must be a whole number of requests a second from 0 to 1000000"
+    )
+    expect(await refusal({ perPayment: { perSecond: 0, burst: 5 } })).toEqual([
+      {
+        option: "rateLimits.perPayment.burst",
+        message: "is set but perSecond is 0 (off): give perSecond too"
+      }
+    ])
+    expect(existsSync(file("never-limits"))).toBe(false)
+  })
+
   it("name a missing storage and publicUrl", async () => {
     const error = await createPaymentEngine({} as never).catch((e: unknown) => e)
     expect((error as PaymentEngineOptionsError).issues).toEqual([
       { option: "publicUrl", message: "is required" },
       { option: "storage", message: "is required" }
     ])
+  })
+})
+
+describe("rate limits for an embedder", () => {
+  it("answer a key past its burst 429 rate_limited with Retry-After; another key is not held", async () => {
+    const engine = await createPaymentEngine({
+      storage: SqliteStorage.layer({ filename: file("limits") }),
+      publicUrl: "https://shop.example",
+      rateLimits: { perApiKey: { perSecond: 1, burst: 2 } }
+    })
+    try {
+      const first = await engine.partners.create({ name: "First" })
+      const second = await engine.partners.create({ name: "Second" })
+      const list = (apiKey: string) =>
+        engine.fetch(
+          new Request("https://shop.example/v1/merchants", { headers: { "api-key": apiKey } })
+        )
+      expect((await list(first.apiKey)).status).toBe(200)
+      expect((await list(first.apiKey)).status).toBe(200)
+      const refused = await list(first.apiKey)
+      expect(refused.status).toBe(429)
+      expect(refused.headers.get("retry-after")).toBe("1")
+      const body = (await refused.json()) as Json
+      expect(body.code).toBe("rate_limited")
+      expect(body.message).toBe("Too many requests with this API key; retry in 1 second")
+      expect((await list(second.apiKey)).status).toBe(200)
+      // A wrong key is still 401: the limit is checked after the key.
+      expect((await list("pk_wrong_0123456789abcdef0123456789")).status).toBe(401)
+    } finally {
+      await engine.close()
+    }
   })
 })
 

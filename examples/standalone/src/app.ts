@@ -41,6 +41,7 @@ type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBody
       | "previousSecrets"
       | "webhookRetryScheduleMs"
       | "webhookLeaseMs"
+      | "rateLimits"
     >
   >
 
@@ -66,6 +67,7 @@ const engineOptions = (
       : { paymentLifetimeMs: given.paymentLifetimeMs }),
     ...(given.maxLongPollMs === undefined ? {} : { maxLongPollMs: given.maxLongPollMs }),
     ...(given.maxHeldLongPolls === undefined ? {} : { maxHeldLongPolls: given.maxHeldLongPolls }),
+    ...(given.rateLimits === undefined ? {} : { rateLimits: given.rateLimits }),
     logos: logoCaptureLayer({ allowPrivate: given.fetchAllowPrivate === true }),
     webhookUrls: webhookUrlGuardLayer({ allowPrivate: given.fetchAllowPrivate === true }),
     webhookSender: webhookSenderLayer({ allowPrivate: given.fetchAllowPrivate === true }),

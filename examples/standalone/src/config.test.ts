@@ -114,3 +114,67 @@ describe("the connection and long-poll limits (PAY_MAX_CONNECTIONS, PAY_MAX_HELD
     }
   })
 })
+
+describe("the rate limits (PAY_RATE_LIMIT_*, PAY_GATEWAY_RATE_LIMIT_*, PAY_PAYMENT_RATE_LIMIT_*)", () => {
+  const read = (env: Record<string, string>) =>
+    Effect.runSync(
+      Effect.either(
+        Effect.withConfigProvider(
+          standaloneConfig,
+          ConfigProvider.fromMap(new Map(Object.entries(env)))
+        )
+      )
+    )
+
+  it("are all off by default, and 0 is off", () => {
+    expect(Either.getOrThrow(read({})).rateLimits).toEqual({})
+    expect(
+      Either.getOrThrow(read({ PAY_RATE_LIMIT_PER_SECOND: "0", PAY_RATE_LIMIT_BURST: "0" }))
+        .rateLimits
+    ).toEqual({})
+  })
+
+  it("take a rate, and a burst that defaults to the rate", () => {
+    const config = Either.getOrThrow(
+      read({
+        PAY_RATE_LIMIT_PER_SECOND: "50",
+        PAY_GATEWAY_RATE_LIMIT_PER_SECOND: "20",
+        PAY_GATEWAY_RATE_LIMIT_BURST: "100",
+        PAY_PAYMENT_RATE_LIMIT_PER_SECOND: " 5 "
+      })
+    )
+    expect(config.rateLimits).toEqual({
+      perApiKey: { perSecond: 50, burst: 50 },
+      perWalletApp: { perSecond: 20, burst: 100 },
+      perPayment: { perSecond: 5, burst: 5 }
+    })
+  })
+
+  it("refuse anything but whole numbers from 0 to 1000000, and a burst without a rate, in one line", () => {
+    for (const [env, says] of [
+      [{ PAY_RATE_LIMIT_PER_SECOND: "-1" }, "PAY_RATE_LIMIT_PER_SECOND must be a whole number"],
+      [{ PAY_RATE_LIMIT_PER_SECOND: "1.5" }, "PAY_RATE_LIMIT_PER_SECOND must be a whole number"],
+      [{ PAY_RATE_LIMIT_PER_SECOND: "lots" }, "PAY_RATE_LIMIT_PER_SECOND must be a whole number"],
+      [
+        { PAY_GATEWAY_RATE_LIMIT_PER_SECOND: "1000001" },
+        "PAY_GATEWAY_RATE_LIMIT_PER_SECOND must be a whole number"
+      ],
+      [
+        { PAY_PAYMENT_RATE_LIMIT_PER_SECOND: "5", PAY_PAYMENT_RATE_LIMIT_BURST: "1e3" },
+        "PAY_PAYMENT_RATE_LIMIT_BURST must be a whole number of requests from 0 to 1000000"
+      ],
+      [
+        { PAY_RATE_LIMIT_BURST: "10" },
+        "PAY_RATE_LIMIT_BURST is set but PAY_RATE_LIMIT_PER_SECOND is 0 (off): set PAY_RATE_LIMIT_PER_SECOND too"
+      ]
+    ] as const) {
+      const config = read(env)
+      expect(Either.isLeft(config), JSON.stringify(env)).toBe(true)
+      if (Either.isLeft(config)) {
+        const message = String(config.left)
+        expect(message, JSON.stringify(env)).toContain(says)
+        expect(message.split("\n").length, JSON.stringify(env)).toBe(1)
+      }
+    }
+  })
+})

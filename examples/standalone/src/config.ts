@@ -2,7 +2,13 @@
  * The standalone server's settings, from the environment. Every variable is
  * listed in the README.
  */
-import { ApiKey, decodeEngineSecret, isBasePath } from "@pay/core"
+import {
+  ApiKey,
+  decodeEngineSecret,
+  isBasePath,
+  type RateLimitSettings,
+  type RateLimitsSettings
+} from "@pay/core"
 import { Config, ConfigError, Data, Either, Option } from "effect"
 
 export interface StandaloneConfig {
@@ -53,6 +59,11 @@ export interface StandaloneConfig {
   readonly webhookRetryScheduleMs?: Option.Option<ReadonlyArray<number>>
   /** PAY_WEBHOOK_LEASE_SECONDS: how long a claimed delivery is held before another instance takes it. */
   readonly webhookLeaseMs?: Option.Option<number>
+  /**
+   * PAY_RATE_LIMIT_*, PAY_GATEWAY_RATE_LIMIT_*, PAY_PAYMENT_RATE_LIMIT_*: the
+   * limits per partner API key, per wallet app and per payment; only those on.
+   */
+  readonly rateLimits?: RateLimitsSettings
 }
 
 const RETRY_SCHEDULE_MESSAGE =
@@ -209,6 +220,75 @@ const basePath = Config.option(
   )
 )
 
+/** The most a rate or a burst may be: a million requests. */
+const MAX_RATE_LIMIT = 1_000_000
+
+/** "0" to "1000000", or undefined. */
+const parseRateLimitNumber = (text: string): number | undefined => {
+  const trimmed = text.trim()
+  return /^\d{1,7}$/.test(trimmed) && Number(trimmed) <= MAX_RATE_LIMIT
+    ? Number(trimmed)
+    : undefined
+}
+
+/**
+ * One limit from `${prefix}_PER_SECOND` and `${prefix}_BURST`: off (undefined)
+ * unless the rate is above 0; the burst defaults to the rate.
+ */
+export const rateLimitConfig = (prefix: string): Config.Config<RateLimitSettings | undefined> => {
+  const rateName = `${prefix}_PER_SECOND`
+  const burstName = `${prefix}_BURST`
+  const number = (name: string, message: string) =>
+    Config.string(name).pipe(
+      Config.withDefault("0"),
+      Config.mapOrFail((text) => {
+        const n = parseRateLimitNumber(text)
+        return n === undefined
+          ? Either.left(ConfigError.InvalidData([name], message))
+          : Either.right(n)
+      })
+    )
+  return Config.all([
+    number(
+      rateName,
+      `${rateName} must be a whole number of requests a second from 0 (off, the default) to ${MAX_RATE_LIMIT}`
+    ),
+    number(
+      burstName,
+      `${burstName} must be a whole number of requests from 0 to ${MAX_RATE_LIMIT} (0 or unset: as many as ${rateName})`
+    )
+  ]).pipe(
+    Config.mapOrFail(([perSecond, burst]) => {
+      if (perSecond === 0 && burst > 0) {
+        return Either.left(
+          ConfigError.InvalidData(
+            [burstName],
+            `${burstName} is set but ${rateName} is 0 (off): set ${rateName} too`
+          )
+        )
+      }
+      return Either.right(
+        perSecond === 0 ? undefined : { perSecond, burst: burst === 0 ? perSecond : burst }
+      )
+    })
+  )
+}
+
+/** The three limits, each off unless its rate is set. */
+const rateLimits = Config.all({
+  perApiKey: rateLimitConfig("PAY_RATE_LIMIT"),
+  perWalletApp: rateLimitConfig("PAY_GATEWAY_RATE_LIMIT"),
+  perPayment: rateLimitConfig("PAY_PAYMENT_RATE_LIMIT")
+}).pipe(
+  Config.map((limits): RateLimitsSettings => {
+    const on: { -readonly [K in keyof RateLimitsSettings]: RateLimitSettings } = {}
+    if (limits.perApiKey !== undefined) on.perApiKey = limits.perApiKey
+    if (limits.perWalletApp !== undefined) on.perWalletApp = limits.perWalletApp
+    if (limits.perPayment !== undefined) on.perPayment = limits.perPayment
+    return on
+  })
+)
+
 export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.integer("PORT").pipe(
@@ -299,6 +379,7 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
       Config.map((seconds) => seconds * 1000)
     )
   ),
+  rateLimits,
   sandboxOnAnyAddress: Config.string("PAY_SANDBOX").pipe(
     Config.withDefault("0"),
     Config.validate({

@@ -107,7 +107,8 @@ const MIGRATIONS = [
   "0018_payment_livemode",
   "0019_audit_log",
   "0020_option_purge",
-  "0023_settlement_held"
+  "0021_rate_limits",
+  "0022_settlement_held"
 ]
 
 /** An entry as `pay audit --json` prints it. */

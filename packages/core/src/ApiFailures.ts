@@ -32,6 +32,7 @@ import type {
   PaymentNotFound,
   RefundExists
 } from "./payments/Payment.js"
+import type { RateLimited } from "./ratelimit/RateLimited.js"
 import type { SettlementAssetConflict, SettlementNotFound } from "./settlements/Settlement.js"
 import type {
   Forbidden,
@@ -68,6 +69,7 @@ declare module "./http/ErrorResponses.js" {
     readonly ApiKeyNotFound: ApiKeyNotFound
     readonly LastActiveApiKey: LastActiveApiKey
     readonly ApiKeyInactive: ApiKeyInactive
+    readonly RateLimited: RateLimited
   }
 }
 
@@ -83,6 +85,12 @@ const GATEWAY_AUTH: Record<GatewayAuthError["reason"], readonly [ApiErrorSpec, s
     ApiErrors.ConflictingAuthHeaders,
     "Api-Key and App-Id name different wallet apps"
   ]
+}
+
+const RATE_LIMITED_BY: Record<RateLimited["scope"], string> = {
+  api_key: "Too many requests with this API key",
+  wallet_app: "Too many requests from this wallet app",
+  payment: "Too many requests about this payment"
 }
 
 /** Every failure a route may answer with, as its reply: exhaustive over the registry. */
@@ -138,6 +146,13 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
         `The server already holds ${e.held} long-polls; retry in ${LONG_POLL_RETRY_AFTER_SECONDS} seconds, or ask without maxPollMs`
       ),
       headers: { "retry-after": String(LONG_POLL_RETRY_AFTER_SECONDS) }
+    }),
+    RateLimited: (e) => ({
+      ...replyOf(
+        ApiErrors.RateLimited,
+        `${RATE_LIMITED_BY[e.scope]}; retry in ${e.retryAfterSeconds} second${e.retryAfterSeconds === 1 ? "" : "s"}`
+      ),
+      headers: { "retry-after": String(e.retryAfterSeconds) }
     }),
     MerchantInactive: (e) =>
       replyOf(

@@ -6,6 +6,7 @@ import { Context } from "effect"
 import type { ChainWorkSettings } from "./chainwork/ChainWorkConfig.js"
 import type { FeeSchedule } from "./fees/Fees.js"
 import type { GatewaySettings } from "./gateway/GatewayConfig.js"
+import type { RateLimitsSettings } from "./ratelimit/RateLimitConfig.js"
 import type { WebhookDeliverySettings } from "./webhooks/WebhookWorkConfig.js"
 
 export interface PayConfigShape {
@@ -30,6 +31,8 @@ export interface PayConfigShape {
   readonly chainWork?: ChainWorkSettings
   /** How webhooks are claimed, sent and retried. */
   readonly webhookDelivery?: WebhookDeliverySettings
+  /** Requests a second per partner API key, wallet app and payment; each off unless set. */
+  readonly rateLimits?: RateLimitsSettings
   /**
    * The engine's mode, decided once at start (`payEngineLayer`: from its
    * networks, `livemodeOf`): `false` when every network is a test network.

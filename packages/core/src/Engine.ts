@@ -38,6 +38,7 @@ import { paymentHandlers } from "./payments/Http.js"
 import { LocalPaymentEvents } from "./payments/PaymentEvents.js"
 import { Payments } from "./payments/Payments.js"
 import { Prices } from "./pricing/Pricing.js"
+import { RateLimits } from "./ratelimit/RateLimits.js"
 import { type EngineSecret, engineSecretLayer } from "./secrets/EngineSecret.js"
 import { settlementHandlers } from "./settlements/Http.js"
 import { Settlements } from "./settlements/Settlements.js"
@@ -60,7 +61,8 @@ export const PayServices = Gateway.Default.pipe(
       WalletApps.Default,
       Settlements.Default,
       Payments.Default,
-      WebhookEndpoints.Default
+      WebhookEndpoints.Default,
+      RateLimits.layer
     )
   ),
   Layer.provideMerge(Layer.merge(Merchants.Default, ApiKeys.Default))

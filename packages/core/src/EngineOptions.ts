@@ -13,6 +13,7 @@ import type { Route } from "./http/Route.js"
 import type { LogoCapture } from "./merchants/Logo.js"
 import type { PaymentEvents } from "./payments/PaymentEvents.js"
 import type { Prices } from "./pricing/Pricing.js"
+import type { RateLimitsSettings } from "./ratelimit/RateLimitConfig.js"
 import type { PayStorage } from "./Storage.js"
 import { decodeEngineSecret } from "./secrets/EngineSecret.js"
 import type { TokenRegistry } from "./shared/TokenRegistry.js"
@@ -52,6 +53,15 @@ export interface PaymentEngineSettings {
   readonly chainWork?: ChainWorkSettings
   /** How webhooks are claimed, sent and retried (the retry schedule, the limits). */
   readonly webhookDelivery?: WebhookDeliverySettings
+  /**
+   * Rate limits, each a token bucket: `perApiKey` for partner API requests
+   * (by the key they authenticate with), `perWalletApp` and `perPayment` for
+   * the wallet gateway. Each is `{ perSecond, burst? }` in whole requests;
+   * `burst` defaults to `perSecond`. Default: all off. A request past a limit
+   * is answered 429 `rate_limited` with `Retry-After`. Instances sharing a
+   * database share their buckets, synced at most once a second.
+   */
+  readonly rateLimits?: RateLimitsSettings
   /**
    * Whether this engine runs the background work (expiry sweep, chain jobs)
    * itself. Default true; `false` on a web tier whose work runs in worker
@@ -169,6 +179,11 @@ const EngineSecretText = Schema.String.annotations({
   )
 )
 
+const RateLimit = Schema.Struct({
+  perSecond: int(0, 1_000_000, "requests a second"),
+  burst: Schema.optional(int(0, 1_000_000, "requests"))
+})
+
 const Settings = Schema.Struct({
   publicUrl: PublicUrl,
   basePath: Schema.optional(BasePath),
@@ -209,6 +224,13 @@ const Settings = Schema.Struct({
       ),
       disableAfterMs: Schema.optional(int(1_000, 90 * 86_400_000, "milliseconds")),
       timeoutMs: Schema.optional(int(100, 120_000, "milliseconds"))
+    })
+  ),
+  rateLimits: Schema.optional(
+    Schema.Struct({
+      perApiKey: Schema.optional(RateLimit),
+      perWalletApp: Schema.optional(RateLimit),
+      perPayment: Schema.optional(RateLimit)
     })
   ),
   workers: Schema.optional(Schema.Boolean.annotations({ message: () => "must be true or false" })),
@@ -294,6 +316,16 @@ export const checkOptions = <E>(
       }
     }
   }
+  const limits = Either.isRight(decoded) ? (decoded.right.rateLimits ?? {}) : {}
+  for (const [name, limit] of Object.entries(limits)) {
+    // A burst alone would read as a limit that is not there.
+    if (limit !== undefined && (limit.burst ?? 0) > 0 && limit.perSecond === 0) {
+      issues.push({
+        option: `rateLimits.${name}.burst`,
+        message: "is set but perSecond is 0 (off): give perSecond too"
+      })
+    }
+  }
   if (issues.length > 0) return Either.left(new PaymentEngineOptionsError({ issues }))
 
   const publicUrl = options.publicUrl.replace(/\/+$/, "")
@@ -311,7 +343,8 @@ export const checkOptions = <E>(
     ...(options.gateway === undefined ? {} : { gateway: options.gateway }),
     ...(options.fees === undefined ? {} : { fees: options.fees }),
     ...(options.chainWork === undefined ? {} : { chainWork: options.chainWork }),
-    ...(options.webhookDelivery === undefined ? {} : { webhookDelivery: options.webhookDelivery })
+    ...(options.webhookDelivery === undefined ? {} : { webhookDelivery: options.webhookDelivery }),
+    ...(options.rateLimits === undefined ? {} : { rateLimits: options.rateLimits })
   }
   return Either.right({ basePath, config })
 }

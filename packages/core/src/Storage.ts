@@ -14,6 +14,7 @@ import type { LogoStore } from "./merchants/Logo.js"
 import type { MerchantStore } from "./merchants/MerchantStore.js"
 import type { PartnerStore } from "./partners/PartnerStore.js"
 import type { PaymentStore } from "./payments/PaymentStore.js"
+import type { RateLimitStore } from "./ratelimit/RateLimitStore.js"
 import type { EngineSecretStore } from "./secrets/EngineSecret.js"
 import type { SealedValueStore } from "./secrets/SealedValueStore.js"
 import type { SettlementStore } from "./settlements/SettlementStore.js"
@@ -37,3 +38,4 @@ export type PayStorage =
   | WebhookEndpointStore
   | WebhookDeliveryStore
   | AuditStore
+  | RateLimitStore

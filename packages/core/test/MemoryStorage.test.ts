@@ -4,6 +4,7 @@ import { engineSecretStorageContract } from "./EngineSecretContract.js"
 import { logoStorageContract } from "./LogoContract.js"
 import { MemoryStorage } from "./MemoryStorage.js"
 import { paymentStorageContract } from "./PaymentContract.js"
+import { rateLimitStorageContract } from "./RateLimitContract.js"
 import { resealStorageContract } from "./ResealContract.js"
 import { storageContract } from "./StorageContract.js"
 
@@ -14,3 +15,4 @@ logoStorageContract("in memory", () => MemoryStorage)
 engineSecretStorageContract("in memory", () => MemoryStorage)
 auditStorageContract("in memory", () => MemoryStorage)
 resealStorageContract("in memory", () => MemoryStorage)
+rateLimitStorageContract("in memory", () => MemoryStorage)

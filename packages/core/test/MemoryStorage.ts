@@ -52,6 +52,15 @@ import {
 } from "../src/payments/PaymentQuery.js"
 import { applyChange } from "../src/payments/PaymentStateMachine.js"
 import { PaymentStore } from "../src/payments/PaymentStore.js"
+import { RateLimitStore } from "../src/ratelimit/RateLimitStore.js"
+import {
+  type BucketLevel,
+  fullBucket,
+  isFull,
+  MILLITOKENS_PER_TOKEN,
+  refill,
+  type TokenBucketSettings
+} from "../src/ratelimit/TokenBucket.js"
 import { EngineSecretStore } from "../src/secrets/EngineSecret.js"
 import { type SealedField, SealedValueStore } from "../src/secrets/SealedValueStore.js"
 import { type CryptoSettlement, SettlementAssetConflict } from "../src/settlements/Settlement.js"
@@ -1138,7 +1147,36 @@ export const makeMemoryStorage = () => {
       })
   })
 
+  /** The shared rate limit buckets, with the settings they were last written with. */
+  const rateBuckets = new Map<string, BucketLevel & TokenBucketSettings>()
+  const rateLimitStore = RateLimitStore.of({
+    sync: (uses, at) =>
+      Effect.sync(() =>
+        uses.map(({ key, taken, perSecond, burst }) => {
+          const settings = { perSecond, burst }
+          const now = at.getTime()
+          const row = rateBuckets.get(key)
+          const level = row === undefined ? fullBucket(settings, now) : refill(row, settings, now)
+          const millitokens = level.millitokens - taken * MILLITOKENS_PER_TOKEN
+          rateBuckets.set(key, { millitokens, at: level.at, ...settings })
+          return { key, millitokens }
+        })
+      ),
+    purge: (at) =>
+      Effect.sync(() => {
+        let removed = 0
+        for (const [key, row] of rateBuckets) {
+          if (isFull(row, row, at.getTime())) {
+            rateBuckets.delete(key)
+            removed++
+          }
+        }
+        return removed
+      })
+  })
+
   return Layer.mergeAll(
+    Layer.succeed(RateLimitStore, rateLimitStore),
     Layer.succeed(AuditStore, auditStore),
     Layer.succeed(WebhookDeliveryStore, webhookDeliveryStore),
     Layer.succeed(WebhookEndpointStore, webhookEndpointStore),

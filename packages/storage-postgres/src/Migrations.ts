@@ -25,7 +25,8 @@ import apiKeys from "./migrations/0017_api_keys.js"
 import paymentLivemode from "./migrations/0018_payment_livemode.js"
 import auditLog from "./migrations/0019_audit_log.js"
 import optionPurge from "./migrations/0020_option_purge.js"
-import settlementHeld from "./migrations/0023_settlement_held.js"
+import rateLimits from "./migrations/0021_rate_limits.js"
+import settlementHeld from "./migrations/0022_settlement_held.js"
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
@@ -48,7 +49,8 @@ export const migrations = Migrator.fromRecord({
   "0018_payment_livemode": paymentLivemode,
   "0019_audit_log": auditLog,
   "0020_option_purge": optionPurge,
-  "0023_settlement_held": settlementHeld
+  "0021_rate_limits": rateLimits,
+  "0022_settlement_held": settlementHeld
 })
 
 const TABLE = "pay_migrations"

@@ -34,7 +34,7 @@ export interface PaymentRow extends PaymentColumns, StatusRow {
   readonly refund_created_at: Date | null
   /** NULL for payments stored before migration 0018. */
   readonly livemode: boolean | null
-  /** True when a `pending` settlement is held (migration 0023). */
+  /** True when a `pending` settlement is held (migration 0022). */
   readonly settlement_held: boolean
 }
 

@@ -1,5 +1,5 @@
 /**
- * Migration 0023 on PostgreSQL: settlements held before it (`pending`, their
+ * Migration 0022 on PostgreSQL: settlements held before it (`pending`, their
  * settle job done or never queued) read `held` after it; one under way (an
  * active settle job) stays `pending`, and a settled one `settled`.
  */
@@ -17,9 +17,9 @@ import {
 import { statisticsFixture } from "@pay/core/testing"
 import { Effect, Option } from "effect"
 import { freshStorage } from "../test/TestDatabase.js"
-import settlementHeld from "./migrations/0023_settlement_held.js"
+import settlementHeld from "./migrations/0022_settlement_held.js"
 
-describe("PostgreSQL held settlements, migration 0023", () => {
+describe("PostgreSQL held settlements, migration 0022", () => {
   it.effect("marks pending settlements with no active settle job held, and only those", () =>
     Effect.gen(function* () {
       const fixture = yield* statisticsFixture
@@ -55,7 +55,7 @@ describe("PostgreSQL held settlements, migration 0023", () => {
       yield* sql`UPDATE chain_jobs SET state = 'done' WHERE payment_id = ${done.id}`
       yield* jobs.requeue(settleJob(underWay), "settle")
 
-      // As if the payments had been written before 0023 existed.
+      // As if the payments had been written before 0022 existed.
       yield* sql`ALTER TABLE payments DROP COLUMN settlement_held`
       // The migration itself: the Migrator would not run it again below a later one.
       yield* sql.withTransaction(settlementHeld)

@@ -70,6 +70,7 @@ describe("PostgreSQL storage, several instances", () => {
         "payment_livemode",
         "audit_log",
         "option_purge",
+        "rate_limits",
         "settlement_held"
       ])
     })

@@ -4,6 +4,7 @@ import {
   engineSecretStorageContract,
   logoStorageContract,
   paymentStorageContract,
+  rateLimitStorageContract,
   resealStorageContract,
   storageContract
 } from "@pay/core/testing"
@@ -17,3 +18,4 @@ logoStorageContract("PostgreSQL", freshStorage)
 engineSecretStorageContract("PostgreSQL", freshStorage)
 auditStorageContract("PostgreSQL", freshStorage)
 resealStorageContract("PostgreSQL", freshStorage)
+rateLimitStorageContract("PostgreSQL", freshStorage)

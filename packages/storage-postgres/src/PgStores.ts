@@ -30,6 +30,7 @@ import {
   type PartnerId,
   PartnerStore,
   PaymentStore,
+  RateLimitStore,
   SealedValueStore,
   SettlementAssetConflict,
   SettlementStore,
@@ -49,6 +50,7 @@ import { insertKeyRow, makePgKeyStore } from "./PgKeyStore.js"
 import { makePgLogoStore } from "./PgLogoStore.js"
 import { makePgPaymentStore } from "./PgPaymentStore.js"
 import { makePreparedStatements, PgPool, type PreparedStatements } from "./PgPrepared.js"
+import { makePgRateLimitStore } from "./PgRateLimitStore.js"
 import { makePgSealedValueStore } from "./PgSealedValueStore.js"
 import { makePgWalletAppStore } from "./PgWalletAppStore.js"
 import { makePgWebhookDeliveryStore } from "./PgWebhookDeliveryStore.js"
@@ -358,6 +360,7 @@ export const PgStores = Layer.unwrapEffect(
     )
     return Layer.mergeAll(
       Layer.succeed(AuditStore, makePgAuditStore(sql)),
+      Layer.succeed(RateLimitStore, makePgRateLimitStore(sql)),
       Layer.succeed(LogoStore, makePgLogoStore(sql)),
       Layer.succeed(EngineSecretStore, makePgEngineSecretStore(sql)),
       Layer.succeed(SealedValueStore, makePgSealedValueStore(sql)),

@@ -26,7 +26,8 @@ import apiKeys from "./migrations/0017_api_keys.js"
 import paymentLivemode from "./migrations/0018_payment_livemode.js"
 import auditLog from "./migrations/0019_audit_log.js"
 import optionPurge from "./migrations/0020_option_purge.js"
-import settlementHeld from "./migrations/0023_settlement_held.js"
+import rateLimits from "./migrations/0021_rate_limits.js"
+import settlementHeld from "./migrations/0022_settlement_held.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -57,7 +58,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 18, name: "payment_livemode", apply: paymentLivemode },
   { id: 19, name: "audit_log", apply: auditLog },
   { id: 20, name: "option_purge", apply: optionPurge },
-  { id: 23, name: "settlement_held", apply: settlementHeld }
+  { id: 21, name: "rate_limits", apply: rateLimits },
+  { id: 22, name: "settlement_held", apply: settlementHeld }
 ]
 
 /** A migration applied by this call: its id and name. */

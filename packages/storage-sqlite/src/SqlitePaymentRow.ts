@@ -32,7 +32,7 @@ export interface PaymentRow extends PaymentColumns {
   refund_created_at: number | null
   /** 1 live, 0 test; NULL for payments stored before migration 0018. */
   livemode: number | null
-  /** 1 when a `pending` settlement is held (migration 0023). */
+  /** 1 when a `pending` settlement is held (migration 0022). */
   settlement_held: number
 }
 

@@ -1,5 +1,5 @@
 /**
- * Migration 0023 on SQLite: settlements held before it (`pending`, their
+ * Migration 0022 on SQLite: settlements held before it (`pending`, their
  * settle job done or never queued) read `held` after it; one under way (an
  * active settle job) stays `pending`, and a settled one `settled`.
  */
@@ -19,7 +19,7 @@ import {
 import { statisticsFixture } from "@pay/core/testing"
 import { Effect, Option } from "effect"
 import { afterAll } from "vitest"
-import settlementHeld from "./migrations/0023_settlement_held.js"
+import settlementHeld from "./migrations/0022_settlement_held.js"
 import { runtimeDriver, runtimeDriverName } from "./RuntimeDriver.testing.js"
 import { SqliteDatabase } from "./SqliteDatabase.js"
 
@@ -28,7 +28,7 @@ const { layer } = runtimeDriver
 const dir = mkdtempSync(join(tmpdir(), "pay-sqlite-held-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-describe(`SQLite held settlements, migration 0023 (${runtimeDriverName})`, () => {
+describe(`SQLite held settlements, migration 0022 (${runtimeDriverName})`, () => {
   it.effect("marks pending settlements with no active settle job held, and only those", () =>
     Effect.gen(function* () {
       const fixture = yield* statisticsFixture
@@ -64,7 +64,7 @@ describe(`SQLite held settlements, migration 0023 (${runtimeDriverName})`, () =>
       db.exec(`UPDATE chain_jobs SET state = 'done' WHERE payment_id = '${done.id}'`)
       yield* jobs.requeue(settleJob(underWay), "settle")
 
-      // As if the payments had been written before 0023 existed.
+      // As if the payments had been written before 0022 existed.
       db.exec("ALTER TABLE payments DROP COLUMN settlement_held")
       // The migration itself: the migrator would not run it again below a later one.
       db.transaction(() => settlementHeld(db))

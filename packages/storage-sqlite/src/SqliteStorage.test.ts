@@ -108,7 +108,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [18, "payment_livemode"],
         [19, "audit_log"],
         [20, "option_purge"],
-        [23, "settlement_held"]
+        [21, "rate_limits"],
+        [22, "settlement_held"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

@@ -7,6 +7,7 @@ import {
   engineSecretStorageContract,
   logoStorageContract,
   paymentStorageContract,
+  rateLimitStorageContract,
   resealStorageContract,
   storageContract
 } from "@pay/core/testing"
@@ -27,3 +28,4 @@ logoStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 engineSecretStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 auditStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
 resealStorageContract(`SQLite file (${runtimeDriverName})`, fresh)
+rateLimitStorageContract(`SQLite file (${runtimeDriverName})`, fresh)

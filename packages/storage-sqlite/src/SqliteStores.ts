@@ -28,6 +28,7 @@ import {
   type PartnerId,
   PartnerStore,
   PaymentStore,
+  RateLimitStore,
   SealedValueStore,
   SettlementAssetConflict,
   SettlementStore,
@@ -47,6 +48,7 @@ import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
 import { makeSqliteKeyStore } from "./SqliteKeyStore.js"
 import { makeSqliteLogoStore } from "./SqliteLogoStore.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
+import { makeSqliteRateLimitStore } from "./SqliteRateLimitStore.js"
 import { makeSqliteSealedValueStore } from "./SqliteSealedValueStore.js"
 import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
 import { makeSqliteWebhookDeliveryStore } from "./SqliteWebhookDeliveryStore.js"
@@ -430,6 +432,7 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   const chainJobs = makeSqliteChainJobStore(db, writes, events.writeEvents)
 
   return Layer.mergeAll(
+    Layer.succeed(RateLimitStore, makeSqliteRateLimitStore(db, writes)),
     Layer.succeed(AuditStore, auditLog.store),
     Layer.succeed(LogoStore, makeSqliteLogoStore(db)),
     Layer.succeed(EngineSecretStore, makeSqliteEngineSecretStore(db)),

@@ -1,16 +1,19 @@
 /**
  * The wallet middleware's check (WalletAppAuth.ts declares it): the
- * credentials the request presents, verified by the \`WalletApps\` service.
+ * credentials the request presents, verified by the \`WalletApps\` service,
+ * then the app's rate limit when one is set (RateLimits.perWalletApp).
  */
 import { Effect } from "effect"
 import type { Authenticator } from "../http/Route.js"
+import { admit, RateLimits } from "../ratelimit/RateLimits.js"
+import type { WalletApp } from "./WalletApp.js"
 import { WalletAppAuth } from "./WalletAppAuth.js"
 import { WalletApps } from "./WalletApps.js"
 
 /** The check of the wallet middleware, on the `WalletApps` service. */
 export const walletAuthenticator = Effect.map(
-  WalletApps,
-  (apps): Authenticator => ({
+  Effect.all([WalletApps, RateLimits]),
+  ([apps, { perWalletApp }]): Authenticator => ({
     middleware: WalletAppAuth,
     authenticate: (request) =>
       Effect.map(
@@ -20,6 +23,10 @@ export const walletAuthenticator = Effect.map(
           clientId: request.header("client-id")?.trim()
         }),
         (app) => ({ service: app })
-      )
+      ),
+    admit:
+      perWalletApp === undefined
+        ? undefined
+        : ({ service }) => admit(perWalletApp, (service as WalletApp).id)
   })
 )

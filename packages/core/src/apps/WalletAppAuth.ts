@@ -23,7 +23,9 @@ export class WalletAppAuth extends HttpApiMiddleware.Tag<WalletAppAuth>()("Walle
     ApiErrors.MissingAppId,
     ApiErrors.InvalidApiKey,
     ApiErrors.InvalidAppId,
-    ApiErrors.ConflictingAuthHeaders
+    ApiErrors.ConflictingAuthHeaders,
+    // The app's or the payment's rate limit, when set: 429 with Retry-After.
+    ApiErrors.RateLimited
   ),
   security: {
     apiKey: HttpApiSecurity.apiKey({ key: "Api-Key", in: "header" }),

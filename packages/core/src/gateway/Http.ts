@@ -1,6 +1,8 @@
 /**
  * The wallet gateway's route handlers: the payment reference, accounts and
- * results parsed at the edge, the service call, the wire views.
+ * results parsed at the edge, the payment's rate limit when one is set
+ * (RateLimits.perPayment, after the wallet app's), the service call, the
+ * wire views.
  */
 import { Effect, Either } from "effect"
 import { CurrentWalletApp } from "../apps/WalletAppAuth.js"
@@ -8,9 +10,10 @@ import { engineLivemode, PayConfig } from "../Config.js"
 import { json } from "../http/Exchange.js"
 import { implement } from "../http/Route.js"
 import { type Merchant, merchantIconUrl } from "../merchants/Merchant.js"
-import { type Payment, paymentLivemode } from "../payments/Payment.js"
+import { type Payment, type PaymentId, paymentLivemode } from "../payments/Payment.js"
 import { effectiveStatus } from "../payments/PaymentStateMachine.js"
 import { amountView, cancelView, statusView } from "../payments/Views.js"
+import { admitPayment, RateLimits } from "../ratelimit/RateLimits.js"
 import { type Caip10, parseCaip10 } from "../shared/Caip.js"
 import { InvalidInput } from "../shared/Errors.js"
 import { toUnixSeconds } from "../shared/Time.js"
@@ -67,17 +70,23 @@ export const gatewayHandlers = Effect.gen(function* () {
   const gateway = yield* Gateway
   const registry = yield* TokenRegistry
   const config = yield* PayConfig
+  const limits = yield* RateLimits
   const { publicUrl } = config
   const livemode = engineLivemode(config)
+  /** Each route about a payment takes a token of its bucket first. */
+  const admitted = (id: PaymentId) => admitPayment(limits, id)
   return implement(GatewayApi, {
     gatewayPayment: ({ path }) =>
-      Effect.map(gateway.info(path.id), ({ payment, merchant, at }) =>
-        json(200, paymentInfoView(payment, merchant, registry, publicUrl, at, livemode))
+      Effect.flatMap(admitted(path.id), () =>
+        Effect.map(gateway.info(path.id), ({ payment, merchant, at }) =>
+          json(200, paymentInfoView(payment, merchant, registry, publicUrl, at, livemode))
+        )
       ),
 
     gatewayOptions: ({ path, payload, urlParams, headers }) =>
       Effect.gen(function* () {
         const id = path.id
+        yield* admitted(id)
         const accounts = yield* accountsOf(payload.accounts)
         const { payment, options, collectData } = yield* gateway.optionsFor(
           id,
@@ -108,12 +117,15 @@ export const gatewayHandlers = Effect.gen(function* () {
       }),
 
     gatewayFetch: ({ path, payload }) =>
-      Effect.map(gateway.fetchActions(path.id, payload.optionId), (actions) =>
-        json(200, { actions })
+      Effect.flatMap(admitted(path.id), () =>
+        Effect.map(gateway.fetchActions(path.id, payload.optionId), (actions) =>
+          json(200, { actions })
+        )
       ),
 
     gatewayConfirm: ({ path, payload, urlParams }) =>
       Effect.gen(function* () {
+        yield* admitted(path.id)
         const wallet = yield* CurrentWalletApp
         yield* gateway.confirm(
           path.id,
@@ -129,11 +141,17 @@ export const gatewayHandlers = Effect.gen(function* () {
       }),
 
     gatewayStatus: ({ path, urlParams }) =>
-      Effect.map(gateway.status(path.id, urlParams.maxPollMs ?? 0), ({ payment, at }) =>
-        json(200, statusView(payment, { registry, now: at }))
+      Effect.flatMap(admitted(path.id), () =>
+        Effect.map(gateway.status(path.id, urlParams.maxPollMs ?? 0), ({ payment, at }) =>
+          json(200, statusView(payment, { registry, now: at }))
+        )
       ),
 
     gatewayCancel: ({ path }) =>
-      Effect.map(gateway.cancel(path.id), (payment) => json(200, cancelView(payment, { livemode })))
+      Effect.flatMap(admitted(path.id), () =>
+        Effect.map(gateway.cancel(path.id), (payment) =>
+          json(200, cancelView(payment, { livemode }))
+        )
+      )
   })
 })

@@ -146,6 +146,95 @@ describe("a route's immediate answer", () => {
   )
 })
 
+describe("a caller's admission (a rate limit)", () => {
+  const Caller = Context.GenericTag<{ readonly name: string }>("Caller")
+  const middleware = {
+    key: "AdmitKey",
+    provides: Caller
+  } as unknown as HttpApiMiddleware.TagClassAny
+  const route: Route<never> = {
+    method: "GET",
+    path: "/things/:id",
+    middleware,
+    takesBody: false,
+    handle: () =>
+      Effect.map(Caller, (caller) => json(200, { caller: caller.name })) as Effect.Effect<Reply>,
+    // "quick" is answered at once; "later" one promise away, handing over to the effect;
+    // anything else by the effect.
+    immediate: (exchange) =>
+      exchange.pathParams.id === "quick"
+        ? json(200, { caller: "immediate" })
+        : exchange.pathParams.id === "later"
+          ? Promise.resolve(undefined)
+          : undefined
+  }
+  const KNOWN = { name: "known" }
+  const admitted: Array<string> = []
+  let refuse = false
+  const authenticator: Authenticator = {
+    middleware,
+    authenticate: (request) =>
+      request.header("key") === "wrong"
+        ? Effect.fail(new RequestError({ status: 401, code: "invalid_key", message: "wrong" }))
+        : Effect.succeed({ service: { name: "checked" } }),
+    known: (request) => (request.header("key") === "known" ? { service: KNOWN } : undefined),
+    admit: (caller) => {
+      admitted.push((caller.service as { name: string }).name)
+      return refuse
+        ? new RequestError({ status: 429, code: "rate_limited", message: "slow down" })
+        : undefined
+    }
+  }
+
+  it.effect("admits each request once, after authentication, whichever way it is answered", () =>
+    Effect.gen(function* () {
+      const handle = yield* makeEngineHandler([route], {
+        maxBodyBytes: 1024,
+        authenticators: [authenticator]
+      })
+      const status = (url: string, key: string) =>
+        Effect.map(
+          Effect.promise(() =>
+            handle({
+              method: "GET",
+              url,
+              header: (name) => (name === "key" ? key : undefined),
+              readBody: async () => new Uint8Array()
+            })
+          ),
+          (r) => r.status
+        )
+      for (const [url, key] of [
+        ["/things/quick", "known"],
+        ["/things/later", "known"],
+        ["/things/slow", "known"],
+        ["/things/quick", "other"],
+        ["/things/later", "other"]
+      ] as const) {
+        admitted.length = 0
+        expect(yield* status(url, key), `${url} ${key}`).toBe(200)
+        expect(admitted, `${url} ${key}`).toEqual([key === "known" ? "known" : "checked"])
+      }
+      // A wrong key is refused as such: never admitted, never counted.
+      admitted.length = 0
+      expect(yield* status("/things/quick", "wrong")).toBe(401)
+      expect(admitted).toEqual([])
+      // A refusal answers, immediate route or not, and nothing runs.
+      refuse = true
+      for (const [url, key] of [
+        ["/things/quick", "known"],
+        ["/things/later", "known"],
+        ["/things/slow", "other"]
+      ] as const) {
+        admitted.length = 0
+        expect(yield* status(url, key), `${url} ${key}`).toBe(429)
+        expect(admitted.length).toBe(1)
+      }
+      refuse = false
+    })
+  )
+})
+
 describe("the caller's extra services", () => {
   const Caller = Context.GenericTag<{ readonly name: string }>("Caller")
   const Key = Context.GenericTag<{ readonly keyId: string }>("Key")

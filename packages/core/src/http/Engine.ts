@@ -389,6 +389,16 @@ export const makeEngineHandler = <R>(
       const middleware = route.middleware
       const authenticator = middleware === undefined ? undefined : authenticators.get(middleware)
       const known = authenticator?.known?.(request)
+      const admit = authenticator?.admit
+      // A caller known at once is admitted here, before any immediate answer; on the second try
+      // of a request whose immediate answer fell through (`tryImmediate` false), it was already.
+      if (tryImmediate && known !== undefined && admit !== undefined) {
+        const refused = admit(known)
+        if (refused !== undefined) {
+          start.answer = failed(refused, version)
+          return ANSWERED
+        }
+      }
       // A route that can answer without waiting does, for a caller known at once: no fiber.
       if (tryImmediate && known !== undefined && route.immediate !== undefined) {
         const answeredIn = version ?? known.pinnedVersion ?? DEFAULT_API_VERSION
@@ -427,7 +437,12 @@ export const makeEngineHandler = <R>(
           ? PUBLIC
           : known !== undefined
             ? Effect.succeed(known)
-            : authenticator.authenticate(request)
+            : admit === undefined || !tryImmediate
+              ? authenticator.authenticate(request)
+              : Effect.flatMap(authenticator.authenticate(request), (caller) => {
+                  const refused = admit(caller)
+                  return refused === undefined ? Effect.succeed(caller) : Effect.fail(refused)
+                })
       return authenticated.pipe(
         Effect.flatMap((caller) => {
           version ??= caller?.pinnedVersion ?? DEFAULT_API_VERSION

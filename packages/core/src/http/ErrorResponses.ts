@@ -197,6 +197,13 @@ export const ApiErrors = {
     "unsupported_media_type",
     "The body is not of the route's type"
   ),
+  // 429
+  RateLimited: row(
+    "RateLimited",
+    429,
+    "rate_limited",
+    "Too many requests with this API key, from this wallet app or about this payment (when the operator set rate limits); retry after `Retry-After` seconds"
+  ),
   // 500, 503
   InternalError: row("InternalError", 500, "internal_error", "An unexpected failure"),
   ChainUnavailable: row(

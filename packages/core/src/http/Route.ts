@@ -62,6 +62,12 @@ export interface Authenticator<R = never> {
   readonly authenticate: (request: EngineRequest) => Effect.Effect<Authenticated, ApiFailure, R>
   /** The caller when known without any work (a key verified a moment ago), else undefined. */
   readonly known?: (request: EngineRequest) => Authenticated | undefined
+  /**
+   * Whether an authenticated caller may go on (a rate limit): undefined
+   * admits, a failure refuses. Run once per request, after authentication (a
+   * wrong key is still refused as such) and before the route, without I/O.
+   */
+  readonly admit?: ((caller: Authenticated) => ApiFailure | undefined) | undefined
 }
 
 export interface Route<R> {

@@ -1,11 +1,14 @@
 /**
  * The partner middlewares' check (PartnerAuth.ts declares them): the key the
- * request presents, verified by the \`Partners\` service.
+ * request presents, verified by the \`Partners\` service, then the key's rate
+ * limit when one is set (RateLimits.perApiKey), by the key's id: each key of a
+ * partner has its own bucket, and a long-poll held counts once.
  */
 import { Context, Effect } from "effect"
 import type { EngineRequest } from "../http/Exchange.js"
 import type { Authenticated, Authenticator } from "../http/Route.js"
 import { ApiKeys } from "../keys/ApiKeys.js"
+import { admit, RateLimits } from "../ratelimit/RateLimits.js"
 import type { Partner } from "./Partner.js"
 import { CurrentApiKey, LegacyPartnerApiKey, PartnerApiKey } from "./PartnerAuth.js"
 import { Partners } from "./Partners.js"
@@ -21,8 +24,8 @@ export const presentedApiKey = (request: EngineRequest, legacy = false): string 
 
 /** The checks of the two partner middlewares, on the `Partners` service. */
 export const partnerAuthenticators = Effect.map(
-  Effect.all([Partners, ApiKeys]),
-  ([partners, keys]): ReadonlyArray<Authenticator> => {
+  Effect.all([Partners, ApiKeys, RateLimits]),
+  ([partners, keys, { perApiKey }]): ReadonlyArray<Authenticator> => {
     /**
      * The key a verified request acts with, in the request's context as
      * `CurrentApiKey`, which audit entries record (audit/Actor.ts). Each
@@ -52,9 +55,26 @@ export const partnerAuthenticators = Effect.map(
       const partner = partners.known(presentedApiKey(request, legacy))
       return partner === undefined ? undefined : caller(partner)
     }
+    const limited =
+      perApiKey === undefined
+        ? undefined
+        : ({ service }: Authenticated) => {
+            const keyId = keys.keyOf(service as Partner)
+            return keyId === undefined ? undefined : admit(perApiKey, keyId)
+          }
     return [
-      { middleware: PartnerApiKey, authenticate: check(false), known: known(false) },
-      { middleware: LegacyPartnerApiKey, authenticate: check(true), known: known(true) }
+      {
+        middleware: PartnerApiKey,
+        authenticate: check(false),
+        known: known(false),
+        admit: limited
+      },
+      {
+        middleware: LegacyPartnerApiKey,
+        authenticate: check(true),
+        known: known(true),
+        admit: limited
+      }
     ]
   }
 )

@@ -27,7 +27,8 @@ export class CurrentApiKey extends Context.Tag("@pay/core/CurrentApiKey")<
   { readonly keyId: string }
 >() {}
 
-const failure = failureOf(ApiErrors.MissingApiKey, ApiErrors.InvalidApiKey)
+/** A wrong key is 401; a valid one past its rate limit (when set) is 429 with Retry-After. */
+const failure = failureOf(ApiErrors.MissingApiKey, ApiErrors.InvalidApiKey, ApiErrors.RateLimited)
 
 /** The partner key: `Api-Key: <key>`, or `Authorization: Bearer <key>`. */
 export class PartnerApiKey extends HttpApiMiddleware.Tag<PartnerApiKey>()("PartnerApiKey", {

@@ -93,7 +93,7 @@ export type SettlementStatus = (typeof SETTLEMENT_STATUSES)[number]
 /**
  * The stored pair for a settlement's status: `held` is kept as `pending` with
  * a flag, since SQLite cannot widen the status column's CHECK in place
- * (migration 0023). Both stores write and read it through these two.
+ * (migration 0022). Both stores write and read it through these two.
  */
 export const settlementStatusToColumns = (
   status: SettlementStatus | null

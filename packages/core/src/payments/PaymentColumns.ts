@@ -69,7 +69,7 @@ export interface PaymentDriverValues {
   readonly refundCreatedAt: Date | null
   /** The mode it was created in (SQLite: 0 or 1; PostgreSQL: boolean); null before 0018. */
   readonly livemode: boolean | null
-  /** The settlement is held (SQLite: 0 or 1; PostgreSQL: boolean): migration 0023. */
+  /** The settlement is held (SQLite: 0 or 1; PostgreSQL: boolean): migration 0022. */
   readonly settlementHeld: boolean
 }
 

@@ -1,0 +1,70 @@
+/**
+ * The engine's rate limits (PayConfig.rateLimits): a limiter per partner API
+ * key, per wallet app and per payment, each undefined when off. The partner
+ * and wallet authenticators check theirs once a caller is known
+ * (partners/Authenticate.ts, apps/Authenticate.ts); the gateway checks the
+ * payment's once its path is read (gateway/Http.ts), and any other route
+ * under a payment may do the same with `admitPayment`. When a limit is on,
+ * the instance syncs its buckets with the others' (RateLimitSync.ts) for as
+ * long as the layer lives; with every limit off nothing runs.
+ */
+import { Context, Effect, Layer } from "effect"
+import { PayConfig } from "../Config.js"
+import { bucketSettings } from "./RateLimitConfig.js"
+import { RateLimited } from "./RateLimited.js"
+import { makeRateLimiter, type RateLimiter, type RateLimitScope } from "./RateLimiter.js"
+import { RateLimitStore } from "./RateLimitStore.js"
+import { syncForever } from "./RateLimitSync.js"
+import type { TokenBucketSettings } from "./TokenBucket.js"
+
+export interface RateLimitsShape {
+  readonly perApiKey: RateLimiter | undefined
+  readonly perWalletApp: RateLimiter | undefined
+  readonly perPayment: RateLimiter | undefined
+}
+
+export class RateLimits extends Context.Tag("@pay/core/RateLimits")<RateLimits, RateLimitsShape>() {
+  /** The limits PayConfig sets, synced through the RateLimitStore while the layer lives. */
+  static readonly layer = Layer.scoped(
+    RateLimits,
+    Effect.gen(function* () {
+      const { rateLimits = {} } = yield* PayConfig
+      const store = yield* RateLimitStore
+      const clock = yield* Effect.clock
+      const now = () => clock.unsafeCurrentTimeMillis()
+      const limiter = (scope: RateLimitScope, settings: TokenBucketSettings | undefined) =>
+        settings === undefined ? undefined : makeRateLimiter(scope, settings, { now })
+      const limits: RateLimitsShape = {
+        perApiKey: limiter("api_key", bucketSettings(rateLimits.perApiKey)),
+        perWalletApp: limiter("wallet_app", bucketSettings(rateLimits.perWalletApp)),
+        perPayment: limiter("payment", bucketSettings(rateLimits.perPayment))
+      }
+      const on = [limits.perApiKey, limits.perWalletApp, limits.perPayment].filter(
+        (l): l is RateLimiter => l !== undefined
+      )
+      if (on.length > 0) yield* Effect.forkScoped(syncForever(store, on))
+      return limits
+    })
+  )
+}
+
+/** One request under `key`: undefined when admitted, else its refusal. */
+export const admit = (limiter: RateLimiter, key: string): RateLimited | undefined => {
+  const wait = limiter.take(key)
+  return wait === undefined
+    ? undefined
+    : new RateLimited({ scope: limiter.scope, retryAfterSeconds: wait })
+}
+
+/**
+ * A request about `paymentId` (a gateway route, or any page under the
+ * payment's link): succeeds when admitted, or at once when the limit is off.
+ */
+export const admitPayment = (
+  limits: RateLimitsShape,
+  paymentId: string
+): Effect.Effect<void, RateLimited> => {
+  if (limits.perPayment === undefined) return Effect.void
+  const refused = admit(limits.perPayment, paymentId)
+  return refused === undefined ? Effect.void : Effect.fail(refused)
+}
