@@ -160,6 +160,8 @@ export interface StatusLoadStoreResult {
     readonly name: string
     readonly matches: number
     readonly aloneMs: number
+    /** The same with one row a page: about the queries' own time, with little to render. */
+    readonly oneRowMs: number
   }>
   readonly runs: ReadonlyArray<StatusLoadRun>
   /** Every run's loaded p99 under TARGET_P99_MS, with no failed read. */
@@ -338,8 +340,8 @@ const heavyShapes = async (url: string, data: Dataset): Promise<ReadonlyArray<Sh
   return [...base, ...deep]
 }
 
-const shapeUrl = (url: string, shape: Shape) =>
-  `${url}/v1/payments?${[shape.query, `limit=${PAGE}`].filter(Boolean).join("&")}`
+const shapeUrl = (url: string, shape: Shape, limit = PAGE) =>
+  `${url}/v1/payments?${[shape.query, `limit=${limit}`].filter(Boolean).join("&")}`
 
 /** Sends `count` tasks on a fixed schedule (open loop), until the cap; waits for them all. */
 const openLoop = async (
@@ -478,16 +480,24 @@ const measureStore = async (
 
     console.log("  finding the deep cursors, timing each heavy listing alone…")
     const shapes = await heavyShapes(url, data)
-    const alone: Array<{ name: string; matches: number; aloneMs: number }> = []
-    for (const shape of shapes) {
-      await fetchText(shapeUrl(url, shape), listHeaders)
+    const alone: Array<StatusLoadStoreResult["shapes"][number]> = []
+    const timeAlone = async (shape: Shape, limit: number) => {
+      await fetchText(shapeUrl(url, shape, limit), listHeaders)
       const times: Array<number> = []
       for (let i = 0; i < 3; i++) {
         const started = performance.now()
-        await fetchText(shapeUrl(url, shape), listHeaders)
+        await fetchText(shapeUrl(url, shape, limit), listHeaders)
         times.push(performance.now() - started)
       }
-      alone.push({ name: shape.name, matches: shape.matches, aloneMs: latency(times).p50Ms })
+      return latency(times).p50Ms
+    }
+    for (const shape of shapes) {
+      alone.push({
+        name: shape.name,
+        matches: shape.matches,
+        aloneMs: await timeAlone(shape, PAGE),
+        oneRowMs: await timeAlone(shape, 1)
+      })
     }
     // Warm-up: every status path once and the statements prepared, unmeasured.
     await measureStatus(url, targets, WARMUP_STATUS, baseline, 1_000)
@@ -606,12 +616,12 @@ export const formatStatusUnderLoad = (result: StatusLoadResult): ReadonlyArray<s
       `  ${store.store}: ${store.payments.toLocaleString("en-US")} payments, seeded in ` +
         `${n(store.seedSeconds)} s`,
       `    ${"heavy listing (alone, p50 of 3)".padEnd(52)}${"matches".padStart(10)}` +
-        `${"ms".padStart(10)}`
+        `${`${s.pageSize} rows ms`.padStart(14)}${"1 row ms".padStart(10)}`
     )
     for (const shape of store.shapes) {
       lines.push(
         `    ${shape.name.padEnd(52)}${shape.matches.toLocaleString("en-US").padStart(10)}` +
-          `${n(shape.aloneMs).padStart(10)}`
+          `${n(shape.aloneMs).padStart(14)}${n(shape.oneRowMs).padStart(10)}`
       )
     }
     lines.push(
