@@ -47,6 +47,7 @@ import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
 import { makeSqliteKeyStore } from "./SqliteKeyStore.js"
 import { makeSqliteLogoStore } from "./SqliteLogoStore.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
+import { SqlitePaymentReads } from "./SqliteReadWorker.js"
 import { makeSqliteSealedValueStore } from "./SqliteSealedValueStore.js"
 import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
 import { makeSqliteWebhookDeliveryStore } from "./SqliteWebhookDeliveryStore.js"
@@ -122,7 +123,11 @@ const toSettlement = (r: SettlementRow): CryptoSettlement => ({
 /** Case folding for search, done in JS so it covers all of Unicode, not only ASCII. */
 const fold = (s: string) => s.toLowerCase()
 
-export const makeSqliteStores = (db: SqliteConnection) => {
+export const makeSqliteStores = (
+  db: SqliteConnection,
+  /** Where listings and statistics run instead of `db` (SqliteReadWorker.ts), if anywhere. */
+  reads?: SqlitePaymentReads["Type"]
+) => {
   const q = (sql: string) => db.prepare(sql)
   const one = <R>(stmt: ReturnType<typeof q>, ...params: ReadonlyArray<SqliteValue>) =>
     stmt.get(...params) as R | undefined
@@ -437,7 +442,10 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Layer.succeed(EventStore, events.store),
     Layer.succeed(WebhookDeliveryStore, makeSqliteWebhookDeliveryStore(db, events.insertEvent)),
     Layer.succeed(WebhookEndpointStore, makeSqliteWebhookEndpointStore(db, complete)),
-    Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs, publish, writes)),
+    Layer.succeed(PaymentStore, {
+      ...makeSqlitePaymentStore(db, complete, chainJobs, publish, writes),
+      ...reads
+    }),
     Layer.succeed(ChainJobStore, chainJobs.store),
     Layer.succeed(GatewayStore, makeSqliteGatewayStore(db, writes)),
     Layer.succeed(PartnerStore, partners),
@@ -449,5 +457,9 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   )
 }
 
-/** The stores on the connection in context. */
-export const SqliteStores = Layer.unwrapEffect(Effect.map(SqliteDatabase, makeSqliteStores))
+/** The stores on the connection in context; listings and statistics on SqlitePaymentReads if given. */
+export const SqliteStores = Layer.unwrapEffect(
+  Effect.zipWith(SqliteDatabase, Effect.serviceOption(SqlitePaymentReads), (db, reads) =>
+    makeSqliteStores(db, Option.getOrUndefined(reads))
+  )
+)
