@@ -671,7 +671,7 @@ export const formatStatusUnderLoad = (result: StatusLoadResult): ReadonlyArray<s
           2
         )} ms under load; engine/baseline p99 under load ×${range(
           store.runs.map((r) => r.loaded.engine.p99Ms / r.loaded.baseline.p99Ms),
-          0
+          1
         )}`,
       `    diagnosis: engine p99 with the listings on a second process ${range(
         store.runs.map((r) => r.loadedElsewhere.engine.p99Ms)
