@@ -40,7 +40,9 @@ type Reply =
 
 /** The worker's side: opens the file read-only for this connection and answers each request. */
 export const serveReadWorker = (open: (filename: string) => SqliteConnection) => {
-  const port = parentPort as MessagePort
+  // Loaded off a worker (the build's check that every entry loads): nothing to serve.
+  if (parentPort === null) return
+  const port: MessagePort = parentPort
   const db = open((workerData as { filename: string }).filename)
   // Reads only: a bug that wrote here would bypass the group commit and its ordering.
   db.exec("PRAGMA query_only = ON")
