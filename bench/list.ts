@@ -66,7 +66,7 @@ export interface ListingOptions {
 }
 
 const DAY = 86_400_000
-const MERCHANTS = 200
+export const MERCHANTS = 200
 const BUYERS = 100_000
 const BATCH = 10_000
 /** Concurrent seeding transactions on PostgreSQL; each owns the merchants and buyers ≡ w. */
@@ -74,7 +74,7 @@ const PG_WORKERS = 4
 /** Payments written at once on SQLite: a full batch of its group commit (128) and more. */
 const SQLITE_WRITERS = 512
 const WARMUP_REQUESTS = 3
-const DEFAULT_PG = "postgres://postgres@127.0.0.1:5432/test"
+export const DEFAULT_PG = "postgres://postgres@127.0.0.1:5432/test"
 
 // --- The data set: every payment a pure function of its index, so nothing is held in memory.
 
@@ -102,13 +102,13 @@ const paymentId = (k: number, at: number) =>
 
 const USD = { kind: "fiat", currency: findCurrency("USD")! } as const
 const EUR = { kind: "fiat", currency: findCurrency("EUR")! } as const
-const TOKENS = [
+export const TOKENS = [
   "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
   "eip155:1/erc20:0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
   "eip155:42161/erc20:0xaf88d065e77c8cC2239327C5EDb3A432268e5831"
 ] as ReadonlyArray<string> as ReadonlyArray<Caip19>
 /** The second symbol of the data set, on Ethereum: one payment in twenty. */
-const USDT = "eip155:1/erc20:0xdAC17F958D2ee523a2206206994597C13D831ec7" as Caip19
+export const USDT = "eip155:1/erc20:0xdAC17F958D2ee523a2206206994597C13D831ec7" as Caip19
 const USDT_SHARE = 20
 
 interface Seeded {
@@ -118,7 +118,7 @@ interface Seeded {
   readonly buyer?: number
 }
 
-const makeDataset = (count: number, now: number) => {
+export const makeDataset = (count: number, now: number) => {
   const start = now - 365 * DAY
   const step = (365 * DAY) / count
   const merchantOf = (k: number) => hash(k, 1) % MERCHANTS
@@ -223,9 +223,9 @@ const makeDataset = (count: number, now: number) => {
   return { count, merchantOf, paidTokenOf, payment, expected }
 }
 
-type Dataset = ReturnType<typeof makeDataset>
+export type Dataset = ReturnType<typeof makeDataset>
 
-interface SeedTotals {
+export interface SeedTotals {
   succeeded: number
   readonly buyers: Set<number>
 }
@@ -261,7 +261,7 @@ const progress = (done: number, startedAt: number) => {
  * transaction, each in its own savepoint), so many payments are written at once; each
  * payment's insert and success stay in order.
  */
-const seedSqlite = (filename: string, data: Dataset, merchants: ReadonlyArray<MerchantId>) =>
+export const seedSqlite = (filename: string, data: Dataset, merchants: ReadonlyArray<MerchantId>) =>
   Effect.gen(function* () {
     const store = yield* PaymentStore
     const partnerId = yield* partnerOf(merchants[0]!)
@@ -283,7 +283,7 @@ const seedSqlite = (filename: string, data: Dataset, merchants: ReadonlyArray<Me
  * PostgreSQL: PG_WORKERS transactions at once, each on its own share of merchants and buyers,
  * in batches of BATCH; the seeding session does not wait for each commit's flush.
  */
-const seedPostgres = (url: string, data: Dataset, merchants: ReadonlyArray<MerchantId>) =>
+export const seedPostgres = (url: string, data: Dataset, merchants: ReadonlyArray<MerchantId>) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const store = yield* PaymentStore
@@ -338,13 +338,13 @@ const seedPostgres = (url: string, data: Dataset, merchants: ReadonlyArray<Merch
 
 // --- PostgreSQL schema of the run
 
-const withSearchPath = (url: string, schema: string) => {
+export const withSearchPath = (url: string, schema: string) => {
   const u = new URL(url)
   u.searchParams.set("options", `-c search_path=${schema}`)
   return u.toString()
 }
 
-const adminRun = (url: string, statement: string) =>
+export const adminRun = (url: string, statement: string) =>
   Effect.runPromise(
     Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statement)).pipe(
       Effect.provide(PgStorage.clientLayer({ url, maxConnections: 1 })),
@@ -376,7 +376,7 @@ const timedGet = async (url: string): Promise<{ ms: number; body: ListAnswer }> 
   return { ms, body: JSON.parse(text) as ListAnswer }
 }
 
-const createMerchants = async (url: string, count: number): Promise<Array<MerchantId>> =>
+export const createMerchants = async (url: string, count: number): Promise<Array<MerchantId>> =>
   inParallel(count, 10, async (i) => {
     const response = await fetch(`${url}/v1/merchants`, {
       method: "POST",
@@ -394,7 +394,7 @@ const createMerchants = async (url: string, count: number): Promise<Array<Mercha
     return body.merchant.id as MerchantId
   })
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
 
 const summarize = (name: string, samples: ReadonlyArray<number>): LatencySummary => {
@@ -420,7 +420,7 @@ const wholeMonths = (now: number) => {
   return months
 }
 
-const startEngine = (database: string) =>
+export const startEngine = (database: string) =>
   startServer({
     name: "engine",
     command: process.execPath,

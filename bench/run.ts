@@ -6,7 +6,8 @@
  * bench/results/latest.json; first, on a machine with nothing else of the bench running,
  * the wallet flow on the sandbox chain (bench/wallet.ts), then the cold start on both
  * runtimes (bench/cold-start.ts), then merchants created with a logo (bench/logos.ts), then
- * webhook delivery (bench/webhooks.ts).
+ * webhook delivery (bench/webhooks.ts), then the status read beside the heaviest listings
+ * on 200,000 payments (bench/status-under-load.ts; BENCH_STATUS_LOAD_QUICK=1 for 20,000).
  * Bounded in time, and it stops its servers and drops its PostgreSQL schemas whatever
  * happens. BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_LONG_POLLS, BENCH_COLD_RUNS,
  * BENCH_LOGO_* and BENCH_WALLET_* shorten it for a quick look; BENCH_ROUTE_RUNS (3) is how
@@ -61,6 +62,13 @@ import {
   TSX
 } from "./server-process.js"
 import {
+  formatStatusUnderLoad,
+  measureStatusUnderLoad,
+  type StatusLoadResult,
+  statusLoadSettings,
+  statusLoadTargets
+} from "./status-under-load.js"
+import {
   formatWallet,
   measureWallet,
   type WalletResult,
@@ -93,6 +101,7 @@ const wallet = walletSettings()
 const coldStart = coldStartSettings()
 const logos = logoSettings()
 const webhooks = webhookSettings()
+const statusLoad = statusLoadSettings([], true)
 const STATUS_PAYMENTS = 1_000
 /** Each route on six servers: the baseline and the engine, on SQLite and on PostgreSQL on
  * Node, and on SQLite on Bun. */
@@ -106,7 +115,8 @@ const RUN_DEADLINE_MS =
   wallet.deadlineMs +
   coldStart.deadlineMs +
   logos.deadlineMs +
-  webhooks.deadlineMs
+  webhooks.deadlineMs +
+  statusLoad.deadlineMs
 /** The engine's pool on PostgreSQL (its default, packages/storage-postgres/src/layer.ts); the
  * PostgreSQL baseline gets as many connections. */
 const PG_POOL_SIZE = 10
@@ -416,6 +426,7 @@ const format = (report: {
   readonly coldStart: ColdStartResult | undefined
   readonly logos: LogoBenchResult | undefined
   readonly webhooks: WebhookBenchResult | undefined
+  readonly statusUnderLoad: StatusLoadResult | undefined
   readonly targets: Readonly<Record<string, boolean>>
 }) => {
   const n = (x: number, digits = 0) =>
@@ -524,6 +535,7 @@ const format = (report: {
   if (report.coldStart) lines.push(...formatColdStart(report.coldStart))
   if (report.logos) lines.push(...formatLogos(report.logos))
   if (report.webhooks) lines.push(...formatWebhooks(report.webhooks))
+  if (report.statusUnderLoad) lines.push(...formatStatusUnderLoad(report.statusUnderLoad))
   const verdicts = Object.values(report.targets)
   lines.push("", `Targets met: ${verdicts.filter(Boolean).length} of ${verdicts.length}`, "")
   return lines.join("\n")
@@ -578,6 +590,11 @@ const main = async () => {
     const logosResult = await alone("Logos:", () => measureLogos(dir, logos))
     // Then, still alone, webhook delivery: its own servers and receiver, stopped after.
     const webhooksResult = await alone("Webhooks:", () => measureWebhooks(dir, webhooks))
+    // Then, still alone, the status read beside the heaviest listings: its own seeded
+    // databases and servers, stopped after.
+    const statusLoadResult = await alone("Status under listing load:", () =>
+      measureStatusUnderLoad(dir, statusLoad)
+    )
     if (LONG_POLLS_ONLY) {
       console.log("Long-polls:")
       const result = await measureLongPolls(dir, longPolls)
@@ -618,7 +635,8 @@ const main = async () => {
       ...longPollTargets(longPollResult),
       ...(walletResult === undefined
         ? {}
-        : { "wallet confirm throughput": walletThroughputMet(walletResult) })
+        : { "wallet confirm throughput": walletThroughputMet(walletResult) }),
+      ...(statusLoadResult === undefined ? {} : statusLoadTargets(statusLoadResult))
     }
     const report = {
       date,
@@ -631,6 +649,7 @@ const main = async () => {
       coldStart: coldStartResult,
       logos: logosResult,
       webhooks: webhooksResult,
+      statusUnderLoad: statusLoadResult,
       targets
     }
     mkdirSync(RESULTS, { recursive: true })

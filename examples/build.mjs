@@ -10,7 +10,12 @@ import { build } from "esbuild"
 const targets = {
   main: {
     outdir: "examples/standalone/dist",
-    entries: { main: "examples/standalone/src/main.ts" }
+    // The SQLite listings' worker thread (packages/storage-sqlite/src/SqliteReadWorker.ts),
+    // which the server finds beside itself.
+    entries: {
+      main: "examples/standalone/src/main.ts",
+      "sqlite-read-worker": "packages/storage-sqlite/src/read-worker-node.ts"
+    }
   },
   // The same server on Bun (`npm run start:bun`): run with `bun`, which reads this Node-style ESM.
   "main-bun": {

@@ -37,6 +37,7 @@ type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBody
       | "maxHeldLongPolls"
       | "basePath"
       | "fetchAllowPrivate"
+      | "sqliteReadWorker"
       | "secret"
       | "previousSecrets"
       | "webhookRetryScheduleMs"
@@ -89,7 +90,8 @@ const engineOptions = (
       : { previousSecrets: given.previousSecrets })
   }
   if (!isPostgresUrl(database)) {
-    return { ...settings, storage: host.sqlite.layer({ filename: database }) }
+    const readWorker = given.sqliteReadWorker === false ? undefined : host.sqliteReadWorker
+    return { ...settings, storage: host.sqlite.layer({ filename: database, readWorker }) }
   }
   const client = PgStorage.migratedClientLayer({ url: database })
   const storage: Layer.Layer<PayStorage, StorageError> = PgStorage.PgStores.pipe(

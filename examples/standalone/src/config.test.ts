@@ -178,3 +178,28 @@ describe("the rate limits (PAY_RATE_LIMIT_*, PAY_GATEWAY_RATE_LIMIT_*, PAY_PAYME
     }
   })
 })
+
+describe("the SQLite read worker (PAY_SQLITE_READ_WORKER)", () => {
+  const read = (env: Record<string, string>) =>
+    Effect.runSync(
+      Effect.either(
+        Effect.withConfigProvider(
+          standaloneConfig,
+          ConfigProvider.fromMap(new Map(Object.entries(env)))
+        )
+      )
+    )
+
+  it("is on by default, off with 0, and refuses anything else naming the variable", () => {
+    const on = read({})
+    expect(Either.isRight(on) && on.right.sqliteReadWorker).toBe(true)
+    const off = read({ PAY_SQLITE_READ_WORKER: "0" })
+    expect(Either.isRight(off) && off.right.sqliteReadWorker).toBe(false)
+    for (const value of ["yes", "2", ""]) {
+      const refused = read({ PAY_SQLITE_READ_WORKER: value })
+      expect(Either.isLeft(refused) && String(refused.left), value).toContain(
+        "PAY_SQLITE_READ_WORKER"
+      )
+    }
+  })
+})

@@ -31,6 +31,11 @@ export interface StandaloneConfig {
   readonly maxHeldLongPolls?: number
   /** PAY_MAX_CONNECTIONS: connections open at once (node's `server.maxConnections`; not on Bun). */
   readonly maxConnections?: number
+  /**
+   * PAY_SQLITE_READ_WORKER=0: payment listings and statistics on the server's own thread
+   * instead of a worker thread (on SQLite, where the host has one: the Node build).
+   */
+  readonly sqliteReadWorker?: boolean
   /** The `PAY_CONFIG` file (networks, tokens, rates); without one the sandbox chain runs. */
   readonly payConfigPath: Option.Option<string>
   /**
@@ -385,6 +390,14 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
     Config.validate({
       message:
         "PAY_SANDBOX must be 1 (the sandbox on any address) or 0 (loopback only, the default)",
+      validation: (s) => s === "0" || s === "1"
+    }),
+    Config.map((s) => s === "1")
+  ),
+  sqliteReadWorker: Config.string("PAY_SQLITE_READ_WORKER").pipe(
+    Config.withDefault("1"),
+    Config.validate({
+      message: "PAY_SQLITE_READ_WORKER must be 1 (on, the default) or 0 (off)",
       validation: (s) => s === "0" || s === "1"
     }),
     Config.map((s) => s === "1")

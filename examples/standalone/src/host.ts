@@ -6,7 +6,7 @@
  * (the Bun one loads bun:sqlite).
  */
 import type { PaymentEngineService } from "@pay/core"
-import type { SqliteFileStorage } from "@pay/storage-sqlite"
+import type { SqliteFileStorage, SqliteReadWorkerOptions } from "@pay/storage-sqlite"
 import type { Effect, Scope } from "effect"
 
 export interface ServeSettings {
@@ -29,6 +29,8 @@ export interface StandaloneHost {
   /** The runtime and its version, for the start banner: `Node v20.20.2`, `Bun 1.4.5`. */
   readonly runtime: string
   readonly sqlite: SqliteFileStorage
+  /** The program of a worker thread for the SQLite listings, where this build ships one. */
+  readonly sqliteReadWorker?: SqliteReadWorkerOptions | undefined
   /** Serves the engine until the scope closes, then stops gracefully. */
   readonly serve: (
     engine: PaymentEngineService,

@@ -561,6 +561,69 @@ describe("npm start and the CLI", () => {
       await logos.close()
     }
   }, 90_000)
+
+  it("PAY_SQLITE_READ_WORKER: lists payments and their statistics alike with the read worker (the default) and without it (0); another value stops the start", async () => {
+    const listed = async (readWorker: string | undefined) => {
+      const env = {
+        ...baseEnv,
+        PAY_DATABASE: join(dir, `read-worker-${readWorker ?? "default"}.sqlite`),
+        PAY_BOOTSTRAP_API_KEY: "read_worker_key_0123456789",
+        ...(readWorker === undefined ? {} : { PAY_SQLITE_READ_WORKER: readWorker })
+      }
+      const server = await startServer(env)
+      try {
+        const headers = { "Api-Key": env.PAY_BOOTSTRAP_API_KEY, "Content-Type": "application/json" }
+        const merchant = (await (
+          await fetch(`${server.url}/v1/merchants`, {
+            method: "POST",
+            headers: { ...headers, "Idempotency-Key": "rw-1" },
+            body: JSON.stringify({ merchantName: "Shop", merchantEmail: "s@shop.test" })
+          })
+        ).json()) as { merchant: { id: string } }
+        const ids: Array<string> = []
+        for (const referenceId of ["RW-1", "RW-2", "OTHER-3"]) {
+          const response = await fetch(`${server.url}/v1/payments`, {
+            method: "POST",
+            headers: { ...headers, "Merchant-Id": merchant.merchant.id },
+            body: JSON.stringify({ referenceId, amount: { unit: "iso4217/USD", value: "100" } })
+          })
+          ids.push(((await response.json()) as { paymentId: string }).paymentId)
+        }
+        const list = async (query: string) => {
+          const response = await fetch(`${server.url}/v1/payments?${query}`, { headers })
+          expect(response.status).toBe(200)
+          const body = (await response.json()) as {
+            data: Array<{ paymentId: string }>
+            nextCursor: string | null
+            stats: unknown
+          }
+          return {
+            ids: body.data.map((p) => p.paymentId),
+            more: body.nextCursor !== null,
+            stats: body.stats
+          }
+        }
+        const all = await list("limit=2")
+        const rest = await list("limit=2&referenceId=rw-")
+        return { all, rest, created: ids }
+      } finally {
+        expect(await stop(server.child)).toBe(0)
+      }
+    }
+    for (const readWorker of [undefined, "0"]) {
+      const { all, rest, created } = await listed(readWorker)
+      // Newest first, a page of two and a cursor; the search finds the two RW- references.
+      expect(all.ids, `PAY_SQLITE_READ_WORKER=${readWorker}`).toEqual([created[2], created[1]])
+      expect(all.more).toBe(true)
+      expect(rest.ids).toEqual([created[1], created[0]])
+      expect(rest.more).toBe(false)
+      expect(all.stats).toEqual(rest.stats)
+    }
+    await expectStartRefused(
+      { ...sqliteEnv, PAY_SQLITE_READ_WORKER: "yes" },
+      "PAY_SQLITE_READ_WORKER must be 1 (on, the default) or 0 (off)"
+    )
+  }, 90_000)
 })
 
 describe("npm start under a path", () => {

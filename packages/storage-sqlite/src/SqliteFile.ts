@@ -9,11 +9,17 @@ import { dirname } from "node:path"
 import { Data, Effect, Layer, Schedule } from "effect"
 import { type AppliedMigration, applyMigrations } from "./Migrations.js"
 import { type SqliteConnection, SqliteDatabase } from "./SqliteDatabase.js"
+import { readWorkerLayer, type SqliteReadWorkerOptions } from "./SqliteReadWorker.js"
 import { SqliteStores } from "./SqliteStores.js"
 
 export interface SqliteStorageOptions {
   /** The database file; its folder is created if missing. */
   readonly filename: string
+  /**
+   * Payment listings and statistics on a worker thread with its own connection, so that
+   * none stalls the engine's thread (SqliteReadWorker.ts); on the engine's connection if absent.
+   */
+  readonly readWorker?: SqliteReadWorkerOptions | undefined
 }
 
 /** Opens a connection to the file (creating the file) with CONNECTION_PRAGMAS applied. */
@@ -90,6 +96,11 @@ export const sqliteFileStorage = (
     openConnection,
     migrateFile,
     connectionLayer,
-    layer: (options) => SqliteStores.pipe(Layer.provideMerge(connectionLayer(options)))
+    // The worker starts once the connection has migrated the file.
+    layer: (options) =>
+      (options.readWorker === undefined
+        ? SqliteStores
+        : SqliteStores.pipe(Layer.provide(readWorkerLayer(options.filename, options.readWorker)))
+      ).pipe(Layer.provideMerge(connectionLayer(options)))
   }
 }

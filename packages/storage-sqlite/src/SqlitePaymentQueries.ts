@@ -14,6 +14,7 @@ import {
   chainOfCaip19,
   makeLruCache,
   noStats,
+  type Payment,
   type PaymentFilter,
   type PaymentPageQuery,
   type PaymentStats,
@@ -377,6 +378,20 @@ export const makeSqlitePaymentQueries = (
     return { sql, params }
   }
 
+  const listNow = (q: PaymentPageQuery): Array<Payment> => {
+    const { sql, params } = pageOf(q, searchOf(q.filter, limits.list))
+    return (prepared(sql).all(...params) as Array<PaymentRow>).map(toPayment)
+  }
+
+  const statsNow = (filter: PaymentFilter): PaymentStats => {
+    const plan = planStats(filter)
+    if (plan._tag === "Empty") return noStats
+    // One read transaction: every part of the answer from the same snapshot.
+    return db.transaction(() =>
+      plan._tag === "Matches" ? matchesStats(filter) : aggregateStats(filter, plan)
+    )
+  }
+
   return {
     /** How many listing statements are prepared and kept now (at most the cache's size). */
     cachedStatements: () => cache.size(),
@@ -393,20 +408,14 @@ export const makeSqlitePaymentQueries = (
       }
     },
 
-    list: (q: PaymentPageQuery) =>
-      Effect.sync(() => {
-        const { sql, params } = pageOf(q, searchOf(q.filter, limits.list))
-        return (prepared(sql).all(...params) as Array<PaymentRow>).map(toPayment)
-      }),
+    list: (q: PaymentPageQuery) => Effect.sync(() => listNow(q)),
 
-    stats: (filter: PaymentFilter) =>
-      Effect.sync(() => {
-        const plan = planStats(filter)
-        if (plan._tag === "Empty") return noStats
-        // One read transaction: every part of the answer from the same snapshot.
-        return db.transaction(() =>
-          plan._tag === "Matches" ? matchesStats(filter) : aggregateStats(filter, plan)
-        )
-      })
+    stats: (filter: PaymentFilter) => Effect.sync(() => statsNow(filter)),
+
+    /** `list` run now, on the caller's thread (SqliteReadWorker.ts runs it on its own). */
+    listNow,
+
+    /** `stats` run now, on the caller's thread. */
+    statsNow
   }
 }

@@ -49,6 +49,7 @@ import { makeSqliteKeyStore } from "./SqliteKeyStore.js"
 import { makeSqliteLogoStore } from "./SqliteLogoStore.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
 import { makeSqliteRateLimitStore } from "./SqliteRateLimitStore.js"
+import { SqlitePaymentReads } from "./SqliteReadWorker.js"
 import { makeSqliteSealedValueStore } from "./SqliteSealedValueStore.js"
 import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
 import { makeSqliteWebhookDeliveryStore } from "./SqliteWebhookDeliveryStore.js"
@@ -124,7 +125,11 @@ const toSettlement = (r: SettlementRow): CryptoSettlement => ({
 /** Case folding for search, done in JS so it covers all of Unicode, not only ASCII. */
 const fold = (s: string) => s.toLowerCase()
 
-export const makeSqliteStores = (db: SqliteConnection) => {
+export const makeSqliteStores = (
+  db: SqliteConnection,
+  /** Where listings and statistics run instead of `db` (SqliteReadWorker.ts), if anywhere. */
+  reads?: SqlitePaymentReads["Type"]
+) => {
   const q = (sql: string) => db.prepare(sql)
   const one = <R>(stmt: ReturnType<typeof q>, ...params: ReadonlyArray<SqliteValue>) =>
     stmt.get(...params) as R | undefined
@@ -440,7 +445,10 @@ export const makeSqliteStores = (db: SqliteConnection) => {
     Layer.succeed(EventStore, events.store),
     Layer.succeed(WebhookDeliveryStore, makeSqliteWebhookDeliveryStore(db, events.insertEvent)),
     Layer.succeed(WebhookEndpointStore, makeSqliteWebhookEndpointStore(db, complete)),
-    Layer.succeed(PaymentStore, makeSqlitePaymentStore(db, complete, chainJobs, publish, writes)),
+    Layer.succeed(PaymentStore, {
+      ...makeSqlitePaymentStore(db, complete, chainJobs, publish, writes),
+      ...reads
+    }),
     Layer.succeed(ChainJobStore, chainJobs.store),
     Layer.succeed(GatewayStore, makeSqliteGatewayStore(db, writes)),
     Layer.succeed(PartnerStore, partners),
@@ -452,5 +460,9 @@ export const makeSqliteStores = (db: SqliteConnection) => {
   )
 }
 
-/** The stores on the connection in context. */
-export const SqliteStores = Layer.unwrapEffect(Effect.map(SqliteDatabase, makeSqliteStores))
+/** The stores on the connection in context; listings and statistics on SqlitePaymentReads if given. */
+export const SqliteStores = Layer.unwrapEffect(
+  Effect.zipWith(SqliteDatabase, Effect.serviceOption(SqlitePaymentReads), (db, reads) =>
+    makeSqliteStores(db, Option.getOrUndefined(reads))
+  )
+)

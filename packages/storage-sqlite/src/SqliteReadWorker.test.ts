@@ -1,0 +1,114 @@
+/**
+ * Listings and statistics on the read worker (SqliteReadWorker.ts), on a real SQLite file:
+ * the payment storage contract through it, the same answers as on the engine's connection,
+ * its own connection (it does not see a write the engine's connection has not committed),
+ * and a worker that cannot start failing the reads rather than hanging them. Node only: the
+ * worker's program here is better-sqlite3's (`npm run start:bun` keeps the reads on its
+ * thread).
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { type PaymentPageQuery, PaymentStore } from "@pay/core"
+import { paymentStorageContract, statisticsFixture } from "@pay/core/testing"
+import { Effect, Exit } from "effect"
+import { afterAll } from "vitest"
+import { layer } from "./node.js"
+import { SqliteDatabase } from "./SqliteDatabase.js"
+import type { SqliteReadWorkerOptions } from "./SqliteReadWorker.js"
+
+const onBun = "Bun" in globalThis
+const dir = mkdtempSync(join(tmpdir(), "pay-sqlite-read-worker-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let n = 0
+const freshFile = () => join(dir, `reads-${n++}.sqlite`)
+
+const readWorker: SqliteReadWorkerOptions = {
+  script: new URL("./read-worker-node.testing.mjs", import.meta.url),
+  execArgv: ["--conditions=@pay/source"]
+}
+const onWorker = () => layer({ filename: freshFile(), readWorker })
+
+describe.skipIf(onBun)("SQLite reads on a worker thread", () => {
+  paymentStorageContract("SQLite file, listings on a read worker", onWorker)
+
+  it.effect(
+    "answer as the engine's connection does, the same values and types",
+    () =>
+      Effect.gen(function* () {
+        const filename = freshFile()
+        // Seeded and read on the engine's connection, then read again through a worker.
+        const onThread = yield* Effect.gen(function* () {
+          const fixture = yield* statisticsFixture
+          const store = yield* PaymentStore
+          const reads = []
+          for (const filter of fixture.filters) {
+            const query: PaymentPageQuery = {
+              filter,
+              sortBy: "amount",
+              direction: "desc",
+              limit: 5
+            }
+            reads.push({ query, page: yield* store.list(query), stats: yield* store.stats(filter) })
+          }
+          return reads
+        }).pipe(Effect.provide(layer({ filename })))
+        expect(onThread.length).toBeGreaterThan(0)
+        yield* Effect.gen(function* () {
+          const store = yield* PaymentStore
+          for (const read of onThread) {
+            expect(yield* store.list(read.query)).toStrictEqual(read.page)
+            expect(yield* store.stats(read.query.filter)).toStrictEqual(read.stats)
+          }
+        }).pipe(Effect.provide(layer({ filename, readWorker })))
+      }),
+    60_000
+  )
+
+  it.effect(
+    "read on their own connection: a write not yet committed on the engine's is not seen",
+    () =>
+      Effect.gen(function* () {
+        const fixture = yield* statisticsFixture
+        const store = yield* PaymentStore
+        const db = yield* SqliteDatabase
+        const query: PaymentPageQuery = {
+          filter: fixture.base,
+          sortBy: "date",
+          direction: "desc",
+          limit: 100
+        }
+        const before = yield* store.list(query)
+        expect(before.length).toBeGreaterThan(0)
+        db.exec("BEGIN IMMEDIATE")
+        db.prepare("UPDATE payments SET reference_id = 'uncommitted' WHERE id = ?").run(
+          before[0]!.id
+        )
+        const during = yield* store
+          .list(query)
+          .pipe(Effect.ensuring(Effect.sync(() => db.exec("ROLLBACK"))))
+        expect(during).toStrictEqual(before)
+      }).pipe(Effect.provide(onWorker())),
+    60_000
+  )
+
+  it.effect(
+    "fail when the worker cannot start, rather than wait",
+    () =>
+      Effect.gen(function* () {
+        const fixture = yield* statisticsFixture
+        const store = yield* PaymentStore
+        const exit = yield* Effect.exit(store.stats(fixture.base))
+        expect(Exit.isFailure(exit) && String(exit.cause)).toMatch(/SQLite read worker/)
+      }).pipe(
+        Effect.provide(
+          layer({
+            filename: freshFile(),
+            readWorker: { script: new URL("./no-such-worker.mjs", import.meta.url) }
+          })
+        )
+      ),
+    60_000
+  )
+})

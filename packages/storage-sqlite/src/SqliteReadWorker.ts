@@ -1,0 +1,121 @@
+/**
+ * The payment listings and statistics on a worker thread with its own connection to the
+ * file. The drivers run each query synchronously on the calling thread, so a listing over
+ * a whole account (hundreds of milliseconds at 200,000 payments) would stall every other
+ * request of the process, a status poll among them, for as long (bench/status-under-load.ts).
+ * On the worker the engine's thread only waits for the answer. WAL lets the worker read
+ * while the engine's connection writes; it sees what is committed, and a write is
+ * acknowledged only once committed, so a client reads its own writes. The worker is one
+ * thread: heavy listings queue there, one after another, not on the engine's thread.
+ */
+import { type MessagePort, parentPort, Worker, workerData } from "node:worker_threads"
+import type { Payment, PaymentFilter, PaymentPageQuery, PaymentStats } from "@pay/core"
+import { Context, Effect, Layer } from "effect"
+import type { SqliteConnection } from "./SqliteDatabase.js"
+import { makeSqlitePaymentQueries } from "./SqlitePaymentQueries.js"
+
+/** The payment store's `list` and `stats`, when they run somewhere else than its connection. */
+export class SqlitePaymentReads extends Context.Tag("@pay/storage-sqlite/SqlitePaymentReads")<
+  SqlitePaymentReads,
+  {
+    readonly list: (query: PaymentPageQuery) => Effect.Effect<ReadonlyArray<Payment>>
+    readonly stats: (filter: PaymentFilter) => Effect.Effect<PaymentStats>
+  }
+>() {}
+
+/** Where the worker's program is: the driver's worker entry, built or run from source. */
+export interface SqliteReadWorkerOptions {
+  /** The module the worker runs: one that calls `serveReadWorker` with a connection. */
+  readonly script: URL
+  /** Node flags for the worker (tests: a loader for TypeScript sources). */
+  readonly execArgv?: ReadonlyArray<string>
+}
+
+type Request =
+  | { readonly id: number; readonly op: "list"; readonly arg: PaymentPageQuery }
+  | { readonly id: number; readonly op: "stats"; readonly arg: PaymentFilter }
+type Reply =
+  | { readonly id: number; readonly ok: true; readonly value: unknown }
+  | { readonly id: number; readonly ok: false; readonly message: string }
+
+/** The worker's side: opens the file read-only for this connection and answers each request. */
+export const serveReadWorker = (open: (filename: string) => SqliteConnection) => {
+  // Loaded off a worker (the build's check that every entry loads): nothing to serve.
+  if (parentPort === null) return
+  const port: MessagePort = parentPort
+  const db = open((workerData as { filename: string }).filename)
+  // Reads only: a bug that wrote here would bypass the group commit and its ordering.
+  db.exec("PRAGMA query_only = ON")
+  const queries = makeSqlitePaymentQueries(db)
+  port.on("message", (request: Request) => {
+    let reply: Reply
+    try {
+      const value =
+        request.op === "list" ? queries.listNow(request.arg) : queries.statsNow(request.arg)
+      reply = { id: request.id, ok: true, value }
+    } catch (error) {
+      reply = { id: request.id, ok: false, message: String(error) }
+    }
+    port.postMessage(reply)
+  })
+}
+
+/** The engine's side: a worker on `filename`, its calls, and its end. */
+const startReadWorker = (filename: string, options: SqliteReadWorkerOptions) => {
+  const worker = new Worker(options.script, {
+    workerData: { filename },
+    execArgv: [...(options.execArgv ?? [])]
+  })
+  // The engine's scope ends it; it must not keep a process alive meanwhile.
+  worker.unref()
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
+  let next = 0
+  let broken: Error | undefined
+  const failAll = (error: Error) => {
+    broken ??= error
+    for (const call of pending.values()) call.reject(broken)
+    pending.clear()
+  }
+  worker.on("message", (reply: Reply) => {
+    const call = pending.get(reply.id)
+    if (call === undefined) return
+    pending.delete(reply.id)
+    if (reply.ok) call.resolve(reply.value)
+    else call.reject(new Error(`SQLite read worker: ${reply.message}`))
+  })
+  worker.on("error", (error) => failAll(new Error(`SQLite read worker failed: ${error.message}`)))
+  worker.on("exit", (code) => failAll(new Error(`SQLite read worker exited (code ${code})`)))
+  const call = <A>(request: Omit<Request, "id">) =>
+    new Promise<A>((resolve, reject) => {
+      if (broken !== undefined) return reject(broken)
+      const id = next++
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject })
+      worker.postMessage({ ...request, id })
+    })
+  return { call, stop: () => worker.terminate() }
+}
+
+/** A call's answer; its failure a defect, carrying the worker's own error. */
+const called = <A>(call: () => Promise<A>) =>
+  Effect.orDie(Effect.tryPromise({ try: call, catch: (error) => error }))
+
+/**
+ * `list` and `stats` on a worker for `filename`, until the layer's scope ends. A worker that
+ * fails is a defect of the reads, as a failing query on the engine's connection is.
+ */
+export const readWorkerLayer = (filename: string, options: SqliteReadWorkerOptions) =>
+  Layer.scoped(
+    SqlitePaymentReads,
+    Effect.map(
+      Effect.acquireRelease(
+        Effect.sync(() => startReadWorker(filename, options)),
+        (worker) => Effect.promise(() => worker.stop())
+      ),
+      (worker) => ({
+        list: (query: PaymentPageQuery) =>
+          called(() => worker.call<ReadonlyArray<Payment>>({ op: "list", arg: query })),
+        stats: (filter: PaymentFilter) =>
+          called(() => worker.call<PaymentStats>({ op: "stats", arg: filter }))
+      })
+    )
+  )
