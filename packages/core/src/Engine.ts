@@ -12,6 +12,7 @@ import { WalletApps } from "./apps/WalletApps.js"
 import { PayConfig, type PayConfigShape } from "./Config.js"
 import { Chain, ChainUnavailable, livemodeOf } from "./chain/Chain.js"
 import { ChainWork } from "./chainwork/ChainWork.js"
+import { checkoutRoutes } from "./checkout/CheckoutRoutes.js"
 import type { PaymentEngineOptions } from "./EngineOptions.js"
 import type { EventStore } from "./events/Event.js"
 import { eventHandlers } from "./events/Http.js"
@@ -158,7 +159,9 @@ export const routes = (basePath: string) =>
       ...systemRoutes(basePath),
       ...(yield* logoRoutes),
       ...api,
-      ...collectDataRoutes(gateway)
+      ...collectDataRoutes(gateway),
+      // Last: its `/:id` routes answer only payment links, and only what they accept.
+      ...(yield* checkoutRoutes)
     ]
     return all
   })
