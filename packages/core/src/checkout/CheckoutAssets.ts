@@ -23,6 +23,7 @@ export const CSS = `
 :root{color-scheme:light;--bg:#fff;--card:#fff;--fg:#1f2328;--muted:#59636e;--border:#d1d9e0;--field:#f6f8fa;--accent:#0969da;--accent-fg:#fff;--error:#cf222e;--error-bg:#ffebe9;--ok:#1a7f37;--ok-bg:#dafbe1;--warn:#9a6700;--warn-bg:#fff8c5}
 @media (prefers-color-scheme:dark){:root{color-scheme:dark;--bg:#0d1117;--card:#151b23;--fg:#e6edf3;--muted:#9198a1;--border:#3d444d;--field:#0d1117;--accent:#4493f8;--accent-fg:#0d1117;--error:#ff7b72;--error-bg:#2d1214;--ok:#3fb950;--ok-bg:#12261e;--warn:#d29922;--warn-bg:#272115}}
 *{box-sizing:border-box}
+[hidden]{display:none!important}
 body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;-webkit-text-size-adjust:100%}
 main{max-width:28rem;margin:0 auto;padding:1.25rem 1rem 3rem}
 .merchant{display:flex;gap:.875rem;align-items:center;margin:0 0 1rem}
@@ -37,6 +38,7 @@ h2{font-size:1.1rem;margin:0 0 .25rem}
 .status{margin:1rem 0;padding:.875rem 1rem;border-radius:.875rem;border:1px solid var(--border);background:var(--card)}
 .status p{margin:0}
 .status .reason,.status .tx{margin-top:.5rem}
+#status-return{margin-top:.875rem}
 .status-succeeded{border-color:var(--ok);background:var(--ok-bg)}
 .status-succeeded h2{color:var(--ok)}
 .status-failed,.status-expired,.status-cancelled{border-color:var(--error);background:var(--error-bg)}

@@ -1,0 +1,216 @@
+/**
+ * The buyer's checkout page in Chromium, against the standalone server on
+ * SQLite and its sandbox chain: the page of each state, its QR code read back
+ * from a screenshot to the exact link, the status changing live when the
+ * partner cancels (then the redirect to the error URL), the countdown reaching
+ * expiry, and axe-core finding no serious violation in any state, in light and
+ * dark. The page reaches nothing but the server and breaks no rule of its CSP.
+ * Each state's screenshot is saved (checkout-support.ts says where).
+ */
+import type { Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { launchBrowser, type TestBrowser } from "./browser-support.js"
+import { readQr, saveScreenshot, screenshotDir, seriousViolations } from "./checkout-support.js"
+import { type Client, client, type E2eServer, startServer } from "./e2e-support.js"
+import { paymentFor, settledMerchant } from "./gateway-support.js"
+import { fail, randomTxHash, startProcessing, succeed } from "./payments-support.js"
+
+const SHOP = "https://shop.example"
+const checkout = { successUrl: `${SHOP}/thanks?order=7`, errorUrl: `${SHOP}/sorry` }
+
+describe("the checkout page in Chromium", () => {
+  let server: E2eServer
+  let browser: TestBrowser
+  let partner: Client
+  let merchantId: string
+  const shots = screenshotDir()
+
+  beforeAll(async () => {
+    browser = await launchBrowser()
+    server = await startServer("sqlite")
+    partner = client(() => server.baseUrl)
+    merchantId = await settledMerchant(partner)
+  }, 60_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await server?.stop()
+  })
+
+  /** A phone-sized page that stands in for the shop at SHOP (off loopback, never reached). */
+  const openPage = async (colorScheme: "light" | "dark" = "light") => {
+    const page = await browser.newPage()
+    page.setDefaultTimeout(10_000)
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.emulateMedia({ colorScheme })
+    const errors: Array<string> = []
+    page.on("pageerror", (error) => errors.push(error.message))
+    const shop: Array<string> = []
+    await page.route(`${SHOP}/**`, (route) => {
+      shop.push(route.request().url())
+      return route.fulfill({ status: 200, contentType: "text/html", body: "<title>Shop</title>" })
+    })
+    return { page, errors, shop }
+  }
+
+  const goto = async (page: Page, paymentId: string) => {
+    const response = await page.goto(`${server.baseUrl}/${paymentId}`)
+    expect(response?.status()).toBe(200)
+    return response!
+  }
+
+  const stateOf = (page: Page) => page.locator("body").getAttribute("data-state")
+
+  it("shows a payable payment: its QR code reads back to the exact link, and axe finds nothing serious", async () => {
+    const { paymentId, gatewayUrl } = await paymentFor(partner, merchantId, "123450", {
+      referenceId: "order-7"
+    })
+    for (const scheme of ["light", "dark"] as const) {
+      const { page, errors } = await openPage(scheme)
+      const response = await goto(page, paymentId)
+      expect(response.headers()["content-security-policy"]).toContain("script-src 'self'")
+      expect(await stateOf(page)).toBe("requires_action")
+      expect(await page.locator("h1").innerText()).toBe("Gateway Shop")
+      expect(await page.locator("#amount").innerText()).toBe("$1,234.50")
+      expect(await page.locator("#reference").innerText()).toBe("order-7")
+      expect(await readQr(page.locator(".qr"))).toBe(gatewayUrl)
+      expect(await page.getByRole("link", { name: "Open in wallet" }).getAttribute("href")).toBe(
+        gatewayUrl
+      )
+      // The script ran: the copy button is shown, the countdown ticks.
+      await page.getByRole("button", { name: "Copy link" }).waitFor()
+      const first = await page.locator("#countdown-time").innerText()
+      await page.waitForFunction(
+        (was) => document.getElementById("countdown-time")?.textContent !== was,
+        first
+      )
+      expect(await seriousViolations(page)).toEqual([])
+      await saveScreenshot(page, shots, `requires_action-${scheme}`)
+      expect(errors).toEqual([])
+      await page.close()
+    }
+  })
+
+  it("works without JavaScript, but for the live parts", async () => {
+    const { paymentId, gatewayUrl } = await paymentFor(partner, merchantId)
+    const page = await browser.newPage()
+    // The script never arrives: what is left is the page without JavaScript.
+    await page.route("**/checkout.js*", (route) => route.abort())
+    await goto(page, paymentId)
+    expect(await readQr(page.locator(".qr"))).toBe(gatewayUrl)
+    expect(await page.locator("#payment-link").inputValue()).toBe(gatewayUrl)
+    expect(await page.locator("#countdown-time").innerText()).toMatch(/^[45]:\d\d$/)
+    expect(await page.locator("#copy-link").isVisible()).toBe(false)
+    expect(await page.locator("#wallet").isVisible()).toBe(false)
+    await page.close()
+  })
+
+  it("shows each final state and processing, each accessible, and sends the buyer on", async () => {
+    const processing = (await paymentFor(partner, merchantId)).paymentId
+    await startProcessing(server, processing)
+    const succeeded = (await paymentFor(partner, merchantId, "1050", { checkout })).paymentId
+    await startProcessing(server, succeeded)
+    await succeed(server, succeeded, randomTxHash())
+    const failed = (await paymentFor(partner, merchantId, "1050", { checkout })).paymentId
+    await startProcessing(server, failed)
+    await fail(server, failed, "transaction_dropped")
+    const cancelled = (await paymentFor(partner, merchantId)).paymentId
+    expect(
+      (
+        await partner.request("POST", `/v1/payments/${cancelled}/cancel`, {
+          headers: { "merchant-id": merchantId }
+        })
+      ).status
+    ).toBe(200)
+
+    for (const [paymentId, state, heading] of [
+      [processing, "processing", "Payment on its way"],
+      [succeeded, "succeeded", "Payment received"],
+      [failed, "failed", "Payment failed"],
+      [cancelled, "cancelled", "Payment cancelled"]
+    ] as const) {
+      const { page, errors, shop } = await openPage()
+      await goto(page, paymentId)
+      expect(await stateOf(page)).toBe(state)
+      expect(await page.getByRole("status").locator("h2").innerText()).toBe(heading)
+      if (state === "failed") {
+        expect(await page.locator("#status-reason").innerText()).toBe(
+          "The transaction never reached the network."
+        )
+      }
+      if (state === "processing") {
+        expect(await page.locator("#status-tx code").innerText()).toMatch(/^0x[0-9a-f]{64}$/)
+      }
+      expect(await seriousViolations(page)).toEqual([])
+      await saveScreenshot(page, shots, state)
+      if (state === "succeeded" || state === "failed") {
+        await page.waitForURL(`${SHOP}/**`)
+        expect(shop).toEqual([
+          state === "succeeded"
+            ? `${SHOP}/thanks?order=7&paymentId=${paymentId}`
+            : `${SHOP}/sorry?paymentId=${paymentId}`
+        ])
+      }
+      expect(errors).toEqual([])
+      await page.close()
+    }
+    expect(browser.offLoopback).toEqual([])
+    expect(browser.cspViolations).toEqual([])
+  })
+
+  it("changes live when the partner cancels the payment while the page is open", async () => {
+    const { paymentId } = await paymentFor(partner, merchantId, "1050", { checkout })
+    const { page, errors, shop } = await openPage()
+    await goto(page, paymentId)
+    expect(await stateOf(page)).toBe("requires_action")
+    // The long-poll is held: the page waits on the server, not on a timer.
+    await page.waitForTimeout(300)
+    const cancel = await partner.request("POST", `/v1/payments/${paymentId}/cancel`, {
+      headers: { "merchant-id": merchantId }
+    })
+    expect(cancel.status, cancel.text).toBe(200)
+    await page.locator('body[data-state="cancelled"]').waitFor({ timeout: 5000 })
+    // Announced: the new state is in the page's live region.
+    const live = page.locator('[role="status"][aria-live="polite"]')
+    expect(await live.locator("h2").innerText()).toBe("Payment cancelled")
+    expect(await page.locator("#pay").isVisible()).toBe(false)
+    expect(await seriousViolations(page)).toEqual([])
+    await saveScreenshot(page, shots, "cancelled-live")
+    // Then the buyer is sent to the error URL, with the payment's id.
+    await page.waitForURL(`${SHOP}/**`)
+    expect(shop).toEqual([`${SHOP}/sorry?paymentId=${paymentId}`])
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it("counts down, prominently at the end, to expiry", async () => {
+    const { paymentId } = await paymentFor(partner, merchantId, "1050", {
+      expiresAt: Math.floor(Date.now() / 1000) + 4
+    })
+    const { page, errors } = await openPage()
+    await goto(page, paymentId)
+    // Under a minute left: the countdown stands out and is announced once.
+    await page.locator("#countdown.urgent[role=alert]").waitFor()
+    expect(await seriousViolations(page)).toEqual([])
+    await saveScreenshot(page, shots, "expiring")
+    await page.locator('body[data-state="expired"]').waitFor({ timeout: 8000 })
+    expect(await page.getByRole("status").locator("h2").innerText()).toBe("Payment expired")
+    expect(await page.locator("#pay").isVisible()).toBe(false)
+    expect(await seriousViolations(page)).toEqual([])
+    await saveScreenshot(page, shots, "expired")
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it("speaks Spanish to a browser that prefers it", async () => {
+    const { paymentId } = await paymentFor(partner, merchantId)
+    const page = await browser.newPage()
+    await page.setExtraHTTPHeaders({ "accept-language": "es-ES,es;q=0.9" })
+    await goto(page, paymentId)
+    expect(await page.locator("html").getAttribute("lang")).toBe("es")
+    expect(await page.getByRole("status").locator("h2").innerText()).toBe("Esperando el pago")
+    await page.getByRole("button", { name: "Copiar enlace" }).waitFor()
+    await saveScreenshot(page, shots, "requires_action-es")
+    await page.close()
+  })
+})
