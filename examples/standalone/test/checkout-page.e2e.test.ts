@@ -7,7 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Client, client, type E2eServer, startServer } from "./e2e-support.js"
-import { paymentFor, settledMerchant } from "./gateway-support.js"
+import {
+  fund,
+  newBuyer,
+  paymentFor,
+  settledMerchant,
+  signAction,
+  usdcBalance
+} from "./gateway-support.js"
 import { fail, randomTxHash, startProcessing, succeed } from "./payments-support.js"
 
 const HTML = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
@@ -147,6 +154,103 @@ describe("the checkout page at gatewayUrl", () => {
     html = await (await page(expired)).text()
     expect(html).toContain("Payment expired")
     expect(html).not.toContain("<svg")
+  })
+
+  /** POSTs JSON to a route under the payment's link, as the page's script does. */
+  const post = async (paymentId: string, route: string, body: unknown) => {
+    const response = await fetch(`${server.baseUrl}/${paymentId}/${route}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify(body)
+    })
+    const text = await response.text()
+    return { status: response.status, text, body: JSON.parse(text) }
+  }
+
+  it("lets the page pay as the engine's own wallet app: options for an address, then confirm", async () => {
+    const buyer = newBuyer()
+    await fund(server, buyer, 10_500_000n)
+    const { paymentId } = await paymentFor(partner, merchantId, "1050")
+    const offered = await post(paymentId, "options", { address: buyer.address })
+    expect(offered.status, offered.text).toBe(200)
+    expect(offered.body.options).toHaveLength(1)
+    const option = offered.body.options[0]
+    expect(option).toMatchObject({
+      account: buyer.account,
+      chainId: "eip155:31337",
+      amount: "10.50 USDC",
+      signer: buyer.address,
+      collectDataUrl: null
+    })
+    expect(Object.keys(option).sort()).toEqual(
+      [
+        "account",
+        "amount",
+        "chainId",
+        "collectDataUrl",
+        "expiresAt",
+        "id",
+        "network",
+        "signer",
+        "typedData"
+      ].sort()
+    )
+    const signature = await signAction(buyer.key, {
+      type: "walletRpc",
+      data: { method: "eth_signTypedData_v4", params: [option.signer, option.typedData] }
+    })
+    // A signature of something else is refused, naming nothing but the field.
+    const wrong = await post(paymentId, "confirm", {
+      optionId: option.id,
+      signature: `0x${"11".repeat(65)}`
+    })
+    expect(wrong.status, wrong.text).toBe(400)
+    const confirmed = await post(paymentId, "confirm", { optionId: option.id, signature })
+    expect(confirmed.status, confirmed.text).toBe(200)
+    expect(["processing", "succeeded"]).toContain(confirmed.body.status)
+    // The payment records the page as the buyer's wallet.
+    const details = await partner.request("GET", `/v1/payments/${paymentId}`, {
+      headers: { "merchant-id": merchantId }
+    })
+    expect(details.body.buyer).toMatchObject({
+      accountCaip10: buyer.account,
+      accountProviderName: "Checkout page"
+    })
+    const done = await fetch(`${server.baseUrl}/${paymentId}/status?maxPollMs=15000`)
+    const final = (await done.json()) as { status: string; transactionHash?: string }
+    const settled =
+      final.status === "succeeded"
+        ? final
+        : ((await (
+            await fetch(`${server.baseUrl}/${paymentId}/status?maxPollMs=15000`)
+          ).json()) as typeof final)
+    expect(settled.status).toBe("succeeded")
+    expect(settled.transactionHash).toMatch(/^0x[0-9a-f]{64}$/)
+    expect(await usdcBalance(server, buyer.address)).toBe(0n)
+  })
+
+  it("says how much is needed when the account holds too little, and refuses bodies it does not know", async () => {
+    const buyer = newBuyer()
+    await fund(server, buyer, 1_000n)
+    const { paymentId } = await paymentFor(partner, merchantId, "1050")
+    const { body } = await post(paymentId, "options", { address: buyer.address })
+    const option = body.options[0]
+    const signature = await signAction(buyer.key, {
+      type: "walletRpc",
+      data: { method: "eth_signTypedData_v4", params: [option.signer, option.typedData] }
+    })
+    const refused = await post(paymentId, "confirm", { optionId: option.id, signature })
+    expect(refused.status, refused.text).toBe(409)
+    expect(refused.body).toMatchObject({
+      code: "insufficient_balance",
+      required: "10.50 USDC",
+      balance: "0.001 USDC"
+    })
+    expect((await post(paymentId, "options", { address: "nope" })).status).toBe(400)
+    expect((await post(paymentId, "confirm", {})).status).toBe(400)
+    expect(
+      (await post("pay_0000000000ZZZZZZZZZZ", "options", { address: buyer.address })).status
+    ).toBe(404)
   })
 
   it("answers a link that names no payment with a page that says so", async () => {

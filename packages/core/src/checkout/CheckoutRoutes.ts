@@ -9,6 +9,8 @@
  * - `GET /pay_…/status?maxPollMs=`: the page's live status, a long-poll that
  *   answers only what the page already shows (status, failure code, the
  *   transaction hash).
+ * - `POST /pay_…/options`, `POST /pay_…/confirm`: the checkout wallet app
+ *   (CheckoutWallet.ts), for the page's browser-wallet button.
  *
  * Every page carries its policy as a header with `frame-ancestors *`: wallets
  * show the link in web views and web wallets in iframes; the page holds
@@ -25,8 +27,8 @@ import type { Merchant } from "../merchants/Merchant.js"
 import { type Payment, type PaymentId, paymentLivemode } from "../payments/Payment.js"
 import { effectiveStatus } from "../payments/PaymentStateMachine.js"
 import { gatewayUrl } from "../payments/Views.js"
-import { formatMajor } from "../shared/Amount.js"
-import { TokenRegistry, type TokenRegistryShape } from "../shared/TokenRegistry.js"
+import { TokenRegistry } from "../shared/TokenRegistry.js"
+import { formatAmount } from "./CheckoutAmounts.js"
 import { CHECKOUT_SCRIPT } from "./CheckoutAssets.js"
 import {
   type CheckoutView,
@@ -35,6 +37,7 @@ import {
   renderCheckoutPage
 } from "./CheckoutPage.js"
 import { type Language, languageOf, STRINGS } from "./CheckoutStrings.js"
+import { type CheckoutLimit, checkoutWallet, NO_CHECKOUT_LIMIT } from "./CheckoutWallet.js"
 import { qrSvg } from "./Qr.js"
 
 /** A payment id as links carry it; anything else at `/{segment}` is not the page's. */
@@ -44,34 +47,6 @@ export const isPaymentSegment = (segment: string | undefined): boolean =>
 /** A browser asks for HTML by name; wallet SDKs send `application/json`, tools `*\/*`. */
 export const wantsHtml = (request: EngineRequest): boolean =>
   /(^|[\s,])text\/html(\s*[;,]|\s*$)/i.test(request.header("accept") ?? "")
-
-/** The amount asked for, in the buyer's language ("$1,234.50", "1234,50 US$"). */
-export const formatAmount = (
-  payment: Pick<Payment, "amount">,
-  registry: TokenRegistryShape,
-  language: Language
-): string => {
-  const { unit, value } = payment.amount
-  if (unit.kind === "fiat") {
-    const { code, decimals } = unit.currency
-    const major = formatMajor(value, decimals)
-    try {
-      return new Intl.NumberFormat(language, {
-        style: "currency",
-        currency: code,
-        minimumFractionDigits: decimals,
-        maximumFractionDigits: decimals
-        // An exact decimal string: formatted without a detour through a float where supported.
-      }).format(major as unknown as number)
-    } catch {
-      return `${major} ${code}`
-    }
-  }
-  const token = registry.token(unit.asset)
-  return token === undefined
-    ? `${value} ${unit.asset}`
-    : `${formatMajor(value, token.decimals)} ${token.symbol}`
-}
 
 /** A checkout URL with `paymentId` added to its query, as the merchant reads it back. */
 export const withPaymentId = (url: string, paymentId: string): string | null => {
@@ -104,103 +79,122 @@ const pageHeaders = (language: Language) => ({
   vary: "Accept, Accept-Language"
 })
 
-export const checkoutRoutes = Effect.gen(function* () {
-  const gateway = yield* Gateway
-  const registry = yield* TokenRegistry
-  const config = yield* PayConfig
-  const livemode = engineLivemode(config)
+/**
+ * The page's routes. `limit` is the per-payment limit every route under a payment's link
+ * passes first (CheckoutWallet.ts): the page itself, its status and the wallet routes.
+ */
+export const checkoutRoutes = (limit: CheckoutLimit = NO_CHECKOUT_LIMIT) =>
+  Effect.gen(function* () {
+    const gateway = yield* Gateway
+    const wallet = yield* checkoutWallet
+    const registry = yield* TokenRegistry
+    const config = yield* PayConfig
+    const livemode = engineLivemode(config)
 
-  const page = (exchange: Exchange) =>
-    Effect.gen(function* () {
-      const language = languageOf(exchange.request.header("accept-language"))
-      const strings = STRINGS[language]
-      const id = exchange.pathParams.id as PaymentId
-      const found = yield* Effect.option(gateway.info(id))
-      if (Option.isNone(found)) {
+    const page = (exchange: Exchange) =>
+      Effect.gen(function* () {
+        const language = languageOf(exchange.request.header("accept-language"))
+        const strings = STRINGS[language]
+        const id = exchange.pathParams.id as PaymentId
+        const found = yield* Effect.option(gateway.info(id))
+        if (Option.isNone(found)) {
+          return htmlReply(
+            404,
+            renderCheckoutNotFound(strings, language),
+            checkoutPagePolicy(null),
+            pageHeaders(language)
+          )
+        }
+        const { payment, merchant, at } = found.value
+        const state = effectiveStatus(payment, at)
+        const link = gatewayUrl(config.publicUrl, payment)
+        const logoUrl = logoOf(merchant)
+        const view: CheckoutView = {
+          paymentId: payment.id,
+          link,
+          merchantName: merchant?.name ?? "",
+          logoUrl,
+          amount: formatAmount(payment, registry, language),
+          reference: payment.referenceId,
+          state,
+          failureReason:
+            state === "failed" && payment.failureCode !== null
+              ? strings.failure[payment.failureCode]
+              : null,
+          transactionHash: transactionHashOf(payment, state),
+          expiresAt: payment.expiresAt,
+          now: at,
+          testMode: !paymentLivemode(payment, livemode),
+          successUrl:
+            payment.checkout === null
+              ? null
+              : withPaymentId(payment.checkout.successUrl, payment.id),
+          errorUrl:
+            payment.checkout === null ? null : withPaymentId(payment.checkout.errorUrl, payment.id),
+          qrSvg: state === "requires_action" ? yield* qrSvg(link, strings.qrLabel) : "",
+          language,
+          strings
+        }
         return htmlReply(
-          404,
-          renderCheckoutNotFound(strings, language),
-          checkoutPagePolicy(null),
+          200,
+          renderCheckoutPage(view),
+          checkoutPagePolicy(logoUrl),
           pageHeaders(language)
         )
-      }
-      const { payment, merchant, at } = found.value
-      const state = effectiveStatus(payment, at)
-      const link = gatewayUrl(config.publicUrl, payment)
-      const logoUrl = logoOf(merchant)
-      const view: CheckoutView = {
-        paymentId: payment.id,
-        link,
-        merchantName: merchant?.name ?? "",
-        logoUrl,
-        amount: formatAmount(payment, registry, language),
-        reference: payment.referenceId,
-        state,
-        failureReason:
-          state === "failed" && payment.failureCode !== null
-            ? strings.failure[payment.failureCode]
-            : null,
-        transactionHash: transactionHashOf(payment, state),
-        expiresAt: payment.expiresAt,
-        now: at,
-        testMode: !paymentLivemode(payment, livemode),
-        successUrl:
-          payment.checkout === null ? null : withPaymentId(payment.checkout.successUrl, payment.id),
-        errorUrl:
-          payment.checkout === null ? null : withPaymentId(payment.checkout.errorUrl, payment.id),
-        qrSvg: state === "requires_action" ? yield* qrSvg(link, strings.qrLabel) : "",
-        language,
-        strings
-      }
-      return htmlReply(
-        200,
-        renderCheckoutPage(view),
-        checkoutPagePolicy(logoUrl),
-        pageHeaders(language)
-      )
-    })
-
-  /** What the page shows of a status: nothing the page itself does not already say. */
-  const status = (exchange: Exchange) =>
-    Effect.gen(function* () {
-      const id = exchange.pathParams.id as PaymentId
-      const asked = Number(exchange.query.get("maxPollMs") ?? "0")
-      const maxPollMs = Number.isFinite(asked) ? Math.max(0, Math.floor(asked)) : 0
-      const { payment, at } = yield* gateway.status(id, maxPollMs)
-      const state = effectiveStatus(payment, at)
-      // The hash is on the full record once the transaction is sent: read it only then.
-      const hash =
-        state === "processing" || state === "succeeded" || state === "failed"
-          ? yield* Effect.map(gateway.info(id), ({ payment }) => transactionHashOf(payment, state))
-          : null
-      return json(200, {
-        status: state,
-        isFinal: state !== "requires_action" && state !== "processing",
-        ...(state === "failed" && payment.failureCode !== null
-          ? { failureCode: payment.failureCode }
-          : {}),
-        ...(hash === null ? {} : { transactionHash: hash })
       })
-    })
 
-  const script: Reply = {
-    status: 200,
-    body: CHECKOUT_SCRIPT,
-    contentType: "text/javascript",
-    headers: {
-      // Versioned by its hash in the page's URL for it: a copy may be kept.
-      "cache-control": "public, max-age=86400",
-      "x-content-type-options": "nosniff"
+    /** What the page shows of a status: nothing the page itself does not already say. */
+    const status = (exchange: Exchange) =>
+      Effect.gen(function* () {
+        const id = exchange.pathParams.id as PaymentId
+        yield* limit(id, "status")
+        const asked = Number(exchange.query.get("maxPollMs") ?? "0")
+        const maxPollMs = Number.isFinite(asked) ? Math.max(0, Math.floor(asked)) : 0
+        const { payment, at } = yield* gateway.status(id, maxPollMs)
+        const state = effectiveStatus(payment, at)
+        // The hash is on the full record once the transaction is sent: read it only then.
+        const hash =
+          state === "processing" || state === "succeeded" || state === "failed"
+            ? yield* Effect.map(gateway.info(id), ({ payment }) =>
+                transactionHashOf(payment, state)
+              )
+            : null
+        return json(200, {
+          status: state,
+          isFinal: state !== "requires_action" && state !== "processing",
+          ...(state === "failed" && payment.failureCode !== null
+            ? { failureCode: payment.failureCode }
+            : {}),
+          ...(hash === null ? {} : { transactionHash: hash })
+        })
+      })
+
+    const script: Reply = {
+      status: 200,
+      body: CHECKOUT_SCRIPT,
+      contentType: "text/javascript",
+      headers: {
+        // Versioned by its hash in the page's URL for it: a copy may be kept.
+        "cache-control": "public, max-age=86400",
+        "x-content-type-options": "nosniff"
+      }
     }
-  }
 
-  const onPaymentLink = (params: Readonly<Record<string, string>>) => isPaymentSegment(params.id)
+    const onPaymentLink = (params: Readonly<Record<string, string>>) => isPaymentSegment(params.id)
 
-  return [
-    publicRoute("GET", "/checkout.js", () => Effect.succeed(script)),
-    publicRoute("GET", "/:id", page, {
-      accepts: (params, request) => onPaymentLink(params) && wantsHtml(request)
-    }),
-    publicRoute("GET", "/:id/status", status, { accepts: onPaymentLink })
-  ]
-})
+    return [
+      publicRoute("GET", "/checkout.js", () => Effect.succeed(script)),
+      publicRoute("GET", "/:id", page, {
+        accepts: (params, request) => onPaymentLink(params) && wantsHtml(request)
+      }),
+      publicRoute("GET", "/:id/status", status, { accepts: onPaymentLink }),
+      publicRoute("POST", "/:id/options", (e) => wallet.options(e, limit), {
+        accepts: onPaymentLink,
+        takesBody: true
+      }),
+      publicRoute("POST", "/:id/confirm", (e) => wallet.confirm(e, limit), {
+        accepts: onPaymentLink,
+        takesBody: true
+      })
+    ]
+  })
