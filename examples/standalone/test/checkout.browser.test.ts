@@ -10,9 +10,22 @@
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, type TestBrowser } from "./browser-support.js"
-import { readQr, saveScreenshot, screenshotDir, seriousViolations } from "./checkout-support.js"
+import {
+  injectWallet,
+  readQr,
+  saveScreenshot,
+  screenshotDir,
+  seriousViolations
+} from "./checkout-support.js"
 import { type Client, client, type E2eServer, startServer } from "./e2e-support.js"
-import { paymentFor, settledMerchant } from "./gateway-support.js"
+import {
+  fund,
+  newBuyer,
+  paymentFor,
+  settledMerchant,
+  transfersFrom,
+  usdcBalance
+} from "./gateway-support.js"
 import { fail, randomTxHash, startProcessing, succeed } from "./payments-support.js"
 
 const SHOP = "https://shop.example"
@@ -200,6 +213,84 @@ describe("the checkout page in Chromium", () => {
     await saveScreenshot(page, shots, "expired")
     expect(errors).toEqual([])
     await page.close()
+  })
+
+  it("takes a whole payment from a browser wallet: connect, option, switch chain, sign, confirm, processing, succeeded, redirect", async () => {
+    const buyer = newBuyer()
+    await fund(server, buyer, 10_500_000n)
+    const { paymentId } = await paymentFor(partner, merchantId, "1050", { checkout })
+    const { page, errors, shop } = await openPage()
+    // The wallet starts on another chain: the page asks it to switch.
+    const calls = await injectWallet(page, buyer.key, { chainId: "0x1" })
+    await goto(page, paymentId)
+    const connect = page.getByRole("button", { name: "Connect wallet (Test Wallet)" })
+    await connect.click()
+    const option = page.getByRole("radio", { name: /^10\.50 USDC · / })
+    await option.waitFor()
+    expect(await option.isChecked()).toBe(true)
+    // The token amount, once the wallet has asked for options.
+    expect(await page.locator("#token-amount").innerText()).toBe("10.50 USDC")
+    expect(await seriousViolations(page)).toEqual([])
+    await saveScreenshot(page, shots, "wallet-options")
+    await page.getByRole("button", { name: "Sign and pay" }).click()
+    await page.locator('body[data-state="succeeded"]').waitFor({ timeout: 20_000 })
+    expect(await page.evaluate(() => window.checkoutStates)).toEqual([
+      "requires_action",
+      "processing",
+      "succeeded"
+    ])
+    expect(await page.locator("#status-tx code").innerText()).toMatch(/^0x[0-9a-f]{64}$/)
+    await saveScreenshot(page, shots, "wallet-succeeded")
+    expect(calls.map((c) => c.method)).toEqual([
+      "eth_requestAccounts",
+      "eth_chainId",
+      "wallet_switchEthereumChain",
+      "eth_signTypedData_v4"
+    ])
+    expect(calls[2]!.params).toEqual([{ chainId: "0x7a69" }])
+    // Paid on the sandbox chain: the buyer's USDC moved, in one transfer.
+    expect(await usdcBalance(server, buyer.address)).toBe(0n)
+    expect(await transfersFrom(server, buyer.address)).toHaveLength(1)
+    await page.waitForURL(`${SHOP}/**`)
+    expect(shop).toEqual([`${SHOP}/thanks?order=7&paymentId=${paymentId}`])
+    expect(errors).toEqual([])
+    expect(browser.offLoopback).toEqual([])
+    expect(browser.cspViolations).toEqual([])
+    await page.close()
+  })
+
+  it("says how much is needed when the wallet holds too little, and that nothing was paid when the buyer declines", async () => {
+    const poor = newBuyer()
+    await fund(server, poor, 1_000_000n)
+    const { paymentId } = await paymentFor(partner, merchantId, "1050")
+    const { page, errors } = await openPage()
+    await injectWallet(page, poor.key, { chainId: "0x7a69" })
+    await goto(page, paymentId)
+    await page.getByRole("button", { name: "Connect wallet (Test Wallet)" }).click()
+    await page.getByRole("button", { name: "Sign and pay" }).click()
+    const alert = page.locator("#wallet-message")
+    await page.waitForFunction(() => document.getElementById("wallet-message")?.textContent)
+    expect(await alert.innerText()).toBe("This account does not hold enough: 10.50 USDC is needed.")
+    expect(await alert.getAttribute("role")).toBe("alert")
+    expect(await seriousViolations(page)).toEqual([])
+    await saveScreenshot(page, shots, "wallet-insufficient-balance")
+    expect(await page.locator("body").getAttribute("data-state")).toBe("requires_action")
+    await page.close()
+
+    const declining = await openPage()
+    await injectWallet(declining.page, poor.key, { chainId: "0x7a69", rejectSigning: true })
+    await goto(declining.page, paymentId)
+    await declining.page.getByRole("button", { name: "Connect wallet (Test Wallet)" }).click()
+    await declining.page.getByRole("button", { name: "Sign and pay" }).click()
+    await declining.page.waitForFunction(
+      () => document.getElementById("wallet-message")?.textContent
+    )
+    expect(await declining.page.locator("#wallet-message").innerText()).toBe(
+      "The wallet did not sign. Nothing was paid."
+    )
+    expect(errors).toEqual([])
+    expect(declining.errors).toEqual([])
+    await declining.page.close()
   })
 
   it("speaks Spanish to a browser that prefers it", async () => {

@@ -55,3 +55,11 @@ describe("the checkout page", () => {
     expect(checkoutPagePolicy(null)).not.toContain("unsafe-inline")
   })
 })
+
+describe("the checkout page's script", () => {
+  it("is valid JavaScript, and small", async () => {
+    const { CHECKOUT_SCRIPT } = await import("./CheckoutAssets.js")
+    expect(() => new Function(CHECKOUT_SCRIPT)).not.toThrow()
+    expect(new TextEncoder().encode(CHECKOUT_SCRIPT).length).toBeLessThan(12_000)
+  })
+})

@@ -68,7 +68,9 @@ const scriptStrings = (s: CheckoutStrings) => ({
   quoteRefreshed: s.quoteRefreshed,
   insufficientBalance: s.insufficientBalance,
   somethingWrong: s.somethingWrong,
-  signAndPay: s.signAndPay
+  signAndPay: s.signAndPay,
+  connectWallet: s.connectWallet,
+  connectedAs: s.connectedAs
 })
 
 const isFinalState = (state: CheckoutState) => state !== "requires_action" && state !== "processing"

@@ -96,6 +96,7 @@ export const checkoutRoutes = (limit: CheckoutLimit = NO_CHECKOUT_LIMIT) =>
         const language = languageOf(exchange.request.header("accept-language"))
         const strings = STRINGS[language]
         const id = exchange.pathParams.id as PaymentId
+        yield* limit(id, "page")
         const found = yield* Effect.option(gateway.info(id))
         if (Option.isNone(found)) {
           return htmlReply(

@@ -132,6 +132,141 @@ export const CHECKOUT_STATUS_SCRIPT = `(function () {
         setTimeout(function () { poll(25000); }, 1000 * failures);
       });
   }
+  // Pay from a browser wallet: EIP-6963 discovery, EIP-1193 calls, the engine's wallet routes.
+  var wallet = $("wallet"), providers = [], seen = {}, session = null;
+  function message(text) { $("wallet-message").textContent = text || ""; }
+  function api(route, payload) {
+    return fetch(base + route, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify(payload)
+    }).then(function (r) {
+      return r.json().then(function (b) { return { status: r.status, body: b }; }, function () { return { status: r.status, body: {} }; });
+    });
+  }
+  function addProvider(detail) {
+    if (!wallet || !detail || !detail.provider || finals[state] || state !== "requires_action") return;
+    var key = (detail.info && detail.info.uuid) || "legacy";
+    if (seen[key]) return;
+    seen[key] = 1;
+    providers.push(detail);
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "button";
+    var info = detail.info || {};
+    if (info.icon && String(info.icon).indexOf("data:image/") === 0) {
+      var img = document.createElement("img");
+      img.src = info.icon;
+      img.alt = "";
+      button.appendChild(img);
+    }
+    button.appendChild(document.createTextNode(strings.connectWallet + (info.name ? " (" + info.name + ")" : "")));
+    button.addEventListener("click", function () { connect(detail.provider); });
+    $("wallet-providers").appendChild(button);
+    show(wallet, true);
+  }
+  function connect(provider) {
+    message("");
+    provider.request({ method: "eth_requestAccounts" }).then(function (accounts) {
+      if (!accounts || !accounts[0]) throw { code: 4001 };
+      session = { provider: provider, address: accounts[0], options: [] };
+      var a = String(accounts[0]);
+      var who = document.createElement("p");
+      who.textContent = strings.connectedAs.replace("{address}", a.slice(0, 6) + "…" + a.slice(-4));
+      $("wallet-providers").textContent = "";
+      $("wallet-providers").appendChild(who);
+      return loadOptions();
+    }).catch(walletError);
+  }
+  function loadOptions() {
+    return api("options", { address: session.address }).then(function (r) {
+      if (r.status !== 200) { poll(0); throw r; }
+      session.options = r.body.options;
+      var list = $("wallet-option-list");
+      list.textContent = "";
+      session.options.forEach(function (o, i) {
+        var label = document.createElement("label");
+        label.className = "option";
+        var input = document.createElement("input");
+        input.type = "radio";
+        input.name = "wallet-option";
+        input.value = o.id;
+        input.checked = i === 0;
+        input.addEventListener("change", chosen);
+        label.appendChild(input);
+        label.appendChild(document.createTextNode(o.amount + " · " + o.network));
+        list.appendChild(label);
+      });
+      show($("wallet-options"), session.options.length > 0);
+      show($("wallet-pay"), session.options.length > 0);
+      if (session.options.length === 0) message(strings.somethingWrong);
+      chosen();
+    });
+  }
+  function selected() {
+    var input = document.querySelector("input[name=wallet-option]:checked");
+    var id = input && input.value;
+    return session && session.options.filter(function (o) { return o.id === id; })[0];
+  }
+  function chosen() {
+    var o = selected(), amount = $("token-amount");
+    amount.textContent = o ? o.amount : "";
+    show(amount, !!o);
+  }
+  function switchChain(provider, chainId) {
+    var wanted = "0x" + Number(chainId.split(":")[1]).toString(16);
+    return provider.request({ method: "eth_chainId" }).then(function (current) {
+      if (String(current).toLowerCase() === wanted) return;
+      return provider.request({ method: "wallet_switchEthereumChain", params: [{ chainId: wanted }] });
+    });
+  }
+  function collected(url) {
+    if (!url) return Promise.resolve();
+    return new Promise(function (done) {
+      function heard(e) {
+        if (e.data && e.data.type === "IC_COMPLETE") { window.removeEventListener("message", heard); done(); }
+      }
+      window.addEventListener("message", heard);
+      window.open(url, "_blank");
+    });
+  }
+  function payNow() {
+    var o = selected(), button = $("wallet-pay");
+    if (!o) return;
+    message("");
+    if (o.expiresAt !== null && o.expiresAt * 1000 <= Date.now() - skew + 2000) {
+      loadOptions().then(function () { message(strings.quoteRefreshed); }, walletError);
+      return;
+    }
+    button.disabled = true;
+    switchChain(session.provider, o.chainId)
+      .then(function () { return collected(o.collectDataUrl); })
+      .then(function () { return session.provider.request({ method: "eth_signTypedData_v4", params: [o.signer, o.typedData] }); })
+      .then(function (signature) { return api("confirm", { optionId: o.id, signature: signature }); })
+      .then(function (r) {
+        button.disabled = false;
+        if (r.status === 200) { render(r.body); poll(25000); return; }
+        var code = r.body && r.body.code;
+        if (code === "quote_expired") return loadOptions().then(function () { message(strings.quoteRefreshed); });
+        if (code === "insufficient_balance") { message(strings.insufficientBalance.replace("{amount}", r.body.required)); return; }
+        if (r.status === 410 || code === "invalid_state") { poll(0); return; }
+        message(strings.somethingWrong);
+      })
+      .catch(function (e) { button.disabled = false; walletError(e); });
+  }
+  function walletError(e) {
+    message(e && e.code === 4001 ? strings.walletRejected : strings.somethingWrong);
+  }
+  if (wallet) {
+    $("wallet-pay").addEventListener("click", payNow);
+    window.addEventListener("eip6963:announceProvider", function (e) { addProvider(e.detail); });
+    window.dispatchEvent(new Event("eip6963:requestProvider"));
+    // A wallet that injects only window.ethereum (before EIP-6963).
+    setTimeout(function () {
+      if (providers.length === 0 && window.ethereum) addProvider({ info: { uuid: "legacy" }, provider: window.ethereum });
+    }, 500);
+  }
+
   window.payCheckout = { render: render, poll: poll, base: base, strings: strings, state: function () { return state; } };
   if (finals[state]) leave();
   else { tick(); poll(25000); }

@@ -24,6 +24,8 @@ export interface CheckoutStrings {
   readonly testMode: string
   readonly payWithBrowserWallet: string
   readonly connectWallet: string
+  /** `{address}` is replaced with the connected account, shortened. */
+  readonly connectedAs: string
   readonly chooseOption: string
   readonly signAndPay: string
   readonly noWallet: string
@@ -67,6 +69,7 @@ const en: CheckoutStrings = {
   testMode: "Test payment: no real money moves.",
   payWithBrowserWallet: "Pay from a browser wallet",
   connectWallet: "Connect wallet",
+  connectedAs: "Connected: {address}",
   chooseOption: "Choose how to pay",
   signAndPay: "Sign and pay",
   noWallet: "No browser wallet was found. Scan the code with your phone instead.",
@@ -114,6 +117,7 @@ const es: CheckoutStrings = {
   testMode: "Pago de prueba: no se mueve dinero real.",
   payWithBrowserWallet: "Pagar con una billetera del navegador",
   connectWallet: "Conectar billetera",
+  connectedAs: "Conectada: {address}",
   chooseOption: "Elige cómo pagar",
   signAndPay: "Firmar y pagar",
   noWallet: "No se encontró ninguna billetera en el navegador. Escanea el código con tu teléfono.",

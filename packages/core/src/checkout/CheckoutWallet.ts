@@ -39,7 +39,7 @@ export const CHECKOUT_WALLET: WalletIdentity = { name: "Checkout page", iconUrl:
 export const CHECKOUT_CLIENT_ID = "pay-checkout-page"
 
 /** What the page's wallet routes do for a payment, for the per-payment limit. */
-export type CheckoutAction = "options" | "confirm" | "status"
+export type CheckoutAction = "page" | "status" | "options" | "confirm"
 
 /**
  * The per-payment limit on the page's routes: passes, or fails with the refusal to answer
