@@ -7,6 +7,7 @@
  * dark. The page reaches nothing but the server and breaks no rule of its CSP.
  * Each state's screenshot is saved (checkout-support.ts says where).
  */
+import { Option } from "effect"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, type TestBrowser } from "./browser-support.js"
@@ -292,6 +293,47 @@ describe("the checkout page in Chromium", () => {
     expect(declining.errors).toEqual([])
     await declining.page.close()
   })
+
+  it("fetches a stale quote again before signing, says so, then pays at the new one", async () => {
+    // A server whose quotes stay locked for 5 s only (the page wants 2 s of a quote left to sign).
+    const quick = await startServer("sqlite", { quoteLockMs: Option.some(5000) })
+    try {
+      const quickPartner = client(() => quick.baseUrl)
+      const quickMerchant = await settledMerchant(quickPartner)
+      const buyer = newBuyer()
+      await fund(quick, buyer, 10_500_000n)
+      const { paymentId } = await paymentFor(quickPartner, quickMerchant, "1050")
+      const { page, errors } = await openPage()
+      const calls = await injectWallet(page, buyer.key, { chainId: "0x7a69" })
+      const options: Array<string> = []
+      page.on("request", (request) => {
+        if (request.url().endsWith(`/${paymentId}/options`)) options.push(request.url())
+      })
+      const response = await page.goto(`${quick.baseUrl}/${paymentId}`)
+      expect(response?.status()).toBe(200)
+      await page.getByRole("button", { name: "Connect wallet (Test Wallet)" }).click()
+      const radio = page.getByRole("radio", { name: /^10\.50 USDC · / })
+      await radio.waitFor()
+      const first = await radio.getAttribute("value")
+      await page.waitForTimeout(4000)
+      await page.getByRole("button", { name: "Sign and pay" }).click()
+      await page.waitForFunction(() => document.getElementById("wallet-message")?.textContent)
+      expect(await page.locator("#wallet-message").innerText()).toBe(
+        "The price was updated. Check the amount and sign again."
+      )
+      expect(options).toHaveLength(2)
+      expect(await radio.getAttribute("value")).not.toBe(first)
+      // Nothing was signed for the stale quote.
+      expect(calls.filter((c) => c.method === "eth_signTypedData_v4")).toHaveLength(0)
+      await page.getByRole("button", { name: "Sign and pay" }).click()
+      await page.locator('body[data-state="succeeded"]').waitFor({ timeout: 20_000 })
+      expect(calls.filter((c) => c.method === "eth_signTypedData_v4")).toHaveLength(1)
+      expect(errors).toEqual([])
+    } finally {
+      await Promise.all(browser.context.pages().map((p) => p.close()))
+      await quick.stop()
+    }
+  }, 60_000)
 
   it("speaks Spanish to a browser that prefers it", async () => {
     const { paymentId } = await paymentFor(partner, merchantId)
