@@ -57,7 +57,7 @@ a:focus,button:focus,input:focus{outline:3px solid var(--accent);outline-offset:
 .link{display:block;width:100%;min-height:2.75rem;padding:.5rem .75rem;font:.85rem/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:inherit;background:var(--field);border:1px solid var(--border);border-radius:.75rem}
 .countdown{margin:1rem 0 0;color:var(--muted)}
 .countdown time{font-variant-numeric:tabular-nums;font-weight:600;color:var(--fg)}
-.countdown.urgent{padding:.6rem .9rem;border-radius:.75rem;background:var(--error-bg);color:var(--error);font-size:1.15rem;font-weight:700}
+.countdown.urgent{position:sticky;bottom:.5rem;padding:.6rem .9rem;border-radius:.75rem;background:var(--error-bg);color:var(--error);font-size:1.15rem;font-weight:700}
 .countdown.urgent time{color:var(--error)}
 .wallet{margin:1.5rem 0 0;padding:1rem 0 0;border-top:1px solid var(--border)}
 .providers{display:grid;gap:.5rem;margin:.5rem 0}
