@@ -12,6 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, type TestBrowser } from "./browser-support.js"
+import { seriousViolations } from "./checkout-support.js"
 import { type Client, client, type E2eServer, startServer } from "./e2e-support.js"
 import { newBuyer, options, paymentFor, settledMerchant, walletClient } from "./gateway-support.js"
 
@@ -81,6 +82,8 @@ describe("the data-collection page (/collect/{id}) in Chromium", () => {
     expect(headers["x-content-type-options"]).toBe("nosniff")
     expect(headers["referrer-policy"]).toBe("no-referrer")
     expect(await page.locator("body").getAttribute("data-state")).toBe("form")
+    // Accessible in each state: the form, the form with its errors, the thank-you.
+    expect(await seriousViolations(page)).toEqual([])
 
     // Nothing filled in: the browser's own checks stop the form, nothing is posted.
     const submit = page.getByRole("button", { name: "Continue" })
@@ -117,6 +120,7 @@ describe("the data-collection page (/collect/{id}) in Chromium", () => {
     expect(await page.getByLabel("Date of Birth").inputValue()).toBe("1990-12-10")
     expect(await page.getByLabel("Place of Residence Country").inputValue()).toBe("GB")
     expect(await page.getByLabel("Terms of Service").isChecked()).toBe(true)
+    expect(await seriousViolations(page)).toEqual([])
 
     // Corrected: received.
     await page.getByLabel("Full Name").fill("Ada Lovelace")
@@ -125,6 +129,7 @@ describe("the data-collection page (/collect/{id}) in Chromium", () => {
     expect(posts).toEqual([url, url])
     expect(await page.getByRole("status").innerText()).toContain("Thank you")
     expect(await page.locator("form").count()).toBe(0)
+    expect(await seriousViolations(page)).toEqual([])
     // The wallet is told, once.
     await page.waitForFunction(() => (window.walletMessages?.length ?? 0) > 0)
     expect(await page.evaluate(() => window.walletMessages)).toEqual([
