@@ -131,7 +131,7 @@ export const checkoutRoutes = (limit: CheckoutLimit = NO_CHECKOUT_LIMIT) =>
               : withPaymentId(payment.checkout.successUrl, payment.id),
           errorUrl:
             payment.checkout === null ? null : withPaymentId(payment.checkout.errorUrl, payment.id),
-          qrSvg: state === "requires_action" ? yield* qrSvg(link, strings.qrLabel) : "",
+          qrSvg: state === "requires_action" ? qrSvg(link, strings.qrLabel) : "",
           language,
           strings
         }
