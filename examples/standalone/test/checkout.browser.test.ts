@@ -7,6 +7,8 @@
  * dark. The page reaches nothing but the server and breaks no rule of its CSP.
  * Each state's screenshot is saved (checkout-support.ts says where).
  */
+import { logoCaptureLayer } from "@pay/logos"
+import { type LogoServer, plainImage, startLogoServer } from "@pay/logos/testing"
 import { Option } from "effect"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -37,18 +39,31 @@ describe("the checkout page in Chromium", () => {
   let browser: TestBrowser
   let partner: Client
   let merchantId: string
+  let logos: LogoServer
   const shots = screenshotDir()
 
   beforeAll(async () => {
     browser = await launchBrowser()
-    server = await startServer("sqlite")
+    // The merchant has a logo, which the engine fetches once and serves itself.
+    logos = await startLogoServer()
+    logos.set("/logo.png", await plainImage(600, "png", "#6f42c1"), "image/png")
+    server = await startServer(
+      "sqlite",
+      {},
+      { logos: logoCaptureLayer({ allowPrivate: true, ca: logos.ca }) }
+    )
     partner = client(() => server.baseUrl)
     merchantId = await settledMerchant(partner)
+    const logo = await partner.request("PATCH", `/v1/merchants/${merchantId}`, {
+      body: { iconUrl: `${logos.origin}/logo.png` }
+    })
+    expect(logo.status, logo.text).toBe(200)
   }, 60_000)
 
   afterAll(async () => {
     await browser?.close()
     await server?.stop()
+    await logos?.close()
   })
 
   /** A phone-sized page that stands in for the shop at SHOP (off loopback, never reached). */
@@ -85,6 +100,12 @@ describe("the checkout page in Chromium", () => {
       expect(response.headers()["content-security-policy"]).toContain("script-src 'self'")
       expect(await stateOf(page)).toBe("requires_action")
       expect(await page.locator("h1").innerText()).toBe("Gateway Shop")
+      // The logo is the engine's frozen copy, from the page's own origin.
+      const logo = page.locator("img.logo")
+      expect(await logo.getAttribute("src")).toMatch(/^logos\/[0-9a-f]{64}\.webp\?size=128$/)
+      await page.waitForFunction(
+        () => (document.querySelector("img.logo") as HTMLImageElement | null)?.naturalWidth === 128
+      )
       expect(await page.locator("#amount").innerText()).toBe("$1,234.50")
       expect(await page.locator("#reference").innerText()).toBe("order-7")
       expect(await readQr(page.locator(".qr"))).toBe(gatewayUrl)
