@@ -58,7 +58,14 @@ export const CHECKOUT_STATUS_SCRIPT = `(function () {
       countdown.className = "countdown urgent";
       countdown.setAttribute("role", "alert");
     }
-    if (left <= 0) { poll(0); return; }
+    // Expired by the clock: ask now rather than wait for the held long-poll to end, and again
+    // each second until the server agrees (its clock may be a moment behind).
+    if (left <= 0) {
+      if (state !== "requires_action") return;
+      if (polling && held) held.abort(); else poll(0);
+      setTimeout(tick, 1000);
+      return;
+    }
     setTimeout(tick, 1000);
   }
 
@@ -111,12 +118,13 @@ export const CHECKOUT_STATUS_SCRIPT = `(function () {
     show(back, true);
     setTimeout(function () { window.location.assign(target); }, 3000);
   }
-  var polling = false, failures = 0;
+  var polling = false, failures = 0, held = null;
   function poll(wait) {
     if (polling || finals[state]) return;
     polling = true;
     var hold = state === "processing" && !known.tx ? 2000 : wait;
-    fetch(base + "status?maxPollMs=" + hold, { headers: { accept: "application/json" }, cache: "no-store" })
+    held = window.AbortController ? new AbortController() : null;
+    fetch(base + "status?maxPollMs=" + hold, { headers: { accept: "application/json" }, cache: "no-store", signal: held && held.signal })
       .then(function (r) {
         if (!r.ok) throw new Error(String(r.status));
         return r.json();
@@ -126,8 +134,9 @@ export const CHECKOUT_STATUS_SCRIPT = `(function () {
         polling = false;
         render(next);
         if (!finals[state]) setTimeout(function () { poll(25000); }, 250);
-      }, function () {
+      }, function (e) {
         polling = false;
+        if (e && e.name === "AbortError") { poll(0); return; }
         failures = Math.min(failures + 1, 6);
         setTimeout(function () { poll(25000); }, 1000 * failures);
       });
