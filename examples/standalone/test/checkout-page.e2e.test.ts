@@ -102,6 +102,17 @@ describe("the checkout page at gatewayUrl", () => {
     ).toBe(src![2])
   })
 
+  it("shows a payment asked in a token as that token's amount", async () => {
+    const { paymentId } = await paymentFor(partner, merchantId, "1050", {
+      amount: {
+        unit: "caip19/eip155:31337/erc20:0x1cd2272Cf2400da5cB86ccc008e3bE381C167116",
+        value: "12340000"
+      }
+    })
+    const html = await (await page(paymentId)).text()
+    expect(html).toContain('<p class="amount" id="amount">12.34 USDC</p>')
+  })
+
   it("speaks Spanish to a browser that prefers it", async () => {
     const { paymentId } = await paymentFor(partner, merchantId, "1050")
     const response = await page(paymentId, { "accept-language": "es-MX,es;q=0.9,en;q=0.5" })
