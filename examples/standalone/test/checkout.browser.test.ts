@@ -64,6 +64,7 @@ describe("the checkout page in Chromium", () => {
     await browser?.close()
     await server?.stop()
     await logos?.close()
+    console.info(`checkout screenshots: ${shots}`)
   })
 
   /** A phone-sized page that stands in for the shop at SHOP (off loopback, never reached). */
