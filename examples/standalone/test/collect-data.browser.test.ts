@@ -8,7 +8,9 @@
  * says thank you and tells the wallet IC_COMPLETE through its bridge. The page
  * reaches nothing but the server, and runs its script within its own CSP
  * (sent as a header too). A page of another origin may frame it (as a web
- * wallet does); without its URL's token it shows a 403 and no form.
+ * wallet does); without its URL's token it shows a 403 and no form. A web view
+ * that prefers Spanish gets the page, and its errors, in Spanish. axe-core
+ * finds no serious violation in any state.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, type TestBrowser } from "./browser-support.js"
@@ -139,6 +141,32 @@ describe("the data-collection page (/collect/{id}) in Chromium", () => {
     expect(browser.offLoopback).toEqual([])
     expect(browser.cspViolations).toEqual([])
     expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it("speaks Spanish to a web view that prefers it, errors included", async () => {
+    const url = await collectPage()
+    const page = await browser.newPage()
+    page.setDefaultTimeout(10_000)
+    await page.setExtraHTTPHeaders({ "accept-language": "es-MX,es;q=0.9" })
+    await page.goto(url)
+    expect(await page.locator("html").getAttribute("lang")).toBe("es")
+    expect(await page.locator("h1").innerText()).toBe("Tus datos")
+    await page.getByLabel("Nombre completo").fill("   ")
+    await page.getByLabel("Fecha de nacimiento").fill("1990-12-10")
+    await page.getByLabel("Lugar de residencia: país").pressSequentially("mx")
+    await page.getByLabel("Lugar de residencia: dirección").fill("Av. Reforma 1, CDMX")
+    await page.getByLabel("Aceptación de las condiciones del servicio").check()
+    await page.getByRole("button", { name: "Continuar" }).click()
+    await page.locator("#error-summary").waitFor()
+    expect(await page.locator("#error-summary h2").innerText()).toBe("Hay un problema que corregir")
+    expect(
+      await page
+        .locator(".field", { has: page.locator("#f-fullName") })
+        .locator(".error")
+        .innerText()
+    ).toBe("Es obligatorio")
+    expect(await seriousViolations(page)).toEqual([])
     await page.close()
   })
 
