@@ -8,10 +8,13 @@
  * says thank you and tells the wallet IC_COMPLETE through its bridge. The page
  * reaches nothing but the server, and runs its script within its own CSP
  * (sent as a header too). A page of another origin may frame it (as a web
- * wallet does); without its URL's token it shows a 403 and no form.
+ * wallet does); without its URL's token it shows a 403 and no form. A web view
+ * that prefers Spanish gets the page, and its errors, in Spanish. axe-core
+ * finds no serious violation in any state.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, type TestBrowser } from "./browser-support.js"
+import { seriousViolations } from "./checkout-support.js"
 import { type Client, client, type E2eServer, startServer } from "./e2e-support.js"
 import { newBuyer, options, paymentFor, settledMerchant, walletClient } from "./gateway-support.js"
 
@@ -81,6 +84,8 @@ describe("the data-collection page (/collect/{id}) in Chromium", () => {
     expect(headers["x-content-type-options"]).toBe("nosniff")
     expect(headers["referrer-policy"]).toBe("no-referrer")
     expect(await page.locator("body").getAttribute("data-state")).toBe("form")
+    // Accessible in each state: the form, the form with its errors, the thank-you.
+    expect(await seriousViolations(page)).toEqual([])
 
     // Nothing filled in: the browser's own checks stop the form, nothing is posted.
     const submit = page.getByRole("button", { name: "Continue" })
@@ -117,6 +122,7 @@ describe("the data-collection page (/collect/{id}) in Chromium", () => {
     expect(await page.getByLabel("Date of Birth").inputValue()).toBe("1990-12-10")
     expect(await page.getByLabel("Place of Residence Country").inputValue()).toBe("GB")
     expect(await page.getByLabel("Terms of Service").isChecked()).toBe(true)
+    expect(await seriousViolations(page)).toEqual([])
 
     // Corrected: received.
     await page.getByLabel("Full Name").fill("Ada Lovelace")
@@ -125,6 +131,7 @@ describe("the data-collection page (/collect/{id}) in Chromium", () => {
     expect(posts).toEqual([url, url])
     expect(await page.getByRole("status").innerText()).toContain("Thank you")
     expect(await page.locator("form").count()).toBe(0)
+    expect(await seriousViolations(page)).toEqual([])
     // The wallet is told, once.
     await page.waitForFunction(() => (window.walletMessages?.length ?? 0) > 0)
     expect(await page.evaluate(() => window.walletMessages)).toEqual([
@@ -134,6 +141,32 @@ describe("the data-collection page (/collect/{id}) in Chromium", () => {
     expect(browser.offLoopback).toEqual([])
     expect(browser.cspViolations).toEqual([])
     expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it("speaks Spanish to a web view that prefers it, errors included", async () => {
+    const url = await collectPage()
+    const page = await browser.newPage()
+    page.setDefaultTimeout(10_000)
+    await page.setExtraHTTPHeaders({ "accept-language": "es-MX,es;q=0.9" })
+    await page.goto(url)
+    expect(await page.locator("html").getAttribute("lang")).toBe("es")
+    expect(await page.locator("h1").innerText()).toBe("Tus datos")
+    await page.getByLabel("Nombre completo").fill("   ")
+    await page.getByLabel("Fecha de nacimiento").fill("1990-12-10")
+    await page.getByLabel("Lugar de residencia: país").pressSequentially("mx")
+    await page.getByLabel("Lugar de residencia: dirección").fill("Av. Reforma 1, CDMX")
+    await page.getByLabel("Aceptación de las condiciones del servicio").check()
+    await page.getByRole("button", { name: "Continuar" }).click()
+    await page.locator("#error-summary").waitFor()
+    expect(await page.locator("#error-summary h2").innerText()).toBe("Hay un problema que corregir")
+    expect(
+      await page
+        .locator(".field", { has: page.locator("#f-fullName") })
+        .locator(".error")
+        .innerText()
+    ).toBe("Es obligatorio")
+    expect(await seriousViolations(page)).toEqual([])
     await page.close()
   })
 

@@ -12,6 +12,8 @@ import { WalletApps } from "./apps/WalletApps.js"
 import { PayConfig, type PayConfigShape } from "./Config.js"
 import { Chain, ChainUnavailable, livemodeOf } from "./chain/Chain.js"
 import { ChainWork } from "./chainwork/ChainWork.js"
+import { checkoutRoutes } from "./checkout/CheckoutRoutes.js"
+import { NO_CHECKOUT_LIMIT } from "./checkout/CheckoutWallet.js"
 import type { PaymentEngineOptions } from "./EngineOptions.js"
 import type { EventStore } from "./events/Event.js"
 import { eventHandlers } from "./events/Http.js"
@@ -132,6 +134,7 @@ export type PayRouteServices =
   | WebhookWork
   | LogoStore
   | Gateway
+  | Chain
   | Merchants
   | Settlements
   | Payments
@@ -160,7 +163,10 @@ export const routes = (basePath: string) =>
       ...systemRoutes(basePath),
       ...(yield* logoRoutes),
       ...api,
-      ...collectDataRoutes(gateway)
+      ...collectDataRoutes(gateway),
+      // Last: its `/:id` routes answer only payment links, and only what they accept.
+      // The per-payment limit of the checkout page's routes goes here (CheckoutWallet.ts).
+      ...(yield* checkoutRoutes(NO_CHECKOUT_LIMIT))
     ]
     return all
   })

@@ -11,12 +11,14 @@
  */
 import type { FieldIssue } from "../shared/Errors.js"
 import { escapeHtml } from "../shared/Html.js"
+import type { Language } from "../shared/Language.js"
 import {
   type CollectDataProperty,
   type CollectDataSchema,
   collectDataSchema
 } from "./CollectData.js"
 import { CSS, SCRIPT, SCRIPT_HASH } from "./CollectDataPageAssets.js"
+import { COLLECT_STRINGS, type CollectDataStrings, localizedSchema } from "./CollectDataStrings.js"
 
 export { SCRIPT_HASH } from "./CollectDataPageAssets.js"
 
@@ -44,10 +46,10 @@ export interface CollectDataPageOptions {
   readonly intro?: string
   /** A wallet's `theme` query parameter; without it the page follows the device's setting. */
   readonly theme?: "light" | "dark"
+  /** The page's language (the web view's `Accept-Language`); English by default. */
+  readonly language?: Language
 }
 
-const DEFAULT_TITLE = "Your details"
-const DEFAULT_INTRO = "The merchant needs a few details about you to complete this payment."
 const DEFAULT_PREFIX = "collectedData"
 
 const esc = (value: string): string => escapeHtml(value)
@@ -80,19 +82,24 @@ type Item =
 
 // The words the titles of a group share ("Place of Birth" for "Place of Birth Country" and
 // "Place of Birth Address"), else a numbered name.
-const legendOf = (titles: ReadonlyArray<string>, index: number): string => {
+const legendOf = (
+  titles: ReadonlyArray<string>,
+  index: number,
+  strings: CollectDataStrings
+): string => {
   const words = titles.map((title) => title.split(/\s+/))
   const first = words[0] ?? []
   let n = 0
   while (n < first.length && words.every((w) => w.length > n + 1 && w[n] === first[n])) n++
-  return n > 0 ? first.slice(0, n).join(" ") : `Option ${index + 1}`
+  // "Lugar de nacimiento:" for "Lugar de nacimiento: país": the shared words, not their colon.
+  return n > 0 ? first.slice(0, n).join(" ").replace(/:$/, "") : strings.option(index + 1)
 }
 
 const titleOf = (schema: CollectDataSchema, id: string): string =>
   schema.properties[id]?.title ?? id
 
 /** The form's layout: properties in schema order, each `anyOf` pair in a fieldset of its own. */
-const layout = (schema: CollectDataSchema): ReadonlyArray<Item> => {
+const layout = (schema: CollectDataSchema, strings: CollectDataStrings): ReadonlyArray<Item> => {
   const ids = Object.keys(schema.properties)
   const groupOf = new Map<string, Group>()
   schema.anyOf.forEach((branch, index) => {
@@ -104,7 +111,8 @@ const layout = (schema: CollectDataSchema): ReadonlyArray<Item> => {
       ids: members,
       legend: legendOf(
         members.map((id) => titleOf(schema, id)),
-        index
+        index,
+        strings
       )
     }
     for (const id of members) groupOf.set(id, group)
@@ -128,6 +136,7 @@ interface RenderContext {
   readonly errors: ReadonlyMap<string, ReadonlyArray<string>>
   readonly required: ReadonlySet<string>
   readonly inputIds: ReadonlyMap<string, string>
+  readonly strings: CollectDataStrings
 }
 
 const attr = (name: string, value: string | number | undefined): string =>
@@ -146,7 +155,7 @@ const renderField = (ctx: RenderContext, id: string): string => {
   const describedBy = [property.description ? hintId : "", errors.length > 0 ? errorId : ""]
     .filter((s) => s !== "")
     .join(" ")
-  const label = `<label for="${esc(inputId)}">${esc(property.title)}${required ? ' <span class="req">(required)</span>' : ""}</label>`
+  const label = `<label for="${esc(inputId)}">${esc(property.title)}${required ? ` <span class="req">${esc(ctx.strings.required)}</span>` : ""}</label>`
   const hint = property.description
     ? `<p class="hint" id="${esc(hintId)}">${esc(property.description)}</p>`
     : ""
@@ -187,10 +196,10 @@ const renderGroup = (ctx: RenderContext, group: Group, index: number): string =>
     .map((id) => renderField(ctx, id))
     .join("")}</fieldset>`
 
-const joinNames = (names: ReadonlyArray<string>): string =>
+const joinNames = (names: ReadonlyArray<string>, or: string): string =>
   names.length <= 1
     ? (names[0] ?? "")
-    : `${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}`
+    : `${names.slice(0, -1).join(", ")} ${or} ${names[names.length - 1]}`
 
 const inputIdsOf = (schema: CollectDataSchema): ReadonlyMap<string, string> =>
   new Map(
@@ -216,7 +225,7 @@ const renderSummary = (
     }
   }
   for (const message of general) items.push(`<li>${esc(sentence(message))}</li>`)
-  const heading = count === 1 ? "There is a problem to fix" : `There are ${count} problems to fix`
+  const heading = ctx.strings.problems(count)
   return [
     '<div class="summary" id="error-summary" role="alert" tabindex="-1" aria-labelledby="error-summary-title">',
     `<h2 id="error-summary-title">${heading}</h2>`,
@@ -225,16 +234,23 @@ const renderSummary = (
   ].join("")
 }
 
-const renderForm = (options: CollectDataPageOptions, schema: CollectDataSchema): string => {
+const renderForm = (
+  options: CollectDataPageOptions,
+  schema: CollectDataSchema,
+  strings: CollectDataStrings
+): string => {
   const prefix = options.issuePrefix ?? DEFAULT_PREFIX
   const errors = new Map<string, Array<string>>()
   const general: Array<string> = []
   for (const issue of options.issues ?? []) {
     const id = Object.keys(schema.properties).find((name) => issue.field === path(prefix, name))
-    if (id === undefined) general.push(issue.message)
-    else errors.set(id, [...(errors.get(id) ?? []), issue.message])
+    const message = strings.message(issue.message)
+    if (id === undefined) general.push(message)
+    else errors.set(id, [...(errors.get(id) ?? []), message])
   }
-  const groups = layout(schema).flatMap((item) => (item.kind === "group" ? [item.group] : []))
+  const groups = layout(schema, strings).flatMap((item) =>
+    item.kind === "group" ? [item.group] : []
+  )
   // A single `anyOf` branch is simply required; with several, one of them in full is.
   const required = new Set([
     ...schema.required,
@@ -245,15 +261,21 @@ const renderForm = (options: CollectDataPageOptions, schema: CollectDataSchema):
     values: options.values ?? {},
     errors,
     required,
-    inputIds: inputIdsOf(schema)
+    inputIds: inputIdsOf(schema),
+    strings
   }
   const note =
     groups.length > 1
-      ? `<p class="note" id="groups-note">Fill in at least one of these in full: ${esc(joinNames(groups.map((g) => g.legend)))}.</p>`
+      ? `<p class="note" id="groups-note">${esc(strings.fillOneOf)} ${esc(
+          joinNames(
+            groups.map((g) => g.legend),
+            strings.or
+          )
+        )}.</p>`
       : ""
   let groupIndex = 0
   let noted = false
-  const body = layout(schema).map((item) => {
+  const body = layout(schema, strings).map((item) => {
     if (item.kind === "field") return renderField(ctx, item.id)
     const html = (noted ? "" : note) + renderGroup(ctx, item.group, groupIndex++)
     noted = true
@@ -263,7 +285,7 @@ const renderForm = (options: CollectDataPageOptions, schema: CollectDataSchema):
     renderSummary(ctx, general, options.issues?.length ?? 0),
     `<form method="post" action="${esc(options.action)}" enctype="application/x-www-form-urlencoded" accept-charset="utf-8">`,
     ...body,
-    '<button type="submit">Continue</button>',
+    `<button type="submit">${esc(strings.submit)}</button>`,
     "</form>"
   ].join("\n")
 }
@@ -292,15 +314,17 @@ export const collectDataPagePolicy = (action: string): string =>
 
 /** Renders the whole page: the form (with any issues) or, once `done`, the success message. */
 export const renderCollectDataPage = (options: CollectDataPageOptions): string => {
-  const schema = options.schema ?? collectDataSchema
-  const title = options.title ?? DEFAULT_TITLE
+  const language = options.language ?? "en"
+  const strings = COLLECT_STRINGS[language]
+  const schema = localizedSchema(options.schema ?? collectDataSchema, strings)
+  const title = options.title ?? strings.title
   const done = options.done === true
   const problem = done ? undefined : options.problem
   const content = done
     ? [
         '<div class="done" role="status">',
-        "<h1>Thank you</h1>",
-        "<p>Your details were received. Return to your wallet to finish the payment.</p>",
+        `<h1>${esc(strings.thankYou)}</h1>`,
+        `<p>${esc(strings.received)}</p>`,
         "</div>"
       ].join("\n")
     : problem !== undefined
@@ -312,19 +336,19 @@ export const renderCollectDataPage = (options: CollectDataPageOptions): string =
         ].join("\n")
       : [
           `<h1>${esc(title)}</h1>`,
-          `<p class="intro">${esc(options.intro ?? DEFAULT_INTRO)}</p>`,
-          renderForm(options, schema)
+          `<p class="intro">${esc(options.intro ?? strings.intro)}</p>`,
+          renderForm(options, schema, strings)
         ].join("\n")
   const csp = collectDataPagePolicy(options.action)
   return [
     "<!doctype html>",
-    `<html lang="en"${attr("data-theme", options.theme)}>`,
+    `<html lang="${language}"${attr("data-theme", options.theme)}>`,
     "<head>",
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">',
     '<meta name="referrer" content="no-referrer">',
     `<meta http-equiv="Content-Security-Policy" content="${esc(csp)}">`,
-    `<title>${esc(done ? `${title}: received` : title)}</title>`,
+    `<title>${esc(done ? `${title}: ${strings.receivedTitle}` : title)}</title>`,
     `<style>${CSS}</style>`,
     "</head>",
     `<body data-state="${done ? "done" : problem !== undefined ? "problem" : "form"}">`,

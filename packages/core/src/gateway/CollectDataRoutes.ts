@@ -24,8 +24,10 @@ import { type Exchange, publicRoute, type Route } from "../http/Route.js"
 import type { PaymentId } from "../payments/Payment.js"
 import { type Caip10, parseCaip10 } from "../shared/Caip.js"
 import type { FieldIssue } from "../shared/Errors.js"
+import { type Language, languageOf } from "../shared/Language.js"
 import { parseFormBody, valuesFromPrefill } from "./CollectDataForm.js"
 import { collectDataPagePolicy, renderCollectDataPage } from "./CollectDataPage.js"
+import { COLLECT_STRINGS } from "./CollectDataStrings.js"
 import { COLLECT_TOKEN_PARAM } from "./CollectDataToken.js"
 import type { Gateway } from "./Gateway.js"
 import { MAX_ACCOUNTS } from "./GatewayConfig.js"
@@ -38,16 +40,24 @@ export const COLLECT_DATA_FRAME_ANCESTORS = "frame-ancestors *"
 const html = (status: number, body: string, action: string): Reply =>
   htmlReply(status, body, `${collectDataPagePolicy(action)}; ${COLLECT_DATA_FRAME_ANCESTORS}`)
 
-/** A page that only says what is wrong (no form to fill). */
-const problemPage = (status: number, message: string) =>
+/** The page's language: the web view's `Accept-Language`. */
+const languageOfExchange = (exchange: Exchange): Language =>
+  languageOf(exchange.request.header("accept-language"))
+
+type Problem = "forbidden" | "noPayment" | "expired" | "notPayable" | "noAccounts"
+
+/** A page that only says what is wrong (no form to fill), in the page's language. */
+const problemPage = (status: number, problem: Problem, language: Language) =>
   html(
     status,
-    renderCollectDataPage({ action: "", problem: message, title: "This link cannot be used" }),
+    renderCollectDataPage({
+      action: "",
+      problem: COLLECT_STRINGS[language][problem],
+      title: COLLECT_STRINGS[language].cannotUse,
+      language
+    }),
     ""
   )
-
-const FORBIDDEN_MESSAGE =
-  "This link is not valid for this payment: open the one your wallet received."
 
 /**
  * The 403: a small page for a browser, and the documented error body
@@ -66,7 +76,7 @@ const forbidden = (exchange: Exchange): Reply => {
       headers: htmlSecurityHeaders("default-src 'none'; frame-ancestors 'none'")
     }
   }
-  return problemPage(403, FORBIDDEN_MESSAGE)
+  return problemPage(403, "forbidden", languageOfExchange(exchange))
 }
 
 const accountsOfQuery = (query: URLSearchParams): ReadonlyArray<Caip10> | undefined => {
@@ -89,26 +99,26 @@ const themeOf = (query: URLSearchParams): { readonly theme?: "light" | "dark" } 
 /** A refusal is its page already; a domain failure becomes one. */
 const asPage =
   (exchange: Exchange) =>
-  (failure: Reply | { readonly _tag: string }): Reply =>
-    "_tag" in failure
-      ? failure._tag === "CollectDataForbidden"
-        ? forbidden(exchange)
-        : failure._tag === "PaymentNotFound"
-          ? problemPage(404, "No such payment.")
-          : failure._tag === "PaymentExpired"
-            ? problemPage(410, "This payment has expired.")
-            : problemPage(409, "This payment can no longer be paid.")
-      : failure
+  (failure: Reply | { readonly _tag: string }): Reply => {
+    if (!("_tag" in failure)) return failure
+    const language = languageOfExchange(exchange)
+    return failure._tag === "CollectDataForbidden"
+      ? forbidden(exchange)
+      : failure._tag === "PaymentNotFound"
+        ? problemPage(404, "noPayment", language)
+        : failure._tag === "PaymentExpired"
+          ? problemPage(410, "expired", language)
+          : problemPage(409, "notPayable", language)
+  }
 
 export const collectDataRoutes = (gateway: Gateway): ReadonlyArray<Route<never>> => {
   /** The payment, accounts and token of the page's URL, or the page that says why not. */
   const target = (exchange: Exchange) => {
     const id = paymentIdOfSegment(exchange.pathParams.id ?? "")
     const accounts = accountsOfQuery(exchange.query)
-    if (id === undefined) return Effect.fail(problemPage(404, "No such payment."))
-    if (accounts === undefined) {
-      return Effect.fail(problemPage(400, "The link names no valid account (accounts=…)."))
-    }
+    const language = languageOfExchange(exchange)
+    if (id === undefined) return Effect.fail(problemPage(404, "noPayment", language))
+    if (accounts === undefined) return Effect.fail(problemPage(400, "noAccounts", language))
     return Effect.succeed({
       id: id as PaymentId,
       accounts,
@@ -139,6 +149,7 @@ export const collectDataRoutes = (gateway: Gateway): ReadonlyArray<Route<never>>
           renderCollectDataPage({
             action,
             values: valuesFromPrefill(exchange.query.get("prefill")),
+            language: languageOfExchange(exchange),
             ...themeOf(exchange.query)
           }),
           action
@@ -162,9 +173,15 @@ export const collectDataRoutes = (gateway: Gateway): ReadonlyArray<Route<never>>
                   action,
                   values,
                   issues: issues as ReadonlyArray<FieldIssue>,
+                  language: languageOfExchange(exchange),
                   ...themeOf(exchange.query)
                 })
-              : renderCollectDataPage({ action, done: true, ...themeOf(exchange.query) }),
+              : renderCollectDataPage({
+                  action,
+                  done: true,
+                  language: languageOfExchange(exchange),
+                  ...themeOf(exchange.query)
+                }),
             action
           )
         }).pipe(Effect.catchAll((e) => Effect.succeed(asPage(exchange)(e)))),

@@ -323,3 +323,45 @@ describe("routing", () => {
     })
   )
 })
+
+describe("a route that accepts only some requests of its path", () => {
+  const withAccept = (url: string, accept: string, method = "GET"): EngineRequest => ({
+    method,
+    url,
+    header: (name) => (name === "accept" ? accept : undefined),
+    readBody: async () => new Uint8Array()
+  })
+  const pageRoutes = [
+    publicRoute("GET", "/health", () => Effect.succeed(json(200, { ok: true }))),
+    publicRoute("GET", "/:id", (e) => Effect.succeed(json(200, { page: e.pathParams.id })), {
+      accepts: (params, request) =>
+        params.id!.startsWith("pay_") && (request.header("accept") ?? "").includes("text/html")
+    })
+  ]
+
+  it.effect("is passed over, as if its path did not match, for the others", () =>
+    Effect.gen(function* () {
+      const handle = yield* makeEngineHandler(pageRoutes, {
+        maxBodyBytes: 1024,
+        authenticators: []
+      })
+      const answer = (r: EngineRequest) => Effect.promise(() => handle(r))
+      expect(yield* answer(withAccept("/pay_1", "text/html"))).toMatchObject({
+        status: 200,
+        body: '{"page":"pay_1"}'
+      })
+      // Not accepted: the 404 of a path no route has, for every method.
+      const notFound = '{"code":"not_found","message":"No route for GET /pay_1"}'
+      expect(yield* answer(withAccept("/pay_1", "application/json"))).toMatchObject({
+        status: 404,
+        body: notFound
+      })
+      expect((yield* answer(withAccept("/pay_1", "application/json", "POST"))).status).toBe(404)
+      expect((yield* answer(withAccept("/other", "text/html"))).status).toBe(404)
+      // Accepted but another method: 405 naming the route's.
+      expect((yield* answer(withAccept("/pay_1", "text/html", "POST"))).headers.allow).toBe("GET")
+      // A literal route of the same length still wins.
+      expect((yield* answer(withAccept("/health", "text/html"))).body).toBe('{"ok":true}')
+    })
+  )
+})

@@ -100,7 +100,30 @@ const compile = <R>(routes: ReadonlyArray<Route<R>>): CompiledRoutes<R> => {
   return { byPrefix, bySize: wild }
 }
 
-const matchRoute = <R>(compiled: CompiledRoutes<R>, method: string, pathname: string): Match<R> => {
+const paramsOf = (
+  segments: ReadonlyArray<string>,
+  parts: ReadonlyArray<string>
+): Record<string, string> => {
+  const params: Record<string, string> = {}
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!
+    if (!segment.startsWith(":")) continue
+    // A segment that is not valid percent-encoding is kept as sent: it names nothing (404).
+    try {
+      params[segment.slice(1)] = decodeURIComponent(parts[i]!)
+    } catch {
+      params[segment.slice(1)] = parts[i]!
+    }
+  }
+  return params
+}
+
+const matchRoute = <R>(
+  compiled: CompiledRoutes<R>,
+  request: EngineRequest,
+  pathname: string
+): Match<R> => {
+  const method = request.method.toUpperCase()
   const parts = pathname.split("/").slice(1)
   const allow: Array<string> = []
   const candidates =
@@ -114,22 +137,13 @@ const matchRoute = <R>(compiled: CompiledRoutes<R>, method: string, pathname: st
       matches = segment.startsWith(":") ? parts[i] !== "" : segment === parts[i]
     }
     if (!matches) continue
+    const accepted = route.accepts === undefined ? undefined : paramsOf(segments, parts)
+    if (accepted !== undefined && !route.accepts!(accepted, request)) continue
     if (route.method !== method) {
       allow.push(route.method)
       continue
     }
-    const params: Record<string, string> = {}
-    for (let i = 0; i < segments.length; i++) {
-      const segment = segments[i]!
-      if (!segment.startsWith(":")) continue
-      // A segment that is not valid percent-encoding is kept as sent: it names nothing (404).
-      try {
-        params[segment.slice(1)] = decodeURIComponent(parts[i]!)
-      } catch {
-        params[segment.slice(1)] = parts[i]!
-      }
-    }
-    return { _tag: "Found", route, params }
+    return { _tag: "Found", route, params: accepted ?? paramsOf(segments, parts) }
   }
   return allow.length > 0 ? { _tag: "WrongMethod", allow } : { _tag: "None" }
 }
@@ -347,9 +361,7 @@ export const makeEngineHandler = <R>(
       const sent = url.pathname
       if (basePath !== "") url.pathname = withinBase(basePath, sent) ?? ""
       const match: Match<R> =
-        url.pathname === ""
-          ? { _tag: "None" }
-          : matchRoute(compiled, request.method.toUpperCase(), url.pathname)
+        url.pathname === "" ? { _tag: "None" } : matchRoute(compiled, request, url.pathname)
       if (match._tag === "None") {
         return Effect.succeed(
           failed(

@@ -88,6 +88,15 @@ export interface Route<R> {
    * without a body.
    */
   readonly immediate?: ((exchange: Exchange, caller: unknown) => ImmediateReply) | undefined
+  /**
+   * Whether the route answers this request at all, given its path parameters: one it does
+   * not is passed over as if its path did not match (not even a 405). The buyer's page at a
+   * payment's link answers browsers only; every other request there gets the 404 it got
+   * before the page existed.
+   */
+  readonly accepts?:
+    | ((params: Readonly<Record<string, string>>, request: EngineRequest) => boolean)
+    | undefined
 }
 
 export interface RouteInput<E extends HttpApiEndpoint.HttpApiEndpoint.Any> {
@@ -404,11 +413,15 @@ export const publicRoute = <R>(
   method: string,
   path: string,
   handle: (exchange: Exchange) => Effect.Effect<Reply, ApiFailure, R>,
-  options: { readonly takesBody?: boolean | "form" } = {}
+  options: {
+    readonly takesBody?: boolean | "form"
+    readonly accepts?: Route<R>["accepts"]
+  } = {}
 ): Route<R> => ({
   method,
   path,
   middleware: undefined,
   takesBody: options.takesBody ?? false,
-  handle
+  handle,
+  ...(options.accepts === undefined ? {} : { accepts: options.accepts })
 })

@@ -1,0 +1,152 @@
+/**
+ * Every word the buyer's checkout page shows, in one place: English, and
+ * Spanish for a browser that prefers it (`Accept-Language`). The page's script
+ * takes the words it needs at run time from the page itself (data attributes),
+ * so this is the only copy. A new language is one more entry of `STRINGS`.
+ */
+import type { FailureCode } from "../payments/Payment.js"
+import type { Language } from "../shared/Language.js"
+
+export { LANGUAGES, type Language, languageOf } from "../shared/Language.js"
+
+export interface CheckoutStrings {
+  readonly title: string
+  readonly pay: string
+  readonly reference: string
+  readonly scanWithWallet: string
+  readonly qrLabel: string
+  readonly openInWallet: string
+  readonly copyLink: string
+  readonly linkCopied: string
+  readonly paymentLink: string
+  readonly expiresIn: string
+  readonly expiresAt: string
+  readonly testMode: string
+  readonly payWithBrowserWallet: string
+  readonly connectWallet: string
+  /** `{address}` is replaced with the connected account, shortened. */
+  readonly connectedAs: string
+  readonly chooseOption: string
+  readonly signAndPay: string
+  readonly noWallet: string
+  readonly walletRejected: string
+  readonly quoteRefreshed: string
+  /** `{amount}` is replaced with what the account needs. */
+  readonly insufficientBalance: string
+  readonly somethingWrong: string
+  readonly returnToShop: string
+  readonly redirecting: string
+  readonly transaction: string
+  readonly notFoundTitle: string
+  readonly notFound: string
+  readonly status: Readonly<
+    Record<CheckoutState, { readonly heading: string; readonly text: string }>
+  >
+  readonly failure: Readonly<Record<FailureCode, string>>
+}
+
+/** The states the page shows: the payment's statuses. */
+export type CheckoutState =
+  | "requires_action"
+  | "processing"
+  | "succeeded"
+  | "failed"
+  | "expired"
+  | "cancelled"
+
+const en: CheckoutStrings = {
+  title: "Pay",
+  pay: "Pay",
+  reference: "Reference",
+  scanWithWallet: "Scan with your phone's wallet, or open the link in a wallet on this device.",
+  qrLabel: "QR code of the payment link",
+  openInWallet: "Open in wallet",
+  copyLink: "Copy link",
+  linkCopied: "Link copied",
+  paymentLink: "Payment link",
+  expiresIn: "Expires in",
+  expiresAt: "This payment expires at",
+  testMode: "Test payment: no real money moves.",
+  payWithBrowserWallet: "Pay from a browser wallet",
+  connectWallet: "Connect wallet",
+  connectedAs: "Connected: {address}",
+  chooseOption: "Choose how to pay",
+  signAndPay: "Sign and pay",
+  noWallet: "No browser wallet was found. Scan the code with your phone instead.",
+  walletRejected: "The wallet did not sign. Nothing was paid.",
+  quoteRefreshed: "The price was updated. Check the amount and sign again.",
+  insufficientBalance: "This account does not hold enough: {amount} is needed.",
+  somethingWrong: "Something went wrong. Try again.",
+  returnToShop: "Return to the shop",
+  redirecting: "Taking you back to the shop…",
+  transaction: "Transaction",
+  notFoundTitle: "Payment not found",
+  notFound: "There is no payment at this link. Check the link you were given.",
+  status: {
+    requires_action: { heading: "Waiting for payment", text: "Pay with your wallet." },
+    processing: {
+      heading: "Payment on its way",
+      text: "The transaction was sent and is being confirmed."
+    },
+    succeeded: { heading: "Payment received", text: "Thank you. The payment is complete." },
+    failed: { heading: "Payment failed", text: "The payment did not go through." },
+    expired: { heading: "Payment expired", text: "The time to pay has run out." },
+    cancelled: { heading: "Payment cancelled", text: "This payment was cancelled." }
+  },
+  failure: {
+    declined_user: "The payment was declined in the wallet.",
+    transaction_reverted: "The network rejected the transaction.",
+    transaction_dropped: "The transaction never reached the network.",
+    authorization_expired: "The signed authorization expired before it could be used."
+  }
+}
+
+const es: CheckoutStrings = {
+  title: "Pagar",
+  pay: "Pagar",
+  reference: "Referencia",
+  scanWithWallet:
+    "Escanea con la billetera de tu teléfono o abre el enlace en una billetera de este dispositivo.",
+  qrLabel: "Código QR del enlace de pago",
+  openInWallet: "Abrir en la billetera",
+  copyLink: "Copiar enlace",
+  linkCopied: "Enlace copiado",
+  paymentLink: "Enlace de pago",
+  expiresIn: "Caduca en",
+  expiresAt: "Este pago caduca a las",
+  testMode: "Pago de prueba: no se mueve dinero real.",
+  payWithBrowserWallet: "Pagar con una billetera del navegador",
+  connectWallet: "Conectar billetera",
+  connectedAs: "Conectada: {address}",
+  chooseOption: "Elige cómo pagar",
+  signAndPay: "Firmar y pagar",
+  noWallet: "No se encontró ninguna billetera en el navegador. Escanea el código con tu teléfono.",
+  walletRejected: "La billetera no firmó. No se pagó nada.",
+  quoteRefreshed: "El precio se actualizó. Revisa el importe y vuelve a firmar.",
+  insufficientBalance: "Esta cuenta no tiene saldo suficiente: se necesitan {amount}.",
+  somethingWrong: "Algo salió mal. Inténtalo de nuevo.",
+  returnToShop: "Volver a la tienda",
+  redirecting: "Volviendo a la tienda…",
+  transaction: "Transacción",
+  notFoundTitle: "Pago no encontrado",
+  notFound: "No hay ningún pago en este enlace. Revisa el enlace que recibiste.",
+  status: {
+    requires_action: { heading: "Esperando el pago", text: "Paga con tu billetera." },
+    processing: {
+      heading: "Pago en camino",
+      text: "La transacción se envió y se está confirmando."
+    },
+    succeeded: { heading: "Pago recibido", text: "Gracias. El pago se completó." },
+    failed: { heading: "El pago falló", text: "El pago no se realizó." },
+    expired: { heading: "Pago caducado", text: "Se acabó el tiempo para pagar." },
+    cancelled: { heading: "Pago cancelado", text: "Este pago se canceló." }
+  },
+  failure: {
+    declined_user: "El pago se rechazó en la billetera.",
+    transaction_reverted: "La red rechazó la transacción.",
+    transaction_dropped: "La transacción nunca llegó a la red.",
+    authorization_expired: "La autorización firmada caducó antes de poder usarse."
+  }
+}
+
+export const STRINGS: Readonly<Record<Language, CheckoutStrings>> = { en, es }
