@@ -224,5 +224,27 @@ describe("rate limits", () => {
       await sleep(retryAfter * 1000)
       expect((await status(second, id)).status).toBe(200)
     })
+
+    it("counts the checkout page's requests under the link against the same payment's burst", async () => {
+      const wallet = await walletClient(server)
+      const id = await createPayment(owner.apiKey, owner.merchantId)
+      const page = (path = "") =>
+        api.request("GET", `/${id}${path}`, { key: null, headers: { accept: "text/html" } })
+      const shown = await page()
+      expect(shown.status, shown.text).toBe(200)
+      expect(shown.headers.get("content-type")).toMatch(/^text\/html/)
+      expect((await page("/status")).status).toBe(200)
+      // The burst of two is spent: the page's own routes and the gateway's alike.
+      const retryAfter = expectLimited(
+        await page("/status"),
+        "Too many requests about this payment"
+      )
+      expectLimited(
+        await wallet.api.get(`/v1/gateway/payment/${id}/status`),
+        "Too many requests about this payment"
+      )
+      await sleep(retryAfter * 1000)
+      expect((await page()).status).toBe(200)
+    })
   })
 })

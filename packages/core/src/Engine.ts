@@ -13,7 +13,6 @@ import { PayConfig, type PayConfigShape } from "./Config.js"
 import { Chain, ChainUnavailable, livemodeOf } from "./chain/Chain.js"
 import { ChainWork } from "./chainwork/ChainWork.js"
 import { checkoutRoutes } from "./checkout/CheckoutRoutes.js"
-import { NO_CHECKOUT_LIMIT } from "./checkout/CheckoutWallet.js"
 import type { PaymentEngineOptions } from "./EngineOptions.js"
 import type { EventStore } from "./events/Event.js"
 import { eventHandlers } from "./events/Http.js"
@@ -40,7 +39,7 @@ import { paymentHandlers } from "./payments/Http.js"
 import { LocalPaymentEvents } from "./payments/PaymentEvents.js"
 import { Payments } from "./payments/Payments.js"
 import { Prices } from "./pricing/Pricing.js"
-import { RateLimits } from "./ratelimit/RateLimits.js"
+import { admitPayment, RateLimits } from "./ratelimit/RateLimits.js"
 import { type EngineSecret, engineSecretLayer } from "./secrets/EngineSecret.js"
 import { settlementHandlers } from "./settlements/Http.js"
 import { Settlements } from "./settlements/Settlements.js"
@@ -155,6 +154,7 @@ export const routes = (basePath: string) =>
       apiKeyHandlers
     ])
     const gateway = yield* Gateway
+    const limits = yield* RateLimits
     // The caller each route's middleware authenticates is provided by the engine's handler.
     const api = apiRoutes(PayApi, implementations) as ReadonlyArray<
       Route<Exclude<ImplementationContext<(typeof implementations)[number]>, Caller>>
@@ -164,9 +164,9 @@ export const routes = (basePath: string) =>
       ...(yield* logoRoutes),
       ...api,
       ...collectDataRoutes(gateway),
-      // Last: its `/:id` routes answer only payment links, and only what they accept.
-      // The per-payment limit of the checkout page's routes goes here (CheckoutWallet.ts).
-      ...(yield* checkoutRoutes(NO_CHECKOUT_LIMIT))
+      // Last: its `/:id` routes answer only payment links, and only what they accept. Every
+      // request under a link counts against the payment's limit, as the gateway's do.
+      ...(yield* checkoutRoutes((paymentId) => admitPayment(limits, paymentId)))
     ]
     return all
   })
