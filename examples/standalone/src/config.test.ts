@@ -2,6 +2,17 @@ import { ConfigProvider, Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { isLoopbackHost, parsePreviousSecrets, sandboxRefusal, standaloneConfig } from "./config.js"
 
+/** The standalone server's settings read from `env` alone: the settings, or the one-line refusal. */
+const read = (env: Record<string, string>) =>
+  Effect.runSync(
+    Effect.either(
+      Effect.withConfigProvider(
+        standaloneConfig,
+        ConfigProvider.fromMap(new Map(Object.entries(env)))
+      )
+    )
+  )
+
 describe("where the sandbox chain may run", () => {
   it("knows loopback addresses from the others", () => {
     for (const host of [
@@ -70,16 +81,6 @@ describe("PAY_SECRET_PREVIOUS", () => {
 })
 
 describe("the connection and long-poll limits (PAY_MAX_CONNECTIONS, PAY_MAX_HELD_LONG_POLLS)", () => {
-  const read = (env: Record<string, string>) =>
-    Effect.runSync(
-      Effect.either(
-        Effect.withConfigProvider(
-          standaloneConfig,
-          ConfigProvider.fromMap(new Map(Object.entries(env)))
-        )
-      )
-    )
-
   it("default to 25,000 connections and 20,000 held long-polls", () => {
     const config = read({})
     expect(Either.isRight(config)).toBe(true)
@@ -116,16 +117,6 @@ describe("the connection and long-poll limits (PAY_MAX_CONNECTIONS, PAY_MAX_HELD
 })
 
 describe("the rate limits (PAY_RATE_LIMIT_*, PAY_GATEWAY_RATE_LIMIT_*, PAY_PAYMENT_RATE_LIMIT_*)", () => {
-  const read = (env: Record<string, string>) =>
-    Effect.runSync(
-      Effect.either(
-        Effect.withConfigProvider(
-          standaloneConfig,
-          ConfigProvider.fromMap(new Map(Object.entries(env)))
-        )
-      )
-    )
-
   it("are all off by default, and 0 is off", () => {
     expect(Either.getOrThrow(read({})).rateLimits).toEqual({})
     expect(
@@ -180,16 +171,6 @@ describe("the rate limits (PAY_RATE_LIMIT_*, PAY_GATEWAY_RATE_LIMIT_*, PAY_PAYME
 })
 
 describe("the SQLite read worker (PAY_SQLITE_READ_WORKER)", () => {
-  const read = (env: Record<string, string>) =>
-    Effect.runSync(
-      Effect.either(
-        Effect.withConfigProvider(
-          standaloneConfig,
-          ConfigProvider.fromMap(new Map(Object.entries(env)))
-        )
-      )
-    )
-
   it("is on by default, off with 0, and refuses anything else naming the variable", () => {
     const on = read({})
     expect(Either.isRight(on) && on.right.sqliteReadWorker).toBe(true)
