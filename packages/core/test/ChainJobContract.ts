@@ -176,6 +176,22 @@ const pending: PaymentSettlement = {
   settledAt: null
 }
 
+/** The payment succeeded at 30 ms with `pending` settlement, its settle job queued: the job. */
+const succeededWithSettleJob = (id: PaymentId) =>
+  Effect.gen(function* () {
+    const settle = aJob(id, "settle", { runAt: at(30), createdAt: at(30) })
+    yield* (yield* PaymentStore).transition(id, "processing", {
+      status: "succeeded",
+      at: at(30),
+      finalAt: at(30),
+      txId: "0x1",
+      fees,
+      settlement: pending,
+      enqueue: settle
+    })
+    return settle
+  })
+
 /** Fails the test unless `effect` failed with `ChainJobLeaseLost` for `lease`'s job. */
 const expectLeaseLost = <A, E extends { readonly _tag: string }, R>(
   lease: ChainJobLease,
@@ -807,16 +823,7 @@ export const chainJobStorageContract = (
         const payments = yield* PaymentStore
         const jobs = yield* ChainJobStore
         const p = yield* payment("processing")
-        const settle = aJob(p.id, "settle", { runAt: at(30), createdAt: at(30) })
-        yield* payments.transition(p.id, "processing", {
-          status: "succeeded",
-          at: at(30),
-          finalAt: at(30),
-          txId: "0x1",
-          fees,
-          settlement: pending,
-          enqueue: settle
-        })
+        const settle = yield* succeededWithSettleJob(p.id)
         const before = Option.getOrThrow(yield* payments.find(p.id))
         const [claimed] = yield* jobs.claimDue(at(40), 5, LEASE)
         expect(claimed!.job.id).toBe(settle.id)
@@ -862,17 +869,9 @@ export const chainJobStorageContract = (
         const payments = yield* PaymentStore
         const jobs = yield* ChainJobStore
         const p = yield* payment("processing")
-        const settle = aJob(p.id, "settle", { runAt: at(30), createdAt: at(30) })
-        yield* payments.transition(p.id, "processing", {
-          status: "succeeded",
-          at: at(30),
-          finalAt: at(30),
-          txId: "0x1",
-          fees,
-          settlement: pending,
-          enqueue: settle
-        })
+        const settle = yield* succeededWithSettleJob(p.id)
         const [claimed] = yield* jobs.claimDue(at(40), 5, LEASE)
+        expect(claimed!.job.id).toBe(settle.id)
         const held: PaymentSettlement = { ...pending, status: "held" }
         yield* jobs.complete(claimed!.lease, at(41), { paymentId: p.id, settlement: held })
         expect(Option.getOrThrow(yield* payments.find(p.id)).settlement).toEqual(held)
