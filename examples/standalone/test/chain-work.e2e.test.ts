@@ -38,7 +38,7 @@ import {
   transfersOnChain,
   waitForPayment
 } from "./chain-work-support.js"
-import type { Json } from "./e2e-support.js"
+import { eventually, type Json } from "./e2e-support.js"
 import type { Instance } from "./instances-support.js"
 import { stopAll } from "./instances-support.js"
 import { type RpcProxy, SELECTORS, sendsCallTo } from "./rpc-proxy.js"
@@ -242,7 +242,10 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
     await chain.rpc("evm_setAutomine", [false])
     const { paymentId, buyer, ledger } = await confirmed(funded)
     const sent = await waitForPayment(current, paymentId, (p) => p.transaction?.hash !== undefined)
-    const first = await chain.client.getTransaction({ hash: sent.transaction.hash })
+    // The engine records a transaction before it sends it: wait until the chain has it.
+    const onChain = (hash: `0x${string}`) =>
+      eventually(() => chain.client.getTransaction({ hash }), { timeoutMs: 15_000 })
+    const first = await onChain(sent.transaction.hash)
     // The next block asks more than the transaction offers: it is left out, stuck.
     await chain.rpc("hardhat_setNextBlockBaseFeePerGas", [
       `0x${(first.maxFeePerGas! * 4n).toString(16)}`
@@ -257,7 +260,7 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
       15_000
     )
     expect(replaced.transaction.nonce).toBe(sent.transaction.nonce)
-    const second = await chain.client.getTransaction({ hash: replaced.transaction.hash })
+    const second = await onChain(replaced.transaction.hash)
     expect(second.maxFeePerGas! > first.maxFeePerGas!).toBe(true)
     await chain.rpc("evm_setAutomine", [true])
     await mineUntil(chain, current, paymentId, isSettled)
