@@ -117,6 +117,24 @@ const mineOn = async () => {
   await chain.rpc("evm_mine")
 }
 
+/** Settled once, a moment later still: one collection, one settlement to the merchant. */
+const expectSettledOnce = async (
+  shop: Shop,
+  buyer: Buyer,
+  /** What the merchant had received before. */
+  before: ReadonlyArray<bigint>,
+  ledger: Ledger
+) => {
+  // Long enough for a second settlement to land, were one sent.
+  await sleep(1_000)
+  expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
+  expect(await transfersOnChain(chain, chain.collector, shop.destination)).toEqual([
+    ...before,
+    SETTLED
+  ])
+  await ledger.expectMovedOnce()
+}
+
 /** Collected once, and held: succeeded, settlement held, nothing sent to the merchant. */
 const expectHeld = async (
   instances: ReadonlyArray<Instance>,
@@ -222,13 +240,7 @@ const scenario = (
         status: "settled",
         amount: { value: SETTLED.toString() }
       })
-      await sleep(1_000)
-      expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
-      expect(await transfersOnChain(chain, chain.collector, shop.destination)).toEqual([
-        ...before,
-        SETTLED
-      ])
-      await ledger.expectMovedOnce()
+      await expectSettledOnce(shop, buyer, before, ledger)
       // Once only: running the status change again queues nothing.
       expect(cli(setup, ["merchants", "set-status", shop.merchantId, "active"])).toMatchObject({
         settlementsResumed: 0
@@ -244,13 +256,7 @@ const scenario = (
 
       expect(cli(setup, ["payments", "settle", paymentId])).toEqual({ paymentId, queued: true })
       await waitForPayment(() => next(), paymentId, isSettled)
-      await sleep(1_000)
-      expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
-      expect(await transfersOnChain(chain, chain.collector, shop.destination)).toEqual([
-        ...before,
-        SETTLED
-      ])
-      await ledger.expectMovedOnce()
+      await expectSettledOnce(shop, buyer, before, ledger)
       // Settled already: making the merchant active again sends nothing more.
       expect(cli(setup, ["merchants", "set-status", shop.merchantId, "active"])).toMatchObject({
         settlementsResumed: 0
