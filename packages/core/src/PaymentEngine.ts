@@ -19,6 +19,7 @@ import { toFieldIssues } from "./http/Decode.js"
 import type { EngineHandler } from "./http/Engine.js"
 import { toFetchHandler } from "./http/Fetch.js"
 import { Partners } from "./partners/Partners.js"
+import { Payments } from "./payments/Payments.js"
 import { type ResealReport, resealStoredValues } from "./secrets/Reseal.js"
 import { validateCustomApiKey } from "./shared/ApiKey.js"
 import { DEFAULT_API_VERSION, isApiVersion } from "./shared/ApiVersion.js"
@@ -38,6 +39,13 @@ export interface PaymentEngineService {
   readonly basePath: string
   /** The engine's services (Partners, Merchants, Payments, …) and what they stand on. */
   readonly context: Context.Context<PayEngineContext>
+  /**
+   * Begins a shutdown: every held status long-poll is answered now with the
+   * payment's current status, and later ones at once. Call it when your server
+   * stops accepting, before waiting for in-flight requests (the adapters'
+   * `serve` does); requests go on being answered. Idempotent.
+   */
+  readonly drain: () => void
 }
 
 export class PaymentEngine extends Context.Tag("@pay/core/PaymentEngine")<
@@ -64,12 +72,14 @@ export const makePaymentEngine = <E>(options: PaymentEngineOptions<E>) =>
     const context = yield* Layer.build(payEngineLayer({ ...options, config }))
     const handle = yield* Effect.provide(makePayHandler(options.routes ?? [], basePath), context)
     if (options.workers !== false) yield* forkBackgroundWork(context)
+    const payments = Context.get(context, Payments)
     return {
       fetch: toFetchHandler(handle),
       handle,
       publicUrl: config.publicUrl,
       basePath,
-      context
+      context,
+      drain: () => Effect.runSync(payments.drain)
     } satisfies PaymentEngineService
   })
 
@@ -205,7 +215,11 @@ export const createPaymentEngine = async <E>(
         )
     },
     secrets: { reseal: () => run(context, resealStoredValues) },
-    close
+    // Held long-polls are answered with their status rather than cut off.
+    close: () => {
+      engine.drain()
+      return close()
+    }
   }
 }
 

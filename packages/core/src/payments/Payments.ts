@@ -90,6 +90,14 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
     const maxHeldLongPolls = config.maxHeldLongPolls ?? DEFAULT_MAX_HELD_LONG_POLLS
     /** Long-polls held now, by this engine (both kinds: a fiber's hold and holdNow). */
     let heldLongPolls = 0
+    /**
+     * Set by `drain` (the server is stopping): held long-polls are answered now
+     * with the status as it is, and later ones at once, so that no request
+     * keeps a stopping server waiting for its long-poll's time.
+     */
+    let draining = false
+    /** What answers each held long-poll now (both kinds); each takes itself out once answered. */
+    const drainers = new Set<() => void>()
     // Decided once, at start (payEngineLayer); every payment created here records it.
     const livemode = engineLivemode(config)
     // Resolved once: a per-request service lookup costs more than reading the time.
@@ -289,7 +297,35 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
 
     /** Whether a status read at `at` is answered without holding: no poll asked, or final. */
     const answersAtOnce = (payment: PaymentStatusRecord, at: Date, maxPollMs: number) =>
-      Math.min(maxPollMs, maxLongPollMs) <= 0 || isFinal(effectiveStatus(payment, at))
+      draining || Math.min(maxPollMs, maxLongPollMs) <= 0 || isFinal(effectiveStatus(payment, at))
+
+    /**
+     * `events.awaitChange`, and woken by `drain` too: a waiter without a fiber
+     * of its own (waitChange), so that drain reaches it without an interrupt.
+     */
+    const awaitChangeOrDrain = (id: PaymentId, since: number, timeoutMs: number) =>
+      draining
+        ? Effect.void
+        : Effect.async<void>((resume) => {
+            let done = false
+            let release: (() => void) | undefined
+            const finish = (stopped = false) => {
+              if (done) return
+              done = true
+              // The events stopped (the engine is closing): waiting again would end at once.
+              if (stopped) draining = true
+              drainers.delete(finish)
+              release?.()
+              resume(Effect.void)
+            }
+            release = events.waitChange(id, since, timeoutMs, finish)
+            if (!done) drainers.add(finish)
+            return Effect.sync(() => {
+              done = true
+              drainers.delete(finish)
+              release?.()
+            })
+          })
 
     /** When a long-poll of `payment` read at `at` answers at the latest: its time, or its expiry. */
     const deadlineOf = (payment: PaymentStatusRecord, at: Date, maxPollMs: number) => {
@@ -324,13 +360,14 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       ): Effect.Effect<{ readonly payment: PaymentStatusRecord; readonly at: Date }> => {
         const left = deadline - clock.unsafeCurrentTimeMillis()
         if (left <= 0) return Effect.succeed(answer(current))
-        return events.awaitChange(id, since, left).pipe(
+        return awaitChangeOrDrain(id, since, left).pipe(
           // Taken before the read again: a change between the read and the next wait still wakes it.
           Effect.zipRight(events.position),
           Effect.flatMap((next) =>
             Effect.flatMap(reread(id, current), (latest) => {
               const now = new Date(clock.unsafeCurrentTimeMillis())
-              return effectiveStatus(latest, now) !== effectiveStatus(current, now) ||
+              return draining ||
+                effectiveStatus(latest, now) !== effectiveStatus(current, now) ||
                 now.getTime() >= deadline
                 ? Effect.succeed({ payment: latest, at: now })
                 : hold(next, latest, deadline)
@@ -384,6 +421,7 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       new Promise<StatusRead>((resolve) => {
         let current = first
         let letGo = false
+        let answered = false
         let release: (() => void) | undefined
         // Counted until answered or let go (the client left), whichever comes first.
         heldLongPolls++
@@ -397,14 +435,18 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
           next: number,
           stopped: boolean
         ) => {
+          if (answered) return
           const latest = Option.getOrElse(found, () => current)
           const now = new Date(clock.unsafeCurrentTimeMillis())
           if (
             stopped ||
+            draining ||
             effectiveStatus(latest, now) !== effectiveStatus(current, now) ||
             now.getTime() >= deadline
           ) {
             release = undefined
+            answered = true
+            drainers.delete(drainNow)
             uncount()
             resolve({ payment: latest, at: now })
           } else {
@@ -434,8 +476,17 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
           const left = deadline - clock.unsafeCurrentTimeMillis()
           release = events.waitChange(id, from, Math.max(0, left), woken)
         }
+        /** `drain`: a wait in progress is let go of and read again; a read in progress sees `draining`. */
+        const drainNow = () => {
+          if (letGo || answered || release === undefined) return
+          release()
+          release = undefined
+          woken(false)
+        }
+        drainers.add(drainNow)
         abandoned(() => {
           letGo = true
+          drainers.delete(drainNow)
           release?.()
           release = undefined
           uncount()
@@ -579,6 +630,15 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       Schedule.spaced(SWEEP_EVERY)
     )
 
+    /**
+     * The server is stopping: every held long-poll is answered now with the
+     * payment's status as it is, and later ones are answered at once.
+     */
+    const drain = Effect.sync(() => {
+      draining = true
+      for (const answerNow of [...drainers]) answerNow()
+    })
+
     return {
       create,
       find,
@@ -595,7 +655,8 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       stats: spanned("Payments.stats", stats),
       sweepExpired,
       sweepForever,
-      effectiveStatus
+      effectiveStatus,
+      drain
     } as const
   })
 }) {}
