@@ -33,6 +33,8 @@ declare const Bun: {
 /** The part of an engine this adapter needs (`createPaymentEngine`'s or `makePaymentEngine`'s). */
 export interface AnswersFetch {
   readonly fetch: (request: Request) => Promise<Response>
+  /** Answers held long-polls at once (PaymentEngineService.drain): `stop` calls it first. */
+  readonly drain?: () => void
 }
 
 export interface BunServeOptions {
@@ -49,7 +51,10 @@ export interface RunningBunServer {
   /** `http://host:port`, with IPv6 hosts bracketed. */
   readonly url: string
   readonly port: number
-  /** Stops accepting, lets in-flight requests finish (up to the grace), then closes the rest. */
+  /**
+   * Stops accepting, has the engine answer its held long-polls at once, lets
+   * in-flight requests finish (up to the grace), then closes the rest.
+   */
   readonly stop: () => Promise<void>
 }
 
@@ -74,6 +79,7 @@ export const serveOnBun = (engine: AnswersFetch, options: BunServeOptions): Runn
         const grace = options.shutdownGraceMs ?? 10_000
         let timer: ReturnType<typeof setTimeout> | undefined
         const graceful = server.stop(false)
+        engine.drain?.()
         const late = new Promise<void>((resolve) => {
           timer = setTimeout(resolve, grace)
         })

@@ -1,7 +1,8 @@
 /**
  * A node:http server for the engine, as a scoped Effect resource: listening
- * when acquired; on release it stops accepting, lets in-flight requests
- * finish (up to a grace period), then closes what is left. Its limits
+ * when acquired; on release it stops accepting, has the engine answer its held
+ * long-polls at once (`drain`), lets in-flight requests finish (up to a grace
+ * period), then closes what is left. Its limits
  * (`serverLimits`) bound what a client can hold: time to send the headers and
  * the request, and connections.
  */
@@ -61,8 +62,14 @@ export interface ServeOptions extends ServerLimits {
   readonly host: string
   /** 0 picks a free port. */
   readonly port: number
-  /** How long shutdown waits for in-flight requests. */
+  /** How long shutdown waits for in-flight requests. Default 10 s. */
   readonly shutdownGrace?: Duration.DurationInput
+}
+
+/** The engine `serve` answers with: its handler, and the start of its shutdown when it has one. */
+export interface ServesRequests extends HandlesRequests {
+  /** Answers held long-polls at once (PaymentEngineService.drain). */
+  readonly drain?: () => void
 }
 
 export interface RunningServer {
@@ -83,17 +90,20 @@ const listen = (server: Server, options: ServeOptions) =>
     })
   })
 
-const close = (server: Server, grace: Duration.DurationInput) =>
+const close = (server: Server, grace: Duration.DurationInput, drain: (() => void) | undefined) =>
   Effect.async<void>((resume) => {
     server.close(() => resume(Effect.void))
+    drain?.()
     server.closeIdleConnections()
   }).pipe(
     Effect.timeout(grace),
+    // A release runs uninterruptibly, where the timeout could not cut the wait short.
+    Effect.interruptible,
     Effect.catchAll(() => Effect.sync(() => server.closeAllConnections()))
   )
 
 /** Serves the engine on its own node:http server (the standalone server does). */
-export const serve = (engine: HandlesRequests, options: ServeOptions) =>
+export const serve = (engine: ServesRequests, options: ServeOptions) =>
   Effect.acquireRelease(
     Effect.gen(function* () {
       const { headersTimeout, requestTimeout } = serverLimits(options)
@@ -111,5 +121,6 @@ export const serve = (engine: HandlesRequests, options: ServeOptions) =>
         url: `http://${host}:${address.port}`
       } satisfies RunningServer
     }),
-    ({ server }) => close(server, options.shutdownGrace ?? Duration.seconds(10))
+    ({ server }) =>
+      close(server, options.shutdownGrace ?? Duration.seconds(10), engine.drain?.bind(engine))
   )
