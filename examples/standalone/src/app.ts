@@ -217,15 +217,17 @@ export const startStandalone = (
       routes: [...apiReferenceRoutes({ basePath: config.basePath }), ...chain.routes]
     })
     const { context } = engine
-    const bootstrapped = yield* bootstrapPartner(config.bootstrapApiKey).pipe(
-      Effect.provide(context)
-    )
     const server = yield* host.serve(engine, {
       host: config.host,
       port: config.port,
       maxLongPollMs: config.maxLongPollMs,
       ...(config.maxConnections === undefined ? {} : { maxConnections: config.maxConnections })
     })
+    // Only once the server listens: a start that fails before (a busy port) must not have
+    // made the first partner, whose key is shown only with the start that made it.
+    const bootstrapped = yield* bootstrapPartner(config.bootstrapApiKey).pipe(
+      Effect.provide(context)
+    )
     // `context` lets in-process tests reach the services; `sandbox`, the sandbox chain.
     return { server, bootstrapped, context, sandbox: chain.sandbox }
   })

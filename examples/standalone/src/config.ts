@@ -71,6 +71,55 @@ export interface StandaloneConfig {
   readonly rateLimits?: RateLimitsSettings
 }
 
+/**
+ * Every environment variable the server reads, with what it allows (for a
+ * value that is not even of the right kind, as `PORT=abc`). The one list: the
+ * warning about an unknown `PAY_*` variable checks against it, and a test
+ * checks that every variable `standaloneConfig` reads is here. PAY_LOG_LEVEL,
+ * PAY_LOG_FORMAT and PAY_METRICS are read by the logging and metrics setup.
+ */
+export const SETTINGS: Readonly<Record<string, string>> = {
+  HOST: "an address to listen on (127.0.0.1, 0.0.0.0, ::1)",
+  PORT: "a whole number from 0 to 65535 (0 picks a free port)",
+  PAY_DATABASE: "the path of a SQLite file or a postgres:// (postgresql://) URL",
+  PAY_BOOTSTRAP_API_KEY: "20 to 256 of A-Z a-z 0-9 _ -",
+  PAY_PUBLIC_URL: "an absolute http:// or https:// URL",
+  PAY_BASE_PATH: 'empty or a path like /pay (starting with "/", no trailing "/")',
+  PAY_MAX_BODY_BYTES: "a whole number from 1024 to 104857600",
+  PAY_PAYMENT_LIFETIME_SECONDS: "a whole number from 10 to 2592000 (30 days)",
+  PAY_CONFIG: "the path of the networks file (JSON)",
+  PAY_QUOTE_LOCK_SECONDS: "a whole number from 1 to 3600",
+  PAY_BUYER_DATA_RETENTION_DAYS: "a whole number of days from 1 to 3650",
+  PAY_MAX_LONG_POLL_MS: "a whole number from 0 to 120000",
+  PAY_MAX_HELD_LONG_POLLS: "a whole number from 1 to 10000000",
+  PAY_MAX_CONNECTIONS: "a whole number from 1 to 10000000",
+  PAY_WEBHOOK_RETRY_SCHEDULE:
+    "up to 50 whole numbers of seconds from 0 to 604800, comma-separated (e.g. 5,300,1800)",
+  PAY_WEBHOOK_LEASE_SECONDS: "a whole number from 2 to 600",
+  PAY_RATE_LIMIT_PER_SECOND: "a whole number from 0 (off) to 1000000",
+  PAY_RATE_LIMIT_BURST: "a whole number from 0 to 1000000",
+  PAY_GATEWAY_RATE_LIMIT_PER_SECOND: "a whole number from 0 (off) to 1000000",
+  PAY_GATEWAY_RATE_LIMIT_BURST: "a whole number from 0 to 1000000",
+  PAY_PAYMENT_RATE_LIMIT_PER_SECOND: "a whole number from 0 (off) to 1000000",
+  PAY_PAYMENT_RATE_LIMIT_BURST: "a whole number from 0 to 1000000",
+  PAY_SANDBOX: "1 or 0",
+  PAY_SQLITE_READ_WORKER: "1 or 0",
+  PAY_FETCH_ALLOW_PRIVATE: "1 or 0",
+  PAY_SECRET: "32 or more random bytes in standard base64 (openssl rand -base64 32)",
+  PAY_SECRET_PREVIOUS: "secrets like PAY_SECRET, comma-separated",
+  PAY_LOG_LEVEL: "trace, debug, info, warning, error or none",
+  PAY_LOG_FORMAT: "json or pretty",
+  PAY_METRICS: "1 or 0"
+}
+
+/** Settings whose value is never repeated in a message (a key, a secret, a password in a URL). */
+export const SECRET_SETTINGS: ReadonlySet<string> = new Set([
+  "PAY_DATABASE",
+  "PAY_BOOTSTRAP_API_KEY",
+  "PAY_SECRET",
+  "PAY_SECRET_PREVIOUS"
+])
+
 const RETRY_SCHEDULE_MESSAGE =
   "PAY_WEBHOOK_RETRY_SCHEDULE must be up to 50 whole numbers of seconds from 0 to 604800, comma-separated (e.g. 5,300,1800)"
 

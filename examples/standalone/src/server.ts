@@ -1,24 +1,65 @@
 /**
  * The standalone server's process on either runtime: reads the environment,
  * starts everything on the given host, prints the start banner, and runs until
- * SIGINT/SIGTERM, then stops cleanly: in-flight requests finish, then the
- * database closes. `main.ts` (Node) and `main.bun.ts` (Bun) pass their host.
+ * SIGINT/SIGTERM, then stops within a bound: held long-polls are answered at
+ * once, in-flight requests get up to 10 s, then the database closes; a second
+ * signal exits at once. A start that fails says why in one line per problem
+ * (startErrors.ts). `main.ts` (Node) and `main.bun.ts` (Bun) pass their host.
  */
+import { existsSync, readFileSync } from "node:fs"
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Option } from "effect"
+import { Cause, Console, Effect, Option } from "effect"
 import { startStandalone } from "./app.js"
-import { describeDatabase, StartRefused, standaloneConfig } from "./config.js"
+import { describeDatabase, isPostgresUrl, standaloneConfig } from "./config.js"
 import type { StandaloneHost } from "./host.js"
+import { type StartContext, startErrorLines } from "./startErrors.js"
+import { collectorKeyVariables, unknownSettingWarnings } from "./unknownSettings.js"
 
-const program = (host: StandaloneHost) =>
+/** In-flight requests get this long after a signal (the adapters' shutdown grace)... */
+export const SHUTDOWN_GRACE_MS = 10_000
+/** ...and the whole stop this long, the database's closing included, before the process exits anyway. */
+export const SHUTDOWN_BOUND_MS = 15_000
+
+/** The whole cause of a failed start is printed too: `--verbose`, or PAY_LOG_LEVEL=debug (or trace). */
+const verbose = (): boolean =>
+  process.argv.includes("--verbose") || /^(debug|trace|all)$/i.test(process.env.PAY_LOG_LEVEL ?? "")
+
+/** Warns about each PAY_* variable that is no setting (a misspelt one is otherwise ignored). */
+const warnUnknownSettings = Effect.suspend(() => {
+  const path = process.env.PAY_CONFIG
+  let named: ReadonlyArray<string> = []
+  if (path !== undefined && path !== "") {
+    try {
+      named = collectorKeyVariables(readFileSync(path, "utf8"))
+    } catch {
+      // An unreadable file is the start's to refuse, in its own words.
+    }
+  }
+  return Effect.forEach(unknownSettingWarnings(process.env, named), (line) => Console.error(line), {
+    discard: true
+  })
+})
+
+const program = (
+  host: StandaloneHost,
+  context: { -readonly [K in keyof StartContext]: StartContext[K] }
+) =>
   Effect.gen(function* () {
+    yield* warnUnknownSettings
     const config = yield* standaloneConfig
+    context.host = config.host
+    context.port = config.port
+    context.database = config.database
+    // Seen before the start creates it: a misspelt PAY_DATABASE shows as a new file.
+    const newDatabase = !isPostgresUrl(config.database) && !existsSync(config.database)
     const { server, bootstrapped, sandbox } = yield* startStandalone(host, config)
     yield* Console.log(`Pay engine listening on ${server.url} (${host.runtime})`)
     yield* Console.log(
       `  API reference: ${config.publicUrl}/docs   OpenAPI document: ${config.publicUrl}/openapi.json`
     )
-    yield* Console.log(`  Database: ${describeDatabase(config.database)}`)
+    yield* Console.log(
+      `  Database: ${describeDatabase(config.database)}${newDatabase ? " (new: created now)" : ""}`
+    )
     const previous = config.previousSecrets?.length ?? 0
     if (previous > 0) {
       yield* Console.log(
@@ -62,18 +103,50 @@ const program = (host: StandaloneHost) =>
   }).pipe(
     Effect.scoped,
     Effect.onInterrupt(() => Console.log("Pay engine stopped.")),
-    // A refused configuration is the operator's to fix: one line, no stack trace.
-    Effect.catchIf(
-      (e): e is StartRefused => e instanceof StartRefused,
-      (refused) =>
-        Effect.zipRight(
-          Console.error(`error: ${refused.message}`),
-          Effect.sync(() => {
-            process.exitCode = 1
-          })
+    // The operator's to fix: one line per problem, no stack trace (unless asked for).
+    Effect.tapErrorCause((cause) =>
+      Effect.suspend(() => {
+        const lines = startErrorLines(cause, context)
+        if (lines === undefined) return Effect.void
+        return Console.error(
+          [...lines, ...(verbose() ? [Cause.pretty(cause, { renderErrorCause: true })] : [])].join(
+            "\n"
+          )
         )
+      })
     )
   )
 
+/**
+ * After the first SIGINT/SIGTERM (which runMain turns into an interrupt: the
+ * scope closes, the server drains), a second one exits at once, saying so;
+ * and a stop that outlasts its bound exits all the same.
+ */
+const watchSignals = () => {
+  let received = 0
+  const onSignal = (signal: NodeJS.Signals) => {
+    received++
+    if (received === 1) {
+      console.log(
+        `Pay engine stopping (${signal}): held long-polls answered now, requests get up to ${SHUTDOWN_GRACE_MS / 1000} s; a second signal exits at once.`
+      )
+      setTimeout(() => {
+        process.stderr.write(
+          `error: stopping took over ${SHUTDOWN_BOUND_MS / 1000} s: exiting now\n`
+        )
+        process.exit(1)
+      }, SHUTDOWN_BOUND_MS).unref()
+      return
+    }
+    process.stderr.write("second signal: exiting now\n")
+    process.exit(signal === "SIGINT" ? 130 : 143)
+  }
+  process.on("SIGINT", onSignal)
+  process.on("SIGTERM", onSignal)
+}
+
 /** Runs the server until a signal stops it (Bun keeps Node's process and signal API). */
-export const runStandalone = (host: StandaloneHost): void => NodeRuntime.runMain(program(host))
+export const runStandalone = (host: StandaloneHost): void => {
+  watchSignals()
+  NodeRuntime.runMain(program(host, {}), { disableErrorReporting: true })
+}
