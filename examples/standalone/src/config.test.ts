@@ -1,6 +1,19 @@
-import { ConfigProvider, Effect, Either } from "effect"
+import {
+  ConfigError,
+  ConfigProvider,
+  ConfigProviderPathPatch,
+  Effect,
+  Either,
+  HashSet
+} from "effect"
 import { describe, expect, it } from "vitest"
-import { isLoopbackHost, parsePreviousSecrets, sandboxRefusal, standaloneConfig } from "./config.js"
+import {
+  isLoopbackHost,
+  parsePreviousSecrets,
+  SETTINGS,
+  sandboxRefusal,
+  standaloneConfig
+} from "./config.js"
 
 /** The standalone server's settings read from `env` alone: the settings, or the one-line refusal. */
 const read = (env: Record<string, string>) =>
@@ -182,5 +195,32 @@ describe("the SQLite read worker (PAY_SQLITE_READ_WORKER)", () => {
         "PAY_SQLITE_READ_WORKER"
       )
     }
+  })
+})
+
+/** Every variable `standaloneConfig` reads: a provider that has none, recording what is asked. */
+const variablesRead = (): ReadonlyArray<string> => {
+  const asked = new Set<string>()
+  const provider = ConfigProvider.fromFlat(
+    ConfigProvider.makeFlat({
+      load: (path) => {
+        asked.add(path.join("_"))
+        return Effect.fail(ConfigError.MissingData([...path], "unset"))
+      },
+      enumerateChildren: () => Effect.succeed(HashSet.empty()),
+      patch: ConfigProviderPathPatch.empty
+    })
+  )
+  Effect.runSyncExit(Effect.withConfigProvider(standaloneConfig, provider))
+  return [...asked]
+}
+
+describe("the list of settings", () => {
+  it("holds every variable the server's settings read (a new one must be added to SETTINGS)", () => {
+    const read = variablesRead()
+    expect(read).toContain("PAY_MAX_BODY_BYTES")
+    expect(read).toContain("PAY_PAYMENT_RATE_LIMIT_BURST")
+    expect(read.length).toBeGreaterThan(25)
+    expect(read.filter((name) => SETTINGS[name] === undefined)).toEqual([])
   })
 })

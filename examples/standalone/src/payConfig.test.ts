@@ -76,7 +76,7 @@ describe("PAY_CONFIG networks' testnet", () => {
       ])
       expect(result, JSON.stringify(wrong)).toEqual(
         Either.left(
-          `PAY_CONFIG: ${path}: networks.1.testnet must be true or false (a JSON boolean, not a string or a number)`
+          `PAY_CONFIG ${path}: networks[1].testnet must be true or false (a JSON boolean, not a string or a number)`
         )
       )
     }

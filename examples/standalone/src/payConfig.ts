@@ -106,6 +106,26 @@ export const PayConfigFile = Schema.Struct({
 })
 export type PayConfigFile = typeof PayConfigFile.Type
 
+/** A place in the file as a reader writes it: `networks[0].rpcUrl`. */
+const placeInFile = (path: ReadonlyArray<PropertyKey>): string =>
+  path
+    .map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`))
+    .join("")
+
+/** What a required field holds, said when it is missing (docs/configuration.md has them all). */
+const REQUIRED_FIELDS: Readonly<Record<string, string>> = {
+  networks: "at least one network",
+  "networks[].chainId": "the network's CAIP-2 id, e.g. eip155:8453",
+  "networks[].name": "its name for wallets, 1 to 64 characters",
+  "networks[].rpcUrl": "an http:// or https:// URL",
+  "networks[].tokens": "at least one token",
+  "networks[].tokens[].asset": "the token's CAIP-19 id, on the network's chain",
+  "networks[].tokens[].symbol": "1 to 16 characters, e.g. USDC",
+  "networks[].tokens[].name": "1 to 64 characters, e.g. USD Coin",
+  "networks[].tokens[].decimals": "a whole number from 0 to 77",
+  "networks[].tokens[].priceCurrency": "the currency its price follows, e.g. USD"
+}
+
 /** Reads and checks the file; every problem is one line naming its place in the file. */
 export const readPayConfig = (
   path: string,
@@ -129,10 +149,13 @@ export const readPayConfig = (
   })(raw)
   if (Either.isLeft(decoded)) {
     // Each problem as its place and what is wrong, all on one line (a start failure's one line).
-    const problems = ParseResult.ArrayFormatter.formatErrorSync(decoded.left).map(
-      (issue) => `${issue.path.length === 0 ? "the file" : issue.path.join(".")} ${issue.message}`
-    )
-    return Either.left(`PAY_CONFIG: ${path}: ${problems.join("; ")}`)
+    const problems = ParseResult.ArrayFormatter.formatErrorSync(decoded.left).map((issue) => {
+      const place = placeInFile(issue.path)
+      const allowed = REQUIRED_FIELDS[place.replace(/\[\d+\]/g, "[]")]
+      const missing = issue.message === "is missing" && allowed !== undefined
+      return `${place === "" ? "the file" : place} ${issue.message}${missing ? ` (${allowed})` : ""}`
+    })
+    return Either.left(`PAY_CONFIG ${path}: ${problems.join("; ")}`)
   }
   return toChainSetup(decoded.right, env)
 }

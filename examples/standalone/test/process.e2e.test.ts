@@ -555,7 +555,8 @@ describe("npm start and the CLI", () => {
 
       await expectStartRefused(
         { ...env, PAY_FETCH_ALLOW_PRIVATE: "yes" },
-        "PAY_FETCH_ALLOW_PRIVATE must be 1 (on) or 0 (off, the default)"
+        'PAY_FETCH_ALLOW_PRIVATE is "yes"; it must be 1 (on) or 0 (off, the default)',
+        { oneLine: true }
       )
     } finally {
       await logos.close()
@@ -621,7 +622,8 @@ describe("npm start and the CLI", () => {
     }
     await expectStartRefused(
       { ...sqliteEnv, PAY_SQLITE_READ_WORKER: "yes" },
-      "PAY_SQLITE_READ_WORKER must be 1 (on, the default) or 0 (off)"
+      'PAY_SQLITE_READ_WORKER is "yes"; it must be 1 (on, the default) or 0 (off)',
+      { oneLine: true }
     )
   }, 90_000)
 })
@@ -703,7 +705,8 @@ describe("npm start under a path", () => {
     )
     await expectStartRefused(
       { ...sqliteEnv, PAY_SANDBOX: "yes" },
-      "PAY_SANDBOX must be 1 (the sandbox on any address) or 0 (loopback only, the default)"
+      'PAY_SANDBOX is "yes"; it must be 1 (the sandbox on any address) or 0 (loopback only, the default)',
+      { oneLine: true }
     )
   }, 60_000)
 
@@ -727,12 +730,14 @@ describe("npm start under a path", () => {
     ]) {
       await expectStartRefused(
         { ...sqliteEnv, PAY_WEBHOOK_RETRY_SCHEDULE: schedule },
-        "PAY_WEBHOOK_RETRY_SCHEDULE must be up to 50 whole numbers of seconds"
+        "; it must be up to 50 whole numbers of seconds",
+        { oneLine: true }
       )
     }
     await expectStartRefused(
       { ...sqliteEnv, PAY_WEBHOOK_LEASE_SECONDS: "1" },
-      "PAY_WEBHOOK_LEASE_SECONDS must be from 2 to 600"
+      'PAY_WEBHOOK_LEASE_SECONDS is "1"; it must be from 2 to 600',
+      { oneLine: true }
     )
   }, 60_000)
 
@@ -748,7 +753,8 @@ describe("npm start under a path", () => {
   it("refuses a PAY_BASE_PATH that is not a path, naming it", async () => {
     await expectStartRefused(
       { ...sqliteEnv, PAY_BASE_PATH: "pay/" },
-      "PAY_BASE_PATH must be empty or a path like /pay"
+      'PAY_BASE_PATH is "pay/"; it must be empty or a path like /pay',
+      { oneLine: true }
     )
   }, 60_000)
 })

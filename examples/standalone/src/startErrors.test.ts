@@ -1,0 +1,103 @@
+import { Cause, ConfigError, ConfigProvider, Effect, Exit } from "effect"
+import { describe, expect, it } from "vitest"
+import { StartRefused, standaloneConfig } from "./config.js"
+import { configErrorLines, databaseProblem, listenProblem, startErrorLines } from "./startErrors.js"
+
+/** The lines for what `standaloneConfig` says of `env`. */
+const linesFor = (env: Record<string, string>) => {
+  const exit = Effect.runSyncExit(
+    Effect.withConfigProvider(
+      standaloneConfig,
+      ConfigProvider.fromMap(new Map(Object.entries(env)))
+    )
+  )
+  if (Exit.isSuccess(exit)) throw new Error("the settings were accepted")
+  return startErrorLines(exit.cause, { env })
+}
+
+describe("a wrong setting's line", () => {
+  it("names the variable, the value and what is allowed; several at once, one line each", () => {
+    expect(linesFor({ PAY_MAX_BODY_BYTES: "-1", PORT: "x1", PAY_QUOTE_LOCK_SECONDS: "0" })).toEqual(
+      [
+        'error: PORT is "x1"; it must be a whole number from 0 to 65535 (0 picks a free port)',
+        'error: PAY_MAX_BODY_BYTES is "-1"; it must be from 1024 to 104857600',
+        'error: PAY_QUOTE_LOCK_SECONDS is "0"; it must be from 1 to 3600'
+      ]
+    )
+    expect(linesFor({ PAY_MAX_LONG_POLL_MS: "soon" })).toEqual([
+      'error: PAY_MAX_LONG_POLL_MS is "soon"; it must be a whole number from 0 to 120000'
+    ])
+  })
+
+  it("never repeats a secret's value", () => {
+    const lines = linesFor({ PAY_SECRET: "hunter2!", PAY_BOOTSTRAP_API_KEY: "short" })
+    expect(lines?.join("\n")).not.toContain("hunter2")
+    expect(lines?.join("\n")).not.toContain('"short"')
+    expect(lines).toEqual([
+      "error: PAY_BOOTSTRAP_API_KEY is not valid; it must be 20 to 256 of A-Z a-z 0-9 _ -",
+      "error: PAY_SECRET must be standard base64, e.g. the output of `openssl rand -base64 32`"
+    ])
+  })
+
+  it("says a message that names no variable as it is", () => {
+    expect(configErrorLines(ConfigError.InvalidData([], "something odd"), {})).toEqual([
+      "something odd"
+    ])
+  })
+})
+
+describe("a database or an address that fails", () => {
+  const pgError = (code: string, message: string) => ({
+    _tag: "SqlError",
+    message: "PgClient: Failed to connect",
+    cause: Object.assign(new Error(message), { code })
+  })
+
+  it("names PAY_DATABASE without its password, and the cause in words", () => {
+    const url = "postgres://pay:pw@db.internal:6432/pay"
+    expect(databaseProblem(pgError("28P01", "password authentication failed"), url)).toBe(
+      "PAY_DATABASE postgres://pay@db.internal:6432/pay: password authentication failed; check the URL's user and password"
+    )
+    expect(databaseProblem(pgError("ENOTFOUND", "getaddrinfo ENOTFOUND"), url)).toBe(
+      "PAY_DATABASE postgres://pay@db.internal:6432/pay: host db.internal not found (ENOTFOUND); check the URL's host"
+    )
+    expect(
+      databaseProblem(
+        {
+          _tag: "SqliteStorageError",
+          cause: Object.assign(new Error("EACCES: permission denied"), { code: "EACCES" })
+        },
+        "/srv/pay.sqlite"
+      )
+    ).toBe(
+      "PAY_DATABASE /srv/pay.sqlite: permission denied; give a path the server's user may write, or change the folder's permissions"
+    )
+    expect(databaseProblem(new Error("not a database error"), url)).toBeUndefined()
+  })
+
+  it("names HOST:PORT and what to do", () => {
+    const inUse = Object.assign(new Error("listen EADDRINUSE"), { code: "EADDRINUSE" })
+    expect(listenProblem(inUse, "::1", 8080)).toBe(
+      "HOST:PORT [::1]:8080 is in use by another process (EADDRINUSE); stop it, or set PORT to a free port (0 picks one)"
+    )
+    const denied = Object.assign(new Error("listen EACCES"), { code: "EACCES" })
+    expect(listenProblem(denied, "0.0.0.0", 80)).toBe(
+      "HOST:PORT 0.0.0.0:80 needs privileges (EACCES); ports below 1024 need them: set PORT from 1024 up"
+    )
+    expect(
+      startErrorLines(Cause.fail(inUse), { host: "127.0.0.1", port: 8080, database: "x.sqlite" })
+    ).toEqual([
+      "error: HOST:PORT 127.0.0.1:8080 is in use by another process (EADDRINUSE); stop it, or set PORT to a free port (0 picks one)"
+    ])
+  })
+
+  it("says a refusal as it is, anything else in one line, and nothing for an interrupt", () => {
+    expect(startErrorLines(Cause.fail(new StartRefused({ message: "PAY_CONFIG x: no" })))).toEqual([
+      "error: PAY_CONFIG x: no"
+    ])
+    expect(startErrorLines(Cause.die(new Error("boom")))).toEqual([
+      "error: the server could not start: boom (--verbose shows the whole cause)"
+    ])
+    expect(startErrorLines(Cause.interrupt(Cause.empty as never))).toBeUndefined()
+  })
+})

@@ -1,0 +1,298 @@
+/**
+ * Starting and stopping the server `npm start` runs, as its own process (Bun's
+ * under `npm run test:bun`): a wrong setting is one line on stderr naming it
+ * and what is allowed, with exit code 1 and no stack trace; an unknown PAY_*
+ * variable is a warning naming the closest setting; the first partner is made
+ * only once the server listens; SIGTERM answers held long-polls at once and
+ * exits well within the bound; a second signal exits at once.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { connect, createServer, type Server, type Socket } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { testDatabaseUrl } from "@pay/storage-postgres/testing"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { buildBundles, bundle, nodeBinary, serverCommand } from "./instances-support.js"
+
+const root = join(import.meta.dirname, "..", "..", "..")
+const dir = mkdtempSync(join(tmpdir(), "pay-startup-"))
+const baseEnv: NodeJS.ProcessEnv = { ...process.env, HOST: "127.0.0.1", PORT: "0" }
+for (const name of Object.keys(baseEnv)) if (name.startsWith("PAY_")) delete baseEnv[name]
+const children: Array<ChildProcess> = []
+
+beforeAll(() => buildBundles("main", "cli"), 60_000)
+
+afterAll(() => {
+  for (const child of children) child.kill("SIGKILL")
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** A start that fails: its exit code and what it printed on each stream. */
+const failedStart = async (env: NodeJS.ProcessEnv) => {
+  const [runtime, args] = serverCommand()
+  const result = await promisify(execFile)(runtime, args, {
+    env: { ...baseEnv, ...env },
+    cwd: root,
+    timeout: 30_000
+  }).then(
+    () => ({ code: 0, stdout: "", stderr: "" }),
+    (e: { code: number; stdout: string; stderr: string }) => e
+  )
+  return { code: result.code, stdout: result.stdout, stderr: result.stderr }
+}
+
+/** The start fails with exit code 1 and exactly these lines on stderr, no stack trace. */
+const expectRefused = async (env: NodeJS.ProcessEnv, lines: ReadonlyArray<string>) => {
+  const refused = await failedStart(env)
+  expect(refused.code, refused.stderr).toBe(1)
+  expect(refused.stderr.trimEnd().split("\n")).toEqual(lines)
+  expect(refused.stderr).not.toMatch(/^\s+at /m)
+  return refused
+}
+
+interface Started {
+  readonly child: ChildProcess
+  readonly url: string
+  readonly output: () => string
+  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>
+}
+
+/** Starts the server; resolves once its whole banner is printed. */
+const start = (env: NodeJS.ProcessEnv) =>
+  new Promise<Started>((resolve, reject) => {
+    const [runtime, args] = serverCommand()
+    const child = spawn(runtime, args, { env: { ...baseEnv, ...env }, cwd: root })
+    children.push(child)
+    let output = ""
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>(
+      (done) => child.once("exit", (code, signal) => done({ code, signal, at: Date.now() }))
+    )
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000)
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      const url = output.match(/listening on (http:\/\/\S+)/)?.[1]
+      if (url && /(Try: curl|npm run pay)/.test(output)) {
+        clearTimeout(timer)
+        resolve({ child, url, output: () => output, exit })
+      }
+    }
+    child.stdout.on("data", onData)
+    child.stderr.on("data", onData)
+    void exit.then(() => reject(new Error(`server exited before it started:\n${output}`)))
+  })
+
+/** Waits until `check` holds, polling; fails after `ms`. */
+const until = async (check: () => boolean, ms = 10_000) => {
+  const deadline = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting")
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+describe("a start with a wrong setting says so in one line per setting", () => {
+  it("names each wrong variable, its value and what is allowed, several at once", async () => {
+    await expectRefused({ PAY_MAX_BODY_BYTES: "-1", PORT: "abc", PAY_SANDBOX: "yes" }, [
+      'error: PORT is "abc"; it must be a whole number from 0 to 65535 (0 picks a free port)',
+      'error: PAY_MAX_BODY_BYTES is "-1"; it must be from 1024 to 104857600',
+      'error: PAY_SANDBOX is "yes"; it must be 1 (the sandbox on any address) or 0 (loopback only, the default)'
+    ])
+    // A secret's value is never repeated.
+    const secret = await expectRefused({ PAY_SECRET: "not base64!" }, [
+      "error: PAY_SECRET must be standard base64, e.g. the output of `openssl rand -base64 32`"
+    ])
+    expect(secret.stderr).not.toContain("not base64!")
+  }, 60_000)
+
+  it("names the place in PAY_CONFIG's file and what it must hold", async () => {
+    const path = join(dir, "networks.json")
+    writeFileSync(
+      path,
+      JSON.stringify({
+        networks: [
+          {
+            chainId: "eip155:8453",
+            name: "Base",
+            collectorKey: `0x${"11".repeat(32)}`,
+            tokens: [
+              {
+                asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                symbol: "USDC",
+                name: "USD Coin",
+                decimals: 6,
+                priceCurrency: "USD"
+              }
+            ]
+          }
+        ]
+      })
+    )
+    await expectRefused({ PAY_DATABASE: join(dir, "config.sqlite"), PAY_CONFIG: path }, [
+      `error: PAY_CONFIG ${path}: networks[0].rpcUrl is missing (an http:// or https:// URL)`
+    ])
+  }, 60_000)
+
+  it("names PAY_DATABASE, without its password, and why it cannot be opened", async () => {
+    await expectRefused({ PAY_DATABASE: "postgres://pay:s3cret@127.0.0.1:1/pay" }, [
+      "error: PAY_DATABASE postgres://pay@127.0.0.1:1/pay: connection refused at 127.0.0.1:1 (ECONNREFUSED); check that PostgreSQL runs there and the URL's host and port"
+    ])
+    const missing = new URL(testDatabaseUrl())
+    missing.pathname = "/pay_startup_no_such_database"
+    missing.search = ""
+    const shown = new URL(missing)
+    shown.password = ""
+    await expectRefused({ PAY_DATABASE: missing.toString() }, [
+      `error: PAY_DATABASE ${shown}: database "pay_startup_no_such_database" does not exist; create it (createdb) or name an existing one in the URL`
+    ])
+    const file = join(dir, "a-file")
+    writeFileSync(file, "")
+    await expectRefused({ PAY_DATABASE: join(file, "pay.sqlite") }, [
+      `error: PAY_DATABASE ${join(file, "pay.sqlite")}: its folder cannot be made: a file is in the way; give a path in a folder`
+    ])
+  }, 60_000)
+
+  it("shows the whole cause with PAY_LOG_LEVEL=debug", async () => {
+    const file = join(dir, "another-file")
+    writeFileSync(file, "")
+    const refused = await failedStart({
+      PAY_DATABASE: join(file, "pay.sqlite"),
+      PAY_LOG_LEVEL: "debug"
+    })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(/^error: PAY_DATABASE .*a file is in the way/)
+    expect(refused.stderr).toContain("SqliteStorageError")
+  }, 60_000)
+})
+
+describe("a start on a busy port", () => {
+  let busy: Server
+  beforeAll(async () => {
+    busy = createServer()
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve))
+  })
+  afterAll(() => new Promise<void>((resolve) => busy.close(() => resolve())))
+
+  it("says which address is taken, creates no partner, and the next start shows the first key", async () => {
+    const port = (busy.address() as { port: number }).port
+    const database = join(dir, "busy.sqlite")
+    await expectRefused({ PAY_DATABASE: database, PORT: String(port) }, [
+      `error: HOST:PORT 127.0.0.1:${port} is in use by another process (EADDRINUSE); stop it, or set PORT to a free port (0 picks one)`
+    ])
+    const listed = await promisify(execFile)(
+      nodeBinary,
+      [bundle("cli"), "partners", "list", "--json"],
+      { env: { ...baseEnv, PAY_DATABASE: database }, cwd: root }
+    )
+    expect(JSON.parse(listed.stdout)).toEqual([])
+
+    const next = await start({ PAY_DATABASE: database })
+    expect(next.output()).toContain("First start: created partner")
+    expect(next.output()).toMatch(/shown only this once, store it now:\n\n {4}pk_\S+\n/)
+    next.child.kill("SIGTERM")
+    expect((await next.exit).code).toBe(0)
+  }, 90_000)
+})
+
+describe("an unknown PAY_ variable", () => {
+  it("is a warning naming the closest setting; the start goes on, its new database said so", async () => {
+    const database = join(dir, "misspelt.sqlite")
+    const first = await start({ PAY_DATABASE: database, PAY_DATABSE: join(dir, "meant.sqlite") })
+    expect(first.output()).toContain(
+      "warning: PAY_DATABSE is not a setting of this server; did you mean PAY_DATABASE?\n"
+    )
+    expect(first.output()).toContain(`  Database: ${database} (new: created now)\n`)
+    first.child.kill("SIGTERM")
+    expect((await first.exit).code).toBe(0)
+
+    const again = await start({ PAY_DATABASE: database, PAY_NOT_A_THING_AT_ALL: "1" })
+    expect(again.output()).toContain(
+      "warning: PAY_NOT_A_THING_AT_ALL is not a setting of this server; the settings are in docs/configuration.md\n"
+    )
+    expect(again.output()).toContain(`  Database: ${database}\n`)
+    again.child.kill("SIGTERM")
+    expect((await again.exit).code).toBe(0)
+  }, 90_000)
+})
+
+describe("stopping", () => {
+  const key = "pk_startup_key_0123456789abcdef"
+  const headers = { "Api-Key": key, "Content-Type": "application/json" }
+
+  /** A server with a merchant and an unpaid payment: its URL and the status path to long-poll. */
+  const withPayment = async (name: string) => {
+    const server = await start({
+      PAY_DATABASE: join(dir, `${name}.sqlite`),
+      PAY_BOOTSTRAP_API_KEY: key,
+      PAY_MAX_LONG_POLL_MS: "60000",
+      PAY_PAYMENT_LIFETIME_SECONDS: "600"
+    })
+    const merchant = (await (
+      await fetch(`${server.url}/v1/merchants`, {
+        method: "POST",
+        headers: { ...headers, "Idempotency-Key": `${name}-m` },
+        body: JSON.stringify({ merchantName: "Shop", merchantEmail: "s@shop.test" })
+      })
+    ).json()) as { merchant: { id: string } }
+    const payment = (await (
+      await fetch(`${server.url}/v1/payments`, {
+        method: "POST",
+        headers: { ...headers, "Merchant-Id": merchant.merchant.id },
+        body: JSON.stringify({ referenceId: "R-1", amount: { unit: "iso4217/USD", value: "100" } })
+      })
+    ).json()) as { paymentId: string }
+    return { server, merchantId: merchant.merchant.id, paymentId: payment.paymentId }
+  }
+
+  it("SIGTERM answers a held 60 s long-poll at once with the current status, then exits well within the bound", async () => {
+    const { server, merchantId, paymentId } = await withPayment("drain")
+    const held = fetch(`${server.url}/v1/payments/${paymentId}/status?maxPollMs=60000`, {
+      headers: { ...headers, "Merchant-Id": merchantId }
+    }).then(async (r) => ({ status: r.status, body: await r.json(), at: Date.now() }))
+    // Held for a moment, then the signal.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const signalled = Date.now()
+    server.child.kill("SIGTERM")
+    const answer = await held
+    expect(answer.status).toBe(200)
+    expect(answer.body).toMatchObject({ status: "requires_action", isFinal: false })
+    // Well before the long-poll's own 60 s (a noisy machine: generous).
+    expect(answer.at - signalled).toBeLessThan(15_000)
+    const exit = await server.exit
+    expect(exit.code).toBe(0)
+    expect(exit.at - signalled).toBeLessThan(15_000)
+    expect(server.output()).toContain("Pay engine stopping (SIGTERM)")
+    expect(server.output()).toContain("Pay engine stopped.")
+  }, 90_000)
+
+  it("a second SIGTERM exits at once, says so, and closes a request still arriving", async () => {
+    const { server } = await withPayment("second")
+    // A request whose body never finishes arriving: in flight, so the stop waits for it.
+    const { port } = new URL(server.url)
+    const socket: Socket = connect({ host: "127.0.0.1", port: Number(port) })
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()))
+    const closed = new Promise<string>((resolve) => {
+      let received = ""
+      socket.on("data", (data: Buffer) => {
+        received += data.toString()
+      })
+      socket.on("error", () => {})
+      socket.once("close", () => resolve(received))
+    })
+    socket.write(
+      `POST /v1/merchants HTTP/1.1\r\nhost: 127.0.0.1\r\napi-key: ${key}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"merchantName":`
+    )
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    server.child.kill("SIGTERM")
+    await until(() => server.output().includes("Pay engine stopping (SIGTERM)"))
+    const second = Date.now()
+    server.child.kill("SIGTERM")
+    const exit = await server.exit
+    expect(exit.code).toBe(143)
+    expect(exit.at - second).toBeLessThan(5_000)
+    expect(server.output()).toContain("second signal: exiting now\n")
+    // Closed, not left hanging (whatever the server had answered before).
+    expect(typeof (await closed)).toBe("string")
+  }, 90_000)
+})
