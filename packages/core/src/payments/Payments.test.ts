@@ -107,6 +107,45 @@ describe("Payments", () => {
     }).pipe(Effect.provide(engine()))
   )
 
+  it.effect(
+    "drain answers every held long-poll at once with the current status, and later ones at once",
+    () =>
+      Effect.gen(function* () {
+        const { partner, merchant, payment, payments } = yield* fixture
+        const events = yield* PaymentEvents
+        const partnerPoll = yield* Effect.fork(
+          payments.status(partner, merchant.id, payment.id, 20_000)
+        )
+        const walletPoll = yield* Effect.fork(payments.walletStatus(payment.id, 20_000))
+        let withoutFiber: StatusRead | undefined
+        const held = payments.statusNow(partner, merchant.id, payment.id, 20_000, () => {})
+        if (!(held instanceof Promise)) throw new Error("not held")
+        void held.then((answer) => {
+          withoutFiber = answer
+        })
+        yield* TestClock.adjust(Duration.seconds(1))
+        expect(yield* events.held).toBe(3)
+
+        yield* payments.drain
+        // No more clock time: the drain alone answers them, with the status as it is.
+        for (const poll of [partnerPoll, walletPoll]) {
+          const answered = yield* Fiber.join(poll)
+          expect(answered.payment.status).toBe("requires_action")
+          expect(answered.at.getTime() - payment.createdAt.getTime()).toBe(1000)
+        }
+        yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+        expect(withoutFiber?.payment.status).toBe("requires_action")
+        expect(yield* events.held).toBe(0)
+
+        // A long-poll after the drain is answered at once, held neither way.
+        const later = yield* payments.status(partner, merchant.id, payment.id, 20_000)
+        expect(later.at.getTime() - payment.createdAt.getTime()).toBe(1000)
+        const now = payments.statusNow(partner, merchant.id, payment.id, 20_000, () => {})
+        expect(now instanceof Promise ? "held" : now?.payment.status).toBe("requires_action")
+        expect(yield* events.held).toBe(0)
+      }).pipe(Effect.provide(engine()))
+  )
+
   it.effect("answers the unchanged status when the time runs out, capped at the maximum", () =>
     Effect.gen(function* () {
       const { partner, merchant, payment, payments } = yield* fixture
