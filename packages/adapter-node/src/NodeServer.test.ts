@@ -4,7 +4,7 @@
  */
 import { createServer } from "node:http"
 import { connect, type Socket } from "node:net"
-import { Effect } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import { applyServerLimits, serve, serverLimits } from "./NodeServer.js"
 
@@ -96,4 +96,59 @@ describe("the node server's limits", () => {
       )
     )
   }, 60_000)
+})
+
+describe("the node server's stop", () => {
+  /** An engine whose every request is held until it is drained (or never, without `drain`). */
+  const holding = (withDrain: boolean) => {
+    const waiting: Array<() => void> = []
+    const handle = () =>
+      new Promise<{ status: number; headers: Record<string, string>; body: string }>((resolve) => {
+        waiting.push(() => resolve({ status: 200, headers: {}, body: "drained" }))
+      })
+    return {
+      handle,
+      ...(withDrain
+        ? {
+            drain: () => {
+              for (const answer of waiting.splice(0)) answer()
+            }
+          }
+        : {}),
+      waiting: () => waiting.length
+    }
+  }
+
+  /** Serves `engine`, holds one request, closes the scope: what the client got, and when the close ended. */
+  const stopWhileHeld = (engine: ReturnType<typeof holding>, shutdownGrace: number) =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const scope = yield* Scope.make()
+        const running = yield* Scope.extend(
+          serve(engine, { host: "127.0.0.1", port: 0, shutdownGrace }),
+          scope
+        )
+        const answer = fetch(`${running.url}/held`).then(
+          (r) => r.text(),
+          (e: Error) => `failed: ${e.message}`
+        )
+        while (engine.waiting() === 0) yield* Effect.sleep("10 millis")
+        const started = Date.now()
+        yield* Scope.close(scope, Exit.void)
+        return { closedAfter: Date.now() - started, answer: yield* Effect.promise(() => answer) }
+      })
+    )
+
+  it("drains the engine: a held request is answered at once, the stop does not wait for it", async () => {
+    const stopped = await stopWhileHeld(holding(true), 20_000)
+    expect(stopped.answer).toBe("drained")
+    expect(stopped.closedAfter).toBeLessThan(2_000)
+  }, 30_000)
+
+  it("closes a request still held after the grace, rather than waiting for it", async () => {
+    const stopped = await stopWhileHeld(holding(false), 300)
+    expect(stopped.answer).toMatch(/^failed: /)
+    expect(stopped.closedAfter).toBeGreaterThanOrEqual(250)
+    expect(stopped.closedAfter).toBeLessThan(5_000)
+  }, 30_000)
 })

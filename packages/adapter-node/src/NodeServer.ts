@@ -92,9 +92,16 @@ const listen = (server: Server, options: ServeOptions) =>
 
 const close = (server: Server, grace: Duration.DurationInput, drain: (() => void) | undefined) =>
   Effect.async<void>((resume) => {
-    server.close(() => resume(Effect.void))
+    // Connections that finish their request from now on (a drained long-poll's among them) are
+    // idle keep-alive ones the server would otherwise wait for: closed as they come.
+    const sweep = setInterval(() => server.closeIdleConnections(), 50)
+    server.close(() => {
+      clearInterval(sweep)
+      resume(Effect.void)
+    })
     drain?.()
     server.closeIdleConnections()
+    return Effect.sync(() => clearInterval(sweep))
   }).pipe(
     Effect.timeout(grace),
     // A release runs uninterruptibly, where the timeout could not cut the wait short.
