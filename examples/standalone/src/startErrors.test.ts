@@ -24,6 +24,9 @@ describe("a wrong setting's line", () => {
         'error: PAY_QUOTE_LOCK_SECONDS is "0"; it must be from 1 to 3600'
       ]
     )
+    expect(linesFor({ PAY_WEBHOOK_RETRY_SCHEDULE: "5,soon" })).toEqual([
+      'error: PAY_WEBHOOK_RETRY_SCHEDULE is "5,soon"; it must be up to 50 whole numbers of seconds from 0 to 604800, comma-separated (e.g. 5,300,1800)'
+    ])
     expect(linesFor({ PAY_MAX_LONG_POLL_MS: "soon" })).toEqual([
       'error: PAY_MAX_LONG_POLL_MS is "soon"; it must be a whole number from 0 to 120000'
     ])
@@ -36,6 +39,12 @@ describe("a wrong setting's line", () => {
     expect(lines).toEqual([
       "error: PAY_BOOTSTRAP_API_KEY is not valid; it must be 20 to 256 of A-Z a-z 0-9 _ -",
       "error: PAY_SECRET must be standard base64, e.g. the output of `openssl rand -base64 32`"
+    ])
+  })
+
+  it("keeps a message that says more than what it must be", () => {
+    expect(linesFor({ PAY_SECRET_PREVIOUS: "a," })).toEqual([
+      "error: PAY_SECRET_PREVIOUS's secret 1 of 2 must be standard base64, e.g. the output of `openssl rand -base64 32`"
     ])
   })
 

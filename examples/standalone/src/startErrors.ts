@@ -43,14 +43,15 @@ export const configErrorLines = (
 ): ReadonlyArray<string> => {
   const lines = leaves(error).map(({ path, message }) => {
     const named = /^([A-Z][A-Z0-9_]*)\b/.exec(message)?.[1]
-    const name = path.length > 0 ? path.join("_") : named
+    // The environment is flat: the variable is the path's last part (a mapped Config repeats it).
+    const name = path.length > 0 ? path[path.length - 1] : named
     if (name === undefined) return message
     const value = shownValue(name, env)
     if (named === name) {
       const rest = message.slice(name.length).trim()
       return value !== undefined && /^must\b/.test(rest)
         ? `${name} is ${value}; it ${rest}`
-        : `${name} ${rest}`
+        : message
     }
     const allowed = SETTINGS[name]
     const wrong = value === undefined ? "is not valid" : `is ${value}`
