@@ -40,11 +40,12 @@ const warnUnknownSettings = Effect.suspend(() => {
   })
 })
 
-const program = (
-  host: StandaloneHost,
-  context: { -readonly [K in keyof StartContext]: StartContext[K] }
-) =>
-  Effect.gen(function* () {
+const program = (host: StandaloneHost) => {
+  /** The settings a failed start's lines name, once read. */
+  const context: { -readonly [K in keyof StartContext]: StartContext[K] } = {}
+  /** Set once the server listens: what fails after that is no start's failure. */
+  let listening = false
+  return Effect.gen(function* () {
     yield* warnUnknownSettings
     const config = yield* standaloneConfig
     context.host = config.host
@@ -53,6 +54,7 @@ const program = (
     // Seen before the start creates it: a misspelt PAY_DATABASE shows as a new file.
     const newDatabase = !isPostgresUrl(config.database) && !existsSync(config.database)
     const { server, bootstrapped, sandbox } = yield* startStandalone(host, config)
+    listening = true
     yield* Console.log(`Pay engine listening on ${server.url} (${host.runtime})`)
     yield* Console.log(
       `  API reference: ${config.publicUrl}/docs   OpenAPI document: ${config.publicUrl}/openapi.json`
@@ -106,7 +108,12 @@ const program = (
     // The operator's to fix: one line per problem, no stack trace (unless asked for).
     Effect.tapErrorCause((cause) =>
       Effect.suspend(() => {
-        const lines = startErrorLines(cause, context)
+        // Past the start (a failure while stopping), the lines are not a start's.
+        const lines = listening
+          ? Cause.isInterruptedOnly(cause)
+            ? undefined
+            : [`error: the server stopped on an error: ${Cause.squash(cause)}`]
+          : startErrorLines(cause, context)
         if (lines === undefined) return Effect.void
         return Console.error(
           [...lines, ...(verbose() ? [Cause.pretty(cause, { renderErrorCause: true })] : [])].join(
@@ -116,6 +123,7 @@ const program = (
       })
     )
   )
+}
 
 /**
  * After the first SIGINT/SIGTERM (which runMain turns into an interrupt: the
@@ -148,5 +156,5 @@ const watchSignals = () => {
 /** Runs the server until a signal stops it (Bun keeps Node's process and signal API). */
 export const runStandalone = (host: StandaloneHost): void => {
   watchSignals()
-  NodeRuntime.runMain(program(host, {}), { disableErrorReporting: true })
+  NodeRuntime.runMain(program(host), { disableErrorReporting: true })
 }
