@@ -163,6 +163,9 @@ const DEFAULT_MESSAGE = /^(Expected |Unable to decode )/
 const hasMessage = (ast: AST.Annotated): boolean =>
   ast.annotations[AST.MessageAnnotationId] !== undefined
 
+const isUndefined = (issue: ParseResult.ParseIssue): boolean =>
+  "ast" in issue && AST.isUndefinedKeyword(issue.ast)
+
 /** A member of a union the value is not even the kind of (a string given for an object). */
 const isShallow = (issue: ParseResult.ParseIssue): boolean => {
   switch (issue._tag) {
@@ -226,14 +229,27 @@ const walk = (issue: ParseResult.ParseIssue, path: ReadonlyArray<PropertyKey>): 
       if (hasMessage(issue.ast)) return leaf(issue, path, issue.ast)
       if (AST.isUnion(issue.ast)) {
         const deep = inner.filter((member) => !isShallow(member))
-        return deep.length === 0
-          ? [{ path, message: `must be ${expected(issue.ast)}` }]
-          : deep.flatMap((member) => walk(member, path))
+        if (deep.length > 0) return deep.flatMap((member) => walk(member, path))
+        // An optional field's one type: its own message says it best (an id's form).
+        const kinds = inner.filter((member) => !isUndefined(member))
+        return kinds.length === 1
+          ? walk(kinds[0]!, path)
+          : [{ path, message: `must be ${expected(issue.ast)}` }]
       }
       return inner.flatMap((member) => walk(member, path))
     }
-    case "Refinement":
-      return issue.kind === "From" ? walk(issue.issue, path) : leaf(issue, path, issue.ast)
+    case "Refinement": {
+      if (issue.kind === "Predicate") return leaf(issue, path, issue.ast)
+      // A check whose message overrides its base's (`override: true`) says it for both.
+      if (hasMessage(issue.ast)) {
+        const own = ParseResult.ArrayFormatter.formatIssueSync(issue)
+        const only = own[0]
+        if (own.length === 1 && only?.path.length === 0 && !DEFAULT_MESSAGE.test(only.message)) {
+          return [{ path, message: only.message }]
+        }
+      }
+      return walk(issue.issue, path)
+    }
     case "Transformation":
       return issue.kind === "Transformation"
         ? leaf(issue, path, issue.ast.to)
