@@ -39,8 +39,10 @@ HttpApi.reflect(PayApi as unknown as HttpApi.HttpApi.AnyWithProps, {
   onGroup() {},
   onEndpoint({ endpoint }) {
     const route = `${endpoint.method} ${endpoint.path}`
-    const add = (schema: Option.Option<Schema.Schema.Any>, source: Part["source"]) => {
-      if (Option.isSome(schema)) parts.push({ route, schema: schema.value, source })
+    const add = (schema: Option.Option<unknown>, source: Part["source"]) => {
+      if (Option.isSome(schema)) {
+        parts.push({ route, schema: schema.value as Schema.Schema.Any, source })
+      }
     }
     add(endpoint.payloadSchema, "body")
     add(endpoint.urlParamsSchema, "query")
