@@ -164,7 +164,7 @@ const hasMessage = (ast: AST.Annotated): boolean =>
   ast.annotations[AST.MessageAnnotationId] !== undefined
 
 const isUndefined = (issue: ParseResult.ParseIssue): boolean =>
-  "ast" in issue && AST.isUndefinedKeyword(issue.ast)
+  issue._tag === "Type" && AST.isUndefinedKeyword(issue.ast)
 
 /** A member of a union the value is not even the kind of (a string given for an object). */
 const isShallow = (issue: ParseResult.ParseIssue): boolean => {
