@@ -440,6 +440,49 @@ describe("every error code, over HTTP on the standalone server (SQLite)", () => 
     )
   })
 
+  it.each([
+    [
+      { "x-api-key": PARTNER_KEY },
+      "a key was sent in X-Api-Key, which only GET /v1/merchants/:merchant_id/payments reads"
+    ],
+    [{ apikey: PARTNER_KEY }, "a key was sent in ApiKey, which the engine does not read"],
+    [
+      { authorization: `Basic ${PARTNER_KEY}` },
+      'a key was sent in Authorization, which is read only as "Bearer <key>"'
+    ],
+    [
+      { authorization: "Bearer" },
+      'a key was sent in Authorization, which is read only as "Bearer <key>"'
+    ],
+    [{ "api-key": " " }, "the Api-Key header sent is empty"],
+    [{}, "Authorization: Bearer <key>"]
+  ])(
+    "a partner key missing with headers %j: 401 missing_api_key saying %s",
+    async (headers, said) => {
+      const answer = await world.partner.get("/v1/merchants", { key: null, headers })
+      expectError(answer, 401, "missing_api_key", ["Api-Key"])
+      expect(answer.body.message).toMatch(/^Missing API key: send it in the Api-Key header/)
+      expect(answer.body.message).toContain(said)
+    }
+  )
+
+  it("the legacy route reads X-Api-Key; the gateway names the header it does not read", async () => {
+    const legacy = await world.partner.get(`/v1/merchants/${world.merchantId}/payments`, {
+      key: null,
+      headers: { "x-api-key": PARTNER_KEY }
+    })
+    expect(legacy.status, legacy.text).toBe(200)
+    const { paymentId } = await paymentFor(world.partner, world.merchantId)
+    const gateway = await world.wallet.get(`/v1/gateway/payment/${paymentId}`, {
+      key: null,
+      headers: { "x-api-key": world.walletApiKey }
+    })
+    expectError(gateway, 401, "missing_auth_headers", ["Api-Key"])
+    expect(gateway.body.message).toBe(
+      "Missing wallet credentials: send the wallet app's Api-Key header or its App-Id header (a key was sent in X-Api-Key, which wallet gateway routes do not read)"
+    )
+  })
+
   it.each(Object.keys(CASES) as Array<keyof typeof CASES>)(
     "%s",
     async (row) => {
