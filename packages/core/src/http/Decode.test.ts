@@ -15,6 +15,8 @@ const refusal = <A, I>(
   return decoded.left
 }
 
+const AMOUNT = { unit: "iso4217/USD", value: "1050" }
+
 const STATUSES = "requires_action, processing, succeeded, failed, expired, cancelled"
 
 /** The schema library's own notation, which no message may show. */
@@ -75,6 +77,13 @@ describe("makeDecoder's messages", () => {
       },
       { field: "checkout", message: "must be an object with successUrl and errorUrl or null" }
     ])
+    expect(
+      refusal(
+        CreatePaymentRequest,
+        { referenceId: "order-1", amount: AMOUNT, expiresAt: 1.5 },
+        "body"
+      ).issues
+    ).toEqual([{ field: "expiresAt", message: "must be a Unix time in seconds" }])
     expect(refusal(CreatePaymentRequest, [], "body").issues).toEqual([
       { field: "body", message: "must be an object with referenceId and amount" }
     ])

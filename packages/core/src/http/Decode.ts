@@ -151,6 +151,8 @@ const unionExpected = (ast: AST.Union): string => {
 
 /** What a failed check needs: Effect's own checks describe themselves ("an integer"). */
 const checked = (ast: AST.Refinement): string => {
+  const own = ast.annotations[Expects]
+  if (typeof own === "string") return own
   const description = ast.annotations[AST.DescriptionAnnotationId]
   return typeof description === "string" && /^an? /.test(description)
     ? description
