@@ -114,7 +114,9 @@ const localError = (
     return new PayApiError({
       status: 400,
       code: (missing ? rule.missing : rule.invalid).code,
-      message: missing ? `Missing ${header} header` : `${header}: ${issues[0]?.message}`,
+      message: missing
+        ? `Missing ${header} header: send ${rule.wanted}`
+        : `${header}: ${issues[0]?.message}`,
       issues: issues.map((i) => ({ field: headerName(i.field), message: i.message })),
       source: "client",
       ...context

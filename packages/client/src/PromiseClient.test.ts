@@ -210,7 +210,10 @@ describe("createPayClient", () => {
     const payment = await pay.payments.get("pay_x").catch((e: unknown) => e)
     expect(payment).toMatchObject({ status: 404, code: "payment_not_found", source: "client" })
     const query = await pay.merchants.list({ limit: 1000 }).catch((e: unknown) => e)
-    expect(query).toMatchObject({ code: "invalid_params", issues: [{ field: "limit" }] })
+    expect(query).toMatchObject({
+      code: "invalid_params",
+      issues: [{ field: "limit", message: "must be a whole number from 1 to 100" }]
+    })
     expect(sent).toHaveLength(0)
   })
 

@@ -76,14 +76,23 @@ declare module "./http/ErrorResponses.js" {
 const GATEWAY_AUTH: Record<GatewayAuthError["reason"], readonly [ApiErrorSpec, string]> = {
   missing_auth_headers: [
     ApiErrors.MissingAuthHeaders,
-    "Missing wallet credentials: send Api-Key or App-Id"
+    "Missing wallet credentials: send the wallet app's Api-Key header or its App-Id header"
   ],
-  missing_app_id: [ApiErrors.MissingAppId, "Client-Id was sent without App-Id"],
-  invalid_api_key: [ApiErrors.InvalidApiKey, "Invalid API key"],
-  invalid_app_id: [ApiErrors.InvalidAppId, "Invalid App-Id"],
+  missing_app_id: [
+    ApiErrors.MissingAppId,
+    "Client-Id was sent without App-Id: send the wallet app's App-Id with it, or its Api-Key"
+  ],
+  invalid_api_key: [
+    ApiErrors.InvalidApiKey,
+    "Invalid API key: the Api-Key sent is no wallet app's key (a partner's key does not work on gateway routes)"
+  ],
+  invalid_app_id: [
+    ApiErrors.InvalidAppId,
+    "Invalid App-Id: it names no wallet app; send the app_… id the app was created with"
+  ],
   conflicting_auth_headers: [
     ApiErrors.ConflictingAuthHeaders,
-    "Api-Key and App-Id name different wallet apps"
+    "Api-Key and App-Id name different wallet apps: send one of them, or both of the same app"
   ]
 }
 
@@ -101,7 +110,10 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
     Unauthenticated: (e) =>
       e.reason === "missing"
         ? replyOf(ApiErrors.MissingApiKey, "Missing API key")
-        : replyOf(ApiErrors.InvalidApiKey, "Invalid API key"),
+        : replyOf(
+            ApiErrors.InvalidApiKey,
+            "Invalid API key: the key sent in Api-Key (or Authorization: Bearer) is not an active key of any partner: mistyped, revoked or expired"
+          ),
     // Every refusal of a wallet's credentials is 401, a conflict of two valid headers too: the
     // reference documents only 401 for gateway authentication, and a wallet reacts to all alike.
     GatewayAuthError: (e) => replyOf(...GATEWAY_AUTH[e.reason]),
@@ -110,8 +122,8 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
       replyOf(
         ApiErrors.IdempotencyConflict,
         e.reason === "different_request"
-          ? "Idempotency key conflict: same key was used with a different request"
-          : "Idempotency key conflict: a request with this key is still being processed; retry later"
+          ? "Idempotency-Key conflict: this key was used with a different request; send a new Idempotency-Key for a new request"
+          : "Idempotency-Key conflict: the first request with this key is still being processed; retry later with the same Idempotency-Key"
       ),
     MerchantNotFound: (e) => replyOf(ApiErrors.NotFound, `No merchant ${e.merchantId}`),
     WebhookUrlRefused: (e) =>
@@ -157,7 +169,7 @@ export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFai
     MerchantInactive: (e) =>
       replyOf(
         ApiErrors.MerchantInactive,
-        `Merchant ${e.merchantId} is ${e.status} and cannot accept payments`
+        `Merchant ${e.merchantId} is ${e.status} and cannot accept payments: only an active merchant can`
       ),
     RefundExists: (e) =>
       replyOf(

@@ -9,6 +9,7 @@ import { Schema } from "effect"
 import { failsWith, pathOf, VersionHeaders } from "../http/ApiDocs.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { PartnerApiKey } from "../partners/PartnerAuth.js"
+import { wholeNumberFromString } from "../shared/WholeNumber.js"
 import { EVENT_TYPES, EventId, PING } from "./Event.js"
 
 export const EventView = Schema.Struct({
@@ -27,10 +28,7 @@ export const EventView = Schema.Struct({
 }).annotations({ identifier: "Event" })
 
 /** `limit` of a keyset-paged list: 1 to 100. */
-export const PageLimit = Schema.NumberFromString.pipe(
-  Schema.int({ message: () => "must be a whole number" }),
-  Schema.between(1, 100, { message: () => "must be from 1 to 100" })
-)
+export const PageLimit = wholeNumberFromString(1, 100)
 
 export const PageCursor = Schema.optional(
   Schema.String.annotations({ description: "Opaque: the `nextCursor` of the previous page" })

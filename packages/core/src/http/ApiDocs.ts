@@ -43,18 +43,25 @@ export const VersionHeaders = Schema.Struct({
 export interface HeaderRule {
   readonly missing: ApiErrorSpec
   readonly invalid: ApiErrorSpec
-}
-
-export const HEADER_RULES: Readonly<Record<string, HeaderRule>> = {
-  "merchant-id": { missing: ApiErrors.MissingMerchantId, invalid: ApiErrors.InvalidParams },
-  "idempotency-key": {
-    missing: ApiErrors.MissingIdempotencyKey,
-    invalid: ApiErrors.ParamsValidation
-  }
+  /** What to send, said when it is missing: "the merchant's id (mrch_…)". */
+  readonly wanted: string
 }
 
 /** The longest `Idempotency-Key` accepted (SPEC.md section 8). */
 export const MAX_KEY_LENGTH = 255
+
+export const HEADER_RULES: Readonly<Record<string, HeaderRule>> = {
+  "merchant-id": {
+    missing: ApiErrors.MissingMerchantId,
+    invalid: ApiErrors.InvalidParams,
+    wanted: "the id of the merchant the request is for (mrch_…)"
+  },
+  "idempotency-key": {
+    missing: ApiErrors.MissingIdempotencyKey,
+    invalid: ApiErrors.ParamsValidation,
+    wanted: `a new unique string of at most ${MAX_KEY_LENGTH} characters for each request (a UUID), the same one when retrying it`
+  }
+}
 
 export const IdempotencyKeyHeader = Schema.String.pipe(
   Schema.maxLength(MAX_KEY_LENGTH, {

@@ -28,11 +28,13 @@ export class RequestError extends Schema.TaggedError<RequestError>()("RequestErr
     return new RequestError({ status: spec.status, code: spec.code, message, ...extra })
   }
 
-  /** A required header that was not sent, e.g. `Merchant-Id`. */
-  static missingHeader(spec: ErrorRow, header: string): RequestError {
-    return RequestError.of(spec, `Missing ${header} header`, {
-      issues: [{ field: header, message: "is required" }]
-    })
+  /** A required header that was not sent, e.g. `Merchant-Id`, and what to send in it. */
+  static missingHeader(spec: ErrorRow, header: string, wanted?: string): RequestError {
+    return RequestError.of(
+      spec,
+      `Missing ${header} header${wanted === undefined ? "" : `: send ${wanted}`}`,
+      { issues: [{ field: header, message: "is required" }] }
+    )
   }
 
   /** One offending field. */

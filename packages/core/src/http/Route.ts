@@ -237,7 +237,11 @@ const headersDecoder = (schema: Option.Option<Schema.Schema.Any>) => {
       if (value === undefined || value === "") {
         if (field.optional) continue
         return Either.left(
-          RequestError.missingHeader(field.rule?.missing ?? ApiErrors.InvalidParams, field.header)
+          RequestError.missingHeader(
+            field.rule?.missing ?? ApiErrors.InvalidParams,
+            field.header,
+            field.rule?.wanted
+          )
         )
       }
       if (field.decode === undefined) {

@@ -57,8 +57,11 @@ export const RotateApiKeyRequest = Schema.Struct({
   overlapSeconds: Schema.optional(
     Schema.Int.pipe(
       Schema.between(0, MAX_ROTATION_OVERLAP_SECONDS, {
-        message: () =>
-          `must be a whole number of seconds from 0 (at once) to ${MAX_ROTATION_OVERLAP_SECONDS} (30 days)`
+        // Said for a value that is no number at all, or not a whole one, too.
+        message: () => ({
+          message: `must be a whole number of seconds from 0 (at once) to ${MAX_ROTATION_OVERLAP_SECONDS} (30 days)`,
+          override: true
+        })
       })
     ).annotations({
       description: `How long the rotated key stays valid beside the new one; default ${DEFAULT_ROTATION_OVERLAP_SECONDS}`

@@ -10,6 +10,7 @@ import { ApiErrors } from "../http/ErrorResponses.js"
 import { PartnerApiKey } from "../partners/PartnerAuth.js"
 import { CryptoSettlementView, FiatSettlementView } from "../settlements/Api.js"
 import { boundedText, DisplayName, Email, HttpsUrl } from "../shared/Text.js"
+import { wholeNumberFromString } from "../shared/WholeNumber.js"
 import { LOGO_REFUSAL_CODES, type LogoRefusalCode } from "./Logo.js"
 import { MerchantId, MerchantStatus } from "./Merchant.js"
 
@@ -56,10 +57,7 @@ export const UpdateMerchantRequest = Schema.Struct({
   description: "At least one field; `iconUrl: null` removes the logo"
 })
 
-const Limit = Schema.NumberFromString.pipe(
-  Schema.int({ message: () => "must be a whole number" }),
-  Schema.between(1, 100, { message: () => "must be from 1 to 100" })
-)
+const Limit = wholeNumberFromString(1, 100)
 
 export const ListMerchantsParams = Schema.Struct({
   status: Schema.optional(MerchantStatus),

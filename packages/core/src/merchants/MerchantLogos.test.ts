@@ -101,7 +101,7 @@ describe("merchant logos", () => {
     ["http://cdn.acme.example/l.png", "must be an https:// URL"],
     ["logo.png", "must be an https:// URL"],
     [`https://cdn.acme.example/${"l".repeat(2048)}.png`, "must be at most 2048 characters long"],
-    [42, "Expected string, actual 42"]
+    [42, "must be a string or null"]
   ])(
     "an iconUrl %s is not an HTTPS URL: invalid_icon_url, and nothing is fetched",
     async (iconUrl, message) => {

@@ -5,7 +5,10 @@
  * partner has its own bucket, and a long-poll held counts once.
  */
 import { Context, Effect } from "effect"
+import { ApiErrors } from "../http/ErrorResponses.js"
 import type { EngineRequest } from "../http/Exchange.js"
+import { misplacedKey } from "../http/MisplacedKey.js"
+import { RequestError } from "../http/RequestError.js"
 import type { Authenticated, Authenticator } from "../http/Route.js"
 import { ApiKeys } from "../keys/ApiKeys.js"
 import { admit, RateLimits } from "../ratelimit/RateLimits.js"
@@ -20,6 +23,36 @@ export const presentedApiKey = (request: EngineRequest, legacy = false): string 
   const authorization = request.header("authorization")
   const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)
   return bearer?.[1] ?? (authorization === undefined ? undefined : "")
+}
+
+/** The one route that also reads `X-Api-Key` (SPEC.md section 5). */
+const LEGACY_ROUTE = "GET /v1/merchants/:merchant_id/payments"
+
+/**
+ * The 401 of a request without a key, saying where to send one and, when a
+ * key was sent where this route does not read it, where it was.
+ */
+export const missingApiKey = (request: EngineRequest, legacy = false): RequestError => {
+  const empty = ["api-key", ...(legacy ? ["x-api-key"] : [])].find(
+    (name) => request.header(name) !== undefined
+  )
+  const misplaced = misplacedKey(request, {
+    read: legacy ? ["x-api-key"] : [],
+    bearer: true,
+    elsewhere: (header) =>
+      header === "X-Api-Key" ? `which only ${LEGACY_ROUTE} reads` : "which the engine does not read"
+  })
+  const sent =
+    misplaced !== undefined
+      ? ` (a key was sent in ${misplaced.header}, ${misplaced.why})`
+      : empty !== undefined
+        ? ` (the ${empty === "api-key" ? "Api-Key" : "X-Api-Key"} header sent is empty)`
+        : ""
+  return RequestError.of(
+    ApiErrors.MissingApiKey,
+    `Missing API key: send it in the Api-Key header, or as Authorization: Bearer <key>${sent}`,
+    { issues: [{ field: "Api-Key", message: "is required" }] }
+  )
 }
 
 /** The checks of the two partner middlewares, on the `Partners` service. */
@@ -49,8 +82,12 @@ export const partnerAuthenticators = Effect.map(
       pinnedVersion: partner.apiVersion,
       extra: actingKey(partner)
     })
-    const check = (legacy: boolean) => (request: EngineRequest) =>
-      Effect.map(partners.authenticate(presentedApiKey(request, legacy)), caller)
+    const check = (legacy: boolean) => (request: EngineRequest) => {
+      const presented = presentedApiKey(request, legacy)
+      return presented === undefined || presented === ""
+        ? Effect.fail(missingApiKey(request, legacy))
+        : Effect.map(partners.authenticate(presented), caller)
+    }
     const known = (legacy: boolean) => (request: EngineRequest) => {
       const partner = partners.known(presentedApiKey(request, legacy))
       return partner === undefined ? undefined : caller(partner)

@@ -5,11 +5,13 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { failsWith, IdempotencyKeyHeader, pathOf, VersionHeaders } from "../http/ApiDocs.js"
+import { Expects } from "../http/Decode.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { MerchantId } from "../merchants/Merchant.js"
 import { LegacyPartnerApiKey, PartnerApiKey } from "../partners/PartnerAuth.js"
 import { AmountInput } from "../shared/Amount.js"
 import { boundedText, HttpsUrl } from "../shared/Text.js"
+import { wholeNumberFromString } from "../shared/WholeNumber.js"
 import {
   CancelResponse,
   CreatePaymentResponse,
@@ -29,8 +31,14 @@ export * from "./ApiViews.js"
 
 /** Unix seconds (the reference) or an RFC 3339 string (WIRE.md). */
 export const ExpiresAtInput = Schema.Union(
-  Schema.Int.annotations({ description: "Unix time in seconds" }),
-  Schema.String.annotations({ description: "RFC 3339 timestamp" })
+  Schema.Int.annotations({
+    description: "Unix time in seconds",
+    [Expects]: "a Unix time in seconds"
+  }),
+  Schema.String.annotations({
+    description: "RFC 3339 timestamp",
+    [Expects]: "an RFC 3339 timestamp like 2026-01-31T00:00:00Z"
+  })
 )
 
 export const CheckoutInput = Schema.Struct({
@@ -54,10 +62,7 @@ export const CreateRefundRequest = Schema.Struct({ paymentId: PaymentId }).annot
 const Statuses = Schema.Union(PaymentStatus, Schema.Array(PaymentStatus))
 const Strings = Schema.Union(Schema.String, Schema.Array(Schema.String))
 
-const Limit = Schema.NumberFromString.pipe(
-  Schema.int({ message: () => "must be a whole number" }),
-  Schema.between(1, 200, { message: () => "must be from 1 to 200" })
-)
+const Limit = wholeNumberFromString(1, 200)
 
 const ReferenceSearch = Schema.String.pipe(
   Schema.filter(
@@ -115,12 +120,13 @@ export const LegacyPaymentsParams = Schema.Struct({
   status: Schema.optional(Schema.Union(LegacyStatus, Schema.Array(LegacyStatus)))
 })
 
+// Longer waits are not refused: the server cuts them to its limit (PAY_MAX_LONG_POLL_MS).
+const MAX_POLL_RULE =
+  "must be a whole number of milliseconds, 0 or more (the server waits at most 30000 by default)"
+
 export const MaxPollParams = Schema.Struct({
   maxPollMs: Schema.optional(
-    Schema.NumberFromString.pipe(
-      Schema.int({ message: () => "must be a whole number of milliseconds" }),
-      Schema.nonNegative({ message: () => "must be at least 0" })
-    ).annotations({
+    wholeNumberFromString(0, Number.MAX_SAFE_INTEGER, MAX_POLL_RULE).annotations({
       description: "Hold the request up to this long for a change (capped at 30000)"
     })
   )

@@ -34,7 +34,12 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
 /** A merchant named by a header that does not exist is `merchant_not_found`. */
 const merchantNotFound = (e: MerchantNotFound) =>
-  Effect.fail(RequestError.of(ApiErrors.MerchantNotFound, `No merchant ${e.merchantId}`))
+  Effect.fail(
+    RequestError.of(
+      ApiErrors.MerchantNotFound,
+      `No merchant ${e.merchantId}: the Merchant-Id header names no merchant`
+    )
+  )
 
 const expiresAtOf = (
   value: number | string | null | undefined

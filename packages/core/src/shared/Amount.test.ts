@@ -21,7 +21,8 @@ import { defaultNetworks, defaultTokens, makeTokenRegistry } from "./TokenRegist
 
 const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
 const UNKNOWN_TOKEN = "eip155:8453/erc20:0x0000000000000000000000000000000000000001" as Caip19
-const WHOLE_NUMBER_HINT = 'must be a whole number of minor units, e.g. "1050" for 10.50'
+const WHOLE_NUMBER_HINT =
+  'must be a whole number of minor units as a string of digits, e.g. "1050" for 10.50'
 
 const registry = makeTokenRegistry(defaultNetworks, defaultTokens)
 const usd: AmountUnit = { kind: "fiat", currency: findCurrency("USD")! }
@@ -237,10 +238,10 @@ describe("AmountInput", () => {
 
   it("refuses a JSON number for value, saying it must be a string", () => {
     expect(issues({ unit: "iso4217/USD", value: 100 })).toEqual([
-      { path: "value", message: 'must be a string of minor units, e.g. "1050" for 10.50' }
+      { path: "value", message: WHOLE_NUMBER_HINT }
     ])
     expect(issues(JSON.parse('{"unit": "iso4217/USD", "value": 100}'))).toEqual([
-      { path: "value", message: expect.stringMatching(/must be a string/) }
+      { path: "value", message: expect.stringMatching(/as a string of digits/) }
     ])
     expect(issues({ unit: 840, value: "100" })).toEqual([
       { path: "unit", message: expect.stringMatching(/must be a string/) }

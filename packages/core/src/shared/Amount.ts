@@ -48,7 +48,8 @@ export const parseUnit = (unit: string): Either.Either<AmountUnit, string> => {
 export const formatUnit = (unit: AmountUnit): string =>
   unit.kind === "fiat" ? `${FIAT_PREFIX}${unit.currency.code}` : `${TOKEN_PREFIX}${unit.asset}`
 
-const WHOLE_NUMBER_HINT = 'must be a whole number of minor units, e.g. "1050" for 10.50'
+const WHOLE_NUMBER_HINT =
+  'must be a whole number of minor units as a string of digits, e.g. "1050" for 10.50'
 const DIGITS = /^[0-9]+$/
 
 // One spelling per amount, so stored and echoed values compare as strings.
@@ -83,8 +84,13 @@ const AmountFields = Schema.Struct({
   }),
   // Numbers lose precision past 2^53, so only strings are accepted, even for small amounts.
   value: Schema.String.annotations({
-    message: () => 'must be a string of minor units, e.g. "1050" for 10.50'
+    message: () => WHOLE_NUMBER_HINT
   })
+}).annotations({
+  // Said when the amount is not an object at all (`"amount": "10.50"`); a wrong field inside is
+  // named on its own (`amount.value`).
+  message: () =>
+    'must be an object like {"unit": "iso4217/USD", "value": "1050"}, the value a whole number of minor units as a string of digits ("1050" for 10.50)'
 })
 
 /** The wire's `{unit, value}`, decoded to an exact `Amount`; failures point at `unit` or `value`. */

@@ -1,0 +1,14 @@
+/**
+ * A whole number given as text (a query parameter): one message for every
+ * way it can be wrong, naming the rule ("must be a whole number from 1 to
+ * 200"), instead of one per check in Effect's own notation.
+ */
+import { Schema } from "effect"
+
+export const wholeNumberFromString = (min: number, max: number, rule?: string) => {
+  const message = () => rule ?? `must be a whole number from ${min} to ${max}`
+  return Schema.NumberFromString.annotations({ message }).pipe(
+    Schema.int({ message }),
+    Schema.between(min, max, { message })
+  )
+}
