@@ -75,7 +75,7 @@ const main = async () => {
   if (reason !== undefined) {
     // On stderr, so that a script reading a command's --json output is not disturbed.
     console.error(`(building ${name}: ${reason})`)
-    await buildTargets([name], outdirAt)
+    await buildTargets([name], outdir)
   }
   if (buildOnly) return
   // Run in this process, as `node --enable-source-maps <bundle> …` would: one Node start, not two.
