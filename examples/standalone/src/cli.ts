@@ -53,7 +53,9 @@ const database = Options.text("database").pipe(
 )
 const DATABASE_REQUIRED =
   "--database (or PAY_DATABASE) must be the path of a SQLite file or a postgres:// (postgresql://) URL"
-const json = Options.boolean("json").pipe(Options.withDescription("Print JSON for scripts"))
+const json = Options.boolean("json").pipe(
+  Options.withDescription("Print JSON for scripts (a refusal too: one object on stderr)")
+)
 
 /** What a configuration error says, without its nesting. */
 const configMessage = (e: ConfigError.ConfigError): string =>
@@ -86,12 +88,14 @@ const shownDatabase = (database: string) => {
 const databaseError = (database: string) => (e: unknown) => {
   if (e instanceof CliError) return e
   const message = errorMessage(e).split("\n")[0]!
-  // SQLite's errors already name the file.
+  // SQLite's errors already name the file and the cause.
+  if (message.startsWith("SQLite database")) return new CliError("database_error", message)
+  // The driver's cause (`connect ECONNREFUSED 127.0.0.1:5432`; an AggregateError has only a code).
+  const cause = (e as { cause?: { message?: string; code?: string } }).cause
+  const why = cause?.message || cause?.code
   return new CliError(
     "database_error",
-    message.startsWith("SQLite database")
-      ? message
-      : `database ${shownDatabase(database)} (PAY_DATABASE/--database): ${message}`
+    `database ${shownDatabase(database)} (PAY_DATABASE/--database): ${message}${why && !message.includes(why) ? `: ${why}` : ""}`
   )
 }
 
