@@ -38,7 +38,11 @@ const HELP = [
 
 describe("tidyHelp", () => {
   it("names the whole command in usage lines, drops the generic type paragraphs and, without colour, every escape", () => {
-    const plain = tidyHelp(HELP, { args: ["partners", "create", "--help"], root: "pay", colour: false })
+    const plain = tidyHelp(HELP, {
+      args: ["partners", "create", "--help"],
+      root: "pay",
+      colour: false
+    })
     expect(plain).toBe(
       [
         "USAGE",
@@ -68,15 +72,17 @@ describe("tidyHelp", () => {
 
 describe("fullUsage", () => {
   it("finds the command in the command line, past its arguments, and leaves the root's usage alone", () => {
-    expect(fullUsage("$ rotate <keyId>", ["apps", "keys", "rotate", "key_1", "--help"], "pay")).toBe(
-      "$ pay apps keys rotate <keyId>"
-    )
+    expect(
+      fullUsage("$ rotate <keyId>", ["apps", "keys", "rotate", "key_1", "--help"], "pay")
+    ).toBe("$ pay apps keys rotate <keyId>")
     expect(fullUsage("$ set-status", ["merchants", "set-status", "mrch_1", "active"], "pay")).toBe(
       "$ pay merchants set-status"
     )
     expect(fullUsage("$ pay <subcommand>", ["--help"], "pay")).toBe("$ pay <subcommand>")
-    // Only the command's own name is looked for: an option's value is not a command.
-    expect(fullUsage("$ list", ["--database", "list", "partners", "list"], "pay")).toBe("$ pay list")
+    // The commands come first: nothing after the first option is taken for one.
+    expect(fullUsage("$ list", ["partners", "list", "--name", "apps"], "pay")).toBe(
+      "$ pay partners list"
+    )
     expect(fullUsage("a line with $ create inside", ["partners", "create"], "pay")).toBe(
       "a line with $ create inside"
     )
