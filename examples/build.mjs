@@ -5,9 +5,12 @@
 // they share nearly all their code); no argument builds them all. `--outdir <dir>` puts
 // them all there instead (a test's own copies, which no other test's build overwrites
 // while it runs them); keep it inside the repository, where node_modules is found.
-import { build } from "esbuild"
+// examples/run.mjs (`npm start`, `npm run pay`, `npm run chain`) builds through
+// `buildTargets` only when a bundle is missing or older than its sources.
+import { resolve } from "node:path"
+import { pathToFileURL } from "node:url"
 
-const targets = {
+export const targets = {
   main: {
     outdir: "examples/standalone/dist",
     // The SQLite listings' worker thread (packages/storage-sqlite/src/SqliteReadWorker.ts),
@@ -32,32 +35,44 @@ const targets = {
     entries: { web: "examples/two-tier/web.ts", worker: "examples/two-tier/worker.ts" }
   }
 }
-const args = process.argv.slice(2)
-const at = args.indexOf("--outdir")
-const outdir = at === -1 ? undefined : args.splice(at, 2)[1]
-const names = args.length === 0 ? Object.keys(targets) : args
 
-for (const name of names) {
-  const target = targets[name]
-  if (target === undefined) throw new Error(`unknown entry ${name}; known: ${Object.keys(targets)}`)
-  await build({
-    entryPoints: target.entries,
-    outdir: outdir ?? target.outdir,
-    outExtension: { ".js": ".mjs" },
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    // The workspace's packages from their TypeScript sources (their exports' first condition),
-    // as everywhere in the repo: the bundle needs no `npm run build` first.
-    conditions: ["@pay/source"],
-    sourcemap: true,
-    // Native addons: loaded from node_modules at run time.
-    external: ["better-sqlite3", "@nomicfoundation/edr", "sharp"],
-    // Bundled CommonJS dependencies still call require().
-    banner: {
-      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
-    },
-    logLevel: "warning"
-  })
+/** Builds the named targets (every one when none is named), into `outdir` when given. */
+export const buildTargets = async (names, outdir) => {
+  // Loaded here, not at the top: examples/run.mjs imports this file and mostly builds nothing.
+  const { build } = await import("esbuild")
+  for (const name of names.length === 0 ? Object.keys(targets) : names) {
+    const target = targets[name]
+    if (target === undefined)
+      throw new Error(`unknown entry ${name}; known: ${Object.keys(targets)}`)
+    await build({
+      entryPoints: target.entries,
+      outdir: outdir ?? target.outdir,
+      outExtension: { ".js": ".mjs" },
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      // The workspace's packages from their TypeScript sources (their exports' first condition),
+      // as everywhere in the repo: the bundle needs no `npm run build` first.
+      conditions: ["@pay/source"],
+      sourcemap: true,
+      // Native addons: loaded from node_modules at run time.
+      external: ["better-sqlite3", "@nomicfoundation/edr", "sharp"],
+      // Bundled CommonJS dependencies still call require().
+      banner: {
+        js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
+      },
+      logLevel: "warning"
+    })
+  }
+}
+
+if (
+  process.argv[1] !== undefined &&
+  import.meta.url === pathToFileURL(resolve(process.argv[1])).href
+) {
+  const args = process.argv.slice(2)
+  const at = args.indexOf("--outdir")
+  const outdir = at === -1 ? undefined : args.splice(at, 2)[1]
+  await buildTargets(args, outdir)
 }

@@ -20,6 +20,7 @@ import {
   WalletApps
 } from "@pay/core"
 import { Effect, type Layer, Option, Schema } from "effect"
+import { invalidInput, notFound, refused } from "./cli-errors.js"
 
 /** What cli.ts shares with these commands. */
 export interface CliParts {
@@ -62,9 +63,10 @@ const isKeyId = Schema.is(ApiKeyId)
 const keyIdArg = Args.text({ name: "keyId" }).pipe(Args.withDescription("The key's id (key_…)"))
 
 const checkedKeyId = (id: string) =>
-  isKeyId(id) ? Effect.succeed(id) : Effect.fail(new Error(`${id} is not a key id (key_…)`))
+  isKeyId(id) ? Effect.succeed(id) : Effect.fail(invalidInput(`${id} is not a key id (key_…)`))
 
 const overlapOption = Options.integer("overlap-seconds").pipe(
+  Options.withPseudoName("seconds"),
   Options.withDescription(
     `How long the rotated key stays valid beside the new one (0 to ${MAX_ROTATION_OVERLAP_SECONDS}; default ${DEFAULT_ROTATION_OVERLAP_SECONDS}, 24 h)`
   ),
@@ -75,7 +77,7 @@ const checkedOverlap = (seconds: number) =>
   seconds >= 0 && seconds <= MAX_ROTATION_OVERLAP_SECONDS
     ? Effect.succeed(seconds)
     : Effect.fail(
-        new Error(`--overlap-seconds must be 0 to ${MAX_ROTATION_OVERLAP_SECONDS} (30 days)`)
+        invalidInput(`--overlap-seconds must be 0 to ${MAX_ROTATION_OVERLAP_SECONDS} (30 days)`)
       )
 
 /** The key commands for one kind of owner, found by `findOwner` from its flag. */
@@ -90,11 +92,11 @@ const ownerKeyCommands = (
     Effect.catchAll(effect, (e) => {
       const tag = (e as { _tag?: string })._tag
       const keyId = (e as { keyId?: string }).keyId
-      if (tag === "ApiKeyNotFound") return Effect.fail(new Error(`no key ${keyId} of this owner`))
+      if (tag === "ApiKeyNotFound") return Effect.fail(notFound(`no key ${keyId} of this owner`))
       if (tag === "ApiKeyInactive")
-        return Effect.fail(new Error(`${keyId} is revoked or expired: rotate an active key`))
-      if (tag === "InvalidInput") return Effect.fail(new Error((e as Error).message))
-      return Effect.fail(e instanceof Error ? e : new Error(String(e)))
+        return Effect.fail(refused(`${keyId} is revoked or expired: rotate an active key`))
+      if (tag === "InvalidInput") return Effect.fail(invalidInput((e as Error).message))
+      return Effect.fail(e)
     })
 
   const list = Command.make("list", { owner: flag, database, json }, (o) =>
@@ -121,6 +123,7 @@ const ownerKeyCommands = (
         Options.optional
       ),
       expiresAt: Options.text("expires-at").pipe(
+        Options.withPseudoName("time"),
         Options.withDescription("When the key stops working, RFC 3339 (default: never)"),
         Options.optional
       ),
@@ -132,7 +135,7 @@ const ownerKeyCommands = (
         const owner = yield* findOwner(o.owner)
         const expiresAt = Option.map(o.expiresAt, (text) => new Date(text))
         if (Option.isSome(expiresAt) && Number.isNaN(expiresAt.value.getTime())) {
-          return yield* Effect.fail(new Error("--expires-at must be an RFC 3339 timestamp"))
+          return yield* Effect.fail(invalidInput("--expires-at must be an RFC 3339 timestamp"))
         }
         const { key, secret } = yield* (yield* ApiKeys).create(
           owner,
@@ -192,21 +195,28 @@ const ownerKeyCommands = (
 }
 
 export const keyCommands = (parts: CliParts) => {
-  const partner = Options.text("partner").pipe(Options.withDescription("The partner's id (ptnr_…)"))
-  const app = Options.text("app").pipe(Options.withDescription("The wallet app's id (app_…)"))
+  const partner = Options.text("partner").pipe(
+    Options.withPseudoName("ptnr_…"),
+    Options.withDescription("The partner's id (ptnr_…)")
+  )
+  const app = Options.text("app").pipe(
+    Options.withPseudoName("app_…"),
+    Options.withDescription("The wallet app's id (app_…)")
+  )
   const findPartner = (id: string) =>
     Effect.gen(function* () {
       if (!isPartnerId(id))
-        return yield* Effect.fail(new Error(`${id} is not a partner id (ptnr_…)`))
+        return yield* Effect.fail(invalidInput(`${id} is not a partner id (ptnr_…)`))
       const found = yield* (yield* Partners).find(id)
-      if (Option.isNone(found)) return yield* Effect.fail(new Error(`no partner ${id}`))
+      if (Option.isNone(found)) return yield* Effect.fail(notFound(`no partner ${id}`))
       return { kind: "partner", id } as const
     })
   const findApp = (id: string) =>
     Effect.gen(function* () {
-      if (!isAppId(id)) return yield* Effect.fail(new Error(`${id} is not a wallet app id (app_…)`))
+      if (!isAppId(id))
+        return yield* Effect.fail(invalidInput(`${id} is not a wallet app id (app_…)`))
       const found = yield* (yield* WalletApps).find(id)
-      if (Option.isNone(found)) return yield* Effect.fail(new Error(`no wallet app ${id}`))
+      if (Option.isNone(found)) return yield* Effect.fail(notFound(`no wallet app ${id}`))
       return { kind: "wallet_app", id } as const
     })
   const partners = ownerKeyCommands(parts, partner, findPartner)

@@ -5,7 +5,8 @@
  * server does, with the server's engine secrets (PAY_SECRET,
  * PAY_SECRET_PREVIOUS). Text for people; `--json` for scripts.
  */
-import { Args, Command, Options, ValidationError } from "@effect/cli"
+import { existsSync } from "node:fs"
+import { Args, Command, Options } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import {
   API_VERSIONS,
@@ -28,11 +29,22 @@ import {
 import { Config, type ConfigError, Console, Effect, Layer, Option, Schema } from "effect"
 import { engineLayer, migrateDatabase } from "./app.js"
 import { auditJson, auditText } from "./auditView.js"
+import {
+  CliError,
+  errorCode,
+  errorJson,
+  errorMessage,
+  invalidInput,
+  notFound,
+  refused
+} from "./cli-errors.js"
 import { keyCommands } from "./cli-keys.js"
-import { DEFAULT_DATABASE, engineSecretsConfig, isValidDatabase } from "./config.js"
+import { cliConsole, colourWanted } from "./cli-output.js"
+import { DEFAULT_DATABASE, engineSecretsConfig, isPostgresUrl, isValidDatabase } from "./config.js"
 import { nodeHost } from "./host-node.js"
 
 const database = Options.text("database").pipe(
+  Options.withPseudoName("file|url"),
   Options.withDescription(
     "The SQLite file or a postgres:// URL (default: PAY_DATABASE, else ./data/pay.sqlite)"
   ),
@@ -41,7 +53,9 @@ const database = Options.text("database").pipe(
 )
 const DATABASE_REQUIRED =
   "--database (or PAY_DATABASE) must be the path of a SQLite file or a postgres:// (postgresql://) URL"
-const json = Options.boolean("json").pipe(Options.withDescription("Print JSON for scripts"))
+const json = Options.boolean("json").pipe(
+  Options.withDescription("Print JSON for scripts (a refusal too: one object on stderr)")
+)
 
 /** What a configuration error says, without its nesting. */
 const configMessage = (e: ConfigError.ConfigError): string =>
@@ -50,7 +64,40 @@ const configMessage = (e: ConfigError.ConfigError): string =>
     : e.message
 
 /** PAY_SECRET and PAY_SECRET_PREVIOUS, read as the server reads them; a wrong one is one line. */
-const engineSecrets = Effect.mapError(engineSecretsConfig, (e) => new Error(configMessage(e)))
+const engineSecrets = Effect.mapError(engineSecretsConfig, (e) => invalidInput(configMessage(e)))
+
+/** A SQLite file that is not there: a mistyped path, which must not become a new, empty database. */
+const isMissingFile = (database: string) =>
+  !isPostgresUrl(database) && database !== ":memory:" && !existsSync(database)
+
+const missingDatabase = (database: string) =>
+  new CliError(
+    "database_missing",
+    `no database at ${database} (PAY_DATABASE/--database); the server creates it on its first start (or \`pay migrate\`), or check the path`
+  )
+
+/** The database as it may be shown: a postgres:// URL without its password. */
+const shownDatabase = (database: string) => {
+  if (!isPostgresUrl(database) || !URL.canParse(database)) return database
+  const url = new URL(database)
+  if (url.password !== "") url.password = "***"
+  return url.href
+}
+
+/** The database could not be opened or migrated: said in one line, naming it. */
+const databaseError = (database: string) => (e: unknown) => {
+  if (e instanceof CliError) return e
+  const message = errorMessage(e).split("\n")[0]!
+  // SQLite's errors already name the file and the cause.
+  if (message.startsWith("SQLite database")) return new CliError("database_error", message)
+  // The driver's cause (`connect ECONNREFUSED 127.0.0.1:5432`; an AggregateError has only a code).
+  const cause = (e as { cause?: { message?: string; code?: string } }).cause
+  const why = cause?.message || cause?.code
+  return new CliError(
+    "database_error",
+    `database ${shownDatabase(database)} (PAY_DATABASE/--database): ${message}${why && !message.includes(why) ? `: ${why}` : ""}`
+  )
+}
 
 /**
  * The engine's services on the database; nothing is served. With the
@@ -59,21 +106,25 @@ const engineSecrets = Effect.mapError(engineSecretsConfig, (e) => new Error(conf
 const onDatabase = (database: string) =>
   isValidDatabase(database)
     ? Layer.unwrapEffect(
-        Effect.map(engineSecrets, (secrets) =>
-          Layer.orDie(
-            engineLayer(nodeHost, {
-              database,
-              publicUrl: "http://localhost",
-              maxBodyBytes: 0,
-              ...secrets
-            })
-          )
-        )
+        Effect.gen(function* () {
+          // A wrong secret is said first: it is wrong whatever the database.
+          const secrets = yield* engineSecrets
+          if (isMissingFile(database)) return yield* Effect.fail(missingDatabase(database))
+          return engineLayer(nodeHost, {
+            database,
+            publicUrl: "http://localhost",
+            maxBodyBytes: 0,
+            ...secrets
+          }).pipe(Layer.mapError(databaseError(database)))
+        })
       )
-    : Layer.fail(new Error(DATABASE_REQUIRED))
+    : Layer.fail(invalidInput(DATABASE_REQUIRED))
 
+/** A command's output, on stdout as it is (not through @effect/cli's console, which tidies help). */
 const print = (asJson: boolean, value: unknown, text: string) =>
-  Console.log(asJson ? JSON.stringify(value, null, 2) : text)
+  Effect.sync(() => {
+    process.stdout.write(`${asJson ? JSON.stringify(value, null, 2) : text}\n`)
+  })
 
 const partnersCreate = Command.make(
   "create",
@@ -90,7 +141,7 @@ const partnersCreate = Command.make(
     Effect.gen(function* () {
       const trimmed = name.trim()
       if (trimmed.length === 0 || trimmed.length > 256) {
-        return yield* Effect.fail(new Error("--name must be 1 to 256 characters"))
+        return yield* Effect.fail(invalidInput("--name must be 1 to 256 characters"))
       }
       const { partner, apiKey } = yield* (yield* Partners).create({
         name: trimmed,
@@ -134,7 +185,7 @@ const partnersList = Command.make("list", { database, json }, ({ database, json 
 /** A refused input as one line, naming the flags rather than the fields. */
 const FLAGS: Record<string, string> = { name: "--name", iconUrl: "--icon-url" }
 const refusedInput = (e: InvalidInput) =>
-  new Error(e.issues.map((i) => `${FLAGS[i.field] ?? i.field} ${i.message}`).join("; "))
+  invalidInput(e.issues.map((i) => `${FLAGS[i.field] ?? i.field} ${i.message}`).join("; "))
 
 const appsCreate = Command.make(
   "create",
@@ -145,6 +196,7 @@ const appsCreate = Command.make(
       )
     ),
     iconUrl: Options.text("icon-url").pipe(
+      Options.withPseudoName("url"),
       Options.withDescription("The app's icon, an https:// URL, shown to buyers beside its name"),
       Options.optional
     ),
@@ -238,7 +290,7 @@ const merchantsSetStatus = Command.make(
       )
     }).pipe(
       Effect.catchTag("MerchantNotFound", (e) =>
-        Effect.fail(new Error(`No merchant ${e.merchantId} (or it is deleted)`))
+        Effect.fail(notFound(`No merchant ${e.merchantId} (or it is deleted)`))
       ),
       Effect.provide(onDatabase(database))
     )
@@ -256,16 +308,16 @@ const paymentsSettle = Command.make(
   },
   ({ paymentId, database, json }) =>
     Effect.gen(function* () {
-      const notFound = () => new Error(`No payment ${paymentId}`)
+      const noPayment = () => notFound(`No payment ${paymentId}`)
       const queued = yield* (yield* ChainWork)
         .settleAgain(paymentId)
-        .pipe(Effect.catchTag("PaymentNotFound", () => Effect.fail(notFound())))
+        .pipe(Effect.catchTag("PaymentNotFound", () => Effect.fail(noPayment())))
       if (!queued) {
         const payment = yield* (yield* Payments)
           .find(paymentId)
-          .pipe(Effect.catchTag("PaymentNotFound", () => Effect.fail(notFound())))
+          .pipe(Effect.catchTag("PaymentNotFound", () => Effect.fail(noPayment())))
         return yield* Effect.fail(
-          new Error(
+          refused(
             `Payment ${paymentId} has nothing to settle again (status ${payment.status}, settlement ${payment.settlement?.status ?? "none"}): only a succeeded payment whose settlement is no_destination or held can be`
           )
         )
@@ -290,14 +342,17 @@ const auditCommand = Command.make(
   "audit",
   {
     partner: Options.text("partner").pipe(
+      Options.withPseudoName("ptnr_…"),
       Options.withDescription("Only this partner's entries (ptnr_...)"),
       Options.optional
     ),
     limit: Options.integer("limit").pipe(
+      Options.withPseudoName("count"),
       Options.withDescription(`At most this many entries (1 to ${AUDIT_LIMIT_MAX}, default 50)`),
       Options.withDefault(50)
     ),
     before: Options.text("before").pipe(
+      Options.withPseudoName("aud_…"),
       Options.withDescription("Only entries older than this one (aud_...): the next page"),
       Options.optional
     ),
@@ -310,21 +365,25 @@ const auditCommand = Command.make(
       const partnerId = Option.getOrUndefined(partner)?.trim()
       if (partnerId !== undefined && !isPartnerId(partnerId)) {
         return yield* Effect.fail(
-          new Error(`--partner must be a partner id (ptnr_...), not ${JSON.stringify(partnerId)}`)
+          invalidInput(
+            `--partner must be a partner id (ptnr_...), not ${JSON.stringify(partnerId)}`
+          )
         )
       }
       if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_LIMIT_MAX) {
-        return yield* Effect.fail(new Error(`--limit must be 1 to ${AUDIT_LIMIT_MAX}`))
+        return yield* Effect.fail(invalidInput(`--limit must be 1 to ${AUDIT_LIMIT_MAX}`))
       }
       const beforeId = Option.getOrUndefined(before)?.trim()
       if (beforeId !== undefined && !isAuditEntryId(beforeId)) {
         return yield* Effect.fail(
-          new Error(`--before must be an audit entry id (aud_...), not ${JSON.stringify(beforeId)}`)
+          invalidInput(
+            `--before must be an audit entry id (aud_...), not ${JSON.stringify(beforeId)}`
+          )
         )
       }
       const entries = yield* Effect.gen(function* () {
         if (partnerId !== undefined && Option.isNone(yield* (yield* Partners).find(partnerId))) {
-          return yield* Effect.fail(new Error(`No partner ${partnerId}`))
+          return yield* Effect.fail(notFound(`No partner ${partnerId}`))
         }
         return yield* (yield* AuditStore).list({ partnerId, before: beforeId, limit })
       }).pipe(Effect.provide(onDatabase(database)))
@@ -392,14 +451,14 @@ const secretReseal = Command.make("reseal", { database, json }, ({ database, jso
     )
     if (report.unopenable > 0) {
       return yield* Effect.fail(
-        new Error(
+        refused(
           `${report.unopenable} stored value(s) open under no configured secret (listed above), left as they are: add the secret they were sealed with to PAY_SECRET_PREVIOUS and run again; if it is lost, those webhook endpoints' secrets must be rotated (docs/operations.md)`
         )
       )
     }
     if (report.changing.length > 0) {
       return yield* Effect.fail(
-        new Error(`${report.changing.length} value(s) kept changing meanwhile: run it again`)
+        refused(`${report.changing.length} value(s) kept changing meanwhile: run it again`)
       )
     }
   }).pipe(Effect.provide(onDatabase(database)))
@@ -412,22 +471,27 @@ const secretReseal = Command.make("reseal", { database, json }, ({ database, jso
 const migrateCommand = Command.make("migrate", { database, json }, ({ database, json }) =>
   Effect.gen(function* () {
     if (!isValidDatabase(database)) {
-      return yield* Effect.fail(new Error(DATABASE_REQUIRED))
+      return yield* Effect.fail(invalidInput(DATABASE_REQUIRED))
     }
+    // The one command that may create the SQLite file, and it says so.
+    const created = isMissingFile(database)
     const applied = yield* migrateDatabase(nodeHost, database).pipe(
-      Effect.mapError((e) => new Error(`migration failed: ${e.message}`))
+      Effect.mapError(databaseError(database))
     )
     yield* print(
       json,
-      { applied },
-      applied.length === 0
-        ? "The database is up to date; no migration to apply."
-        : `Applied ${applied.length} migration(s):\n${applied.map((m) => `  ${m}`).join("\n")}`
+      { applied, ...(created ? { created: database } : {}) },
+      [
+        ...(created ? [`Created the database ${database}.`] : []),
+        applied.length === 0
+          ? "The database is up to date; no migration to apply."
+          : `Applied ${applied.length} migration(s):\n${applied.map((m) => `  ${m}`).join("\n")}`
+      ].join("\n")
     )
   })
 ).pipe(
   Command.withDescription(
-    "Apply pending migrations (the server and every command also do so before their first use)"
+    "Apply pending migrations, creating the SQLite file if there is none (the server and every command also migrate before their first use)"
   )
 )
 
@@ -437,35 +501,60 @@ const pay = Command.make("pay").pipe(
   Command.withSubcommands([
     migrateCommand,
     auditCommand,
-    Command.make("partners").pipe(Command.withSubcommands([partnersCreate, partnersList])),
+    Command.make("partners").pipe(
+      Command.withDescription("Partner accounts: the platforms that call the API"),
+      Command.withSubcommands([partnersCreate, partnersList])
+    ),
     partnerKeys,
-    Command.make("merchants").pipe(Command.withSubcommands([merchantsSetStatus])),
-    Command.make("payments").pipe(Command.withSubcommands([paymentsSettle])),
-    Command.make("apps").pipe(Command.withSubcommands([appsCreate, appsList, appKeys])),
-    Command.make("secret").pipe(Command.withSubcommands([secretReseal]))
+    Command.make("merchants").pipe(
+      Command.withDescription("Merchants' status, which only the operator sets"),
+      Command.withSubcommands([merchantsSetStatus])
+    ),
+    Command.make("payments").pipe(
+      Command.withDescription("Payments' settlements"),
+      Command.withSubcommands([paymentsSettle])
+    ),
+    Command.make("apps").pipe(
+      Command.withDescription("Wallet apps (wallets calling the gateway) and their keys"),
+      Command.withSubcommands([appsCreate, appsList, appKeys])
+    ),
+    Command.make("secret").pipe(
+      Command.withDescription("The engine secret that seals stored values"),
+      Command.withSubcommands([secretReseal])
+    )
   ])
 )
 
-const run = Command.run(pay, { name: "pay", version: "0.1.0" })
+const ROOT = "pay"
+const run = Command.run(pay, { name: ROOT, version: "0.1.0" })
+const args = process.argv.slice(2)
+const asJson = args.includes("--json")
 
-run(process.argv).pipe(
-  Effect.catchIf(
-    // Our own refusals: one line, exit code 1. The CLI's usage errors print themselves.
-    (e): e is Error => e instanceof Error,
-    (e) =>
-      Effect.zipRight(
-        Console.error(`error: ${e.message}`),
-        Effect.sync(() => {
-          process.exitCode = 1
-        })
-      )
-  ),
-  // Usage errors were already printed by the CLI with its help text.
-  Effect.catchIf(ValidationError.isValidationError, () =>
-    Effect.sync(() => {
-      process.exitCode = 1
-    })
-  ),
-  Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({ disableErrorReporting: false })
+/** A refusal: one line on stderr, or one JSON object with `--json`; exit code 1. */
+const refuse = (e: unknown) =>
+  Effect.sync(() => {
+    if (asJson) process.stderr.write(`${errorJson(e)}\n`)
+    else if (errorCode(e) === "usage") {
+      process.stderr.write(`error: ${errorMessage(e)} (--help shows the usage)\n`)
+    } else process.stderr.write(`error: ${errorMessage(e)}\n`)
+    process.exitCode = 1
+  })
+
+const program = run(process.argv).pipe(
+  Effect.catchAll(refuse),
+  // A bug: with --json still one object (code `internal`), else the whole report with its trace.
+  Effect.catchAllDefect((defect) =>
+    asJson ? refuse(new CliError("internal", errorMessage(defect))) : Effect.die(defect)
+  )
 )
+
+Console.consoleWith((base) =>
+  Console.withConsole(
+    program,
+    cliConsole(base, {
+      args,
+      root: ROOT,
+      colourOut: colourWanted(process.env, process.stdout.isTTY === true)
+    })
+  )
+).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain({ disableErrorReporting: false }))

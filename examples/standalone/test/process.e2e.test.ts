@@ -192,7 +192,7 @@ describe("npm start and the CLI", () => {
   it("`pay migrate` applies the migrations to a new file once, then finds nothing to do", async () => {
     const env = { ...baseEnv, PAY_DATABASE: join(dir, "migrated", "pay.sqlite") }
     const first = JSON.parse((await cliOn(env)("migrate", "--json")).stdout)
-    expect(first).toEqual({ applied: MIGRATIONS })
+    expect(first).toEqual({ applied: MIGRATIONS, created: env.PAY_DATABASE })
     const again = await cliOn(env)("migrate")
     expect(again.stdout).toContain("up to date")
     const refused = await cliOn(env)("migrate", "--database", "mysql://nope").catch(
@@ -203,7 +203,10 @@ describe("npm start and the CLI", () => {
   }, 30_000)
 
   it("`pay apps` creates wallet apps, shows the App-Id and Api-Key once, lists them, refuses bad input", async () => {
-    await appsScenario(cliOn({ ...baseEnv, PAY_DATABASE: join(dir, "apps", "pay.sqlite") }))
+    const run = cliOn({ ...baseEnv, PAY_DATABASE: join(dir, "apps", "pay.sqlite") })
+    // Only `migrate` creates a SQLite file: the other commands refuse a path with none.
+    await run("migrate")
+    await appsScenario(run)
   }, 60_000)
 
   it("prints a key on first start, serves it, works beside the CLI, and stops cleanly", async () => {

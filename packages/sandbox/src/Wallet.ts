@@ -27,8 +27,70 @@ export interface WalletOutcome {
   readonly buyer: string
 }
 
+/** Where the engine came from, said when it cannot be reached. */
+export type EngineSource = "--engine" | "ENGINE_URL" | "the link" | "the default"
+
+export const DEFAULT_ENGINE_URL = "http://127.0.0.1:8080"
+
+/** The engine a link belongs to: the link without its last segment (the payment id). */
+export const engineOfLink = (link: string): string | undefined => {
+  if (!URL.canParse(link)) return undefined
+  const url = new URL(link)
+  if (!/^https?:$/.test(url.protocol)) return undefined
+  return `${url.origin}${url.pathname.replace(/\/[^/]*\/?$/, "")}`
+}
+
+/**
+ * The engine to pay through: `--engine`, else ENGINE_URL, else the one the
+ * link names (its host, port and path), else the default (a bare `pay_…` id).
+ */
+export const chooseEngine = (
+  payment: string,
+  given: { readonly flag?: string | undefined; readonly env?: string | undefined }
+): { readonly url: string; readonly from: EngineSource } => {
+  const link = engineOfLink(payment)
+  const [url, from]: [string, EngineSource] =
+    given.flag !== undefined
+      ? [given.flag, "--engine"]
+      : given.env !== undefined && given.env !== ""
+        ? [given.env, "ENGINE_URL"]
+        : link !== undefined
+          ? [link, "the link"]
+          : [DEFAULT_ENGINE_URL, "the default"]
+  return { url: url.replace(/\/+$/, ""), from }
+}
+
+/**
+ * fetch, with a failure to connect said with the URL and why (`connect
+ * ECONNREFUSED 127.0.0.1:8080`, `getaddrinfo ENOTFOUND shop.example`), not
+ * undici's bare `fetch failed`.
+ */
+export const request = async (url: string, init?: RequestInit): Promise<Response> => {
+  try {
+    return await fetch(url, init)
+  } catch (e) {
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause
+    // An AggregateError (every address refused) has an empty message but a code.
+    const why = cause?.message || cause?.code || (e as Error).message
+    throw new Error(`could not reach ${url}: ${why}`)
+  }
+}
+
+/** An answer's JSON; anything else (a proxy's HTML page) said as what it is. */
+const jsonOf = (url: string, response: Response, text: string): unknown => {
+  if (text === "") return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new Error(
+      `${url} answered ${response.status} with ${response.headers.get("content-type") ?? "no content type"}, not JSON: is it the engine?`
+    )
+  }
+}
+
 const call = async (options: WalletOptions, method: string, path: string, body?: unknown) => {
-  const response = await fetch(`${options.engineUrl}${path}`, {
+  const url = `${options.engineUrl}${path}`
+  const response = await request(url, {
     method,
     headers: {
       "api-key": options.apiKey,
@@ -42,10 +104,11 @@ const call = async (options: WalletOptions, method: string, path: string, body?:
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
   const text = await response.text()
-  const json = text === "" ? undefined : JSON.parse(text)
+  // biome-ignore lint/suspicious/noExplicitAny: the engine's JSON, read as WIRE.md describes it
+  const json = jsonOf(url, response, text) as any
   if (!response.ok) {
     throw new Error(
-      `${method} ${path}: ${response.status} ${json?.code ?? ""} ${json?.message ?? text}`
+      `${method} ${url}: ${response.status} ${json?.code ?? ""} ${json?.message ?? text}`
     )
   }
   return json
@@ -78,14 +141,14 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
     ? options.payment
     : encodeURIComponent(encodeURIComponent(options.payment))
 
-  const sandbox = await fetch(`${options.engineUrl}/sandbox`).then((r) =>
-    r.ok ? r.json() : undefined
+  const sandbox = await request(`${options.engineUrl}/sandbox`).then((r) =>
+    r.ok ? r.json().catch(() => undefined) : undefined
   )
   const chainId: string = sandbox?.chainId ?? "eip155:31337"
   const account = `${chainId}:${address}`
   log(`buyer ${account}`)
   if (options.faucet !== undefined && sandbox !== undefined) {
-    const minted = await fetch(`${options.engineUrl}/sandbox/faucet`, {
+    const minted = await request(`${options.engineUrl}/sandbox/faucet`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ account, amount: options.faucet.toString() })

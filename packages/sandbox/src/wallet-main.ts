@@ -8,7 +8,7 @@
  * WALLET_KEY (0x…) pays from a key of your own.
  */
 import type { Hex } from "viem"
-import { payWithWallet } from "./Wallet.js"
+import { chooseEngine, payWithWallet } from "./Wallet.js"
 
 const USAGE =
   "usage: pay-sandbox-wallet <payment link or pay_… id> --api-key <wallet app key> [--engine <engine URL>]"
@@ -25,22 +25,10 @@ if (payment === undefined || apiKey === undefined) {
   process.exit(2)
 }
 
-/** The engine a link belongs to: the link without its last segment (the payment id). */
-const engineOfLink = (link: string): string | undefined => {
-  if (!URL.canParse(link)) return undefined
-  const url = new URL(link)
-  if (!/^https?:$/.test(url.protocol)) return undefined
-  return `${url.origin}${url.pathname.replace(/\/[^/]*\/?$/, "")}`
-}
-
-const engineUrl = (
-  flag("--engine") ??
-  process.env.ENGINE_URL ??
-  engineOfLink(payment) ??
-  "http://127.0.0.1:8080"
-).replace(/\/+$/, "")
+const engine = chooseEngine(payment, { flag: flag("--engine"), env: process.env.ENGINE_URL })
+const engineUrl = engine.url
 const privateKey = process.env.WALLET_KEY as Hex | undefined
-console.log(`engine ${engineUrl}`)
+console.log(`engine ${engineUrl} (from ${engine.from})`)
 payWithWallet({
   engineUrl,
   payment,
@@ -53,7 +41,8 @@ payWithWallet({
     process.exit(outcome.status === "succeeded" ? 0 : 1)
   },
   (error: Error) => {
-    console.error(`error: ${error.message} (engine ${engineUrl})`)
+    const other = engine.from === "--engine" ? "" : "; --engine <url> or ENGINE_URL names another"
+    console.error(`error: ${error.message} (engine ${engineUrl}, from ${engine.from}${other})`)
     process.exit(1)
   }
 )
