@@ -109,6 +109,8 @@ describe.each(STORES)("%s", (store) => {
     expect(after).not.toContain(UNKNOWN_PAYMENT)
     expect(after).not.toContain(PARTNER_KEY)
     expect(after).not.toContain(merchant.id)
+    // Effect's runtime metrics (effect_fiber_*) are not the engine's to show.
+    expect(after).not.toMatch(/^effect_/m)
   })
 
   it("payments by status: a created payment counts once in requires_action, a cancel in cancelled", async () => {
@@ -155,6 +157,9 @@ describe.each(STORES)("%s", (store) => {
       expect(text).toMatch(new RegExp(`^${name} \\d+(\\.\\d+)?(e[+-]?\\d+)?$`, "m"))
     }
     expect(sampleOf(text, "pay_database_up")).toBe(1)
+    // The bounded counters' series are there before their first count.
+    expect(text).toContain('pay_payment_transitions_total{status="expired"} ')
+    expect(text).toContain('pay_rpc_errors_total{network="eip155:31337"} ')
     expect(sampleOf(text, "pay_process_uptime_seconds")).toBeGreaterThan(0)
   })
 })

@@ -110,16 +110,16 @@ export const requestMetrics: RequestObserver = (outcome) => {
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 
-/** One payment entered `status`. */
-export const countPaymentStatus = (status: string) =>
+/** `count` payments entered `status`. */
+export const countPaymentStatus = (status: string, count = 1) =>
   paymentTransitions.unsafeUpdate(
-    1,
+    count,
     labels(`payment ${status}`, () => [MetricLabel.make("status", status)])
   )
 
-/** One failed RPC call to `chainId`, a configured network's CAIP-2 id. */
-export const countRpcError = (chainId: string) =>
+/** `count` failed RPC calls to `chainId`, a configured network's CAIP-2 id. */
+export const countRpcError = (chainId: string, count = 1) =>
   rpcErrors.unsafeUpdate(
-    1,
+    count,
     labels(`rpc ${chainId}`, () => [MetricLabel.make("network", chainId)])
   )

@@ -5,13 +5,18 @@
  * shows counts, durations and levels only: no id, key, address or amount.
  */
 import { Clock, Duration, Effect, Metric } from "effect"
+import type * as MetricPair from "effect/MetricPair"
+import { Chain } from "../chain/Chain.js"
 import { StorageProbe } from "../health/StorageProbe.js"
 import { publicRoute } from "../http/Route.js"
+import { PAYMENT_STATUSES } from "../payments/Payment.js"
 import { PaymentEvents } from "../payments/PaymentEvents.js"
 import {
   chainJobOldestDueAge,
   chainJobsActive,
   chainJobsDue,
+  countPaymentStatus,
+  countRpcError,
   databaseUp,
   heldLongPolls,
   processHeapUsed,
@@ -25,6 +30,10 @@ const QUEUE_READ_TIMEOUT = Duration.seconds(2)
 
 /** The levels, read now into their gauges. */
 const readLevels = Effect.gen(function* () {
+  // Every series of the bounded counters there from the first scrape, at 0: a series that
+  // appears at its first count loses that count to `increase()` and `rate()`.
+  for (const status of PAYMENT_STATUSES) countPaymentStatus(status, 0)
+  for (const network of (yield* Chain).networks) countRpcError(network.chainId, 0)
   const events = yield* PaymentEvents
   const probe = yield* StorageProbe
   const now = yield* Clock.currentTimeMillis
@@ -54,12 +63,21 @@ const readLevels = Effect.gen(function* () {
   }
 })
 
+/**
+ * The engine's own metrics only: the registry also holds Effect's runtime
+ * metrics (`effect_fiber_*`, on by default), whose `effect_fiber_active` is a
+ * counter that goes down, which Prometheus would read as resets, and an
+ * embedder's, which are theirs to expose (`renderPrometheus`).
+ */
+const isEngineMetric = (pair: MetricPair.MetricPair.Untyped) =>
+  pair.metricKey.name.startsWith("pay_")
+
 export const metricsRoute = publicRoute("GET", "/metrics", () =>
   Effect.zipRight(
     readLevels,
     Effect.map(Metric.snapshot, (pairs) => ({
       status: 200,
-      body: renderPrometheus(pairs),
+      body: renderPrometheus(pairs.filter(isEngineMetric)),
       contentType: PROMETHEUS_CONTENT_TYPE
     }))
   )
