@@ -42,6 +42,10 @@ export interface EngineOptions<R> {
   readonly observers?: ReadonlyArray<RequestObserver>
 }
 
+/** A sent `X-Request-Id` kept only when short and plain: it goes into logs and spans. */
+const usableRequestId = (sent: string | undefined) =>
+  sent !== undefined && /^[A-Za-z0-9._:-]{1,128}$/.test(sent) ? sent : undefined
+
 /** What `handle` learnt of a request that its observers are told: the route it matched. */
 interface Seen {
   route: string | undefined
@@ -553,7 +557,7 @@ export const makeEngineHandler = <R>(
       const seen: Seen = { route: undefined }
       return run(request, true, seen).then((response) => {
         const outcome = {
-          requestId: request.header("x-request-id") ?? crypto.randomUUID(),
+          requestId: usableRequestId(request.header("x-request-id")) ?? crypto.randomUUID(),
           method: request.method.toUpperCase(),
           route: seen.route,
           status: response.status,
