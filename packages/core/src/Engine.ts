@@ -21,7 +21,7 @@ import { collectDataRoutes } from "./gateway/CollectDataRoutes.js"
 import { Gateway } from "./gateway/Gateway.js"
 import { purgeGatewayDataForever } from "./gateway/GatewayPurge.js"
 import { gatewayHandlers } from "./gateway/Http.js"
-import { readinessRoute } from "./health/Readiness.js"
+import { makeReadinessRoute } from "./health/Readiness.js"
 import type { StorageProbe } from "./health/StorageProbe.js"
 import { makeEngineHandler } from "./http/Engine.js"
 import { json, type Reply } from "./http/Exchange.js"
@@ -125,7 +125,11 @@ export interface PayHandlerOperations {
  * answer), `/metrics` unless turned off, and `/openapi.json` with the base path
  * the engine is served under as its server.
  */
-const systemRoutes = (basePath: string, metrics: boolean) => {
+const systemRoutes = (
+  basePath: string,
+  metrics: boolean,
+  readinessRoute: Route<PayRouteServices>
+) => {
   let document: Reply | undefined
   const openApiReply = () => {
     document ??= json(200, {
@@ -182,7 +186,7 @@ export const routes = (basePath: string, metrics = true) =>
       Route<Exclude<ImplementationContext<(typeof implementations)[number]>, Caller>>
     >
     const all: ReadonlyArray<Route<PayRouteServices>> = [
-      ...systemRoutes(basePath, metrics),
+      ...systemRoutes(basePath, metrics, yield* makeReadinessRoute),
       ...(yield* logoRoutes),
       ...api,
       ...collectDataRoutes(gateway),

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Chain, type ChainNetwork, ChainUnavailable } from "../chain/Chain.js"
+import type { Reply } from "../http/Exchange.js"
+import type { Exchange } from "../http/Route.js"
 import type { Caip2 } from "../shared/Caip.js"
-import { checkReadiness, withoutSecrets } from "./Readiness.js"
+import { checkReadiness, makeReadinessRoute, withoutSecrets } from "./Readiness.js"
 import { type MigrationState, StorageProbe, StorageUnavailable } from "./StorageProbe.js"
 
 const network = (chainId: string) => ({ chainId: chainId as Caip2 }) as ChainNetwork
@@ -119,6 +121,36 @@ describe("checkReadiness", () => {
         ["network eip155:8453", "ok", "block 5"]
       ])
     })
+  )
+})
+
+describe("the /ready route", () => {
+  it.live(
+    "shares a running check between the probes that arrive meanwhile, and keeps no answer",
+    () =>
+      Effect.gen(function* () {
+        let calls = 0
+        const slowChain = Layer.succeed(Chain, {
+          networks: [network("eip155:1")],
+          head: () =>
+            Effect.sync(() => calls++).pipe(
+              Effect.zipRight(Effect.sleep(100)),
+              Effect.as({ number: 3n, timestamp: 0n })
+            )
+        } as unknown as Chain["Type"])
+        const route = yield* makeReadinessRoute.pipe(
+          Effect.provide(Layer.merge(probeLayer(current), slowChain))
+        )
+        const probe = route.handle({} as Exchange) as Effect.Effect<Reply>
+        const replies = yield* Effect.all([probe, probe, probe, probe, probe], {
+          concurrency: "unbounded"
+        })
+        expect(calls).toBe(1)
+        expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200])
+        expect(JSON.parse(replies[0]!.body).checks[2].detail).toBe("block 3")
+        yield* probe
+        expect(calls).toBe(2)
+      })
   )
 })
 

@@ -5,7 +5,7 @@
  * operator reads which one is down; the checks run in parallel, each within
  * a time limit, so a hung RPC cannot hang the probe.
  */
-import { Duration, Effect, Either } from "effect"
+import { Duration, Effect, Either, Fiber, Runtime } from "effect"
 import { Chain } from "../chain/Chain.js"
 import { json } from "../http/Exchange.js"
 import { publicRoute } from "../http/Route.js"
@@ -131,9 +131,32 @@ export const checkReadiness = (timeout: Duration.DurationInput = READINESS_CHECK
     } satisfies Readiness as Readiness
   })
 
-/** `GET /ready`: 200 when every part is ready, else 503; public, like `/health`. */
-export const readinessRoute = publicRoute("GET", "/ready", () =>
-  Effect.map(checkReadiness(), (readiness) =>
-    json(readiness.status === "ready" ? 200 : 503, readiness)
+/**
+ * `GET /ready`: 200 when every part is ready, else 503; public, like `/health`.
+ * Requests that arrive while a check runs wait for that one rather than start
+ * their own: a flood of probes costs each RPC one call at a time, never a call
+ * a probe (nothing is kept once answered, so no probe reads a stale state).
+ */
+export const makeReadinessRoute = Effect.gen(function* () {
+  const runFork = Runtime.runFork(yield* Effect.runtime<StorageProbe | Chain>())
+  let running: Fiber.RuntimeFiber<Readiness> | undefined
+  const shared = Effect.suspend(() => {
+    let fiber = running
+    if (fiber === undefined) {
+      const started = runFork(
+        Effect.ensuring(
+          checkReadiness(),
+          Effect.sync(() => {
+            if (running === started) running = undefined
+          })
+        )
+      )
+      fiber = started
+      if (started.unsafePoll() === null) running = started
+    }
+    return Fiber.join(fiber)
+  })
+  return publicRoute("GET", "/ready", () =>
+    Effect.map(shared, (readiness) => json(readiness.status === "ready" ? 200 : 503, readiness))
   )
-)
+})
