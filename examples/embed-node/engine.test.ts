@@ -137,6 +137,41 @@ describe("options", () => {
     expect(existsSync(file("never-limits"))).toBe(false)
   })
 
+  it("check metrics and telemetry: a boolean, and a collector's http(s) URL with sane fields", async () => {
+    const error = await createPaymentEngine({
+      storage: SqliteStorage.layer({ filename: file("never-telemetry") }),
+      publicUrl: "https://shop.example",
+      metrics: "yes",
+      telemetry: {
+        otlpEndpoint: "grpc://collector:4317",
+        serviceName: " ",
+        headers: { "x-key": 1 },
+        exportIntervalMs: 10,
+        protocol: "grpc"
+      }
+    } as never).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(PaymentEngineOptionsError)
+    const issues = (error as PaymentEngineOptionsError).issues
+    expect(issues.map((i) => i.option).sort()).toEqual([
+      "metrics",
+      "telemetry.exportIntervalMs",
+      "telemetry.headers.x-key",
+      "telemetry.otlpEndpoint",
+      "telemetry.protocol",
+      "telemetry.serviceName"
+    ])
+    const messageOf = (option: string) => issues.find((i) => i.option === option)?.message
+    expect(messageOf("metrics")).toBe("must be true or false")
+    expect(messageOf("telemetry.otlpEndpoint")).toBe(
+      "must be the collector's http:// or https:// OTLP base URL, e.g. http://127.0.0.1:4318"
+    )
+    expect(messageOf("telemetry.exportIntervalMs")).toBe(
+      "must be a whole number of milliseconds from 100 to 600000"
+    )
+    expect(messageOf("telemetry.protocol")).toBe("is not a known option")
+    expect(existsSync(file("never-telemetry"))).toBe(false)
+  })
+
   it("name a missing storage and publicUrl", async () => {
     const error = await createPaymentEngine({} as never).catch((e: unknown) => e)
     expect((error as PaymentEngineOptionsError).issues).toEqual([

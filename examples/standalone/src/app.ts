@@ -43,6 +43,8 @@ type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBody
       | "webhookRetryScheduleMs"
       | "webhookLeaseMs"
       | "rateLimits"
+      | "metrics"
+      | "telemetry"
     >
   >
 
@@ -69,6 +71,10 @@ const engineOptions = (
     ...(given.maxLongPollMs === undefined ? {} : { maxLongPollMs: given.maxLongPollMs }),
     ...(given.maxHeldLongPolls === undefined ? {} : { maxHeldLongPolls: given.maxHeldLongPolls }),
     ...(given.rateLimits === undefined ? {} : { rateLimits: given.rateLimits }),
+    ...(given.metrics === undefined ? {} : { metrics: given.metrics }),
+    ...(given.telemetry !== undefined && Option.isSome(given.telemetry)
+      ? { telemetry: given.telemetry.value }
+      : {}),
     logos: logoCaptureLayer({ allowPrivate: given.fetchAllowPrivate === true }),
     webhookUrls: webhookUrlGuardLayer({ allowPrivate: given.fetchAllowPrivate === true }),
     webhookSender: webhookSenderLayer({ allowPrivate: given.fetchAllowPrivate === true }),

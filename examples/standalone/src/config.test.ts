@@ -4,7 +4,8 @@ import {
   ConfigProviderPathPatch,
   Effect,
   Either,
-  HashSet
+  HashSet,
+  Option
 } from "effect"
 import { describe, expect, it } from "vitest"
 import {
@@ -222,5 +223,53 @@ describe("the list of settings", () => {
     expect(read).toContain("PAY_PAYMENT_RATE_LIMIT_BURST")
     expect(read.length).toBeGreaterThan(25)
     expect(read.filter((name) => SETTINGS[name] === undefined)).toEqual([])
+  })
+})
+
+describe("PAY_METRICS and the OpenTelemetry variables", () => {
+  const settings = (env: Record<string, string>) => {
+    const read_ = read(env)
+    if (Either.isLeft(read_)) throw new Error(String(read_.left))
+    return read_.right
+  }
+  const refusal = (env: Record<string, string>) => {
+    const read_ = read(env)
+    if (Either.isRight(read_)) throw new Error("the settings were accepted")
+    return String(read_.left)
+  }
+
+  it("serves /metrics unless PAY_METRICS=0; anything else is refused, naming the variable", () => {
+    expect(settings({}).metrics).toBe(true)
+    expect(settings({ PAY_METRICS: "0" }).metrics).toBe(false)
+    expect(refusal({ PAY_METRICS: "off" })).toContain(
+      "PAY_METRICS must be 1 (/metrics served, the default) or 0 (off)"
+    )
+  })
+
+  it("exports only with OTEL_EXPORTER_OTLP_ENDPOINT, with the service name and headers given", () => {
+    expect(settings({}).telemetry).toEqual(Option.none())
+    expect(settings({ OTEL_EXPORTER_OTLP_ENDPOINT: "" }).telemetry).toEqual(Option.none())
+    expect(
+      settings({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+        OTEL_SERVICE_NAME: "pay-eu",
+        OTEL_EXPORTER_OTLP_HEADERS: "api-key=a%2Cb, x-tenant = t1"
+      }).telemetry
+    ).toEqual(
+      Option.some({
+        otlpEndpoint: "http://collector:4318",
+        serviceName: "pay-eu",
+        headers: { "api-key": "a,b", "x-tenant": "t1" }
+      })
+    )
+    expect(refusal({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toContain(
+      "OTEL_EXPORTER_OTLP_ENDPOINT must be the collector's http:// or https:// OTLP base URL"
+    )
+    expect(
+      refusal({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318",
+        OTEL_EXPORTER_OTLP_HEADERS: "novalue"
+      })
+    ).toContain("OTEL_EXPORTER_OTLP_HEADERS must be key=value pairs")
   })
 })

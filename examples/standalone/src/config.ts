@@ -6,8 +6,10 @@ import {
   ApiKey,
   decodeEngineSecret,
   isBasePath,
+  parseOtlpHeaders,
   type RateLimitSettings,
-  type RateLimitsSettings
+  type RateLimitsSettings,
+  type TelemetrySettings
 } from "@pay/core"
 import { Config, ConfigError, Data, Either, Option } from "effect"
 
@@ -69,6 +71,10 @@ export interface StandaloneConfig {
    * limits per partner API key, per wallet app and per payment; only those on.
    */
   readonly rateLimits?: RateLimitsSettings
+  /** PAY_METRICS=0: no `/metrics` route (404). On by default. */
+  readonly metrics?: boolean
+  /** OTEL_EXPORTER_OTLP_ENDPOINT (with OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS): OTLP export, off unset. */
+  readonly telemetry?: Option.Option<TelemetrySettings>
 }
 
 /**
@@ -109,7 +115,10 @@ export const SETTINGS: Readonly<Record<string, string>> = {
   PAY_SECRET_PREVIOUS: "secrets like PAY_SECRET, comma-separated",
   PAY_LOG_LEVEL: "trace, debug, info, warning, error or none",
   PAY_LOG_FORMAT: "json or pretty",
-  PAY_METRICS: "1 or 0"
+  PAY_METRICS: "1 or 0",
+  OTEL_EXPORTER_OTLP_ENDPOINT: "the collector's http:// or https:// OTLP base URL",
+  OTEL_SERVICE_NAME: "the service name traces and metrics are sent under",
+  OTEL_EXPORTER_OTLP_HEADERS: "key=value pairs, comma-separated (values URL-encoded)"
 }
 
 /** Settings whose value is never repeated in a message (a key, a secret, a password in a URL). */
@@ -119,6 +128,45 @@ export const SECRET_SETTINGS: ReadonlySet<string> = new Set([
   "PAY_SECRET",
   "PAY_SECRET_PREVIOUS"
 ])
+
+/**
+ * The standard OpenTelemetry variables: OTEL_EXPORTER_OTLP_ENDPOINT turns the
+ * export on; OTEL_SERVICE_NAME and OTEL_EXPORTER_OTLP_HEADERS (`key=value,…`)
+ * go with it. Unset or empty: off.
+ */
+const telemetryConfig: Config.Config<Option.Option<TelemetrySettings>> = Config.all({
+  endpoint: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  serviceName: Config.option(Config.nonEmptyString("OTEL_SERVICE_NAME")),
+  headers: Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_HEADERS"))
+}).pipe(
+  Config.mapOrFail(({ endpoint, serviceName, headers }) => {
+    if (Option.isNone(endpoint)) return Either.right(Option.none())
+    if (!URL.canParse(endpoint.value) || !/^https?:$/.test(new URL(endpoint.value).protocol)) {
+      return Either.left(
+        ConfigError.InvalidData(
+          ["OTEL_EXPORTER_OTLP_ENDPOINT"],
+          "OTEL_EXPORTER_OTLP_ENDPOINT must be the collector's http:// or https:// OTLP base URL, e.g. http://127.0.0.1:4318"
+        )
+      )
+    }
+    const parsed = Option.map(headers, parseOtlpHeaders)
+    if (Option.isSome(parsed) && "invalid" in parsed.value) {
+      return Either.left(
+        ConfigError.InvalidData(
+          ["OTEL_EXPORTER_OTLP_HEADERS"],
+          "OTEL_EXPORTER_OTLP_HEADERS must be key=value pairs, comma-separated (values URL-encoded)"
+        )
+      )
+    }
+    return Either.right(
+      Option.some({
+        otlpEndpoint: endpoint.value,
+        ...(Option.isSome(serviceName) ? { serviceName: serviceName.value } : {}),
+        ...(Option.isSome(parsed) ? { headers: parsed.value as Record<string, string> } : {})
+      })
+    )
+  })
+)
 
 const RETRY_SCHEDULE_MESSAGE =
   "PAY_WEBHOOK_RETRY_SCHEDULE must be up to 50 whole numbers of seconds from 0 to 604800, comma-separated (e.g. 5,300,1800)"
@@ -434,6 +482,15 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
     )
   ),
   rateLimits,
+  metrics: Config.string("PAY_METRICS").pipe(
+    Config.withDefault("1"),
+    Config.validate({
+      message: "PAY_METRICS must be 1 (/metrics served, the default) or 0 (off)",
+      validation: (s) => s === "0" || s === "1"
+    }),
+    Config.map((s) => s === "1")
+  ),
+  telemetry: telemetryConfig,
   sandboxOnAnyAddress: Config.string("PAY_SANDBOX").pipe(
     Config.withDefault("0"),
     Config.validate({

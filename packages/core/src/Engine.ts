@@ -21,8 +21,11 @@ import { collectDataRoutes } from "./gateway/CollectDataRoutes.js"
 import { Gateway } from "./gateway/Gateway.js"
 import { purgeGatewayDataForever } from "./gateway/GatewayPurge.js"
 import { gatewayHandlers } from "./gateway/Http.js"
+import { makeReadinessRoute } from "./health/Readiness.js"
+import type { StorageProbe } from "./health/StorageProbe.js"
 import { makeEngineHandler } from "./http/Engine.js"
 import { json, type Reply } from "./http/Exchange.js"
+import type { RequestObserver } from "./http/RequestOutcome.js"
 import { apiRoutes, type ImplementationContext, publicRoute, type Route } from "./http/Route.js"
 import { purgeExpiredKeysForever } from "./idempotency/Idempotency.js"
 import type { IdempotencyStore } from "./idempotency/IdempotencyStore.js"
@@ -32,11 +35,14 @@ import { merchantHandlers } from "./merchants/Http.js"
 import { LogoCapture, LogoRefused, type LogoStore } from "./merchants/Logo.js"
 import { logoRoutes } from "./merchants/LogoRoutes.js"
 import { Merchants } from "./merchants/Merchants.js"
+import { requestMetrics } from "./metrics/EngineMetrics.js"
+import { metricsRoute } from "./metrics/MetricsRoute.js"
+import { countingPaymentStore } from "./metrics/PaymentMetrics.js"
 import { partnerAuthenticators } from "./partners/Authenticate.js"
 import type { CurrentPartner } from "./partners/PartnerAuth.js"
 import { Partners } from "./partners/Partners.js"
 import { paymentHandlers } from "./payments/Http.js"
-import { LocalPaymentEvents } from "./payments/PaymentEvents.js"
+import { LocalPaymentEvents, type PaymentEvents } from "./payments/PaymentEvents.js"
 import { Payments } from "./payments/Payments.js"
 import { Prices } from "./pricing/Pricing.js"
 import { admitPayment, RateLimits } from "./ratelimit/RateLimits.js"
@@ -106,8 +112,24 @@ const noLogoCapture = Layer.succeed(
   })
 )
 
-/** `/health`, and `/openapi.json` with the base path the engine is served under as its server. */
-const systemRoutes = (basePath: string) => {
+/** How the engine reports on itself (the `metrics` option; the request observers). */
+export interface PayHandlerOperations {
+  /** `/metrics` served. Default true. */
+  readonly metrics?: boolean
+  /** Told of every answered request, after the request metrics. */
+  readonly observers?: ReadonlyArray<RequestObserver>
+}
+
+/**
+ * `/health` (alive), `/ready` (the database, its migrations and each network
+ * answer), `/metrics` unless turned off, and `/openapi.json` with the base path
+ * the engine is served under as its server.
+ */
+const systemRoutes = (
+  basePath: string,
+  metrics: boolean,
+  readinessRoute: Route<PayRouteServices>
+) => {
   let document: Reply | undefined
   const openApiReply = () => {
     document ??= json(200, {
@@ -118,6 +140,8 @@ const systemRoutes = (basePath: string) => {
   }
   return [
     publicRoute("GET", "/health", () => Effect.succeed(json(200, { status: "ok" }))),
+    readinessRoute,
+    ...(metrics ? [metricsRoute] : []),
     publicRoute("GET", "/openapi.json", () => Effect.sync(openApiReply))
   ]
 }
@@ -140,9 +164,11 @@ export type PayRouteServices =
   | IdempotencyStore
   | TokenRegistry
   | PayConfig
+  | PaymentEvents
+  | StorageProbe
 
 /** Every route of the engine, with its services resolved: the API definition's, then the pages. */
-export const routes = (basePath: string) =>
+export const routes = (basePath: string, metrics = true) =>
   Effect.gen(function* () {
     const implementations = yield* Effect.all([
       merchantHandlers,
@@ -160,7 +186,7 @@ export const routes = (basePath: string) =>
       Route<Exclude<ImplementationContext<(typeof implementations)[number]>, Caller>>
     >
     const all: ReadonlyArray<Route<PayRouteServices>> = [
-      ...systemRoutes(basePath),
+      ...systemRoutes(basePath, metrics, yield* makeReadinessRoute),
       ...(yield* logoRoutes),
       ...api,
       ...collectDataRoutes(gateway),
@@ -175,14 +201,20 @@ export const routes = (basePath: string) =>
  * The request handler of the whole engine, with `extra` routes beside its own,
  * all under `basePath` (requests outside it are 404).
  */
-export const makePayHandler = (extra: ReadonlyArray<Route<never>> = [], basePath = "") =>
+export const makePayHandler = (
+  extra: ReadonlyArray<Route<never>> = [],
+  basePath = "",
+  operations: PayHandlerOperations = {}
+) =>
   Effect.gen(function* () {
     const config = yield* PayConfig
-    return yield* makeEngineHandler([...(yield* routes(basePath)), ...extra], {
+    const metrics = operations.metrics ?? true
+    return yield* makeEngineHandler([...(yield* routes(basePath, metrics)), ...extra], {
       maxBodyBytes: config.maxBodyBytes,
       authenticators: [...(yield* partnerAuthenticators), yield* walletAuthenticator],
       errorReply,
-      basePath
+      basePath,
+      observers: [requestMetrics, ...(operations.observers ?? [])]
     })
   })
 
@@ -221,7 +253,11 @@ export const payEngineLayer = <E>(options: PayEngineParts<E>) =>
     Layer.provideMerge(
       Layer.mergeAll(
         // Writes that make events wake this process's webhook delivery at once.
-        Layer.provide(signallingStores, Layer.merge(options.storage, outboxSignalLayer)),
+        // Payments counted by the status they enter (metrics), where the status is written.
+        Layer.provide(
+          signallingStores,
+          Layer.merge(Layer.provide(countingPaymentStore, options.storage), outboxSignalLayer)
+        ),
         configAndChain(options.config, options.chain ?? noChain),
         options.tokens ?? defaultTokenRegistry,
         options.events ?? LocalPaymentEvents,

@@ -17,6 +17,7 @@ import type { RateLimitsSettings } from "./ratelimit/RateLimitConfig.js"
 import type { PayStorage } from "./Storage.js"
 import { decodeEngineSecret } from "./secrets/EngineSecret.js"
 import type { TokenRegistry } from "./shared/TokenRegistry.js"
+import type { TelemetrySettings } from "./telemetry/Telemetry.js"
 import type { WebhookUrlGuard } from "./webhooks/UrlGuard.js"
 import type { WebhookSender } from "./webhooks/WebhookSender.js"
 import type { WebhookDeliverySettings } from "./webhooks/WebhookWorkConfig.js"
@@ -82,6 +83,16 @@ export interface PaymentEngineSettings {
    * Default none. A secret kept in the database opens too when `secret` is set.
    */
   readonly previousSecrets?: ReadonlyArray<string>
+  /**
+   * `GET /metrics` in the Prometheus text format (counts, durations and
+   * levels; no ids, keys or amounts). Default true; false answers it 404.
+   */
+  readonly metrics?: boolean
+  /**
+   * Export a span per request and the metrics to an OpenTelemetry collector
+   * over OTLP/HTTP (`{ otlpEndpoint: "http://collector:4318" }`). Default: off.
+   */
+  readonly telemetry?: TelemetrySettings
 }
 
 /** The settings and the parts the engine is built from. */
@@ -238,6 +249,30 @@ const Settings = Schema.Struct({
   previousSecrets: Schema.optional(
     Schema.Array(EngineSecretText).annotations({
       message: () => "must be an array of secrets (base64)"
+    })
+  ),
+  metrics: Schema.optional(Schema.Boolean.annotations({ message: () => "must be true or false" })),
+  telemetry: Schema.optional(
+    Schema.Struct({
+      otlpEndpoint: Schema.String.pipe(
+        Schema.filter((s) => isHttpUrl(s) && new URL(s).search === "", {
+          message: () =>
+            "must be the collector's http:// or https:// OTLP base URL, e.g. http://127.0.0.1:4318"
+        })
+      ),
+      serviceName: Schema.optional(
+        Schema.String.pipe(
+          Schema.filter((s) => s.trim() !== "" && s.length <= 256, {
+            message: () => "must be a name of 1 to 256 characters"
+          })
+        )
+      ),
+      headers: Schema.optional(
+        Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
+          message: () => "must be an object of header names to string values"
+        })
+      ),
+      exportIntervalMs: Schema.optional(int(100, 600_000, "milliseconds"))
     })
   ),
   storage: layer("every storage port, e.g. @pay/storage-sqlite's layer({ filename })"),

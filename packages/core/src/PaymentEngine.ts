@@ -25,6 +25,7 @@ import { validateCustomApiKey } from "./shared/ApiKey.js"
 import { DEFAULT_API_VERSION, isApiVersion } from "./shared/ApiVersion.js"
 import { startInOwnScope } from "./shared/OwnScope.js"
 import { DisplayName } from "./shared/Text.js"
+import { startTelemetry } from "./telemetry/Telemetry.js"
 
 const decodePartnerName = Schema.decodeUnknownEither(Schema.compose(Schema.Trim, DisplayName))
 
@@ -70,7 +71,15 @@ export const makePaymentEngine = <E>(options: PaymentEngineOptions<E>) =>
   Effect.gen(function* () {
     const { basePath, config } = yield* checkOptions(options)
     const context = yield* Layer.build(payEngineLayer({ ...options, config }))
-    const handle = yield* Effect.provide(makePayHandler(options.routes ?? [], basePath), context)
+    const telemetry =
+      options.telemetry === undefined ? undefined : yield* startTelemetry(options.telemetry)
+    const handle = yield* Effect.provide(
+      makePayHandler(options.routes ?? [], basePath, {
+        ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+        ...(telemetry === undefined ? {} : { observers: [telemetry.requestSpans] })
+      }),
+      context
+    )
     if (options.workers !== false) yield* forkBackgroundWork(context)
     const payments = Context.get(context, Payments)
     return {
@@ -91,6 +100,8 @@ export const makePaymentWorkers = <E>(options: PaymentEngineOptions<E>) =>
   Effect.gen(function* () {
     const { config } = yield* checkOptions(options)
     const context = yield* Layer.build(payEngineLayer({ ...options, config }))
+    // A worker serves no requests: its metrics are exported, no spans.
+    if (options.telemetry !== undefined) yield* startTelemetry(options.telemetry)
     yield* forkBackgroundWork(context)
     return { context }
   })

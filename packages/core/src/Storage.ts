@@ -8,6 +8,7 @@ import type { AuditStore } from "./audit/AuditStore.js"
 import type { ChainJobStore } from "./chainwork/ChainJobStore.js"
 import type { EventStore } from "./events/Event.js"
 import type { GatewayStore } from "./gateway/PaymentOption.js"
+import type { StorageProbe } from "./health/StorageProbe.js"
 import type { IdempotencyStore } from "./idempotency/IdempotencyStore.js"
 import type { KeyStore } from "./keys/KeyStore.js"
 import type { LogoStore } from "./merchants/Logo.js"
@@ -39,3 +40,4 @@ export type PayStorage =
   | WebhookDeliveryStore
   | AuditStore
   | RateLimitStore
+  | StorageProbe

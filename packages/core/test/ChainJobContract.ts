@@ -17,6 +17,7 @@ import type {
   NewChainJob
 } from "../src/chainwork/ChainJob.js"
 import { ChainJobStore } from "../src/chainwork/ChainJobStore.js"
+import { StorageProbe } from "../src/health/StorageProbe.js"
 import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
 import { MerchantStore } from "../src/merchants/MerchantStore.js"
 import { Partner, type PartnerId } from "../src/partners/Partner.js"
@@ -34,7 +35,12 @@ import type { Caip2, Caip10, Caip19 } from "../src/shared/Caip.js"
 import { makeIdBody } from "../src/shared/Ids.js"
 import { partnerKey } from "./KeyFixtures.js"
 
-export type ChainJobStores = PartnerStore | MerchantStore | PaymentStore | ChainJobStore
+export type ChainJobStores =
+  | PartnerStore
+  | MerchantStore
+  | PaymentStore
+  | ChainJobStore
+  | StorageProbe
 
 const T0 = Date.UTC(2026, 3, 1)
 const at = (ms: number) => new Date(T0 + ms)
@@ -235,6 +241,57 @@ export const chainJobStorageContract = (
   describe(`chain job storage contract: ${name}`, () => {
     const test = (title: string, body: Effect.Effect<void, unknown, ChainJobStores>) =>
       it.effect(title, () => Effect.provide(body, layer()), 30_000)
+
+    test(
+      "the probe counts active and due jobs and finds the longest-due one; a done job leaves",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const payments = yield* PaymentStore
+        const jobs = yield* ChainJobStore
+        const probe = yield* StorageProbe
+        expect(yield* probe.chainJobQueue(at(0))).toEqual({
+          active: 0,
+          due: 0,
+          oldestDueAt: null
+        })
+        const queue = (runAt: number) =>
+          Effect.gen(function* () {
+            const p = yield* payment("requires_action")
+            yield* payments.transition(p.id, "requires_action", {
+              status: "processing",
+              at: at(runAt),
+              finalAt: null,
+              tokenAmount: { asset: USDC_BASE, value: 10_500_000n },
+              enqueue: aJob(p.id, "collect", { runAt: at(runAt), createdAt: at(runAt) })
+            })
+          })
+        yield* queue(1_000)
+        yield* queue(5_000)
+        yield* queue(60_000)
+        expect(yield* probe.chainJobQueue(at(500))).toEqual({
+          active: 3,
+          due: 0,
+          oldestDueAt: null
+        })
+        expect(yield* probe.chainJobQueue(at(10_000))).toEqual({
+          active: 3,
+          due: 2,
+          oldestDueAt: at(1_000)
+        })
+        // The longest-due one claimed and done: the next is the oldest.
+        const [claimed] = yield* jobs.claimDue(at(10_000), 1, LEASE)
+        yield* jobs.complete(claimed!.lease, at(10_001))
+        expect(yield* probe.chainJobQueue(at(10_000))).toEqual({
+          active: 2,
+          due: 1,
+          oldestDueAt: at(5_000)
+        })
+        const migrations = yield* probe.migrations
+        expect(migrations.latestApplied).toBe(
+          migrations.known === 0 ? null : migrations.latestKnown
+        )
+      })
+    )
 
     test(
       "queues a job with the payment change that wins, and keeps the first of a kind",

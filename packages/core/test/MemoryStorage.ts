@@ -31,6 +31,7 @@ import {
   type OptionsInserted,
   type PaymentOption
 } from "../src/gateway/PaymentOption.js"
+import { StorageProbe } from "../src/health/StorageProbe.js"
 import type {
   IdempotencyCompletion,
   IdempotencyScope
@@ -1175,7 +1176,24 @@ export const makeMemoryStorage = () => {
       })
   })
 
+  // Nothing to migrate in memory; the queue as the databases count it.
+  const storageProbe = StorageProbe.of({
+    migrations: Effect.succeed({ applied: 0, latestApplied: null, latestKnown: 0, known: 0 }),
+    chainJobQueue: (now) =>
+      Effect.sync(() => {
+        const active = [...jobs.values()].filter((r) => r.job.state === "active")
+        const due = active.filter((r) => r.job.runAt.getTime() <= now.getTime())
+        const oldest = Math.min(...due.map((r) => r.job.runAt.getTime()))
+        return {
+          active: active.length,
+          due: due.length,
+          oldestDueAt: due.length === 0 ? null : new Date(oldest)
+        }
+      })
+  })
+
   return Layer.mergeAll(
+    Layer.succeed(StorageProbe, storageProbe),
     Layer.succeed(RateLimitStore, rateLimitStore),
     Layer.succeed(AuditStore, auditStore),
     Layer.succeed(WebhookDeliveryStore, webhookDeliveryStore),

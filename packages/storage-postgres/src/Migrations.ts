@@ -28,7 +28,7 @@ import optionPurge from "./migrations/0020_option_purge.js"
 import rateLimits from "./migrations/0021_rate_limits.js"
 import settlementHeld from "./migrations/0022_settlement_held.js"
 
-export const migrations = Migrator.fromRecord({
+const byName = {
   "0001_initial": initial,
   "0002_payments": payments,
   "0003_idempotency_lease": idempotencyLease,
@@ -51,7 +51,14 @@ export const migrations = Migrator.fromRecord({
   "0020_option_purge": optionPurge,
   "0021_rate_limits": rateLimits,
   "0022_settlement_held": settlementHeld
-})
+}
+
+export const migrations = Migrator.fromRecord(byName)
+
+/** The ids of the migrations this code knows ("0022_settlement_held" is 22), in order. */
+export const knownMigrationIds: ReadonlyArray<number> = Object.keys(byName).map((name) =>
+  Number.parseInt(name, 10)
+)
 
 const TABLE = "pay_migrations"
 /** Any constant shared by every instance: it only names the advisory lock. */

@@ -34,6 +34,7 @@ import {
   SealedValueStore,
   SettlementAssetConflict,
   SettlementStore,
+  StorageProbe,
   WalletAppStore,
   WebhookDeliveryStore,
   WebhookEndpointStore
@@ -52,6 +53,7 @@ import { makePgPaymentStore } from "./PgPaymentStore.js"
 import { makePreparedStatements, PgPool, type PreparedStatements } from "./PgPrepared.js"
 import { makePgRateLimitStore } from "./PgRateLimitStore.js"
 import { makePgSealedValueStore } from "./PgSealedValueStore.js"
+import { makePgStorageProbe } from "./PgStorageProbe.js"
 import { makePgWalletAppStore } from "./PgWalletAppStore.js"
 import { makePgWebhookDeliveryStore } from "./PgWebhookDeliveryStore.js"
 import { makePgWebhookEndpointStore } from "./PgWebhookEndpointStore.js"
@@ -375,7 +377,8 @@ export const PgStores = Layer.unwrapEffect(
       Layer.succeed(KeyStore, makePgKeyStore(sql)),
       Layer.succeed(MerchantStore, makePgMerchantStore(sql, prepared)),
       Layer.succeed(SettlementStore, makePgSettlementStore(sql)),
-      Layer.succeed(IdempotencyStore, makePgIdempotencyStore(sql))
+      Layer.succeed(IdempotencyStore, makePgIdempotencyStore(sql)),
+      Layer.succeed(StorageProbe, makePgStorageProbe(sql))
     )
   })
 )

@@ -32,6 +32,7 @@ import {
   SealedValueStore,
   SettlementAssetConflict,
   SettlementStore,
+  StorageProbe,
   WalletAppStore,
   WebhookDeliveryStore,
   WebhookEndpointStore
@@ -51,6 +52,7 @@ import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
 import { makeSqliteRateLimitStore } from "./SqliteRateLimitStore.js"
 import { SqlitePaymentReads } from "./SqliteReadWorker.js"
 import { makeSqliteSealedValueStore } from "./SqliteSealedValueStore.js"
+import { makeSqliteStorageProbe } from "./SqliteStorageProbe.js"
 import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
 import { makeSqliteWebhookDeliveryStore } from "./SqliteWebhookDeliveryStore.js"
 import { makeSqliteWebhookEndpointStore } from "./SqliteWebhookEndpointStore.js"
@@ -456,7 +458,8 @@ export const makeSqliteStores = (
     Layer.succeed(KeyStore, keys.store),
     Layer.succeed(MerchantStore, merchants),
     Layer.succeed(SettlementStore, settlements),
-    Layer.succeed(IdempotencyStore, idempotency)
+    Layer.succeed(IdempotencyStore, idempotency),
+    Layer.succeed(StorageProbe, makeSqliteStorageProbe(db))
   )
 }
 

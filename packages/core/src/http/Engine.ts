@@ -21,6 +21,7 @@ import {
 } from "./ErrorResponses.js"
 import type { EngineRequest, EngineResponse, Reply } from "./Exchange.js"
 import { RequestError } from "./RequestError.js"
+import type { RequestObserver } from "./RequestOutcome.js"
 import type { Authenticated, Authenticator, ImmediateReply, Route } from "./Route.js"
 
 export type EngineHandler = (request: EngineRequest) => Promise<EngineResponse>
@@ -37,6 +38,17 @@ export interface EngineOptions<R> {
    * are matched; a request outside it is 404. Default: none.
    */
   readonly basePath?: string
+  /** Told of each request once it is answered (request metrics, logs). Default: none. */
+  readonly observers?: ReadonlyArray<RequestObserver>
+}
+
+/** A sent `X-Request-Id` kept only when short and plain: it goes into logs and spans. */
+const usableRequestId = (sent: string | undefined) =>
+  sent !== undefined && /^[A-Za-z0-9._:-]{1,128}$/.test(sent) ? sent : undefined
+
+/** What `handle` learnt of a request that its observers are told: the route it matched. */
+interface Seen {
+  route: string | undefined
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024
@@ -355,7 +367,8 @@ export const makeEngineHandler = <R>(
     const handle = (
       request: EngineRequest,
       start: Start,
-      tryImmediate: boolean
+      tryImmediate: boolean,
+      seen: Seen | undefined
     ): Effect.Effect<EngineResponse, never, R> => {
       const url = splitTarget(request.url)
       const sent = url.pathname
@@ -384,6 +397,7 @@ export const makeEngineHandler = <R>(
         )
       }
       const { route, params } = match
+      if (seen !== undefined) seen.route = route.path
       const requested = requestedVersion(request)
       if (requested !== undefined && !isApiVersion(requested.value)) {
         return Effect.succeed(
@@ -505,16 +519,20 @@ export const makeEngineHandler = <R>(
     // that waits (a long-poll, a body) goes on in its fiber and is awaited.
     const settled = (exit: Exit.Exit<EngineResponse>) =>
       Exit.isSuccess(exit) ? exit.value : respond(fromError(INTERNAL_ERROR), undefined)
-    const run = (request: EngineRequest, tryImmediate: boolean): Promise<EngineResponse> => {
+    const run = (
+      request: EngineRequest,
+      tryImmediate: boolean,
+      seen?: Seen
+    ): Promise<EngineResponse> => {
       const start: Start = {}
-      const effect = handle(request, start, tryImmediate)
+      const effect = handle(request, start, tryImmediate, seen)
       if (start.answer !== undefined) return Promise.resolve(start.answer)
       if (start.later !== undefined) {
         const version = start.version
         // A failed promise (the database) is the effect's to answer, as is undefined.
         return start.later.then(
-          (reply) => (reply === undefined ? run(request, false) : respond(reply, version)),
-          () => run(request, false)
+          (reply) => (reply === undefined ? run(request, false, seen) : respond(reply, version)),
+          () => run(request, false, seen)
         )
       }
       const fiber = (start.runFork ?? runFork)(effect)
@@ -532,5 +550,28 @@ export const makeEngineHandler = <R>(
         })
       )
     }
-    return (request) => run(request, true)
+    const observers = options.observers ?? []
+    if (observers.length === 0) return (request) => run(request, true)
+    return (request) => {
+      const arrived = performance.now()
+      const seen: Seen = { route: undefined }
+      return run(request, true, seen).then((response) => {
+        const outcome = {
+          requestId: usableRequestId(request.header("x-request-id")) ?? crypto.randomUUID(),
+          method: request.method.toUpperCase(),
+          route: seen.route,
+          status: response.status,
+          durationMs: performance.now() - arrived,
+          caller: undefined
+        }
+        for (const observe of observers) {
+          try {
+            observe(outcome)
+          } catch {
+            // An observer's bug must not fail the request it reports.
+          }
+        }
+        return response
+      })
+    }
   })

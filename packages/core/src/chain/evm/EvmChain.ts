@@ -6,6 +6,7 @@
  * collector's key and sent raw, so the durable chain work can record each one
  * before it leaves the process.
  */
+
 import { Effect } from "effect"
 import {
   type Address,
@@ -22,6 +23,7 @@ import {
   type Transport
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
+import { countRpcError } from "../../metrics/EngineMetrics.js"
 import type { Caip2, Caip19 } from "../../shared/Caip.js"
 import {
   Chain,
@@ -174,7 +176,10 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
     const call = <A>(chainId: string, run: () => Promise<A>) =>
       Effect.tryPromise({
         try: run,
-        catch: (error) => new ChainUnavailable({ chainId, message: describe(error) })
+        catch: (error) => {
+          countRpcError(chainId)
+          return new ChainUnavailable({ chainId, message: describe(error) })
+        }
       })
 
     const domains = new Map<string, Eip712Domain>()
@@ -237,10 +242,11 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         try: () =>
           c.publicClient.estimateGas({ account: c.account.address, to, data, blockTag: "pending" }),
         // Only a revert is the token's word; anything else may pass, and is tried again.
-        catch: (error): ChainUnavailable | TransferRefused =>
-          isRevert(error)
-            ? new TransferRefused({ reason: describe(error) })
-            : new ChainUnavailable({ chainId: c.network.chainId, message: describe(error) })
+        catch: (error): ChainUnavailable | TransferRefused => {
+          if (isRevert(error)) return new TransferRefused({ reason: describe(error) })
+          countRpcError(c.network.chainId)
+          return new ChainUnavailable({ chainId: c.network.chainId, message: describe(error) })
+        }
       }).pipe(
         Effect.map(
           (gas): ChainCall => ({ to, data, gas: gas + (gas * GAS_HEADROOM_PERCENT) / 100n })
@@ -345,7 +351,11 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
             if (ALREADY_HAVE.test(text)) return Effect.void
             return REFUSED.test(text) || (hasRpcCode(error) && !/timeout|timed out/i.test(text))
               ? Effect.fail(new TransactionRejected({ chainId, reason: describe(error) }))
-              : Effect.fail(new ChainUnavailable({ chainId, message: describe(error) }))
+              : Effect.sync(() => countRpcError(chainId)).pipe(
+                  Effect.zipRight(
+                    Effect.fail(new ChainUnavailable({ chainId, message: describe(error) }))
+                  )
+                )
           })
         )
       )
