@@ -23,6 +23,7 @@ import { purgeGatewayDataForever } from "./gateway/GatewayPurge.js"
 import { gatewayHandlers } from "./gateway/Http.js"
 import { makeEngineHandler } from "./http/Engine.js"
 import { json, type Reply } from "./http/Exchange.js"
+import type { RequestObserver } from "./http/RequestOutcome.js"
 import { apiRoutes, type ImplementationContext, publicRoute, type Route } from "./http/Route.js"
 import { purgeExpiredKeysForever } from "./idempotency/Idempotency.js"
 import type { IdempotencyStore } from "./idempotency/IdempotencyStore.js"
@@ -32,6 +33,7 @@ import { merchantHandlers } from "./merchants/Http.js"
 import { LogoCapture, LogoRefused, type LogoStore } from "./merchants/Logo.js"
 import { logoRoutes } from "./merchants/LogoRoutes.js"
 import { Merchants } from "./merchants/Merchants.js"
+import { requestLogObserver } from "./observability/Logging.js"
 import { partnerAuthenticators } from "./partners/Authenticate.js"
 import type { CurrentPartner } from "./partners/PartnerAuth.js"
 import { Partners } from "./partners/Partners.js"
@@ -175,14 +177,21 @@ export const routes = (basePath: string) =>
  * The request handler of the whole engine, with `extra` routes beside its own,
  * all under `basePath` (requests outside it are 404).
  */
-export const makePayHandler = (extra: ReadonlyArray<Route<never>> = [], basePath = "") =>
+export const makePayHandler = (
+  extra: ReadonlyArray<Route<never>> = [],
+  basePath = "",
+  observers: ReadonlyArray<RequestObserver> = []
+) =>
   Effect.gen(function* () {
     const config = yield* PayConfig
+    // The request line goes to the logger (and level) this handler is made under.
+    const { fiberRefs } = yield* Effect.runtime<never>()
     return yield* makeEngineHandler([...(yield* routes(basePath)), ...extra], {
       maxBodyBytes: config.maxBodyBytes,
       authenticators: [...(yield* partnerAuthenticators), yield* walletAuthenticator],
       errorReply,
-      basePath
+      basePath,
+      observers: [requestLogObserver(fiberRefs), ...observers]
     })
   })
 

@@ -11,6 +11,7 @@ import type { GatewaySettings } from "./gateway/GatewayConfig.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./http/Engine.js"
 import type { Route } from "./http/Route.js"
 import type { LogoCapture } from "./merchants/Logo.js"
+import { LOG_FORMATS, LOG_LEVELS, type LoggingSettings } from "./observability/Logging.js"
 import type { PaymentEvents } from "./payments/PaymentEvents.js"
 import type { Prices } from "./pricing/Pricing.js"
 import type { RateLimitsSettings } from "./ratelimit/RateLimitConfig.js"
@@ -82,6 +83,14 @@ export interface PaymentEngineSettings {
    * Default none. A secret kept in the database opens too when `secret` is set.
    */
   readonly previousSecrets?: ReadonlyArray<string>
+  /**
+   * The engine's log lines (requests, payments, chain work, webhooks): `level`
+   * trace, debug, info, warning, error or none (default info), `format` json
+   * (one object per line, default) or pretty. `false`: the engine leaves the
+   * current Effect logger and level alone (an embedder's own, e.g. `Logger.replace`
+   * around `makePaymentEngine`).
+   */
+  readonly logging?: LoggingSettings | false
 }
 
 /** The settings and the parts the engine is built from. */
@@ -238,6 +247,25 @@ const Settings = Schema.Struct({
   previousSecrets: Schema.optional(
     Schema.Array(EngineSecretText).annotations({
       message: () => "must be an array of secrets (base64)"
+    })
+  ),
+  logging: Schema.optional(
+    Schema.Union(
+      Schema.Literal(false),
+      Schema.Struct({
+        level: Schema.optional(
+          Schema.Literal(...LOG_LEVELS).annotations({
+            message: () => `must be one of ${LOG_LEVELS.join(", ")}`
+          })
+        ),
+        format: Schema.optional(
+          Schema.Literal(...LOG_FORMATS).annotations({
+            message: () => `must be one of ${LOG_FORMATS.join(", ")}`
+          })
+        )
+      })
+    ).annotations({
+      message: () => "must be false or { level?, format? }"
     })
   ),
   storage: layer("every storage port, e.g. @pay/storage-sqlite's layer({ filename })"),

@@ -18,6 +18,7 @@ import { checkOptions, type PaymentEngineOptions } from "./EngineOptions.js"
 import { toFieldIssues } from "./http/Decode.js"
 import type { EngineHandler } from "./http/Engine.js"
 import { toFetchHandler } from "./http/Fetch.js"
+import { withEngineLogging } from "./observability/Logging.js"
 import { Partners } from "./partners/Partners.js"
 import { type ResealReport, resealStoredValues } from "./secrets/Reseal.js"
 import { validateCustomApiKey } from "./shared/ApiKey.js"
@@ -59,31 +60,41 @@ export class PaymentEngine extends Context.Tag("@pay/core/PaymentEngine")<
  * Closing the scope stops the work and releases everything.
  */
 export const makePaymentEngine = <E>(options: PaymentEngineOptions<E>) =>
-  Effect.gen(function* () {
-    const { basePath, config } = yield* checkOptions(options)
-    const context = yield* Layer.build(payEngineLayer({ ...options, config }))
-    const handle = yield* Effect.provide(makePayHandler(options.routes ?? [], basePath), context)
-    if (options.workers !== false) yield* forkBackgroundWork(context)
-    return {
-      fetch: toFetchHandler(handle),
-      handle,
-      publicUrl: config.publicUrl,
-      basePath,
-      context
-    } satisfies PaymentEngineService
-  })
+  Effect.flatMap(checkOptions(options), ({ basePath, config }) =>
+    // Under the engine's logging: its layers' fibers, the handler's runtime, the background work.
+    withEngineLogging(options.logging)(
+      Effect.gen(function* () {
+        const context = yield* Layer.build(payEngineLayer({ ...options, config }))
+        const handle = yield* Effect.provide(
+          makePayHandler(options.routes ?? [], basePath),
+          context
+        )
+        if (options.workers !== false) yield* forkBackgroundWork(context)
+        return {
+          fetch: toFetchHandler(handle),
+          handle,
+          publicUrl: config.publicUrl,
+          basePath,
+          context
+        } satisfies PaymentEngineService
+      })
+    )
+  )
 
 /**
  * The background work alone, for a worker tier: the same options as the web
  * tier's engines (the same storage and events), no requests served.
  */
 export const makePaymentWorkers = <E>(options: PaymentEngineOptions<E>) =>
-  Effect.gen(function* () {
-    const { config } = yield* checkOptions(options)
-    const context = yield* Layer.build(payEngineLayer({ ...options, config }))
-    yield* forkBackgroundWork(context)
-    return { context }
-  })
+  Effect.flatMap(checkOptions(options), ({ config }) =>
+    withEngineLogging(options.logging)(
+      Effect.gen(function* () {
+        const context = yield* Layer.build(payEngineLayer({ ...options, config }))
+        yield* forkBackgroundWork(context)
+        return { context }
+      })
+    )
+  )
 
 export interface CreatedPartner {
   readonly partnerId: string

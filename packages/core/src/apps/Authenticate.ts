@@ -4,7 +4,7 @@
  * then the app's rate limit when one is set (RateLimits.perWalletApp).
  */
 import { Effect } from "effect"
-import type { Authenticator } from "../http/Route.js"
+import type { Authenticated, Authenticator } from "../http/Route.js"
 import { admit, RateLimits } from "../ratelimit/RateLimits.js"
 import type { WalletApp } from "./WalletApp.js"
 import { WalletAppAuth } from "./WalletAppAuth.js"
@@ -13,20 +13,32 @@ import { WalletApps } from "./WalletApps.js"
 /** The check of the wallet middleware, on the `WalletApps` service. */
 export const walletAuthenticator = Effect.map(
   Effect.all([WalletApps, RateLimits]),
-  ([apps, { perWalletApp }]): Authenticator => ({
-    middleware: WalletAppAuth,
-    authenticate: (request) =>
-      Effect.map(
-        apps.authenticate({
-          apiKey: request.header("api-key")?.trim(),
-          appId: request.header("app-id")?.trim(),
-          clientId: request.header("client-id")?.trim()
-        }),
-        (app) => ({ service: app })
-      ),
-    admit:
-      perWalletApp === undefined
-        ? undefined
-        : ({ service }) => admit(perWalletApp, (service as WalletApp).id)
-  })
+  ([apps, { perWalletApp }]): Authenticator => {
+    // One per app object (the verified-key cache hands out the same one for a while).
+    const byApp = new WeakMap<WalletApp, Authenticated>()
+    const authenticated = (app: WalletApp): Authenticated => {
+      let known = byApp.get(app)
+      if (known === undefined) {
+        known = { service: app, caller: { walletAppId: app.id } }
+        byApp.set(app, known)
+      }
+      return known
+    }
+    return {
+      middleware: WalletAppAuth,
+      authenticate: (request) =>
+        Effect.map(
+          apps.authenticate({
+            apiKey: request.header("api-key")?.trim(),
+            appId: request.header("app-id")?.trim(),
+            clientId: request.header("client-id")?.trim()
+          }),
+          authenticated
+        ),
+      admit:
+        perWalletApp === undefined
+          ? undefined
+          : ({ service }) => admit(perWalletApp, (service as WalletApp).id)
+    }
+  }
 )

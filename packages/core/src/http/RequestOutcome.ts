@@ -4,6 +4,7 @@
  * so the two never disagree. Observers run synchronously on the request path:
  * they must be cheap and must not throw.
  */
+import type { Cause } from "effect"
 
 /** Who made an authenticated request, by id only: never a key, never a buyer's data. */
 export interface RequestCaller {
@@ -25,6 +26,8 @@ export interface RequestOutcome {
   /** From the request's arrival to its answer, in milliseconds (fractions kept). */
   readonly durationMs: number
   readonly caller: RequestCaller | undefined
+  /** Why a request was answered 500 (a defect, an interruption): for the log line, never the client. */
+  readonly cause?: Cause.Cause<unknown> | undefined
 }
 
 export type RequestObserver = (outcome: RequestOutcome) => void
