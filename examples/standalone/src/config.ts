@@ -6,6 +6,11 @@ import {
   ApiKey,
   decodeEngineSecret,
   isBasePath,
+  isLogFormat,
+  isLogLevelName,
+  LOG_LEVELS,
+  type LogFormat,
+  type LogLevelName,
   type RateLimitSettings,
   type RateLimitsSettings
 } from "@pay/core"
@@ -69,6 +74,10 @@ export interface StandaloneConfig {
    * limits per partner API key, per wallet app and per payment; only those on.
    */
   readonly rateLimits?: RateLimitsSettings
+  /** PAY_LOG_LEVEL: the least severe log lines written; default info. */
+  readonly logLevel?: LogLevelName
+  /** PAY_LOG_FORMAT: json (one object per line) or pretty; default pretty on a terminal, else json. */
+  readonly logFormat?: LogFormat
 }
 
 const RETRY_SCHEDULE_MESSAGE =
@@ -401,6 +410,21 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
       validation: (s) => s === "0" || s === "1"
     }),
     Config.map((s) => s === "1")
+  ),
+  logLevel: Config.string("PAY_LOG_LEVEL").pipe(
+    Config.withDefault("info"),
+    Config.validate({
+      message: `PAY_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (default info)`,
+      validation: isLogLevelName
+    })
+  ),
+  logFormat: Config.string("PAY_LOG_FORMAT").pipe(
+    // Read by a person at a terminal, by a collector anywhere else.
+    Config.withDefault(process.stdout.isTTY ? "pretty" : "json"),
+    Config.validate({
+      message: "PAY_LOG_FORMAT must be json or pretty (default pretty on a terminal, else json)",
+      validation: isLogFormat
+    })
   ),
   fetchAllowPrivate: Config.string("PAY_FETCH_ALLOW_PRIVATE").pipe(
     Config.withDefault("0"),
