@@ -4,8 +4,13 @@
  * payment's transition lines, read back as parsed JSON. The lines are the same
  * on either store, so these run on SQLite only.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Partners } from "@pay/core"
-import { Console, Effect } from "effect"
+import { Console, Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   client,
@@ -15,6 +20,8 @@ import {
   PARTNER_KEY,
   startServer
 } from "./e2e-support.js"
+import { options, walletClient } from "./gateway-support.js"
+import { USDC_BASE } from "./payments-support.js"
 
 /** A console whose `log` keeps each line (the engine's logger writes one call per line). */
 const capturing = () => {
@@ -164,5 +171,106 @@ describe("PAY_LOG_LEVEL=warning", () => {
     const levels = parsed(lines).map((l) => l.level)
     expect(levels.every((level) => level === "warning" || level === "error")).toBe(true)
     expect(parsed(lines).filter((l) => l.message === "request")).toEqual([])
+  })
+})
+
+describe("a network whose RPC does not answer", () => {
+  let server: E2eServer
+  const { lines, console } = capturing()
+  const api = client(() => server.baseUrl)
+  const dir = mkdtempSync(join(tmpdir(), "pay-logs-"))
+  let port: number
+
+  beforeAll(async () => {
+    // A port nothing listens on (ECONNREFUSED); the path stands for an RPC provider's API key.
+    const probe = createServer()
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r))
+    port = (probe.address() as AddressInfo).port
+    await new Promise((r) => probe.close(r))
+    const payConfig = join(dir, "pay.json")
+    writeFileSync(
+      payConfig,
+      JSON.stringify({
+        networks: [
+          {
+            chainId: "eip155:8453",
+            name: "Base",
+            rpcUrl: `http://127.0.0.1:${port}/v3/SECRET_IN_PATH`,
+            collectorKey: `0x${"5a".repeat(32)}`,
+            tokens: [
+              {
+                asset: USDC_BASE,
+                symbol: "USDC",
+                name: "USD Coin",
+                decimals: 6,
+                priceCurrency: "USD"
+              }
+            ]
+          }
+        ]
+      })
+    )
+    server = await startServer(
+      "sqlite",
+      { logLevel: "info", logFormat: "json", payConfigPath: Option.some(payConfig) },
+      { logConsole: console }
+    )
+  })
+  afterAll(async () => {
+    await server?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("leaves the option out (the wire shape kept) and logs network, RPC host and cause", async () => {
+    const merchant = await api.request("POST", "/v1/merchants", {
+      idempotencyKey: newKey(),
+      body: { merchantName: "Base Shop", merchantEmail: "billing@base-shop.example" }
+    })
+    const merchantId: string = merchant.body.merchant.id
+    const settled = await api.request("POST", `/v1/merchants/${merchantId}/settlements/crypto`, {
+      idempotencyKey: newKey(),
+      body: {
+        settlements: [
+          {
+            asset: USDC_BASE,
+            destination: "eip155:8453:0x000000000000000000000000000000000000dEaD"
+          }
+        ]
+      }
+    })
+    expect(settled.status, settled.text).toBe(201)
+    const created = await api.request("POST", "/v1/payments", {
+      headers: { "merchant-id": merchantId },
+      body: { referenceId: "order-rpc", amount: { unit: "iso4217/USD", value: "100" } }
+    })
+    expect(created.status, created.text).toBe(201)
+    const paymentId: string = created.body.paymentId
+    const { api: wallet, appId } = await walletClient(server)
+    const offered = await options(wallet, paymentId, [
+      "eip155:8453:0x1111111111111111111111111111111111111111"
+    ])
+    expect(offered.status, offered.text).toBe(200)
+    expect(offered.body.options).toEqual([])
+    const requestId = offered.headers.get("x-request-id")
+    const leftOut = parsed(lines).filter((l) => l.message.startsWith("payment option left out"))
+    expect(leftOut).toEqual([
+      expect.objectContaining({
+        level: "warning",
+        paymentId,
+        asset: USDC_BASE,
+        chainId: "eip155:8453",
+        rpcHost: `127.0.0.1:${port}`,
+        errorCode: "ECONNREFUSED",
+        requestId
+      })
+    ])
+    for (const line of lines) expect(line).not.toContain("SECRET_IN_PATH")
+    // The wallet's request line names its app, not the partner.
+    const [line] = parsed(lines).filter((l) => l.message === "request" && l.requestId === requestId)
+    expect(line).toMatchObject({
+      route: "/v1/gateway/payment/:id/options",
+      walletAppId: appId
+    })
+    expect(line).not.toHaveProperty("partnerId")
   })
 })
