@@ -396,8 +396,13 @@ describe("request ids and outcomes", () => {
       middleware,
       takesBody: false,
       handle: () => Effect.succeed(json(200, { via: "effect" })),
+      // "held": answered one promise away without a fiber (a long-poll held).
       immediate: (exchange) =>
-        exchange.pathParams.id === "quick" ? json(200, { via: "immediate" }) : undefined
+        exchange.pathParams.id === "quick"
+          ? json(200, { via: "immediate" })
+          : exchange.pathParams.id === "held"
+            ? new Promise((resolve) => setTimeout(() => resolve(json(200, { via: "held" })), 5))
+            : undefined
     }
   ]
   const call = (url: string, headers: Record<string, string> = {}, method = "GET") => ({
@@ -449,6 +454,12 @@ describe("request ids and outcomes", () => {
       expect([wrongMethod.status, wrongMethod.headers["x-request-id"]]).toEqual([405, "r405"])
       const quick = yield* answer("/things/quick", { key: "known", "x-request-id": "rquick" })
       expect([quick.status, quick.headers["x-request-id"]]).toEqual([200, "rquick"])
+      const held = yield* answer("/things/held", { key: "known", "x-request-id": "rheld" })
+      expect([held.status, held.headers["x-request-id"], held.body]).toEqual([
+        200,
+        "rheld",
+        '{"via":"held"}'
+      ])
       const slow = yield* answer("/things/slow", { "x-request-id": "rslow" })
       expect([slow.status, slow.headers["x-request-id"]]).toEqual([200, "rslow"])
       const broken = yield* answer("/broken", { "x-request-id": "r500" })
@@ -458,12 +469,16 @@ describe("request ids and outcomes", () => {
       expect(logged).toContainEqual({ message: ["inside"], requestId: "rlog" })
 
       const byId = (id: string) => outcomes.filter((o) => o.requestId === id)
-      expect(outcomes).toHaveLength(13)
+      expect(outcomes).toHaveLength(14)
       expect(byId("r404")).toMatchObject([{ method: "GET", route: undefined, status: 404 }])
       expect(byId("r405")).toMatchObject([{ method: "POST", route: undefined, status: 405 }])
       expect(byId("rquick")).toMatchObject([
         { route: "/things/:id", status: 200, caller: { walletAppId: "app_known" } }
       ])
+      expect(byId("rheld")).toMatchObject([
+        { route: "/things/:id", status: 200, caller: { walletAppId: "app_known" } }
+      ])
+      expect(byId("rheld")[0]!.durationMs).toBeGreaterThanOrEqual(4)
       expect(byId("rslow")).toMatchObject([
         { route: "/things/:id", status: 200, caller: { partnerId: "ptnr_checked" } }
       ])
