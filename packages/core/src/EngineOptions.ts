@@ -11,7 +11,13 @@ import type { GatewaySettings } from "./gateway/GatewayConfig.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./http/Engine.js"
 import type { Route } from "./http/Route.js"
 import type { LogoCapture } from "./merchants/Logo.js"
-import { LOG_FORMATS, LOG_LEVELS, type LoggingSettings } from "./observability/Logging.js"
+import {
+  isLogFormat,
+  isLogLevelName,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  type LoggingSettings
+} from "./observability/Logging.js"
 import type { PaymentEvents } from "./payments/PaymentEvents.js"
 import type { Prices } from "./pricing/Pricing.js"
 import type { RateLimitsSettings } from "./ratelimit/RateLimitConfig.js"
@@ -249,25 +255,8 @@ const Settings = Schema.Struct({
       message: () => "must be an array of secrets (base64)"
     })
   ),
-  logging: Schema.optional(
-    Schema.Union(
-      Schema.Literal(false),
-      Schema.Struct({
-        level: Schema.optional(
-          Schema.Literal(...LOG_LEVELS).annotations({
-            message: () => `must be one of ${LOG_LEVELS.join(", ")}`
-          })
-        ),
-        format: Schema.optional(
-          Schema.Literal(...LOG_FORMATS).annotations({
-            message: () => `must be one of ${LOG_FORMATS.join(", ")}`
-          })
-        )
-      })
-    ).annotations({
-      message: () => "must be false or { level?, format? }"
-    })
-  ),
+  // Checked on its own (loggingIssues): one line per wrong field, not one per literal.
+  logging: Schema.optional(Schema.Unknown),
   storage: layer("every storage port, e.g. @pay/storage-sqlite's layer({ filename })"),
   tokens: Schema.optional(layer("a TokenRegistry")),
   events: Schema.optional(layer("PaymentEvents")),
@@ -282,6 +271,30 @@ const Settings = Schema.Struct({
     Schema.Array(Schema.Unknown).annotations({ message: () => "must be an array of routes" })
   )
 })
+
+/** `logging`: false, or `{ level?, format? }` of the known values. */
+const loggingIssues = (logging: unknown): ReadonlyArray<OptionIssue> => {
+  if (logging === undefined || logging === false) return []
+  if (typeof logging !== "object" || logging === null || Array.isArray(logging)) {
+    return [{ option: "logging", message: "must be false or { level?, format? }" }]
+  }
+  const found: Array<OptionIssue> = []
+  for (const [key, value] of Object.entries(logging)) {
+    if (key === "level") {
+      if (value !== undefined && !isLogLevelName(value)) {
+        found.push({ option: "logging.level", message: `must be one of ${LOG_LEVELS.join(", ")}` })
+      }
+    } else if (key === "format") {
+      if (value !== undefined && !isLogFormat(value)) {
+        found.push({
+          option: "logging.format",
+          message: `must be one of ${LOG_FORMATS.join(", ")}`
+        })
+      }
+    } else found.push({ option: `logging.${key}`, message: "is not a known option" })
+  }
+  return found
+}
 
 const UNDEFINED_BRANCH = /^Expected undefined, actual /
 
@@ -344,6 +357,7 @@ export const checkOptions = <E>(
       }
     }
   }
+  issues.push(...loggingIssues(options.logging))
   const limits = Either.isRight(decoded) ? (decoded.right.rateLimits ?? {}) : {}
   for (const [name, limit] of Object.entries(limits)) {
     // A burst alone would read as a limit that is not there.
