@@ -390,6 +390,7 @@ describe("request ids and outcomes", () => {
       Effect.as(Effect.logInfo("inside"), json(200, { ok: true }))
     ),
     publicRoute("GET", "/broken", () => Effect.die(new Error("a bug"))),
+    publicRoute("GET", "/forever", () => Effect.never),
     {
       method: "GET",
       path: "/things/:id",
@@ -464,12 +465,20 @@ describe("request ids and outcomes", () => {
       expect([slow.status, slow.headers["x-request-id"]]).toEqual([200, "rslow"])
       const broken = yield* answer("/broken", { "x-request-id": "r500" })
       expect([broken.status, broken.headers["x-request-id"]]).toEqual([500, "r500"])
+      // A client that goes away is no failure of the engine's: 499, no cause.
+      const controller = new AbortController()
+      const gone = handle({
+        ...call("/forever", { "x-request-id": "rgone" }),
+        signal: controller.signal
+      })
+      setTimeout(() => controller.abort(), 5)
+      expect((yield* Effect.promise(() => gone)).status).toBe(499)
       // Logs of the request's fiber carry its id.
       yield* answer("/logs/1", { "x-request-id": "rlog" })
       expect(logged).toContainEqual({ message: ["inside"], requestId: "rlog" })
 
       const byId = (id: string) => outcomes.filter((o) => o.requestId === id)
-      expect(outcomes).toHaveLength(14)
+      expect(outcomes).toHaveLength(15)
       expect(byId("r404")).toMatchObject([{ method: "GET", route: undefined, status: 404 }])
       expect(byId("r405")).toMatchObject([{ method: "POST", route: undefined, status: 405 }])
       expect(byId("rquick")).toMatchObject([
@@ -482,6 +491,7 @@ describe("request ids and outcomes", () => {
       expect(byId("rslow")).toMatchObject([
         { route: "/things/:id", status: 200, caller: { partnerId: "ptnr_checked" } }
       ])
+      expect(byId("rgone")).toMatchObject([{ route: "/forever", status: 499, cause: undefined }])
       const [failure] = byId("r500")
       expect(failure).toMatchObject({ route: "/broken", status: 500 })
       expect(Cause.pretty(failure!.cause!)).toContain("a bug")

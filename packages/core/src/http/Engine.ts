@@ -311,6 +311,16 @@ const withRequestId = (requestId: string) => ({
     })
 })
 
+/**
+ * The outcome of a request whose client went away before its answer (its signal aborted the
+ * fiber): nobody reads it, and nothing failed, so it is no 500 (nginx's "client closed
+ * request", for the log and the metrics).
+ */
+const CLIENT_GONE: Reply = { status: 499, body: "" }
+
+const clientGone = (request: EngineRequest, cause: Cause.Cause<unknown>) =>
+  request.signal?.aborted === true && Cause.isInterruptedOnly(cause)
+
 /** What `handle` returns for a request it answered in `Start.answer`: never run. */
 const ANSWERED: Effect.Effect<EngineResponse> = Effect.die("answered immediately")
 
@@ -552,11 +562,13 @@ export const makeEngineHandler = <R>(
             const failure = Cause.failureOption(cause)
             return failure._tag === "Some" && !Cause.isDie(cause) && !Cause.isInterrupted(cause)
               ? Effect.succeed(failed(failure.value, version))
-              : // Logged with the request's line (the outcome's cause), at error.
-                Effect.sync(() => {
-                  start.cause = cause
-                  return respond(fromError(INTERNAL_ERROR), version)
-                })
+              : clientGone(request, cause)
+                ? Effect.succeed(respond(CLIENT_GONE, version))
+                : // Logged with the request's line (the outcome's cause), at error.
+                  Effect.sync(() => {
+                    start.cause = cause
+                    return respond(fromError(INTERNAL_ERROR), version)
+                  })
           }
         })
       )
@@ -565,8 +577,9 @@ export const makeEngineHandler = <R>(
     // A fiber runs synchronously until it has to wait, and most requests never do (SQLite
     // is synchronous): those are answered at once, without a promise-backed runner. One
     // that waits (a long-poll, a body) goes on in its fiber and is awaited.
-    const settled = (exit: Exit.Exit<EngineResponse>, start: Start) => {
+    const settled = (exit: Exit.Exit<EngineResponse>, start: Start, request: EngineRequest) => {
       if (Exit.isSuccess(exit)) return exit.value
+      if (clientGone(request, exit.cause)) return respond(CLIENT_GONE, undefined)
       start.cause = exit.cause
       return respond(fromError(INTERNAL_ERROR), undefined)
     }
@@ -627,7 +640,9 @@ export const makeEngineHandler = <R>(
       const fiber = (start.runFork ?? runFork)(effect, withRequestId(requestId))
       const exit = fiber.unsafePoll()
       if (exit !== null) {
-        return Promise.resolve(answered(settled(exit, start), request, start, requestId, arrival))
+        return Promise.resolve(
+          answered(settled(exit, start, request), request, start, requestId, arrival)
+        )
       }
       const signal = request.signal
       // The client went away: its request's work stops (a long-poll's waiter is let go at once).
@@ -637,7 +652,7 @@ export const makeEngineHandler = <R>(
       return new Promise<EngineResponse>((resolve) =>
         fiber.addObserver((done) => {
           signal?.removeEventListener("abort", abandon)
-          resolve(answered(settled(done, start), request, start, requestId, arrival))
+          resolve(answered(settled(done, start, request), request, start, requestId, arrival))
         })
       )
     }

@@ -22,6 +22,7 @@ export interface RequestOutcome {
    * matched (404, 405).
    */
   readonly route: string | undefined
+  /** As answered; 499 when the client went away first (nginx's "client closed request"). */
   readonly status: number
   /** From the request's arrival to its answer, in milliseconds (fractions kept). */
   readonly durationMs: number
