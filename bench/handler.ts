@@ -2,12 +2,14 @@
  * `npm run bench:handler`: the engine's own time for one status request, its handler
  * called in-process (no HTTP, no load generator, one request at a time on SQLite), so a
  * change to the router or the route shows in microseconds without the noise of a shared
- * machine's network stack. Prints five rounds of 100,000 requests.
+ * machine's network stack. Prints five rounds of 100,000 requests. Each writes its request
+ * line (JSON) to stdout: send it to a file (`> out.txt`) and read the rounds with
+ * `grep µs out.txt`, or set BENCH_LOG_LEVEL=warning to measure without it.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { makePaymentEngine, Partners } from "@pay/core"
+import { type LogLevelName, makePaymentEngine, Partners } from "@pay/core"
 import * as SqliteStorage from "@pay/storage-sqlite/node"
 import { Effect, Exit, Scope } from "effect"
 
@@ -17,7 +19,9 @@ const { handle: handler, context } = await Effect.runPromise(
   Scope.extend(
     makePaymentEngine({
       storage: SqliteStorage.layer({ filename: join(dir, "m.sqlite") }),
-      publicUrl: "http://127.0.0.1"
+      publicUrl: "http://127.0.0.1",
+      // The request line is written at info (the default); BENCH_LOG_LEVEL=warning leaves it out.
+      logging: { level: (process.env.BENCH_LOG_LEVEL as LogLevelName | undefined) ?? "info" }
     }),
     scope
   )

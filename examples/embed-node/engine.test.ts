@@ -172,6 +172,32 @@ describe("options", () => {
     expect(existsSync(file("never-telemetry"))).toBe(false)
   })
 
+  it("check logging: a known level and format, or false", async () => {
+    const refusal = async (logging: unknown) => {
+      const error = await createPaymentEngine({
+        storage: SqliteStorage.layer({ filename: file("never-logging") }),
+        publicUrl: "https://shop.example",
+        logging
+      } as never).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(PaymentEngineOptionsError)
+      return (error as PaymentEngineOptionsError).issues
+    }
+    const wrong = await refusal({ level: "warn", format: "text", colour: true })
+    expect(wrong.map((i) => i.option).sort()).toEqual([
+      "logging.colour",
+      "logging.format",
+      "logging.level"
+    ])
+    expect(wrong.find((i) => i.option === "logging.level")?.message).toBe(
+      "must be one of trace, debug, info, warning, error, none"
+    )
+    expect(wrong.find((i) => i.option === "logging.format")?.message).toBe(
+      "must be one of json, pretty"
+    )
+    expect((await refusal(true)).map((i) => i.option)).toEqual(["logging"])
+    expect(existsSync(file("never-logging"))).toBe(false)
+  })
+
   it("name a missing storage and publicUrl", async () => {
     const error = await createPaymentEngine({} as never).catch((e: unknown) => e)
     expect((error as PaymentEngineOptionsError).issues).toEqual([

@@ -23,7 +23,7 @@ import { sandboxChainSetup, sandboxRoutes } from "@pay/sandbox"
 import * as Sandbox from "@pay/sandbox-chain"
 import * as PgStorage from "@pay/storage-postgres"
 import type { SqliteStorageError } from "@pay/storage-sqlite"
-import { Effect, Either, Layer, Option } from "effect"
+import { type Console, Effect, Either, Layer, Option } from "effect"
 import { isPostgresUrl, type StandaloneConfig, StartRefused, sandboxRefusal } from "./config.js"
 import type { StandaloneHost } from "./host.js"
 import { readPayConfig } from "./payConfig.js"
@@ -45,6 +45,8 @@ type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBody
       | "rateLimits"
       | "metrics"
       | "telemetry"
+      | "logLevel"
+      | "logFormat"
     >
   >
 
@@ -75,6 +77,7 @@ const engineOptions = (
     ...(given.telemetry !== undefined && Option.isSome(given.telemetry)
       ? { telemetry: given.telemetry.value }
       : {}),
+    logging: { level: given.logLevel ?? "info", format: given.logFormat ?? "json" },
     logos: logoCaptureLayer({ allowPrivate: given.fetchAllowPrivate === true }),
     webhookUrls: webhookUrlGuardLayer({ allowPrivate: given.fetchAllowPrivate === true }),
     webhookSender: webhookSenderLayer({ allowPrivate: given.fetchAllowPrivate === true }),
@@ -192,6 +195,8 @@ export interface StandaloneOverrides {
    * reaches it (not the environment, not PAY_CONFIG); unset, nothing is wrapped.
    */
   readonly wrapStorage?: <E>(storage: Layer.Layer<PayStorage, E>) => Layer.Layer<PayStorage, E>
+  /** Where the engine's log lines go instead of stdout (tests: kept to be read). */
+  readonly logConsole?: Console.Console
 }
 
 /** Starts the whole server; it stops, in order, when the scope closes. */
@@ -203,9 +208,9 @@ export const startStandalone = (
   Effect.gen(function* () {
     const chain = yield* chainFor(config)
     const { setup } = chain
-    const { wrapStorage, ...parts } = overrides
+    const { wrapStorage, logConsole, ...parts } = overrides
     const options = engineOptions(host, config, true)
-    const engine = yield* makePaymentEngine({
+    const makeEngine = makePaymentEngine({
       ...options,
       ...(wrapStorage === undefined ? {} : { storage: wrapStorage(options.storage) }),
       ...parts,
@@ -222,6 +227,9 @@ export const startStandalone = (
       },
       routes: [...apiReferenceRoutes({ basePath: config.basePath }), ...chain.routes]
     })
+    const engine = yield* logConsole === undefined
+      ? makeEngine
+      : Effect.withConsole(makeEngine, logConsole)
     const { context } = engine
     const server = yield* host.serve(engine, {
       host: config.host,

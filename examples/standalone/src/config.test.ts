@@ -273,3 +273,45 @@ describe("PAY_METRICS and the OpenTelemetry variables", () => {
     ).toContain("OTEL_EXPORTER_OTLP_HEADERS must be key=value pairs")
   })
 })
+
+describe("PAY_LOG_LEVEL and PAY_LOG_FORMAT", () => {
+  it("default to info, and to pretty on a terminal or json elsewhere", () => {
+    const config = read({})
+    expect(Either.isRight(config)).toBe(true)
+    if (Either.isRight(config)) {
+      expect(config.right.logLevel).toBe("info")
+      expect(config.right.logFormat).toBe(process.stdout.isTTY ? "pretty" : "json")
+    }
+  })
+
+  it("take each level and format", () => {
+    for (const level of ["trace", "debug", "info", "warning", "error", "none"]) {
+      expect(Either.getOrThrow(read({ PAY_LOG_LEVEL: level })).logLevel).toBe(level)
+    }
+    for (const format of ["json", "pretty"]) {
+      expect(Either.getOrThrow(read({ PAY_LOG_FORMAT: format })).logFormat).toBe(format)
+    }
+  })
+
+  it("refuse anything else in one line naming the variable and what is allowed", () => {
+    for (const [env, allowed] of [
+      [
+        { PAY_LOG_LEVEL: "warn" },
+        "PAY_LOG_LEVEL must be one of trace, debug, info, warning, error, none"
+      ],
+      [
+        { PAY_LOG_LEVEL: "INFO" },
+        "PAY_LOG_LEVEL must be one of trace, debug, info, warning, error, none"
+      ],
+      [{ PAY_LOG_FORMAT: "text" }, "PAY_LOG_FORMAT must be json or pretty"]
+    ] as const) {
+      const config = read(env)
+      expect(Either.isLeft(config), JSON.stringify(env)).toBe(true)
+      if (Either.isLeft(config)) {
+        const message = String(config.left)
+        expect(message).toContain(allowed)
+        expect(message.split("\n").length, JSON.stringify(env)).toBe(1)
+      }
+    }
+  })
+})

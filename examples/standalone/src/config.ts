@@ -6,6 +6,11 @@ import {
   ApiKey,
   decodeEngineSecret,
   isBasePath,
+  isLogFormat,
+  isLogLevelName,
+  LOG_LEVELS,
+  type LogFormat,
+  type LogLevelName,
   parseOtlpHeaders,
   type RateLimitSettings,
   type RateLimitsSettings,
@@ -75,6 +80,10 @@ export interface StandaloneConfig {
   readonly metrics?: boolean
   /** OTEL_EXPORTER_OTLP_ENDPOINT (with OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS): OTLP export, off unset. */
   readonly telemetry?: Option.Option<TelemetrySettings>
+  /** PAY_LOG_LEVEL: the least severe log lines written; default info. */
+  readonly logLevel?: LogLevelName
+  /** PAY_LOG_FORMAT: json (one object per line) or pretty; default pretty on a terminal, else json. */
+  readonly logFormat?: LogFormat
 }
 
 /**
@@ -507,6 +516,21 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
       validation: (s) => s === "0" || s === "1"
     }),
     Config.map((s) => s === "1")
+  ),
+  logLevel: Config.string("PAY_LOG_LEVEL").pipe(
+    Config.withDefault("info"),
+    Config.validate({
+      message: `PAY_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (default info)`,
+      validation: isLogLevelName
+    })
+  ),
+  logFormat: Config.string("PAY_LOG_FORMAT").pipe(
+    // Read by a person at a terminal, by a collector anywhere else.
+    Config.withDefault(process.stdout.isTTY ? "pretty" : "json"),
+    Config.validate({
+      message: "PAY_LOG_FORMAT must be json or pretty (default pretty on a terminal, else json)",
+      validation: isLogFormat
+    })
   ),
   fetchAllowPrivate: Config.string("PAY_FETCH_ALLOW_PRIVATE").pipe(
     Config.withDefault("0"),

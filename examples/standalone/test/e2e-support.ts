@@ -106,6 +106,8 @@ export const startServer = async (
       quoteLockMs: Option.none(),
       fetchAllowPrivate: false,
       secret: Option.none(),
+      // Quiet by default: a suite reads the request lines only where it asks for them (logs.e2e).
+      logLevel: "warning",
       ...overrides
     }
     const { server, bootstrapped, context, sandbox } = await Effect.runPromise(

@@ -38,6 +38,7 @@ import { Merchants } from "./merchants/Merchants.js"
 import { requestMetrics } from "./metrics/EngineMetrics.js"
 import { metricsRoute } from "./metrics/MetricsRoute.js"
 import { countingPaymentStore } from "./metrics/PaymentMetrics.js"
+import { requestLogObserver } from "./observability/Logging.js"
 import { partnerAuthenticators } from "./partners/Authenticate.js"
 import type { CurrentPartner } from "./partners/PartnerAuth.js"
 import { Partners } from "./partners/Partners.js"
@@ -209,12 +210,14 @@ export const makePayHandler = (
   Effect.gen(function* () {
     const config = yield* PayConfig
     const metrics = operations.metrics ?? true
+    // The request line goes to the logger (and level) this handler is made under.
+    const { fiberRefs } = yield* Effect.runtime<never>()
     return yield* makeEngineHandler([...(yield* routes(basePath, metrics)), ...extra], {
       maxBodyBytes: config.maxBodyBytes,
       authenticators: [...(yield* partnerAuthenticators), yield* walletAuthenticator],
       errorReply,
       basePath,
-      observers: [requestMetrics, ...(operations.observers ?? [])]
+      observers: [requestLogObserver(fiberRefs), requestMetrics, ...(operations.observers ?? [])]
     })
   })
 

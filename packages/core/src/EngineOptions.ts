@@ -11,6 +11,13 @@ import type { GatewaySettings } from "./gateway/GatewayConfig.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./http/Engine.js"
 import type { Route } from "./http/Route.js"
 import type { LogoCapture } from "./merchants/Logo.js"
+import {
+  isLogFormat,
+  isLogLevelName,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  type LoggingSettings
+} from "./observability/Logging.js"
 import type { PaymentEvents } from "./payments/PaymentEvents.js"
 import type { Prices } from "./pricing/Pricing.js"
 import type { RateLimitsSettings } from "./ratelimit/RateLimitConfig.js"
@@ -93,6 +100,14 @@ export interface PaymentEngineSettings {
    * over OTLP/HTTP (`{ otlpEndpoint: "http://collector:4318" }`). Default: off.
    */
   readonly telemetry?: TelemetrySettings
+  /**
+   * The engine's log lines (requests, payments, chain work, webhooks): `level`
+   * trace, debug, info, warning, error or none (default info), `format` json
+   * (one object per line, default) or pretty. `false`: the engine leaves the
+   * current Effect logger and level alone (an embedder's own, e.g. `Logger.replace`
+   * around `makePaymentEngine`).
+   */
+  readonly logging?: LoggingSettings | false
 }
 
 /** The settings and the parts the engine is built from. */
@@ -275,6 +290,8 @@ const Settings = Schema.Struct({
       exportIntervalMs: Schema.optional(int(100, 600_000, "milliseconds"))
     })
   ),
+  // Checked on its own (loggingIssues): one line per wrong field, not one per literal.
+  logging: Schema.optional(Schema.Unknown),
   storage: layer("every storage port, e.g. @pay/storage-sqlite's layer({ filename })"),
   tokens: Schema.optional(layer("a TokenRegistry")),
   events: Schema.optional(layer("PaymentEvents")),
@@ -289,6 +306,30 @@ const Settings = Schema.Struct({
     Schema.Array(Schema.Unknown).annotations({ message: () => "must be an array of routes" })
   )
 })
+
+/** `logging`: false, or `{ level?, format? }` of the known values. */
+const loggingIssues = (logging: unknown): ReadonlyArray<OptionIssue> => {
+  if (logging === undefined || logging === false) return []
+  if (typeof logging !== "object" || logging === null || Array.isArray(logging)) {
+    return [{ option: "logging", message: "must be false or { level?, format? }" }]
+  }
+  const found: Array<OptionIssue> = []
+  for (const [key, value] of Object.entries(logging)) {
+    if (key === "level") {
+      if (value !== undefined && !isLogLevelName(value)) {
+        found.push({ option: "logging.level", message: `must be one of ${LOG_LEVELS.join(", ")}` })
+      }
+    } else if (key === "format") {
+      if (value !== undefined && !isLogFormat(value)) {
+        found.push({
+          option: "logging.format",
+          message: `must be one of ${LOG_FORMATS.join(", ")}`
+        })
+      }
+    } else found.push({ option: `logging.${key}`, message: "is not a known option" })
+  }
+  return found
+}
 
 const UNDEFINED_BRANCH = /^Expected undefined, actual /
 
@@ -351,6 +392,7 @@ export const checkOptions = <E>(
       }
     }
   }
+  issues.push(...loggingIssues(options.logging))
   const limits = Either.isRight(decoded) ? (decoded.right.rateLimits ?? {}) : {}
   for (const [name, limit] of Object.entries(limits)) {
     // A burst alone would read as a limit that is not there.

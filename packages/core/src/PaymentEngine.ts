@@ -18,6 +18,7 @@ import { checkOptions, type PaymentEngineOptions } from "./EngineOptions.js"
 import { toFieldIssues } from "./http/Decode.js"
 import type { EngineHandler } from "./http/Engine.js"
 import { toFetchHandler } from "./http/Fetch.js"
+import { withEngineLogging } from "./observability/Logging.js"
 import { Partners } from "./partners/Partners.js"
 import { Payments } from "./payments/Payments.js"
 import { type ResealReport, resealStoredValues } from "./secrets/Reseal.js"
@@ -68,43 +69,50 @@ export class PaymentEngine extends Context.Tag("@pay/core/PaymentEngine")<
  * Closing the scope stops the work and releases everything.
  */
 export const makePaymentEngine = <E>(options: PaymentEngineOptions<E>) =>
-  Effect.gen(function* () {
-    const { basePath, config } = yield* checkOptions(options)
-    const context = yield* Layer.build(payEngineLayer({ ...options, config }))
-    const telemetry =
-      options.telemetry === undefined ? undefined : yield* startTelemetry(options.telemetry)
-    const handle = yield* Effect.provide(
-      makePayHandler(options.routes ?? [], basePath, {
-        ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
-        ...(telemetry === undefined ? {} : { observers: [telemetry.requestSpans] })
-      }),
-      context
+  Effect.flatMap(checkOptions(options), ({ basePath, config }) =>
+    // Under the engine's logging: its layers' fibers, the handler's runtime, the background work.
+    withEngineLogging(options.logging)(
+      Effect.gen(function* () {
+        const context = yield* Layer.build(payEngineLayer({ ...options, config }))
+        const telemetry =
+          options.telemetry === undefined ? undefined : yield* startTelemetry(options.telemetry)
+        const handle = yield* Effect.provide(
+          makePayHandler(options.routes ?? [], basePath, {
+            ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+            ...(telemetry === undefined ? {} : { observers: [telemetry.requestSpans] })
+          }),
+          context
+        )
+        if (options.workers !== false) yield* forkBackgroundWork(context)
+        const payments = Context.get(context, Payments)
+        return {
+          fetch: toFetchHandler(handle),
+          handle,
+          publicUrl: config.publicUrl,
+          basePath,
+          context,
+          drain: () => Effect.runSync(payments.drain)
+        } satisfies PaymentEngineService
+      })
     )
-    if (options.workers !== false) yield* forkBackgroundWork(context)
-    const payments = Context.get(context, Payments)
-    return {
-      fetch: toFetchHandler(handle),
-      handle,
-      publicUrl: config.publicUrl,
-      basePath,
-      context,
-      drain: () => Effect.runSync(payments.drain)
-    } satisfies PaymentEngineService
-  })
+  )
 
 /**
  * The background work alone, for a worker tier: the same options as the web
  * tier's engines (the same storage and events), no requests served.
  */
 export const makePaymentWorkers = <E>(options: PaymentEngineOptions<E>) =>
-  Effect.gen(function* () {
-    const { config } = yield* checkOptions(options)
-    const context = yield* Layer.build(payEngineLayer({ ...options, config }))
-    // A worker serves no requests: its metrics are exported, no spans.
-    if (options.telemetry !== undefined) yield* startTelemetry(options.telemetry)
-    yield* forkBackgroundWork(context)
-    return { context }
-  })
+  Effect.flatMap(checkOptions(options), ({ config }) =>
+    withEngineLogging(options.logging)(
+      Effect.gen(function* () {
+        const context = yield* Layer.build(payEngineLayer({ ...options, config }))
+        // A worker serves no requests: its metrics are exported, no spans.
+        if (options.telemetry !== undefined) yield* startTelemetry(options.telemetry)
+        yield* forkBackgroundWork(context)
+        return { context }
+      })
+    )
+  )
 
 export interface CreatedPartner {
   readonly partnerId: string

@@ -8,7 +8,7 @@ import { ApiErrors } from "../http/ErrorResponses.js"
 import type { EngineRequest } from "../http/Exchange.js"
 import { misplacedKey } from "../http/MisplacedKey.js"
 import { RequestError } from "../http/RequestError.js"
-import type { Authenticator } from "../http/Route.js"
+import type { Authenticated, Authenticator } from "../http/Route.js"
 import { admit, RateLimits } from "../ratelimit/RateLimits.js"
 import type { WalletApp } from "./WalletApp.js"
 import { WalletAppAuth } from "./WalletAppAuth.js"
@@ -41,23 +41,35 @@ const given = (request: EngineRequest, name: string): string | undefined => {
 /** The check of the wallet middleware, on the `WalletApps` service. */
 export const walletAuthenticator = Effect.map(
   Effect.all([WalletApps, RateLimits]),
-  ([apps, { perWalletApp }]): Authenticator => ({
-    middleware: WalletAppAuth,
-    authenticate: (request) => {
-      const credentials = {
-        apiKey: given(request, "api-key"),
-        appId: given(request, "app-id"),
-        clientId: given(request, "client-id")
+  ([apps, { perWalletApp }]): Authenticator => {
+    // One per app object (the verified-key cache hands out the same one for a while).
+    const byApp = new WeakMap<WalletApp, Authenticated>()
+    const authenticated = (app: WalletApp): Authenticated => {
+      let known = byApp.get(app)
+      if (known === undefined) {
+        known = { service: app, caller: { walletAppId: app.id } }
+        byApp.set(app, known)
       }
-      return credentials.apiKey === undefined &&
-        credentials.appId === undefined &&
-        credentials.clientId === undefined
-        ? Effect.fail(missingWalletCredentials(request))
-        : Effect.map(apps.authenticate(credentials), (app) => ({ service: app }))
-    },
-    admit:
-      perWalletApp === undefined
-        ? undefined
-        : ({ service }) => admit(perWalletApp, (service as WalletApp).id)
-  })
+      return known
+    }
+    return {
+      middleware: WalletAppAuth,
+      authenticate: (request) => {
+        const credentials = {
+          apiKey: given(request, "api-key"),
+          appId: given(request, "app-id"),
+          clientId: given(request, "client-id")
+        }
+        return credentials.apiKey === undefined &&
+          credentials.appId === undefined &&
+          credentials.clientId === undefined
+          ? Effect.fail(missingWalletCredentials(request))
+          : Effect.map(apps.authenticate(credentials), authenticated)
+      },
+      admit:
+        perWalletApp === undefined
+          ? undefined
+          : ({ service }) => admit(perWalletApp, (service as WalletApp).id)
+    }
+  }
 )

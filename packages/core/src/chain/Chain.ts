@@ -96,7 +96,14 @@ export interface ChainHead {
 /** The network did not answer, or answered with an error that says nothing of the transfer. */
 export class ChainUnavailable extends Schema.TaggedError<ChainUnavailable>()("ChainUnavailable", {
   chainId: Schema.String,
-  message: Schema.String
+  message: Schema.String,
+  /**
+   * For the operator's log, never a client: the host of the RPC endpoint that did not
+   * answer (only the host: RPC URLs often carry an API key in their path) and the low-level
+   * error's code (`ECONNREFUSED`, `ENOTFOUND`, a timeout), when the adapter knows them.
+   */
+  rpcHost: Schema.optional(Schema.String),
+  errorCode: Schema.optional(Schema.String)
 }) {}
 
 /** The call would revert (the token refuses the transfer): not sent, nothing spent. */

@@ -11,7 +11,7 @@
  * soon looks, letting it go, and how many run at once. The steps themselves
  * are CollectStep.ts and SettleStep.ts, on the transactions of Transactions.ts.
  */
-import { Effect, Exit, FiberSet, Option, Queue } from "effect"
+import { Cause, Effect, Exit, FiberSet, Option, Queue } from "effect"
 import { PayConfig } from "../Config.js"
 import { Chain, networkOf } from "../chain/Chain.js"
 import { type MerchantId, merchantPayable } from "../merchants/Merchant.js"
@@ -82,6 +82,8 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
       const startedAt = clock.unsafeCurrentTimeMillis()
       // When the lease runs out, as this process last set it (the store's clock is ours).
       let leaseUntil = claimedAt + settings.leaseMs
+      // Looks that found nothing to do but wait again with a reason: the retries.
+      let retries = 0
       const loop: Effect.Effect<void, ChainJobLeaseLost> = Effect.gen(function* () {
         const result = yield* step(held).pipe(
           Effect.catchTags({
@@ -104,11 +106,31 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
           ),
           Effect.catchAllDefect((defect) =>
             Effect.as(
-              Effect.logError(`chain job ${held.job.id}: step failed`, defect),
+              Effect.logError("chain job step failed", Cause.die(defect)),
               again(RETRY_MS * 5, String(defect))
             )
           )
         )
+        if (result._tag === "Again") {
+          if (result.note !== null) {
+            retries++
+            yield* Effect.logWarning("chain job retry", {
+              step: "again",
+              attempt: retries,
+              reason: result.note,
+              afterMs: result.afterMs
+            })
+          } else yield* Effect.logDebug("chain job step", { step: "wait", afterMs: result.afterMs })
+        } else {
+          yield* Effect.logInfo("chain job step", {
+            step:
+              result._tag === "Handover"
+                ? "handover"
+                : result._tag === "Done"
+                  ? "done"
+                  : "completed"
+          })
+        }
         if (result._tag === "Completed") return
         if (result._tag === "Handover") {
           return yield* run(result.next, clock.unsafeCurrentTimeMillis())
@@ -116,9 +138,6 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
         if (result._tag === "Done") {
           yield* store.complete(held.lease, now())
           return
-        }
-        if (result.note !== null) {
-          yield* Effect.logWarning(`chain job ${held.job.id}: ${result.note}`)
         }
         const heldFor = clock.unsafeCurrentTimeMillis() - startedAt
         if (result.afterMs <= HOLD_MS && heldFor < MAX_HOLD_MS) {
@@ -140,8 +159,15 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
       })
       return loop.pipe(
         Effect.catchTag("ChainJobLeaseLost", () =>
-          Effect.logWarning(`chain job ${held.job.id}: lease lost to another instance`)
+          Effect.logWarning("chain job lease lost to another instance")
         ),
+        // Every line of the job's work carries the job's ids.
+        Effect.annotateLogs({
+          jobId: claimed.job.id,
+          kind: claimed.job.payload.kind,
+          paymentId: claimed.job.paymentId,
+          chainId: claimed.job.chainId
+        }),
         // Stopping: let the job go now, so the next start (or another instance) takes it at once.
         Effect.onInterrupt(() => store.release(held.lease, now(), null, now()).pipe(Effect.ignore))
       )

@@ -58,6 +58,14 @@ export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transacti
         const at = now()
         const written = { ...payment, settlement }
         const type = settlement.status === "settled" ? "payment.settled" : "payment.settlement_held"
+        yield* Effect.logInfo("settlement", {
+          paymentId: payment.id,
+          merchantId: payment.merchantId,
+          status: settlement.status,
+          amount: settlement.amount.toString(),
+          ...(held.job.payload.kind === "settle" ? { asset: held.job.payload.asset } : {}),
+          txHash: settlement.txHash
+        })
         yield* store.complete(held.lease, at, {
           paymentId: payment.id,
           settlement,

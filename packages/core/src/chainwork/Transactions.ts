@@ -82,14 +82,21 @@ export const makeTransactions = Effect.gen(function* () {
           createdAt: now()
         }
         const recorded = yield* record(transfer)
+        yield* Effect.logInfo("chain transaction signed", {
+          txHash: signed.hash,
+          nonce,
+          purpose,
+          ...(previous === undefined ? {} : { replaces: previous.hash })
+        })
         // Recorded: whatever the send answers, the next look sends it again if the node lacks it.
-        yield* chain
-          .broadcast(chainId, signed.raw)
-          .pipe(
-            Effect.catchAll((e) =>
-              Effect.logWarning(`chain job ${job.id}: ${signed.hash} not sent yet: ${e._tag}`)
-            )
+        yield* chain.broadcast(chainId, signed.raw).pipe(
+          Effect.catchAll((e) =>
+            Effect.logWarning("chain transaction not sent yet", {
+              txHash: signed.hash,
+              reason: e.message
+            })
           )
+        )
         return recorded
       })
       return yield* sendLocks.get(chainId)?.withPermits(1)(send) ?? send
@@ -204,9 +211,10 @@ export const makeTransactions = Effect.gen(function* () {
         // Looked at again after the count: one of ours mined in between is not given up.
         const stillAbsent = yield* look(held, network)
         if (stillAbsent.mined === undefined) {
-          yield* Effect.logWarning(
-            `chain job ${held.job.id}: nonce ${nonce} was used by another transaction; starting over`
-          )
+          yield* Effect.logWarning("chain job retry", {
+            step: "nonce",
+            reason: `nonce ${nonce} was used by another transaction; starting over`
+          })
           yield* store.dropNonce(held.lease, now())
           held.job = { ...held.job, nonce: null }
           held.transfers = []
@@ -231,9 +239,11 @@ export const makeTransactions = Effect.gen(function* () {
         newestState?._tag === "Pending" &&
         now().getTime() - newest.createdAt.getTime() >= network.stuckAfterMs
       ) {
-        yield* Effect.logInfo(
-          `chain job ${held.job.id}: ${newest.hash} stuck at nonce ${nonce}; replacing it at a higher fee`
-        )
+        yield* Effect.logWarning("chain job retry", {
+          step: "replace",
+          txHash: newest.hash,
+          reason: `stuck at nonce ${nonce}; replacing it at a higher fee`
+        })
         return yield* sendTransfer(
           held,
           network,

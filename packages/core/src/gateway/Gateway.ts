@@ -189,9 +189,18 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         const withActions = yield* Effect.forEach(offered, (option) =>
           actionOf(option).pipe(
             Effect.map((action) => ({ option, action })),
+            // The wallet gets the options that could be made (WIRE.md has no place for why one
+            // is missing); the operator gets the network, the RPC host and the cause.
             Effect.catchTag("ChainUnavailable", (e) =>
               Effect.as(
-                Effect.logWarning(`options: ${option.asset} left out`, e.message),
+                Effect.logWarning("payment option left out: the network did not answer", {
+                  paymentId: payment.id,
+                  asset: option.asset,
+                  chainId: e.chainId,
+                  rpcHost: e.rpcHost ?? null,
+                  errorCode: e.errorCode ?? null,
+                  reason: e.message
+                }),
                 undefined
               )
             )
@@ -354,7 +363,13 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         }
         const unreachable = (e: ChainUnavailable) =>
           Effect.zipRight(
-            Effect.logWarning(`confirm ${id}: ${e.message}`),
+            Effect.logWarning("confirm: the network did not answer", {
+              paymentId: id,
+              chainId: e.chainId,
+              rpcHost: e.rpcHost ?? null,
+              errorCode: e.errorCode ?? null,
+              reason: e.message
+            }),
             Effect.fail(new ChainUnreachable({ chainId: e.chainId }))
           )
         const domain = yield* chain.tokenDomain(option.asset).pipe(Effect.catchAll(unreachable))

@@ -1,9 +1,10 @@
 import type { HttpApiMiddleware } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect } from "effect"
+import { Cause, Context, Effect, HashMap, Logger, Option } from "effect"
 import { makeEngineHandler } from "./Engine.js"
 import { type EngineRequest, json, type Reply } from "./Exchange.js"
 import { RequestError } from "./RequestError.js"
+import type { RequestOutcome } from "./RequestOutcome.js"
 import { type Authenticator, publicRoute, type Route } from "./Route.js"
 
 const request = (url: string, method = "GET") => ({
@@ -362,6 +363,139 @@ describe("a route that accepts only some requests of its path", () => {
       expect((yield* answer(withAccept("/pay_1", "text/html", "POST"))).headers.allow).toBe("GET")
       // A literal route of the same length still wins.
       expect((yield* answer(withAccept("/health", "text/html"))).body).toBe('{"ok":true}')
+    })
+  )
+})
+
+describe("request ids and outcomes", () => {
+  const Caller = Context.GenericTag<{ readonly name: string }>("Caller")
+  const middleware = {
+    key: "IdKey",
+    provides: Caller
+  } as unknown as HttpApiMiddleware.TagClassAny
+  const KNOWN = { name: "known" }
+  const authenticator: Authenticator = {
+    middleware,
+    authenticate: () =>
+      Effect.succeed({ service: { name: "checked" }, caller: { partnerId: "ptnr_checked" } }),
+    known: (request) =>
+      request.header("key") === "known"
+        ? { service: KNOWN, caller: { walletAppId: "app_known" } }
+        : undefined
+  }
+  const logged: Array<{ message: unknown; requestId: unknown }> = []
+  const routes: ReadonlyArray<Route<never>> = [
+    publicRoute("GET", "/fine", () => Effect.succeed(json(200, { ok: true }))),
+    publicRoute("GET", "/logs/:id", () =>
+      Effect.as(Effect.logInfo("inside"), json(200, { ok: true }))
+    ),
+    publicRoute("GET", "/broken", () => Effect.die(new Error("a bug"))),
+    publicRoute("GET", "/forever", () => Effect.never),
+    {
+      method: "GET",
+      path: "/things/:id",
+      middleware,
+      takesBody: false,
+      handle: () => Effect.succeed(json(200, { via: "effect" })),
+      // "held": answered one promise away without a fiber (a long-poll held).
+      immediate: (exchange) =>
+        exchange.pathParams.id === "quick"
+          ? json(200, { via: "immediate" })
+          : exchange.pathParams.id === "held"
+            ? new Promise((resolve) => setTimeout(() => resolve(json(200, { via: "held" })), 5))
+            : undefined
+    }
+  ]
+  const call = (url: string, headers: Record<string, string> = {}, method = "GET") => ({
+    method,
+    url,
+    header: (name: string) => headers[name],
+    readBody: async () => new Uint8Array()
+  })
+
+  it.effect("echo a usable X-Request-Id, else a new one, and tell each observer once", () =>
+    Effect.gen(function* () {
+      const outcomes: Array<RequestOutcome> = []
+      const capture = Logger.make(({ message, annotations }) => {
+        logged.push({
+          message,
+          requestId: HashMap.get(annotations, "requestId").pipe(Option.getOrUndefined)
+        })
+      })
+      const handle = yield* makeEngineHandler(routes, {
+        maxBodyBytes: 1024,
+        authenticators: [authenticator],
+        observers: [
+          (o) => outcomes.push(o),
+          () => {
+            throw new Error("an observer's bug")
+          }
+        ]
+      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)))
+      const answer = (url: string, headers?: Record<string, string>, method?: string) =>
+        Effect.promise(() => handle(call(url, headers, method)))
+
+      const sent = yield* answer("/fine", { "x-request-id": "edge-7f3a/1" })
+      expect(sent.headers["x-request-id"]).toBe("edge-7f3a/1")
+      // Unusable ids are replaced, never refused.
+      for (const bad of ["", "has space", "é", "x".repeat(129)]) {
+        const replaced = yield* answer("/fine", { "x-request-id": bad })
+        expect(replaced.status).toBe(200)
+        expect(replaced.headers["x-request-id"]).not.toBe(bad)
+        expect(replaced.headers["x-request-id"]).toMatch(/^[\x21-\x7e]{1,128}$/)
+      }
+      const a = (yield* answer("/fine")).headers["x-request-id"]
+      const b = (yield* answer("/fine")).headers["x-request-id"]
+      expect(a).toBeDefined()
+      expect(a).not.toBe(b)
+      // On every answer: 404, 405, immediate, a 500.
+      const notFound = yield* answer("/nowhere", { "x-request-id": "r404" })
+      expect([notFound.status, notFound.headers["x-request-id"]]).toEqual([404, "r404"])
+      const wrongMethod = yield* answer("/fine", { "x-request-id": "r405" }, "POST")
+      expect([wrongMethod.status, wrongMethod.headers["x-request-id"]]).toEqual([405, "r405"])
+      const quick = yield* answer("/things/quick", { key: "known", "x-request-id": "rquick" })
+      expect([quick.status, quick.headers["x-request-id"]]).toEqual([200, "rquick"])
+      const held = yield* answer("/things/held", { key: "known", "x-request-id": "rheld" })
+      expect([held.status, held.headers["x-request-id"], held.body]).toEqual([
+        200,
+        "rheld",
+        '{"via":"held"}'
+      ])
+      const slow = yield* answer("/things/slow", { "x-request-id": "rslow" })
+      expect([slow.status, slow.headers["x-request-id"]]).toEqual([200, "rslow"])
+      const broken = yield* answer("/broken", { "x-request-id": "r500" })
+      expect([broken.status, broken.headers["x-request-id"]]).toEqual([500, "r500"])
+      // A client that goes away is no failure of the engine's: 499, no cause.
+      const controller = new AbortController()
+      const gone = handle({
+        ...call("/forever", { "x-request-id": "rgone" }),
+        signal: controller.signal
+      })
+      setTimeout(() => controller.abort(), 5)
+      expect((yield* Effect.promise(() => gone)).status).toBe(499)
+      // Logs of the request's fiber carry its id.
+      yield* answer("/logs/1", { "x-request-id": "rlog" })
+      expect(logged).toContainEqual({ message: ["inside"], requestId: "rlog" })
+
+      const byId = (id: string) => outcomes.filter((o) => o.requestId === id)
+      expect(outcomes).toHaveLength(15)
+      expect(byId("r404")).toMatchObject([{ method: "GET", route: undefined, status: 404 }])
+      expect(byId("r405")).toMatchObject([{ method: "POST", route: undefined, status: 405 }])
+      expect(byId("rquick")).toMatchObject([
+        { route: "/things/:id", status: 200, caller: { walletAppId: "app_known" } }
+      ])
+      expect(byId("rheld")).toMatchObject([
+        { route: "/things/:id", status: 200, caller: { walletAppId: "app_known" } }
+      ])
+      expect(byId("rheld")[0]!.durationMs).toBeGreaterThanOrEqual(4)
+      expect(byId("rslow")).toMatchObject([
+        { route: "/things/:id", status: 200, caller: { partnerId: "ptnr_checked" } }
+      ])
+      expect(byId("rgone")).toMatchObject([{ route: "/forever", status: 499, cause: undefined }])
+      const [failure] = byId("r500")
+      expect(failure).toMatchObject({ route: "/broken", status: 500 })
+      expect(Cause.pretty(failure!.cause!)).toContain("a bug")
+      expect(byId("rlog")[0]!.durationMs).toBeGreaterThanOrEqual(0)
     })
   )
 })

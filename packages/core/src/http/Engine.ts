@@ -4,7 +4,17 @@
  * turns every outcome, including defects, into a JSON response. Adapters turn
  * their server's requests into `EngineRequest`s and call it.
  */
-import { Cause, Context, Effect, Exit, FiberId, FiberRef, Runtime } from "effect"
+import {
+  Cause,
+  Context,
+  Effect,
+  Exit,
+  FiberId,
+  FiberRef,
+  FiberRefs,
+  HashMap,
+  Runtime
+} from "effect"
 import {
   API_VERSIONS,
   type ApiVersion,
@@ -21,7 +31,7 @@ import {
 } from "./ErrorResponses.js"
 import type { EngineRequest, EngineResponse, Reply } from "./Exchange.js"
 import { RequestError } from "./RequestError.js"
-import type { RequestObserver } from "./RequestOutcome.js"
+import type { RequestCaller, RequestObserver, RequestOutcome } from "./RequestOutcome.js"
 import type { Authenticated, Authenticator, ImmediateReply, Route } from "./Route.js"
 
 export type EngineHandler = (request: EngineRequest) => Promise<EngineResponse>
@@ -38,17 +48,11 @@ export interface EngineOptions<R> {
    * are matched; a request outside it is 404. Default: none.
    */
   readonly basePath?: string
-  /** Told of each request once it is answered (request metrics, logs). Default: none. */
+  /**
+   * Told of every answered request, once, synchronously (the request log line,
+   * the request metrics): see RequestOutcome.ts. Default: none.
+   */
   readonly observers?: ReadonlyArray<RequestObserver>
-}
-
-/** A sent `X-Request-Id` kept only when short and plain: it goes into logs and spans. */
-const usableRequestId = (sent: string | undefined) =>
-  sent !== undefined && /^[A-Za-z0-9._:-]{1,128}$/.test(sent) ? sent : undefined
-
-/** What `handle` learnt of a request that its observers are told: the route it matched. */
-interface Seen {
-  route: string | undefined
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024
@@ -269,6 +273,54 @@ const respond = (reply: Reply, version: ApiVersion | undefined): EngineResponse 
   return { status: reply.status, headers, body: reply.bytes ?? reply.body }
 }
 
+/** A usable `X-Request-Id`: 1 to 128 printable ASCII characters, no spaces. */
+const USABLE_REQUEST_ID = /^[\x21-\x7e]{1,128}$/
+
+/**
+ * Request ids for requests that sent none: a random prefix per handler and a counter, unique
+ * enough across instances and far cheaper than a UUID per request.
+ */
+const requestIds = () => {
+  const random = new Uint8Array(8)
+  globalThis.crypto.getRandomValues(random)
+  let prefix = ""
+  for (const byte of random) prefix += (byte % 36).toString(36)
+  let counter = 0
+  return (request: EngineRequest): string => {
+    const sent = request.header("x-request-id")
+    return sent !== undefined && USABLE_REQUEST_ID.test(sent)
+      ? sent
+      : `${prefix}-${(++counter).toString(36)}`
+  }
+}
+
+/**
+ * A request's fiber starts with its requestId among its log annotations, set as the fiber is
+ * made (no effect of its own on the request path): every line its work logs carries it.
+ */
+const withRequestId = (requestId: string) => ({
+  updateRefs: (refs: FiberRefs.FiberRefs, fiberId: FiberId.Runtime) =>
+    FiberRefs.updateAs(refs, {
+      fiberId,
+      fiberRef: FiberRef.currentLogAnnotations,
+      value: HashMap.set(
+        FiberRefs.getOrDefault(refs, FiberRef.currentLogAnnotations),
+        "requestId",
+        requestId as unknown
+      )
+    })
+})
+
+/**
+ * The outcome of a request whose client went away before its answer (its signal aborted the
+ * fiber): nobody reads it, and nothing failed, so it is no 500 (nginx's "client closed
+ * request", for the log and the metrics).
+ */
+const CLIENT_GONE: Reply = { status: 499, body: "" }
+
+const clientGone = (request: EngineRequest, cause: Cause.Cause<unknown>) =>
+  request.signal?.aborted === true && Cause.isInterruptedOnly(cause)
+
 /** What `handle` returns for a request it answered in `Start.answer`: never run. */
 const ANSWERED: Effect.Effect<EngineResponse> = Effect.die("answered immediately")
 
@@ -345,6 +397,10 @@ export const makeEngineHandler = <R>(
        */
       later?: Promise<Reply | undefined>
       version?: ApiVersion
+      /** For the request's outcome: the matched route's template, the caller, a 500's cause. */
+      route?: string
+      caller?: RequestCaller | undefined
+      cause?: Cause.Cause<unknown>
     }
     const basePath = options.basePath ?? ""
 
@@ -367,8 +423,7 @@ export const makeEngineHandler = <R>(
     const handle = (
       request: EngineRequest,
       start: Start,
-      tryImmediate: boolean,
-      seen: Seen | undefined
+      tryImmediate: boolean
     ): Effect.Effect<EngineResponse, never, R> => {
       const url = splitTarget(request.url)
       const sent = url.pathname
@@ -397,7 +452,7 @@ export const makeEngineHandler = <R>(
         )
       }
       const { route, params } = match
-      if (seen !== undefined) seen.route = route.path
+      start.route = route.path
       const requested = requestedVersion(request)
       if (requested !== undefined && !isApiVersion(requested.value)) {
         return Effect.succeed(
@@ -415,6 +470,7 @@ export const makeEngineHandler = <R>(
       const middleware = route.middleware
       const authenticator = middleware === undefined ? undefined : authenticators.get(middleware)
       const known = authenticator?.known?.(request)
+      if (known !== undefined) start.caller = known.caller
       const admit = authenticator?.admit
       // A caller known at once is admitted here, before any immediate answer; on the second try
       // of a request whose immediate answer fell through (`tryImmediate` false), it was already.
@@ -471,6 +527,7 @@ export const makeEngineHandler = <R>(
                 })
       return authenticated.pipe(
         Effect.flatMap((caller) => {
+          start.caller = caller?.caller
           version ??= caller?.pinnedVersion ?? DEFAULT_API_VERSION
           const exchange = (body: unknown) => {
             const handled = route.handle({
@@ -505,10 +562,13 @@ export const makeEngineHandler = <R>(
             const failure = Cause.failureOption(cause)
             return failure._tag === "Some" && !Cause.isDie(cause) && !Cause.isInterrupted(cause)
               ? Effect.succeed(failed(failure.value, version))
-              : Effect.as(
-                  Effect.logError("request failed", Cause.pretty(cause)),
-                  respond(fromError(INTERNAL_ERROR), version)
-                )
+              : clientGone(request, cause)
+                ? Effect.succeed(respond(CLIENT_GONE, version))
+                : // Logged with the request's line (the outcome's cause), at error.
+                  Effect.sync(() => {
+                    start.cause = cause
+                    return respond(fromError(INTERNAL_ERROR), version)
+                  })
           }
         })
       )
@@ -517,27 +577,73 @@ export const makeEngineHandler = <R>(
     // A fiber runs synchronously until it has to wait, and most requests never do (SQLite
     // is synchronous): those are answered at once, without a promise-backed runner. One
     // that waits (a long-poll, a body) goes on in its fiber and is awaited.
-    const settled = (exit: Exit.Exit<EngineResponse>) =>
-      Exit.isSuccess(exit) ? exit.value : respond(fromError(INTERNAL_ERROR), undefined)
+    const settled = (exit: Exit.Exit<EngineResponse>, start: Start, request: EngineRequest) => {
+      if (Exit.isSuccess(exit)) return exit.value
+      if (clientGone(request, exit.cause)) return respond(CLIENT_GONE, undefined)
+      start.cause = exit.cause
+      return respond(fromError(INTERNAL_ERROR), undefined)
+    }
+    const observers = options.observers ?? []
+    const nextRequestId = requestIds()
+    /** Every answer goes out through here: its request id added, the observers told. */
+    const answered = (
+      response: EngineResponse,
+      request: EngineRequest,
+      start: Start,
+      requestId: string,
+      arrival: number
+    ): EngineResponse => {
+      // Each response's headers are its own object (`respond`).
+      ;(response.headers as Record<string, string>)["x-request-id"] = requestId
+      if (observers.length > 0) {
+        const outcome: RequestOutcome = {
+          requestId,
+          method: request.method,
+          route: start.route,
+          status: response.status,
+          durationMs: performance.now() - arrival,
+          caller: start.caller,
+          cause: start.cause
+        }
+        for (const observer of observers) {
+          try {
+            observer(outcome)
+          } catch {
+            // An observer must not throw; if one does, the answer still goes out.
+          }
+        }
+      }
+      return response
+    }
     const run = (
       request: EngineRequest,
       tryImmediate: boolean,
-      seen?: Seen
+      requestId: string,
+      arrival: number
     ): Promise<EngineResponse> => {
       const start: Start = {}
-      const effect = handle(request, start, tryImmediate, seen)
-      if (start.answer !== undefined) return Promise.resolve(start.answer)
+      const effect = handle(request, start, tryImmediate)
+      if (start.answer !== undefined) {
+        return Promise.resolve(answered(start.answer, request, start, requestId, arrival))
+      }
       if (start.later !== undefined) {
         const version = start.version
         // A failed promise (the database) is the effect's to answer, as is undefined.
         return start.later.then(
-          (reply) => (reply === undefined ? run(request, false, seen) : respond(reply, version)),
-          () => run(request, false, seen)
+          (reply) =>
+            reply === undefined
+              ? run(request, false, requestId, arrival)
+              : answered(respond(reply, version), request, start, requestId, arrival),
+          () => run(request, false, requestId, arrival)
         )
       }
-      const fiber = (start.runFork ?? runFork)(effect)
+      const fiber = (start.runFork ?? runFork)(effect, withRequestId(requestId))
       const exit = fiber.unsafePoll()
-      if (exit !== null) return Promise.resolve(settled(exit))
+      if (exit !== null) {
+        return Promise.resolve(
+          answered(settled(exit, start, request), request, start, requestId, arrival)
+        )
+      }
       const signal = request.signal
       // The client went away: its request's work stops (a long-poll's waiter is let go at once).
       const abandon = () => fiber.unsafeInterruptAsFork(FiberId.none)
@@ -546,32 +652,9 @@ export const makeEngineHandler = <R>(
       return new Promise<EngineResponse>((resolve) =>
         fiber.addObserver((done) => {
           signal?.removeEventListener("abort", abandon)
-          resolve(settled(done))
+          resolve(answered(settled(done, start, request), request, start, requestId, arrival))
         })
       )
     }
-    const observers = options.observers ?? []
-    if (observers.length === 0) return (request) => run(request, true)
-    return (request) => {
-      const arrived = performance.now()
-      const seen: Seen = { route: undefined }
-      return run(request, true, seen).then((response) => {
-        const outcome = {
-          requestId: usableRequestId(request.header("x-request-id")) ?? crypto.randomUUID(),
-          method: request.method.toUpperCase(),
-          route: seen.route,
-          status: response.status,
-          durationMs: performance.now() - arrived,
-          caller: undefined
-        }
-        for (const observe of observers) {
-          try {
-            observe(outcome)
-          } catch {
-            // An observer's bug must not fail the request it reports.
-          }
-        }
-        return response
-      })
-    }
+    return (request) => run(request, true, nextRequestId(request), performance.now())
   })

@@ -4,6 +4,7 @@
  * so the two never disagree. Observers run synchronously on the request path:
  * they must be cheap and must not throw.
  */
+import type { Cause } from "effect"
 
 /** Who made an authenticated request, by id only: never a key, never a buyer's data. */
 export interface RequestCaller {
@@ -21,10 +22,13 @@ export interface RequestOutcome {
    * matched (404, 405).
    */
   readonly route: string | undefined
+  /** As answered; 499 when the client went away first (nginx's "client closed request"). */
   readonly status: number
   /** From the request's arrival to its answer, in milliseconds (fractions kept). */
   readonly durationMs: number
   readonly caller: RequestCaller | undefined
+  /** Why a request was answered 500 (a defect, an interruption): for the log line, never the client. */
+  readonly cause?: Cause.Cause<unknown> | undefined
 }
 
 export type RequestObserver = (outcome: RequestOutcome) => void

@@ -26,6 +26,7 @@ import { makeDecoder, toFieldIssues } from "./Decode.js"
 import { ApiErrors, type ApiFailure } from "./ErrorResponses.js"
 import type { EngineRequest, Reply } from "./Exchange.js"
 import { RequestError } from "./RequestError.js"
+import type { RequestCaller } from "./RequestOutcome.js"
 
 /** A route's immediate answer: a reply, a promise of one, or undefined for its effect to answer. */
 export type ImmediateReply = Reply | Promise<Reply | undefined> | undefined
@@ -53,6 +54,8 @@ export interface Authenticated {
    * object for the same caller, not a new one per request.
    */
   readonly extra?: Context.Context<never> | undefined
+  /** Who it is, by id, for the request's log line and metrics (never a key): the same object each time. */
+  readonly caller?: RequestCaller | undefined
 }
 
 /** Runs a middleware's check: given to the engine for each middleware the definition uses. */

@@ -9,6 +9,7 @@ import { ApiErrors } from "../http/ErrorResponses.js"
 import type { EngineRequest } from "../http/Exchange.js"
 import { misplacedKey } from "../http/MisplacedKey.js"
 import { RequestError } from "../http/RequestError.js"
+import type { RequestCaller } from "../http/RequestOutcome.js"
 import type { Authenticated, Authenticator } from "../http/Route.js"
 import { ApiKeys } from "../keys/ApiKeys.js"
 import { admit, RateLimits } from "../ratelimit/RateLimits.js"
@@ -77,10 +78,21 @@ export const partnerAuthenticators = Effect.map(
       }
       return context
     }
+    // The caller's id for the request's log line and metrics, one object per partner object.
+    const ids = new WeakMap<Partner, RequestCaller>()
+    const idOf = (partner: Partner): RequestCaller => {
+      let id = ids.get(partner)
+      if (id === undefined) {
+        id = { partnerId: partner.id }
+        ids.set(partner, id)
+      }
+      return id
+    }
     const caller = (partner: Partner): Authenticated => ({
       service: partner,
       pinnedVersion: partner.apiVersion,
-      extra: actingKey(partner)
+      extra: actingKey(partner),
+      caller: idOf(partner)
     })
     const check = (legacy: boolean) => (request: EngineRequest) => {
       const presented = presentedApiKey(request, legacy)

@@ -180,6 +180,11 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
           livemode
         }
         yield* store.insert(payment, complete?.(payment))
+        yield* Effect.logInfo("payment created", {
+          paymentId: payment.id,
+          merchantId,
+          status: payment.status
+        })
         return payment
       })
 
@@ -260,6 +265,13 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
             yield* statusEvents(payment, decision.right.at)
           )
           if (Option.isSome(written)) {
+            yield* Effect.logInfo("payment transition", {
+              paymentId: id,
+              merchantId: payment.merchantId,
+              from: payment.status,
+              to: written.value.status,
+              change: change._tag
+            })
             yield* events.publish({ paymentId: id, status: written.value.status })
             return written.value
           }

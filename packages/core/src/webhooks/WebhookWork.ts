@@ -7,7 +7,7 @@
  * with the lease's token. Nothing is kept only in memory: a delivery whose
  * instance died is claimed again once its lease has run out.
  */
-import { Effect, FiberSet, Random } from "effect"
+import { Cause, Effect, FiberSet, Random } from "effect"
 import { PayConfig } from "../Config.js"
 import { eventView } from "../events/Http.js"
 import { OutboxSignal } from "../events/OutboxSignal.js"
@@ -91,20 +91,33 @@ export class WebhookWork extends Effect.Service<WebhookWork>()("@pay/core/Webhoo
         const response = yield* attempt(claimed, at)
         const outcome = attemptOutcome(response, claimed.attempts, at, settings, yield* Random.next)
         yield* store.record(claimed.lease, outcome)
-        if (outcome.endpoint._tag === "Gone" || outcome.state === "failed") {
-          yield* Effect.logWarning(
-            `webhook ${claimed.event.id} to ${claimed.endpoint.id}: ${outcome.attempt.error}`
-          )
+        // Every attempt: delivered at info, one to be tried again at warning, given up at error.
+        const fields = {
+          eventId: claimed.event.id,
+          endpointId: claimed.endpoint.id,
+          attempt: claimed.attempts + 1,
+          status: outcome.attempt.responseStatus,
+          state: outcome.state,
+          ...(outcome.attempt.error === null ? {} : { reason: outcome.attempt.error })
         }
+        if (outcome.state === "delivered") yield* Effect.logInfo("webhook attempt", fields)
+        else if (outcome.state === "failed" || outcome.endpoint._tag === "Gone") {
+          yield* Effect.logError("webhook attempt", fields)
+        } else yield* Effect.logWarning("webhook attempt", fields)
       }).pipe(
         Effect.catchTag("WebhookDeliveryLeaseLost", () =>
-          Effect.logWarning(
-            `webhook ${claimed.event.id} to ${claimed.endpoint.id}: lease lost to another instance`
-          )
+          Effect.logWarning("webhook lease lost to another instance", {
+            eventId: claimed.event.id,
+            endpointId: claimed.endpoint.id
+          })
         ),
         // A broken database or a bug: logged; the lease runs out and the delivery is tried again.
         Effect.catchAllDefect((defect) =>
-          Effect.logError(`webhook ${claimed.event.id} to ${claimed.endpoint.id}: failed`, defect)
+          Effect.logError(
+            "webhook attempt failed",
+            { eventId: claimed.event.id, endpointId: claimed.endpoint.id },
+            Cause.die(defect)
+          )
         ),
         // Stopping: let it go now, so the next start (or another instance) sends it at once.
         Effect.onInterrupt(() => store.release(claimed.lease, now()).pipe(Effect.ignore))

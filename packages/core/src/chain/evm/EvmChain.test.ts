@@ -3,10 +3,12 @@
  * EIP-3009 USDC. A buyer signs with viem; the adapter reads the domain,
  * checks, submits from the collector and waits for the receipt.
  */
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import * as Sandbox from "@pay/sandbox-chain"
 import { Effect, type Scope } from "effect"
-import { type Hex, toHex } from "viem"
+import { type Hex, http, toHex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import type { Caip2, Caip19 } from "../../shared/Caip.js"
 import type { Chain } from "../Chain.js"
@@ -260,5 +262,37 @@ describe("the EVM chain adapter on the sandbox chain", () => {
         expect((yield* Effect.flip(chain.tokenDomain(other)))._tag).toBe("ChainUnavailable")
       })
     )
+  )
+})
+
+describe("an RPC endpoint that does not answer", () => {
+  it.live("is named by its host only, with the low-level cause", () =>
+    Effect.gen(function* () {
+      // A port nothing listens on; the path stands for an API key, which must not show.
+      const server = createServer()
+      yield* Effect.promise(() => new Promise<void>((r) => server.listen(0, "127.0.0.1", r)))
+      const { port } = server.address() as AddressInfo
+      yield* Effect.promise(() => new Promise((r) => server.close(r)))
+      const chain = yield* makeEvmChain([
+        {
+          chainId: "eip155:8453" as Caip2,
+          name: "Base",
+          collectorKey: generatePrivateKey(),
+          confirmations: 1,
+          etaSeconds: 2,
+          transport: http(`http://127.0.0.1:${port}/v2/SECRET_KEY_IN_PATH`, { retryCount: 0 }),
+          tokens: []
+        }
+      ])
+      const failure = yield* Effect.flip(chain.head("eip155:8453" as Caip2))
+      expect(failure).toMatchObject({
+        _tag: "ChainUnavailable",
+        chainId: "eip155:8453",
+        rpcHost: `127.0.0.1:${port}`,
+        errorCode: "ECONNREFUSED"
+      })
+      expect(failure.message).toContain(`(RPC 127.0.0.1:${port}, ECONNREFUSED)`)
+      expect(failure.message).not.toContain("SECRET_KEY_IN_PATH")
+    })
   )
 })

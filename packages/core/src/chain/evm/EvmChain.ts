@@ -85,6 +85,53 @@ const describe = (error: unknown): string =>
       ? error.message
       : String(error)
 
+/** The errors an error stands on: viem's own chain (`walk`), then each `cause`. */
+const causesOf = (error: unknown): Array<unknown> => {
+  const found: Array<unknown> = []
+  let current: unknown = error
+  while (current !== undefined && current !== null && found.length < 16) {
+    found.push(current)
+    current = (current as { cause?: unknown }).cause
+  }
+  return found
+}
+
+/**
+ * The RPC endpoint's host and the low-level cause of an error, for the operator's log:
+ * only the host, never the URL (RPC URLs often carry an API key in their path).
+ */
+const whereAndWhy = (error: unknown): { rpcHost?: string; cause?: string } => {
+  const found: { rpcHost?: string; cause?: string } = {}
+  for (const e of causesOf(error)) {
+    const { url, code, name } = e as { url?: unknown; code?: unknown; name?: unknown }
+    if (found.rpcHost === undefined && typeof url === "string" && URL.canParse(url)) {
+      found.rpcHost = new URL(url).host
+    }
+    // ECONNREFUSED, ENOTFOUND, UND_ERR_CONNECT_TIMEOUT; not the node's numeric RPC codes.
+    if (typeof code === "string" && code !== "") found.cause = code
+    else if (found.cause === undefined && name === "TimeoutError") found.cause = "timeout"
+  }
+  return found
+}
+
+/**
+ * The network did not answer: what it says, and where and why for the log.
+ * Counted as the network's RPC error (pay_rpc_errors_total).
+ */
+const unavailable = (chainId: string, error: unknown): ChainUnavailable => {
+  countRpcError(chainId)
+  const { rpcHost, cause } = whereAndWhy(error)
+  const at = [rpcHost === undefined ? undefined : `RPC ${rpcHost}`, cause]
+    .filter((s) => s !== undefined)
+    .join(", ")
+  return new ChainUnavailable({
+    chainId,
+    message: at === "" ? describe(error) : `${describe(error)} (${at})`,
+    ...(rpcHost === undefined ? {} : { rpcHost }),
+    ...(cause === undefined ? {} : { errorCode: cause })
+  })
+}
+
 /** The node's own text of an error, wherever viem put it. */
 const nodeMessage = (error: unknown): string => {
   const parts: Array<string> = []
@@ -176,10 +223,7 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
     const call = <A>(chainId: string, run: () => Promise<A>) =>
       Effect.tryPromise({
         try: run,
-        catch: (error) => {
-          countRpcError(chainId)
-          return new ChainUnavailable({ chainId, message: describe(error) })
-        }
+        catch: (error) => unavailable(chainId, error)
       })
 
     const domains = new Map<string, Eip712Domain>()
@@ -242,11 +286,10 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         try: () =>
           c.publicClient.estimateGas({ account: c.account.address, to, data, blockTag: "pending" }),
         // Only a revert is the token's word; anything else may pass, and is tried again.
-        catch: (error): ChainUnavailable | TransferRefused => {
-          if (isRevert(error)) return new TransferRefused({ reason: describe(error) })
-          countRpcError(c.network.chainId)
-          return new ChainUnavailable({ chainId: c.network.chainId, message: describe(error) })
-        }
+        catch: (error): ChainUnavailable | TransferRefused =>
+          isRevert(error)
+            ? new TransferRefused({ reason: describe(error) })
+            : unavailable(c.network.chainId, error)
       }).pipe(
         Effect.map(
           (gas): ChainCall => ({ to, data, gas: gas + (gas * GAS_HEADROOM_PERCENT) / 100n })
@@ -351,11 +394,7 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
             if (ALREADY_HAVE.test(text)) return Effect.void
             return REFUSED.test(text) || (hasRpcCode(error) && !/timeout|timed out/i.test(text))
               ? Effect.fail(new TransactionRejected({ chainId, reason: describe(error) }))
-              : Effect.sync(() => countRpcError(chainId)).pipe(
-                  Effect.zipRight(
-                    Effect.fail(new ChainUnavailable({ chainId, message: describe(error) }))
-                  )
-                )
+              : Effect.fail(unavailable(chainId, error))
           })
         )
       )
