@@ -283,7 +283,9 @@ describe("stopping", () => {
     socket.write(
       `POST /v1/merchants HTTP/1.1\r\nhost: 127.0.0.1\r\napi-key: ${key}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"merchantName":`
     )
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // A request answered after it (its bytes arrived later, on the same event loop) shows the
+    // server has taken the first one in: a fixed wait lost that race on a loaded machine.
+    expect((await fetch(`${server.url}/health`)).status).toBe(200)
     server.child.kill("SIGTERM")
     await until(() => server.output().includes("Pay engine stopping (SIGTERM)"))
     const second = Date.now()
