@@ -125,8 +125,14 @@ const CASES: Record<Exclude<Row, keyof typeof NOT_PROVOKED>, Case> = {
   UnknownApiVersion: {
     provoke: ({ partner }) =>
       partner.get("/v1/merchants", { headers: { "pay-version": "1999-01-01" } }),
-    // The header is not named yet: its message is made in http/Engine.ts (issue 22 follow-up).
-    names: ["1999-01-01", "2026-02-18", "2026-02-19.preview"]
+    names: [
+      "Pay-Version",
+      "1999-01-01",
+      "2026-02-18",
+      "2026-02-19.preview",
+      "leave the header out"
+    ],
+    issues: ["Pay-Version"]
   },
   InvalidWebhookUrl: {
     provoke: ({ partner }) =>

@@ -459,8 +459,12 @@ export const makeEngineHandler = <R>(
           failed(
             RequestError.of(
               ApiErrors.UnknownApiVersion,
-              `Unknown API version ${JSON.stringify(requested.value)}; known: ${API_VERSIONS.join(", ")}`,
-              { issues: [{ field: requested.name, message: "is not a known API version" }] }
+              `${requested.name}: unknown API version ${JSON.stringify(requested.value)}; send one of ${API_VERSIONS.join(", ")}, or leave the header out for the account's pinned version`,
+              {
+                issues: [
+                  { field: requested.name, message: `must be one of: ${API_VERSIONS.join(", ")}` }
+                ]
+              }
             ),
             undefined
           )
