@@ -7,6 +7,7 @@
  * (startErrors.ts). `main.ts` (Node) and `main.bun.ts` (Bun) pass their host.
  */
 import { existsSync, readFileSync } from "node:fs"
+import { createServer } from "node:net"
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Option } from "effect"
 import { startStandalone } from "./app.js"
@@ -40,6 +41,38 @@ const warnUnknownSettings = Effect.suspend(() => {
   })
 })
 
+/**
+ * PORT=0 without PAY_PUBLIC_URL: a free port chosen now, so the links the engine hands out
+ * (buyer links, the banner's) name the port it will listen on, not `:0`. Another process
+ * could take it before the server binds; the start then fails as on any busy port.
+ */
+const withChosenPort = <
+  C extends { readonly port: number; readonly host: string; readonly publicUrl: string }
+>(
+  config: C
+): Effect.Effect<C> =>
+  config.port !== 0 || (process.env.PAY_PUBLIC_URL ?? "") !== ""
+    ? Effect.succeed(config)
+    : Effect.async<C>((resume) => {
+        const probe = createServer()
+        const keep = () => resume(Effect.succeed(config))
+        probe.once("error", keep)
+        probe.listen(0, config.host, () => {
+          const address = probe.address()
+          probe.close(() => {
+            if (address === null || typeof address === "string") return keep()
+            const host = config.host.includes(":") ? `[${config.host}]` : config.host
+            resume(
+              Effect.succeed({
+                ...config,
+                port: address.port,
+                publicUrl: `http://${host}:${address.port}`
+              })
+            )
+          })
+        })
+      })
+
 const program = (host: StandaloneHost) => {
   /** The settings a failed start's lines name, once read. */
   const context: { -readonly [K in keyof StartContext]: StartContext[K] } = {}
@@ -47,7 +80,7 @@ const program = (host: StandaloneHost) => {
   let listening = false
   return Effect.gen(function* () {
     yield* warnUnknownSettings
-    const config = yield* standaloneConfig
+    const config = yield* Effect.flatMap(standaloneConfig, withChosenPort)
     context.host = config.host
     context.port = config.port
     context.database = config.database

@@ -216,6 +216,37 @@ describe("an unknown PAY_ variable", () => {
   }, 90_000)
 })
 
+describe("PORT=0 without PAY_PUBLIC_URL", () => {
+  it("hands out links with the port it listens on, not :0", async () => {
+    const key = "pk_startup_port_0123456789abcdef"
+    const server = await start({
+      PAY_DATABASE: join(dir, "free-port.sqlite"),
+      PAY_BOOTSTRAP_API_KEY: key
+    })
+    const { port } = new URL(server.url)
+    expect(Number(port)).toBeGreaterThan(0)
+    expect(server.output()).toContain(`  API reference: http://127.0.0.1:${port}/docs`)
+    const headers = { "Api-Key": key, "Content-Type": "application/json" }
+    const merchant = (await (
+      await fetch(`${server.url}/v1/merchants`, {
+        method: "POST",
+        headers: { ...headers, "Idempotency-Key": "port-m" },
+        body: JSON.stringify({ merchantName: "Shop", merchantEmail: "s@shop.test" })
+      })
+    ).json()) as { merchant: { id: string } }
+    const payment = (await (
+      await fetch(`${server.url}/v1/payments`, {
+        method: "POST",
+        headers: { ...headers, "Merchant-Id": merchant.merchant.id },
+        body: JSON.stringify({ referenceId: "R-1", amount: { unit: "iso4217/USD", value: "100" } })
+      })
+    ).json()) as { gatewayUrl: string }
+    expect(payment.gatewayUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/pay_`))
+    server.child.kill("SIGTERM")
+    expect((await server.exit).code).toBe(0)
+  }, 90_000)
+})
+
 describe("stopping", () => {
   const key = "pk_startup_key_0123456789abcdef"
   const headers = { "Api-Key": key, "Content-Type": "application/json" }
