@@ -92,6 +92,26 @@ const until = async (check: () => boolean, ms = 10_000) => {
   }
 }
 
+/** A merchant and an unpaid payment of 1.00 USD on a started server. */
+const merchantAndPayment = async (url: string, key: string, name: string) => {
+  const headers = { "Api-Key": key, "Content-Type": "application/json" }
+  const merchant = (await (
+    await fetch(`${url}/v1/merchants`, {
+      method: "POST",
+      headers: { ...headers, "Idempotency-Key": `${name}-m` },
+      body: JSON.stringify({ merchantName: "Shop", merchantEmail: "s@shop.test" })
+    })
+  ).json()) as { merchant: { id: string } }
+  const payment = (await (
+    await fetch(`${url}/v1/payments`, {
+      method: "POST",
+      headers: { ...headers, "Merchant-Id": merchant.merchant.id },
+      body: JSON.stringify({ referenceId: "R-1", amount: { unit: "iso4217/USD", value: "100" } })
+    })
+  ).json()) as { paymentId: string; gatewayUrl: string }
+  return { merchantId: merchant.merchant.id, payment }
+}
+
 describe("a start with a wrong setting says so in one line per setting", () => {
   it("names each wrong variable, its value and what is allowed, several at once", async () => {
     await expectRefused({ PAY_MAX_BODY_BYTES: "-1", PORT: "abc", PAY_SANDBOX: "yes" }, [
@@ -226,21 +246,7 @@ describe("PORT=0 without PAY_PUBLIC_URL", () => {
     const { port } = new URL(server.url)
     expect(Number(port)).toBeGreaterThan(0)
     expect(server.output()).toContain(`  API reference: http://127.0.0.1:${port}/docs`)
-    const headers = { "Api-Key": key, "Content-Type": "application/json" }
-    const merchant = (await (
-      await fetch(`${server.url}/v1/merchants`, {
-        method: "POST",
-        headers: { ...headers, "Idempotency-Key": "port-m" },
-        body: JSON.stringify({ merchantName: "Shop", merchantEmail: "s@shop.test" })
-      })
-    ).json()) as { merchant: { id: string } }
-    const payment = (await (
-      await fetch(`${server.url}/v1/payments`, {
-        method: "POST",
-        headers: { ...headers, "Merchant-Id": merchant.merchant.id },
-        body: JSON.stringify({ referenceId: "R-1", amount: { unit: "iso4217/USD", value: "100" } })
-      })
-    ).json()) as { gatewayUrl: string }
+    const { payment } = await merchantAndPayment(server.url, key, "port")
     expect(payment.gatewayUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/pay_`))
     server.child.kill("SIGTERM")
     expect((await server.exit).code).toBe(0)
@@ -259,21 +265,8 @@ describe("stopping", () => {
       PAY_MAX_LONG_POLL_MS: "60000",
       PAY_PAYMENT_LIFETIME_SECONDS: "600"
     })
-    const merchant = (await (
-      await fetch(`${server.url}/v1/merchants`, {
-        method: "POST",
-        headers: { ...headers, "Idempotency-Key": `${name}-m` },
-        body: JSON.stringify({ merchantName: "Shop", merchantEmail: "s@shop.test" })
-      })
-    ).json()) as { merchant: { id: string } }
-    const payment = (await (
-      await fetch(`${server.url}/v1/payments`, {
-        method: "POST",
-        headers: { ...headers, "Merchant-Id": merchant.merchant.id },
-        body: JSON.stringify({ referenceId: "R-1", amount: { unit: "iso4217/USD", value: "100" } })
-      })
-    ).json()) as { paymentId: string }
-    return { server, merchantId: merchant.merchant.id, paymentId: payment.paymentId }
+    const { merchantId, payment } = await merchantAndPayment(server.url, key, name)
+    return { server, merchantId, paymentId: payment.paymentId }
   }
 
   it("SIGTERM answers a held 60 s long-poll at once with the current status, then exits well within the bound", async () => {
