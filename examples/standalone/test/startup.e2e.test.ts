@@ -290,11 +290,14 @@ describe("stopping", () => {
     expect(server.output()).toContain("Pay engine stopped.")
   }, 90_000)
 
-  it("a second SIGTERM exits at once, says so, and closes a request still arriving", async () => {
-    const { server } = await withPayment("second")
-    // A request whose body never finishes arriving: in flight, so the stop waits for it.
-    const { port } = new URL(server.url)
-    const socket: Socket = connect({ host: "127.0.0.1", port: Number(port) })
+  /**
+   * A POST /v1/merchants whose body has only begun to arrive (`sent` of `length` bytes): in
+   * flight, so a stop waits for it. Resolves once the server has taken it in: a request
+   * answered after it (its bytes arrived later, on the same event loop) shows that, where a
+   * fixed wait lost the race on a loaded machine.
+   */
+  const slowRequest = async (url: string, sent: string, length: number) => {
+    const socket: Socket = connect({ host: "127.0.0.1", port: Number(new URL(url).port) })
     await new Promise<void>((resolve) => socket.once("connect", () => resolve()))
     const closed = new Promise<string>((resolve) => {
       let received = ""
@@ -305,11 +308,35 @@ describe("stopping", () => {
       socket.once("close", () => resolve(received))
     })
     socket.write(
-      `POST /v1/merchants HTTP/1.1\r\nhost: 127.0.0.1\r\napi-key: ${key}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"merchantName":`
+      `POST /v1/merchants HTTP/1.1\r\nhost: 127.0.0.1\r\napi-key: ${key}\r\nidempotency-key: slow\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: ${length}\r\n\r\n${sent}`
     )
-    // A request answered after it (its bytes arrived later, on the same event loop) shows the
-    // server has taken the first one in: a fixed wait lost that race on a loaded machine.
-    expect((await fetch(`${server.url}/health`)).status).toBe(200)
+    expect((await fetch(`${url}/health`)).status).toBe(200)
+    return { socket, closed }
+  }
+
+  it("SIGTERM gives a request still arriving its grace: finished within it, it is answered, then the process exits", async () => {
+    const { server } = await withPayment("grace")
+    const body = JSON.stringify({ merchantName: "Late", merchantEmail: "late@shop.test" })
+    const { socket, closed } = await slowRequest(server.url, body.slice(0, 10), body.length)
+    server.child.kill("SIGTERM")
+    await until(() => server.output().includes("Pay engine stopping (SIGTERM)"))
+    // The stop waits for it (the grace is 10 s): the rest of the body, a second later.
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    let exited = false
+    void server.exit.then(() => {
+      exited = true
+    })
+    expect(exited).toBe(false)
+    socket.write(body.slice(10))
+    expect(await closed).toMatch(/^HTTP\/1\.1 201 /)
+    const exit = await server.exit
+    expect(exit.code).toBe(0)
+  }, 90_000)
+
+  it("a second SIGTERM exits at once, says so, and closes a request still arriving", async () => {
+    const { server } = await withPayment("second")
+    // A request whose body never finishes arriving: in flight, so the stop waits for it.
+    const { closed } = await slowRequest(server.url, `{"merchantName":`, 1000)
     server.child.kill("SIGTERM")
     await until(() => server.output().includes("Pay engine stopping (SIGTERM)"))
     const second = Date.now()

@@ -4,7 +4,7 @@
  */
 import { createServer } from "node:http"
 import { connect, type Socket } from "node:net"
-import { Effect, Exit, Scope } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
 import { applyServerLimits, serve, serverLimits } from "./NodeServer.js"
 
@@ -119,22 +119,38 @@ describe("the node server's stop", () => {
     }
   }
 
-  /** Serves `engine`, holds one request, closes the scope: what the client got, and when the close ended. */
-  const stopWhileHeld = (engine: ReturnType<typeof holding>, shutdownGrace: number) =>
+  /**
+   * Serves `engine`, holds one request, stops: what the client got, and when the stop ended.
+   * `by: "interrupt"` stops as the standalone server does on a signal: the fiber holding the
+   * server's scope is interrupted, and its release runs with that interruption pending.
+   */
+  const stopWhileHeld = (
+    engine: ReturnType<typeof holding>,
+    shutdownGrace: number,
+    by: "close" | "interrupt" = "close"
+  ) =>
     Effect.runPromise(
       Effect.gen(function* () {
-        const scope = yield* Scope.make()
-        const running = yield* Scope.extend(
-          serve(engine, { host: "127.0.0.1", port: 0, shutdownGrace }),
-          scope
+        const url = yield* Deferred.make<string>()
+        const serving = yield* Effect.fork(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const running = yield* serve(engine, { host: "127.0.0.1", port: 0, shutdownGrace })
+              yield* Deferred.succeed(url, running.url)
+              if (by === "interrupt") return yield* Effect.never
+              yield* Effect.sleep("50 millis")
+              while (engine.waiting() === 0) yield* Effect.sleep("10 millis")
+            })
+          )
         )
-        const answer = fetch(`${running.url}/held`).then(
+        const answer = fetch(`${yield* Deferred.await(url)}/held`).then(
           (r) => r.text(),
           (e: Error) => `failed: ${e.message}`
         )
         while (engine.waiting() === 0) yield* Effect.sleep("10 millis")
         const started = Date.now()
-        yield* Scope.close(scope, Exit.void)
+        if (by === "interrupt") yield* Fiber.interrupt(serving)
+        else yield* Fiber.join(serving)
         return { closedAfter: Date.now() - started, answer: yield* Effect.promise(() => answer) }
       })
     )
@@ -150,5 +166,19 @@ describe("the node server's stop", () => {
     expect(stopped.answer).toMatch(/^failed: /)
     expect(stopped.closedAfter).toBeGreaterThanOrEqual(250)
     expect(stopped.closedAfter).toBeLessThan(5_000)
+  }, 30_000)
+
+  it("gives a request in flight its grace when the stop is an interruption (a signal), then closes it", async () => {
+    const stopped = await stopWhileHeld(holding(false), 1_000, "interrupt")
+    expect(stopped.answer).toMatch(/^failed: /)
+    // Not cut at once by the interruption: the whole grace, then closed.
+    expect(stopped.closedAfter).toBeGreaterThanOrEqual(900)
+    expect(stopped.closedAfter).toBeLessThan(10_000)
+  }, 30_000)
+
+  it("answers a drained request when the stop is an interruption", async () => {
+    const stopped = await stopWhileHeld(holding(true), 20_000, "interrupt")
+    expect(stopped.answer).toBe("drained")
+    expect(stopped.closedAfter).toBeLessThan(2_000)
   }, 30_000)
 })

@@ -95,19 +95,23 @@ const close = (server: Server, grace: Duration.DurationInput, drain: (() => void
     // Connections that finish their request from now on (a drained long-poll's among them) are
     // idle keep-alive ones the server would otherwise wait for: closed as they come.
     const sweep = setInterval(() => server.closeIdleConnections(), 50)
+    // The grace is this timer, not an Effect timeout: a release runs uninterruptibly, where a
+    // timeout could not cut the wait short, and made interruptible it would be cut at once
+    // when the stop is an interruption (a signal: the standalone server), in-flight requests
+    // and all. What is still open after the grace is closed; then the server's close ends.
+    const cutShort = setTimeout(() => server.closeAllConnections(), Duration.toMillis(grace))
     server.close(() => {
       clearInterval(sweep)
+      clearTimeout(cutShort)
       resume(Effect.void)
     })
     drain?.()
     server.closeIdleConnections()
-    return Effect.sync(() => clearInterval(sweep))
-  }).pipe(
-    Effect.timeout(grace),
-    // A release runs uninterruptibly, where the timeout could not cut the wait short.
-    Effect.interruptible,
-    Effect.catchAll(() => Effect.sync(() => server.closeAllConnections()))
-  )
+    return Effect.sync(() => {
+      clearInterval(sweep)
+      clearTimeout(cutShort)
+    })
+  })
 
 /** Serves the engine on its own node:http server (the standalone server does). */
 export const serve = (engine: ServesRequests, options: ServeOptions) =>
