@@ -26,7 +26,17 @@ import {
   resealStoredValues,
   WalletApps
 } from "@pay/core"
-import { Config, type ConfigError, Console, Effect, Layer, Option, Schema } from "effect"
+import {
+  Config,
+  type ConfigError,
+  Console,
+  Effect,
+  Layer,
+  Logger,
+  LogLevel,
+  Option,
+  Schema
+} from "effect"
 import { engineLayer, migrateDatabase } from "./app.js"
 import { auditJson, auditText } from "./auditView.js"
 import {
@@ -540,7 +550,18 @@ const refuse = (e: unknown) =>
     process.exitCode = 1
   })
 
+/**
+ * The engine's log lines, should a command's work write any, go to stderr at warning and
+ * above: stdout is the command's answer (one JSON document with --json).
+ */
+const cliLogger = Logger.replace(
+  Logger.defaultLogger,
+  Logger.prettyLogger({ stderr: true, colors: false })
+)
+
 const program = run(process.argv).pipe(
+  Logger.withMinimumLogLevel(LogLevel.Warning),
+  Effect.provide(cliLogger),
   Effect.catchAll(refuse),
   // A bug: with --json still one object (code `internal`), else the whole report with its trace.
   Effect.catchAllDefect((defect) =>
