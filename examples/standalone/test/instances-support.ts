@@ -47,6 +47,13 @@ export interface Instance {
 
 const START_TIMEOUT_MS = 20_000
 
+export interface StartOptions {
+  /** The environment `env` is laid over. Default: this process's. */
+  readonly base?: NodeJS.ProcessEnv
+  /** Default 20 s. */
+  readonly startTimeoutMs?: number
+}
+
 /**
  * Spawns the server with `env` (HOST, PORT=0 and the caller's PAY_* variables)
  * and resolves once its whole start banner is printed. Every spawned process
@@ -55,12 +62,13 @@ const START_TIMEOUT_MS = 20_000
 export const startInstance = (
   name: string,
   env: NodeJS.ProcessEnv,
-  spawned: Array<ChildProcess>
+  spawned: Array<ChildProcess>,
+  { base = process.env, startTimeoutMs = START_TIMEOUT_MS }: StartOptions = {}
 ): Promise<Instance> =>
   new Promise<Instance>((resolve, reject) => {
     const [runtime, args] = serverCommand()
     const child = spawn(runtime, args, {
-      env: { ...process.env, ...env, HOST: "127.0.0.1", PORT: "0" },
+      env: { ...base, ...env, HOST: "127.0.0.1", PORT: "0" },
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -72,8 +80,8 @@ export const startInstance = (
     let output = ""
     const timer = setTimeout(() => {
       child.kill("SIGKILL")
-      reject(new Error(`instance ${name} did not start in ${START_TIMEOUT_MS} ms:\n${output}`))
-    }, START_TIMEOUT_MS)
+      reject(new Error(`instance ${name} did not start in ${startTimeoutMs} ms:\n${output}`))
+    }, startTimeoutMs)
     const onData = (chunk: Buffer) => {
       output += chunk.toString()
       const url = output.match(/listening on (http:\/\/\S+)/)?.[1]

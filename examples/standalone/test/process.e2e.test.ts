@@ -6,7 +6,7 @@
  * Under `npm run test:bun` the server is the one `npm run start:bun` runs, on
  * Bun, and the CLI beside it is still `npm run pay`'s, on Node.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, execFile } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -15,7 +15,13 @@ import { plainImage, startLogoServer } from "@pay/logos/testing"
 import { freshSchema } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { buildBundles, bundle, nodeBinary, serverCommand } from "./instances-support.js"
+import {
+  buildBundles,
+  bundle,
+  nodeBinary,
+  serverCommand,
+  startInstance
+} from "./instances-support.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")
 const dir = mkdtempSync(join(tmpdir(), "pay-process-"))
@@ -34,25 +40,7 @@ afterAll(() => {
 
 /** Starts the server and resolves with its URL and everything printed up to then. */
 const startServer = (env: NodeJS.ProcessEnv = sqliteEnv) =>
-  new Promise<{ child: ChildProcess; url: string; output: () => string }>((resolve, reject) => {
-    const [runtime, args] = serverCommand()
-    const child = spawn(runtime, args, { env, cwd: root })
-    children.push(child)
-    let output = ""
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000)
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      const url = output.match(/listening on (http:\/\/\S+)/)?.[1]
-      // Wait for the whole start banner: it ends with the key or the CLI hint.
-      if (url && /(Try: curl|npm run pay)/.test(output)) {
-        clearTimeout(timer)
-        resolve({ child, url, output: () => output })
-      }
-    }
-    child.stdout.on("data", onData)
-    child.stderr.on("data", onData)
-    child.on("exit", (code) => reject(new Error(`server exited with ${code}:\n${output}`)))
-  })
+  startInstance("server", env, children, { startTimeoutMs: 30_000 })
 
 const stop = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => {

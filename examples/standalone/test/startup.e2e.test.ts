@@ -6,7 +6,7 @@
  * only once the server listens; SIGTERM answers held long-polls at once and
  * exits well within the bound; a second signal exits at once.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, execFile } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { connect, createServer, type Server, type Socket } from "node:net"
 import { tmpdir } from "node:os"
@@ -14,7 +14,13 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { testDatabaseUrl } from "@pay/storage-postgres/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { buildBundles, bundle, nodeBinary, serverCommand } from "./instances-support.js"
+import {
+  buildBundles,
+  bundle,
+  nodeBinary,
+  serverCommand,
+  startInstance
+} from "./instances-support.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")
 const dir = mkdtempSync(join(tmpdir(), "pay-startup-"))
@@ -52,36 +58,28 @@ const expectRefused = async (env: NodeJS.ProcessEnv, lines: ReadonlyArray<string
   return refused
 }
 
-interface Started {
-  readonly child: ChildProcess
-  readonly url: string
-  readonly output: () => string
-  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>
+interface Exit {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  /** When it exited (Date.now()). */
+  readonly at: number
 }
 
-/** Starts the server; resolves once its whole banner is printed. */
-const start = (env: NodeJS.ProcessEnv) =>
-  new Promise<Started>((resolve, reject) => {
-    const [runtime, args] = serverCommand()
-    const child = spawn(runtime, args, { env: { ...baseEnv, ...env }, cwd: root })
-    children.push(child)
-    let output = ""
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>(
-      (done) => child.once("exit", (code, signal) => done({ code, signal, at: Date.now() }))
-    )
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000)
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      const url = output.match(/listening on (http:\/\/\S+)/)?.[1]
-      if (url && /(Try: curl|npm run pay)/.test(output)) {
-        clearTimeout(timer)
-        resolve({ child, url, output: () => output, exit })
-      }
-    }
-    child.stdout.on("data", onData)
-    child.stderr.on("data", onData)
-    void exit.then(() => reject(new Error(`server exited before it started:\n${output}`)))
+/** Starts the server; resolves once its whole banner is printed, with its exit to come. */
+const start = async (env: NodeJS.ProcessEnv) => {
+  const server = await startInstance("server", env, children, {
+    base: baseEnv,
+    startTimeoutMs: 30_000
   })
+  const exit = server.exited.then(
+    (): Exit => ({
+      code: server.child.exitCode,
+      signal: server.child.signalCode,
+      at: Date.now()
+    })
+  )
+  return { ...server, exit }
+}
 
 /** Waits until `check` holds, polling; fails after `ms`. */
 const until = async (check: () => boolean, ms = 10_000) => {
