@@ -10,7 +10,8 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Partners } from "@pay/core"
-import { Console, Effect, Option } from "effect"
+import { capturingConsole } from "@pay/core/testing"
+import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   client,
@@ -23,21 +24,11 @@ import {
 import { options, walletClient } from "./gateway-support.js"
 import { USDC_BASE } from "./payments-support.js"
 
-/** A console whose `log` keeps each line (the engine's logger writes one call per line). */
-const capturing = () => {
-  const lines: Array<string> = []
-  const console = {
-    [Console.TypeId]: Console.TypeId,
-    unsafe: { log: (line: string) => lines.push(line) }
-  } as unknown as Console.Console
-  return { lines, console }
-}
-
 const parsed = (lines: ReadonlyArray<string>): Array<Json> => lines.map((l) => JSON.parse(l))
 
 describe("logs at info, as JSON lines", () => {
   let server: E2eServer
-  const { lines, console } = capturing()
+  const { lines, console } = capturingConsole()
   const api = client(() => server.baseUrl)
   let partnerId: string
 
@@ -151,7 +142,7 @@ describe("logs at info, as JSON lines", () => {
 
 describe("PAY_LOG_LEVEL=warning", () => {
   let server: E2eServer
-  const { lines, console } = capturing()
+  const { lines, console } = capturingConsole()
   const api = client(() => server.baseUrl)
 
   beforeAll(async () => {
@@ -176,7 +167,7 @@ describe("PAY_LOG_LEVEL=warning", () => {
 
 describe("a network whose RPC does not answer", () => {
   let server: E2eServer
-  const { lines, console } = capturing()
+  const { lines, console } = capturingConsole()
   const api = client(() => server.baseUrl)
   const dir = mkdtempSync(join(tmpdir(), "pay-logs-"))
   let port: number

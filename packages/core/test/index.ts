@@ -2,6 +2,7 @@
  * Test support for the engine and for storage implementations.
  */
 export * from "./AuditContract.js"
+export * from "./CapturingConsole.js"
 export * from "./ChainJobContract.js"
 export * from "./EngineSecretContract.js"
 export * from "./FakeChain.js"

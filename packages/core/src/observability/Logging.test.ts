@@ -1,22 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Console, Effect, Logger } from "effect"
+import { Cause, Effect, Logger } from "effect"
+import { capturingConsole } from "../../test/CapturingConsole.js"
 import type { RequestOutcome } from "../http/RequestOutcome.js"
 import { type LoggingSettings, requestLogObserver, withEngineLogging } from "./Logging.js"
-
-/** A Console whose `log` keeps each line: what the engine's logger writes to. */
-const capturing = () => {
-  const lines: Array<string> = []
-  const console = {
-    [Console.TypeId]: Console.TypeId,
-    unsafe: { log: (line: string) => lines.push(line) }
-  } as unknown as Console.Console
-  return { lines, console }
-}
 
 /** Runs `effect` under the engine's logging and returns the lines written. */
 const linesOf = <A, E>(settings: LoggingSettings | false, effect: Effect.Effect<A, E>) =>
   Effect.gen(function* () {
-    const { lines, console } = capturing()
+    const { lines, console } = capturingConsole()
     yield* effect.pipe(withEngineLogging(settings), Effect.withConsole(console), Effect.ignore)
     return lines
   })
@@ -116,7 +107,7 @@ describe("the engine's log lines", () => {
   it.effect("false: the current logger stays (an embedder's own)", () =>
     Effect.gen(function* () {
       const seen: Array<unknown> = []
-      const { lines, console } = capturing()
+      const { lines, console } = capturingConsole()
       yield* Effect.logInfo("mine").pipe(
         withEngineLogging(false),
         Effect.withConsole(console),
@@ -145,7 +136,7 @@ describe("the request line", () => {
   /** The observer made under the engine's logging, as the handler makes it. */
   const observe = (settings: LoggingSettings, outcomes: ReadonlyArray<RequestOutcome>) =>
     Effect.gen(function* () {
-      const { lines, console } = capturing()
+      const { lines, console } = capturingConsole()
       const observer = yield* Effect.map(Effect.runtime<never>(), (r) =>
         requestLogObserver(r.fiberRefs)
       ).pipe(withEngineLogging(settings), Effect.withConsole(console))
