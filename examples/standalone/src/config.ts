@@ -206,6 +206,10 @@ export const isLoopbackHost = (host: string): boolean => {
   )
 }
 
+/** PAY_PUBLIC_URL when it is not set: `http://HOST:PORT`, an IPv6 host bracketed. */
+export const defaultPublicUrl = (host: string, port: number): string =>
+  `http://${host.includes(":") ? `[${host}]` : host}:${port}`
+
 /** A configuration the server refuses to start with: said in one line, exit code 1. */
 export class StartRefused extends Data.TaggedError("StartRefused")<{ readonly message: string }> {}
 
@@ -542,10 +546,10 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   )
 }).pipe(
   Config.map(({ publicUrl, basePath, ...rest }) => {
-    const url = Option.getOrElse(publicUrl, () => {
-      const host = rest.host.includes(":") ? `[${rest.host}]` : rest.host
-      return `http://${host}:${rest.port}`
-    }).replace(/\/+$/, "")
+    const url = Option.getOrElse(publicUrl, () => defaultPublicUrl(rest.host, rest.port)).replace(
+      /\/+$/,
+      ""
+    )
     return {
       ...rest,
       publicUrl: url,

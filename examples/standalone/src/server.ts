@@ -11,7 +11,7 @@ import { createServer } from "node:net"
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Option } from "effect"
 import { startStandalone } from "./app.js"
-import { describeDatabase, isPostgresUrl, standaloneConfig } from "./config.js"
+import { defaultPublicUrl, describeDatabase, isPostgresUrl, standaloneConfig } from "./config.js"
 import type { StandaloneHost } from "./host.js"
 import { type StartContext, startErrorLines } from "./startErrors.js"
 import { collectorKeyVariables, unknownSettingWarnings } from "./unknownSettings.js"
@@ -51,7 +51,8 @@ const withChosenPort = <
 >(
   config: C
 ): Effect.Effect<C> =>
-  config.port !== 0 || (process.env.PAY_PUBLIC_URL ?? "") !== ""
+  // A PAY_PUBLIC_URL that was given is not the default `http://HOST:0`.
+  config.port !== 0 || config.publicUrl !== defaultPublicUrl(config.host, 0)
     ? Effect.succeed(config)
     : Effect.async<C>((resume) => {
         const probe = createServer()
@@ -61,12 +62,11 @@ const withChosenPort = <
           const address = probe.address()
           probe.close(() => {
             if (address === null || typeof address === "string") return keep()
-            const host = config.host.includes(":") ? `[${config.host}]` : config.host
             resume(
               Effect.succeed({
                 ...config,
                 port: address.port,
-                publicUrl: `http://${host}:${address.port}`
+                publicUrl: defaultPublicUrl(config.host, address.port)
               })
             )
           })
