@@ -50,7 +50,13 @@ import {
 } from "./cli-errors.js"
 import { keyCommands } from "./cli-keys.js"
 import { cliConsole, colourWanted } from "./cli-output.js"
-import { DEFAULT_DATABASE, engineSecretsConfig, isPostgresUrl, isValidDatabase } from "./config.js"
+import {
+  DEFAULT_DATABASE,
+  describeDatabase,
+  engineSecretsConfig,
+  isPostgresUrl,
+  isValidDatabase
+} from "./config.js"
 import { nodeHost } from "./host-node.js"
 
 const database = Options.text("database").pipe(
@@ -86,14 +92,6 @@ const missingDatabase = (database: string) =>
     `no database at ${database} (PAY_DATABASE/--database); the server creates it on its first start (or \`pay migrate\`), or check the path`
   )
 
-/** The database as it may be shown: a postgres:// URL without its password. */
-const shownDatabase = (database: string) => {
-  if (!isPostgresUrl(database) || !URL.canParse(database)) return database
-  const url = new URL(database)
-  if (url.password !== "") url.password = "***"
-  return url.href
-}
-
 /** The database could not be opened or migrated: said in one line, naming it. */
 const databaseError = (database: string) => (e: unknown) => {
   if (e instanceof CliError) return e
@@ -105,7 +103,7 @@ const databaseError = (database: string) => (e: unknown) => {
   const why = cause?.message || cause?.code
   return new CliError(
     "database_error",
-    `database ${shownDatabase(database)} (PAY_DATABASE/--database): ${message}${why && !message.includes(why) ? `: ${why}` : ""}`
+    `database ${describeDatabase(database)} (PAY_DATABASE/--database): ${message}${why && !message.includes(why) ? `: ${why}` : ""}`
   )
 }
 

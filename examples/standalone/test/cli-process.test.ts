@@ -163,7 +163,7 @@ describe("refusals", async () => {
         // Nothing listens on port 1; the password is never shown.
         ["partners", "list", "--database", "postgres://pay:hunter2@127.0.0.1:1/pay"],
         "database_error",
-        "database postgres://pay:***@127.0.0.1:1/pay (PAY_DATABASE/--database): PgClient: Failed to connect: connect ECONNREFUSED 127.0.0.1:1"
+        "database postgres://pay@127.0.0.1:1/pay (PAY_DATABASE/--database): PgClient: Failed to connect: connect ECONNREFUSED 127.0.0.1:1"
       ]
     ]
     for (const [args, code, message] of cases) {
