@@ -100,7 +100,10 @@ export const PayConfigFile = Schema.Struct({
     Schema.Struct({
       pollMs: Schema.optional(Schema.Int.pipe(Schema.between(10, 60_000))),
       leaseSeconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 600))),
-      concurrency: Schema.optional(Schema.Int.pipe(Schema.between(1, 1000)))
+      concurrency: Schema.optional(Schema.Int.pipe(Schema.between(1, 1000))),
+      backoffCapSeconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 3600))),
+      stuckAfterSeconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 7 * 86_400))),
+      stuckAfterFailures: Schema.optional(Schema.Int.pipe(Schema.between(1, 1_000_000)))
     })
   )
 })
@@ -222,7 +225,16 @@ export const toChainSetup = (
             ...(file.jobs.leaseSeconds === undefined
               ? {}
               : { leaseMs: file.jobs.leaseSeconds * 1000 }),
-            ...(file.jobs.concurrency === undefined ? {} : { concurrency: file.jobs.concurrency })
+            ...(file.jobs.concurrency === undefined ? {} : { concurrency: file.jobs.concurrency }),
+            ...(file.jobs.backoffCapSeconds === undefined
+              ? {}
+              : { backoffCapMs: file.jobs.backoffCapSeconds * 1000 }),
+            ...(file.jobs.stuckAfterSeconds === undefined
+              ? {}
+              : { stuckAfterMs: file.jobs.stuckAfterSeconds * 1000 }),
+            ...(file.jobs.stuckAfterFailures === undefined
+              ? {}
+              : { stuckAfterFailures: file.jobs.stuckAfterFailures })
           }
         }),
     gateway: {

@@ -76,7 +76,7 @@ describe.each(STORES)("%s", (store) => {
       ["migrations", "ok"],
       ["network eip155:31337", "ok"]
     ])
-    expect(checks[1]!.detail).toBe("22 of 22 applied")
+    expect(checks[1]!.detail).toBe("23 of 23 applied")
     expect(checks[2]!.detail).toMatch(/^block \d+$/)
     for (const check of checks) expect(typeof (check as { ms?: unknown }).ms).toBe("number")
   })

@@ -96,7 +96,8 @@ const MIGRATIONS = [
   "0019_audit_log",
   "0020_option_purge",
   "0021_rate_limits",
-  "0022_settlement_held"
+  "0022_settlement_held",
+  "0023_chain_job_failing"
 ]
 
 /** An entry as `pay audit --json` prints it. */

@@ -93,7 +93,8 @@ const noChain = Layer.succeed(
     fees: (chainId) => none(chainId),
     sign: (chainId) => none(chainId),
     broadcast: (chainId) => none(chainId),
-    transactionState: (chainId) => none(chainId)
+    transactionState: (chainId) => none(chainId),
+    authorizationUsed: (asset) => none(asset)
   })
 )
 
@@ -283,28 +284,35 @@ export type PayEngineContext = Layer.Layer.Success<ReturnType<typeof payEngineLa
  * instance dies) and webhook delivery (claimed the same way).
  */
 export const forkBackgroundWork = (context: Context.Context<PayEngineContext>) =>
-  Effect.all(
-    [
-      Effect.forkScoped(Effect.provide(purgeExpiredKeysForever, context)),
-      Effect.forkScoped(Effect.provide(purgeGatewayDataForever, context)),
-      Effect.forkScoped(
-        Effect.provide(
-          Payments.use((p) => p.sweepForever),
-          context
+  Effect.zipRight(
+    // Chains on a new run (the sandbox) start afresh before any job of theirs is claimed.
+    Effect.provide(
+      ChainWork.use((w) => w.startFresh),
+      context
+    ),
+    Effect.all(
+      [
+        Effect.forkScoped(Effect.provide(purgeExpiredKeysForever, context)),
+        Effect.forkScoped(Effect.provide(purgeGatewayDataForever, context)),
+        Effect.forkScoped(
+          Effect.provide(
+            Payments.use((p) => p.sweepForever),
+            context
+          )
+        ),
+        Effect.forkScoped(
+          Effect.provide(
+            ChainWork.use((w) => w.runForever),
+            context
+          )
+        ),
+        Effect.forkScoped(
+          Effect.provide(
+            WebhookWork.use((w) => w.runForever),
+            context
+          )
         )
-      ),
-      Effect.forkScoped(
-        Effect.provide(
-          ChainWork.use((w) => w.runForever),
-          context
-        )
-      ),
-      Effect.forkScoped(
-        Effect.provide(
-          WebhookWork.use((w) => w.runForever),
-          context
-        )
-      )
-    ],
-    { discard: true }
+      ],
+      { discard: true }
+    )
   )

@@ -234,7 +234,10 @@ const Settings = Schema.Struct({
     Schema.Struct({
       pollMs: Schema.optional(int(10, 60_000, "milliseconds")),
       leaseMs: Schema.optional(int(100, 600_000, "milliseconds")),
-      concurrency: Schema.optional(int(1, 1000, "jobs"))
+      concurrency: Schema.optional(int(1, 1000, "jobs")),
+      backoffCapMs: Schema.optional(int(100, 3_600_000, "milliseconds")),
+      stuckAfterMs: Schema.optional(int(1_000, 7 * 86_400_000, "milliseconds")),
+      stuckAfterFailures: Schema.optional(int(1, 1_000_000, "failures"))
     })
   ),
   webhookDelivery: Schema.optional(

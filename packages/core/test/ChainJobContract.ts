@@ -16,6 +16,7 @@ import type {
   ClaimedJob,
   NewChainJob
 } from "../src/chainwork/ChainJob.js"
+import { NOT_FAILING } from "../src/chainwork/ChainJob.js"
 import { ChainJobStore } from "../src/chainwork/ChainJobStore.js"
 import { StorageProbe } from "../src/health/StorageProbe.js"
 import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
@@ -143,6 +144,7 @@ const queued = (job: NewChainJob): ChainJob => ({
   state: "active",
   nonce: null,
   destination: null,
+  ...NOT_FAILING,
   attempts: 0,
   lastError: null,
   updatedAt: job.createdAt
@@ -252,7 +254,8 @@ export const chainJobStorageContract = (
         expect(yield* probe.chainJobQueue(at(0))).toEqual({
           active: 0,
           due: 0,
-          oldestDueAt: null
+          oldestDueAt: null,
+          stuck: 0
         })
         const queue = (runAt: number) =>
           Effect.gen(function* () {
@@ -271,12 +274,14 @@ export const chainJobStorageContract = (
         expect(yield* probe.chainJobQueue(at(500))).toEqual({
           active: 3,
           due: 0,
-          oldestDueAt: null
+          oldestDueAt: null,
+          stuck: 0
         })
         expect(yield* probe.chainJobQueue(at(10_000))).toEqual({
           active: 3,
           due: 2,
-          oldestDueAt: at(1_000)
+          oldestDueAt: at(1_000),
+          stuck: 0
         })
         // The longest-due one claimed and done: the next is the oldest.
         const [claimed] = yield* jobs.claimDue(at(10_000), 1, LEASE)
@@ -284,12 +289,184 @@ export const chainJobStorageContract = (
         expect(yield* probe.chainJobQueue(at(10_000))).toEqual({
           active: 2,
           due: 1,
-          oldestDueAt: at(5_000)
+          oldestDueAt: at(5_000),
+          stuck: 0
         })
         const migrations = yield* probe.migrations
         expect(migrations.latestApplied).toBe(
           migrations.known === 0 ? null : migrations.latestKnown
         )
+      })
+    )
+
+    test(
+      "a release keeps the job's failing steps: the probe counts from the first failure and names the stuck",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const payments = yield* PaymentStore
+        const jobs = yield* ChainJobStore
+        const probe = yield* StorageProbe
+        const queue = (runAt: number) =>
+          Effect.gen(function* () {
+            const p = yield* payment("requires_action")
+            const job = aJob(p.id, "collect", { runAt: at(runAt), createdAt: at(runAt) })
+            yield* payments.transition(p.id, "requires_action", {
+              status: "processing",
+              at: at(runAt),
+              finalAt: null,
+              tokenAmount: { asset: USDC_BASE, value: 10_500_000n },
+              enqueue: job
+            })
+            return job
+          })
+        const failing = yield* queue(1_000)
+        const stuck = yield* queue(2_000)
+        const claimed = yield* claimAll(at(3_000))
+        // Failing since 1.5 s, backing off until 60 s: not due, yet the oldest work.
+        yield* jobs.release(
+          claimed.get(failing.id)!.lease,
+          at(60_000),
+          "nonce too high",
+          at(3_000),
+          {
+            failures: 4,
+            failingSince: at(1_500),
+            stuckSince: null
+          }
+        )
+        yield* jobs.release(claimed.get(stuck.id)!.lease, at(70_000), "refused", at(3_000), {
+          failures: 30,
+          failingSince: at(2_500),
+          stuckSince: at(2_900)
+        })
+        expect(yield* probe.chainJobQueue(at(4_000))).toEqual({
+          active: 2,
+          due: 0,
+          oldestDueAt: at(1_500),
+          stuck: 1
+        })
+        expect(yield* probe.stuckJobs(10)).toEqual([
+          {
+            id: stuck.id,
+            kind: "collect",
+            paymentId: stuck.paymentId,
+            chainId: BASE,
+            stuckSince: at(2_900),
+            failingSince: at(2_500),
+            failures: 30,
+            lastError: "refused"
+          }
+        ])
+        expect(yield* probe.stuckJobs(0)).toEqual([])
+        // Read back with the job, as a claim gives it to the runner's back-off.
+        const again = yield* claimAll(at(80_000))
+        expect(again.get(stuck.id)!.job).toMatchObject({
+          failures: 30,
+          failingSince: at(2_500),
+          stuckSince: at(2_900)
+        })
+        // A step that went through clears them all.
+        yield* jobs.release(again.get(stuck.id)!.lease, at(90_000), null, at(80_000), NOT_FAILING)
+        yield* jobs.release(again.get(failing.id)!.lease, at(90_000), null, at(80_000), NOT_FAILING)
+        expect(yield* probe.chainJobQueue(at(80_000))).toEqual({
+          active: 2,
+          due: 0,
+          oldestDueAt: null,
+          stuck: 0
+        })
+        expect(yield* probe.stuckJobs(10)).toEqual([])
+      })
+    )
+
+    test(
+      "transfers at a nonce come with their jobs, whichever; a replacement is recorded only for a job that is over",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const payments = yield* PaymentStore
+        const jobs = yield* ChainJobStore
+        const p1 = yield* payment("requires_action")
+        const p2 = yield* payment("requires_action")
+        for (const p of [p1, p2]) {
+          yield* payments.transition(p.id, "requires_action", {
+            status: "processing",
+            at: at(10),
+            finalAt: null,
+            tokenAmount: { asset: USDC_BASE, value: 10_500_000n },
+            enqueue: aJob(p.id, "collect", { runAt: at(10), createdAt: at(10) })
+          })
+        }
+        const claimed = [...(yield* claimAll(at(20))).values()]
+        const chainNext = 7
+        const [first, second] = claimed
+        const n1 = yield* takeNext(first!.lease, BASE, COLLECTOR, chainNext, 21)
+        const n2 = yield* takeNext(second!.lease, BASE, COLLECTOR, chainNext, 22)
+        expect([n1, n2]).toEqual([7, 8])
+        const at7 = yield* jobs.transfersAtNonce(BASE, COLLECTOR, 7)
+        expect(at7.map((r) => [r.transfer.nonce, r.job.id, r.job.state])).toEqual([
+          [7, first!.job.id, "active"]
+        ])
+        expect(at7[0]!.job.payload).toEqual(first!.job.payload)
+        expect(yield* jobs.transfersAtNonce(BASE, COLLECTOR, 9)).toEqual([])
+        expect(yield* jobs.transfersAtNonce(ETH, COLLECTOR, 7)).toEqual([])
+        expect(yield* jobs.transfersAtNonce(BASE, OTHER_COLLECTOR, 7)).toEqual([])
+        // While its job is active, the nonce is its holder's to replace.
+        const cancel = aTransfer(first!.lease, 7, 30, { purpose: "cancel", data: "0x" as Hex })
+        expect(yield* jobs.recordReplacement(cancel)).toBe(false)
+        expect((yield* jobs.transfersAtNonce(BASE, COLLECTOR, 7)).length).toBe(1)
+        yield* jobs.complete(first!.lease, at(40))
+        expect(yield* jobs.recordReplacement(cancel)).toBe(true)
+        const replaced = yield* jobs.transfersAtNonce(BASE, COLLECTOR, 7)
+        expect(replaced.map((r) => [r.transfer.hash, r.transfer.purpose, r.job.state])).toEqual([
+          [at7[0]!.transfer.hash, "call", "done"],
+          [cancel.hash, "cancel", "done"]
+        ])
+        expect(replaced[1]!.transfer).toEqual(cancel)
+      })
+    )
+
+    test(
+      "a new run of a chain forgets its nonce sequence; its active jobs are listed and ended once",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const payments = yield* PaymentStore
+        const jobs = yield* ChainJobStore
+        expect(yield* jobs.swapChainInstance(BASE, "run-1", at(0))).toEqual(Option.none())
+        const p = yield* payment("requires_action")
+        const job = aJob(p.id, "collect", { runAt: at(10), createdAt: at(10) })
+        yield* payments.transition(p.id, "requires_action", {
+          status: "processing",
+          at: at(10),
+          finalAt: null,
+          tokenAmount: { asset: USDC_BASE, value: 10_500_000n },
+          enqueue: job
+        })
+        const [claimed] = yield* jobs.claimDue(at(20), 1, LEASE)
+        expect(yield* takeNext(claimed!.lease, BASE, COLLECTOR, 5, 21)).toBe(5)
+        expect(yield* jobs.nextNonce(BASE, COLLECTOR, 0)).toBe(6)
+        expect(yield* jobs.nextNonce(ETH, COLLECTOR, 0)).toBe(0)
+        // The same run again: nothing forgotten.
+        expect(yield* jobs.swapChainInstance(BASE, "run-1", at(30))).toEqual(
+          Option.some({ instance: "run-1", since: at(0) })
+        )
+        expect(yield* jobs.nextNonce(BASE, COLLECTOR, 0)).toBe(6)
+        // Another chain's sequence stays as it is.
+        expect(yield* jobs.swapChainInstance(BASE, "run-2", at(40))).toEqual(
+          Option.some({ instance: "run-1", since: at(0) })
+        )
+        expect(yield* jobs.nextNonce(BASE, COLLECTOR, 0)).toBe(0)
+        expect(yield* jobs.swapChainInstance(BASE, "run-2", at(50))).toEqual(
+          Option.some({ instance: "run-2", since: at(40) })
+        )
+        expect((yield* jobs.activeJobsOn(BASE)).map((j) => j.id)).toEqual([job.id])
+        expect(yield* jobs.activeJobsOn(ETH)).toEqual([])
+        // Ended whatever its lease (its holder worked on the earlier run).
+        expect(yield* jobs.endJob(job.id, "the chain started afresh", at(60))).toBe(true)
+        expect(yield* jobs.endJob(job.id, "the chain started afresh", at(61))).toBe(false)
+        expect(yield* jobs.activeJobsOn(BASE)).toEqual([])
+        const ended = Option.getOrThrow(yield* jobs.findByPayment(p.id, "collect"))
+        expect(ended).toMatchObject({ state: "done", lastError: "the chain started afresh" })
+        expect(yield* jobs.claimDue(at(10_000_000), 10, LEASE)).toEqual([])
+        yield* expectLeaseLost(claimed!.lease, jobs.renew(claimed!.lease, at(70), 10))
       })
     )
 
@@ -477,7 +654,7 @@ export const chainJobStorageContract = (
 
         const lease = old!.lease
         yield* expectLeaseLost(lease, jobs.renew(lease, at(1901), 1000))
-        yield* expectLeaseLost(lease, jobs.release(lease, at(1901), "late", at(1901)))
+        yield* expectLeaseLost(lease, jobs.release(lease, at(1901), "late", at(1901), NOT_FAILING))
         yield* expectLeaseLost(lease, jobs.recordTransfer(lease, aTransfer(lease, 0, 1901)))
         yield* expectLeaseLost(lease, jobs.dropNonce(lease, at(1901)))
         yield* expectLeaseLost(lease, jobs.setDestination(lease, DESTINATION, at(1901)))
@@ -507,7 +684,7 @@ export const chainJobStorageContract = (
         const held = taken!.lease
         yield* jobs.renew(held, at(1950), 1000)
         yield* jobs.setDestination(held, DESTINATION, at(1960))
-        yield* jobs.release(held, at(5000), "node unreachable", at(1970))
+        yield* jobs.release(held, at(5000), "node unreachable", at(1970), NOT_FAILING)
         yield* expectLeaseLost(held, jobs.renew(held, at(1980), 1000))
         expect(yield* jobs.claimDue(at(4999), 5, 1000)).toEqual([])
         const [third] = yield* jobs.claimDue(at(5000), 5, 1000)
@@ -519,7 +696,7 @@ export const chainJobStorageContract = (
           attempts: 3,
           updatedAt: at(5000)
         })
-        yield* jobs.release(third!.lease, at(5000), null, at(5001))
+        yield* jobs.release(third!.lease, at(5000), null, at(5001), NOT_FAILING)
         const [fourth] = yield* jobs.claimDue(at(5002), 5, 1000)
         expect(fourth!.job.lastError).toBeNull()
         expect(fourth!.job.attempts).toBe(4)
@@ -621,7 +798,7 @@ export const chainJobStorageContract = (
         expect((yield* findJob(A)).nonce).toBe(next + 2)
 
         // A released and reclaimed job keeps its nonce and its transfers at it.
-        yield* jobs.release(B, at(101), null, at(101))
+        yield* jobs.release(B, at(101), null, at(101), NOT_FAILING)
         const [again] = yield* jobs.claimDue(at(101), 1, LEASE)
         expect(again!.job.id).toBe(B.jobId)
         expect(again!.job.nonce).toBe(6)
@@ -697,7 +874,7 @@ export const chainJobStorageContract = (
         yield* jobs.recordTransfer(lease, call)
         expect(yield* jobs.transfersOf(job.id)).toEqual([call, cancel, replacement])
 
-        yield* jobs.release(lease, at(40), null, at(40))
+        yield* jobs.release(lease, at(40), null, at(40), NOT_FAILING)
         const [second] = yield* jobs.claimDue(at(40), 1, LEASE)
         expect(second!.transfers).toEqual([call, cancel, replacement])
         const widest = second!.transfers[0]!
@@ -713,14 +890,14 @@ export const chainJobStorageContract = (
         expect(renewed).toBe(nonce + 1)
         const retry = aTransfer(second!.lease, renewed, 50)
         yield* jobs.recordTransfer(second!.lease, retry)
-        yield* jobs.release(second!.lease, at(60), null, at(60))
+        yield* jobs.release(second!.lease, at(60), null, at(60), NOT_FAILING)
         const [third] = yield* jobs.claimDue(at(60), 1, LEASE)
         expect(third!.transfers).toEqual([retry])
         expect(yield* jobs.transfersOf(job.id)).toEqual([call, cancel, replacement, retry])
 
         // No nonce, no current transfers; other jobs see none of these.
         yield* jobs.dropNonce(third!.lease, at(61))
-        yield* jobs.release(third!.lease, at(62), null, at(62))
+        yield* jobs.release(third!.lease, at(62), null, at(62), NOT_FAILING)
         const [fourth] = yield* jobs.claimDue(at(62), 1, LEASE)
         expect(fourth!.transfers).toEqual([])
         expect(yield* jobs.transfersOf("cjob_00000000000000000000" as ChainJobId)).toEqual([])
@@ -973,7 +1150,7 @@ export const chainJobStorageContract = (
         const lease = claimed!.lease
         yield* jobs.setDestination(lease, DESTINATION, at(11))
         yield* takeNext(lease, BASE, COLLECTOR, 4, 13)
-        yield* jobs.release(lease, at(20), "reverted", at(14))
+        yield* jobs.release(lease, at(20), "reverted", at(14), NOT_FAILING)
         expect(yield* jobs.requeue(aJob(p.id, "settle"), "settle")).toBe(false)
         const [again] = yield* jobs.claimDue(at(20), 5, LEASE)
         yield* jobs.complete(again!.lease, at(21))

@@ -110,6 +110,11 @@ export class FakeChain {
   rejectBroadcast: (tx: FakeTx) => string | undefined = () => undefined
   /** Whether a broadcast of this transaction fails with ChainUnavailable (it never reached the node). */
   unreachableFor: (tx: FakeTx) => boolean = () => false
+  /**
+   * Refuse a transaction whose nonce is past the sender's next (EDR's "nonce
+   * too high"), as the sandbox does, instead of pooling it as geth does.
+   */
+  rejectNonceGaps = false
   /** Called at each broadcast before the node looks at it. */
   onBroadcast: (tx: FakeTx) => void = () => {}
 
@@ -121,7 +126,10 @@ export class FakeChain {
   readonly broadcasts: Array<FakeTx> = []
   readonly calls = new Map<ChainMethod, number>()
   private readonly balances = new Map<string, bigint>()
-  private readonly usedAuthorizations = new Set<string>()
+  /** Each used authorization, with the block that used it. */
+  private readonly usedAuthorizations = new Map<string, bigint>()
+  /** Each mined block's time, where it differs from the head's. */
+  private readonly blockTimes = new Map<bigint, bigint>()
   private readonly failures = new Map<ChainMethod, number>()
   private readonly pauses = new Map<ChainMethod, Array<number>>()
 
@@ -200,6 +208,7 @@ export class FakeChain {
    */
   mine(): ReadonlyArray<MinedTx> {
     this.blockNumber++
+    this.blockTimes.set(this.blockNumber, this.timestamp)
     const included: Array<MinedTx> = []
     const senders = [...new Set(this.mempool.map((t) => t.sender.toLowerCase()))]
     for (const sender of senders) {
@@ -271,7 +280,7 @@ export class FakeChain {
         ) {
           return false
         }
-        this.usedAuthorizations.add(key)
+        this.usedAuthorizations.set(key, this.blockNumber)
         this.mint(call.from, -call.value)
         this.mint(call.to, call.value)
         return true
@@ -383,10 +392,22 @@ export class FakeChain {
             return Effect.succeed({ to: TOKEN, data: stringToHex(json(call)), gas: 60_000n })
           })
         ),
-      head: (chainId) =>
+      head: (chainId, atBlock) =>
         this.enter("head", chainId).pipe(
           Effect.zipRight(this.checkChain(chainId)),
-          Effect.map(() => ({ number: this.blockNumber, timestamp: this.timestamp }))
+          Effect.map(() =>
+            atBlock === undefined || atBlock >= this.blockNumber
+              ? { number: this.blockNumber, timestamp: this.timestamp }
+              : { number: atBlock, timestamp: this.blockTimes.get(atBlock) ?? 0n }
+          )
+        ),
+      authorizationUsed: (asset, authorizer, nonce, atBlock) =>
+        this.enter("authorizationUsed", asset).pipe(
+          Effect.zipRight(this.checkChain(asset)),
+          Effect.map(() => {
+            const usedAt = this.usedAuthorizations.get(`${authorizer.toLowerCase()}/${nonce}`)
+            return usedAt !== undefined && (atBlock === undefined || usedAt <= atBlock)
+          })
         ),
       collectorNonce: (chainId, atBlock) =>
         this.enter("collectorNonce", chainId).pipe(
@@ -435,6 +456,14 @@ export class FakeChain {
             const rejected = this.rejectBroadcast(tx)
             if (rejected !== undefined) {
               return Effect.fail(new TransactionRejected({ chainId, reason: rejected }))
+            }
+            if (this.rejectNonceGaps && tx.nonce > this.pendingNonce(tx.sender)) {
+              return Effect.fail(
+                new TransactionRejected({
+                  chainId,
+                  reason: `Nonce too high. Expected nonce to be ${this.pendingNonce(tx.sender)} but got ${tx.nonce}`
+                })
+              )
             }
             // "already known" and "nonce too low" are success to the port.
             if (this.stateOf(tx.hash) !== "Unknown" || tx.nonce < this.latestNonce(tx.sender)) {

@@ -21,6 +21,7 @@ import {
   type ChainJobLease,
   type ChainTransfer,
   type NewChainJob,
+  NOT_FAILING,
   queuedJob
 } from "../src/chainwork/ChainJob.js"
 import { ChainJobLeaseLost, ChainJobStore, NonceTaken } from "../src/chainwork/ChainJobStore.js"
@@ -133,6 +134,8 @@ export const makeMemoryStorage = () => {
   const logos = new Map<string, FrozenLogo>()
   /** The next nonce to hand out, per chain and sender. */
   const nonces = new Map<string, number>()
+  /** The run of each chain the engine last worked on (ChainJobStore.swapChainInstance). */
+  const chainInstances = new Map<string, { readonly instance: string; readonly since: Date }>()
 
   /** Called before the write it goes with, so a lost claim throws with nothing changed. */
   const complete = (completion: IdempotencyCompletion | undefined) => {
@@ -772,11 +775,11 @@ export const makeMemoryStorage = () => {
       fenced(lease, (row) => {
         row.leaseUntil = now.getTime() + leaseMs
       }),
-    release: (lease, runAt, lastError, now) =>
+    release: (lease, runAt, lastError, now, failing) =>
       fenced(lease, (row) => {
         row.leaseToken = null
         row.leaseUntil = null
-        row.job = { ...row.job, runAt, lastError, updatedAt: now }
+        row.job = { ...row.job, runAt, lastError, ...failing, updatedAt: now }
       }),
     nextNonce: (chainId, sender, chainNext) =>
       Effect.sync(() => Math.max(nonces.get(JSON.stringify([chainId, sender])) ?? 0, chainNext)),
@@ -849,6 +852,7 @@ export const makeMemoryStorage = () => {
           nonce: null,
           destination: null,
           lastError: null,
+          ...NOT_FAILING,
           updatedAt: job.createdAt
         }
         return true
@@ -856,7 +860,51 @@ export const makeMemoryStorage = () => {
     findByPayment: (paymentId, kind) =>
       Effect.sync(() => Option.fromNullable(jobOf(paymentId, kind)?.job)),
     transfersOf: (jobId) =>
-      Effect.sync(() => [...transfers.values()].filter((t) => t.jobId === jobId).sort(byCreation))
+      Effect.sync(() => [...transfers.values()].filter((t) => t.jobId === jobId).sort(byCreation)),
+    transfersAtNonce: (chainId, sender, nonce) =>
+      Effect.sync(() =>
+        [...transfers.values()]
+          .filter(
+            (t) =>
+              t.chainId === chainId &&
+              t.sender.toLowerCase() === sender.toLowerCase() &&
+              t.nonce === nonce
+          )
+          .sort(byCreation)
+          .map((transfer) => ({ transfer, job: jobs.get(transfer.jobId)!.job }))
+      ),
+    recordReplacement: (transfer) =>
+      Effect.sync(() => {
+        const row = jobs.get(transfer.jobId)
+        if (row === undefined || row.job.state !== "done") return false
+        if (!transfers.has(transfer.hash)) transfers.set(transfer.hash, transfer)
+        return true
+      }),
+    swapChainInstance: (chainId, instance, now) =>
+      Effect.sync(() => {
+        const previous = chainInstances.get(chainId)
+        if (previous?.instance !== instance) {
+          chainInstances.set(chainId, { instance, since: now })
+          for (const key of [...nonces.keys()]) {
+            if ((JSON.parse(key) as [string, string])[0] === chainId) nonces.delete(key)
+          }
+        }
+        return Option.fromNullable(previous)
+      }),
+    activeJobsOn: (chainId) =>
+      Effect.sync(() =>
+        [...jobs.values()]
+          .filter((r) => r.job.state === "active" && r.job.chainId === chainId)
+          .map((r) => r.job)
+      ),
+    endJob: (jobId, lastError, now) =>
+      Effect.sync(() => {
+        const row = jobs.get(jobId)
+        if (row === undefined || row.job.state !== "active") return false
+        endJob(row, now)
+        row.job = { ...row.job, lastError }
+        return true
+      })
   })
 
   const logoStore = LogoStore.of({
@@ -1183,13 +1231,37 @@ export const makeMemoryStorage = () => {
       Effect.sync(() => {
         const active = [...jobs.values()].filter((r) => r.job.state === "active")
         const due = active.filter((r) => r.job.runAt.getTime() <= now.getTime())
-        const oldest = Math.min(...due.map((r) => r.job.runAt.getTime()))
+        const dueSince = active.flatMap((r) =>
+          r.job.failingSince !== null
+            ? [r.job.failingSince.getTime()]
+            : r.job.runAt.getTime() <= now.getTime()
+              ? [r.job.runAt.getTime()]
+              : []
+        )
         return {
           active: active.length,
           due: due.length,
-          oldestDueAt: due.length === 0 ? null : new Date(oldest)
+          oldestDueAt: dueSince.length === 0 ? null : new Date(Math.min(...dueSince)),
+          stuck: active.filter((r) => r.job.stuckSince !== null).length
         }
-      })
+      }),
+    stuckJobs: (limit) =>
+      Effect.sync(() =>
+        [...jobs.values()]
+          .filter((r) => r.job.state === "active" && r.job.stuckSince !== null)
+          .sort((a, b) => a.job.stuckSince!.getTime() - b.job.stuckSince!.getTime())
+          .slice(0, limit)
+          .map(({ job }) => ({
+            id: job.id,
+            kind: job.kind,
+            paymentId: job.paymentId,
+            chainId: job.chainId,
+            stuckSince: job.stuckSince!,
+            failingSince: job.failingSince,
+            failures: job.failures,
+            lastError: job.lastError
+          }))
+      )
   })
 
   return Layer.mergeAll(

@@ -6,6 +6,7 @@
  * gives raw JSON-RPC (for a `/sandbox/rpc` route), viem clients over it, the
  * collector account, a faucet and the description `GET /sandbox` serves.
  */
+import { randomUUID } from "node:crypto"
 import { Context, Data, Effect, Layer, type Scope } from "effect"
 import {
   type Address,
@@ -132,6 +133,11 @@ export interface SandboxChainService {
     amount: bigint
   ) => Effect.Effect<FaucetResult, SandboxChainError>
   readonly description: SandboxDescription
+  /**
+   * This run of the chain, random at each start: the chain starts fresh, so
+   * an engine that saved its work on an earlier run tells them apart by it.
+   */
+  readonly instance: string
 }
 
 export class SandboxChain extends Context.Tag("@pay/sandbox-chain/SandboxChain")<
@@ -297,6 +303,7 @@ export const make = (
     }
 
     return SandboxChain.of({
+      instance: randomUUID(),
       chainId: CHAIN_ID,
       chain: sandboxChain,
       request: opened.eip1193,

@@ -48,7 +48,9 @@ export const sandboxChainSetup = (sandbox: Sandbox.SandboxChainService): ChainSe
         pollingIntervalMs: 25,
         tokens: [{ ...token, priceCurrency: "USD" }],
         // Free test tokens and a publicly known key: the engine runs in test mode.
-        testnet: true
+        testnet: true,
+        // It starts fresh with every start: the engine starts its nonces and work afresh.
+        instance: sandbox.instance
       }
     ],
     registryNetworks: [{ chainId, name: "Pay sandbox", iconUrl: null }],

@@ -27,6 +27,7 @@ import auditLog from "./migrations/0019_audit_log.js"
 import optionPurge from "./migrations/0020_option_purge.js"
 import rateLimits from "./migrations/0021_rate_limits.js"
 import settlementHeld from "./migrations/0022_settlement_held.js"
+import chainJobFailing from "./migrations/0023_chain_job_failing.js"
 
 const byName = {
   "0001_initial": initial,
@@ -50,7 +51,8 @@ const byName = {
   "0019_audit_log": auditLog,
   "0020_option_purge": optionPurge,
   "0021_rate_limits": rateLimits,
-  "0022_settlement_held": settlementHeld
+  "0022_settlement_held": settlementHeld,
+  "0023_chain_job_failing": chainJobFailing
 }
 
 export const migrations = Migrator.fromRecord(byName)

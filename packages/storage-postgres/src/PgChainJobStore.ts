@@ -49,6 +49,9 @@ interface JobRow {
   readonly destination: string | null
   readonly attempts: number
   readonly last_error: string | null
+  readonly failures: number
+  readonly failing_since: Date | null
+  readonly stuck_since: Date | null
   readonly created_at: Date
   readonly updated_at: Date
 }
@@ -77,8 +80,25 @@ const toJob = (r: JobRow): ChainJob => ({
   destination: r.destination as Caip10 | null,
   attempts: r.attempts,
   lastError: r.last_error,
+  failures: r.failures,
+  failingSince: r.failing_since,
+  stuckSince: r.stuck_since,
   updatedAt: r.updated_at
 })
+
+/** A job row as `to_jsonb` gives it: times as ISO text, bigint as a number. */
+const jobFromJson = (j: Record<string, unknown>): JobRow => {
+  const at = (v: unknown) => (v === null ? null : new Date(v as string))
+  return {
+    ...(j as unknown as JobRow),
+    run_at: at(j.run_at)!,
+    created_at: at(j.created_at)!,
+    updated_at: at(j.updated_at)!,
+    failing_since: at(j.failing_since),
+    stuck_since: at(j.stuck_since),
+    nonce: j.nonce === null ? null : String(j.nonce)
+  }
+}
 
 const toTransfer = (r: TransferRow): ChainTransfer =>
   chainTransferFromColumns(r, { nonce: Number(r.nonce), createdAt: r.created_at })
@@ -200,9 +220,11 @@ export const makePgChainJobStore = (sql: SqlClient) => {
       fenced(lease)(sql`UPDATE chain_jobs SET lease_until = ${new Date(now.getTime() + leaseMs)}
         WHERE ${held(lease)} RETURNING 1 AS renewed`),
 
-    release: (lease, runAt, lastError, now) =>
+    release: (lease, runAt, lastError, now, failing) =>
       fenced(lease)(sql`UPDATE chain_jobs SET lease_token = NULL, lease_until = NULL,
-          run_at = ${runAt}, last_error = ${lastError}::text, updated_at = ${now}
+          run_at = ${runAt}, last_error = ${lastError}::text, failures = ${failing.failures},
+          failing_since = ${failing.failingSince}::timestamptz,
+          stuck_since = ${failing.stuckSince}::timestamptz, updated_at = ${now}
         WHERE ${held(lease)} RETURNING 1 AS released`),
 
     nextNonce: (chainId, sender, chainNext) =>
@@ -291,7 +313,8 @@ export const makePgChainJobStore = (sql: SqlClient) => {
               ON CONFLICT (payment_id, kind) DO UPDATE SET
                 chain_id = excluded.chain_id, payload = excluded.payload, state = 'active',
                 run_at = excluded.run_at, lease_token = NULL, lease_until = NULL, nonce = NULL,
-                destination = NULL, last_error = NULL, updated_at = excluded.updated_at
+                destination = NULL, last_error = NULL, failures = 0, failing_since = NULL,
+                stuck_since = NULL, updated_at = excluded.updated_at
               WHERE j.state = 'done'
               RETURNING id, payment_id),
             unheld AS (UPDATE payments p SET settlement_held = false
@@ -311,6 +334,71 @@ export const makePgChainJobStore = (sql: SqlClient) => {
       sql<TransferRow>`SELECT * FROM chain_transfers WHERE job_id = ${jobId}
         ORDER BY created_at, hash`.pipe(
         Effect.map((rows) => rows.map(toTransfer)),
+        orDieSql
+      ),
+
+    transfersAtNonce: (chainId, sender, nonce) =>
+      sql<TransferRow & { readonly job: JobRow }>`SELECT t.*, to_jsonb(j) AS job
+        FROM chain_transfers t JOIN chain_jobs j ON j.id = t.job_id
+        WHERE t.chain_id = ${chainId} AND t.sender = ${sender} AND t.nonce = ${nonce}
+        ORDER BY t.created_at, t.hash`.pipe(
+        Effect.map((rows) =>
+          rows.map((row) => ({
+            transfer: toTransfer(row),
+            job: toJob(jobFromJson(row.job as unknown as Record<string, unknown>))
+          }))
+        ),
+        orDieSql
+      ),
+
+    recordReplacement: (t) =>
+      sql<{ readonly done: boolean }>`WITH job AS (
+          SELECT id FROM chain_jobs WHERE id = ${t.jobId} AND state = 'done' FOR SHARE
+        ), inserted AS (
+          INSERT INTO chain_transfers (hash, job_id, chain_id, sender, nonce, purpose, to_address,
+            data, gas, max_fee_per_gas, max_priority_fee_per_gas, raw, created_at)
+          SELECT ${t.hash}, ${t.jobId}, ${t.chainId}, ${t.sender}, ${t.nonce}, ${t.purpose},
+            ${t.to}, ${t.data}, ${t.gas.toString()}::numeric, ${t.maxFeePerGas.toString()}::numeric,
+            ${t.maxPriorityFeePerGas.toString()}::numeric, ${t.raw}, ${t.createdAt}
+          FROM job
+          ON CONFLICT (hash) DO NOTHING
+        ) SELECT EXISTS (SELECT 1 FROM job) AS done`.pipe(
+        Effect.map(([row]) => row?.done === true),
+        orDieSql
+      ),
+
+    swapChainInstance: (chainId, instance, now) =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const [row] = yield* sql<{ readonly instance: string; readonly since: Date }>`
+              SELECT instance, since FROM chain_instances WHERE chain_id = ${chainId} FOR UPDATE`
+            if (row?.instance !== instance) {
+              yield* sql`INSERT INTO chain_instances (chain_id, instance, since)
+                VALUES (${chainId}, ${instance}, ${now})
+                ON CONFLICT (chain_id) DO UPDATE SET instance = excluded.instance,
+                  since = excluded.since`
+              yield* sql`DELETE FROM chain_nonces WHERE chain_id = ${chainId}`
+            }
+            return row === undefined
+              ? Option.none()
+              : Option.some({ instance: row.instance, since: row.since })
+          })
+        )
+        .pipe(orDieSql),
+
+    activeJobsOn: (chainId) =>
+      sql<JobRow>`SELECT * FROM chain_jobs WHERE state = 'active' AND chain_id = ${chainId}
+        ORDER BY id`.pipe(
+        Effect.map((rows) => rows.map(toJob)),
+        orDieSql
+      ),
+
+    endJob: (jobId, lastError, now) =>
+      sql`UPDATE chain_jobs SET state = 'done', lease_token = NULL, lease_until = NULL,
+          last_error = ${lastError}, updated_at = ${now}
+        WHERE id = ${jobId} AND state = 'active' RETURNING 1 AS ended`.pipe(
+        Effect.map((rows) => rows.length === 1),
         orDieSql
       )
   })

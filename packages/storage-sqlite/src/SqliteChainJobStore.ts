@@ -47,6 +47,9 @@ interface JobRow {
   destination: string | null
   attempts: number
   last_error: string | null
+  failures: number
+  failing_since: number | null
+  stuck_since: number | null
   created_at: number
   updated_at: number
 }
@@ -75,6 +78,9 @@ const toJob = (r: JobRow): ChainJob => ({
   destination: r.destination as Caip10 | null,
   attempts: r.attempts,
   lastError: r.last_error,
+  failures: r.failures,
+  failingSince: r.failing_since === null ? null : new Date(r.failing_since),
+  stuckSince: r.stuck_since === null ? null : new Date(r.stuck_since),
   updatedAt: new Date(r.updated_at)
 })
 
@@ -127,7 +133,8 @@ export const makeSqliteChainJobStore = (
       ON CONFLICT (payment_id, kind) DO UPDATE SET
         chain_id = excluded.chain_id, payload = excluded.payload, state = 'active',
         run_at = excluded.run_at, lease_token = NULL, lease_until = NULL, nonce = NULL,
-        destination = NULL, last_error = NULL, updated_at = excluded.updated_at
+        destination = NULL, last_error = NULL, failures = 0, failing_since = NULL,
+        stuck_since = NULL, updated_at = excluded.updated_at
       WHERE chain_jobs.state = 'done'
       RETURNING id`),
     claim: q(`UPDATE chain_jobs SET lease_token = lower(hex(randomblob(16))), lease_until = ?,
@@ -140,7 +147,7 @@ export const makeSqliteChainJobStore = (
       RETURNING *`),
     renew: q("UPDATE chain_jobs SET lease_until = ? WHERE id = ? AND lease_token = ?"),
     release: q(`UPDATE chain_jobs SET lease_token = NULL, lease_until = NULL, run_at = ?,
-        last_error = ?, updated_at = ?
+        last_error = ?, failures = ?, failing_since = ?, stuck_since = ?, updated_at = ?
       WHERE id = ? AND lease_token = ?`),
     /** A write that changes nothing: the fence, and SQLite's write lock from here on. */
     hold: q(`UPDATE chain_jobs SET updated_at = updated_at WHERE id = ? AND lease_token = ?
@@ -174,7 +181,31 @@ export const makeSqliteChainJobStore = (
     byPayment: q("SELECT * FROM chain_jobs WHERE payment_id = ? AND kind = ?"),
     transfersAt: q(`SELECT * FROM chain_transfers WHERE job_id = ? AND nonce = ?
       ORDER BY created_at, hash`),
-    transfersOf: q("SELECT * FROM chain_transfers WHERE job_id = ? ORDER BY created_at, hash")
+    transfersOf: q("SELECT * FROM chain_transfers WHERE job_id = ? ORDER BY created_at, hash"),
+    transfersAtNonce: q(`SELECT t.*, j.id AS j_id, j.payment_id AS j_payment_id, j.kind AS j_kind,
+        j.chain_id AS j_chain_id, j.payload AS j_payload, j.state AS j_state, j.run_at AS j_run_at,
+        j.lease_token AS j_lease_token, j.lease_until AS j_lease_until, j.nonce AS j_nonce,
+        j.destination AS j_destination, j.attempts AS j_attempts, j.last_error AS j_last_error,
+        j.failures AS j_failures, j.failing_since AS j_failing_since,
+        j.stuck_since AS j_stuck_since, j.created_at AS j_created_at, j.updated_at AS j_updated_at
+      FROM chain_transfers t JOIN chain_jobs j ON j.id = t.job_id
+      WHERE t.chain_id = ? AND t.sender = ? AND t.nonce = ?
+      ORDER BY t.created_at, t.hash`),
+    /** A replacement for a job that is over: its nonce is no holder's to watch. */
+    recordReplacement: q(`INSERT INTO chain_transfers (hash, job_id, chain_id, sender, nonce,
+        purpose, to_address, data, gas, max_fee_per_gas, max_priority_fee_per_gas, raw, created_at)
+      SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+      WHERE EXISTS (SELECT 1 FROM chain_jobs WHERE id = ? AND state = 'done')
+      ON CONFLICT (hash) DO NOTHING`),
+    isDone: q("SELECT 1 AS done FROM chain_jobs WHERE id = ? AND state = 'done'"),
+    instanceOf: q("SELECT instance, since FROM chain_instances WHERE chain_id = ?"),
+    setInstance: q(`INSERT INTO chain_instances (chain_id, instance, since) VALUES (?, ?, ?)
+      ON CONFLICT (chain_id) DO UPDATE SET instance = excluded.instance, since = excluded.since`),
+    forgetNonces: q("DELETE FROM chain_nonces WHERE chain_id = ?"),
+    activeOn: q("SELECT * FROM chain_jobs WHERE state = 'active' AND chain_id = ? ORDER BY id"),
+    endJob: q(`UPDATE chain_jobs SET state = 'done', lease_token = NULL, lease_until = NULL,
+        last_error = ?, updated_at = ?
+      WHERE id = ? AND state = 'active'`)
   }
 
   const jobParams = (job: NewChainJob): Array<SqliteValue> => [
@@ -188,22 +219,23 @@ export const makeSqliteChainJobStore = (
     job.createdAt.getTime()
   ]
 
-  const insertTransfer = (t: ChainTransfer) =>
-    sql.recordTransfer.run(
-      t.hash,
-      t.jobId,
-      t.chainId,
-      t.sender,
-      t.nonce,
-      t.purpose,
-      t.to,
-      t.data,
-      t.gas.toString(),
-      t.maxFeePerGas.toString(),
-      t.maxPriorityFeePerGas.toString(),
-      t.raw,
-      t.createdAt.getTime()
-    )
+  const transferParams = (t: ChainTransfer): Array<SqliteValue> => [
+    t.hash,
+    t.jobId,
+    t.chainId,
+    t.sender,
+    t.nonce,
+    t.purpose,
+    t.to,
+    t.data,
+    t.gas.toString(),
+    t.maxFeePerGas.toString(),
+    t.maxPriorityFeePerGas.toString(),
+    t.raw,
+    t.createdAt.getTime()
+  ]
+
+  const insertTransfer = (t: ChainTransfer) => sql.recordTransfer.run(...transferParams(t))
 
   /** Takes the transfer's nonce from its sender's sequence, or throws `NonceTaken`. */
   const takeNonce = (t: ChainTransfer) => {
@@ -294,11 +326,20 @@ export const makeSqliteChainJobStore = (
     renew: (lease, now, leaseMs) =>
       fenced(() => write(lease, sql.renew.run(now.getTime() + leaseMs, lease.jobId, lease.token))),
 
-    release: (lease, runAt, lastError, now) =>
+    release: (lease, runAt, lastError, now, failing) =>
       fenced(() =>
         write(
           lease,
-          sql.release.run(runAt.getTime(), lastError, now.getTime(), lease.jobId, lease.token)
+          sql.release.run(
+            runAt.getTime(),
+            lastError,
+            failing.failures,
+            failing.failingSince?.getTime() ?? null,
+            failing.stuckSince?.getTime() ?? null,
+            now.getTime(),
+            lease.jobId,
+            lease.token
+          )
         )
       ),
 
@@ -370,7 +411,53 @@ export const makeSqliteChainJobStore = (
       }),
 
     transfersOf: (jobId) =>
-      Effect.sync(() => (sql.transfersOf.all(jobId) as Array<TransferRow>).map(toTransfer))
+      Effect.sync(() => (sql.transfersOf.all(jobId) as Array<TransferRow>).map(toTransfer)),
+
+    transfersAtNonce: (chainId, sender, nonce) =>
+      Effect.sync(() =>
+        (sql.transfersAtNonce.all(chainId, sender, nonce) as Array<Record<string, unknown>>).map(
+          (row) => ({
+            transfer: toTransfer(row as unknown as TransferRow),
+            job: toJob(
+              Object.fromEntries(
+                Object.entries(row)
+                  .filter(([k]) => k.startsWith("j_"))
+                  .map(([k, v]) => [k.slice(2), v])
+              ) as unknown as JobRow
+            )
+          })
+        )
+      ),
+
+    recordReplacement: (t) =>
+      writes.write(() =>
+        db.transaction(() => {
+          sql.recordReplacement.run(...transferParams(t), t.jobId)
+          return sql.isDone.get(t.jobId) !== undefined
+        })
+      ),
+
+    swapChainInstance: (chainId, instance, now) =>
+      writes.write(() =>
+        db.transaction(() => {
+          const row = sql.instanceOf.get(chainId) as
+            | { readonly instance: string; readonly since: number }
+            | undefined
+          if (row?.instance !== instance) {
+            sql.setInstance.run(chainId, instance, now.getTime())
+            sql.forgetNonces.run(chainId)
+          }
+          return row === undefined
+            ? Option.none()
+            : Option.some({ instance: row.instance, since: new Date(row.since) })
+        })
+      ),
+
+    activeJobsOn: (chainId) =>
+      Effect.sync(() => (sql.activeOn.all(chainId) as Array<JobRow>).map(toJob)),
+
+    endJob: (jobId, lastError, now) =>
+      writes.write(() => Number(sql.endJob.run(lastError, now.getTime(), jobId).changes) === 1)
   })
 
   return { store, enqueue, completeHeld }

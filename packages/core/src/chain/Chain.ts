@@ -48,6 +48,13 @@ export interface ChainNetwork {
    * sandbox chain). Absent or false: a network of real money.
    */
   readonly testnet?: boolean | undefined
+  /**
+   * Which run of the network this is, for a chain that starts fresh (the
+   * sandbox names each of its starts): finding another than the one it last
+   * ran against, the engine starts this chain's nonces and unfinished work
+   * afresh (chainwork/ChainInstances.ts). Absent for a real network.
+   */
+  readonly instance?: string | undefined
 }
 
 /** A contract call the collector is to send, with the gas it needs (estimated, with headroom). */
@@ -149,7 +156,8 @@ export class Chain extends Context.Tag("@pay/core/Chain")<
       to: Address,
       value: bigint
     ) => Effect.Effect<ChainCall, ChainUnavailable | TransferRefused>
-    readonly head: (chainId: Caip2) => Effect.Effect<ChainHead, ChainUnavailable>
+    /** The newest block, or block `atBlock` when given. */
+    readonly head: (chainId: Caip2, atBlock?: bigint) => Effect.Effect<ChainHead, ChainUnavailable>
     /**
      * The collector's transaction count: mined (`latest`, or as of block
      * `atBlock` when given) and with the node's pool (`pending`).
@@ -178,6 +186,16 @@ export class Chain extends Context.Tag("@pay/core/Chain")<
       chainId: Caip2,
       hash: Hex
     ) => Effect.Effect<TransactionState, ChainUnavailable>
+    /**
+     * Whether the token has used (or cancelled) the authorizer's EIP-3009
+     * authorization `nonce`, as of block `atBlock` (the latest without it).
+     */
+    readonly authorizationUsed: (
+      asset: Caip19,
+      authorizer: Address,
+      nonce: Hex,
+      atBlock?: bigint
+    ) => Effect.Effect<boolean, ChainUnavailable>
   }
 >() {}
 

@@ -138,6 +138,7 @@ export const queuedJob = (job: NewChainJob): ChainJob => ({
   destination: null,
   attempts: 0,
   lastError: null,
+  ...NOT_FAILING,
   updatedAt: job.createdAt
 })
 
@@ -174,8 +175,23 @@ export interface ChainJob extends NewChainJob {
   readonly attempts: number
   /** Why the last step could not finish, for operators. */
   readonly lastError: string | null
+  /** Steps in a row that could not finish (ChainWork.ts backs off by it); 0 once one does. */
+  readonly failures: number
+  /**
+   * When the first of those failed: how long the work has been held up,
+   * which the oldest-due gauge measures from. Null while nothing fails.
+   */
+  readonly failingSince: Date | null
+  /** When the job was marked stuck (failing past the configured bound); null otherwise. */
+  readonly stuckSince: Date | null
   readonly updatedAt: Date
 }
+
+/** A job's failing steps, as a release records them (ChainWork.ts's back-off). */
+export type JobFailing = Pick<ChainJob, "failures" | "failingSince" | "stuckSince">
+
+/** Nothing failing: what a step that goes through leaves. */
+export const NOT_FAILING: JobFailing = { failures: 0, failingSince: null, stuckSince: null }
 
 /**
  * One signed transaction of a job. Replacements share the nonce (a higher

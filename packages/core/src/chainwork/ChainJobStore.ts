@@ -23,6 +23,7 @@ import type {
   ChainJobLease,
   ChainTransfer,
   ClaimedJob,
+  JobFailing,
   NewChainJob
 } from "./ChainJob.js"
 
@@ -62,12 +63,16 @@ export class ChainJobStore extends Context.Tag("@pay/core/ChainJobStore")<
       now: Date,
       leaseMs: number
     ) => Effect.Effect<void, ChainJobLeaseLost>
-    /** Lets go of the job until `runAt`, noting why it has to wait (null clears the note). */
+    /**
+     * Lets go of the job until `runAt`, noting why it has to wait (null clears
+     * the note) and its failing steps as they stand (`NOT_FAILING` clears them).
+     */
     readonly release: (
       lease: ChainJobLease,
       runAt: Date,
       lastError: string | null,
-      now: Date
+      now: Date,
+      failing: JobFailing
     ) => Effect.Effect<void, ChainJobLeaseLost>
     /**
      * The nonce the sender's next transaction takes: its sequence's next, first
@@ -138,5 +143,39 @@ export class ChainJobStore extends Context.Tag("@pay/core/ChainJobStore")<
     ) => Effect.Effect<Option.Option<ChainJob>>
     /** Every transaction recorded for a job, oldest first (all nonces). */
     readonly transfersOf: (job: ChainJob["id"]) => Effect.Effect<ReadonlyArray<ChainTransfer>>
+    /**
+     * Every transaction recorded at one nonce of a sender, whichever job's,
+     * oldest first, each with its job: what NonceGaps.ts looks at when the
+     * chain expects a lower nonce than the sequence gave.
+     */
+    readonly transfersAtNonce: (
+      chainId: Caip2,
+      sender: Address,
+      nonce: number
+    ) => Effect.Effect<ReadonlyArray<{ readonly transfer: ChainTransfer; readonly job: ChainJob }>>
+    /**
+     * Records a replacement at the nonce of a job that is over (`done`), which
+     * no holder watches any more: true when recorded, false when the job is
+     * active again (its holder replaces its own transactions).
+     */
+    readonly recordReplacement: (transfer: ChainTransfer) => Effect.Effect<boolean>
+    /**
+     * Records `instance` as the run of the chain the engine now works on, and
+     * answers the one recorded before (none the first time). A different one
+     * starts the chain afresh in the same write: every sender's nonce
+     * sequence on it is forgotten (the chain's count is taken again).
+     */
+    readonly swapChainInstance: (
+      chainId: Caip2,
+      instance: string,
+      now: Date
+    ) => Effect.Effect<Option.Option<{ readonly instance: string; readonly since: Date }>>
+    /** The chain's active jobs, whoever holds them: what a new run of the chain ends. */
+    readonly activeJobsOn: (chainId: Caip2) => Effect.Effect<ReadonlyArray<ChainJob>>
+    /**
+     * Ends an active job whatever its lease (its holder was a run of the chain
+     * that is gone), noting why; false when it was over already.
+     */
+    readonly endJob: (jobId: ChainJob["id"], lastError: string, now: Date) => Effect.Effect<boolean>
   }
 >() {}

@@ -11,7 +11,7 @@
  * soon looks, letting it go, and how many run at once. The steps themselves
  * are CollectStep.ts and SettleStep.ts, on the transactions of Transactions.ts.
  */
-import { Cause, Effect, Exit, FiberSet, Option, Queue } from "effect"
+import { Cause, Effect, Exit, FiberSet, Option, Queue, Random } from "effect"
 import { PayConfig } from "../Config.js"
 import { Chain, networkOf } from "../chain/Chain.js"
 import { type MerchantId, merchantPayable } from "../merchants/Merchant.js"
@@ -20,7 +20,16 @@ import type { Payment, PaymentId } from "../payments/Payment.js"
 import { type PaymentCursor, PaymentStore } from "../payments/PaymentStore.js"
 import { Payments } from "../payments/Payments.js"
 import { chainOfCaip19 } from "../shared/Caip.js"
-import { type ClaimedJob, heldJob, heldStart, type NewChainJob, newChainJob } from "./ChainJob.js"
+import { type FreshChainRun, makeStartFreshChains } from "./ChainInstances.js"
+import {
+  type ClaimedJob,
+  heldJob,
+  heldStart,
+  type JobFailing,
+  type NewChainJob,
+  NOT_FAILING,
+  newChainJob
+} from "./ChainJob.js"
 import { type ChainJobLeaseLost, ChainJobStore } from "./ChainJobStore.js"
 import { DEFAULT_CHAIN_WORK } from "./ChainWorkConfig.js"
 import { makeCollectStep } from "./CollectStep.js"
@@ -37,6 +46,42 @@ const HOLD_MS = 2_000
 const MAX_HOLD_MS = 60_000
 /** Payments read at once when a merchant's held settlements are queued again. */
 const RESUME_PAGE = 200
+
+/** The shortest back-off once a step has failed twice: a step retried at once (0 ms) backs off too. */
+const MIN_BACKOFF_MS = 100
+
+/**
+ * The job's failing steps after one more failure at `at`: counted, timed
+ * from the first, and stuck once past either bound.
+ */
+export const failed = (
+  before: JobFailing,
+  at: number,
+  bounds: { readonly stuckAfterMs: number; readonly stuckAfterFailures: number }
+): JobFailing => {
+  const failures = before.failures + 1
+  const failingSince = before.failingSince ?? new Date(at)
+  const over =
+    failures >= bounds.stuckAfterFailures || at - failingSince.getTime() >= bounds.stuckAfterMs
+  return {
+    failures,
+    failingSince,
+    stuckSince: before.stuckSince ?? (over ? new Date(at) : null)
+  }
+}
+
+/**
+ * The wait before the next try after `failures` failed steps in a row: the
+ * step's own wait the first time, then doubling from it, up to `capMs`, with
+ * jitter (between half and all of it), so instances that failed together do
+ * not retry together.
+ */
+export const backoff = (stepMs: number, failures: number, capMs: number) =>
+  Effect.gen(function* () {
+    if (failures <= 1) return Math.min(stepMs, capMs)
+    const full = Math.min(capMs, Math.max(stepMs, MIN_BACKOFF_MS) * 2 ** Math.min(failures - 1, 30))
+    return Math.round(full / 2 + (yield* Random.next) * (full / 2))
+  })
 
 export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork", {
   scoped: Effect.gen(function* () {
@@ -55,6 +100,17 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
     const running = yield* FiberSet.make()
     let busy = 0
     const transactions = yield* makeTransactions
+    const startFreshChains = yield* makeStartFreshChains
+    let freshRuns: ReadonlyArray<FreshChainRun> = []
+    /**
+     * Starts afresh each chain that is on a new run (ChainInstances.ts): run
+     * once at start, before the loop claims anything.
+     */
+    const startFresh = Effect.tap(startFreshChains, (runs) =>
+      Effect.sync(() => {
+        freshRuns = runs
+      })
+    )
     const collectStep = yield* makeCollectStep(transactions)
     const settleStep = yield* makeSettleStep(transactions)
 
@@ -66,7 +122,15 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
           return again(60_000, `${held.job.chainId} is not a configured network`)
         }
         const payment = yield* payments.find(held.job.paymentId)
-        if (held.job.payload.kind === "collect" && payment.status !== "processing") return done
+        // A collect whose payment is decided is over, unless it still holds a nonce its
+        // transactions have not used (a failed payment's expired call): it goes on to use it.
+        if (
+          held.job.payload.kind === "collect" &&
+          payment.status !== "processing" &&
+          (held.job.nonce === null || held.transfers.length === 0)
+        ) {
+          return done
+        }
         return held.job.payload.kind === "collect"
           ? yield* collectStep(held, network, payment)
           : yield* settleStep(held, network, payment)
@@ -82,10 +146,14 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
       const startedAt = clock.unsafeCurrentTimeMillis()
       // When the lease runs out, as this process last set it (the store's clock is ours).
       let leaseUntil = claimedAt + settings.leaseMs
-      // Looks that found nothing to do but wait again with a reason: the retries.
-      let retries = 0
+      // Steps in a row that could not finish, as stored with the job and kept up to date here.
+      let failing: JobFailing = {
+        failures: claimed.job.failures,
+        failingSince: claimed.job.failingSince,
+        stuckSince: claimed.job.stuckSince
+      }
       const loop: Effect.Effect<void, ChainJobLeaseLost> = Effect.gen(function* () {
-        const result = yield* step(held).pipe(
+        const stepped = yield* step(held).pipe(
           Effect.catchTags({
             ChainUnavailable: (e) => Effect.succeed(again(RETRY_MS, e.message)),
             // The node answered: soon again (a nonce ahead of one still on its way, say).
@@ -111,16 +179,41 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
             )
           )
         )
-        if (result._tag === "Again") {
-          if (result.note !== null) {
-            retries++
-            yield* Effect.logWarning("chain job retry", {
-              step: "again",
-              attempt: retries,
-              reason: result.note,
-              afterMs: result.afterMs
+        let result = stepped
+        if (result._tag === "Again" && result.note !== null) {
+          const at = clock.unsafeCurrentTimeMillis()
+          const next = failed(failing, at, settings)
+          const afterMs = yield* backoff(result.afterMs, next.failures, settings.backoffCapMs)
+          // One line per back-off step: the waits double, so a refusal that lasts costs few lines.
+          yield* Effect.logWarning("chain job retry", {
+            step: "again",
+            attempt: next.failures,
+            reason: result.note,
+            afterMs,
+            failingSince: next.failingSince?.toISOString()
+          })
+          if (failing.stuckSince === null && next.stuckSince !== null) {
+            yield* Effect.logError("chain job stuck", {
+              failures: next.failures,
+              failingSince: next.failingSince?.toISOString(),
+              reason: result.note
             })
-          } else yield* Effect.logDebug("chain job step", { step: "wait", afterMs: result.afterMs })
+          }
+          failing = next
+          result = again(afterMs, result.note)
+        } else {
+          if (failing.failures > 0) {
+            yield* Effect.logInfo("chain job going again", {
+              after: failing.failures,
+              ...(failing.stuckSince === null ? {} : { wasStuck: true })
+            })
+          }
+          failing = NOT_FAILING
+        }
+        if (result._tag === "Again") {
+          if (result.note === null) {
+            yield* Effect.logDebug("chain job step", { step: "wait", afterMs: result.afterMs })
+          }
         } else {
           yield* Effect.logInfo("chain job step", {
             step:
@@ -154,7 +247,8 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
           held.lease,
           new Date(clock.unsafeCurrentTimeMillis() + result.afterMs),
           result.note,
-          now()
+          now(),
+          failing
         )
       })
       return loop.pipe(
@@ -169,7 +263,9 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
           chainId: claimed.job.chainId
         }),
         // Stopping: let the job go now, so the next start (or another instance) takes it at once.
-        Effect.onInterrupt(() => store.release(held.lease, now(), null, now()).pipe(Effect.ignore))
+        Effect.onInterrupt(() =>
+          store.release(held.lease, now(), null, now(), failing).pipe(Effect.ignore)
+        )
       )
     }
 
@@ -341,6 +437,9 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
 
     return {
       wake,
+      startFresh,
+      /** What the start's `startFresh` did, for the start's banner. */
+      freshRuns: Effect.sync(() => freshRuns),
       queueHeld,
       runForever,
       drain,

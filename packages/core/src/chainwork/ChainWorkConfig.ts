@@ -10,6 +10,22 @@ export interface ChainWorkSettings {
   readonly leaseMs?: number
   /** The most jobs one instance runs at once. */
   readonly concurrency?: number
+  /**
+   * The longest wait between two tries of a step that keeps failing (the node
+   * refuses a transaction, the RPC does not answer): the back-off doubles up to it.
+   */
+  readonly backoffCapMs?: number
+  /** A job whose steps have failed this long without a break is marked stuck. */
+  readonly stuckAfterMs?: number
+  /** ...or this many times in a row, whichever comes first. */
+  readonly stuckAfterFailures?: number
 }
 
-export const DEFAULT_CHAIN_WORK = { pollMs: 500, leaseMs: 15_000, concurrency: 32 } as const
+export const DEFAULT_CHAIN_WORK = {
+  pollMs: 500,
+  leaseMs: 15_000,
+  concurrency: 32,
+  backoffCapMs: 60_000,
+  stuckAfterMs: 600_000,
+  stuckAfterFailures: 30
+} as const

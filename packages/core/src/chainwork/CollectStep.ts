@@ -14,9 +14,9 @@
 import { Effect, Option } from "effect"
 import type { Address } from "viem"
 import { PayConfig } from "../Config.js"
-import { Chain, type ChainCall, type ChainNetwork, tokenOf } from "../chain/Chain.js"
+import { Chain, type ChainNetwork, tokenOf } from "../chain/Chain.js"
 import { computeFees, feeRuleFor } from "../fees/Fees.js"
-import { GatewayStore, type OptionId } from "../gateway/PaymentOption.js"
+import { GatewayStore, type OptionId, type PaymentOption } from "../gateway/PaymentOption.js"
 import { merchantPayable } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import type { Payment, PaymentId } from "../payments/Payment.js"
@@ -25,18 +25,9 @@ import { SettlementStore } from "../settlements/SettlementStore.js"
 import { addressOfCaip10, type Caip10 } from "../shared/Caip.js"
 import { type ChainTransfer, type HeldStart, heldJob, heldStart, newChainJob } from "./ChainJob.js"
 import { DEFAULT_CHAIN_WORK } from "./ChainWorkConfig.js"
+import { cancelCall } from "./NonceGaps.js"
 import { done, type Held, handover } from "./Step.js"
 import type { Transactions } from "./Transactions.js"
-
-/** A zero-value transfer to oneself: the cheapest transaction that uses a nonce. */
-const CANCEL_GAS = 21_000n
-
-/** A zero-value transfer to the collector at the job's nonce, so no gap is left behind. */
-const cancelCall = (network: ChainNetwork): ChainCall => ({
-  to: network.collector,
-  data: "0x",
-  gas: CANCEL_GAS
-})
 
 const addressOf = (account: Caip10) => addressOfCaip10(account) as Address
 
@@ -94,6 +85,18 @@ export const makeCollectStep = ({
           return done
         }
 
+        if (payment.status === "processing") {
+          const lapsed = yield* lapsedUnused(network, option.asset, auth)
+          if (lapsed) {
+            // Nothing can collect it any more: the payment fails now; the job goes on to
+            // use its nonce (a cancel replaces the call), so no gap is left behind.
+            yield* Effect.logWarning(
+              `payment ${payment.id}: its authorization expired unused before the collection went through`
+            )
+            yield* fail(payment.id, "authorization_expired")
+          }
+        }
+
         return yield* watch(
           held,
           network,
@@ -108,6 +111,27 @@ export const makeCollectStep = ({
             }),
           (head) => (expiredAt(head) ? { purpose: "cancel", call: cancelCall(network) } : undefined)
         )
+      })
+
+    /**
+     * Whether the authorization can no longer be used: a block as deep as the
+     * network's confirmations is past its `validBefore`, and as of that block
+     * the token has not used it. A reorganisation undoes less than that, and
+     * no later block can use it, so a late collection cannot land after.
+     */
+    const lapsedUnused = (
+      network: ChainNetwork,
+      asset: PaymentOption["asset"],
+      auth: PaymentOption["authorization"]
+    ) =>
+      Effect.gen(function* () {
+        const head = yield* chain.head(network.chainId)
+        const depth = BigInt(Math.max(1, network.confirmations) - 1)
+        if (head.number < depth) return false
+        const settledAt = head.number - depth
+        const block = depth === 0n ? head : yield* chain.head(network.chainId, settledAt)
+        if (block.timestamp <= auth.validBefore) return false
+        return !(yield* chain.authorizationUsed(asset, auth.from, auth.nonce, settledAt))
       })
 
     const fail = (paymentId: PaymentId, failureCode: Payment["failureCode"] & string) =>

@@ -5,7 +5,7 @@
  * until one has the network's confirmations, with dropped ones sent again,
  * stuck ones replaced and a nonce another transaction took given up.
  */
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import {
   Chain,
   type ChainCall,
@@ -16,6 +16,7 @@ import {
 } from "../chain/Chain.js"
 import type { ChainTransfer } from "./ChainJob.js"
 import { ChainJobStore } from "./ChainJobStore.js"
+import { makeNonceGaps } from "./NonceGaps.js"
 import { again, type Held, type Step } from "./Step.js"
 
 /** A replacement must pay at least 10 % more (geth's rule); 12.5 % clears every node's. */
@@ -100,6 +101,28 @@ export const makeTransactions = Effect.gen(function* () {
         return recorded
       })
       return yield* sendLocks.get(chainId)?.withPermits(1)(send) ?? send
+    })
+
+  const gaps = yield* makeNonceGaps(signRecordSend)
+
+  /**
+   * Sends the job's newest transaction again (the node lacks it). Refused
+   * while the chain expects a lower nonce than its own, what is missing below
+   * is filled first (NonceGaps.ts), then it is sent once more; a refusal that
+   * remains is the runner's to back off from.
+   */
+  const sendAgain = (network: ChainNetwork, newest: ChainTransfer) =>
+    Effect.gen(function* () {
+      const chainId = network.chainId
+      const sent = yield* Effect.either(chain.broadcast(chainId, newest.raw))
+      if (Either.isRight(sent)) return again(network.pollIntervalMs)
+      if (sent.left._tag !== "TransactionRejected") return yield* Effect.fail(sent.left)
+      const { pending } = yield* chain.collectorNonce(chainId)
+      if (pending >= newest.nonce) return yield* Effect.fail(sent.left)
+      const waiting = yield* gaps.fillBelow(network, newest.nonce)
+      if (waiting !== null) return again(network.pollIntervalMs, waiting)
+      yield* chain.broadcast(chainId, newest.raw)
+      return again(network.pollIntervalMs)
     })
 
   /**
@@ -232,8 +255,7 @@ export const makeTransactions = Effect.gen(function* () {
       if (newestState?._tag === "Unknown") {
         // Dropped by the node, or never received (a crash, an outage or a refusal before it
         // was taken), older ones pending or not: the newest pays the most at this nonce.
-        yield* chain.broadcast(chainId, newest.raw)
-        return again(network.pollIntervalMs)
+        return yield* sendAgain(network, newest)
       }
       if (
         newestState?._tag === "Pending" &&

@@ -97,7 +97,9 @@ const en: CheckoutStrings = {
     declined_user: "The payment was declined in the wallet.",
     transaction_reverted: "The network rejected the transaction.",
     transaction_dropped: "The transaction never reached the network.",
-    authorization_expired: "The signed authorization expired before it could be used."
+    authorization_expired: "The signed authorization expired before it could be used.",
+    chain_reset:
+      "The test network was restarted before the payment went through. Nothing was taken."
   }
 }
 
@@ -145,7 +147,8 @@ const es: CheckoutStrings = {
     declined_user: "El pago se rechazó en la billetera.",
     transaction_reverted: "La red rechazó la transacción.",
     transaction_dropped: "La transacción nunca llegó a la red.",
-    authorization_expired: "La autorización firmada caducó antes de poder usarse."
+    authorization_expired: "La autorización firmada caducó antes de poder usarse.",
+    chain_reset: "La red de pruebas se reinició antes de completar el pago. No se cobró nada."
   }
 }
 

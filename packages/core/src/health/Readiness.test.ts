@@ -31,7 +31,8 @@ const probeLayer = (migrations: MigrationState | string) =>
         typeof migrations === "string"
           ? Effect.fail(new StorageUnavailable({ message: migrations }))
           : Effect.succeed(migrations),
-      chainJobQueue: () => Effect.succeed({ active: 0, due: 0, oldestDueAt: null })
+      chainJobQueue: () => Effect.succeed({ active: 0, due: 0, oldestDueAt: null, stuck: 0 }),
+      stuckJobs: () => Effect.succeed([])
     })
   )
 

@@ -21,10 +21,32 @@ export interface ReadinessCheck {
   readonly detail?: string
 }
 
-export interface Readiness {
-  readonly status: "ready" | "not_ready"
-  readonly checks: ReadonlyArray<ReadinessCheck>
+/** A stuck chain job as `/ready` names it. */
+export interface ReadinessStuckJob {
+  readonly id: string
+  readonly kind: string
+  readonly paymentId: string
+  readonly chainId: string
+  /** ISO 8601. */
+  readonly stuckSince: string
+  readonly failingSince: string | null
+  readonly failures: number
+  readonly lastError: string | null
 }
+
+export interface Readiness {
+  /**
+   * `degraded`: every part answers, but chain work is stuck (still 200: the
+   * instance serves, and taking it out of the load balancer would not help).
+   */
+  readonly status: "ready" | "degraded" | "not_ready"
+  readonly checks: ReadonlyArray<ReadinessCheck>
+  /** With `degraded`: the longest-stuck chain jobs, at most `STUCK_JOBS_SHOWN`. */
+  readonly stuckJobs?: ReadonlyArray<ReadinessStuckJob>
+}
+
+/** Stuck jobs named in a degraded answer; `pay_chain_jobs_stuck` counts them all. */
+export const STUCK_JOBS_SHOWN = 10
 
 /** Each check's limit: a load balancer's probe usually gives up after 5 s. */
 export const READINESS_CHECK_TIMEOUT = Duration.seconds(2)
@@ -66,9 +88,10 @@ export const checkReadiness = (timeout: Duration.DurationInput = READINESS_CHECK
   Effect.gen(function* () {
     const probe = yield* StorageProbe
     const chain = yield* Chain
-    const [storage, networks] = yield* Effect.all(
+    const [storage, stuck, networks] = yield* Effect.all(
       [
         timed(probe.migrations, timeout),
+        timed(probe.stuckJobs(STUCK_JOBS_SHOWN), timeout),
         Effect.forEach(
           chain.networks,
           (network) =>
@@ -125,9 +148,25 @@ export const checkReadiness = (timeout: Duration.DurationInput = READINESS_CHECK
           : { name: `network ${network.chainId}`, status: "failing", ms, detail: outcome.left }
       )
     }
+    if (!checks.every((c) => c.status === "ok")) {
+      return { status: "not_ready", checks } satisfies Readiness as Readiness
+    }
+    // The stuck jobs' read failing says nothing a check above did not: the database answered.
+    const stuckJobs = Either.getOrElse(stuck.outcome, () => [])
+    if (stuckJobs.length === 0) return { status: "ready", checks } satisfies Readiness as Readiness
     return {
-      status: checks.every((c) => c.status === "ok") ? "ready" : "not_ready",
-      checks
+      status: "degraded",
+      checks,
+      stuckJobs: stuckJobs.map((j) => ({
+        id: j.id,
+        kind: j.kind,
+        paymentId: j.paymentId,
+        chainId: j.chainId,
+        stuckSince: j.stuckSince.toISOString(),
+        failingSince: j.failingSince?.toISOString() ?? null,
+        failures: j.failures,
+        lastError: j.lastError === null ? null : firstLine(j.lastError)
+      }))
     } satisfies Readiness as Readiness
   })
 
@@ -157,6 +196,6 @@ export const makeReadinessRoute = Effect.gen(function* () {
     return Fiber.join(fiber)
   })
   return publicRoute("GET", "/ready", () =>
-    Effect.map(shared, (readiness) => json(readiness.status === "ready" ? 200 : 503, readiness))
+    Effect.map(shared, (readiness) => json(readiness.status === "not_ready" ? 503 : 200, readiness))
   )
 })

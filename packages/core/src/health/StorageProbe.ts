@@ -28,8 +28,28 @@ export interface ChainJobQueue {
   readonly active: number
   /** Active jobs whose time to run has come (`run_at` passed): worked on or waiting for a worker. */
   readonly due: number
-  /** When the longest-due of those became due; null when none is. */
+  /**
+   * When the longest-due work became due: a due job's `run_at`, or, for a job
+   * whose steps keep failing (backing off, so mostly not due), when the first
+   * of them failed. Null when no job is due or failing.
+   */
   readonly oldestDueAt: Date | null
+  /** Active jobs marked stuck (failing past the bound, ChainWork.ts). */
+  readonly stuck: number
+}
+
+/** A stuck job, as `/ready` names it. */
+export interface StuckJob {
+  readonly id: string
+  readonly kind: string
+  readonly paymentId: string
+  readonly chainId: string
+  /** When it was marked stuck. */
+  readonly stuckSince: Date
+  /** When its steps began failing. */
+  readonly failingSince: Date | null
+  readonly failures: number
+  readonly lastError: string | null
 }
 
 export class StorageProbe extends Context.Tag("@pay/core/StorageProbe")<
@@ -39,5 +59,9 @@ export class StorageProbe extends Context.Tag("@pay/core/StorageProbe")<
     readonly migrations: Effect.Effect<MigrationState, StorageUnavailable>
     /** The chain job queue at `now`, from the partial index of active jobs. */
     readonly chainJobQueue: (now: Date) => Effect.Effect<ChainJobQueue, StorageUnavailable>
+    /** The longest-stuck active jobs, at most `limit`, from the partial index of stuck jobs. */
+    readonly stuckJobs: (
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<StuckJob>, StorageUnavailable>
   }
 >() {}

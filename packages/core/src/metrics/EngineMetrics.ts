@@ -58,7 +58,12 @@ export const chainJobsDue = Metric.gauge("pay_chain_jobs_due", {
 })
 
 export const chainJobOldestDueAge = Metric.gauge("pay_chain_job_oldest_due_age_seconds", {
-  description: "How long the longest-due active chain job has been due (0 when none is)"
+  description:
+    "How long the longest-due active chain job has been due, a failing one since its first failure (0 when none is)"
+})
+
+export const chainJobsStuck = Metric.gauge("pay_chain_jobs_stuck", {
+  description: "Active chain jobs marked stuck: failing past the bound (jobs.stuckAfterSeconds)"
 })
 
 export const databaseUp = Metric.gauge("pay_database_up", {

@@ -15,6 +15,7 @@ import {
   chainJobOldestDueAge,
   chainJobsActive,
   chainJobsDue,
+  chainJobsStuck,
   countPaymentStatus,
   countRpcError,
   databaseUp,
@@ -45,6 +46,7 @@ const readLevels = Effect.gen(function* () {
     const q = queue.value.value
     chainJobsActive.unsafeUpdate(q.active, [])
     chainJobsDue.unsafeUpdate(q.due, [])
+    chainJobsStuck.unsafeUpdate(q.stuck, [])
     chainJobOldestDueAge.unsafeUpdate(
       q.oldestDueAt === null ? 0 : Math.max(0, (now - q.oldestDueAt.getTime()) / 1000),
       []

@@ -43,7 +43,13 @@ export const FAILURE_CODES = [
   "declined_user",
   "transaction_reverted",
   "transaction_dropped",
-  "authorization_expired"
+  "authorization_expired",
+  /**
+   * The chain the payment was being collected on started afresh (a new run of
+   * the sandbox chain, which keeps no state between starts): its transfer was
+   * on the earlier run and can never land (chainwork/ChainInstances.ts).
+   */
+  "chain_reset"
 ] as const
 export type FailureCode = (typeof FAILURE_CODES)[number]
 

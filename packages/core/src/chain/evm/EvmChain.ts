@@ -60,6 +60,8 @@ export interface EvmNetworkConfig {
    * network is one, the engine runs in test mode: its payments say `livemode: false`.
    */
   readonly testnet?: boolean
+  /** A chain that starts fresh names each of its runs (Chain.ts's `ChainNetwork.instance`). */
+  readonly instance?: string
 }
 
 interface Connected {
@@ -190,7 +192,8 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
           pollIntervalMs,
           stuckAfterMs: config.stuckAfterMs ?? 60_000,
           tokens: config.tokens.map((t) => ({ ...t, address: addressOfAsset(t.asset) })),
-          testnet: config.testnet === true
+          testnet: config.testnet === true,
+          ...(config.instance === undefined ? {} : { instance: config.instance })
         },
         // No caching: a watch must see the chain as it is now (a receipt may disappear).
         publicClient: createPublicClient({
@@ -326,11 +329,13 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         )
       )
 
-    const head = (chainId: Caip2) =>
+    const head = (chainId: Caip2, atBlock?: bigint) =>
       Effect.flatMap(forChain(chainId), (c) =>
-        call(chainId, () => c.publicClient.getBlock({ blockTag: "latest" })).pipe(
-          Effect.map((block) => ({ number: block.number, timestamp: block.timestamp }))
-        )
+        call(chainId, () =>
+          atBlock === undefined
+            ? c.publicClient.getBlock({ blockTag: "latest" })
+            : c.publicClient.getBlock({ blockNumber: atBlock })
+        ).pipe(Effect.map((block) => ({ number: block.number, timestamp: block.timestamp })))
       )
 
     const collectorNonce = (chainId: Caip2, atBlock?: bigint) =>
@@ -424,8 +429,22 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         })
       )
 
+    const authorizationUsed = (asset: Caip19, authorizer: Address, nonce: Hex, atBlock?: bigint) =>
+      Effect.flatMap(forAsset(asset), ({ publicClient, network, token }) =>
+        call(network.chainId, () =>
+          publicClient.readContract({
+            address: token.address,
+            abi: eip3009TokenAbi,
+            functionName: "authorizationState",
+            args: [authorizer, nonce],
+            ...(atBlock === undefined ? {} : { blockNumber: atBlock })
+          })
+        )
+      )
+
     return Chain.of({
       networks,
+      authorizationUsed,
       tokenDomain,
       balanceOf,
       receiveCall,
