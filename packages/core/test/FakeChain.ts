@@ -67,6 +67,8 @@ export interface FakeChainOptions {
   readonly confirmations?: number
   readonly pollIntervalMs?: number
   readonly stuckAfterMs?: number
+  /** The chain's run, for a chain that starts fresh (as the sandbox names each start). */
+  readonly instance?: string
 }
 
 const json = (value: unknown) =>
@@ -144,6 +146,7 @@ export class FakeChain {
       etaSeconds: 2,
       pollIntervalMs: options.pollIntervalMs ?? 100,
       stuckAfterMs: options.stuckAfterMs ?? 60_000,
+      ...(options.instance === undefined ? {} : { instance: options.instance }),
       tokens: [
         {
           asset: ASSET,

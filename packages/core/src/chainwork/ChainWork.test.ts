@@ -24,6 +24,8 @@ import { EventStore } from "../events/Event.js"
 import type { FeeSchedule } from "../fees/Fees.js"
 import { Gateway } from "../gateway/Gateway.js"
 import { GatewayStore, type OptionId, type PaymentOption } from "../gateway/PaymentOption.js"
+import { checkReadiness } from "../health/Readiness.js"
+import { StorageProbe } from "../health/StorageProbe.js"
 import { Merchants } from "../merchants/Merchants.js"
 import type { Partner } from "../partners/Partner.js"
 import { Partners } from "../partners/Partners.js"
@@ -37,6 +39,7 @@ import { makeIdBody } from "../shared/Ids.js"
 import type { ChainJob, ChainJobKind, ChainTransfer } from "./ChainJob.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 import { ChainWork, newChainJob } from "./ChainWork.js"
+import type { ChainWorkSettings } from "./ChainWorkConfig.js"
 
 const USD = { kind: "fiat", currency: findCurrency("USD")! } as const
 const BUYER = "0x00000000000000000000000000000000000000B0" as Address
@@ -68,7 +71,8 @@ const engineOn = (
   fake: FakeChain,
   storage: Layer.Layer<PayStorage>,
   fees: FeeSchedule,
-  leaseMs: number
+  leaseMs: number,
+  chainWork: ChainWorkSettings = {}
 ) =>
   Layer.merge(
     payEngineLayer({
@@ -77,7 +81,7 @@ const engineOn = (
         publicUrl: "http://pay.test",
         maxBodyBytes: 1024,
         fees,
-        chainWork: { pollMs: 50, leaseMs }
+        chainWork: { pollMs: 50, leaseMs, ...chainWork }
       },
       chain: fake.layer
     }),
@@ -85,15 +89,21 @@ const engineOn = (
     Logger.minimumLogLevel(LogLevel.Error)
   )
 
-const makeWorld = (options: { fees?: FeeSchedule; chain?: FakeChainOptions } = {}): World => {
+const makeWorld = (
+  options: { fees?: FeeSchedule; chain?: FakeChainOptions; chainWork?: ChainWorkSettings } = {}
+): World => {
   const fake = new FakeChain({ pollIntervalMs: POLL_MS, ...options.chain })
   const storage = makeMemoryStorage()
   return {
     fake,
     storage,
-    engine: (leaseMs = 1_000) => engineOn(fake, storage, options.fees ?? FEES, leaseMs)
+    engine: (leaseMs = 1_000) =>
+      engineOn(fake, storage, options.fees ?? FEES, leaseMs, options.chainWork)
   }
 }
+
+/** Every service of one engine instance. */
+type EngineServices = Layer.Layer.Success<ReturnType<typeof engineOn>>
 
 /** Every service of one engine instance, built. */
 type EngineContext = Context.Context<Layer.Layer.Success<ReturnType<World["engine"]>>>
@@ -1097,3 +1107,314 @@ const assertOnce = (id: PaymentId, fake: FakeChain) =>
       (yield* transfersOf(yield* jobOf(id, "settle")))[0]!.hash
     )
   })
+
+// ---------------------------------------------------------------------------
+// When the node refuses, or the chain forgets (issue 34)
+
+/** The engine's log lines at warning and above, by message, with their annotations. */
+const capturedLogs = () => {
+  const lines: Array<{ readonly level: string; readonly message: unknown }> = []
+  const logger = Logger.make(({ logLevel, message }) => {
+    lines.push({ level: logLevel.label, message: Array.isArray(message) ? message[0] : message })
+  })
+  const count = (message: string) => lines.filter((l) => l.message === message).length
+  /** Wraps a test's body: its lines (and its chain work's) kept here, from warnings up. */
+  const capture = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+    body.pipe(
+      Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+      Logger.withMinimumLogLevel(LogLevel.Warning)
+    )
+  return { lines, count, capture }
+}
+
+const REFUSED = "insufficient funds for gas * price + value"
+
+describe("ChainWork when the node refuses or the chain forgets", () => {
+  it.effect(
+    "a send the node keeps refusing backs off with one warning a step, is marked stuck past the bound, and goes again",
+    () => {
+      const world = makeWorld({
+        chainWork: { backoffCapMs: 4_000, stuckAfterFailures: 6, stuckAfterMs: 3_600_000 }
+      })
+      const { fake } = world
+      let refusing = true
+      let elapsed = 0
+      const tries: Array<number> = []
+      fake.onBroadcast = (tx) => {
+        if (tx.call.kind === "receive") tries.push(elapsed)
+      }
+      fake.rejectBroadcast = (tx) => (refusing && tx.call.kind === "receive" ? REFUSED : undefined)
+      const logs = capturedLogs()
+      return Effect.gen(function* () {
+        const id = yield* confirmedPayment(fake, yield* openShop())
+        const probe = yield* StorageProbe
+        const stuck = Effect.orDie(Effect.map(probe.stuckJobs(10), (jobs) => jobs.length > 0))
+        const onTick = (ms: number) => {
+          elapsed = ms
+        }
+        expect(yield* runUntil(stuck, { maxMs: 60_000, onTick })).toBe(true)
+
+        const job = yield* jobOf(id, "collect")
+        expect(job).toMatchObject({ failures: 6, lastError: REFUSED })
+        expect(job?.stuckSince).toBeInstanceOf(Date)
+        // The first send, then one try per back-off step, each with its one warning line.
+        expect(tries).toHaveLength(7)
+        expect(logs.count("chain job retry")).toBe(6)
+        expect(logs.count("chain job stuck")).toBe(1)
+        // The waits double (each between half and all of its step's): two steps on is longer.
+        const waits = tries.slice(1).map((t, i) => t - tries[i]!)
+        for (let i = 2; i < waits.length; i++) {
+          expect(waits[i]!).toBeGreaterThanOrEqual(waits[i - 2]!)
+        }
+        expect(waits.at(-1)!).toBeGreaterThanOrEqual(800)
+
+        const readiness = yield* checkReadiness()
+        expect(readiness.status).toBe("degraded")
+        expect(readiness.stuckJobs).toEqual([
+          {
+            id: job!.id,
+            kind: "collect",
+            paymentId: id,
+            chainId: CHAIN_ID,
+            stuckSince: job!.stuckSince!.toISOString(),
+            failingSince: job!.failingSince!.toISOString(),
+            failures: 6,
+            lastError: REFUSED
+          }
+        ])
+        const queue = yield* Effect.orDie(
+          probe.chainJobQueue(new Date(yield* Clock.currentTimeMillis))
+        )
+        expect(queue).toMatchObject({ active: 1, stuck: 1, oldestDueAt: job!.failingSince })
+        expect((yield* paymentOf(id)).status).toBe("processing")
+
+        // The node takes it: paid and settled once, the job's failing steps cleared.
+        refusing = false
+        expect(yield* runUntil(isSettled(id), { maxMs: 30_000 })).toBe(true)
+        expect((yield* checkReadiness()).status).toBe("ready")
+        expect(yield* Effect.orDie(probe.stuckJobs(10))).toEqual([])
+        expect(minedOf(fake, "receive")).toHaveLength(1)
+        expect(minedOf(fake, "transfer")).toHaveLength(1)
+      }).pipe(logs.capture, Effect.provide(world.engine()))
+    }
+  )
+
+  it.effect(
+    "a nonce the chain lacks below a refused send, held by a job that is over: a cancel takes it, its call is never sent again",
+    () => {
+      const world = makeWorld()
+      const { fake } = world
+      fake.rejectNonceGaps = true
+      let lost: Hex | undefined
+      // The first collect never reaches the node, however often it is sent.
+      fake.unreachableFor = (tx) => {
+        if (lost === undefined && tx.call.kind === "receive") lost = tx.hash
+        return tx.hash === lost
+      }
+      return Effect.gen(function* () {
+        const shop = yield* openShop()
+        const first = yield* confirmedPayment(fake, shop)
+        const recorded = Effect.map(jobOf(first, "collect"), (j) => j?.nonce === 0)
+        expect(yield* runUntil(recorded, { maxMs: 5_000 })).toBe(true)
+        // Decided without it (as by an operator), its job over: its nonce 0 is nobody's to watch.
+        const firstJob = (yield* jobOf(first, "collect"))!
+        yield* (yield* Payments).transition(first, {
+          _tag: "Fail",
+          failureCode: "transaction_dropped"
+        })
+        expect(
+          yield* (yield* ChainJobStore).endJob(firstJob.id, "ended by the test", new Date())
+        ).toBe(true)
+
+        const second = yield* confirmedPayment(fake, shop)
+        expect(yield* runUntil(isSettled(second), { maxMs: 10_000 })).toBe(true)
+
+        const firstTransfers = yield* transfersOf(firstJob)
+        expect(firstTransfers.map((t) => [t.purpose, t.nonce, t.hash === lost])).toEqual([
+          ["call", 0, true],
+          ["cancel", 0, false]
+        ])
+        const [call, cancel] = firstTransfers
+        expect(bumpedEnough(cancel!.maxFeePerGas, call!.maxFeePerGas)).toBe(true)
+        expect(fake.mined.map((t) => [t.call.kind, t.nonce, t.hash])).toEqual([
+          ["cancel", 0, cancel!.hash],
+          ["receive", 1, (yield* paymentOf(second)).txId],
+          ["transfer", 2, (yield* paymentOf(second)).settlement?.txHash]
+        ])
+        expect(fake.broadcasts.some((t) => t.hash === lost)).toBe(false)
+        // The first buyer's authorization was never used: only the second payment moved money.
+        expect(fake.balance(BUYER)).toBe(PAID)
+        expect(fake.balance(MERCHANT)).toBe(SETTLED)
+      }).pipe(Effect.provide(world.engine()))
+    }
+  )
+
+  it.effect(
+    "a nonce the chain lacks that nothing recorded is never filled: the job waits until the chain has it",
+    () => {
+      const world = makeWorld()
+      const { fake } = world
+      fake.rejectNonceGaps = true
+      fake.automine = false
+      // Another sender's transaction at nonce 0, pooled: the collect is signed at nonce 1.
+      const external = {
+        to: COLLECTOR,
+        data: "0x" as Hex,
+        gas: 21_000n,
+        maxFeePerGas: GWEI,
+        maxPriorityFeePerGas: GWEI,
+        nonce: 0,
+        hash: `0x${"ee".repeat(32)}` as Hex,
+        raw: "0x00" as Hex,
+        sender: COLLECTOR,
+        call: { kind: "external" as const }
+      }
+      fake.mempool.push(external)
+      return Effect.gen(function* () {
+        const id = yield* confirmedPayment(fake, yield* openShop())
+        const signed = Effect.sync(() => fake.signed.length > 0 && fake.mempool.length === 2)
+        expect(yield* runUntil(signed, { maxMs: 5_000 })).toBe(true)
+        // The node loses both: it now expects nonce 0, which nothing of the engine's holds.
+        fake.drop(external.hash)
+        fake.drop(fake.signed[0]!.hash)
+        fake.automine = true
+        const waiting = Effect.map(jobOf(id, "collect"), (j) => (j?.failures ?? 0) >= 3)
+        expect(yield* runUntil(waiting, { maxMs: 30_000 })).toBe(true)
+        const job = yield* jobOf(id, "collect")
+        expect(job?.lastError).toMatch(/expects nonce 0, which has no recorded transaction/)
+        expect(fake.signed.map((t) => [t.call.kind, t.nonce])).toEqual([["receive", 1]])
+        expect(fake.mined).toEqual([])
+
+        // The other sender's transaction lands after all: the collect goes through, once.
+        fake.mineExternal(0)
+        expect(yield* runUntil(isSettled(id), { maxMs: 30_000 })).toBe(true)
+        expect(fake.mined.map((t) => [t.call.kind, t.nonce])).toEqual([
+          ["external", 0],
+          ["receive", 1],
+          ["transfer", 2]
+        ])
+      }).pipe(Effect.provide(world.engine()))
+    }
+  )
+
+  it.effect(
+    "a collection that cannot go through fails only once a block past validBefore exists and the authorization is unused",
+    () => {
+      const world = makeWorld()
+      const { fake } = world
+      let refusing = true
+      fake.rejectBroadcast = () => (refusing ? REFUSED : undefined)
+      return Effect.gen(function* () {
+        const id = yield* confirmedPayment(fake, yield* openShop())
+        // Tries refused so far (kept in memory between short back-offs, so counted at the node).
+        const tried = (n: number) => Effect.sync(() => (fake.calls.get("broadcast") ?? 0) >= n)
+        expect(yield* runUntil(tried(2), { maxMs: 10_000 })).toBe(true)
+        expect((yield* paymentOf(id)).status).toBe("processing")
+        // A block at validBefore: the authorization could not be used in it, but it is not past.
+        fake.timestamp = VALID_BEFORE
+        fake.mine()
+        expect(yield* runUntil(tried(5), { maxMs: 30_000 })).toBe(true)
+        expect((yield* paymentOf(id)).status).toBe("processing")
+        // A block past it, the authorization unused on chain: nothing can collect it any more.
+        fake.timestamp = VALID_BEFORE + 1n
+        fake.mine()
+        const failed = Effect.map(paymentOf(id), (p) => p.status === "failed")
+        expect(yield* runUntil(Effect.orDie(failed), { maxMs: 30_000 })).toBe(true)
+        expect((yield* paymentOf(id)).failureCode).toBe("authorization_expired")
+        // The job goes on to use its nonce: a cancel, once the node takes it.
+        expect((yield* jobOf(id, "collect"))?.state).toBe("active")
+        refusing = false
+        const over = Effect.map(jobOf(id, "collect"), (j) => j?.state === "done")
+        expect(yield* runUntil(over, { maxMs: 120_000 })).toBe(true)
+        expect(fake.mined.map((t) => [t.call.kind, t.nonce])).toEqual([["cancel", 0]])
+        expect(fake.balance(BUYER)).toBe(PAID)
+        expect(yield* jobOf(id, "settle")).toBeUndefined()
+      }).pipe(Effect.provide(world.engine()))
+    }
+  )
+
+  it.effect(
+    "a chain on a new run starts afresh: its nonces forgotten, a collect under way fails chain_reset, a settlement under way ends",
+    () => {
+      const storage = makeMemoryStorage()
+      const firstRun = new FakeChain({ pollIntervalMs: POLL_MS, instance: "run-1" })
+      const nextRun = new FakeChain({ pollIntervalMs: POLL_MS, instance: "run-2" })
+      // The first run's last settlement and last collect never get through.
+      const refusing = { transfers: false, collects: false }
+      firstRun.refuseTransfer = () =>
+        refusing.transfers ? "ERC20: transfer amount exceeds balance" : undefined
+      firstRun.rejectBroadcast = (tx) =>
+        refusing.collects && tx.call.kind === "receive" ? REFUSED : undefined
+      const onRun = (fake: FakeChain, body: Effect.Effect<void, unknown, EngineServices>) =>
+        Effect.gen(function* () {
+          const work = yield* ChainWork
+          yield* work.startFresh
+          yield* body
+        }).pipe(Effect.provide(engineOn(fake, storage, FEES, 1_000)))
+      let shop: Shop | undefined
+      const ids: Array<PaymentId> = []
+      return Effect.gen(function* () {
+        yield* onRun(
+          firstRun,
+          Effect.gen(function* () {
+            expect(yield* (yield* ChainWork).freshRuns).toEqual([
+              { chainId: CHAIN_ID, previous: null, paymentsFailed: 0, settlementsEnded: 0 }
+            ])
+            shop = yield* openShop()
+            ids.push(yield* confirmedPayment(firstRun, shop))
+            expect(yield* drain()).toBe(true)
+            refusing.transfers = true
+            ids.push(yield* confirmedPayment(firstRun, shop))
+            const settling = Effect.map(jobOf(ids[1]!, "settle"), (j) => j?.lastError != null)
+            expect(yield* runUntil(settling, { maxMs: 10_000 })).toBe(true)
+            refusing.collects = true
+            ids.push(yield* confirmedPayment(firstRun, shop))
+            const collecting = Effect.map(jobOf(ids[2]!, "collect"), (j) => j?.nonce != null)
+            expect(yield* runUntil(collecting, { maxMs: 10_000 })).toBe(true)
+          })
+        )
+        const [settled, settling, collecting] = ids as [PaymentId, PaymentId, PaymentId]
+        yield* onRun(
+          nextRun,
+          Effect.gen(function* () {
+            expect(yield* (yield* ChainWork).freshRuns).toEqual([
+              {
+                chainId: CHAIN_ID,
+                previous: { instance: "run-1", since: expect.any(Date) },
+                paymentsFailed: 1,
+                settlementsEnded: 1
+              }
+            ])
+            expect(yield* paymentOf(collecting)).toMatchObject({
+              status: "failed",
+              failureCode: "chain_reset"
+            })
+            const settle = yield* jobOf(settling, "settle")
+            expect(settle).toMatchObject({ state: "done" })
+            expect(settle?.lastError).toMatch(/started afresh/)
+            expect((yield* paymentOf(settling)).settlement?.status).toBe("pending")
+            // Decided before: its history kept as it was.
+            const before = yield* paymentOf(settled)
+            expect(before.status).toBe("succeeded")
+            expect(before.settlement?.status).toBe("settled")
+            // The new run's first transaction takes its nonce 0: the old sequence is forgotten.
+            const next = yield* confirmedPayment(nextRun, shop!)
+            expect(yield* drain()).toBe(true)
+            expect((yield* paymentOf(next)).settlement?.status).toBe("settled")
+            expect(nextRun.mined.map((t) => [t.call.kind, t.nonce])).toEqual([
+              ["receive", 0],
+              ["transfer", 1]
+            ])
+          })
+        )
+        // The same run again (a restart that kept the chain): nothing is ended.
+        yield* onRun(
+          nextRun,
+          Effect.gen(function* () {
+            expect(yield* (yield* ChainWork).freshRuns).toEqual([])
+          })
+        )
+      })
+    }
+  )
+})

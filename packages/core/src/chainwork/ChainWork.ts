@@ -180,6 +180,8 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
           )
         )
         let result = stepped
+        // Newly stuck: let go at once, so the mark is stored where /ready and other instances read it.
+        let newlyStuck = false
         if (result._tag === "Again" && result.note !== null) {
           const at = clock.unsafeCurrentTimeMillis()
           const next = failed(failing, at, settings)
@@ -193,6 +195,7 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
             failingSince: next.failingSince?.toISOString()
           })
           if (failing.stuckSince === null && next.stuckSince !== null) {
+            newlyStuck = true
             yield* Effect.logError("chain job stuck", {
               failures: next.failures,
               failingSince: next.failingSince?.toISOString(),
@@ -233,7 +236,14 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
           return
         }
         const heldFor = clock.unsafeCurrentTimeMillis() - startedAt
-        if (result.afterMs <= HOLD_MS && heldFor < MAX_HOLD_MS) {
+        if (result.afterMs <= HOLD_MS && heldFor < MAX_HOLD_MS && !newlyStuck) {
+          // A wait the lease would not outlast (a short lease, a back-off): renewed first.
+          const before = clock.unsafeCurrentTimeMillis()
+          if (before + result.afterMs >= leaseUntil - settings.leaseMs / 2) {
+            const span = result.afterMs + settings.leaseMs
+            yield* store.renew(held.lease, new Date(before), span)
+            leaseUntil = before + span
+          }
           if (result.afterMs > 0) yield* Effect.sleep(result.afterMs)
           // Renewed once half of it is gone: a commit per step would cost more than the step.
           const at = clock.unsafeCurrentTimeMillis()

@@ -8,13 +8,16 @@
  * - a recorded transaction the chain knows (pending or mined) is never sent
  *   again, nor anything else at its nonce;
  * - one it does not know is sent again as the same signed bytes, at its own
- *   nonce: another node may still hold it, so signing a different
- *   transaction, at this nonce or a new one, could pay twice;
- * - a different transaction (a zero-value cancel) is signed for that nonce
- *   only when the recorded one can no longer do what it was signed for (a
- *   collect whose authorization has expired) and its job is over; an active
- *   job replaces its own, on its next look, and so learns its transfer did not
- *   happen;
+ *   nonce, while it can still do what it was signed for: another node may
+ *   still hold it, so signing a different transaction, at this nonce or a new
+ *   one, could pay twice;
+ * - a different transaction (a zero-value cancel, which moves nothing) is
+ *   signed for that nonce only when the recorded one can no longer do what it
+ *   was signed for: a collect whose authorization has expired, or any call of
+ *   a job that is over (its payment was decided without it, so it must not
+ *   move money now). Sharing the nonce, at most one of the two can ever be
+ *   mined. An active job replaces its own, on its next look, and so learns
+ *   its transfer did not happen;
  * - a nonce with nothing recorded is never filled: the engine cannot know
  *   what another sender with the key put there, or whether the node is merely
  *   behind. The job waits, backing off, until the chain catches up or an
@@ -66,7 +69,9 @@ export const makeNonceGaps = (signRecordSend: SignRecordSend) =>
     /** Whether the recorded transaction can still do what it was signed for. */
     const executable = (job: ChainJob, transfer: ChainTransfer, head: ChainHead) =>
       Effect.gen(function* () {
-        if (transfer.purpose !== "call" || job.payload.kind !== "collect") return true
+        if (transfer.purpose === "cancel") return true
+        if (job.state === "done") return false
+        if (job.payload.kind !== "collect") return true
         const option = yield* options.findOption(job.payload.optionId as OptionId)
         return Option.isSome(option) && head.timestamp < option.value.authorization.validBefore
       })
