@@ -6,6 +6,7 @@
  */
 import { apiReferenceRoutes } from "@pay/api-reference"
 import {
+  ChainWork,
   chainEngineOptions,
   DEFAULT_MAX_BODY_BYTES,
   engineActor,
@@ -242,6 +243,11 @@ export const startStandalone = (
     const bootstrapped = yield* bootstrapPartner(config.bootstrapApiKey).pipe(
       Effect.provide(context)
     )
+    // Chains started afresh at this start (a new run of the sandbox), for the banner.
+    const freshRuns = yield* Effect.provide(
+      ChainWork.use((w) => w.freshRuns),
+      context
+    )
     // `context` lets in-process tests reach the services; `sandbox`, the sandbox chain.
-    return { server, bootstrapped, context, sandbox: chain.sandbox }
+    return { server, bootstrapped, context, sandbox: chain.sandbox, freshRuns }
   })

@@ -9,6 +9,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { NodeRuntime } from "@effect/platform-node"
+import type { FreshChainRun } from "@pay/core"
 import { Cause, Console, Effect, Option } from "effect"
 import { startStandalone } from "./app.js"
 import { defaultPublicUrl, describeDatabase, isPostgresUrl, standaloneConfig } from "./config.js"
@@ -73,6 +74,29 @@ const withChosenPort = <
         })
       })
 
+/**
+ * What starting the sandbox afresh did (core's ChainInstances.ts): said when the database
+ * remembers an earlier run of it, or held work of one.
+ */
+const freshRunLines = (run: FreshChainRun): string => {
+  if (run.previous === null && run.paymentsFailed + run.settlementsEnded === 0) return ""
+  const lines = [
+    "  A new run of the sandbox chain: the one this database last ran against is gone, so its",
+    "    nonces start afresh. Earlier payments keep their history (their transactions were on it)."
+  ]
+  if (run.paymentsFailed > 0) {
+    lines.push(
+      `    ${run.paymentsFailed} payment(s) still being collected on it failed (failureCode chain_reset).`
+    )
+  }
+  if (run.settlementsEnded > 0) {
+    lines.push(
+      `    ${run.settlementsEnded} settlement(s) under way on it will not complete (their funds were on it).`
+    )
+  }
+  return lines.join("\n")
+}
+
 const program = (host: StandaloneHost) => {
   /** The settings a failed start's lines name, once read. */
   const context: { -readonly [K in keyof StartContext]: StartContext[K] } = {}
@@ -86,7 +110,7 @@ const program = (host: StandaloneHost) => {
     context.database = config.database
     // Seen before the start creates it: a misspelt PAY_DATABASE shows as a new file.
     const newDatabase = !isPostgresUrl(config.database) && !existsSync(config.database)
-    const { server, bootstrapped, sandbox } = yield* startStandalone(host, config)
+    const { server, bootstrapped, sandbox, freshRuns } = yield* startStandalone(host, config)
     listening = true
     yield* Console.log(`Pay engine listening on ${server.url} (${host.runtime})`)
     yield* Console.log(
@@ -115,6 +139,7 @@ const program = (host: StandaloneHost) => {
           `      -d '{"account": "${sandbox.description.chainId}:0x<your address>", "amount": "100000000"}'`
         ].join("\n")
       )
+      for (const lines of freshRuns.map(freshRunLines)) if (lines !== "") yield* Console.log(lines)
     } else if (Option.isSome(config.payConfigPath)) {
       yield* Console.log(`  Networks: ${config.payConfigPath.value}`)
     }
