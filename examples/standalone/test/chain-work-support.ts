@@ -139,6 +139,8 @@ export interface PayConfigOptions {
   readonly confirmations?: number
   readonly stuckAfterSeconds?: number
   readonly fees?: Json
+  /** Laid over the `jobs` settings below. */
+  readonly jobs?: Json
 }
 
 /**
@@ -187,7 +189,7 @@ export const engineSetup = (
       ],
       quoteLockSeconds: 300,
       fees: options.fees ?? { default: { fixed: "0.10", percentage: "1.5" } },
-      jobs: { pollMs: 50, leaseSeconds: 2 }
+      jobs: { pollMs: 50, leaseSeconds: 2, ...options.jobs }
     })
   )
   return {

@@ -149,6 +149,23 @@ const nodeMessage = (error: unknown): string => {
   return parts.join(" | ")
 }
 
+/**
+ * Why the node refused a transaction, in its own words: viem's short message
+ * alone ("Missing or invalid parameters.") says nothing an operator can act on,
+ * so the details of every error it stands on follow, once each.
+ */
+const refusal = (error: unknown): string => {
+  if (!(error instanceof BaseError)) return describe(error)
+  // viem's short messages run on to a second line of advice ("Double check you have…").
+  const parts = [error.shortMessage.split("\n")[0]!]
+  error.walk((e) => {
+    const text = e instanceof BaseError ? e.details : e instanceof Error ? e.message : undefined
+    if (text !== undefined && text !== "" && !parts.includes(text)) parts.push(text)
+    return false
+  })
+  return parts.join(": ")
+}
+
 /** Answers that mean the node has the transaction, or has mined its nonce already. */
 const ALREADY_HAVE =
   /already known|known transaction|already imported|nonce too low|nonce is too low/i
@@ -398,7 +415,7 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
             const text = nodeMessage(error)
             if (ALREADY_HAVE.test(text)) return Effect.void
             return REFUSED.test(text) || (hasRpcCode(error) && !/timeout|timed out/i.test(text))
-              ? Effect.fail(new TransactionRejected({ chainId, reason: describe(error) }))
+              ? Effect.fail(new TransactionRejected({ chainId, reason: refusal(error) }))
               : Effect.fail(unavailable(chainId, error))
           })
         )
