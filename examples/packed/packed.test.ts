@@ -180,9 +180,12 @@ describe("the README's embedding walk-through, in a fresh project", () => {
     }
   })
 
-  it("takes a payment on the sandbox chain through Express, paid by pay-sandbox-wallet", async () => {
-    await takePaymentThrough(process.execPath, "server.mjs", project)
-  }, 120_000)
+  it("takes a payment on the sandbox chain through Express, paid by pay-sandbox-wallet, and again after a restart", async () => {
+    const keys = await takePaymentThrough(process.execPath, "server.mjs", project)
+    // Stopped and started again on its pay.sqlite, the sandbox on a new run: the same walk-through pays.
+    const again = await takePaymentThrough(process.execPath, "server.mjs", project, keys)
+    expect(again.output).toMatch(/chain started afresh/)
+  }, 180_000)
 })
 
 describe("the README's Bun walk-through, in a fresh Bun project", () => {
@@ -209,20 +212,29 @@ describe("the README's Bun walk-through, in a fresh Bun project", () => {
       expect(manifest.version).toBe("0.1.0")
     }
     writeFileSync(join(bunProject, "server.bun.mjs"), bunWalkThrough.server)
-    await takePaymentThrough(
-      join(root, "node_modules", ".bin", "bun"),
-      "server.bun.mjs",
-      bunProject
-    )
-  }, 180_000)
+    const bun = join(root, "node_modules", ".bin", "bun")
+    const keys = await takePaymentThrough(bun, "server.bun.mjs", bunProject)
+    await takePaymentThrough(bun, "server.bun.mjs", bunProject, keys)
+  }, 240_000)
 })
+
+interface Keys {
+  readonly KEY: string
+  readonly WALLET: string
+}
 
 /**
  * Starts `server` in `cwd` with `runtime`, then runs the README's shell commands against it
- * (on its port, with the keys it printed): a merchant, a settlement, a payment, paid by
- * pay-sandbox-wallet; then stops it with SIGTERM.
+ * (on its port, with the keys it printed, or with `known` ones on a later start, which
+ * prints none): a merchant, a settlement, a payment, paid by pay-sandbox-wallet; then
+ * stops it with SIGTERM. The keys, and what the server printed.
  */
-const takePaymentThrough = async (runtime: string, serverFile: string, cwd: string) => {
+const takePaymentThrough = async (
+  runtime: string,
+  serverFile: string,
+  cwd: string,
+  known?: Keys
+): Promise<Keys & { readonly output: string }> => {
   const port = await freePort()
   const server = spawn(runtime, [serverFile], {
     cwd,
@@ -231,11 +243,13 @@ const takePaymentThrough = async (runtime: string, serverFile: string, cwd: stri
   children.push(server)
   const exited = new Promise<number | null>((resolve) => server.once("exit", resolve))
   let output = ""
-  const keys = await new Promise<{ KEY: string; WALLET: string }>((resolve, reject) => {
+  const keys = await new Promise<Keys>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString()
+      if (!output.includes("engine at ")) return
+      if (known !== undefined) return resolve(known)
       const found = output.match(/KEY=(\S+) WALLET=(\S+)/)
-      if (found && output.includes("engine at ")) resolve({ KEY: found[1]!, WALLET: found[2]! })
+      if (found) resolve({ KEY: found[1]!, WALLET: found[2]! })
     }
     server.stdout.on("data", onData)
     server.stderr.on("data", onData)
@@ -260,6 +274,8 @@ const takePaymentThrough = async (runtime: string, serverFile: string, cwd: stri
 
   server.kill("SIGTERM")
   expect(await exited, output).toBe(0)
+  if (known !== undefined) expect(output).not.toMatch(/KEY=/)
+  return { ...keys, output }
 }
 
 describe("the packed packages, installed in a fresh project", () => {
