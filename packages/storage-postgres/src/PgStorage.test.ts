@@ -71,7 +71,8 @@ describe("PostgreSQL storage, several instances", () => {
         "audit_log",
         "option_purge",
         "rate_limits",
-        "settlement_held"
+        "settlement_held",
+        "chain_job_failing"
       ])
     })
   )

@@ -109,7 +109,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [19, "audit_log"],
         [20, "option_purge"],
         [21, "rate_limits"],
-        [22, "settlement_held"]
+        [22, "settlement_held"],
+        [23, "chain_job_failing"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })
