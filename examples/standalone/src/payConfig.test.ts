@@ -82,3 +82,48 @@ describe("PAY_CONFIG networks' testnet", () => {
     }
   })
 })
+
+describe("PAY_CONFIG jobs", () => {
+  const readJobs = (jobs: unknown) => {
+    const path = join(dir, `pay-config-${n++}.json`)
+    writeFileSync(path, JSON.stringify({ networks: [network("eip155:8453")], jobs }))
+    return { path, result: readPayConfig(path, {}) }
+  }
+
+  it("gives the chain work its back-off cap and stuck bounds, in the engine's units", () => {
+    const { result } = readJobs({
+      pollMs: 200,
+      leaseSeconds: 20,
+      concurrency: 8,
+      backoffCapSeconds: 90,
+      stuckAfterSeconds: 1_200,
+      stuckAfterFailures: 12
+    })
+    expect(Either.getOrThrow(result).chainWork).toEqual({
+      pollMs: 200,
+      leaseMs: 20_000,
+      concurrency: 8,
+      backoffCapMs: 90_000,
+      stuckAfterMs: 1_200_000,
+      stuckAfterFailures: 12
+    })
+    // Left out, the engine's defaults apply (chainwork/ChainWorkConfig.ts).
+    expect(Either.getOrThrow(readJobs({ pollMs: 200 }).result).chainWork).toEqual({ pollMs: 200 })
+  })
+
+  it("refuses bounds out of range, naming them", () => {
+    for (const [field, value] of [
+      ["backoffCapSeconds", 0],
+      ["backoffCapSeconds", 3_601],
+      ["stuckAfterSeconds", 0],
+      ["stuckAfterFailures", 0],
+      ["stuckAfterFailures", 1.5]
+    ] as const) {
+      const { result } = readJobs({ [field]: value })
+      expect(Either.isLeft(result), `${field}: ${value}`).toBe(true)
+      expect(Either.getLeft(result).pipe((m) => m._tag === "Some" && m.value)).toMatch(
+        new RegExp(`jobs\\.${field}`)
+      )
+    }
+  })
+})
