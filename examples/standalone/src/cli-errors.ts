@@ -59,6 +59,12 @@ export const errorMessage = (error: unknown): string => {
   return String(error)
 }
 
-/** What `--json` prints on stderr for a failure. */
-export const errorJson = (error: unknown): string =>
-  JSON.stringify({ error: { code: errorCode(error), message: errorMessage(error) } })
+/** What `--json` prints on stderr for a failure; with the database when it matters to the answer. */
+export const errorJson = (error: unknown, database?: string): string =>
+  JSON.stringify({
+    error: {
+      code: errorCode(error),
+      message: errorMessage(error),
+      ...(database === undefined ? {} : { database })
+    }
+  })

@@ -60,7 +60,7 @@ const isPartnerId = Schema.is(PartnerId)
 const isAppId = Schema.is(WalletAppId)
 const isKeyId = Schema.is(ApiKeyId)
 
-const keyIdArg = Args.text({ name: "keyId" }).pipe(Args.withDescription("The key's id (key_…)"))
+const keyIdArg = Args.text({ name: "key-id" }).pipe(Args.withDescription("The key's id (key_…)"))
 
 const checkedKeyId = (id: string) =>
   isKeyId(id) ? Effect.succeed(id) : Effect.fail(invalidInput(`${id} is not a key id (key_…)`))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { colourWanted, fullUsage, stripAnsi, tidyHelp } from "./cli-output.js"
+import { colourWanted, commandList, fullUsage, stripAnsi, tidyHelp } from "./cli-output.js"
 
 describe("colourWanted", () => {
   it("colours a terminal only, unless NO_COLOR is set to anything; FORCE_COLOR overrides both", () => {
@@ -86,5 +86,36 @@ describe("fullUsage", () => {
     expect(fullUsage("a line with $ create inside", ["partners", "create"], "pay")).toBe(
       "a line with $ create inside"
     )
+  })
+})
+
+describe("commandList", () => {
+  it("names a command two levels down once, and lines the descriptions up again", () => {
+    const listed = [
+      "COMMANDS",
+      "",
+      "  - apps                                         Wallet apps",
+      "",
+      "  - apps list [--json]                           List wallet apps",
+      "",
+      "  - apps apps keys rotate --app app_… <key-id>  Replace a key",
+      ""
+    ].join("\n")
+    expect(commandList(listed)).toBe(
+      [
+        "COMMANDS",
+        "",
+        "  - apps                                   Wallet apps",
+        "",
+        "  - apps list [--json]                     List wallet apps",
+        "",
+        "  - apps keys rotate --app app_… <key-id>  Replace a key",
+        ""
+      ].join("\n")
+    )
+    // Without a doubled name, nothing changes.
+    const right =
+      "  - keys list --partner ptnr_…  List the keys\n  - keys                        A partner's keys"
+    expect(commandList(right)).toBe(right)
   })
 })

@@ -1,7 +1,8 @@
 /**
  * The CLI's output for pipes and people: colour only on a terminal that wants
  * it, and @effect/cli's help made to read as this CLI's (`$ pay partners
- * create …`, no generic "A user-defined piece of text." under each option).
+ * create …`, no generic "A user-defined piece of text." under each option,
+ * `apps keys list` where @effect/cli lists `apps apps keys list`).
  */
 import { type Console, Effect } from "effect"
 
@@ -45,12 +46,42 @@ export const fullUsage = (text: string, args: ReadonlyArray<string>, root: strin
   })
 }
 
+/** A line of a COMMANDS list: `  - <usage>  <description>`, the descriptions in one column. */
+const COMMAND_LINE = /^( *- )(\S+(?: \S+)*) {2,}(\S.*)$/
+
+/**
+ * A COMMANDS list with each command named once. @effect/cli (0.77) lists a
+ * command two levels down with its parent's name twice (`apps apps keys
+ * list`: it prefixes the parent's usage, which already starts with the
+ * grandparent's); no command of this CLI repeats a name, so a repeated first
+ * word is dropped, and the descriptions are lined up again.
+ */
+export const commandList = (text: string): string => {
+  const lines = text.split("\n")
+  const entries = lines.map((line) => {
+    const match = COMMAND_LINE.exec(line)
+    if (match === null) return undefined
+    const words = match[2]!.split(" ")
+    while (words.length > 1 && words[0] === words[1]) words.shift()
+    return { bullet: match[1]!, usage: words.join(" "), description: match[3]! }
+  })
+  const width = Math.max(0, ...entries.map((e) => e?.usage.length ?? 0))
+  return lines
+    .map((line, i) => {
+      const entry = entries[i]
+      return entry === undefined
+        ? line
+        : `${entry.bullet}${entry.usage.padEnd(width + 2)}${entry.description}`
+    })
+    .join("\n")
+}
+
 /** @effect/cli's help and messages, tidied and without colour when `colour` is false. */
 export const tidyHelp = (
   text: string,
   options: { readonly args: ReadonlyArray<string>; readonly root: string; readonly colour: boolean }
 ): string => {
-  const tidied = fullUsage(text.replace(GENERIC, ""), options.args, options.root)
+  const tidied = commandList(fullUsage(text.replace(GENERIC, ""), options.args, options.root))
   return options.colour ? tidied : stripAnsi(tidied)
 }
 

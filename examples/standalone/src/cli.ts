@@ -3,10 +3,12 @@
  * database as the server (PAY_DATABASE: a SQLite file or a postgres:// URL),
  * also while the server runs, and applies pending migrations first, as the
  * server does, with the server's engine secrets (PAY_SECRET,
- * PAY_SECRET_PREVIOUS). Text for people; `--json` for scripts.
+ * PAY_SECRET_PREVIOUS). Text for people; `--json` for scripts. Each command
+ * that opened the database names it on stderr (`Database: ./data/pay.sqlite`),
+ * so a CLI pointed at another database than the server's shows at once.
  */
 import { existsSync } from "node:fs"
-import { Args, Command, Options } from "@effect/cli"
+import { Args, Command, Options, Span } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import {
   API_VERSIONS,
@@ -49,6 +51,7 @@ import {
   refused
 } from "./cli-errors.js"
 import { keyCommands } from "./cli-keys.js"
+import { lookupCommands } from "./cli-lookups.js"
 import { cliConsole, colourWanted } from "./cli-output.js"
 import {
   DEFAULT_DATABASE,
@@ -108,6 +111,27 @@ const databaseError = (database: string) => (e: unknown) => {
 }
 
 /**
+ * The database the command opened (as `describeDatabase` shows it: no
+ * password), and whether stderr has named it yet. One command runs per process.
+ */
+const opened: { database: string | undefined; said: boolean } = {
+  database: undefined,
+  said: false
+}
+
+const databaseOpened = (database: string) =>
+  Effect.sync(() => {
+    opened.database = describeDatabase(database)
+  })
+
+/** `Database: …` on stderr, once, before the answer: stdout stays the answer alone. */
+const sayDatabase = Effect.sync(() => {
+  if (opened.database === undefined || opened.said) return
+  opened.said = true
+  process.stderr.write(`Database: ${opened.database}\n`)
+})
+
+/**
  * The engine's services on the database; nothing is served. With the
  * server's engine secrets, so what a command seals or opens is the server's.
  */
@@ -123,16 +147,25 @@ const onDatabase = (database: string) =>
             publicUrl: "http://localhost",
             maxBodyBytes: 0,
             ...secrets
-          }).pipe(Layer.mapError(databaseError(database)))
+          }).pipe(
+            Layer.mapError(databaseError(database)),
+            Layer.tap(() => databaseOpened(database))
+          )
         })
       )
     : Layer.fail(invalidInput(DATABASE_REQUIRED))
 
-/** A command's output, on stdout as it is (not through @effect/cli's console, which tidies help). */
+/**
+ * A command's output, on stdout as it is (not through @effect/cli's console, which tidies
+ * help), after the database's line on stderr.
+ */
 const print = (asJson: boolean, value: unknown, text: string) =>
-  Effect.sync(() => {
-    process.stdout.write(`${asJson ? JSON.stringify(value, null, 2) : text}\n`)
-  })
+  Effect.zipRight(
+    sayDatabase,
+    Effect.sync(() => {
+      process.stdout.write(`${asJson ? JSON.stringify(value, null, 2) : text}\n`)
+    })
+  )
 
 const partnersCreate = Command.make(
   "create",
@@ -271,12 +304,12 @@ const merchantsSetStatus = Command.make(
   {
     merchantId: Args.text({ name: "merchant-id" }).pipe(
       Args.withSchema(MerchantId),
-      Args.withDescription("The merchant (mrch_...)")
+      Args.withDescription("The merchant (mrch_…)")
     ),
     status: Args.choice(
       MerchantStatus.literals.map((s) => [s, s] as const),
       { name: "status" }
-    ).pipe(Args.withDescription("active | inactive | suspended")),
+    ).pipe(Args.withDescription("Its new status")),
     database,
     json
   },
@@ -309,7 +342,7 @@ const paymentsSettle = Command.make(
   {
     paymentId: Args.text({ name: "payment-id" }).pipe(
       Args.withSchema(PaymentId),
-      Args.withDescription("The succeeded payment (pay_...) whose funds stayed with the engine")
+      Args.withDescription("The succeeded payment (pay_…) whose funds stayed with the engine")
     ),
     database,
     json
@@ -351,7 +384,7 @@ const auditCommand = Command.make(
   {
     partner: Options.text("partner").pipe(
       Options.withPseudoName("ptnr_…"),
-      Options.withDescription("Only this partner's entries (ptnr_...)"),
+      Options.withDescription("Only this partner's entries (ptnr_…)"),
       Options.optional
     ),
     limit: Options.integer("limit").pipe(
@@ -361,7 +394,7 @@ const auditCommand = Command.make(
     ),
     before: Options.text("before").pipe(
       Options.withPseudoName("aud_…"),
-      Options.withDescription("Only entries older than this one (aud_...): the next page"),
+      Options.withDescription("Only entries older than this one (aud_…): the next page"),
       Options.optional
     ),
     database,
@@ -486,6 +519,7 @@ const migrateCommand = Command.make("migrate", { database, json }, ({ database, 
     const applied = yield* migrateDatabase(nodeHost, database).pipe(
       Effect.mapError(databaseError(database))
     )
+    yield* databaseOpened(database)
     yield* print(
       json,
       { applied, ...(created ? { created: database } : {}) },
@@ -504,8 +538,12 @@ const migrateCommand = Command.make("migrate", { database, json }, ({ database, 
 )
 
 const { partnerKeys, appKeys } = keyCommands({ database, json, onDatabase, print })
+const { merchantsList, paymentsGet } = lookupCommands({ database, json, onDatabase, print })
 
 const pay = Command.make("pay").pipe(
+  Command.withDescription(
+    "The operator's commands on the server's database: PAY_DATABASE (or --database), which must be the one the server was given. Each command names the database it used on stderr."
+  ),
   Command.withSubcommands([
     migrateCommand,
     auditCommand,
@@ -515,12 +553,14 @@ const pay = Command.make("pay").pipe(
     ),
     partnerKeys,
     Command.make("merchants").pipe(
-      Command.withDescription("Merchants' status, which only the operator sets"),
-      Command.withSubcommands([merchantsSetStatus])
+      Command.withDescription(
+        "A partner's merchants, and their status, which only the operator sets"
+      ),
+      Command.withSubcommands([merchantsList, merchantsSetStatus])
     ),
     Command.make("payments").pipe(
-      Command.withDescription("Payments' settlements"),
-      Command.withSubcommands([paymentsSettle])
+      Command.withDescription("One payment's details, and settling one again"),
+      Command.withSubcommands([paymentsGet, paymentsSettle])
     ),
     Command.make("apps").pipe(
       Command.withDescription("Wallet apps (wallets calling the gateway) and their keys"),
@@ -534,17 +574,31 @@ const pay = Command.make("pay").pipe(
 )
 
 const ROOT = "pay"
-const run = Command.run(pay, { name: ROOT, version: "0.1.0" })
+const run = Command.run(pay, {
+  name: ROOT,
+  version: "0.1.0",
+  summary: Span.text("the pay engine's operator CLI (npm run pay -- <command>)")
+})
 const args = process.argv.slice(2)
 const asJson = args.includes("--json")
 
-/** A refusal: one line on stderr, or one JSON object with `--json`; exit code 1. */
+/**
+ * A refusal: one line on stderr, or one JSON object with `--json`; exit code 1. One that
+ * depends on what the database holds (not found, refused) names the database, unless the
+ * command's answer already did.
+ */
 const refuse = (e: unknown) =>
   Effect.sync(() => {
-    if (asJson) process.stderr.write(`${errorJson(e)}\n`)
-    else if (errorCode(e) === "usage") {
+    const code = errorCode(e)
+    const database =
+      !opened.said && (code === "not_found" || code === "refused") ? opened.database : undefined
+    if (asJson) process.stderr.write(`${errorJson(e, database)}\n`)
+    else if (code === "usage") {
       process.stderr.write(`error: ${errorMessage(e)} (--help shows the usage)\n`)
-    } else process.stderr.write(`error: ${errorMessage(e)}\n`)
+    } else {
+      const where = database === undefined ? "" : ` (database: ${database})`
+      process.stderr.write(`error: ${errorMessage(e)}${where}\n`)
+    }
     process.exitCode = 1
   })
 
