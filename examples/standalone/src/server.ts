@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { NodeRuntime } from "@effect/platform-node"
-import type { FreshChainRun } from "@pay/core"
+import { type FreshChainRun, Partners } from "@pay/core"
 import { Cause, Console, Effect, Option } from "effect"
 import { startStandalone } from "./app.js"
 import { defaultPublicUrl, describeDatabase, isPostgresUrl, standaloneConfig } from "./config.js"
@@ -97,6 +97,19 @@ const freshRunLines = (run: FreshChainRun): string => {
   return lines.join("\n")
 }
 
+/**
+ * A later start's last banner lines (the first start printed the key once): how to get a
+ * new key when that one is lost, for the partner there is, and that the CLI must work on
+ * this server's database. One string: it is written at once, the banner's end.
+ */
+const lostKeyLines = (partnerIds: ReadonlyArray<string>): string =>
+  [
+    partnerIds.length === 1
+      ? `  Lost the API key? Make a new one: npm run pay -- keys create --partner ${partnerIds[0]}`
+      : "  Lost an API key? Find the partner with `npm run pay -- partners list`, then: npm run pay -- keys create --partner <ptnr_id>",
+    "    (the CLI must be given the same PAY_DATABASE as this server; each command names the database it used)"
+  ].join("\n")
+
 const program = (host: StandaloneHost) => {
   /** The settings a failed start's lines name, once read. */
   const context: { -readonly [K in keyof StartContext]: StartContext[K] } = {}
@@ -110,7 +123,13 @@ const program = (host: StandaloneHost) => {
     context.database = config.database
     // Seen before the start creates it: a misspelt PAY_DATABASE shows as a new file.
     const newDatabase = !isPostgresUrl(config.database) && !existsSync(config.database)
-    const { server, bootstrapped, sandbox, freshRuns } = yield* startStandalone(host, config)
+    const {
+      server,
+      bootstrapped,
+      sandbox,
+      freshRuns,
+      context: services
+    } = yield* startStandalone(host, config)
     listening = true
     yield* Console.log(`Pay engine listening on ${server.url} (${host.runtime})`)
     yield* Console.log(
@@ -145,8 +164,12 @@ const program = (host: StandaloneHost) => {
     }
     yield* Option.match(bootstrapped, {
       onNone: () =>
-        Console.log(
-          "  Create a partner and its API key with: npm run pay -- partners create --name <name>"
+        Effect.flatMap(
+          Effect.provide(
+            Partners.use((p) => p.list),
+            services
+          ),
+          (partners) => Console.log(lostKeyLines(partners.map((p) => p.id)))
         ),
       onSome: ({ partnerId, apiKey }) =>
         Console.log(

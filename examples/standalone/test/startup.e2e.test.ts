@@ -234,6 +234,56 @@ describe("an unknown PAY_ variable", () => {
   }, 90_000)
 })
 
+describe("a later start", () => {
+  const cliOn = (database: string, ...args: Array<string>) =>
+    promisify(execFile)(nodeBinary, [bundle("cli"), ...args], {
+      env: { ...baseEnv, PAY_DATABASE: database },
+      cwd: root
+    })
+
+  it("says how to get a new key when the first one is lost, and that the CLI needs the same PAY_DATABASE; the command it names works", async () => {
+    const database = join(dir, "later.sqlite")
+    const first = await start({ PAY_DATABASE: database })
+    const partnerId = /First start: created partner (ptnr_[0-9A-Za-z]+) /.exec(first.output())?.[1]
+    expect(partnerId, first.output()).toBeDefined()
+    expect(first.output()).not.toContain("Lost")
+    first.child.kill("SIGTERM")
+    expect((await first.exit).code).toBe(0)
+
+    const again = await start({ PAY_DATABASE: database })
+    expect(again.output()).not.toContain("First start")
+    expect(again.output()).not.toContain("partners create")
+    expect(again.output()).toContain(
+      [
+        `  Lost the API key? Make a new one: npm run pay -- keys create --partner ${partnerId}`,
+        "    (the CLI must be given the same PAY_DATABASE as this server; each command names the database it used)",
+        ""
+      ].join("\n")
+    )
+    // The command the banner names, on the server's database, makes a key the server takes.
+    const created = await cliOn(database, "keys", "create", "--partner", partnerId!, "--json")
+    expect(created.stderr).toBe(`Database: ${database}\n`)
+    const { secret } = JSON.parse(created.stdout) as { secret: string }
+    const merchants = await fetch(`${again.url}/v1/merchants`, { headers: { "Api-Key": secret } })
+    expect(merchants.status).toBe(200)
+    again.child.kill("SIGTERM")
+    expect((await again.exit).code).toBe(0)
+
+    // With several partners, it says where to find the one whose key is lost.
+    await cliOn(database, "partners", "create", "--name", "Second")
+    const third = await start({ PAY_DATABASE: database })
+    expect(third.output()).toContain(
+      [
+        "  Lost an API key? Find the partner with `npm run pay -- partners list`, then: npm run pay -- keys create --partner <ptnr_id>",
+        "    (the CLI must be given the same PAY_DATABASE as this server; each command names the database it used)",
+        ""
+      ].join("\n")
+    )
+    third.child.kill("SIGTERM")
+    expect((await third.exit).code).toBe(0)
+  }, 120_000)
+})
+
 describe("PORT=0 without PAY_PUBLIC_URL", () => {
   it("hands out links with the port it listens on, not :0", async () => {
     const key = "pk_startup_port_0123456789abcdef"
