@@ -20,9 +20,11 @@ import {
   type Payment,
   PaymentId,
   Payments,
+  type TokenInfo,
   TokenRegistry,
   type TokenRegistryShape
 } from "@pay/core"
+import { CAIP2_CHAIN_ID, TEST_USDC_ADDRESS } from "@pay/sandbox-chain"
 import { Effect, type Layer, Option, Schema } from "effect"
 import { invalidInput, notFound } from "./cli-errors.js"
 
@@ -35,6 +37,28 @@ export interface LookupParts {
   ) => Layer.Layer<Merchants | Partners | Payments | TokenRegistry, unknown>
   readonly print: (asJson: boolean, value: unknown, text: string) => Effect.Effect<void>
 }
+
+/**
+ * The sandbox's test USDC, at the address it has on every run of the sandbox
+ * chain ("USD Coin", USDC, 6 decimals: TestUSDC.sol). The server learns it from
+ * the chain it starts; the CLI starts none, so it is named here, or the
+ * walk-through's payments would show in minor units.
+ */
+const SANDBOX_USDC: TokenInfo = {
+  asset: `${CAIP2_CHAIN_ID}/erc20:${TEST_USDC_ADDRESS}` as TokenInfo["asset"],
+  symbol: "USDC",
+  name: "USD Coin",
+  decimals: 6,
+  iconUrl: null
+}
+
+/** The engine's tokens, and the sandbox's. */
+export const withSandboxToken = (registry: TokenRegistryShape): TokenRegistryShape => ({
+  ...registry,
+  token: (asset) =>
+    registry.token(asset) ??
+    (asset.toLowerCase() === SANDBOX_USDC.asset.toLowerCase() ? SANDBOX_USDC : undefined)
+})
 
 const LIMIT_MAX = 1000
 const isPartnerId = Schema.is(PartnerId)
@@ -342,7 +366,7 @@ export const lookupCommands = ({ database, json, onDatabase, print }: LookupPart
           const merchant = Option.getOrUndefined(
             yield* (yield* Merchants).lookup(payment.merchantId)
           )
-          const registry = yield* TokenRegistry
+          const registry = withSandboxToken(yield* TokenRegistry)
           const at = yield* now
           yield* print(
             json,

@@ -18,6 +18,7 @@ import {
   type PaymentId,
   Payments
 } from "@pay/core"
+import { CAIP2_CHAIN_ID, TEST_USDC_ADDRESS } from "@pay/sandbox-chain"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { engineLayer } from "../src/app.js"
@@ -324,6 +325,7 @@ const shopDatabase = join(dir, "shop.sqlite")
 const shopEnv = { ...baseEnv, PAY_DATABASE: shopDatabase }
 const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
 const BUYER = "eip155:8453:0x1111111111111111111111111111111111111111" as Caip10
+const SANDBOX_USDC = `${CAIP2_CHAIN_ID}/erc20:${TEST_USDC_ADDRESS}` as Caip19
 const DESTINATION = "eip155:8453:0x2222222222222222222222222222222222222222" as Caip10
 const COLLECT_HASH = `0x${"ab".repeat(32)}`
 const SETTLE_HASH = `0x${"cd".repeat(32)}`
@@ -347,10 +349,10 @@ const shop = () =>
     yield* merchants.setStatus(cafe.id, "suspended")
     const payments = yield* Payments
     const usd = { kind: "fiat", currency: findCurrency("USD")! } as const
-    const processing = (value: bigint) =>
+    const processing = (asset: Caip19, value: bigint) =>
       ({
         _tag: "StartProcessing",
-        tokenAmount: { asset: USDC_BASE, value },
+        tokenAmount: { asset, value },
         buyer: { account: BUYER, providerName: "MetaMask", providerIcon: null },
         transaction: { networkId: "8453", hash: COLLECT_HASH, nonce: 7 }
       }) as const
@@ -358,7 +360,7 @@ const shop = () =>
       referenceId: "order-1",
       amount: { unit: usd, value: 1050n }
     })
-    yield* payments.transition(paid.id, processing(10_500_000n))
+    yield* payments.transition(paid.id, processing(USDC_BASE, 10_500_000n))
     yield* payments.transition(paid.id, {
       _tag: "Succeed",
       txId: COLLECT_HASH,
@@ -376,7 +378,8 @@ const shop = () =>
       referenceId: "order-2",
       amount: { unit: usd, value: 500n }
     })
-    yield* payments.transition(failed.id, processing(5_000_000n))
+    // Paid in the sandbox's test USDC, which the server learns from the chain it starts.
+    yield* payments.transition(failed.id, processing(SANDBOX_USDC, 5_000_000n))
     yield* payments.transition(failed.id, { _tag: "Fail", failureCode: "authorization_expired" })
     return { partner, store, cafe, paid: paid.id as PaymentId, failed: failed.id as PaymentId }
   }).pipe(
@@ -506,6 +509,7 @@ describe("merchants list and payments get", async () => {
     const { failed } = fixture
     const text = (await cli(["payments", "get", failed], shopEnv)).stdout
     expect(text).toContain("  Status:      failed, failureCode authorization_expired\n")
+    expect(text).toContain("  Amount:      5.00 USD\n  Paid in:     5.000000 USDC on Sandbox\n")
     expect(text).not.toContain("Settlement:")
     const json = JSON.parse((await cli(["payments", "get", failed, "--json"], shopEnv)).stdout)
     expect(json).toMatchObject({
