@@ -8,6 +8,8 @@ import {
   type Amount,
   amountDisplay,
   amountToWire,
+  type Caip2,
+  ChainJobStore,
   effectiveStatus,
   formatMajor,
   formatUnit,
@@ -34,7 +36,7 @@ export interface LookupParts {
   readonly json: Options.Options<boolean>
   readonly onDatabase: (
     database: string
-  ) => Layer.Layer<Merchants | Partners | Payments | TokenRegistry, unknown>
+  ) => Layer.Layer<Merchants | Partners | Payments | TokenRegistry | ChainJobStore, unknown>
   readonly print: (asJson: boolean, value: unknown, text: string) => Effect.Effect<void>
 }
 
@@ -142,12 +144,30 @@ const inToken = (p: Payment, value: bigint): Amount | undefined =>
     ? undefined
     : { unit: { kind: "token", asset: p.tokenAmount.asset }, value }
 
+/**
+ * Said of a payment made before the run of its chain the engine works on now
+ * began (the sandbox starts fresh with every start, core's ChainInstances.ts):
+ * its transactions were on an earlier run, which is gone.
+ */
+export const earlierRunNote = (runSince: Date) =>
+  `its transactions were on an earlier run of the sandbox chain, gone since ${runSince.toISOString()} (the chain starts fresh with every start); its history is kept as it was`
+
+/** When the payment's chain has been on a new run since it was made: that run's start. */
+export const earlierRunOf = (
+  p: Payment,
+  run: Option.Option<{ readonly since: Date }>
+): Date | undefined =>
+  p.transaction !== null && Option.isSome(run) && run.value.since > p.createdAt
+    ? run.value.since
+    : undefined
+
 /** One payment for scripts: amounts as the API writes them (minor units as strings). */
 export const paymentJson = (
   p: Payment,
   merchant: Merchant | undefined,
   registry: TokenRegistryShape,
-  now: Date
+  now: Date,
+  earlierRun?: Date
 ) => {
   const token = (value: bigint) => {
     const amount = inToken(p, value)
@@ -190,7 +210,8 @@ export const paymentJson = (
     createdAt: p.createdAt.toISOString(),
     updatedAt: p.updatedAt.toISOString(),
     expiresAt: p.expiresAt.toISOString(),
-    finalAt: p.finalAt?.toISOString() ?? null
+    finalAt: p.finalAt?.toISOString() ?? null,
+    ...(earlierRun === undefined ? {} : { note: earlierRunNote(earlierRun) })
   }
 }
 
@@ -199,7 +220,8 @@ export const paymentText = (
   p: Payment,
   merchant: Merchant | undefined,
   registry: TokenRegistryShape,
-  now: Date
+  now: Date,
+  earlierRun?: Date
 ): string => {
   const status = effectiveStatus(p, now)
   const token = (value: bigint) => {
@@ -272,7 +294,8 @@ export const paymentText = (
       : [["Refund", `${p.refund.id}, requested ${p.refund.createdAt.toISOString()}`] as const]),
     ["Created", p.createdAt.toISOString()],
     ["Updated", p.updatedAt.toISOString()],
-    [p.finalAt === null ? "Expires" : "Final", (p.finalAt ?? p.expiresAt).toISOString()]
+    [p.finalAt === null ? "Expires" : "Final", (p.finalAt ?? p.expiresAt).toISOString()],
+    ...(earlierRun === undefined ? [] : [["Note", earlierRunNote(earlierRun)] as const])
   ]
   const width = Math.max(...rows.map(([label]) => label.length)) + 1
   return [
@@ -368,10 +391,19 @@ export const lookupCommands = ({ database, json, onDatabase, print }: LookupPart
           )
           const registry = withSandboxToken(yield* TokenRegistry)
           const at = yield* now
+          const earlierRun =
+            payment.transaction === null
+              ? undefined
+              : earlierRunOf(
+                  payment,
+                  yield* (yield* ChainJobStore).chainInstance(
+                    `eip155:${payment.transaction.networkId}` as Caip2
+                  )
+                )
           yield* print(
             json,
-            paymentJson(payment, merchant, registry, at),
-            paymentText(payment, merchant, registry, at)
+            paymentJson(payment, merchant, registry, at, earlierRun),
+            paymentText(payment, merchant, registry, at, earlierRun)
           )
         }).pipe(Effect.provide(onDatabase(database)))
       })

@@ -124,6 +124,11 @@ describe("npm start, the walk-through, Ctrl-C, npm start again", () => {
     expect(kept.status).toBe("succeeded")
     expect(kept.settlement.status).toBe("settled")
     expect(kept.transaction.hash).toBe(before.transaction.hash)
+    // ...with a note, for the operator, that its transactions were on the sandbox's earlier run.
+    const shown = await pay("payments", "get", before.paymentId, "--json")
+    expect(shown.transaction.hash).toBe(before.transaction.hash)
+    expect(shown.note).toMatch(/earlier run of the sandbox chain/)
+    expect((await pay("payments", "get", after.paymentId, "--json")).note).toBeUndefined()
 
     // A third start on the same file: the sandbox is new again, and pays again.
     await interrupt(second)

@@ -430,7 +430,11 @@ export const chainJobStorageContract = (
         const { payment } = yield* setup
         const payments = yield* PaymentStore
         const jobs = yield* ChainJobStore
+        expect(yield* jobs.chainInstance(BASE)).toEqual(Option.none())
         expect(yield* jobs.swapChainInstance(BASE, "run-1", at(0))).toEqual(Option.none())
+        expect(yield* jobs.chainInstance(BASE)).toEqual(
+          Option.some({ instance: "run-1", since: at(0) })
+        )
         const p = yield* payment("requires_action")
         const job = aJob(p.id, "collect", { runAt: at(10), createdAt: at(10) })
         yield* payments.transition(p.id, "requires_action", {
@@ -457,6 +461,10 @@ export const chainJobStorageContract = (
         expect(yield* jobs.swapChainInstance(BASE, "run-2", at(50))).toEqual(
           Option.some({ instance: "run-2", since: at(40) })
         )
+        expect(yield* jobs.chainInstance(BASE)).toEqual(
+          Option.some({ instance: "run-2", since: at(40) })
+        )
+        expect(yield* jobs.chainInstance(ETH)).toEqual(Option.none())
         expect((yield* jobs.activeJobsOn(BASE)).map((j) => j.id)).toEqual([job.id])
         expect(yield* jobs.activeJobsOn(ETH)).toEqual([])
         // Ended whatever its lease (its holder worked on the earlier run).

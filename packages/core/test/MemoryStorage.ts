@@ -891,6 +891,7 @@ export const makeMemoryStorage = () => {
         }
         return Option.fromNullable(previous)
       }),
+    chainInstance: (chainId) => Effect.sync(() => Option.fromNullable(chainInstances.get(chainId))),
     activeJobsOn: (chainId) =>
       Effect.sync(() =>
         [...jobs.values()]

@@ -387,6 +387,15 @@ export const makePgChainJobStore = (sql: SqlClient) => {
         )
         .pipe(orDieSql),
 
+    chainInstance: (chainId) =>
+      sql<{ readonly instance: string; readonly since: Date }>`SELECT instance, since
+        FROM chain_instances WHERE chain_id = ${chainId}`.pipe(
+        Effect.map(([row]) =>
+          row === undefined ? Option.none() : Option.some({ instance: row.instance, since: row.since })
+        ),
+        orDieSql
+      ),
+
     activeJobsOn: (chainId) =>
       sql<JobRow>`SELECT * FROM chain_jobs WHERE state = 'active' AND chain_id = ${chainId}
         ORDER BY id`.pipe(

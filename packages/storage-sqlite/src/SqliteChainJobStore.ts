@@ -453,6 +453,16 @@ export const makeSqliteChainJobStore = (
         })
       ),
 
+    chainInstance: (chainId) =>
+      Effect.sync(() => {
+        const row = sql.instanceOf.get(chainId) as
+          | { readonly instance: string; readonly since: number }
+          | undefined
+        return row === undefined
+          ? Option.none()
+          : Option.some({ instance: row.instance, since: new Date(row.since) })
+      }),
+
     activeJobsOn: (chainId) =>
       Effect.sync(() => (sql.activeOn.all(chainId) as Array<JobRow>).map(toJob)),
 

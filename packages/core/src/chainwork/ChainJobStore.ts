@@ -170,6 +170,10 @@ export class ChainJobStore extends Context.Tag("@pay/core/ChainJobStore")<
       instance: string,
       now: Date
     ) => Effect.Effect<Option.Option<{ readonly instance: string; readonly since: Date }>>
+    /** The run of the chain the engine last worked on, and since when; none if never recorded. */
+    readonly chainInstance: (
+      chainId: Caip2
+    ) => Effect.Effect<Option.Option<{ readonly instance: string; readonly since: Date }>>
     /** The chain's active jobs, whoever holds them: what a new run of the chain ends. */
     readonly activeJobsOn: (chainId: Caip2) => Effect.Effect<ReadonlyArray<ChainJob>>
     /**
