@@ -90,10 +90,10 @@ const installed = (dir: string): Array<{ name: string; path: string }> => {
     })
 }
 
-/** The README's embedding walk-through: its install line, its server, its shell commands. */
-const readme = readFileSync(join(root, "README.md"), "utf8")
+/** The embedding walk-through (docs/embedding.md): its install line, its server, its shell commands. */
+const readme = readFileSync(join(root, "docs", "embedding.md"), "utf8")
 const walkThrough = (() => {
-  const section = readme.slice(readme.indexOf("## Embedding it in your own backend"))
+  const section = readme.slice(readme.indexOf("## From an empty project"))
   const blocks = [...section.matchAll(/```(\w+)([^\n]*)\n([\s\S]*?)```/g)].map((m) => ({
     lang: m[1],
     info: m[2]!.trim(),
@@ -112,9 +112,9 @@ const walkThrough = (() => {
   return { install: install.split(/\s+/).slice(2), server: server.body, commands: commands.body }
 })()
 
-/** The README's Bun walk-through: its setup commands (run as they are) and its server. */
+/** The Bun walk-through (docs/embedding.md): its setup commands (run as they are) and its server. */
 const bunWalkThrough = (() => {
-  const start = readme.indexOf("### On Bun")
+  const start = readme.indexOf("### The same on Bun")
   const section = readme.slice(start, readme.indexOf("\n## ", start))
   const blocks = [...section.matchAll(/```(\w+)([^\n]*)\n([\s\S]*?)```/g)]
   const setup = blocks.find((b) => b[1] === "sh" && b[3]!.includes("bun add"))?.[3]
