@@ -425,7 +425,7 @@ export const chainJobStorageContract = (
     )
 
     test(
-      "a new run of a chain forgets its nonce sequence; its active jobs are listed and ended once",
+      "a new run of a chain forgets its nonce sequence and recorded transactions; its active jobs are listed and ended once",
       Effect.gen(function* () {
         const { payment } = yield* setup
         const payments = yield* PaymentStore
@@ -453,11 +453,15 @@ export const chainJobStorageContract = (
           Option.some({ instance: "run-1", since: at(0) })
         )
         expect(yield* jobs.nextNonce(BASE, COLLECTOR, 0)).toBe(6)
+        expect((yield* jobs.transfersAtNonce(BASE, COLLECTOR, 5)).length).toBe(1)
         // Another chain's sequence stays as it is.
         expect(yield* jobs.swapChainInstance(BASE, "run-2", at(40))).toEqual(
           Option.some({ instance: "run-1", since: at(0) })
         )
         expect(yield* jobs.nextNonce(BASE, COLLECTOR, 0)).toBe(0)
+        // Its transactions too: the new run may sign the same bytes, to the same hash, again.
+        expect(yield* jobs.transfersAtNonce(BASE, COLLECTOR, 5)).toEqual([])
+        expect(yield* jobs.transfersOf(job.id)).toEqual([])
         expect(yield* jobs.swapChainInstance(BASE, "run-2", at(50))).toEqual(
           Option.some({ instance: "run-2", since: at(40) })
         )

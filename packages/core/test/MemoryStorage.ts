@@ -888,6 +888,7 @@ export const makeMemoryStorage = () => {
           for (const key of [...nonces.keys()]) {
             if ((JSON.parse(key) as [string, string])[0] === chainId) nonces.delete(key)
           }
+          for (const [hash, t] of [...transfers]) if (t.chainId === chainId) transfers.delete(hash)
         }
         return Option.fromNullable(previous)
       }),

@@ -379,6 +379,7 @@ export const makePgChainJobStore = (sql: SqlClient) => {
                 ON CONFLICT (chain_id) DO UPDATE SET instance = excluded.instance,
                   since = excluded.since`
               yield* sql`DELETE FROM chain_nonces WHERE chain_id = ${chainId}`
+              yield* sql`DELETE FROM chain_transfers WHERE chain_id = ${chainId}`
             }
             return row === undefined
               ? Option.none()
@@ -391,7 +392,9 @@ export const makePgChainJobStore = (sql: SqlClient) => {
       sql<{ readonly instance: string; readonly since: Date }>`SELECT instance, since
         FROM chain_instances WHERE chain_id = ${chainId}`.pipe(
         Effect.map(([row]) =>
-          row === undefined ? Option.none() : Option.some({ instance: row.instance, since: row.since })
+          row === undefined
+            ? Option.none()
+            : Option.some({ instance: row.instance, since: row.since })
         ),
         orDieSql
       ),

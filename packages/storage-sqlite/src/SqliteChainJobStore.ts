@@ -202,6 +202,7 @@ export const makeSqliteChainJobStore = (
     setInstance: q(`INSERT INTO chain_instances (chain_id, instance, since) VALUES (?, ?, ?)
       ON CONFLICT (chain_id) DO UPDATE SET instance = excluded.instance, since = excluded.since`),
     forgetNonces: q("DELETE FROM chain_nonces WHERE chain_id = ?"),
+    forgetTransfers: q("DELETE FROM chain_transfers WHERE chain_id = ?"),
     activeOn: q("SELECT * FROM chain_jobs WHERE state = 'active' AND chain_id = ? ORDER BY id"),
     endJob: q(`UPDATE chain_jobs SET state = 'done', lease_token = NULL, lease_until = NULL,
         last_error = ?, updated_at = ?
@@ -446,6 +447,7 @@ export const makeSqliteChainJobStore = (
           if (row?.instance !== instance) {
             sql.setInstance.run(chainId, instance, now.getTime())
             sql.forgetNonces.run(chainId)
+            sql.forgetTransfers.run(chainId)
           }
           return row === undefined
             ? Option.none()

@@ -163,7 +163,10 @@ export class ChainJobStore extends Context.Tag("@pay/core/ChainJobStore")<
      * Records `instance` as the run of the chain the engine now works on, and
      * answers the one recorded before (none the first time). A different one
      * starts the chain afresh in the same write: every sender's nonce
-     * sequence on it is forgotten (the chain's count is taken again).
+     * sequence on it is forgotten (the chain's count is taken again), and so
+     * are the transactions recorded on it: the same key signing the same call
+     * at the same nonce makes the same bytes, so a new run's transaction can
+     * have an old one's hash, which must name the new one only.
      */
     readonly swapChainInstance: (
       chainId: Caip2,
