@@ -110,6 +110,24 @@ const lostKeyLines = (partnerIds: ReadonlyArray<string>): string =>
     "    (the CLI must be given the same PAY_DATABASE as this server; each command names the database it used)"
   ].join("\n")
 
+/**
+ * Fails as listening would when the port is taken (or not this machine's), before
+ * anything is opened: a start that cannot serve must change nothing, and the
+ * engine's start does (the sandbox on a new run starts its chain work afresh,
+ * which would strand the running server's). PORT=0 takes any free one: nothing to probe.
+ */
+const portFree = (config: {
+  readonly host: string
+  readonly port: number
+}): Effect.Effect<void, Error> =>
+  config.port === 0
+    ? Effect.void
+    : Effect.async<void, Error>((resume) => {
+        const probe = createServer()
+        probe.once("error", (error) => resume(Effect.fail(error)))
+        probe.listen(config.port, config.host, () => probe.close(() => resume(Effect.void)))
+      })
+
 const program = (host: StandaloneHost) => {
   /** The settings a failed start's lines name, once read. */
   const context: { -readonly [K in keyof StartContext]: StartContext[K] } = {}
@@ -121,6 +139,7 @@ const program = (host: StandaloneHost) => {
     context.host = config.host
     context.port = config.port
     context.database = config.database
+    yield* portFree(config)
     // Seen before the start creates it: a misspelt PAY_DATABASE shows as a new file.
     const newDatabase = !isPostgresUrl(config.database) && !existsSync(config.database)
     const {

@@ -20,6 +20,7 @@ import {
   bundle,
   type Instance,
   nodeBinary,
+  serverCommand,
   startInstance
 } from "./instances-support.js"
 
@@ -106,6 +107,19 @@ describe("npm start, the walk-through, Ctrl-C, npm start again", () => {
     const wallet = (await pay("apps", "create", "--name", "My wallet", "--json")).apiKey as string
     const before = await walkThrough(first, key!, wallet, "ORDER-1")
     expect(before.status).toBe("succeeded")
+    // A second server on the same file and port is refused before it opens anything: the
+    // running server's sandbox run stays the recorded one (no payment of it is "earlier").
+    const port = new URL(first.url).port
+    const [runtime, args] = serverCommand()
+    const refused = await promisify(execFile)(runtime, args, {
+      env: { ...env, HOST: "127.0.0.1", PORT: port },
+      cwd: root
+    }).then(
+      () => undefined,
+      (e: { code: number; stderr: string }) => e
+    )
+    expect(refused?.stderr).toMatch(/EADDRINUSE/)
+    expect((await pay("payments", "get", before.paymentId, "--json")).note).toBeUndefined()
     await interrupt(first)
 
     const second = await startInstance("second", env, children, { startTimeoutMs: 30_000 })

@@ -7,7 +7,7 @@
  * exits well within the bound; a second signal exits at once.
  */
 import { type ChildProcess, execFile } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { connect, createServer, type Server, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -192,20 +192,17 @@ describe("a start on a busy port", () => {
   })
   afterAll(() => new Promise<void>((resolve) => busy.close(() => resolve())))
 
-  it("says which address is taken, creates no partner, and the next start shows the first key", async () => {
+  it("says which address is taken, opens nothing (no database, no partner), and the next start shows the first key", async () => {
     const port = (busy.address() as { port: number }).port
     const database = join(dir, "busy.sqlite")
     await expectRefused({ PAY_DATABASE: database, PORT: String(port) }, [
       `error: HOST:PORT 127.0.0.1:${port} is in use by another process (EADDRINUSE); stop it, or set PORT to a free port (0 picks one)`
     ])
-    const listed = await promisify(execFile)(
-      nodeBinary,
-      [bundle("cli"), "partners", "list", "--json"],
-      { env: { ...baseEnv, PAY_DATABASE: database }, cwd: root }
-    )
-    expect(JSON.parse(listed.stdout)).toEqual([])
+    // Refused before anything was opened: not even the file was made.
+    expect(existsSync(database)).toBe(false)
 
     const next = await start({ PAY_DATABASE: database })
+    expect(next.output()).toContain(`  Database: ${database} (new: created now)\n`)
     expect(next.output()).toContain("First start: created partner")
     expect(next.output()).toMatch(/shown only this once, store it now:\n\n {4}pk_\S+\n/)
     next.child.kill("SIGTERM")
