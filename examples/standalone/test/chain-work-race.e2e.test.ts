@@ -32,7 +32,7 @@ import {
   transfersOnChain,
   waitForPayment
 } from "./chain-work-support.js"
-import type { Json } from "./e2e-support.js"
+import { eventually, type Json } from "./e2e-support.js"
 import { type Instance, stopAll } from "./instances-support.js"
 import type { RpcProxy } from "./rpc-proxy.js"
 
@@ -215,9 +215,18 @@ describe("a dropped transaction whose authorization has expired (SQLite)", () =>
       expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([])
       expect(await balanceOf(buyer.address)).toBe(20_000_000n)
       await ledger.expectNothingMoved()
-      // The nonce the transfer held was used by the cancel: the collector's next one is free.
-      const mined = await chain.client.getTransactionCount({ address: chain.collector })
-      expect(mined).toBeGreaterThan(sent.transaction.nonce)
+      // Failed once a block past validBefore showed the authorization unused; the job goes on
+      // to use the nonce its transfer held, by a cancel: the collector's next one is free.
+      await eventually(
+        async () => {
+          await chain.rpc("evm_mine")
+          const mined = await chain.client.getTransactionCount({ address: chain.collector })
+          expect(mined).toBeGreaterThan(sent.transaction.nonce)
+        },
+        { timeoutMs: 20_000 }
+      )
+      expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([])
+      await ledger.expectNothingMoved()
       const status = await engine.api.get(`/v1/payments/${paymentId}/status`, {
         headers: { "merchant-id": shop.merchantId }
       })
