@@ -16,7 +16,7 @@ import {
 } from "../chain/Chain.js"
 import type { ChainTransfer } from "./ChainJob.js"
 import { ChainJobStore } from "./ChainJobStore.js"
-import { makeNonceGaps } from "./NonceGaps.js"
+import { makeNonceGaps, type SignRecordSend } from "./NonceGaps.js"
 import { again, type Held, type Step } from "./Step.js"
 
 /** A replacement must pay at least 10 % more (geth's rule); 12.5 % clears every node's. */
@@ -43,14 +43,7 @@ export const makeTransactions = Effect.gen(function* () {
    * queueing behind each other's reads. A nonce another instance took since
    * it was read fails the record (`NonceTaken`), and nothing is sent.
    */
-  const signRecordSend = <A, E, R>(
-    job: { readonly id: ChainTransfer["jobId"]; readonly nonce: number | null },
-    network: ChainNetwork,
-    purpose: ChainTransfer["purpose"],
-    call: ChainCall,
-    previous: ChainTransfer | undefined,
-    record: (transfer: ChainTransfer) => Effect.Effect<A, E, R>
-  ) =>
+  const signRecordSend: SignRecordSend = (job, network, purpose, call, previous, record) =>
     Effect.gen(function* () {
       const chainId = network.chainId
       const floor = job.nonce === null ? (yield* chain.collectorNonce(chainId)).pending : 0
