@@ -8,6 +8,7 @@
  * definition's encoding of what it decoded, so an EVM address it is given in
  * lowercase already leaves it checksummed.
  */
+import { capturingConsole } from "@pay/core/testing"
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -55,6 +56,11 @@ const SOLANA = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"
 const USDC_SOLANA = `${SOLANA}/token:EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v`
 const WALLET_SOLANA = `${SOLANA}:7S3P4HxJpyyigGzodYwHtCxZyUQe9JiBMHyRWXArAaKv`
 
+// The sandbox chain's USDC: the one asset the server's networks (the sandbox chain only) pay.
+const USDC_SANDBOX = "eip155:31337/erc20:0x1cd2272Cf2400da5cB86ccc008e3bE381C167116"
+const WALLET_SANDBOX = "eip155:31337:0x1234567890AbcdEF1234567890aBcdef12345678"
+const WARNED = "settlement saved in an asset no configured network pays"
+
 /** A distinct ERC-20 asset on Base per number. */
 const baseToken = (n: number) => `eip155:8453/erc20:0x${n.toString(16).padStart(40, "0")}`
 
@@ -65,9 +71,15 @@ describe.each(STORES)("%s", (store) => {
   let pay: PayClient
   let other: PayClient
   const api = client(() => server.baseUrl)
+  const logs = capturingConsole()
+  /** The warning lines about unpayable settlements the server logged for a merchant. */
+  const warned = (merchantId: string): Array<Json> =>
+    logs.lines
+      .map((line) => JSON.parse(line))
+      .filter((l) => l.message === WARNED && l.merchantId === merchantId)
 
   beforeAll(async () => {
-    server = await startServer(store)
+    server = await startServer(store, { logFormat: "json" }, { logConsole: logs.console })
     otherKey = (await createPartner(server, "Other")).apiKey
     pay = payClient(server)
     other = payClient(server, otherKey)
@@ -119,7 +131,8 @@ describe.each(STORES)("%s", (store) => {
       const response = await register(merchantId, [{ asset: USDC_BASE, destination: WALLET_BASE }])
       expect(response.status, response.text).toBe(201)
       const { settlements } = decodeCreated(response.body)
-      expect(Object.keys(response.body)).toEqual(["settlements"])
+      // Base is not among the server's networks (the sandbox chain only): a warning beside them.
+      expect(Object.keys(response.body)).toEqual(["settlements", "warnings"])
       expect(settlements).toHaveLength(1)
       const [settlement] = settlements
       expect(Object.keys(response.body.settlements[0]).sort()).toEqual(
@@ -387,6 +400,85 @@ describe.each(STORES)("%s", (store) => {
     })
   })
 
+  describe("settlements the server's networks cannot pay (it runs the sandbox chain only)", () => {
+    it("a sandbox settlement answers SPEC.md's {settlements} alone, and logs nothing", async () => {
+      const merchantId = await newMerchant()
+      const response = await register(merchantId, [
+        { asset: USDC_SANDBOX, destination: WALLET_SANDBOX }
+      ])
+      expect(response.status, response.text).toBe(201)
+      expect(Object.keys(response.body)).toEqual(["settlements"])
+      expect(warned(merchantId)).toEqual([])
+    })
+
+    it("a Base settlement is saved, with a warning in words in the answer and a log line; a replay answers the same and logs nothing more", async () => {
+      const merchantId = await newMerchant()
+      const key = newKey()
+      const entries = [
+        { asset: USDC_BASE, destination: WALLET_BASE },
+        { asset: USDC_SANDBOX, destination: WALLET_SANDBOX },
+        { asset: ETH_BASE, destination: WALLET2_BASE }
+      ]
+      const response = await register(merchantId, entries, { idempotencyKey: key })
+      expect(response.status, response.text).toBe(201)
+      const created = decodeCreated(response.body)
+      // All saved: the network may be added later.
+      expect(created.settlements.map((s) => s.asset)).toEqual([
+        USDC_BASE_CHECKSUM,
+        USDC_SANDBOX,
+        ETH_BASE
+      ])
+      expect((await liveSettlements(merchantId)).map((s) => s.asset).sort()).toEqual(
+        [USDC_BASE_CHECKSUM, USDC_SANDBOX, ETH_BASE].sort()
+      )
+      expect(response.body.warnings).toEqual([
+        {
+          code: "asset_not_payable",
+          message:
+            `Wallets are not offered USDC on Base (${USDC_BASE_CHECKSUM}): Base (eip155:8453) is not one of the engine's networks: ` +
+            "it runs Pay sandbox (eip155:31337). The settlement is saved and is used once Base is configured. " +
+            "Until then its payments can be paid in USDC on Pay sandbox only.",
+          asset: USDC_BASE_CHECKSUM
+        },
+        {
+          code: "asset_not_payable",
+          message:
+            `Wallets are not offered ${ETH_BASE}: Base (eip155:8453) is not one of the engine's networks: ` +
+            "it runs Pay sandbox (eip155:31337). The settlement is saved and is used once Base is configured. " +
+            "Until then its payments can be paid in USDC on Pay sandbox only.",
+          asset: ETH_BASE
+        }
+      ])
+      expect(
+        warned(merchantId).map((l) => [l.level, l.merchantId, l.asset, l.code, l.reason])
+      ).toEqual(
+        response.body.warnings.map((w: Json) => ["warning", merchantId, w.asset, w.code, w.message])
+      )
+
+      const replay = await register(merchantId, entries, { idempotencyKey: key })
+      expect(replay.status).toBe(201)
+      expect(replay.text).toBe(response.text)
+      expect(warned(merchantId)).toHaveLength(2)
+    })
+
+    it("a merchant whose only settlement is on Base is told its payments offer no way to pay, through the typed client too", async () => {
+      const merchantId = await newMerchant()
+      const answer = whole(
+        pay,
+        await pay.settlements.create(merchantId, [
+          { asset: USDC_BASE_CHECKSUM, destination: WALLET_BASE_CHECKSUM }
+        ])
+      )
+      expect(answer.warnings?.map((w) => [w.code, w.asset])).toEqual([
+        ["asset_not_payable", USDC_BASE_CHECKSUM]
+      ])
+      expect(answer.warnings?.[0]?.message).toMatch(
+        /Until then no settlement of this merchant can be paid, so its payments offer wallets no way to pay\.$/
+      )
+      expect(warned(merchantId)).toHaveLength(1)
+    })
+  })
+
   describe("GET /v1/merchants/{id}/settlements", () => {
     it("answers {crypto, fiat: []}", async () => {
       const merchantId = await newMerchant()
@@ -418,7 +510,8 @@ describe.each(STORES)("%s", (store) => {
       // Raw: the client would send the address checksummed already.
       const response = await put(merchantId, id, { destination: WALLET2_BASE })
       expect(response.status, response.text).toBe(200)
-      expect(Object.keys(response.body)).toEqual(["settlement"])
+      // Base is not among the server's networks: warned about again (its own test is below).
+      expect(Object.keys(response.body)).toEqual(["settlement", "warnings"])
       expect(decodeUpdated(response.body).settlement).toEqual({
         id,
         configId: id,
@@ -435,7 +528,10 @@ describe.each(STORES)("%s", (store) => {
           configId: id,
           asset: USDC_BASE_CHECKSUM,
           destination: WALLET_BASE_CHECKSUM
-        }
+        },
+        warnings: [
+          expect.objectContaining({ code: "asset_not_payable", asset: USDC_BASE_CHECKSUM })
+        ]
       })
       expect(await liveSettlements(merchantId)).toEqual([back.settlement])
     })

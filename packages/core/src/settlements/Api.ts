@@ -11,6 +11,7 @@ import { MerchantId } from "../merchants/Merchant.js"
 import { PartnerApiKey } from "../partners/PartnerAuth.js"
 import { Caip10Schema, Caip19Schema } from "../shared/Caip.js"
 import { CryptoSettlementId } from "./Settlement.js"
+import { SETTLEMENT_WARNING_CODES } from "./SettlementWarnings.js"
 
 export const CryptoSettlementView = Schema.Struct({
   id: Schema.String.annotations({ examples: ["crypto_0Mg3vLwE9kTq2xHbY7pA"] }),
@@ -24,6 +25,30 @@ export const CryptoSettlementView = Schema.Struct({
     examples: ["eip155:8453:0x1234567890AbcdEF1234567890aBcdef12345678"]
   })
 }).annotations({ identifier: "CryptoSettlement" })
+
+/** A settlement saved in an asset none of the engine's networks can pay (SettlementWarnings.ts). */
+export const SettlementWarningView = Schema.Struct({
+  code: Schema.Literal(...SETTLEMENT_WARNING_CODES).annotations({
+    description:
+      "asset_not_payable: no network the engine runs has this token, so wallets are not offered it until one does"
+  }),
+  message: Schema.String.annotations({
+    description: "In words: what cannot be paid, why, and what the merchant can still be paid in",
+    examples: [
+      "Wallets are not offered USDC on Base (eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913): Base (eip155:8453) is not one of the engine's networks: it runs Sandbox (eip155:31337). The settlement is saved and is used once Base is configured. Until then no settlement of this merchant can be paid, so its payments offer wallets no way to pay."
+    ]
+  }),
+  asset: Schema.String.annotations({ description: "The settlement's CAIP-19 asset id" })
+}).annotations({ identifier: "SettlementWarning" })
+
+/**
+ * Present only when there is something to warn about: the change is made all the same (the
+ * network may be added later). Logged as a warning too.
+ */
+const Warnings = Schema.optional(Schema.Array(SettlementWarningView)).annotations({
+  description:
+    "Settlements saved in an asset no network of the engine can pay; absent when every one can be paid"
+})
 
 /** Fiat settlement is not implemented: the lists are always empty (WIRE.md). */
 export const FiatSettlementView = Schema.Struct({
@@ -68,9 +93,10 @@ export const createCryptoSettlements = HttpApiEndpoint.post(
   .setHeaders(IdempotentHeaders)
   .setPath(SettlementsPath)
   .setPayload(CreateCryptoSettlementsRequest)
-  .addSuccess(Schema.Struct({ settlements: Schema.Array(CryptoSettlementView) }), {
-    status: 201
-  })
+  .addSuccess(
+    Schema.Struct({ settlements: Schema.Array(CryptoSettlementView), warnings: Warnings }),
+    { status: 201 }
+  )
   .annotate(OpenApi.Summary, "Register crypto settlement destinations (1 to 50, all or none)")
   .pipe(
     failsWith(...ownedMerchant, ApiErrors.IdempotencyConflict, ApiErrors.SettlementAssetConflict)
@@ -95,7 +121,7 @@ export const updateCryptoSettlement = HttpApiEndpoint.put(
   .setHeaders(VersionHeaders)
   .setPath(SettlementPath)
   .setPayload(UpdateCryptoSettlementRequest)
-  .addSuccess(Schema.Struct({ settlement: CryptoSettlementView }))
+  .addSuccess(Schema.Struct({ settlement: CryptoSettlementView, warnings: Warnings }))
   .annotate(OpenApi.Summary, "Change a settlement's destination (same chain as its asset)")
   .pipe(failsWith(...ownedMerchant))
 

@@ -9,9 +9,13 @@ import { implement } from "../http/Route.js"
 import { idempotently } from "../idempotency/Http.js"
 import { CurrentPartner } from "../partners/PartnerAuth.js"
 import { SettlementsApi } from "./Api.js"
-import type { CryptoSettlement } from "./Settlement.js"
-import { Settlements } from "./Settlements.js"
+import { type RegisteredSettlements, Settlements } from "./Settlements.js"
 import { settlementView } from "./SettlementView.js"
+import type { SettlementWarning } from "./SettlementWarnings.js"
+
+/** `warnings` only when there is one: the answer is otherwise SPEC.md's, field for field. */
+const withWarnings = (warnings: ReadonlyArray<SettlementWarning>) =>
+  warnings.length === 0 ? {} : { warnings }
 
 /** The handlers, with the services they use resolved once, not per request. */
 export const settlementHandlers = Effect.gen(function* () {
@@ -21,8 +25,8 @@ export const settlementHandlers = Effect.gen(function* () {
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
         const actor = yield* requestActor
-        const reply = (created: ReadonlyArray<CryptoSettlement>): Reply =>
-          json(201, { settlements: created.map(settlementView) })
+        const reply = ({ settlements: created, warnings }: RegisteredSettlements): Reply =>
+          json(201, { settlements: created.map(settlementView), ...withWarnings(warnings) })
         return yield* idempotently(
           input,
           input.headers["idempotency-key"],
@@ -51,14 +55,14 @@ export const settlementHandlers = Effect.gen(function* () {
     updateCrypto: ({ path, payload }) =>
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
-        const updated = yield* settlements.changeDestination(
+        const { settlement, warnings } = yield* settlements.changeDestination(
           partner,
           path.merchantId,
           path.id,
           payload.destination,
           yield* requestActor
         )
-        return json(200, { settlement: settlementView(updated) })
+        return json(200, { settlement: settlementView(settlement), ...withWarnings(warnings) })
       }),
 
     deleteCrypto: ({ path }) =>

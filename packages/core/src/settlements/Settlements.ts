@@ -2,11 +2,14 @@
  * The settlement rules: a destination must be on its asset's chain, a
  * merchant has one live settlement per asset, and only the merchant's own
  * partner sees or changes them. Every change is recorded in the audit trail
- * with who made it (`actor`), in the change's own transaction.
+ * with who made it (`actor`), in the change's own transaction. A settlement in
+ * an asset none of the engine's networks can pay is kept, with a warning in the
+ * answer and the log (SettlementWarnings.ts).
  */
 import { Clock, Effect, Option } from "effect"
 import type { AuditAction, AuditActor } from "../audit/AuditEntry.js"
 import { type AuditStamp, auditEntryOf, auditStamp, auditStamps } from "../audit/NewAuditEntry.js"
+import { Chain } from "../chain/Chain.js"
 import { eventOf, stamp, stamps } from "../events/NewEvent.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { MerchantId } from "../merchants/Merchant.js"
@@ -16,6 +19,7 @@ import { type Caip10, type Caip19, chainOfCaip10, chainOfCaip19 } from "../share
 import { type FieldIssue, InvalidInput } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"
 import { spanned } from "../shared/Spans.js"
+import { TokenRegistry } from "../shared/TokenRegistry.js"
 import {
   type CryptoSettlement,
   type CryptoSettlementId,
@@ -24,6 +28,7 @@ import {
 } from "./Settlement.js"
 import { SettlementStore } from "./SettlementStore.js"
 import { settlementView } from "./SettlementView.js"
+import { type SettlementWarning, settlementWarnings } from "./SettlementWarnings.js"
 
 export interface NewCryptoSettlement {
   readonly asset: Caip19
@@ -35,6 +40,12 @@ export const settlementAuditValue = (s: CryptoSettlement) => ({
   asset: s.asset,
   destination: s.destination
 })
+
+/** Settlements just registered, with the warnings about them (empty when every asset can be paid). */
+export interface RegisteredSettlements {
+  readonly settlements: ReadonlyArray<CryptoSettlement>
+  readonly warnings: ReadonlyArray<SettlementWarning>
+}
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -49,6 +60,25 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
   effect: Effect.gen(function* () {
     const store = yield* SettlementStore
     const merchants = yield* Merchants
+    const chain = yield* Chain
+    const registry = yield* TokenRegistry
+
+    /** The warnings about `assets`, given every asset the merchant settles in after the change. */
+    const warningsOf = (assets: ReadonlyArray<Caip19>, live: ReadonlyArray<Caip19>) =>
+      settlementWarnings(chain.networks, registry, assets, live)
+
+    const logWarnings = (merchantId: MerchantId, warnings: ReadonlyArray<SettlementWarning>) =>
+      Effect.forEach(
+        warnings,
+        (w) =>
+          Effect.logWarning("settlement saved in an asset no configured network pays", {
+            merchantId,
+            asset: w.asset,
+            code: w.code,
+            reason: w.message
+          }),
+        { discard: true }
+      )
 
     /** An audit entry of `partner`'s settlement change by `actor`. */
     const auditOf =
@@ -76,7 +106,7 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
       merchantId: MerchantId,
       entries: ReadonlyArray<NewCryptoSettlement>,
       actor: AuditActor,
-      complete?: (settlements: ReadonlyArray<CryptoSettlement>) => IdempotencyCompletion
+      complete?: (registered: RegisteredSettlements) => IdempotencyCompletion
     ) =>
       Effect.gen(function* () {
         yield* merchants.get(partner, merchantId)
@@ -93,6 +123,10 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
           if (seen.has(asset)) return yield* new SettlementAssetConflict({ asset, merchantId })
           seen.add(asset)
         }
+        // Read before the insert: a warning's words, not a rule, so a concurrent change may be missed.
+        const existing = yield* store.listByMerchant(merchantId)
+        const assets = entries.map((e) => e.asset)
+        const warnings = warningsOf(assets, [...existing.map((s) => s.asset), ...assets])
         const at = yield* now
         const settlements = yield* Effect.forEach(entries, ({ asset, destination }) =>
           Effect.map(
@@ -112,7 +146,7 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
         const entryOf = auditOf(partner, actor, "settlement.created")
         yield* store.insertAll(
           settlements,
-          complete?.(settlements),
+          complete?.({ settlements, warnings }),
           (rows) =>
             rows.map((s, i) =>
               eventOf(created[i]!, partner.id, "settlement.created", settlementView(s), {
@@ -121,7 +155,8 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
             ),
           (rows) => rows.map((s, i) => entryOf(audited[i]!, s.id, merchantId, null, s))
         )
-        return settlements
+        yield* logWarnings(merchantId, warnings)
+        return { settlements, warnings } satisfies RegisteredSettlements
       })
 
     const list = (partner: Partner, merchantId: MerchantId) =>
@@ -138,7 +173,8 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
       actor: AuditActor
     ) =>
       Effect.gen(function* () {
-        const current = (yield* list(partner, merchantId)).find((s) => s.id === id)
+        const live = yield* list(partner, merchantId)
+        const current = live.find((s) => s.id === id)
         if (current === undefined) return yield* new SettlementNotFound({ settlementId: id })
         const mismatch = chainMismatch(current.asset, destination)
         if (mismatch) return yield* InvalidInput.of("destination", mismatch)
@@ -153,10 +189,16 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
           (s) => [eventOf(at, partner.id, "settlement.updated", settlementView(s), { merchantId })],
           ({ before, after }) => [entryOf(audited, id, merchantId, before, after)]
         )
-        return yield* Option.match(updated, {
+        const settlement = yield* Option.match(updated, {
           onNone: () => new SettlementNotFound({ settlementId: id }),
           onSome: Effect.succeed
         })
+        const warnings = warningsOf(
+          [settlement.asset],
+          live.map((s) => s.asset)
+        )
+        yield* logWarnings(merchantId, warnings)
+        return { settlement, warnings }
       })
 
     /** Idempotent, like merchant deletion. */

@@ -35,7 +35,9 @@ describe("settlement changes in the audit trail", () => {
         iconUrl: null
       })
       const settlements = yield* Settlements
-      const [usdc, eth] = yield* settlements.register(
+      const {
+        settlements: [usdc, eth]
+      } = yield* settlements.register(
         partner,
         merchantId,
         [
