@@ -6,7 +6,15 @@
 import { GatewayStore } from "@pay/core"
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, client, type E2eServer, STORES, startServer } from "./e2e-support.js"
+import {
+  type Client,
+  client,
+  type E2eServer,
+  type Json,
+  newKey,
+  STORES,
+  startServer
+} from "./e2e-support.js"
 import {
   type Buyer,
   confirm,
@@ -184,4 +192,102 @@ describe.each(STORES)("the wallet gateway on %s", (store) => {
     expect(again.status, again.text).toBe(409)
     expect(again.body.code).toBe("invalid_state")
   }, 60_000)
+
+  describe("no option: why, in words (noOptionsReason, only when options is empty)", () => {
+    /** A merchant settled in `settlements` (none: no settlement at all); its id. */
+    const merchantSettledIn = async (
+      settlements: ReadonlyArray<{ readonly asset: string; readonly destination: string }>
+    ): Promise<string> => {
+      const created = await partner.request("POST", "/v1/merchants", {
+        idempotencyKey: newKey(),
+        body: { merchantName: "Elsewhere Shop", merchantEmail: "else@shop.example" }
+      })
+      expect(created.status, created.text).toBe(201)
+      const id = created.body.merchant.id as string
+      if (settlements.length > 0) {
+        const settled = await partner.request("POST", `/v1/merchants/${id}/settlements/crypto`, {
+          idempotencyKey: newKey(),
+          body: { settlements }
+        })
+        expect(settled.status, settled.text).toBe(201)
+      }
+      return id
+    }
+    const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+    const BASE_DESTINATION = "eip155:8453:0x000000000000000000000000000000000000dEaD"
+
+    /** The options answer for a sandbox account (and `more`), 200 with no option. */
+    const nothingOffered = async (merchant: string, more: ReadonlyArray<string> = []) => {
+      const { paymentId } = await paymentFor(partner, merchant, "450")
+      const offered = await options(wallet, paymentId, [newBuyer().account, ...more])
+      expect(offered.status, offered.text).toBe(200)
+      // The reference's fields as before: a wallet that knows nothing more still works.
+      expect(offered.body.options).toEqual([])
+      expect(offered.body.info).toMatchObject({ status: "requires_action" })
+      expect(offered.body.collectData).toBeNull()
+      return offered.body as Json
+    }
+
+    it("a merchant settled only on Base, a network the server does not run: settlement_not_payable", async () => {
+      const merchant = await merchantSettledIn([
+        { asset: USDC_BASE, destination: BASE_DESTINATION }
+      ])
+      // Even for an account on Base: the server cannot take Base at all.
+      const body = await nothingOffered(merchant, [
+        "eip155:8453:0x00000000000000000000000000000000000000b1"
+      ])
+      expect(body.noOptionsReason).toEqual({
+        code: "settlement_not_payable",
+        message:
+          "This merchant is paid only in USDC on Base, which this payment service cannot take, so there is no way to pay it here."
+      })
+    })
+
+    it("/openapi.json declares it: an optional NoOptionsReason {code, message} with every code", async () => {
+      const document = (await partner.get("/openapi.json", { key: null })).body
+      const answer = document.components.schemas.GetPaymentOptionsResponse
+      expect(answer.required).not.toContain("noOptionsReason")
+      // A reference with its own description: wrapped in allOf.
+      expect(answer.properties.noOptionsReason.allOf).toEqual([
+        { $ref: "#/components/schemas/NoOptionsReason" }
+      ])
+      const reason = document.components.schemas.NoOptionsReason
+      expect(reason.required.sort()).toEqual(["code", "message"])
+      expect(reason.properties.code.enum).toEqual([
+        "no_settlement",
+        "settlement_not_payable",
+        "no_price",
+        "asset_not_payable",
+        "accounts_not_payable",
+        "network_unavailable"
+      ])
+    })
+
+    it("a merchant with no settlement: no_settlement", async () => {
+      const body = await nothingOffered(await merchantSettledIn([]))
+      expect(body.noOptionsReason).toEqual({
+        code: "no_settlement",
+        message:
+          "This merchant has not set up how it is paid in crypto, so there is no way to pay it yet."
+      })
+    })
+
+    it("accounts on no network the payment can be paid on: accounts_not_payable, naming what pays", async () => {
+      const { paymentId } = await paymentFor(partner, merchantId, "450")
+      const offered = await options(wallet, paymentId, [
+        "eip155:8453:0x00000000000000000000000000000000000000b1"
+      ])
+      expect(offered.status, offered.text).toBe(200)
+      expect(offered.body.options).toEqual([])
+      expect(offered.body.noOptionsReason).toEqual({
+        code: "accounts_not_payable",
+        message:
+          "None of the wallet's accounts is on a network this payment can be paid on: it can be paid in USDC on Pay sandbox."
+      })
+      // With an option, no reason.
+      const paid = await options(wallet, paymentId, [newBuyer().account])
+      expect(paid.body.options).toHaveLength(1)
+      expect(paid.body).not.toHaveProperty("noOptionsReason")
+    })
+  })
 })

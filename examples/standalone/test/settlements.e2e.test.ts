@@ -461,6 +461,28 @@ describe.each(STORES)("%s", (store) => {
       expect(warned(merchantId)).toHaveLength(2)
     })
 
+    it("/openapi.json declares the optional warnings of the create and update answers", async () => {
+      const document = (await api.get("/openapi.json", { key: null })).body
+      const schemaOf = (path: string, method: string, status: string) => {
+        const schema =
+          document.paths[path][method].responses[status].content["application/json"].schema
+        return schema.$ref === undefined
+          ? schema
+          : document.components.schemas[schema.$ref.split("/").pop()]
+      }
+      for (const [path, method, status] of [
+        ["/v1/merchants/{merchantId}/settlements/crypto", "post", "201"],
+        ["/v1/merchants/{merchantId}/settlements/crypto/{id}", "put", "200"]
+      ] as const) {
+        const answer = schemaOf(path, method, status)
+        expect(answer.required ?? []).not.toContain("warnings")
+        expect(answer.properties.warnings.items.$ref).toBe("#/components/schemas/SettlementWarning")
+      }
+      const warning = document.components.schemas.SettlementWarning
+      expect(warning.required.sort()).toEqual(["asset", "code", "message"])
+      expect(warning.properties.code.enum).toEqual(["asset_not_payable"])
+    })
+
     it("a merchant whose only settlement is on Base is told its payments offer no way to pay, through the typed client too", async () => {
       const merchantId = await newMerchant()
       const answer = whole(

@@ -17,6 +17,7 @@ import {
 } from "../payments/Api.js"
 import { PaymentId, PaymentStatus } from "../payments/Payment.js"
 import { MAX_ACCOUNTS } from "./GatewayConfig.js"
+import { NO_OPTIONS_CODES } from "./NoOptionsCode.js"
 import { paymentIdOfSegment } from "./PaymentRef.js"
 
 const UnixSeconds = Schema.Int.annotations({ description: "Unix time in seconds" })
@@ -124,10 +125,27 @@ export const OptionsParams = Schema.Struct({
   includePaymentInfo: Schema.optional(Schema.BooleanFromString)
 })
 
+/** Why `options` is empty (NoOptions.ts): beside the reference's fields, which wallets read as before. */
+export const NoOptionsReasonView = Schema.Struct({
+  code: Schema.Literal(...NO_OPTIONS_CODES).annotations({
+    description:
+      "no_settlement: the merchant has no crypto settlement; settlement_not_payable: none of its settlements is in a token of a network the engine runs; no_price: no rate from the payment's currency to those tokens; asset_not_payable: the payment asks for a token the merchant cannot be paid in here; accounts_not_payable: none of the accounts is on a network of those tokens; network_unavailable: the network did not answer"
+  }),
+  message: Schema.String.annotations({
+    description: "The reason in words, for the wallet to show its user",
+    examples: [
+      "This merchant is paid only in USDC on Base, which this payment service cannot take, so there is no way to pay it here."
+    ]
+  })
+}).annotations({ identifier: "NoOptionsReason" })
+
 export const OptionsResponse = Schema.Struct({
   options: Schema.Array(PaymentOptionView),
   info: Schema.NullOr(GatewayPaymentInfo),
-  collectData: Schema.NullOr(CollectDataView)
+  collectData: Schema.NullOr(CollectDataView),
+  noOptionsReason: Schema.optional(NoOptionsReasonView).annotations({
+    description: "Present only when `options` is empty: why, in words"
+  })
 }).annotations({ identifier: "GetPaymentOptionsResponse" })
 
 export const FetchRequest = Schema.Struct({

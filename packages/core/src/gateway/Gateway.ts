@@ -30,6 +30,7 @@ import { type Caip10, chainOfCaip10 } from "../shared/Caip.js"
 import { InvalidInput } from "../shared/Errors.js"
 import { makeIdBody } from "../shared/Ids.js"
 import { spanned } from "../shared/Spans.js"
+import { TokenRegistry } from "../shared/TokenRegistry.js"
 import {
   type CollectData,
   collectDataObject,
@@ -45,7 +46,8 @@ import {
   InsufficientBalance,
   QuoteExpired
 } from "./GatewayErrors.js"
-import { offers } from "./Offers.js"
+import { noOptionsReason } from "./NoOptions.js"
+import { offers, payableTokens } from "./Offers.js"
 import {
   GatewayStore,
   MAX_OPTIONS_PER_PAYMENT,
@@ -85,6 +87,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
     const settlements = yield* SettlementStore
     const store = yield* GatewayStore
     const chain = yield* Chain
+    const registry = yield* TokenRegistry
     const chainWork = yield* ChainWork
     const prices = yield* Prices
     const config = yield* PayConfig
@@ -148,6 +151,47 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         })
       )
 
+    /**
+     * What offers are made from: the payment, the networks, the assets its merchant settles in
+     * and the rates from its currency to each token's (read once each).
+     */
+    const pricedFor = (payment: Payment) =>
+      Effect.gen(function* () {
+        const settled = yield* settlements.listByMerchant(payment.merchantId)
+        const rates = new Map<string, Rate | undefined>()
+        const unit = payment.amount.unit
+        if (unit.kind === "fiat") {
+          for (const network of chain.networks) {
+            for (const token of network.tokens) {
+              const pair = `${unit.currency.code}/${token.priceCurrency}`
+              if (!rates.has(pair)) {
+                rates.set(pair, yield* prices.rate(unit.currency.code, token.priceCurrency))
+              }
+            }
+          }
+        }
+        return {
+          payment,
+          networks: chain.networks,
+          settledAssets: new Set<string>(settled.map((s) => s.asset)),
+          rate: (from: string, to: string) => rates.get(`${from}/${to}`)
+        }
+      })
+
+    /**
+     * The tokens the payment can be paid in on the engine's networks, whatever the account, with
+     * their amounts at the current price; or, when there is none, why (NoOptions.ts). What the
+     * checkout page shows before a wallet is opened.
+     */
+    const payableIn = (payment: Payment) =>
+      Effect.map(pricedFor(payment), (priced) => {
+        const tokens = payableTokens(priced)
+        return {
+          tokens,
+          noOptions: tokens.length > 0 ? undefined : noOptionsReason({ ...priced, registry })
+        }
+      })
+
     /** Options for the accounts; a token whose network does not answer is left out, and logged. */
     const optionsFor = (
       id: PaymentId,
@@ -158,27 +202,11 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         const payment = yield* payments.find(id)
         yield* payableNow(payment)
         yield* merchantActive(payment)
-        const settled = yield* settlements.listByMerchant(payment.merchantId)
-        const rates = new Map<string, Rate | undefined>()
-        for (const network of chain.networks) {
-          for (const token of network.tokens) {
-            if (payment.amount.unit.kind !== "fiat") continue
-            const pair = `${payment.amount.unit.currency.code}/${token.priceCurrency}`
-            if (!rates.has(pair)) {
-              rates.set(
-                pair,
-                yield* prices.rate(payment.amount.unit.currency.code, token.priceCurrency)
-              )
-            }
-          }
-        }
+        const priced = yield* pricedFor(payment)
         const at = now()
         const offered = offers({
-          payment,
+          ...priced,
           accounts,
-          networks: chain.networks,
-          settledAssets: new Set(settled.map((s) => s.asset)),
-          rate: (from, to) => rates.get(`${from}/${to}`),
           now: at,
           quoteLockMs: config.gateway?.quoteLockMs ?? DEFAULT_QUOTE_LOCK_MS,
           collectData: mustCollectData(config.gateway?.collectData, payment.amount),
@@ -207,6 +235,16 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
           )
         )
         const available = withActions.filter((o) => o !== undefined)
+        // Why there is none, in words, for the wallet (NoOptions.ts).
+        const noOptions =
+          available.length > 0
+            ? undefined
+            : noOptionsReason({
+                ...priced,
+                registry,
+                accounts,
+                unanswered: offered.map((o) => chainOfCaip10(o.account))
+              })
         const stored = yield* store.insertOptions(
           available.map((o) => o.option),
           { max: MAX_OPTIONS_PER_PAYMENT, now: at }
@@ -234,6 +272,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         return {
           payment,
           options: withCollect,
+          noOptions,
           collectData:
             collecting.length === 0
               ? null
@@ -423,6 +462,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
       authorizeCollect,
       collect: spanned("Gateway.collect", collect),
       optionsFor: spanned("Gateway.optionsFor", optionsFor),
+      payableIn: spanned("Gateway.payableIn", payableIn),
       fetchActions: spanned("Gateway.fetchActions", fetchActions),
       confirm: spanned("Gateway.confirm", confirm),
       cancel: spanned("Gateway.cancel", cancel),

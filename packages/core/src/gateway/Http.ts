@@ -20,6 +20,7 @@ import { toUnixSeconds } from "../shared/Time.js"
 import { TokenRegistry, type TokenRegistryShape } from "../shared/TokenRegistry.js"
 import { GatewayApi } from "./Api.js"
 import { Gateway } from "./Gateway.js"
+import { noOptionsView } from "./NoOptions.js"
 
 /** The accounts, each a CAIP-10 id, or every malformed one named. */
 const accountsOf = (
@@ -88,7 +89,7 @@ export const gatewayHandlers = Effect.gen(function* () {
         const id = path.id
         yield* admitted(id)
         const accounts = yield* accountsOf(payload.accounts)
-        const { payment, options, collectData } = yield* gateway.optionsFor(
+        const { payment, options, collectData, noOptions } = yield* gateway.optionsFor(
           id,
           accounts,
           headers["client-id"]?.slice(0, 256) || null
@@ -112,7 +113,8 @@ export const gatewayHandlers = Effect.gen(function* () {
             collectData
           })),
           info,
-          collectData
+          collectData,
+          ...(noOptions === undefined ? {} : { noOptionsReason: noOptionsView(noOptions) })
         })
       }),
 

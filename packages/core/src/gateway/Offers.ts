@@ -6,7 +6,7 @@
  * errors (SPEC.md 4.4).
  */
 import type { Address, Hex } from "viem"
-import { type ChainNetwork, networkOf } from "../chain/Chain.js"
+import { type ChainNetwork, type ChainToken, networkOf } from "../chain/Chain.js"
 import type { ReceiveAuthorization } from "../chain/Eip3009.js"
 import type { Payment } from "../payments/Payment.js"
 import { convert, type Rate } from "../pricing/Pricing.js"
@@ -61,8 +61,36 @@ const priceIn = (
   }
 }
 
+/** A token the payment can be paid in, whatever the buyer's account: its network, its amount. */
+export interface PayableToken {
+  readonly network: ChainNetwork
+  readonly token: ChainToken
+  /** In the token's minor units, at the current price for a fiat payment. */
+  readonly value: bigint
+  readonly quoted: boolean
+}
+
+/**
+ * Every token of the networks that the merchant settles in and that has a price for the
+ * payment, in the networks' order: what any account on those networks is offered (and what the
+ * checkout page names before a wallet is opened).
+ */
+export const payableTokens = (
+  input: Pick<OfferInput, "payment" | "networks" | "settledAssets" | "rate">
+): ReadonlyArray<PayableToken> =>
+  input.networks.flatMap((network) =>
+    network.tokens.flatMap((token): ReadonlyArray<PayableToken> => {
+      if (!input.settledAssets.has(token.asset)) return []
+      const price = priceIn(input.payment, token, input.rate)
+      return price === undefined || price.value <= 0n
+        ? []
+        : [{ network, token, value: price.value, quoted: price.quoted }]
+    })
+  )
+
 export const offers = (input: OfferInput): ReadonlyArray<PaymentOption> => {
   const { payment, now } = input
+  const payable = payableTokens(input)
   const out: Array<PaymentOption> = []
   const seen = new Set<string>()
   for (const account of input.accounts) {
@@ -72,10 +100,9 @@ export const offers = (input: OfferInput): ReadonlyArray<PaymentOption> => {
     seen.add(key)
     const network = networkOf(input.networks, chainOfCaip10(account))
     if (network === undefined) continue
-    for (const token of network.tokens) {
-      if (!input.settledAssets.has(token.asset)) continue
-      const price = priceIn(payment, token, input.rate)
-      if (price === undefined || price.value <= 0n) continue
+    for (const price of payable) {
+      if (price.network.chainId !== network.chainId) continue
+      const { token } = price
       const lockedUntil = new Date(
         Math.min(now.getTime() + input.quoteLockMs, payment.expiresAt.getTime())
       )

@@ -11,7 +11,7 @@ import { MerchantId } from "../merchants/Merchant.js"
 import { PartnerApiKey } from "../partners/PartnerAuth.js"
 import { Caip10Schema, Caip19Schema } from "../shared/Caip.js"
 import { CryptoSettlementId } from "./Settlement.js"
-import { SETTLEMENT_WARNING_CODES } from "./SettlementWarnings.js"
+import { SETTLEMENT_WARNING_CODES } from "./SettlementWarning.js"
 
 export const CryptoSettlementView = Schema.Struct({
   id: Schema.String.annotations({ examples: ["crypto_0Mg3vLwE9kTq2xHbY7pA"] }),

@@ -8,16 +8,9 @@ import type { ChainNetwork } from "../chain/Chain.js"
 import type { Caip19 } from "../shared/Caip.js"
 import type { TokenRegistryShape } from "../shared/TokenRegistry.js"
 import { assetName, assetText, listText, payabilityOf } from "./SettlementPayability.js"
+import type { SettlementWarning } from "./SettlementWarning.js"
 
-export const SETTLEMENT_WARNING_CODES = ["asset_not_payable"] as const
-export type SettlementWarningCode = (typeof SETTLEMENT_WARNING_CODES)[number]
-
-export interface SettlementWarning {
-  readonly code: SettlementWarningCode
-  /** In words, for the partner's developer: what cannot be paid, why, and what the merchant can still be paid in. */
-  readonly message: string
-  readonly asset: Caip19
-}
+export type { SettlementWarning } from "./SettlementWarning.js"
 
 const networkList = (networks: ReadonlyArray<ChainNetwork>): string =>
   networks.length === 0
