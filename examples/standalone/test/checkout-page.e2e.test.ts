@@ -6,7 +6,7 @@
  * state's page, the page's script, and its live status route.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, client, type E2eServer, startServer } from "./e2e-support.js"
+import { type Client, client, type E2eServer, newKey, startServer } from "./e2e-support.js"
 import {
   fund,
   newBuyer,
@@ -79,6 +79,11 @@ describe("the checkout page at gatewayUrl", () => {
     const html = await response.text()
     expect(html).toContain("Gateway Shop")
     expect(html).toContain("$1,234.50")
+    // Which token, on which network, and how much, before any wallet is opened: exact.
+    expect(html).toContain(
+      '<p class="token-amount" id="token-amount">You pay 1234.50 USDC on Pay sandbox</p>'
+    )
+    expect(html).not.toContain('id="no-options"')
     // Escaped, never markup.
     expect(html).toContain("order-&lt;42&gt;")
     expect(html).not.toContain("order-<42>")
@@ -111,6 +116,7 @@ describe("the checkout page at gatewayUrl", () => {
     })
     const html = await (await page(paymentId)).text()
     expect(html).toContain('<p class="amount" id="amount">12.34 USDC</p>')
+    expect(html).toContain("You pay 12.34 USDC on Pay sandbox")
   })
 
   it("speaks Spanish to a browser that prefers it", async () => {
@@ -121,6 +127,7 @@ describe("the checkout page at gatewayUrl", () => {
     expect(html).toContain('<html lang="es">')
     expect(html).toContain("Esperando el pago")
     expect(html).toContain("Referencia")
+    expect(html).toContain("Pagas 10.50 USDC en Pay sandbox")
   })
 
   it("shows each state: processing with its hash, succeeded, failed with the reason in words, cancelled, expired", async () => {
@@ -168,10 +175,15 @@ describe("the checkout page at gatewayUrl", () => {
   })
 
   /** POSTs JSON to a route under the payment's link, as the page's script does. */
-  const post = async (paymentId: string, route: string, body: unknown) => {
+  const post = async (
+    paymentId: string,
+    route: string,
+    body: unknown,
+    headers: Record<string, string> = {}
+  ) => {
     const response = await fetch(`${server.baseUrl}/${paymentId}/${route}`, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json" },
+      headers: { "content-type": "application/json", accept: "application/json", ...headers },
       body: JSON.stringify(body)
     })
     const text = await response.text()
@@ -262,6 +274,67 @@ describe("the checkout page at gatewayUrl", () => {
     expect(
       (await post("pay_0000000000ZZZZZZZZZZ", "options", { address: buyer.address })).status
     ).toBe(404)
+  })
+
+  it("says why there is no way to pay for a merchant settled only on Base (not a network the server runs), in both languages", async () => {
+    const created = await partner.request("POST", "/v1/merchants", {
+      idempotencyKey: newKey(),
+      body: { merchantName: "Base Shop", merchantEmail: "base@shop.example" }
+    })
+    expect(created.status, created.text).toBe(201)
+    const baseMerchant = created.body.merchant.id as string
+    const settled = await partner.request(
+      "POST",
+      `/v1/merchants/${baseMerchant}/settlements/crypto`,
+      {
+        idempotencyKey: newKey(),
+        body: {
+          settlements: [
+            {
+              asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+              destination: "eip155:8453:0x000000000000000000000000000000000000dEaD"
+            }
+          ]
+        }
+      }
+    )
+    expect(settled.status, settled.text).toBe(201)
+    expect(settled.body.warnings).toHaveLength(1)
+    const { paymentId } = await paymentFor(partner, baseMerchant, "450")
+
+    const english = await (await page(paymentId)).text()
+    expect(english).toContain('<h2 id="no-options-heading">No way to pay</h2>')
+    expect(english).toContain(
+      '<p id="no-options-reason">This merchant is paid only in USDC on Base, which this payment service cannot take, so there is no way to pay it here.</p>'
+    )
+    // No QR code, wallet button or "You pay" line for what cannot be paid; the status is still live.
+    expect(english).not.toContain("<svg")
+    expect(english).not.toContain('id="pay"')
+    expect(english).toContain('<p class="token-amount" id="token-amount" hidden></p>')
+    expect(english).toContain("Waiting for payment")
+
+    const spanish = await (await page(paymentId, { "accept-language": "es" })).text()
+    expect(spanish).toContain('<h2 id="no-options-heading">No hay forma de pagar</h2>')
+    expect(spanish).toContain(
+      "Este comercio solo recibe pagos en USDC en Base, que este servicio de pagos no admite, así que aquí no hay forma de pagarle."
+    )
+
+    // The page's wallet route says the same to the script, in the page's language.
+    const buyer = newBuyer()
+    const offered = await post(paymentId, "options", { address: buyer.address })
+    expect(offered.status, offered.text).toBe(200)
+    expect(offered.body).toEqual({
+      reason:
+        "This merchant is paid only in USDC on Base, which this payment service cannot take, so there is no way to pay it here.",
+      options: []
+    })
+    const enEspanol = await post(
+      paymentId,
+      "options",
+      { address: buyer.address },
+      { "accept-language": "es-MX,es;q=0.9" }
+    )
+    expect(enEspanol.body.reason).toMatch(/^Este comercio solo recibe pagos en USDC en Base/)
   })
 
   it("answers a link that names no payment with a page that says so", async () => {

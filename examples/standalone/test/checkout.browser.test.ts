@@ -20,7 +20,7 @@ import {
   screenshotDir,
   seriousViolations
 } from "./checkout-support.js"
-import { type Client, client, type E2eServer, startServer } from "./e2e-support.js"
+import { type Client, client, type E2eServer, newKey, startServer } from "./e2e-support.js"
 import {
   fund,
   newBuyer,
@@ -108,6 +108,10 @@ describe("the checkout page in Chromium", () => {
         () => (document.querySelector("img.logo") as HTMLImageElement | null)?.naturalWidth === 128
       )
       expect(await page.locator("#amount").innerText()).toBe("$1,234.50")
+      // Which token, network and amount, before any wallet is opened.
+      expect(await page.locator("#token-amount").innerText()).toBe(
+        "You pay 1234.50 USDC on Pay sandbox"
+      )
       expect(await page.locator("#reference").innerText()).toBe("order-7")
       expect(await readQr(page.locator(".qr"))).toBe(gatewayUrl)
       expect(await page.getByRole("link", { name: "Open in wallet" }).getAttribute("href")).toBe(
@@ -252,8 +256,10 @@ describe("the checkout page in Chromium", () => {
     const option = page.getByRole("radio", { name: /^10\.50 USDC · / })
     await option.waitFor()
     expect(await option.isChecked()).toBe(true)
-    // The token amount, once the wallet has asked for options.
-    expect(await page.locator("#token-amount").innerText()).toBe("10.50 USDC")
+    // The chosen option's token, network and amount.
+    expect(await page.locator("#token-amount").innerText()).toBe(
+      "You pay 10.50 USDC on Pay sandbox"
+    )
     expect(await seriousViolations(page)).toEqual([])
     await saveScreenshot(page, shots, "wallet-options")
     await page.getByRole("button", { name: "Sign and pay" }).click()
@@ -358,6 +364,80 @@ describe("the checkout page in Chromium", () => {
     }
   }, 60_000)
 
+  it("says why there is no way to pay: on the page for a merchant settled only on Base, and to a wallet connected once its settlement is gone", async () => {
+    // Base is not a network the server runs (the sandbox chain only).
+    const created = await partner.request("POST", "/v1/merchants", {
+      idempotencyKey: newKey(),
+      body: { merchantName: "Base Shop", merchantEmail: "base@shop.example" }
+    })
+    expect(created.status, created.text).toBe(201)
+    const baseMerchant = created.body.merchant.id as string
+    const settled = await partner.request(
+      "POST",
+      `/v1/merchants/${baseMerchant}/settlements/crypto`,
+      {
+        idempotencyKey: newKey(),
+        body: {
+          settlements: [
+            {
+              asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+              destination: "eip155:8453:0x000000000000000000000000000000000000dEaD"
+            }
+          ]
+        }
+      }
+    )
+    expect(settled.status, settled.text).toBe(201)
+    const unpayable = (await paymentFor(partner, baseMerchant, "450")).paymentId
+    for (const scheme of ["light", "dark"] as const) {
+      const { page, errors } = await openPage(scheme)
+      await goto(page, unpayable)
+      const notice = page.getByRole("region", { name: "No way to pay" })
+      expect(await notice.locator("p").innerText()).toBe(
+        "This merchant is paid only in USDC on Base, which this payment service cannot take, so there is no way to pay it here."
+      )
+      // Nothing to scan or connect: no wallet could pay it.
+      expect(await page.locator(".qr").count()).toBe(0)
+      expect(await page.locator("#token-amount").isVisible()).toBe(false)
+      expect(await page.getByRole("status").locator("h2").innerText()).toBe("Waiting for payment")
+      expect(await seriousViolations(page)).toEqual([])
+      await saveScreenshot(page, shots, `no-options-${scheme}`)
+      expect(errors).toEqual([])
+      await page.close()
+    }
+
+    // A page opened while the merchant could be paid; its settlement removed before the wallet
+    // asks: the wallet's answer says why.
+    const merchant = await settledMerchant(partner)
+    const { paymentId } = await paymentFor(partner, merchant, "1050")
+    const buyer = newBuyer()
+    const { page, errors } = await openPage()
+    await injectWallet(page, buyer.key, { chainId: "0x7a69" })
+    await goto(page, paymentId)
+    expect(await page.locator("#token-amount").innerText()).toBe(
+      "You pay 10.50 USDC on Pay sandbox"
+    )
+    const listed = await partner.get(`/v1/merchants/${merchant}/settlements`)
+    for (const { id } of listed.body.crypto) {
+      const removed = await partner.request(
+        "DELETE",
+        `/v1/merchants/${merchant}/settlements/crypto/${id}`
+      )
+      expect(removed.status, removed.text).toBe(200)
+    }
+    await page.getByRole("button", { name: "Connect wallet (Test Wallet)" }).click()
+    await page.waitForFunction(() => document.getElementById("wallet-message")?.textContent)
+    expect(await page.locator("#wallet-message").innerText()).toBe(
+      "This merchant has not set up how it is paid in crypto, so there is no way to pay it yet."
+    )
+    expect(await page.getByRole("button", { name: "Sign and pay" }).isVisible()).toBe(false)
+    expect(await seriousViolations(page)).toEqual([])
+    expect(errors).toEqual([])
+    expect(browser.offLoopback).toEqual([])
+    expect(browser.cspViolations).toEqual([])
+    await page.close()
+  })
+
   it("speaks Spanish to a browser that prefers it", async () => {
     const { paymentId } = await paymentFor(partner, merchantId)
     const page = await browser.newPage()
@@ -365,6 +445,7 @@ describe("the checkout page in Chromium", () => {
     await goto(page, paymentId)
     expect(await page.locator("html").getAttribute("lang")).toBe("es")
     expect(await page.getByRole("status").locator("h2").innerText()).toBe("Esperando el pago")
+    expect(await page.locator("#token-amount").innerText()).toBe("Pagas 10.50 USDC en Pay sandbox")
     await page.getByRole("button", { name: "Copiar enlace" }).waitFor()
     await saveScreenshot(page, shots, "requires_action-es")
     await page.close()

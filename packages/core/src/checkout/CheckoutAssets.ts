@@ -33,7 +33,9 @@ h1{font-size:1.25rem;line-height:1.3;margin:0;overflow-wrap:anywhere}
 h2{font-size:1.1rem;margin:0 0 .25rem}
 .reference{margin:0;color:var(--muted);font-size:.9rem;overflow-wrap:anywhere}
 .amount{font-size:2.25rem;font-weight:700;margin:.25rem 0 0;letter-spacing:-.01em}
-.token-amount{margin:0;color:var(--muted)}
+.token-amount{margin:.25rem 0 0;color:var(--muted);font-weight:600}
+.no-options{margin:1rem 0;padding:.875rem 1rem;border-radius:.875rem;border:1px solid var(--warn);background:var(--warn-bg)}
+.no-options p{margin:0}
 .test-mode{display:inline-block;margin:.5rem 0 0;padding:.15rem .6rem;border-radius:1rem;background:var(--warn-bg);color:var(--warn);font-size:.85rem;font-weight:600}
 .status{margin:1rem 0;padding:.875rem 1rem;border-radius:.875rem;border:1px solid var(--border);background:var(--card)}
 .status p{margin:0}

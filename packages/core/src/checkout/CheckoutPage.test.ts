@@ -9,6 +9,8 @@ const view = {
   logoUrl: null,
   amount: "$10.50",
   reference: "<script>alert(1)</script>",
+  youPay: "You pay 10.50 USDC on <Base>",
+  noOptions: null,
   state: "requires_action" as const,
   failureReason: null,
   transactionHash: null,
@@ -44,6 +46,40 @@ describe("the checkout page", () => {
     const html = renderCheckoutPage({ ...view, state: "cancelled", qrSvg: "" })
     expect(html).not.toContain('id="pay"')
     expect(html).toContain("Payment cancelled")
+  })
+
+  it("says which token, network and amount the buyer will pay, above the QR code", () => {
+    const html = renderCheckoutPage(view)
+    expect(html).toContain(
+      '<p class="token-amount" id="token-amount">You pay 10.50 USDC on &lt;Base&gt;</p>'
+    )
+    expect(html.indexOf('id="token-amount"')).toBeLessThan(html.indexOf('id="pay"'))
+    // Without one (a final payment), the line is there for the script, hidden.
+    expect(renderCheckoutPage({ ...view, youPay: null, state: "succeeded" })).toContain(
+      '<p class="token-amount" id="token-amount" hidden></p>'
+    )
+  })
+
+  it("says why in place of the QR code and the wallet when there is no way to pay", () => {
+    const html = renderCheckoutPage({
+      ...view,
+      youPay: null,
+      noOptions: "This merchant is paid only in USDC on <Base>."
+    })
+    expect(html).toContain('<h2 id="no-options-heading">No way to pay</h2>')
+    expect(html).toContain(
+      '<p id="no-options-reason">This merchant is paid only in USDC on &lt;Base&gt;.</p>'
+    )
+    expect(html).not.toContain('id="pay"')
+    expect(html).not.toContain("<svg")
+    // Still waiting for payment: the status says so (not "pay with your wallet"), and follows a
+    // cancel live.
+    expect(html).toContain("Waiting for payment")
+    expect(html).toContain('<p id="status-text"></p>')
+    // A final payment says nothing of it.
+    expect(
+      renderCheckoutPage({ ...view, noOptions: "x", state: "cancelled", qrSvg: "" })
+    ).not.toContain('id="no-options"')
   })
 
   it("allows images from the merchant logo's origin only when it is elsewhere", () => {

@@ -1,7 +1,9 @@
 /**
  * The buyer's checkout page at a payment's link (`gatewayUrl`): who is asking,
- * how much, the payment's reference, a QR code of the link for a phone wallet,
- * an "open in wallet" link, the link to copy, the time left, and the status.
+ * how much (and in which token on which network), the payment's reference, a
+ * QR code of the link for a phone wallet, an "open in wallet" link, the link to
+ * copy, the time left, and the status; or, when the payment offers no way to
+ * pay (a merchant settled only on a network the engine does not run), why.
  *
  * One HTML string rendered on the server: everything but the live status and
  * the browser-wallet button works without JavaScript. The page's script and
@@ -25,6 +27,13 @@ export interface CheckoutView {
   /** The amount asked for, formatted for the buyer's language ("$12.50", "12,50 US$"). */
   readonly amount: string
   readonly reference: string
+  /**
+   * What the buyer will pay, in tokens, before a wallet is opened ("You pay 4.50 USDC on Base"):
+   * while the payment can be paid and there is a way to pay it; else null.
+   */
+  readonly youPay: string | null
+  /** Why a payment that can be paid offers no way to pay, in words; null when it offers one. */
+  readonly noOptions: string | null
   readonly state: CheckoutState
   /** Why a failed payment failed, in words. */
   readonly failureReason: string | null
@@ -69,6 +78,8 @@ const scriptStrings = (s: CheckoutStrings) => ({
   insufficientBalance: s.insufficientBalance,
   somethingWrong: s.somethingWrong,
   signAndPay: s.signAndPay,
+  youPay: s.youPay,
+  onNetwork: s.onNetwork,
   connectWallet: s.connectWallet,
   connectedAs: s.connectedAs
 })
@@ -103,7 +114,8 @@ const statusBlock = (view: CheckoutView): string => {
     // The live region holds only what changes, so a screen reader announces the new state.
     '<div id="status-live" role="status" aria-live="polite" aria-atomic="true">',
     `<h2 id="status-heading">${esc(words.heading)}</h2>`,
-    `<p id="status-text">${esc(words.text)}</p>`,
+    // "Pay with your wallet" is not said where there is no way to pay (filled if the state changes).
+    `<p id="status-text">${view.noOptions !== null && view.state === "requires_action" ? "" : esc(words.text)}</p>`,
     "</div>",
     ...details,
     "</section>"
@@ -135,6 +147,15 @@ const payBlock = (view: CheckoutView): string => {
     "</section>"
   ].join("\n")
 }
+
+/** Why the payment offers no way to pay: said in place of the QR code and the wallet button. */
+const noOptionsBlock = (view: CheckoutView): string =>
+  [
+    '<section class="no-options" id="no-options" aria-labelledby="no-options-heading">',
+    `<h2 id="no-options-heading">${esc(view.strings.noWayToPay)}</h2>`,
+    `<p id="no-options-reason">${esc(view.noOptions ?? "")}</p>`,
+    "</section>"
+  ].join("\n")
 
 /** The whole page for a payment. */
 export const renderCheckoutPage = (view: CheckoutView): string => {
@@ -177,10 +198,16 @@ export const renderCheckoutPage = (view: CheckoutView): string => {
     "</div>",
     "</header>",
     `<p class="amount" id="amount">${esc(view.amount)}</p>`,
-    '<p class="token-amount" id="token-amount" hidden></p>',
+    view.youPay === null
+      ? '<p class="token-amount" id="token-amount" hidden></p>'
+      : `<p class="token-amount" id="token-amount">${esc(view.youPay)}</p>`,
     view.testMode ? `<p class="test-mode">${esc(s.testMode)}</p>` : "",
     statusBlock(view),
-    view.state === "requires_action" ? payBlock(view) : "",
+    view.state !== "requires_action"
+      ? ""
+      : view.noOptions !== null
+        ? noOptionsBlock(view)
+        : payBlock(view),
     "</main>",
     `<script src="${esc(CHECKOUT_SCRIPT_PATH)}" integrity="${CHECKOUT_SCRIPT_INTEGRITY}" defer></script>`,
     "</body>",

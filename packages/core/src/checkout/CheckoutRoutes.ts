@@ -19,6 +19,7 @@
 import { Effect, Option } from "effect"
 import { engineLivemode, PayConfig } from "../Config.js"
 import { Gateway } from "../gateway/Gateway.js"
+import { noOptionsText } from "../gateway/NoOptions.js"
 import { type EngineRequest, json, type Reply } from "../http/Exchange.js"
 import { htmlReply } from "../http/HtmlReply.js"
 import { type Exchange, publicRoute } from "../http/Route.js"
@@ -27,7 +28,7 @@ import { type Payment, type PaymentId, paymentLivemode } from "../payments/Payme
 import { effectiveStatus } from "../payments/PaymentStateMachine.js"
 import { gatewayUrl } from "../payments/Views.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
-import { formatAmount } from "./CheckoutAmounts.js"
+import { formatAmount, youPayText } from "./CheckoutAmounts.js"
 import { CHECKOUT_SCRIPT } from "./CheckoutAssets.js"
 import {
   type CheckoutView,
@@ -35,7 +36,7 @@ import {
   renderCheckoutNotFound,
   renderCheckoutPage
 } from "./CheckoutPage.js"
-import { type Language, languageOf, STRINGS } from "./CheckoutStrings.js"
+import { type Language, languageOf, noOptionsWords, STRINGS } from "./CheckoutStrings.js"
 import { type CheckoutLimit, checkoutWallet, NO_CHECKOUT_LIMIT } from "./CheckoutWallet.js"
 import { qrSvg } from "./Qr.js"
 
@@ -109,6 +110,8 @@ export const checkoutRoutes = (limit: CheckoutLimit = NO_CHECKOUT_LIMIT) =>
         const state = effectiveStatus(payment, at)
         const link = gatewayUrl(config.publicUrl, payment)
         const logoUrl = logoOf(merchant)
+        // Which token, network and amount the buyer will pay; or why there is no way to pay.
+        const payable = state === "requires_action" ? yield* gateway.payableIn(payment) : undefined
         const view: CheckoutView = {
           paymentId: payment.id,
           link,
@@ -116,6 +119,11 @@ export const checkoutRoutes = (limit: CheckoutLimit = NO_CHECKOUT_LIMIT) =>
           logoUrl,
           amount: formatAmount(payment, registry, language),
           reference: payment.referenceId,
+          youPay: payable === undefined ? null : youPayText(payable.tokens, strings, language),
+          noOptions:
+            payable?.noOptions === undefined
+              ? null
+              : noOptionsText(payable.noOptions, noOptionsWords(language)),
           state,
           failureReason:
             state === "failed" && payment.failureCode !== null

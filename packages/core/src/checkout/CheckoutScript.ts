@@ -208,7 +208,7 @@ export const CHECKOUT_STATUS_SCRIPT = `(function () {
       });
       show($("wallet-options"), session.options.length > 0);
       show($("wallet-pay"), session.options.length > 0);
-      if (session.options.length === 0) message(strings.somethingWrong);
+      if (session.options.length === 0) message(r.body.reason || strings.somethingWrong);
       chosen();
     });
   }
@@ -219,8 +219,8 @@ export const CHECKOUT_STATUS_SCRIPT = `(function () {
   }
   function chosen() {
     var o = selected(), amount = $("token-amount");
-    amount.textContent = o ? o.amount : "";
-    show(amount, !!o);
+    if (o) amount.textContent = strings.youPay.replace("{amount}", strings.onNetwork.replace("{token}", o.amount).replace("{network}", o.network));
+    show(amount, !!amount.textContent);
   }
   function switchChain(provider, chainId) {
     var wanted = "0x" + Number(chainId.split(":")[1]).toString(16);

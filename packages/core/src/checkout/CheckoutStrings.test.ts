@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest"
-import { LANGUAGES, languageOf, STRINGS } from "./CheckoutStrings.js"
+import { type NoOptionsReason, noOptionsText } from "../gateway/NoOptions.js"
+import type { Caip2, Caip19 } from "../shared/Caip.js"
+import { LANGUAGES, languageOf, noOptionsWords, STRINGS } from "./CheckoutStrings.js"
 
 describe("the checkout page's language", () => {
   it("is the known language the browser weighs highest, English otherwise", () => {
@@ -23,5 +25,43 @@ describe("the checkout page's language", () => {
     const english = keysOf(STRINGS.en)
     expect(english.some((k) => k.endsWith("EMPTY"))).toBe(false)
     for (const language of LANGUAGES) expect(keysOf(STRINGS[language])).toEqual(english)
+  })
+})
+
+describe("why there is no way to pay, on the page", () => {
+  const base = {
+    asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19,
+    chainId: "eip155:8453" as Caip2,
+    symbol: "USDC",
+    network: "Base"
+  }
+  const reason: NoOptionsReason = { code: "settlement_not_payable", settled: [base] }
+
+  it("is said in the buyer's language, with the assets named in it", () => {
+    expect(noOptionsText(reason, noOptionsWords("en"))).toBe(
+      "This merchant is paid only in USDC on Base, which this payment service cannot take, so there is no way to pay it here."
+    )
+    expect(noOptionsText(reason, noOptionsWords("es"))).toBe(
+      "Este comercio solo recibe pagos en USDC en Base, que este servicio de pagos no admite, así que aquí no hay forma de pagarle."
+    )
+    expect(
+      noOptionsText(
+        { code: "no_price", currency: "JPY", payable: [base, { ...base, symbol: "EURC" }] },
+        noOptionsWords("es")
+      )
+    ).toBe(
+      "No hay tipo de cambio de JPY a USDC en Base o EURC en Base, lo que recibe este comercio, así que no se puede convertir el importe."
+    )
+  })
+
+  it("has words for every reason in every language, each naming what its reason gives", () => {
+    for (const language of LANGUAGES) {
+      const words = STRINGS[language].noOptions
+      expect(words.settlement_not_payable).toContain("{assets}")
+      expect(words.no_price).toMatch(/\{currency\}.*\{assets\}/)
+      expect(words.asset_not_payable).toMatch(/\{asked\}.*\{assets\}/)
+      expect(words.accounts_not_payable).toContain("{assets}")
+      expect(words.network_unavailable).toContain("{networks}")
+    }
   })
 })

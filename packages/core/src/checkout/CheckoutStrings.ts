@@ -4,6 +4,7 @@
  * takes the words it needs at run time from the page itself (data attributes),
  * so this is the only copy. A new language is one more entry of `STRINGS`.
  */
+import { NO_OPTIONS_EN, type NoOptionsCode, type NoOptionsWords } from "../gateway/NoOptions.js"
 import type { FailureCode } from "../payments/Payment.js"
 import type { Language } from "../shared/Language.js"
 
@@ -27,6 +28,14 @@ export interface CheckoutStrings {
   /** `{address}` is replaced with the connected account, shortened. */
   readonly connectedAs: string
   readonly chooseOption: string
+  /** `{amount}` is replaced with what the buyer pays: one or more `onNetwork`, joined with "or". */
+  readonly youPay: string
+  /** `{token}` (an amount, or a symbol) and `{network}` are replaced: "4.50 USDC on Base". */
+  readonly onNetwork: string
+  /** The heading over why a payment offers no way to pay. */
+  readonly noWayToPay: string
+  /** Why no way to pay is offered, by the gateway's code (gateway/NoOptions.ts says which words go in). */
+  readonly noOptions: Readonly<Record<NoOptionsCode, string>>
   readonly signAndPay: string
   readonly noWallet: string
   readonly walletRejected: string
@@ -71,6 +80,10 @@ const en: CheckoutStrings = {
   connectWallet: "Connect wallet",
   connectedAs: "Connected: {address}",
   chooseOption: "Choose how to pay",
+  youPay: "You pay {amount}",
+  onNetwork: NO_OPTIONS_EN.asset,
+  noWayToPay: "No way to pay",
+  noOptions: NO_OPTIONS_EN.reasons,
   signAndPay: "Sign and pay",
   noWallet: "No browser wallet was found. Scan the code with your phone instead.",
   walletRejected: "The wallet did not sign. Nothing was paid.",
@@ -121,6 +134,22 @@ const es: CheckoutStrings = {
   connectWallet: "Conectar billetera",
   connectedAs: "Conectada: {address}",
   chooseOption: "Elige cómo pagar",
+  youPay: "Pagas {amount}",
+  onNetwork: "{token} en {network}",
+  noWayToPay: "No hay forma de pagar",
+  noOptions: {
+    no_settlement:
+      "Este comercio aún no ha configurado cómo recibe pagos en cripto, así que todavía no hay forma de pagarle.",
+    settlement_not_payable:
+      "Este comercio solo recibe pagos en {assets}, que este servicio de pagos no admite, así que aquí no hay forma de pagarle.",
+    no_price:
+      "No hay tipo de cambio de {currency} a {assets}, lo que recibe este comercio, así que no se puede convertir el importe.",
+    asset_not_payable:
+      "El pago pide {asked}, que este comercio no puede recibir aquí; recibe {assets}.",
+    accounts_not_payable:
+      "Ninguna de las cuentas de la billetera está en una red en la que se pueda hacer este pago: se puede pagar en {assets}.",
+    network_unavailable: "La red no respondió ({networks}). Inténtalo de nuevo en un momento."
+  },
   signAndPay: "Firmar y pagar",
   noWallet: "No se encontró ninguna billetera en el navegador. Escanea el código con tu teléfono.",
   walletRejected: "La billetera no firmó. No se pagó nada.",
@@ -153,3 +182,10 @@ const es: CheckoutStrings = {
 }
 
 export const STRINGS: Readonly<Record<Language, CheckoutStrings>> = { en, es }
+
+/** The page's words for why there is no way to pay, as gateway/NoOptions.ts takes them. */
+export const noOptionsWords = (language: Language): NoOptionsWords => ({
+  language,
+  asset: STRINGS[language].onNetwork,
+  reasons: STRINGS[language].noOptions
+})

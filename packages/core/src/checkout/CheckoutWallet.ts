@@ -8,7 +8,8 @@
  *
  * - `POST {link}/options` `{"address": "0x…"}`: the options for that address
  *   on every network the engine has, each with what the browser's wallet signs
- *   (the EIP-712 typed data) and the amount in words.
+ *   (the EIP-712 typed data) and the amount in words; with none, `reason`: why,
+ *   in the page's language.
  * - `POST {link}/confirm` `{"optionId", "signature"}`: the confirm; answers the
  *   page's status object. A stale quote is 409 `quote_expired` (the page asks
  *   again), a short balance 409 `insufficient_balance` with the amount needed.
@@ -21,6 +22,7 @@ import { Effect, Schema } from "effect"
 import { PayConfig } from "../Config.js"
 import { Chain } from "../chain/Chain.js"
 import { Gateway, type WalletIdentity } from "../gateway/Gateway.js"
+import { noOptionsText } from "../gateway/NoOptions.js"
 import { ApiErrors, type ApiFailure } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
 import { RequestError } from "../http/RequestError.js"
@@ -31,6 +33,7 @@ import type { Caip10 } from "../shared/Caip.js"
 import { toUnixSeconds } from "../shared/Time.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { tokenAmountText } from "./CheckoutAmounts.js"
+import { languageOf, noOptionsWords } from "./CheckoutStrings.js"
 
 /** Who the checkout page is, as a wallet app: what a payment it confirms records as the buyer's wallet. */
 export const CHECKOUT_WALLET: WalletIdentity = { name: "Checkout page", iconUrl: null }
@@ -87,6 +90,8 @@ export const checkoutWallet = Effect.gen(function* () {
       const { address } = yield* decodeBody(OptionsBody, exchange.body)
       const accounts = chain.networks.map((n) => `${n.chainId}:${address}` as Caip10)
       const offered = yield* gateway.optionsFor(id, accounts, CHECKOUT_CLIENT_ID)
+      // Why there is none, in the page's language (the browser sends the page's Accept-Language).
+      const language = languageOf(exchange.request.header("accept-language"))
       return json(200, {
         options: offered.options.map(({ option, action, collectData }) => {
           const chainId = action.data.chain_id
@@ -101,7 +106,10 @@ export const checkoutWallet = Effect.gen(function* () {
             typedData: action.data.params[1],
             collectDataUrl: collectData === null ? null : relativeToPage(collectData.url)
           }
-        })
+        }),
+        ...(offered.noOptions === undefined
+          ? {}
+          : { reason: noOptionsText(offered.noOptions, noOptionsWords(language)) })
       })
     })
 
