@@ -35,7 +35,7 @@ export const SettlementWarningView = Schema.Struct({
   message: Schema.String.annotations({
     description: "In words: what cannot be paid, why, and what the merchant can still be paid in",
     examples: [
-      "Wallets are not offered USDC on Base (eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913): Base (eip155:8453) is not one of the engine's networks: it runs Sandbox (eip155:31337). The settlement is saved and is used once Base is configured. Until then no settlement of this merchant can be paid, so its payments offer wallets no way to pay."
+      "Wallets are not offered USDC on Base (eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913): Base (eip155:8453) is not one of the engine's networks: it runs Pay sandbox (eip155:31337). The settlement is saved and is used once Base is configured. Until then no settlement of this merchant can be paid, so its payments offer wallets no way to pay."
     ]
   }),
   asset: Schema.String.annotations({ description: "The settlement's CAIP-19 asset id" })
