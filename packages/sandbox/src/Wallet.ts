@@ -163,7 +163,11 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
     refresh: null
   })
   const option = offered.options[0]
-  if (option === undefined) throw new Error("the engine offered no option for this account")
+  if (option === undefined) {
+    // The engine says why in words (noOptionsReason): a merchant settled only on another network, say.
+    const why = offered.noOptionsReason?.message
+    throw new Error(`the engine offered no option for this account${why ? `: ${why}` : ""}`)
+  }
   log(
     `option ${option.id}: ${option.amount.value} ${option.amount.display?.assetSymbol ?? option.amount.unit}`
   )
