@@ -11,8 +11,9 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { payWithWallet } from "@pay/sandbox"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { client, type E2eServer, newKey, startServer } from "../standalone/test/e2e-support.js"
+import { client, type E2eServer, startServer } from "../standalone/test/e2e-support.js"
 import {
+  baseOnlyMerchant,
   paymentFor,
   settledMerchant,
   usdcBalance,
@@ -54,25 +55,8 @@ describe("the example wallet", () => {
   it("says, in the engine's words, why there is no way to pay a merchant settled only on Base", async () => {
     const partner = client(() => server.baseUrl)
     const { apiKey } = await walletClient(server)
-    const created = await partner.request("POST", "/v1/merchants", {
-      idempotencyKey: newKey(),
-      body: { merchantName: "Base Only", merchantEmail: "base@shop.example" }
-    })
-    const merchantId = created.body.merchant.id as string
-    const base = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
-    const settled = await partner.request(
-      "POST",
-      `/v1/merchants/${merchantId}/settlements/crypto`,
-      {
-        idempotencyKey: newKey(),
-        body: {
-          settlements: [
-            { asset: base, destination: "eip155:8453:0x1234567890AbcdEF1234567890aBcdef12345678" }
-          ]
-        }
-      }
-    )
-    expect(settled.body.warnings?.[0]?.code).toBe("asset_not_payable")
+    const { merchantId, warnings } = await baseOnlyMerchant(partner)
+    expect(warnings?.[0]?.code).toBe("asset_not_payable")
     const { gatewayUrl } = await paymentFor(partner, merchantId, "300")
     await expect(
       payWithWallet({ engineUrl: server.baseUrl, payment: gatewayUrl, apiKey, log: () => {} })

@@ -6,8 +6,9 @@
  * state's page, the page's script, and its live status route.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, client, type E2eServer, newKey, startServer } from "./e2e-support.js"
+import { type Client, client, type E2eServer, startServer } from "./e2e-support.js"
 import {
+  baseOnlyMerchant,
   fund,
   newBuyer,
   paymentFor,
@@ -277,29 +278,8 @@ describe("the checkout page at gatewayUrl", () => {
   })
 
   it("says why there is no way to pay for a merchant settled only on Base (not a network the server runs), in both languages", async () => {
-    const created = await partner.request("POST", "/v1/merchants", {
-      idempotencyKey: newKey(),
-      body: { merchantName: "Base Shop", merchantEmail: "base@shop.example" }
-    })
-    expect(created.status, created.text).toBe(201)
-    const baseMerchant = created.body.merchant.id as string
-    const settled = await partner.request(
-      "POST",
-      `/v1/merchants/${baseMerchant}/settlements/crypto`,
-      {
-        idempotencyKey: newKey(),
-        body: {
-          settlements: [
-            {
-              asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-              destination: "eip155:8453:0x000000000000000000000000000000000000dEaD"
-            }
-          ]
-        }
-      }
-    )
-    expect(settled.status, settled.text).toBe(201)
-    expect(settled.body.warnings).toHaveLength(1)
+    const { merchantId: baseMerchant, warnings } = await baseOnlyMerchant(partner)
+    expect(warnings).toHaveLength(1)
     const { paymentId } = await paymentFor(partner, baseMerchant, "450")
 
     const english = await (await page(paymentId)).text()

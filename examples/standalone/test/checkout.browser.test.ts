@@ -20,8 +20,9 @@ import {
   screenshotDir,
   seriousViolations
 } from "./checkout-support.js"
-import { type Client, client, type E2eServer, newKey, startServer } from "./e2e-support.js"
+import { type Client, client, type E2eServer, startServer } from "./e2e-support.js"
 import {
+  baseOnlyMerchant,
   fund,
   newBuyer,
   paymentFor,
@@ -366,28 +367,7 @@ describe("the checkout page in Chromium", () => {
 
   it("says why there is no way to pay: on the page for a merchant settled only on Base, and to a wallet connected once its settlement is gone", async () => {
     // Base is not a network the server runs (the sandbox chain only).
-    const created = await partner.request("POST", "/v1/merchants", {
-      idempotencyKey: newKey(),
-      body: { merchantName: "Base Shop", merchantEmail: "base@shop.example" }
-    })
-    expect(created.status, created.text).toBe(201)
-    const baseMerchant = created.body.merchant.id as string
-    const settled = await partner.request(
-      "POST",
-      `/v1/merchants/${baseMerchant}/settlements/crypto`,
-      {
-        idempotencyKey: newKey(),
-        body: {
-          settlements: [
-            {
-              asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-              destination: "eip155:8453:0x000000000000000000000000000000000000dEaD"
-            }
-          ]
-        }
-      }
-    )
-    expect(settled.status, settled.text).toBe(201)
+    const { merchantId: baseMerchant } = await baseOnlyMerchant(partner)
     const unpayable = (await paymentFor(partner, baseMerchant, "450")).paymentId
     for (const scheme of ["light", "dark"] as const) {
       const { page, errors } = await openPage(scheme)

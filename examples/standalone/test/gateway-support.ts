@@ -125,6 +125,34 @@ export const settledMerchant = async (partner: Client): Promise<string> => {
   return merchantId
 }
 
+/** USDC on Base: a network the sandbox server does not run. */
+export const BASE_USDC = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+
+/**
+ * A merchant settled only in USDC on Base, which the sandbox server cannot pay: its
+ * registration answers warnings (returned), its payments offer wallets no option.
+ */
+export const baseOnlyMerchant = async (
+  partner: Client
+): Promise<{ readonly merchantId: string; readonly warnings: Json }> => {
+  const created = await partner.request("POST", "/v1/merchants", {
+    idempotencyKey: newKey(),
+    body: { merchantName: "Base Shop", merchantEmail: "base@shop.example" }
+  })
+  expect(created.status, created.text).toBe(201)
+  const merchantId = created.body.merchant.id as string
+  const settled = await partner.request("POST", `/v1/merchants/${merchantId}/settlements/crypto`, {
+    idempotencyKey: newKey(),
+    body: {
+      settlements: [
+        { asset: BASE_USDC, destination: "eip155:8453:0x000000000000000000000000000000000000dEaD" }
+      ]
+    }
+  })
+  expect(settled.status, settled.text).toBe(201)
+  return { merchantId, warnings: settled.body.warnings }
+}
+
 /** Creates a payment over HTTP (201 expected); the create answer's body. */
 export const paymentFor = async (
   partner: Client,
