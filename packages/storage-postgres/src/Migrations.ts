@@ -28,6 +28,7 @@ import optionPurge from "./migrations/0020_option_purge.js"
 import rateLimits from "./migrations/0021_rate_limits.js"
 import settlementHeld from "./migrations/0022_settlement_held.js"
 import chainJobFailing from "./migrations/0023_chain_job_failing.js"
+import referenceStatistics from "./migrations/0024_reference_statistics.js"
 
 const byName = {
   "0001_initial": initial,
@@ -52,7 +53,8 @@ const byName = {
   "0020_option_purge": optionPurge,
   "0021_rate_limits": rateLimits,
   "0022_settlement_held": settlementHeld,
-  "0023_chain_job_failing": chainJobFailing
+  "0023_chain_job_failing": chainJobFailing,
+  "0024_reference_statistics": referenceStatistics
 }
 
 export const migrations = Migrator.fromRecord(byName)
