@@ -409,3 +409,36 @@ export const eventually = async <A>(
     await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 100))
   }
 }
+
+/**
+ * How long an exactly-once check keeps listening after the last expected arrival. A
+ * duplicate the engine would send later than this is not seen; one it sends from a retry or a
+ * second instance comes well within it (their waits are tens to hundreds of milliseconds).
+ */
+export const QUIET_PERIOD_MS = 1_000
+
+/**
+ * The exactly-once check: waits until `read()` equals `expected` (the last arrival), then
+ * reads it again through a quiet period of `quietMs` (QUIET_PERIOD_MS), failing at the first
+ * read that differs. A count checked right after the last arrival would pass with a duplicate
+ * sent a moment later; this one does not. Answers what it read last.
+ */
+export const exactlyAfterQuiet = async <A>(
+  read: () => Promise<A> | A,
+  expected: A,
+  options: { readonly timeoutMs?: number; readonly quietMs?: number; readonly what?: string } = {}
+): Promise<A> => {
+  const check = async () => {
+    const value = await read()
+    expect(value, options.what).toEqual(expected)
+    return value
+  }
+  await eventually(check, { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 50 })
+  const quietUntil = Date.now() + (options.quietMs ?? QUIET_PERIOD_MS)
+  let last = await check()
+  while (Date.now() < quietUntil) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    last = await check()
+  }
+  return last
+}
