@@ -14,6 +14,7 @@ import {
   createPartner,
   type E2eServer,
   eventually,
+  exactlyAfterQuiet,
   expectError,
   type Json,
   newKey,
@@ -68,9 +69,16 @@ describe.each(STORES)("%s: events", (store) => {
     await server?.stop()
   })
 
-  /** The events arrive as webhooks too, signed, each exactly as the API lists it. */
+  /**
+   * The events arrive as webhooks too, signed, each exactly as the API lists it, and each
+   * once: one delivery of every event, and still one through the quiet period after the last.
+   */
   const expectDelivered = async (events: ReadonlyArray<Json>) => {
-    await receiver.until((r) => events.every((e) => r.some((x) => x.id === e.id)))
+    await exactlyAfterQuiet(
+      () => events.map((e) => [e.id, receiver.of(e.id).length]),
+      events.map((e) => [e.id, 1]),
+      { what: "deliveries of each event (id, count)" }
+    )
     for (const e of events) {
       const [got, ...again] = receiver.of(e.id)
       expect(again).toEqual([])
@@ -201,6 +209,12 @@ describe.each(STORES)("%s: events", (store) => {
 
     const ofPayment = async (id: string) =>
       (await api.get(`/v1/events?paymentId=${id}&limit=100`)).body.data.reverse()
+    // The chain work writes payment.settled in the background: one, and no other after it.
+    await exactlyAfterQuiet(
+      async () => (await ofPayment(paymentId)).map((e: Json) => e.type),
+      ["payment.processing", "payment.succeeded", "payment.settled", "refund.requested"],
+      { what: "the payment's events" }
+    )
     const paid = await ofPayment(paymentId)
     expect(paid.map((e: Json) => e.type)).toEqual([
       "payment.processing",
@@ -237,7 +251,13 @@ describe.each(STORES)("%s: events", (store) => {
     )
     const expired = (await api.get(`/v1/payments/${paymentId}`)).body
     expect(expired.status).toBe("expired")
+    // Once: the server's own sweep, running on its timer, writes no second one after these.
     const events = (await api.get(`/v1/events?paymentId=${paymentId}`)).body.data
+    await exactlyAfterQuiet(
+      async () => (await api.get(`/v1/events?paymentId=${paymentId}`)).body.data,
+      events,
+      { what: "the expired payment's events" }
+    )
     expect(events.map((e: Json) => [e.type, e.data.object])).toEqual([["payment.expired", expired]])
     await expectDelivered(events)
   })
