@@ -38,7 +38,7 @@ import {
   transfersOnChain,
   waitForPayment
 } from "./chain-work-support.js"
-import { eventually, type Json } from "./e2e-support.js"
+import { eventually, exactlyAfterQuiet, type Json } from "./e2e-support.js"
 import type { Instance } from "./instances-support.js"
 import { stopAll } from "./instances-support.js"
 import { type RpcProxy, SELECTORS, sendsCallTo } from "./rpc-proxy.js"
@@ -109,13 +109,21 @@ const confirmed = async (
 
 /**
  * Exactly one transfer in (the amount paid) and one out (the amount less
- * fees), the balances moved by exactly those, and the views say so.
+ * fees), the balances moved by exactly those, and the views say so; still
+ * exactly those through the quiet period after the settlement (a second
+ * transfer sent a moment later fails it).
  */
 const expectPaidAndSettledOnce = async (paymentId: string, buyer: Buyer, ledger: Ledger) => {
   const payment = await waitForPayment(current, paymentId, isSettled)
   expect(payment.status).toBe("succeeded")
-  expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
-  await ledger.expectMovedOnce()
+  await exactlyAfterQuiet(
+    async () => {
+      await ledger.expectMovedOnce()
+      return transfersOnChain(chain, buyer.address, chain.collector)
+    },
+    [PAID],
+    { what: "transfers from the buyer; the ledger moved once" }
+  )
   expect(payment.settlement).toMatchObject({
     settled: true,
     status: "settled",
@@ -287,8 +295,16 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
       (p) => p.settlement?.status === "no_destination"
     )
     expect(kept).toMatchObject({ status: "succeeded", settlement: { settled: false } })
-    // Collected, and all of it kept by the collector until the operator settles.
-    await ledger.expectCollectedOnly()
+    // Collected, and all of it kept by the collector until the operator settles: still so
+    // through the quiet period (a settlement sent a moment later fails it).
+    await exactlyAfterQuiet(
+      async () => {
+        await ledger.expectCollectedOnly()
+        return transfersOnChain(chain, buyer.address, chain.collector)
+      },
+      [PAID],
+      { what: "transfers from the buyer; collected, nothing settled" }
+    )
     const legacy = await engine.api.get(`/v1/merchants/${shop.merchantId}/payments?limit=200`)
     expect(legacy.body.data.find((p: Json) => p.payment_id === paymentId)).toMatchObject({
       settlement_status: "no_destination",
