@@ -13,7 +13,7 @@ import { join } from "node:path"
 import { freshSchema } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Json, newKey, PARTNER_KEY } from "./e2e-support.js"
+import { exactlyAfterQuiet, type Json, newKey, PARTNER_KEY } from "./e2e-support.js"
 import { buildServer, type Instance, startInstance, stopAll } from "./instances-support.js"
 import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver.js"
 
@@ -80,8 +80,9 @@ describe("webhook delivery survives SIGKILL (SQLite file)", () => {
     const env = { ...ENV, PAY_DATABASE: join(dir, "pay.sqlite") }
     const receiver = await startWebhookReceiver()
     receivers.push(receiver)
-    // The first request is held: the server is killed with it in flight.
-    receiver.answer = (_r, nth) => (nth === 1 ? { hang: true } : { status: 200 })
+    // The very first request (the first event's first attempt) is held: the server is killed
+    // with it in flight. Every other request, the second event's first attempt too, is answered.
+    receiver.answer = (r) => (r === receiver.received[0] ? { hang: true } : { status: 200 })
     const first = await startInstance("first", env, spawned)
     const endpoint = await register(first, receiver)
     const merchant = await createMerchant(first, "Killed mid-send")
@@ -96,7 +97,20 @@ describe("webhook delivery survives SIGKILL (SQLite file)", () => {
     await receiver.reopen()
 
     const third = await startInstance("third", env, spawned)
-    await receiver.until(() => answeredOk(receiver).size === 2, 20_000)
+    // Each event answered once, and still once through the quiet period after the last: the
+    // first event's held attempt, then its retry; the second event's first attempt.
+    await exactlyAfterQuiet(
+      () =>
+        [merchant.id, other.id].map((id) => [
+          id,
+          receiver.received.filter((r) => r.event.data.object.id === id).map((r) => r.answered)
+        ]),
+      [
+        [merchant.id, [null, 200]],
+        [other.id, [200]]
+      ],
+      { timeoutMs: 20_000, what: "the attempts of each event (object id, answers)" }
+    )
     const ok = answeredOk(receiver)
     expect([...ok.values()]).toEqual([1, 1])
     const types = receiver.received
@@ -138,9 +152,16 @@ describe("two instances on one PostgreSQL database share webhook delivery", () =
     const made = await Promise.all(
       Array.from({ length: 40 }, (_, i) => createMerchant(i % 2 === 0 ? A : B, `Shared ${i}`))
     )
-    await receiver.until((r) => answeredOk(receiver).size === 40 && r.length >= 40, 30_000)
-    // Both instances poll every 250 ms: a double send would show within a moment.
-    await new Promise((r) => setTimeout(r, 1_000))
+    // Both instances poll every 250 ms: a double send would show within the quiet period.
+    await exactlyAfterQuiet(
+      () => ({
+        requests: receiver.received.length,
+        answeredOk: answeredOk(receiver).size,
+        answeredOnce: [...answeredOk(receiver).values()].every((n) => n === 1)
+      }),
+      { requests: 40, answeredOk: 40, answeredOnce: true },
+      { timeoutMs: 30_000, what: "the requests, the events answered 2xx, each once" }
+    )
     expect(receiver.received).toHaveLength(40)
     expect([...answeredOk(receiver).values()].every((n) => n === 1)).toBe(true)
     expect(new Set(receiver.received.map((r) => r.event.data.object.id))).toEqual(
@@ -150,15 +171,20 @@ describe("two instances on one PostgreSQL database share webhook delivery", () =
     // A alone holds the next one in flight when it is killed: B, started again, takes it over
     // once A's lease (2 s) has run out, and it is answered once.
     await kill(B)
-    receiver.answer = (_r, nth) => (nth === 1 ? { hang: true } : { status: 200 })
     const before = receiver.received.length
+    // Only the next request (the held event's first attempt) hangs.
+    receiver.answer = (r) => (r === receiver.received[before] ? { hang: true } : { status: 200 })
     const held = await createMerchant(A, "Held")
     await receiver.until((r) => r.length === before + 1)
     const heldId = receiver.received[before]!.id
     await kill(A)
     B = await startInstance("B again", env, spawned)
-    await receiver.until((r) => r.some((x) => x.id === heldId && x.answered === 200), 15_000)
-    expect(receiver.of(heldId).map((r) => r.answered)).toEqual([null, 200])
+    // Sent again once, answered once, and nothing more through the quiet period after it.
+    await exactlyAfterQuiet(() => receiver.of(heldId).map((r) => r.answered), [null, 200], {
+      timeoutMs: 15_000,
+      what: "the held event's attempts"
+    })
+    expect(receiver.received).toHaveLength(before + 2)
     expect(receiver.of(heldId)[1]!.event.data.object.id).toBe(held.id)
   }, 90_000)
 })
