@@ -27,7 +27,6 @@ import {
   openShop,
   removeSetup,
   type Shop,
-  sleep,
   startChain,
   startEngine,
   startRpcProxy,
@@ -35,6 +34,7 @@ import {
   waitForPayment,
   walletApi
 } from "./chain-work-support.js"
+import { exactlyAfterQuiet } from "./e2e-support.js"
 import { type Instance, stopAll } from "./instances-support.js"
 import type { RpcProxy } from "./rpc-proxy.js"
 
@@ -117,7 +117,10 @@ const mineOn = async () => {
   await chain.rpc("evm_mine")
 }
 
-/** Settled once, a moment later still: one collection, one settlement to the merchant. */
+/**
+ * Settled once, and still through the quiet period after it (a second settlement sent a
+ * moment later fails it): one collection, one settlement to the merchant.
+ */
 const expectSettledOnce = async (
   shop: Shop,
   buyer: Buyer,
@@ -125,14 +128,17 @@ const expectSettledOnce = async (
   before: ReadonlyArray<bigint>,
   ledger: Ledger
 ) => {
-  // Long enough for a second settlement to land, were one sent.
-  await sleep(1_000)
-  expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
-  expect(await transfersOnChain(chain, chain.collector, shop.destination)).toEqual([
-    ...before,
-    SETTLED
-  ])
-  await ledger.expectMovedOnce()
+  await exactlyAfterQuiet(
+    async () => {
+      await ledger.expectMovedOnce()
+      return {
+        collected: await transfersOnChain(chain, buyer.address, chain.collector),
+        settled: await transfersOnChain(chain, chain.collector, shop.destination)
+      }
+    },
+    { collected: [PAID], settled: [...before, SETTLED] },
+    { what: "transfers from the buyer and to the merchant; the ledger moved once" }
+  )
 }
 
 /** Collected once, and held: succeeded, settlement held, nothing sent to the merchant. */
@@ -151,8 +157,20 @@ const expectHeld = async (
     (p) => p.status === "succeeded" && p.settlement?.status !== "pending"
   )
   expect(held.settlement).toMatchObject({ settled: false, status: "held" })
-  // Long enough for any instance to have sent a settlement, were it not held.
-  await sleep(1_500)
+  // Collected once and nothing to the merchant, still so through a quiet period of 1.5 s:
+  // long enough for any instance to have sent a settlement, were it not held.
+  await exactlyAfterQuiet(
+    async () => {
+      // The collector holds all of it: nothing passed on to the merchant.
+      await ledger.expectCollectedOnly()
+      return {
+        collected: await transfersOnChain(chain, buyer.address, chain.collector),
+        settled: await transfersOnChain(chain, chain.collector, shop.destination)
+      }
+    },
+    { collected: [PAID], settled: before },
+    { quietMs: 1_500, what: "transfers from the buyer and to the merchant while held" }
+  )
   for (const instance of instances) {
     const seen = await waitForPayment(
       () => instance,
@@ -161,10 +179,6 @@ const expectHeld = async (
     )
     expect(seen.settlement).toMatchObject({ settled: false, status: "held" })
   }
-  expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([PAID])
-  expect(await transfersOnChain(chain, chain.collector, shop.destination)).toEqual(before)
-  // The collector holds all of it: nothing passed on to the merchant.
-  await ledger.expectCollectedOnly()
 }
 
 const scenario = (
@@ -261,9 +275,10 @@ const scenario = (
       expect(cli(setup, ["merchants", "set-status", shop.merchantId, "active"])).toMatchObject({
         settlementsResumed: 0
       })
-      await sleep(500)
-      expect(await transfersOnChain(chain, chain.collector, shop.destination)).toHaveLength(
-        before.length + 1
+      await exactlyAfterQuiet(
+        async () => (await transfersOnChain(chain, chain.collector, shop.destination)).length,
+        before.length + 1,
+        { what: "settlements to the merchant after it is active again" }
       )
     }, 60_000)
   })
