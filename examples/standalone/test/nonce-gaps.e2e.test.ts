@@ -37,7 +37,7 @@ import {
   transfersOnChain,
   waitForPayment
 } from "./chain-work-support.js"
-import { eventually, type Json } from "./e2e-support.js"
+import { eventually, exactlyAfterQuiet, type Json } from "./e2e-support.js"
 import { type Instance, stopAll } from "./instances-support.js"
 import { decodeRawTransaction, type RpcProxy, startRpcProxy } from "./rpc-proxy.js"
 
@@ -168,8 +168,15 @@ describe("a chain that lost the engine's transactions, two instances on PostgreS
     for (const p of payments) {
       expect(await transfersOnChain(chain, p.buyer.address, chain.collector)).toEqual([PAID])
     }
-    expect(await transfersOnChain(chain, chain.collector, shop.destination)).toEqual(
-      payments.map(() => SETTLED)
+    // Still so through the quiet period after the last settlement: no second settlement and
+    // no other transaction of the collector's (a cancel, a resend at a new nonce) comes after.
+    await exactlyAfterQuiet(
+      async () => ({
+        settled: await transfersOnChain(chain, chain.collector, shop.destination),
+        collectorNonce: await chain.client.getTransactionCount({ address: chain.collector })
+      }),
+      { settled: payments.map(() => SETTLED), collectorNonce: startNonce + payments.length * 2 },
+      { what: "settlements to the merchant; the collector's next nonce" }
     )
     // The collector's nonces from the start: each used once, none skipped, no cancel among them.
     const mined = (await collectorTransactions(chain.collector)).filter(
