@@ -15,6 +15,7 @@ import {
   createMerchant,
   createPartner,
   type E2eServer,
+  eventually,
   expectError,
   expectRefusal,
   type Merchant,
@@ -101,6 +102,21 @@ describe.each(STORES)("%s", (store) => {
   }
 
   const inMs = (ms: number) => new Date(Date.now() + ms).toISOString()
+
+  /** How many long-polls the server holds now (its PaymentEvents' waiters). */
+  const heldPolls = () => server.runEngine(Effect.flatMap(PaymentEvents, (events) => events.held))
+
+  /**
+   * Waits until the server holds `n` long-polls: the evidence that a poll is waiting for a
+   * change, not a fixed time (a poll answered at once as a plain status read never counts, so a
+   * change made after this wait can only be answered by a wake-up). Generous on a loaded
+   * machine, and below the polls' own 5 s.
+   */
+  const untilHeld = (n: number) =>
+    eventually(async () => expect(await heldPolls(), "long-polls held").toBe(n), {
+      timeoutMs: 4_000,
+      intervalMs: 20
+    })
 
   describe("GET /v1/payments/{id}/status", () => {
     it("while open: exactly status, isFinal false, pollInMs and info null", async () => {
@@ -218,15 +234,17 @@ describe.each(STORES)("%s", (store) => {
       const id = await open()
       // A client of its own, so that its last answer is the poll's.
       const watcher = payClient(server)
+      const before = await heldPolls()
       const start = performance.now()
       const held = timed(start, poll(id, 5000, watcher))
-      await sleep(300)
+      await untilHeld(before + 1)
+      const heldAt = performance.now() - start
       expect((await cancel(id)).status).toBe("cancelled")
       const cancelledAt = performance.now() - start
       const { response, at } = await held
       expect(watcher.lastAnswer().status).toBe(200)
       expect(whole(watcher, response)).toEqual({ status: "cancelled", isFinal: true, info: null })
-      expect(at).toBeGreaterThanOrEqual(250)
+      expect(at).toBeGreaterThanOrEqual(heldAt)
       expect(at - cancelledAt).toBeLessThan(PROMPT_MS)
       // Answered by the change, well before the poll's own 5 s.
       expect(at).toBeLessThan(4_000)
@@ -234,7 +252,7 @@ describe.each(STORES)("%s", (store) => {
 
     it("a client that goes away lets go of its long-poll at once, not at maxPollMs", async () => {
       const id = await open()
-      const held = () => server.runEngine(Effect.flatMap(PaymentEvents, (events) => events.held))
+      const held = heldPolls
       const until = async (check: () => Promise<boolean>, what: string) => {
         // Generous on a loaded machine, and below the poll's own 20 s.
         const deadline = Date.now() + 15_000
@@ -259,9 +277,11 @@ describe.each(STORES)("%s", (store) => {
 
     it("held, and answered at once after StartProcessing and then Succeed through the engine", async () => {
       const id = await open()
+      const before = await heldPolls()
       let start = performance.now()
       let held = timed(start, poll(id, 5000))
-      await sleep(300)
+      await untilHeld(before + 1)
+      let heldAt = performance.now() - start
       await startProcessing(server, id)
       let changedAt = performance.now() - start
       let answer = await held
@@ -270,19 +290,21 @@ describe.each(STORES)("%s", (store) => {
         isFinal: false,
         info: null
       })
-      expect(answer.at).toBeGreaterThanOrEqual(250)
+      expect(answer.at).toBeGreaterThanOrEqual(heldAt)
       expect(answer.at - changedAt).toBeLessThan(PROMPT_MS)
 
+      await untilHeld(before)
       start = performance.now()
       held = timed(start, poll(id, 5000))
-      await sleep(300)
+      await untilHeld(before + 1)
+      heldAt = performance.now() - start
       const txId = `0x${"77".repeat(32)}`
       await succeed(server, id, txId)
       changedAt = performance.now() - start
       answer = await held
       expect(answer.response).toMatchObject({ status: "succeeded", isFinal: true })
       expect(answer.response.info?.txId).toBe(txId)
-      expect(answer.at).toBeGreaterThanOrEqual(250)
+      expect(answer.at).toBeGreaterThanOrEqual(heldAt)
       expect(answer.at - changedAt).toBeLessThan(PROMPT_MS)
     })
 
@@ -338,15 +360,18 @@ describe.each(STORES)("%s", (store) => {
 
     it("50 concurrent long-polls on one payment all wake on one cancel", async () => {
       const id = await open()
+      const before = await heldPolls()
       const start = performance.now()
       const polls = Array.from({ length: 50 }, () => timed(start, poll(id, 5000)))
-      await sleep(500)
+      // All 50 held, not some of them answered as plain reads after the cancel.
+      await untilHeld(before + 50)
+      const heldAt = performance.now() - start
       expect((await cancel(id)).status).toBe("cancelled")
       const cancelledAt = performance.now() - start
       const answers = await Promise.all(polls)
       for (const { response, at } of answers) {
         expect(response.status).toBe("cancelled")
-        expect(at).toBeGreaterThanOrEqual(450)
+        expect(at).toBeGreaterThanOrEqual(heldAt)
         expect(at - cancelledAt).toBeLessThan(PROMPT_MS)
       }
     })
