@@ -5,7 +5,8 @@
  * over loopback, killed. The builds, the CLI and the chain process run on Node,
  * as their npm scripts do on either.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { type Client, client } from "./e2e-support.js"
 
@@ -24,10 +25,19 @@ export const serverCommand = (): readonly [string, ReadonlyArray<string>] =>
     ? [process.execPath, [bundle("main.bun")]]
     : [process.execPath, ["--enable-source-maps", bundle("main")]]
 
-/** Builds bundles with examples/build.mjs (`main`, `cli`, `chain`; `main` is this runtime's server). */
+/**
+ * The bundles a file runs (`main`, `cli`, `chain`; `main` is this runtime's server), built once
+ * per run by bundles.globalSetup.ts: only checked here, since files run in parallel and a
+ * rebuild would replace a bundle another file's server is running from.
+ */
 export const buildBundles = (...targets: ReadonlyArray<string>): void => {
-  const names = targets.map((t) => (t === "main" && onBun ? "main-bun" : t))
-  execFileSync(nodeBinary, [join(root, "examples/build.mjs"), ...names], { cwd: root })
+  for (const target of targets) {
+    const file = bundle(target === "main-bun" || (target === "main" && onBun) ? "main.bun" : target)
+    if (!existsSync(file))
+      throw new Error(
+        `${file} is missing: the test run's globalSetup builds it (bundles.globalSetup.ts)`
+      )
+  }
 }
 
 /** Builds the server bundle, as `npm start` (or `npm run start:bun`) does. */

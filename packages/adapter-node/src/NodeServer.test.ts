@@ -2,7 +2,7 @@
  * The node:http server's limits: the settings `serve` and `applyServerLimits`
  * give node, and the connection cap over real sockets on 127.0.0.1.
  */
-import { createServer } from "node:http"
+import { createServer, get } from "node:http"
 import { connect, type Socket } from "node:net"
 import { Deferred, Effect, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
@@ -98,6 +98,21 @@ describe("the node server's limits", () => {
   }, 60_000)
 })
 
+/** GETs `url` on a connection of its own: its body, or `failed: <reason>` when it fails. */
+const heldRequest = (url: string) =>
+  new Promise<string>((resolve) => {
+    const request = get(url, { agent: false }, (response) => {
+      let body = ""
+      response.setEncoding("utf8")
+      response.on("data", (chunk: string) => {
+        body += chunk
+      })
+      response.on("end", () => resolve(body))
+      response.on("error", (error) => resolve(`failed: ${error.message}`))
+    })
+    request.on("error", (error) => resolve(`failed: ${error.message}`))
+  })
+
 describe("the node server's stop", () => {
   /** An engine whose every request is held until it is drained (or never, without `drain`). */
   const holding = (withDrain: boolean) => {
@@ -143,11 +158,20 @@ describe("the node server's stop", () => {
             })
           )
         )
-        const answer = fetch(`${yield* Deferred.await(url)}/held`).then(
-          (r) => r.text(),
-          (e: Error) => `failed: ${e.message}`
-        )
-        while (engine.waiting() === 0) yield* Effect.sleep("10 millis")
+        // A connection of its own (no pool): a socket kept alive from an earlier server on a
+        // reused port would fail the request before it reaches the engine.
+        let settled: string | undefined
+        const answer = heldRequest(`${yield* Deferred.await(url)}/held`).then((text) => {
+          settled = text
+          return text
+        })
+        // Until the engine holds the request; a request that fails before it does fails the
+        // test with its reason rather than leaving it waiting for the test's timeout.
+        while (engine.waiting() === 0) {
+          if (settled !== undefined)
+            return yield* Effect.die(new Error(`the request never reached the engine: ${settled}`))
+          yield* Effect.sleep("10 millis")
+        }
         const started = Date.now()
         if (by === "interrupt") yield* Fiber.interrupt(serving)
         else yield* Fiber.join(serving)

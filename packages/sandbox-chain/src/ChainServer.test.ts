@@ -5,7 +5,7 @@
  * (recorded in ChainServer.ts). Each case runs its own chain in process; one
  * case runs the bundle `npm run chain` runs, as its own process.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { join } from "node:path"
 import { type Address, encodeFunctionData, type Hash, type Hex, keccak256, parseGwei } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
@@ -377,10 +377,7 @@ describe("the chain as its own process (examples/standalone/dist/chain.mjs)", ()
   })
 
   it("prints one JSON line when ready, serves JSON-RPC and stops on SIGTERM", async () => {
-    execFileSync(process.execPath, [join(root, "examples/build.mjs"), "chain"], {
-      cwd: root,
-      timeout: 60_000
-    })
+    // Built once per run by examples/standalone/test/bundles.globalSetup.ts.
     const child = spawn(
       process.execPath,
       ["--enable-source-maps", join(root, "examples/standalone/dist/chain.mjs")],
