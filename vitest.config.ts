@@ -15,7 +15,10 @@ export default defineConfig({
       "packages/*/test/**/*.test.ts",
       "examples/**/*.test.ts"
     ],
-    globalSetup: ["packages/storage-postgres/test/globalSetup.ts"],
+    globalSetup: [
+      "packages/storage-postgres/test/globalSetup.ts",
+      "examples/standalone/test/bundles.globalSetup.ts"
+    ],
     // Records the engine's answers over loopback and checks them (examples/standalone/test/wire-check.ts).
     setupFiles: ["examples/standalone/test/wire-check.setup.ts"],
     testTimeout: 30_000,
