@@ -7,12 +7,13 @@
  */
 import { FetchHttpClient } from "@effect/platform"
 import { createPayClient, makePayClient, PayApiError, type PayPromiseClient } from "@pay/client"
-import type { MerchantId } from "@pay/core"
+import { type MerchantId, PaymentEvents } from "@pay/core"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest"
 import {
   createPartner,
   type E2eServer,
+  eventually,
   MERCHANT_ID,
   PARTNER_KEY,
   RFC3339,
@@ -301,9 +302,18 @@ describe.each(STORES)("%s", (store) => {
         referenceId: "order-poll",
         amount: usd("500")
       })
+      const heldPolls = () =>
+        server.runEngine(Effect.flatMap(PaymentEvents, (events) => events.held))
+      const before = await heldPolls()
       const start = performance.now()
       const poll = pay.payments.status(paymentId, { merchantId: merchant.id, maxPollMs: 10_000 })
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // The server holds the poll (its held long-polls counter), not a fixed wait: the cancel
+      // can then only reach it by waking it, never as a plain status read made after it.
+      await eventually(async () => expect(await heldPolls(), "long-polls held").toBe(before + 1), {
+        timeoutMs: 4_000,
+        intervalMs: 20
+      })
+      const heldAt = performance.now() - start
       const cancelled = await pay.payments.cancel(paymentId, { merchantId: merchant.id })
       expect(cancelled).toMatchObject({
         paymentId,
@@ -313,8 +323,9 @@ describe.each(STORES)("%s", (store) => {
       const status = await poll
       const elapsed = performance.now() - start
       expect(status).toMatchObject({ status: "cancelled", isFinal: true })
-      expect(elapsed).toBeGreaterThanOrEqual(250)
-      expect(elapsed).toBeLessThan(5_000)
+      expect(elapsed).toBeGreaterThanOrEqual(heldAt)
+      // Answered by the cancel, well before the poll's own 10 s (heldAt is at most 4 s).
+      expect(elapsed).toBeLessThan(heldAt + 5_000)
 
       const again = await rejection(pay.payments.cancel(paymentId, { merchantId: merchant.id }))
       expect(again).toMatchObject({ status: 400, code: "invalid_state", source: "server" })
