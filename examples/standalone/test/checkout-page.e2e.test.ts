@@ -5,8 +5,10 @@
  * link (a wallet SDK's JSON, `curl`'s `*\/*`) gets the 404 it always got. Each
  * state's page, the page's script, and its live status route.
  */
+import { PaymentEvents } from "@pay/core"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Client, client, type E2eServer, startServer } from "./e2e-support.js"
+import { type Client, client, type E2eServer, eventually, startServer } from "./e2e-support.js"
 import {
   baseOnlyMerchant,
   fund,
@@ -328,9 +330,16 @@ describe("the checkout page at gatewayUrl", () => {
     const first = await fetch(`${server.baseUrl}/${paymentId}/status`)
     expect(first.status).toBe(200)
     expect(await first.json()).toEqual({ status: "requires_action", isFinal: false })
+    const heldPolls = () => server.runEngine(Effect.flatMap(PaymentEvents, (events) => events.held))
+    const before = await heldPolls()
     const started = Date.now()
     const held = fetch(`${server.baseUrl}/${paymentId}/status?maxPollMs=10000`)
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Held by the server (its held long-polls counter), not a fixed wait: the cancel then
+    // reaches the poll only by waking it.
+    await eventually(async () => expect(await heldPolls(), "long-polls held").toBe(before + 1), {
+      timeoutMs: 4_000,
+      intervalMs: 20
+    })
     const cancel = await partner.request("POST", `/v1/payments/${paymentId}/cancel`, {
       headers: { "merchant-id": merchantId }
     })
