@@ -7,9 +7,10 @@
  * dark. The page reaches nothing but the server and breaks no rule of its CSP.
  * Each state's screenshot is saved (checkout-support.ts says where).
  */
+import { PaymentEvents } from "@pay/core"
 import { logoCaptureLayer } from "@pay/logos"
 import { type LogoServer, plainImage, startLogoServer } from "@pay/logos/testing"
-import { Option } from "effect"
+import { Effect, Option } from "effect"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, type TestBrowser } from "./browser-support.js"
@@ -20,7 +21,7 @@ import {
   screenshotDir,
   seriousViolations
 } from "./checkout-support.js"
-import { type Client, client, type E2eServer, startServer } from "./e2e-support.js"
+import { type Client, client, type E2eServer, eventually, startServer } from "./e2e-support.js"
 import {
   baseOnlyMerchant,
   fund,
@@ -91,6 +92,17 @@ describe("the checkout page in Chromium", () => {
   }
 
   const stateOf = (page: Page) => page.locator("body").getAttribute("data-state")
+
+  /** Waits until the server holds `n` long-polls (its held long-polls counter). */
+  const untilHeld = (n: number, what: string) =>
+    eventually(
+      async () =>
+        expect(
+          await server.runEngine(Effect.flatMap(PaymentEvents, (events) => events.held)),
+          what
+        ).toBe(n),
+      { timeoutMs: 10_000, intervalMs: 20 }
+    )
 
   it("shows a payable payment: its QR code reads back to the exact link, and axe finds nothing serious", async () => {
     const { paymentId, gatewayUrl } = await paymentFor(partner, merchantId, "123450", {
@@ -201,11 +213,14 @@ describe("the checkout page in Chromium", () => {
 
   it("changes live when the partner cancels the payment while the page is open", async () => {
     const { paymentId } = await paymentFor(partner, merchantId, "1050", { checkout })
+    // The earlier tests' pages are closed: none of their long-polls is held any more.
+    await untilHeld(0, "long-polls held before the page opens")
     const { page, errors, shop } = await openPage()
     await goto(page, paymentId)
     expect(await stateOf(page)).toBe("requires_action")
-    // The long-poll is held: the page waits on the server, not on a timer.
-    await page.waitForTimeout(300)
+    // The page's long-poll is held by the server (its counter, not a fixed wait): the cancel
+    // then reaches the page by waking it, not by a status read the page makes later.
+    await untilHeld(1, "the page's long-poll is held")
     const cancel = await partner.request("POST", `/v1/payments/${paymentId}/cancel`, {
       headers: { "merchant-id": merchantId }
     })
