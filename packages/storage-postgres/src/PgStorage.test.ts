@@ -72,7 +72,8 @@ describe("PostgreSQL storage, several instances", () => {
         "option_purge",
         "rate_limits",
         "settlement_held",
-        "chain_job_failing"
+        "chain_job_failing",
+        "reference_statistics"
       ])
     })
   )
