@@ -89,9 +89,21 @@ const RETRY_FOR_MS = 12_000
 const isIdempotencyConflict = (r: ApiResponse) =>
   r.status === 409 && r.body?.code === "idempotency_conflict"
 
+/** How many long-polls `instance` holds now: `pay_long_polls_held` on its /metrics. */
+const heldPolls = async (instance: Instance): Promise<number> => {
+  const response = await instance.api.get("/metrics", { key: null })
+  expect(response.status, `${instance.name} /metrics`).toBe(200)
+  const line = response.text.split("\n").find((l) => l.startsWith("pay_long_polls_held "))
+  return line === undefined ? 0 : Number(line.slice("pay_long_polls_held ".length))
+}
+
 describe("three instances on one PostgreSQL database", () => {
   it("a long-poll held on one instance answers a cancel made through another within a second", async () => {
     const { paymentId } = await createOn(A, paymentBody("multi-poll"))
+    const before = new Map([
+      [A, await heldPolls(A)],
+      [C, await heldPolls(C)]
+    ])
     // Held on A and on C; the change is made through B.
     const polls = [A, C].map((instance) => {
       const start = performance.now()
@@ -106,7 +118,17 @@ describe("three instances on one PostgreSQL database", () => {
       }
       p.poll.then(seen, seen)
     }
-    await sleep(500)
+    // Each instance holds its poll (its held long-polls counter), not a fixed wait: the cancel
+    // then reaches them only by waking them, never as a plain status read made after it.
+    await eventually(
+      async () => {
+        for (const instance of [A, C]) {
+          const held = await heldPolls(instance)
+          expect(held, `long-polls held on ${instance.name}`).toBe(before.get(instance)! + 1)
+        }
+      },
+      { timeoutMs: 5_000, intervalMs: 20 }
+    )
     for (const p of polls)
       expect(p.answered, `${p.instance.name} answered before the change`).toBe(false)
 
