@@ -14,6 +14,7 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { testDatabaseUrl } from "@pay/storage-postgres/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventually } from "./e2e-support.js"
 import {
   buildBundles,
   bundle,
@@ -88,6 +89,14 @@ const until = async (check: () => boolean, ms = 10_000) => {
     if (Date.now() > deadline) throw new Error("timed out waiting")
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
+}
+
+/** How many long-polls the server at `url` holds now: `pay_long_polls_held` on its /metrics. */
+const heldPolls = async (url: string): Promise<number> => {
+  const response = await fetch(`${url}/metrics`)
+  expect(response.status).toBe(200)
+  const line = (await response.text()).split("\n").find((l) => l.startsWith("pay_long_polls_held "))
+  return line === undefined ? 0 : Number(line.slice("pay_long_polls_held ".length))
 }
 
 /** A merchant and an unpaid payment of 1.00 USD on a started server. */
@@ -316,11 +325,21 @@ describe("stopping", () => {
 
   it("SIGTERM answers a held 60 s long-poll at once with the current status, then exits well within the bound", async () => {
     const { server, merchantId, paymentId } = await withPayment("drain")
+    const before = await heldPolls(server.url)
     const held = fetch(`${server.url}/v1/payments/${paymentId}/status?maxPollMs=60000`, {
       headers: { ...headers, "Merchant-Id": merchantId }
     }).then(async (r) => ({ status: r.status, body: await r.json(), at: Date.now() }))
-    // Held for a moment, then the signal.
-    await new Promise((resolve) => setTimeout(resolve, 500))
+    // Held (the server's held long-polls counter, not a fixed wait), then the signal: the poll
+    // is answered by the stop, not read before the server held it.
+    let answered = false
+    void held.then(() => {
+      answered = true
+    })
+    await eventually(
+      async () => expect(await heldPolls(server.url), "long-polls held").toBe(before + 1),
+      { timeoutMs: 10_000, intervalMs: 25 }
+    )
+    expect(answered, "the poll answered before the signal").toBe(false)
     const signalled = Date.now()
     server.child.kill("SIGTERM")
     const answer = await held
