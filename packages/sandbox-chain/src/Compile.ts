@@ -4,6 +4,7 @@
  * `npm run compile -w @pay/sandbox-chain`, which writes the committed
  * artifact, and by the test that checks the artifact still matches the source.
  */
+import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
@@ -26,6 +27,10 @@ export interface CompiledContract {
   readonly sourceName: string
   readonly solcVersion: string
   readonly settings: typeof SETTINGS
+  /** Every source the compile read: the contract, then its imports as solc asked for them. */
+  readonly sources: ReadonlyArray<string>
+  /** `inputHashOf(sources)` when compiled: equal now means a compile would give the same. */
+  readonly inputHash: string
   readonly abi: Abi
   readonly bytecode: Hex
 }
@@ -52,21 +57,44 @@ interface Solc {
 
 type ImportResult = { contents: string } | { error: string }
 
-/** Reads `@openzeppelin/contracts/...` imports from the installed package. */
-const findImport = (path: string): ImportResult => {
-  try {
-    return { contents: readFileSync(require.resolve(path), "utf8") }
-  } catch (e) {
-    return { error: `cannot read ${path}: ${(e as Error).message}` }
+/** A source's text: the contract from this package, an import from node_modules. */
+const readSource = (path: string): string =>
+  readFileSync(path === SOURCE_NAME ? join(packageRoot, path) : require.resolve(path), "utf8")
+
+/**
+ * What decides the compiled artifact, hashed: the solc package's version, the settings, and
+ * each source's path and text. A source that changes, a new import (it changes its importer's
+ * text), another OpenZeppelin or solc all change it; the test recompiles only then.
+ */
+export const inputHashOf = (sources: ReadonlyArray<string>): string => {
+  const solcPackage = JSON.parse(readFileSync(require.resolve("solc/package.json"), "utf8")) as {
+    readonly version: string
   }
+  const hash = createHash("sha256")
+  hash.update(JSON.stringify({ solc: solcPackage.version, settings: SETTINGS }))
+  for (const path of sources) {
+    hash.update(`\0${path}\0`)
+    hash.update(readSource(path))
+  }
+  return `sha256:${hash.digest("hex")}`
 }
 
 /** Compiles the contract; throws with solc's messages on any compile error. */
 export const compileTestUsdc = (): CompiledContract => {
   const solc = require("solc") as Solc
+  const sources = [SOURCE_NAME]
+  const findImport = (path: string): ImportResult => {
+    try {
+      const contents = readSource(path)
+      sources.push(path)
+      return { contents }
+    } catch (e) {
+      return { error: `cannot read ${path}: ${(e as Error).message}` }
+    }
+  }
   const input = {
     language: "Solidity",
-    sources: { [SOURCE_NAME]: { content: readFileSync(join(packageRoot, SOURCE_NAME), "utf8") } },
+    sources: { [SOURCE_NAME]: { content: readSource(SOURCE_NAME) } },
     settings: {
       ...SETTINGS,
       outputSelection: { [SOURCE_NAME]: { [CONTRACT_NAME]: ["abi", "evm.bytecode.object"] } }
@@ -86,6 +114,8 @@ export const compileTestUsdc = (): CompiledContract => {
     sourceName: SOURCE_NAME,
     solcVersion: solc.version(),
     settings: SETTINGS,
+    sources,
+    inputHash: inputHashOf(sources),
     abi: contract.abi,
     bytecode: `0x${contract.evm.bytecode.object}`
   }

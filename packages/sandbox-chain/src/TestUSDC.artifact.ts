@@ -13,6 +13,31 @@ export const TestUSDC = {
       runs: 200
     }
   },
+  sources: [
+    "contracts/TestUSDC.sol",
+    "@openzeppelin/contracts/token/ERC20/ERC20.sol",
+    "@openzeppelin/contracts/access/Ownable.sol",
+    "@openzeppelin/contracts/utils/cryptography/EIP712.sol",
+    "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol",
+    "@openzeppelin/contracts/utils/Context.sol",
+    "@openzeppelin/contracts/token/ERC20/IERC20.sol",
+    "@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata.sol",
+    "@openzeppelin/contracts/interfaces/draft-IERC6093.sol",
+    "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol",
+    "@openzeppelin/contracts/utils/ShortStrings.sol",
+    "@openzeppelin/contracts/interfaces/IERC5267.sol",
+    "@openzeppelin/contracts/utils/cryptography/ECDSA.sol",
+    "@openzeppelin/contracts/interfaces/IERC1271.sol",
+    "@openzeppelin/contracts/interfaces/IERC7913.sol",
+    "@openzeppelin/contracts/utils/Bytes.sol",
+    "@openzeppelin/contracts/utils/StorageSlot.sol",
+    "@openzeppelin/contracts/utils/Strings.sol",
+    "@openzeppelin/contracts/utils/math/Math.sol",
+    "@openzeppelin/contracts/utils/math/SafeCast.sol",
+    "@openzeppelin/contracts/utils/math/SignedMath.sol",
+    "@openzeppelin/contracts/utils/Panic.sol"
+  ],
+  inputHash: "sha256:6478949ab293b4409c8de5580f6f213c0656344b51109d15164244f329453732",
   abi: [
     {
       inputs: [],
