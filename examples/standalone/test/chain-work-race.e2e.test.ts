@@ -62,6 +62,26 @@ afterAll(async () => {
 
 const balanceOf = (address: `0x${string}`) => tokenBalance(chain, address)
 
+/** How many times an engine has asked the chain, through the proxy, for the receipt of `hash`. */
+const receiptLooks = (hash: string): number =>
+  proxy.seen.filter(
+    (c) =>
+      c.method === "eth_getTransactionReceipt" &&
+      String(c.params[0]).toLowerCase() === hash.toLowerCase()
+  ).length
+
+/**
+ * Waits until the engine has looked at `hash`'s receipt twice more than `from` (the count read
+ * once the chain is as the test wants it): the first of them reached the chain after that, and
+ * the step that made it has ended (the engine asks again only in its next step). What the
+ * payment is then is what such a look decided, not what it was before the engine looked.
+ */
+const untilLookedAgain = (hash: string, from: number) =>
+  eventually(
+    async () => expect(receiptLooks(hash), `looks at ${hash}`).toBeGreaterThanOrEqual(from + 2),
+    { timeoutMs: 15_000, intervalMs: 20 }
+  )
+
 describe("two engine instances on one PostgreSQL database race for the same jobs", () => {
   it("collects and settles every payment exactly once", async () => {
     const database = await Effect.runPromise(Scope.extend(freshSchema(), scope))
@@ -144,7 +164,8 @@ describe("a reorganisation with two confirmations required (SQLite)", () => {
       if (Date.now() > until) throw new Error("the transfer was not mined")
       await sleep(20)
     }
-    await sleep(300)
+    // The engine has looked at the receipt since it was mined, and its step has ended.
+    await untilLookedAgain(hash, receiptLooks(hash))
     expect(
       (
         await waitForPayment(
@@ -158,7 +179,8 @@ describe("a reorganisation with two confirmations required (SQLite)", () => {
     expect(await chain.rpc("evm_revert", [snapshot])).toBe(true)
     expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([])
     await ledger.expectNothingMoved()
-    await sleep(300)
+    // The engine has looked again since the receipt disappeared, and its step has ended.
+    await untilLookedAgain(hash, receiptLooks(hash))
     const watching = await waitForPayment(
       () => engine,
       paymentId,
