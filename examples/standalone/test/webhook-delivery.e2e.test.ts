@@ -26,6 +26,12 @@ import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver.j
 
 const RETRY_MS = 150
 
+/**
+ * How long an `expect.poll` waits for a delivery's state: vitest's default (1 s) is too short for
+ * a loaded machine, where four attempts (the first and three retries) take several seconds.
+ */
+const SETTLED = { timeout: 15_000, interval: 50 }
+
 describe.each(STORES)("%s: webhook delivery", (store) => {
   let server: E2eServer
   const receivers: Array<WebhookReceiver> = []
@@ -90,7 +96,7 @@ describe.each(STORES)("%s: webhook delivery", (store) => {
     expect(event.status).toBe(200)
     expect(got!.event).toEqual(event.body)
     expect(got!.event.apiVersion).toBe(endpoint.apiVersion)
-    await expect.poll(async () => (await deliveries())[0]?.status).toBe("delivered")
+    await expect.poll(async () => (await deliveries())[0]?.status, SETTLED).toBe("delivered")
     const [delivery] = await deliveries()
     expect(delivery).toMatchObject({
       endpointId: endpoint.id,
@@ -126,7 +132,7 @@ describe.each(STORES)("%s: webhook delivery", (store) => {
     for (const t of tries) expect(t.verifiedBy).toHaveLength(1)
     // Waited the schedule between tries (±20% jitter).
     expect(tries[1]!.at - tries[0]!.at).toBeGreaterThanOrEqual(RETRY_MS * 0.8 - 5)
-    await expect.poll(async () => (await deliveries())[0]?.status).toBe("delivered")
+    await expect.poll(async () => (await deliveries())[0]?.status, SETTLED).toBe("delivered")
     const [delivery] = await deliveries()
     expect(delivery.attempts.map((a: Json) => [a.responseStatus, a.responseBody, a.error])).toEqual(
       [
@@ -141,9 +147,7 @@ describe.each(STORES)("%s: webhook delivery", (store) => {
     const { receiver, pay, deliveries } = await setup()
     receiver.answer = (_r, nth) => (nth === 1 ? { hang: true } : { delayMs: 300, status: 202 })
     await createMerchant(pay, "Slow")
-    await expect
-      .poll(async () => (await deliveries())[0]?.status, { timeout: 10_000 })
-      .toBe("delivered")
+    await expect.poll(async () => (await deliveries())[0]?.status, SETTLED).toBe("delivered")
     const [delivery] = await deliveries()
     const [slow, timedOut] = delivery.attempts
     expect([slow.responseStatus, slow.error]).toEqual([202, null])
@@ -159,14 +163,14 @@ describe.each(STORES)("%s: webhook delivery", (store) => {
     receiver.answer = () => ({ status: 200, body: "x".repeat(100_000) })
     await createMerchant(pay, "Away")
     await expect
-      .poll(async () => (await deliveries())[0]?.attempts.length ?? 0)
+      .poll(async () => (await deliveries())[0]?.attempts.length ?? 0, SETTLED)
       .toBeGreaterThanOrEqual(1)
     const [refused] = (await deliveries())[0].attempts
     expect(refused.responseStatus).toBeNull()
     expect(refused.error).toMatch(/ECONNREFUSED|refused|connect/i)
     await receiver.reopen()
     await receiver.until((r) => r.length === 1)
-    await expect.poll(async () => (await deliveries())[0]?.status).toBe("delivered")
+    await expect.poll(async () => (await deliveries())[0]?.status, SETTLED).toBe("delivered")
     const [done] = (await deliveries())[0].attempts
     expect(done.responseBody).toHaveLength(64 * 1024)
   })
@@ -175,7 +179,7 @@ describe.each(STORES)("%s: webhook delivery", (store) => {
     const { key, receiver, pay, deliveries, endpoint } = await setup()
     receiver.answer = () => ({ status: 503, body: "down" })
     await createMerchant(pay, "Exhausted")
-    await expect.poll(async () => (await deliveries())[0]?.status).toBe("failed")
+    await expect.poll(async () => (await deliveries())[0]?.status, SETTLED).toBe("failed")
     const [failed] = await deliveries("?status=failed")
     // The first attempt and three retries.
     expect(failed.attempts).toHaveLength(4)
@@ -192,7 +196,7 @@ describe.each(STORES)("%s: webhook delivery", (store) => {
     expect(again.status, again.text).toBe(202)
     expect(again.body).toMatchObject({ eventId: failed.eventId, status: "pending" })
     expect(again.body.attempts).toHaveLength(4)
-    await expect.poll(async () => (await deliveries())[0]?.status).toBe("delivered")
+    await expect.poll(async () => (await deliveries())[0]?.status, SETTLED).toBe("delivered")
     expect((await deliveries())[0].attempts).toHaveLength(5)
     expect(await deliveries("?status=failed")).toEqual([])
   })
@@ -202,7 +206,10 @@ describe.each(STORES)("%s: webhook delivery", (store) => {
     receiver.answer = () => ({ status: 410 })
     await createMerchant(pay, "Gone 1")
     await expect
-      .poll(async () => (await api.get(`/v1/webhook-endpoints/${endpoint.id}`, { key })).body)
+      .poll(
+        async () => (await api.get(`/v1/webhook-endpoints/${endpoint.id}`, { key })).body,
+        SETTLED
+      )
       .toMatchObject({ status: "disabled", disabledReason: expect.stringContaining("410 Gone") })
     expect(receiver.received).toHaveLength(1)
     await createMerchant(pay, "Gone 2")
