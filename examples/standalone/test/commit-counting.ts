@@ -20,12 +20,14 @@ export interface CommitCounts {
   paymentWork: number
   /** Of each of those, the first line of each of its writes: what a failing count shows. */
   readonly writes: Array<ReadonlyArray<string>>
+  /** The same of every commit (`all`), in commit order. */
+  readonly everyWrite: Array<ReadonlyArray<string>>
 }
 
 export const countingCommits = (
   open: OpenSqliteConnection
 ): { readonly open: OpenSqliteConnection; readonly counts: CommitCounts } => {
-  const counts: CommitCounts = { all: 0, paymentWork: 0, writes: [] }
+  const counts: CommitCounts = { all: 0, paymentWork: 0, writes: [], everyWrite: [] }
   const wrap = (db: SqliteConnection): SqliteConnection => {
     let depth = 0
     let explicit = false
@@ -33,7 +35,10 @@ export const countingCommits = (
     let touched = false
     let writes: Array<string> = []
     const committed = () => {
-      if (changed) counts.all++
+      if (changed) {
+        counts.all++
+        counts.everyWrite.push(writes)
+      }
       if (touched) {
         counts.paymentWork++
         counts.writes.push(writes)
