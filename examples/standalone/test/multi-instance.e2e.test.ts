@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type ApiResponse,
   eventually,
+  exactlyAfterQuiet,
   type Json,
   newKey,
   PARTNER_KEY,
@@ -323,8 +324,26 @@ describe("three instances on one PostgreSQL database", () => {
       },
       { timeoutMs: 30_000, intervalMs: 500 }
     )
-    // Then every instance's sweeper (every 5 s) has had another turn: none may expire one again.
-    await sleep(6000)
+    // Each expiry once: one payment.expired event per payment, the same on every instance, and
+    // still so through a quiet period in which every instance's sweeper (every 5 s, a fixed
+    // interval: Payments.SWEEP_EVERY) has had another turn: none may expire one again.
+    const expiredEvents = () =>
+      Promise.all(
+        all.map(async (instance) => {
+          const listed = await instance.api.get("/v1/events?type=payment.expired&limit=100")
+          expect(listed.status, `${instance.name}: ${listed.text}`).toBe(200)
+          return (listed.body.data as Array<Json>)
+            .filter((e) => ids.includes(e.data.object.paymentId))
+            .map((e) => `${e.data.object.paymentId} ${e.id}`)
+            .sort()
+        })
+      )
+    const [once] = await expiredEvents()
+    expect(once!.map((line) => line.split(" ")[0]).sort()).toEqual([...ids].sort())
+    await exactlyAfterQuiet(expiredEvents, [once, once, once], {
+      quietMs: 6_000,
+      what: "the payment.expired events (payment, event) listed by A, B and C"
+    })
 
     for (const id of ids) {
       const seen = await Promise.all(all.map((instance) => instance.api.get(`/v1/payments/${id}`)))
