@@ -6,6 +6,17 @@ import { defineConfig } from "vitest/config"
 // client's; vitest adds its defaults (node, development|production) after these.
 const conditions = ["@pay/source"]
 
+/**
+ * What `npm run test:release` runs instead (vitest.release.config.ts): builds, packages and
+ * examples, not the engine's behaviour.
+ */
+export const releaseSuites = [
+  "examples/packed/**/*.test.ts",
+  "examples/standalone/test/cli-process.test.ts",
+  "packages/sandbox-chain/src/TestUSDC.artifact.test.ts",
+  "examples/{bun,embed-node,express,hono,two-tier,wallet}/**/*.test.ts"
+]
+
 export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions } },
@@ -15,12 +26,20 @@ export default defineConfig({
       "packages/*/test/**/*.test.ts",
       "examples/**/*.test.ts"
     ],
+    exclude: ["**/node_modules/**", ...releaseSuites],
     globalSetup: [
       "packages/storage-postgres/test/globalSetup.ts",
       "examples/standalone/test/bundles.globalSetup.ts"
     ],
     // Records the engine's answers over loopback and checks them (examples/standalone/test/wire-check.ts).
     setupFiles: ["examples/standalone/test/wire-check.setup.ts"],
+    // Files run in parallel: most of an e2e file's time is spent waiting on servers, chains,
+    // timers and child processes, not on the CPU, so four workers share two cores well.
+    // Each file has its own ports, SQLite files and PostgreSQL schemas.
+    maxWorkers: 4,
+    minWorkers: 1,
+    // The engine's log lines are shown for a failing test only.
+    silent: "passed-only",
     testTimeout: 30_000,
     hookTimeout: 60_000
   }
