@@ -216,11 +216,17 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
     await holder.waitForHeld()
     await proxy.down()
     holder.stop()
-    await sleep(3000)
-    const waiting = await waitForPayment(current, paymentId, () => true)
-    expect(waiting.status).toBe("processing")
-    expect(waiting.settlement).toBeUndefined()
-    await ledger.expectNothingMoved()
+    // Processing, nothing settled and nothing moved, and still so through 3 s of the outage
+    // (the engine's chain calls failing all the while).
+    await exactlyAfterQuiet(
+      async () => {
+        await ledger.expectNothingMoved()
+        const waiting = await waitForPayment(current, paymentId, () => true)
+        return { status: waiting.status, settlement: waiting.settlement }
+      },
+      { status: "processing", settlement: undefined },
+      { quietMs: 3_000, what: "the payment while the RPC is down" }
+    )
     await proxy.up()
     await expectPaidAndSettledOnce(paymentId, buyer, ledger)
   }, 60_000)
