@@ -11,8 +11,14 @@
 import { freshSchema, withAdmin } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { client, createPartner, type E2eServer, startServer } from "./e2e-support.js"
-import { sleep } from "./payments-support.js"
+import {
+  client,
+  createPartner,
+  type E2eServer,
+  eventually,
+  exactlyAfterQuiet,
+  startServer
+} from "./e2e-support.js"
 
 /** 5 a second, 5 at once, per API key. */
 const LIMIT = { perSecond: 5, burst: 5 }
@@ -113,8 +119,16 @@ describe("rate limits on two instances sharing PostgreSQL", () => {
       expect((await unlimited.get("/v1/merchants", { key: apiKey })).status).toBe(200)
     }
 
-    // Let the last takes sync, then read who wrote when.
-    await sleep(1500)
+    // Let the last takes sync, then read who wrote when: the log has stopped growing, no write
+    // through a quiet period of 1.5 s (longer than the 1 s between syncs that have takes to send).
+    await eventually(async () => {
+      const count = (await writes()).length
+      await exactlyAfterQuiet(async () => (await writes()).length, count, {
+        timeoutMs: 0,
+        quietMs: 1_500,
+        what: "writes to the shared buckets, still coming"
+      })
+    })
     const log = await writes()
     const byApp = (app: string) => log.filter((w) => w.app === app).map((w) => w.at)
     expect(byApp("pay-c")).toEqual([])
