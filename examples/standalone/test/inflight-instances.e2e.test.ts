@@ -11,7 +11,7 @@
  */
 import type { ChildProcess } from "node:child_process"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { AddressInfo, Socket } from "node:net"
 import { freshSchema } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -57,6 +57,12 @@ const startCountingReceiver = async () => {
       else answer()
     })
   })
+  // Its connections, to end at close (as webhook-receiver.ts does, on Node and Bun alike).
+  const sockets = new Set<Socket>()
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket)
+    socket.on("close", () => sockets.delete(socket))
+  })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const { port } = server.address() as AddressInfo
   return {
@@ -72,7 +78,7 @@ const startCountingReceiver = async () => {
       new Promise<void>((resolve) => {
         holding = false
         for (const answer of held.splice(0)) answer()
-        server.closeAllConnections()
+        for (const socket of sockets) socket.destroy()
         server.close(() => resolve())
       })
   }
