@@ -303,7 +303,10 @@ describe.each(STORES)("%s: webhook delivery", (store) => {
     expect(ping.body.delivery).toMatchObject({ eventType: "ping", status: "pending" })
     await receiver.until((r) => r.some((x) => x.event.type === "ping"))
     expect(receiver.received[0]!.verifiedBy).toHaveLength(1)
-    expect((await deliveries())[0]).toMatchObject({ eventType: "ping", status: "delivered" })
+    // The engine records the outcome once the receiver's answer is back: after the receiver saw it.
+    await expect
+      .poll(async () => (await deliveries())[0], SETTLED)
+      .toMatchObject({ eventType: "ping", status: "delivered" })
     // Six merchant events at once, each held 300 ms: at most two in flight (the limit here).
     receiver.answer = () => ({ delayMs: 300, status: 200 })
     await Promise.all(Array.from({ length: 6 }, (_, i) => createMerchant(pay, `Burst ${i}`)))
