@@ -36,6 +36,7 @@ type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBody
       | "paymentLifetimeMs"
       | "maxLongPollMs"
       | "maxHeldLongPolls"
+      | "expirySweepMs"
       | "basePath"
       | "fetchAllowPrivate"
       | "sqliteReadWorker"
@@ -73,6 +74,7 @@ const engineOptions = (
       : { paymentLifetimeMs: given.paymentLifetimeMs }),
     ...(given.maxLongPollMs === undefined ? {} : { maxLongPollMs: given.maxLongPollMs }),
     ...(given.maxHeldLongPolls === undefined ? {} : { maxHeldLongPolls: given.maxHeldLongPolls }),
+    ...(given.expirySweepMs === undefined ? {} : { expirySweepMs: given.expirySweepMs }),
     ...(given.rateLimits === undefined ? {} : { rateLimits: given.rateLimits }),
     ...(given.metrics === undefined ? {} : { metrics: given.metrics }),
     ...(given.telemetry !== undefined && Option.isSome(given.telemetry)

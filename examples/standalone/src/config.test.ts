@@ -4,17 +4,20 @@ import {
   ConfigProviderPathPatch,
   Effect,
   Either,
+  Exit,
   HashSet,
   Option
 } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   isLoopbackHost,
+  parseExpirySweepSeconds,
   parsePreviousSecrets,
   SETTINGS,
   sandboxRefusal,
   standaloneConfig
 } from "./config.js"
+import { startErrorLines } from "./startErrors.js"
 
 /** The standalone server's settings read from `env` alone: the settings, or the one-line refusal. */
 const read = (env: Record<string, string>) =>
@@ -127,6 +130,72 @@ describe("the connection and long-poll limits (PAY_MAX_CONNECTIONS, PAY_MAX_HELD
         expect(message.split("\n").length, `${name}=${value}`).toBe(1)
       }
     }
+  })
+})
+
+describe("the expiry sweep's interval (PAY_EXPIRY_SWEEP_SECONDS)", () => {
+  it("defaults to 5 s, the engine's default", () => {
+    expect(Either.getOrThrow(read({})).expirySweepMs).toBe(5_000)
+  })
+
+  it("takes seconds from 0.1 to 3600, whole or with up to 3 decimals, in milliseconds", () => {
+    for (const [value, ms] of [
+      ["0.5", 500],
+      ["0.1", 100],
+      ["0.7", 700],
+      ["1.25", 1_250],
+      ["2.001", 2_001],
+      ["5", 5_000],
+      [" 30 ", 30_000],
+      ["3600", 3_600_000],
+      ["3600.000", 3_600_000]
+    ] as const) {
+      expect(parseExpirySweepSeconds(value), value).toBe(ms)
+      expect(Either.getOrThrow(read({ PAY_EXPIRY_SWEEP_SECONDS: value })).expirySweepMs).toBe(ms)
+    }
+  })
+
+  it("refuses anything else in one line naming the variable and what is allowed", () => {
+    for (const value of [
+      "",
+      "0",
+      "0.05",
+      "0.099",
+      "3600.001",
+      "3601",
+      "-1",
+      "0.0005",
+      ".5",
+      "5.",
+      "1e2",
+      "5s",
+      "0x10",
+      "Infinity",
+      "NaN",
+      "1,5"
+    ]) {
+      expect(parseExpirySweepSeconds(value), value).toBeUndefined()
+      const config = read({ PAY_EXPIRY_SWEEP_SECONDS: value })
+      expect(Either.isLeft(config), JSON.stringify(value)).toBe(true)
+      if (Either.isLeft(config)) {
+        const message = String(config.left)
+        expect(message, JSON.stringify(value)).toContain(
+          "PAY_EXPIRY_SWEEP_SECONDS must be a number of seconds from 0.1 to 3600, at most 3 decimals (e.g. 0.5; default 5)"
+        )
+        expect(message.split("\n").length, JSON.stringify(value)).toBe(1)
+      }
+    }
+    // As the server says it at start: the variable, the value, what is allowed.
+    const env = { PAY_EXPIRY_SWEEP_SECONDS: "0.05" }
+    const exit = Effect.runSyncExit(
+      Effect.withConfigProvider(
+        standaloneConfig,
+        ConfigProvider.fromMap(new Map(Object.entries(env)))
+      )
+    )
+    expect(Exit.isFailure(exit) && startErrorLines(exit.cause, { env })).toEqual([
+      'error: PAY_EXPIRY_SWEEP_SECONDS is "0.05"; it must be a number of seconds from 0.1 to 3600, at most 3 decimals (e.g. 0.5; default 5)'
+    ])
   })
 })
 

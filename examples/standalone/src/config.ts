@@ -4,6 +4,7 @@
  */
 import {
   ApiKey,
+  DEFAULT_EXPIRY_SWEEP_MS,
   decodeEngineSecret,
   isBasePath,
   isLogFormat,
@@ -36,6 +37,8 @@ export interface StandaloneConfig {
   readonly maxLongPollMs: number
   /** PAY_MAX_HELD_LONG_POLLS: status long-polls held at once; one more is 503 with Retry-After. */
   readonly maxHeldLongPolls?: number
+  /** PAY_EXPIRY_SWEEP_SECONDS: how often the expiry sweep records the payments whose time passed. */
+  readonly expirySweepMs?: number
   /** PAY_MAX_CONNECTIONS: connections open at once (node's `server.maxConnections`; not on Bun). */
   readonly maxConnections?: number
   /**
@@ -108,6 +111,7 @@ export const SETTINGS: Readonly<Record<string, string>> = {
   PAY_MAX_LONG_POLL_MS: "a whole number from 0 to 120000",
   PAY_MAX_HELD_LONG_POLLS: "a whole number from 1 to 10000000",
   PAY_MAX_CONNECTIONS: "a whole number from 1 to 10000000",
+  PAY_EXPIRY_SWEEP_SECONDS: "a number of seconds from 0.1 to 3600, at most 3 decimals (e.g. 0.5)",
   PAY_WEBHOOK_RETRY_SCHEDULE:
     "up to 50 whole numbers of seconds from 0 to 604800, comma-separated (e.g. 5,300,1800)",
   PAY_WEBHOOK_LEASE_SECONDS: "a whole number from 2 to 600",
@@ -187,6 +191,22 @@ export const parseRetrySchedule = (text: string): ReadonlyArray<number> | undefi
     return undefined
   }
   return parts.map((p) => Number(p) * 1000)
+}
+
+const EXPIRY_SWEEP_MESSAGE =
+  "PAY_EXPIRY_SWEEP_SECONDS must be a number of seconds from 0.1 to 3600, at most 3 decimals (e.g. 0.5; default 5)"
+
+/**
+ * "0.5" → 500: PAY_EXPIRY_SWEEP_SECONDS in milliseconds, or undefined when it
+ * is not a number of seconds from 0.1 to 3600 with at most 3 decimals (the
+ * engine's `expirySweepMs`, 100 to 3,600,000, in seconds as the other
+ * durations are).
+ */
+export const parseExpirySweepSeconds = (text: string): number | undefined => {
+  const trimmed = text.trim()
+  if (!/^\d{1,4}(\.\d{1,3})?$/.test(trimmed)) return undefined
+  const ms = Math.round(Number(trimmed) * 1000)
+  return ms >= 100 && ms <= 3_600_000 ? ms : undefined
 }
 
 export const DEFAULT_DATABASE = "./data/pay.sqlite"
@@ -464,6 +484,15 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
     Config.validate({
       message: "PAY_MAX_HELD_LONG_POLLS must be from 1 to 10000000",
       validation: (n) => n >= 1 && n <= 10_000_000
+    })
+  ),
+  expirySweepMs: Config.string("PAY_EXPIRY_SWEEP_SECONDS").pipe(
+    Config.withDefault(String(DEFAULT_EXPIRY_SWEEP_MS / 1000)),
+    Config.mapOrFail((text) => {
+      const ms = parseExpirySweepSeconds(text)
+      return ms === undefined
+        ? Either.left(ConfigError.InvalidData(["PAY_EXPIRY_SWEEP_SECONDS"], EXPIRY_SWEEP_MESSAGE))
+        : Either.right(ms)
     })
   ),
   maxConnections: Config.integer("PAY_MAX_CONNECTIONS").pipe(

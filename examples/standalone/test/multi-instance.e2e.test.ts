@@ -3,7 +3,8 @@
  * server processes on a fresh schema, reached over HTTP on loopback. A
  * long-poll held on one instance wakes on a change made through another;
  * concurrent identical idempotent requests spread over the three create one
- * merchant; expiry is swept once (one payment.expired event per payment);
+ * merchant; expiry is swept once (one payment.expired event per payment, each
+ * instance sweeping every 0.5 s);
  * killing an instance mid-work loses nothing;
  * a merchant's status changed by the CLI, or its deletion through one
  * instance, is honoured by every instance's payment creation within a second;
@@ -43,10 +44,22 @@ let all: ReadonlyArray<Instance>
 let merchantId: string
 let database: string
 
+/**
+ * Every instance's expiry sweep interval (PAY_EXPIRY_SWEEP_SECONDS; the default is 5 s): short,
+ * so that a quiet period of several sweeps of each instance is short too.
+ */
+const SWEEP_MS = 500
+/** The quiet period of the exactly-once expiry check: five sweeps of every instance. */
+const SWEEP_QUIET_MS = 5 * SWEEP_MS
+
 beforeAll(async () => {
   buildBundles("main", "cli")
   database = await Effect.runPromise(Scope.extend(freshSchema(), scope))
-  const env = { PAY_DATABASE: database, PAY_BOOTSTRAP_API_KEY: PARTNER_KEY }
+  const env = {
+    PAY_DATABASE: database,
+    PAY_BOOTSTRAP_API_KEY: PARTNER_KEY,
+    PAY_EXPIRY_SWEEP_SECONDS: String(SWEEP_MS / 1000)
+  }
   // The first alone: it migrates the schema and creates the partner with the key.
   A = await startInstance("A", env, spawned)
   expect(A.output()).toContain("First start: created partner")
@@ -312,21 +325,26 @@ describe("three instances on one PostgreSQL database", () => {
     expect(new Set(ids).size).toBe(20)
 
     // Each expiry recorded by some sweep (not only seen as overdue), however loaded the machine.
+    const recordedAfterMs: Array<number> = []
     await eventually(
       async () => {
+        recordedAfterMs.length = 0
         for (const id of ids) {
           const view = await A.api.get(`/v1/payments/${id}`)
           expect(view.body?.status, id).toBe("expired")
-          expect(Date.parse(view.body.lastUpdatedAt), id).toBeGreaterThanOrEqual(
-            expiresAt.getTime()
-          )
+          const recordedAt = Date.parse(view.body.lastUpdatedAt)
+          expect(recordedAt, id).toBeGreaterThanOrEqual(expiresAt.getTime())
+          recordedAfterMs.push(recordedAt - expiresAt.getTime())
         }
       },
-      { timeoutMs: 30_000, intervalMs: 500 }
+      { timeoutMs: 30_000, intervalMs: 100 }
+    )
+    console.info(
+      `expiries recorded ${Math.max(...recordedAfterMs)} ms after their time at most (each instance sweeps every ${SWEEP_MS} ms)`
     )
     // Each expiry once: one payment.expired event per payment, the same on every instance, and
-    // still so through a quiet period in which every instance's sweeper (every 5 s, a fixed
-    // interval: Payments.SWEEP_EVERY) has had another turn: none may expire one again.
+    // still so through a quiet period in which every instance's sweeper (every SWEEP_MS, from
+    // PAY_EXPIRY_SWEEP_SECONDS) has had five more turns: none may expire one again.
     const expiredEvents = () =>
       Promise.all(
         all.map(async (instance) => {
@@ -341,7 +359,7 @@ describe("three instances on one PostgreSQL database", () => {
     const [once] = await expiredEvents()
     expect(once!.map((line) => line.split(" ")[0]).sort()).toEqual([...ids].sort())
     await exactlyAfterQuiet(expiredEvents, [once, once, once], {
-      quietMs: 6_000,
+      quietMs: SWEEP_QUIET_MS,
       what: "the payment.expired events (payment, event) listed by A, B and C"
     })
 

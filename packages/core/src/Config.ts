@@ -23,6 +23,11 @@ export interface PayConfigShape {
    * is answered 503 `too_many_long_polls` with `Retry-After`. Default 20,000.
    */
   readonly maxHeldLongPolls?: number
+  /**
+   * How often this engine's sweeper records the payments whose time has
+   * passed (each `payment.expired`). Default 5 s (`DEFAULT_EXPIRY_SWEEP_MS`).
+   */
+  readonly expirySweepMs?: number
   /** Quote locks and the data-collection policy of the wallet gateway. */
   readonly gateway?: GatewaySettings
   /** The engine's fees, taken from each succeeded payment before it is settled (fees/Fees.ts). */
@@ -46,6 +51,11 @@ export class PayConfig extends Context.Tag("@pay/core/PayConfig")<PayConfig, Pay
 export const DEFAULT_PAYMENT_LIFETIME_MS = 5 * 60_000
 export const DEFAULT_MAX_LONG_POLL_MS = 30_000
 export const DEFAULT_MAX_HELD_LONG_POLLS = 20_000
+/** How often the sweeper records expired payments, unless `expirySweepMs` says otherwise. */
+export const DEFAULT_EXPIRY_SWEEP_MS = 5_000
+/** The range `expirySweepMs` may take: 100 ms to an hour. */
+export const MIN_EXPIRY_SWEEP_MS = 100
+export const MAX_EXPIRY_SWEEP_MS = 3_600_000
 /** The `Retry-After` (seconds) of a long-poll refused because too many are held. */
 export const LONG_POLL_RETRY_AFTER_SECONDS = 2
 /** A payment cannot be asked to stay open longer than this. */

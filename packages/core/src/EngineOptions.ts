@@ -3,7 +3,12 @@
  * wrong or unknown option is named in a single error, before anything opens.
  */
 import { Data, Either, Layer, ParseResult, Schema } from "effect"
-import { MAX_PAYMENT_LIFETIME_MS, type PayConfigShape } from "./Config.js"
+import {
+  MAX_EXPIRY_SWEEP_MS,
+  MAX_PAYMENT_LIFETIME_MS,
+  MIN_EXPIRY_SWEEP_MS,
+  type PayConfigShape
+} from "./Config.js"
 import type { Chain } from "./chain/Chain.js"
 import type { ChainWorkSettings } from "./chainwork/ChainWorkConfig.js"
 import { decodeFeeSchedule, type FeeSchedule } from "./fees/Fees.js"
@@ -53,6 +58,13 @@ export interface PaymentEngineSettings {
    * 503 `too_many_long_polls` with `Retry-After`. Default 20,000.
    */
   readonly maxHeldLongPolls?: number
+  /**
+   * How often the expiry sweep runs: it records each payment whose time has
+   * passed unpaid as expired (with its `payment.expired` event), so an expiry
+   * is written at most this long after it is due. Every instance sweeps; each
+   * expiry is recorded once. Default 5,000 ms; 100 to 3,600,000.
+   */
+  readonly expirySweepMs?: number
   /** Quote locks and the data-collection policy of the wallet gateway. */
   readonly gateway?: GatewaySettings
   /** The engine's fees, taken from each succeeded payment before it is settled. */
@@ -217,6 +229,7 @@ const Settings = Schema.Struct({
   paymentLifetimeMs: Schema.optional(int(1000, MAX_PAYMENT_LIFETIME_MS, "milliseconds")),
   maxLongPollMs: Schema.optional(int(0, 120_000, "milliseconds")),
   maxHeldLongPolls: Schema.optional(int(1, 10_000_000, "long-polls")),
+  expirySweepMs: Schema.optional(int(MIN_EXPIRY_SWEEP_MS, MAX_EXPIRY_SWEEP_MS, "milliseconds")),
   gateway: Schema.optional(
     Schema.Struct({
       quoteLockMs: Schema.optional(int(100, 3_600_000, "milliseconds")),
@@ -420,6 +433,7 @@ export const checkOptions = <E>(
     ...(options.maxHeldLongPolls === undefined
       ? {}
       : { maxHeldLongPolls: options.maxHeldLongPolls }),
+    ...(options.expirySweepMs === undefined ? {} : { expirySweepMs: options.expirySweepMs }),
     ...(options.gateway === undefined ? {} : { gateway: options.gateway }),
     ...(options.fees === undefined ? {} : { fees: options.fees }),
     ...(options.chainWork === undefined ? {} : { chainWork: options.chainWork }),

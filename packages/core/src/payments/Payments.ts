@@ -6,6 +6,7 @@
  */
 import { Duration, Effect, Either, Option, Schedule } from "effect"
 import {
+  DEFAULT_EXPIRY_SWEEP_MS,
   DEFAULT_MAX_HELD_LONG_POLLS,
   DEFAULT_MAX_LONG_POLL_MS,
   DEFAULT_PAYMENT_LIFETIME_MS,
@@ -65,8 +66,6 @@ export interface StatusRead {
 
 /** A CAS write lost to a concurrent one is decided again from the new state, a few times. */
 const TRANSITION_ATTEMPTS = 5
-/** How often the sweeper records expired payments. */
-export const SWEEP_EVERY = Duration.seconds(5)
 const SWEEP_BATCH = 500
 
 /** The event each status a payment moves to is announced with. */
@@ -88,6 +87,8 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
     const lifetimeMs = config.paymentLifetimeMs ?? DEFAULT_PAYMENT_LIFETIME_MS
     const maxLongPollMs = config.maxLongPollMs ?? DEFAULT_MAX_LONG_POLL_MS
     const maxHeldLongPolls = config.maxHeldLongPolls ?? DEFAULT_MAX_HELD_LONG_POLLS
+    /** How often the sweeper records expired payments (`expirySweepMs`). */
+    const sweepEvery = Duration.millis(config.expirySweepMs ?? DEFAULT_EXPIRY_SWEEP_MS)
     /** Long-polls held now, by this engine (both kinds: a fiber's hold and holdNow). */
     let heldLongPolls = 0
     /**
@@ -632,14 +633,17 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       return expired.reduce((a, b) => a + b, 0)
     })
 
-    /** The sweeper, for as long as the scope lives. */
+    /**
+     * The sweeper, for as long as the scope lives: a sweep at once, then one
+     * `sweepEvery` after the end of the last.
+     */
     const sweepForever = Effect.repeat(
       sweepExpired.pipe(
         Effect.catchAllCause((cause) =>
           Effect.as(Effect.logWarning("expiry sweep failed", cause), 0)
         )
       ),
-      Schedule.spaced(SWEEP_EVERY)
+      Schedule.spaced(sweepEvery)
     )
 
     /**
