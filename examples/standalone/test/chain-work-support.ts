@@ -6,11 +6,12 @@
  * merchant with a settlement destination, a wallet app, funded buyers, the
  * wallet's calls, and the chain's own record of what moved.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { promisify } from "node:util"
 import { signTypedDataJson } from "@pay/sandbox"
 import {
   type Address,
@@ -206,15 +207,19 @@ export const engineSetup = (
 export const removeSetup = (setup: EngineSetup) =>
   rmSync(setup.dir, { recursive: true, force: true })
 
-/** Runs the CLI bundle on the setup's database; its JSON answer. */
-export const cli = (setup: EngineSetup, args: ReadonlyArray<string>): Json =>
-  JSON.parse(
-    execFileSync(nodeBinary, [bundle("cli"), ...args, "--json"], {
-      cwd: root,
-      env: { ...process.env, ...setup.env },
-      encoding: "utf8"
-    })
-  )
+/**
+ * Runs the CLI bundle on the setup's database; its JSON answer. Not execFileSync: a CLI run of
+ * several seconds on a loaded machine would stop this worker's event loop, an in-process engine's
+ * with it, and a keep-alive connection the server closed meanwhile would be reused dead.
+ */
+export const cli = async (setup: EngineSetup, args: ReadonlyArray<string>): Promise<Json> => {
+  const { stdout } = await promisify(execFile)(nodeBinary, [bundle("cli"), ...args, "--json"], {
+    cwd: root,
+    env: { ...process.env, ...setup.env },
+    encoding: "utf8"
+  })
+  return JSON.parse(stdout)
+}
 
 /** What the helpers below need of an engine: its URL and a partner client (a process, or in-process). */
 export type Served = Pick<Instance, "url" | "api">
@@ -256,7 +261,7 @@ export const openShop = async (
   const walletKey =
     "walletKey" in setup
       ? await setup.walletKey()
-      : cli(setup, ["apps", "create", "--name", "Durable wallet"]).apiKey
+      : (await cli(setup, ["apps", "create", "--name", "Durable wallet"])).apiKey
   return { merchantId, destination, walletKey }
 }
 

@@ -330,7 +330,7 @@ describe("durable chain work on a real EVM in its own process (SQLite)", () => {
       }
     )
     expect(added.status, added.text).toBe(201)
-    expect(cli(setup, ["payments", "settle", paymentId])).toEqual({ paymentId, queued: true })
+    expect(await cli(setup, ["payments", "settle", paymentId])).toEqual({ paymentId, queued: true })
     await expectPaidAndSettledOnce(paymentId, buyer, ledger)
   }, 60_000)
 })

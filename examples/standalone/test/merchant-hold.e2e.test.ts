@@ -203,7 +203,9 @@ const scenario = (
       const paymentId = await createPayment(next(), shop, CENTS)
       const signed = await signedOption(next(), shop, paymentId, buyer)
       for (const status of ["inactive", "suspended"]) {
-        expect(cli(setup, ["merchants", "set-status", shop.merchantId, status])).toMatchObject({
+        expect(
+          await cli(setup, ["merchants", "set-status", shop.merchantId, status])
+        ).toMatchObject({
           status
         })
         for (const instance of instances) {
@@ -230,7 +232,7 @@ const scenario = (
           expect(polled.body.status).toBe("requires_action")
         }
       }
-      const active = cli(setup, ["merchants", "set-status", shop.merchantId, "active"])
+      const active = await cli(setup, ["merchants", "set-status", shop.merchantId, "active"])
       expect(active).toMatchObject({ status: "active", settlementsResumed: 0 })
       // Active again: the same option confirms, and nothing moved before.
       expect(await transfersOnChain(chain, buyer.address, chain.collector)).toEqual([])
@@ -243,11 +245,11 @@ const scenario = (
     it("collects a processing payment, holds its settlement while suspended, settles it once active again", async () => {
       const before = await transfersOnChain(chain, chain.collector, shop.destination)
       const { paymentId, buyer, ledger } = await processing(next(), shop)
-      cli(setup, ["merchants", "set-status", shop.merchantId, "suspended"])
+      await cli(setup, ["merchants", "set-status", shop.merchantId, "suspended"])
       await mineOn()
       await expectHeld(instances, shop, paymentId, buyer, before, ledger)
 
-      const active = cli(setup, ["merchants", "set-status", shop.merchantId, "active"])
+      const active = await cli(setup, ["merchants", "set-status", shop.merchantId, "active"])
       expect(active).toMatchObject({ status: "active", settlementsResumed: 1 })
       const settled = await waitForPayment(() => next(), paymentId, isSettled)
       expect(settled.settlement).toMatchObject({
@@ -256,7 +258,9 @@ const scenario = (
       })
       await expectSettledOnce(shop, buyer, before, ledger)
       // Once only: running the status change again queues nothing.
-      expect(cli(setup, ["merchants", "set-status", shop.merchantId, "active"])).toMatchObject({
+      expect(
+        await cli(setup, ["merchants", "set-status", shop.merchantId, "active"])
+      ).toMatchObject({
         settlementsResumed: 0
       })
     }, 60_000)
@@ -264,15 +268,20 @@ const scenario = (
     it("the operator settles a held payment with the CLI while the merchant is still inactive", async () => {
       const before = await transfersOnChain(chain, chain.collector, shop.destination)
       const { paymentId, buyer, ledger } = await processing(next(), shop)
-      cli(setup, ["merchants", "set-status", shop.merchantId, "inactive"])
+      await cli(setup, ["merchants", "set-status", shop.merchantId, "inactive"])
       await mineOn()
       await expectHeld(instances, shop, paymentId, buyer, before, ledger)
 
-      expect(cli(setup, ["payments", "settle", paymentId])).toEqual({ paymentId, queued: true })
+      expect(await cli(setup, ["payments", "settle", paymentId])).toEqual({
+        paymentId,
+        queued: true
+      })
       await waitForPayment(() => next(), paymentId, isSettled)
       await expectSettledOnce(shop, buyer, before, ledger)
       // Settled already: making the merchant active again sends nothing more.
-      expect(cli(setup, ["merchants", "set-status", shop.merchantId, "active"])).toMatchObject({
+      expect(
+        await cli(setup, ["merchants", "set-status", shop.merchantId, "active"])
+      ).toMatchObject({
         settlementsResumed: 0
       })
       await exactlyAfterQuiet(
