@@ -32,13 +32,17 @@ export default defineConfig({
       "examples/standalone/test/bundles.globalSetup.ts"
     ],
     // Records the engine's answers over loopback and checks them (examples/standalone/test/wire-check.ts).
-    setupFiles: ["examples/standalone/test/wire-check.setup.ts"],
+    // The engine's log lines held back and shown for a failing test (log-capture.setup.ts).
+    setupFiles: [
+      "examples/standalone/test/log-capture.setup.ts",
+      "examples/standalone/test/wire-check.setup.ts"
+    ],
     // Files run in parallel: most of an e2e file's time is spent waiting on servers, chains,
     // timers and child processes, not on the CPU, so four workers share two cores well.
     // Each file has its own ports, SQLite files and PostgreSQL schemas.
     maxWorkers: 4,
     minWorkers: 1,
-    // The engine's log lines are shown for a failing test only.
+    // Console output is shown for a failing test only.
     silent: "passed-only",
     testTimeout: 30_000,
     hookTimeout: 60_000
