@@ -102,56 +102,58 @@ export const receivedBalance = async (server: E2eServer): Promise<bigint> => {
   return (await at(server.sandbox.collector.address)) + (await at(MERCHANT_DESTINATION))
 }
 
-/** A merchant with a settlement in the sandbox's USDC; its id. */
-export const settledMerchant = async (partner: Client): Promise<string> => {
+/**
+ * A merchant registered over HTTP with these crypto settlements (with none, no settlement call):
+ * its id, and the warnings its registration answered.
+ */
+export const merchantSettledIn = async (
+  partner: Client,
+  settlements: ReadonlyArray<{ readonly asset: string; readonly destination: string }>,
+  names: { readonly merchantName: string; readonly merchantEmail: string } = {
+    merchantName: "Gateway Shop",
+    merchantEmail: "gw@shop.example"
+  }
+): Promise<{ readonly merchantId: string; readonly warnings: Json }> => {
   const created = await partner.request("POST", "/v1/merchants", {
     idempotencyKey: newKey(),
-    body: { merchantName: "Gateway Shop", merchantEmail: "gw@shop.example" }
+    body: names
   })
   expect(created.status, created.text).toBe(201)
   const merchantId = created.body.merchant.id as string
+  if (settlements.length === 0) return { merchantId, warnings: undefined }
   const settled = await partner.request("POST", `/v1/merchants/${merchantId}/settlements/crypto`, {
     idempotencyKey: newKey(),
-    body: {
-      settlements: [
-        {
-          asset: "eip155:31337/erc20:0x1cd2272Cf2400da5cB86ccc008e3bE381C167116",
-          destination: `eip155:31337:${MERCHANT_DESTINATION}`
-        }
-      ]
-    }
+    body: { settlements }
   })
   expect(settled.status, settled.text).toBe(201)
-  return merchantId
+  return { merchantId, warnings: settled.body.warnings }
 }
+
+/** A merchant with a settlement in the sandbox's USDC; its id. */
+export const settledMerchant = async (partner: Client): Promise<string> =>
+  (
+    await merchantSettledIn(partner, [
+      {
+        asset: "eip155:31337/erc20:0x1cd2272Cf2400da5cB86ccc008e3bE381C167116",
+        destination: `eip155:31337:${MERCHANT_DESTINATION}`
+      }
+    ])
+  ).merchantId
 
 /** USDC on Base: a network the sandbox server does not run. */
 export const BASE_USDC = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+/** An account on Base to settle to. */
+export const BASE_DESTINATION = "eip155:8453:0x000000000000000000000000000000000000dEaD"
 
 /**
  * A merchant settled only in USDC on Base, which the sandbox server cannot pay: its
  * registration answers warnings (returned), its payments offer wallets no option.
  */
-export const baseOnlyMerchant = async (
-  partner: Client
-): Promise<{ readonly merchantId: string; readonly warnings: Json }> => {
-  const created = await partner.request("POST", "/v1/merchants", {
-    idempotencyKey: newKey(),
-    body: { merchantName: "Base Shop", merchantEmail: "base@shop.example" }
+export const baseOnlyMerchant = (partner: Client) =>
+  merchantSettledIn(partner, [{ asset: BASE_USDC, destination: BASE_DESTINATION }], {
+    merchantName: "Base Shop",
+    merchantEmail: "base@shop.example"
   })
-  expect(created.status, created.text).toBe(201)
-  const merchantId = created.body.merchant.id as string
-  const settled = await partner.request("POST", `/v1/merchants/${merchantId}/settlements/crypto`, {
-    idempotencyKey: newKey(),
-    body: {
-      settlements: [
-        { asset: BASE_USDC, destination: "eip155:8453:0x000000000000000000000000000000000000dEaD" }
-      ]
-    }
-  })
-  expect(settled.status, settled.text).toBe(201)
-  return { merchantId, warnings: settled.body.warnings }
-}
 
 /** Creates a payment over HTTP (201 expected); the create answer's body. */
 export const paymentFor = async (

@@ -11,14 +11,16 @@ import {
   client,
   type E2eServer,
   type Json,
-  newKey,
   STORES,
   startServer
 } from "./e2e-support.js"
 import {
+  BASE_DESTINATION,
+  BASE_USDC,
   type Buyer,
   confirm,
   fund,
+  merchantSettledIn,
   newBuyer,
   options,
   paymentFor,
@@ -195,26 +197,15 @@ describe.each(STORES)("the wallet gateway on %s", (store) => {
 
   describe("no option: why, in words (noOptionsReason, only when options is empty)", () => {
     /** A merchant settled in `settlements` (none: no settlement at all); its id. */
-    const merchantSettledIn = async (
+    const elsewhereShop = async (
       settlements: ReadonlyArray<{ readonly asset: string; readonly destination: string }>
-    ): Promise<string> => {
-      const created = await partner.request("POST", "/v1/merchants", {
-        idempotencyKey: newKey(),
-        body: { merchantName: "Elsewhere Shop", merchantEmail: "else@shop.example" }
-      })
-      expect(created.status, created.text).toBe(201)
-      const id = created.body.merchant.id as string
-      if (settlements.length > 0) {
-        const settled = await partner.request("POST", `/v1/merchants/${id}/settlements/crypto`, {
-          idempotencyKey: newKey(),
-          body: { settlements }
+    ): Promise<string> =>
+      (
+        await merchantSettledIn(partner, settlements, {
+          merchantName: "Elsewhere Shop",
+          merchantEmail: "else@shop.example"
         })
-        expect(settled.status, settled.text).toBe(201)
-      }
-      return id
-    }
-    const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
-    const BASE_DESTINATION = "eip155:8453:0x000000000000000000000000000000000000dEaD"
+      ).merchantId
 
     /** The options answer for a sandbox account (and `more`), 200 with no option. */
     const nothingOffered = async (merchant: string, more: ReadonlyArray<string> = []) => {
@@ -229,9 +220,7 @@ describe.each(STORES)("the wallet gateway on %s", (store) => {
     }
 
     it("a merchant settled only on Base, a network the server does not run: settlement_not_payable", async () => {
-      const merchant = await merchantSettledIn([
-        { asset: USDC_BASE, destination: BASE_DESTINATION }
-      ])
+      const merchant = await elsewhereShop([{ asset: BASE_USDC, destination: BASE_DESTINATION }])
       // Even for an account on Base: the server cannot take Base at all.
       const body = await nothingOffered(merchant, [
         "eip155:8453:0x00000000000000000000000000000000000000b1"
@@ -264,7 +253,7 @@ describe.each(STORES)("the wallet gateway on %s", (store) => {
     })
 
     it("a merchant with no settlement: no_settlement", async () => {
-      const body = await nothingOffered(await merchantSettledIn([]))
+      const body = await nothingOffered(await elsewhereShop([]))
       expect(body.noOptionsReason).toEqual({
         code: "no_settlement",
         message:
