@@ -18,6 +18,7 @@ import {
   type MinedTx
 } from "../../test/FakeChain.js"
 import { makeMemoryStorage } from "../../test/MemoryStorage.js"
+import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { embedderActor } from "../audit/AuditEntry.js"
 import { payEngineLayer } from "../Engine.js"
 import { EventStore } from "../events/Event.js"
@@ -28,7 +29,6 @@ import { checkReadiness } from "../health/Readiness.js"
 import { StorageProbe } from "../health/StorageProbe.js"
 import { Merchants } from "../merchants/Merchants.js"
 import type { Partner } from "../partners/Partner.js"
-import { Partners } from "../partners/Partners.js"
 import type { Payment, PaymentId } from "../payments/Payment.js"
 import { Payments } from "../payments/Payments.js"
 import type { PayStorage } from "../Storage.js"
@@ -118,12 +118,7 @@ interface Shop {
 
 const openShop = (withSettlement = true) =>
   Effect.gen(function* () {
-    const { partner } = yield* (yield* Partners).create({ name: "P" })
-    const merchant = yield* (yield* Merchants).create(partner, {
-      name: "M",
-      email: "m@m.co",
-      iconUrl: null
-    })
+    const { partner, merchant } = yield* partnerWithMerchant
     if (withSettlement) yield* addSettlement({ partner, merchantId: merchant.id })
     return { partner, merchantId: merchant.id } satisfies Shop
   })

@@ -6,10 +6,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
+import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { DEFAULT_EXPIRY_SWEEP_MS } from "../Config.js"
 import { payEngineLayer } from "../Engine.js"
-import { Merchants } from "../merchants/Merchants.js"
-import { Partners } from "../partners/Partners.js"
 import { findCurrency } from "../shared/Currency.js"
 import { Payments } from "./Payments.js"
 
@@ -32,12 +31,7 @@ const USD = { kind: "fiat", currency: findCurrency("USD")! } as const
  */
 const sweeping = (dueInMs: ReadonlyArray<number>) =>
   Effect.gen(function* () {
-    const { partner } = yield* (yield* Partners).create({ name: "P" })
-    const merchant = yield* (yield* Merchants).create(partner, {
-      name: "M",
-      email: "m@m.co",
-      iconUrl: null
-    })
+    const { partner, merchant } = yield* partnerWithMerchant
     const payments = yield* Payments
     const start = yield* TestClock.currentTimeMillis
     const created = yield* Effect.forEach(dueInMs, (ms, i) =>

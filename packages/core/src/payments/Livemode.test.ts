@@ -9,14 +9,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Layer } from "effect"
 import { http } from "viem"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
+import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { PayConfig } from "../Config.js"
 import { Chain, livemodeOf } from "../chain/Chain.js"
 import { type EvmNetworkConfig, makeEvmChain } from "../chain/evm/EvmChain.js"
 import { payEngineLayer } from "../Engine.js"
 import { EventStore } from "../events/Event.js"
 import { paymentInfoView } from "../gateway/Http.js"
-import { Merchants } from "../merchants/Merchants.js"
-import { Partners } from "../partners/Partners.js"
 import type { Caip2, Caip19 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
@@ -59,12 +58,7 @@ const engine = (networks?: ReadonlyArray<EvmNetworkConfig>, livemode?: boolean) 
   })
 
 const created = Effect.gen(function* () {
-  const { partner } = yield* (yield* Partners).create({ name: "P" })
-  const merchant = yield* (yield* Merchants).create(partner, {
-    name: "M",
-    email: "m@m.co",
-    iconUrl: null
-  })
+  const { partner, merchant } = yield* partnerWithMerchant
   const payments = yield* Payments
   const payment = yield* payments.create(partner, merchant.id, {
     referenceId: "r1",

@@ -12,6 +12,7 @@ import {
   TestClock
 } from "effect"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
+import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { payEngineLayer } from "../Engine.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { MERCHANT_READ_REUSE_MS, Merchants } from "../merchants/Merchants.js"
@@ -44,12 +45,7 @@ const start: PaymentTransition = {
 
 /** A partner, a merchant and an open payment with the default lifetime. */
 const fixture = Effect.gen(function* () {
-  const { partner } = yield* (yield* Partners).create({ name: "P" })
-  const merchant = yield* (yield* Merchants).create(partner, {
-    name: "M",
-    email: "m@m.co",
-    iconUrl: null
-  })
+  const { partner, merchant } = yield* partnerWithMerchant
   const payments = yield* Payments
   const payment = yield* payments.create(partner, merchant.id, {
     referenceId: "r1",

@@ -7,11 +7,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import type { Address } from "viem"
 import { makeMemoryStorage } from "../../test/MemoryStorage.js"
+import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { embedderActor } from "../audit/AuditEntry.js"
 import { Chain, type ChainNetwork } from "../chain/Chain.js"
 import { payEngineLayer } from "../Engine.js"
-import { Merchants } from "../merchants/Merchants.js"
-import { Partners } from "../partners/Partners.js"
 import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
 import { defaultNetworks, defaultTokens, makeTokenRegistry } from "../shared/TokenRegistry.js"
 import { assetName, assetText, payabilityOf } from "./SettlementPayability.js"
@@ -137,12 +136,10 @@ describe("Settlements on an engine that runs only the sandbox chain", () => {
     () => {
       const { lines, layer } = capturedWarnings()
       return Effect.gen(function* () {
-        const { partner } = yield* (yield* Partners).create({ name: "P" })
-        const { id: merchantId } = yield* (yield* Merchants).create(partner, {
-          name: "M",
-          email: "m@m.co",
-          iconUrl: null
-        })
+        const {
+          partner,
+          merchant: { id: merchantId }
+        } = yield* partnerWithMerchant
         const settlements = yield* Settlements
         const base = yield* settlements.register(
           partner,

@@ -6,11 +6,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { makeMemoryStorage } from "../../test/MemoryStorage.js"
+import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { cliActor, embedderActor } from "../audit/AuditEntry.js"
 import { AuditStore } from "../audit/AuditStore.js"
 import { payEngineLayer } from "../Engine.js"
-import { Merchants } from "../merchants/Merchants.js"
-import { Partners } from "../partners/Partners.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
 import { Settlements } from "./Settlements.js"
 
@@ -28,12 +27,11 @@ const engine = () =>
 describe("settlement changes in the audit trail", () => {
   it.effect("records who created, changed and removed each, with old and new values", () =>
     Effect.gen(function* () {
-      const { partner, key } = yield* (yield* Partners).create({ name: "P" })
-      const { id: merchantId } = yield* (yield* Merchants).create(partner, {
-        name: "M",
-        email: "m@m.co",
-        iconUrl: null
-      })
+      const {
+        partner,
+        key,
+        merchant: { id: merchantId }
+      } = yield* partnerWithMerchant
       const settlements = yield* Settlements
       const {
         settlements: [usdc, eth]
