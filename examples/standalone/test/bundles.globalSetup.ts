@@ -2,7 +2,7 @@
  * vitest globalSetup (wired in vitest.config.ts): the bundles the process tests run (`main`,
  * `main.bun`, `cli`, `chain` in examples/standalone/dist), built once per run before any test
  * file starts. Files run in parallel, so none may rebuild a bundle another file's server is
- * running from; `buildBundles` (instances-support.ts) only checks they are here.
+ * running from; `requireBundles` (instances-support.ts) only checks they are here.
  */
 import { execFileSync } from "node:child_process"
 import { join } from "node:path"

@@ -32,7 +32,7 @@ import {
   waitForPayment
 } from "./chain-work-support.js"
 import { client, type E2eServer, startServer } from "./e2e-support.js"
-import { buildBundles, stopAll } from "./instances-support.js"
+import { requireBundles, stopAll } from "./instances-support.js"
 import { type PausePoints, pausePoints } from "./pause-points.js"
 
 const spawned: Array<ChildProcess> = []
@@ -46,7 +46,7 @@ const FEES = 100_000n + 157_500n
 const SETTLED = PAID - FEES
 
 beforeAll(async () => {
-  buildBundles("chain")
+  requireBundles("chain")
   chain = await startChain(spawned)
 }, 60_000)
 

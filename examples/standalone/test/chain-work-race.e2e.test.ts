@@ -12,7 +12,6 @@ import { freshSchema } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
-  buildChainWorkBundles,
   type ChainProcess,
   confirmAsWallet,
   createPayment,
@@ -24,6 +23,7 @@ import {
   openLedger,
   openShop,
   removeSetup,
+  requireChainWorkBundles,
   sleep,
   startChain,
   startEngine,
@@ -48,7 +48,7 @@ const FEES = 100_000n + 157_500n
 const SETTLED = PAID - FEES
 
 beforeAll(async () => {
-  buildChainWorkBundles()
+  requireChainWorkBundles()
   chain = await startChain(spawned)
   proxy = await startRpcProxy(chain.rpcUrl)
 }, 60_000)

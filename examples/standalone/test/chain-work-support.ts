@@ -25,18 +25,18 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { expect } from "vitest"
 import { type Client, client, type Json, newKey, PARTNER_KEY } from "./e2e-support.js"
 import {
-  buildBundles,
   bundle,
   type Instance,
   nodeBinary,
+  requireBundles,
   startInstance
 } from "./instances-support.js"
 import { type RpcProxy, startRpcProxy } from "./rpc-proxy.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")
 
-/** Builds the server, the CLI and the chain server, as their npm scripts do. */
-export const buildChainWorkBundles = (): void => buildBundles("main", "cli", "chain")
+/** The server, the CLI and the chain server bundles their npm scripts run: checked, built by the run. */
+export const requireChainWorkBundles = (): void => requireBundles("main", "cli", "chain")
 
 /**
  * POSTs JSON on a connection of its own (`agent: false`, so `Connection:
@@ -82,7 +82,7 @@ export interface ChainProcess {
 }
 
 /**
- * Starts the chain server as its own process (the bundle `buildChainWorkBundles` makes,
+ * Starts the chain server as its own process (the bundle `requireChainWorkBundles` makes,
  * or `bundle`); resolves with its ready line.
  */
 export const startChain = (

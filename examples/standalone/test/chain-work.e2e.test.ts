@@ -15,7 +15,6 @@ import type { ChildProcess } from "node:child_process"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import {
   type Buyer,
-  buildChainWorkBundles,
   type ChainProcess,
   cli,
   confirmAsWallet,
@@ -30,6 +29,7 @@ import {
   openLedger,
   openShop,
   removeSetup,
+  requireChainWorkBundles,
   type Shop,
   sleep,
   startChain,
@@ -61,7 +61,7 @@ const FEES = 100_000n + 157_500n
 const SETTLED = PAID - FEES
 
 beforeAll(async () => {
-  buildChainWorkBundles()
+  requireChainWorkBundles()
   chain = await startChain(spawned)
   proxy = await startRpcProxy(chain.rpcUrl)
   setup = engineSetup(chain, proxy, undefined, { stuckAfterSeconds: 2 })

@@ -16,7 +16,7 @@ import { launchBrowser, type TestBrowser } from "./browser-support.js"
 import { injectWallet, seriousViolations } from "./checkout-support.js"
 import { type Client, client, PARTNER_KEY } from "./e2e-support.js"
 import { newBuyer, paymentFor, settledMerchant } from "./gateway-support.js"
-import { buildBundles, bundle, stopAll } from "./instances-support.js"
+import { bundle, requireBundles, stopAll } from "./instances-support.js"
 
 const root = join(import.meta.dirname, "..", "..", "..")
 const BASE_PATH = "/shop-pay"
@@ -33,7 +33,7 @@ describe("the checkout page with the server on Bun", () => {
 
   beforeAll(async () => {
     browser = await launchBrowser()
-    buildBundles("main-bun")
+    requireBundles("main-bun")
     const child = spawn(bunBinary, [bundle("main.bun")], {
       env: {
         ...process.env,

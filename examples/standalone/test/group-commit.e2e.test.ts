@@ -11,14 +11,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { newKey, PARTNER_KEY } from "./e2e-support.js"
-import { buildServer, type Instance, startInstance, stopAll } from "./instances-support.js"
+import { type Instance, requireServer, startInstance, stopAll } from "./instances-support.js"
 import { createPaymentRequest, usd } from "./payments-support.js"
 
 const spawned: Array<ChildProcess> = []
 let dir: string
 
 beforeAll(() => {
-  buildServer()
+  requireServer()
   dir = mkdtempSync(join(tmpdir(), "pay-group-commit-kill-"))
 }, 60_000)
 

@@ -16,7 +16,7 @@ import { freshSchema } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually, exactlyAfterQuiet, type Json, newKey, PARTNER_KEY } from "./e2e-support.js"
-import { buildServer, type Instance, startInstance, stopAll } from "./instances-support.js"
+import { type Instance, requireServer, startInstance, stopAll } from "./instances-support.js"
 
 /** The engine's default `perEndpoint` (core webhooks/WebhookWorkConfig.ts), as docs/webhooks.md says. */
 const LIMIT = 8
@@ -107,7 +107,7 @@ describe("two instances on one PostgreSQL schema: never more than the limit in f
   let receiver: Awaited<ReturnType<typeof startCountingReceiver>>
 
   beforeAll(async () => {
-    buildServer()
+    requireServer()
     const database = await Effect.runPromise(Scope.extend(freshSchema(), scope))
     const env = { ...ENV, PAY_DATABASE: database }
     // One at a time: the first start migrates the schema and makes the partner both use.

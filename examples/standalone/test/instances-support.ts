@@ -30,7 +30,7 @@ export const serverCommand = (): readonly [string, ReadonlyArray<string>] =>
  * per run by bundles.globalSetup.ts: only checked here, since files run in parallel and a
  * rebuild would replace a bundle another file's server is running from.
  */
-export const buildBundles = (...targets: ReadonlyArray<string>): void => {
+export const requireBundles = (...targets: ReadonlyArray<string>): void => {
   for (const target of targets) {
     const file = bundle(target === "main-bun" || (target === "main" && onBun) ? "main.bun" : target)
     if (!existsSync(file))
@@ -40,8 +40,8 @@ export const buildBundles = (...targets: ReadonlyArray<string>): void => {
   }
 }
 
-/** Builds the server bundle, as `npm start` (or `npm run start:bun`) does. */
-export const buildServer = (): void => buildBundles("main")
+/** The server bundle `npm start` (or `npm run start:bun`) runs: checked, built by the run. */
+export const requireServer = (): void => requireBundles("main")
 
 export interface Instance {
   readonly name: string

@@ -14,7 +14,6 @@ import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type Buyer,
-  buildChainWorkBundles,
   type ChainProcess,
   cli,
   createPayment,
@@ -26,6 +25,7 @@ import {
   openLedger,
   openShop,
   removeSetup,
+  requireChainWorkBundles,
   type Shop,
   startChain,
   startEngine,
@@ -49,7 +49,7 @@ const PAID = 10_500_000n
 const SETTLED = PAID - (100_000n + 157_500n)
 
 beforeAll(async () => {
-  buildChainWorkBundles()
+  requireChainWorkBundles()
   chain = await startChain(spawned)
   proxy = await startRpcProxy(chain.rpcUrl)
 }, 120_000)

@@ -26,10 +26,10 @@ import {
   uniqueToken
 } from "./e2e-support.js"
 import {
-  buildBundles,
   bundle,
   type Instance,
   nodeBinary,
+  requireBundles,
   startInstance,
   stopAll
 } from "./instances-support.js"
@@ -53,7 +53,7 @@ const SWEEP_MS = 500
 const SWEEP_QUIET_MS = 5 * SWEEP_MS
 
 beforeAll(async () => {
-  buildBundles("main", "cli")
+  requireBundles("main", "cli")
   database = await Effect.runPromise(Scope.extend(freshSchema(), scope))
   const env = {
     PAY_DATABASE: database,

@@ -21,7 +21,6 @@ import type { Address, Hex } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type Buyer,
-  buildChainWorkBundles,
   type ChainProcess,
   confirmAsWallet,
   createPayment,
@@ -31,6 +30,7 @@ import {
   isSettled,
   openShop,
   removeSetup,
+  requireChainWorkBundles,
   type Shop,
   startChain,
   startEngine,
@@ -57,7 +57,7 @@ const SETTLED = PAID - (100_000n + 157_500n)
 const PAYMENTS = 6
 
 beforeAll(async () => {
-  buildChainWorkBundles()
+  requireChainWorkBundles()
   chain = await startChain(spawned)
   const database = await Effect.runPromise(Scope.extend(freshSchema(), scope))
   proxy = await startRpcProxy(chain.rpcUrl)

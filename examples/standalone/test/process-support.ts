@@ -11,9 +11,9 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, expect } from "vitest"
 import {
-  buildBundles,
   bundle,
   nodeBinary,
+  requireBundles,
   serverCommand,
   startInstance
 } from "./instances-support.js"
@@ -28,7 +28,7 @@ export const children: Array<ChildProcess> = []
 /** The file's hooks: the bundles checked before, every child killed and the directory removed after. */
 export const processHooks = () => {
   // What `npm start` (or `npm run start:bun`) and `npm run pay` run: bundles built by examples/build.mjs.
-  beforeAll(() => buildBundles("main", "cli"), 60_000)
+  beforeAll(() => requireBundles("main", "cli"), 60_000)
   afterAll(() => {
     for (const child of children) child.kill("SIGKILL")
     rmSync(dir, { recursive: true, force: true })

@@ -16,10 +16,10 @@ import { payWithWallet } from "@pay/sandbox"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Client, eventually, type Json } from "./e2e-support.js"
 import {
-  buildBundles,
   bundle,
   type Instance,
   nodeBinary,
+  requireBundles,
   serverCommand,
   startInstance
 } from "./instances-support.js"
@@ -29,7 +29,7 @@ const dir = mkdtempSync(join(tmpdir(), "pay-restart-"))
 const env = { ...process.env, PAY_DATABASE: join(dir, "pay.sqlite") }
 const children: Array<ChildProcess> = []
 
-beforeAll(() => buildBundles("main", "cli"), 60_000)
+beforeAll(() => requireBundles("main", "cli"), 60_000)
 
 afterAll(() => {
   for (const child of children) child.kill("SIGKILL")

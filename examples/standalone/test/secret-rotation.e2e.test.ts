@@ -18,10 +18,10 @@ import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Json, newKey, PARTNER_KEY, STORES } from "./e2e-support.js"
 import {
-  buildBundles,
   bundle,
   type Instance,
   nodeBinary,
+  requireBundles,
   serverCommand,
   startInstance,
   stopAll
@@ -35,7 +35,7 @@ const receivers: Array<WebhookReceiver> = []
 const secret = (fill: string) => btoa(fill.repeat(32))
 const [A, B, C] = [secret("a"), secret("b"), secret("c")]
 
-beforeAll(() => buildBundles("main", "cli"), 60_000)
+beforeAll(() => requireBundles("main", "cli"), 60_000)
 
 afterAll(async () => {
   await stopAll(spawned)

@@ -16,9 +16,9 @@ import { testDatabaseUrl } from "@pay/storage-postgres/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually } from "./e2e-support.js"
 import {
-  buildBundles,
   bundle,
   nodeBinary,
+  requireBundles,
   serverCommand,
   startInstance
 } from "./instances-support.js"
@@ -29,7 +29,7 @@ const baseEnv: NodeJS.ProcessEnv = { ...process.env, HOST: "127.0.0.1", PORT: "0
 for (const name of Object.keys(baseEnv)) if (name.startsWith("PAY_")) delete baseEnv[name]
 const children: Array<ChildProcess> = []
 
-beforeAll(() => buildBundles("main", "cli"), 60_000)
+beforeAll(() => requireBundles("main", "cli"), 60_000)
 
 afterAll(() => {
   for (const child of children) child.kill("SIGKILL")

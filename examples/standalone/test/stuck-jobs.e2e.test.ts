@@ -11,7 +11,6 @@
 import type { ChildProcess } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
-  buildChainWorkBundles,
   type ChainProcess,
   confirmAsWallet,
   createPayment,
@@ -21,6 +20,7 @@ import {
   isSettled,
   openShop,
   removeSetup,
+  requireChainWorkBundles,
   type Shop,
   startChain,
   startEngine,
@@ -38,7 +38,7 @@ let shop: Shop
 const STUCK_AFTER = 4
 
 beforeAll(async () => {
-  buildChainWorkBundles()
+  requireChainWorkBundles()
   chain = await startChain(spawned)
   setup = engineSetup(chain, { url: chain.rpcUrl }, undefined, {
     jobs: { stuckAfterFailures: STUCK_AFTER, backoffCapSeconds: 1 }

@@ -14,7 +14,7 @@ import { freshSchema } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { exactlyAfterQuiet, type Json, newKey, PARTNER_KEY } from "./e2e-support.js"
-import { buildServer, type Instance, startInstance, stopAll } from "./instances-support.js"
+import { type Instance, requireServer, startInstance, stopAll } from "./instances-support.js"
 import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver.js"
 
 const spawned: Array<ChildProcess> = []
@@ -27,7 +27,7 @@ const ENV = {
   PAY_WEBHOOK_LEASE_SECONDS: "2"
 }
 
-beforeAll(() => buildServer(), 60_000)
+beforeAll(() => requireServer(), 60_000)
 
 afterAll(async () => {
   await stopAll(spawned)
