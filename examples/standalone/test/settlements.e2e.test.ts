@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   createCryptoSettlements as createEndpoint,
   updateCryptoSettlement as updateEndpoint
-} from "../../../packages/core/src/settlements/Api.js"
+} from "../../../packages/core/src/merchants/SettlementApi.js"
 import {
   client,
   createMerchant,

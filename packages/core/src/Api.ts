@@ -15,8 +15,8 @@ export { ApiErrors } from "./http/ErrorResponses.js"
 import { EventsApi } from "./events/Api.js"
 import { ApiKeysApi } from "./keys/Api.js"
 import { MerchantsApi } from "./merchants/Api.js"
+import { SettlementsApi } from "./merchants/SettlementApi.js"
 import { PaymentsApi } from "./payments/Api.js"
-import { SettlementsApi } from "./settlements/Api.js"
 import { WebhookEndpointsApi } from "./webhooks/Api.js"
 
 const DESCRIPTION = `The partner API of an open-source crypto payment acceptance engine.

@@ -24,6 +24,7 @@ import { json, type Reply } from "./http/Exchange.js"
 import type { ApiKeyInactive, ApiKeyNotFound, LastActiveApiKey } from "./keys/KeyRecord.js"
 import type { LogoRefused } from "./merchants/Logo.js"
 import type { MerchantNotFound } from "./merchants/Merchant.js"
+import type { SettlementAssetConflict, SettlementNotFound } from "./merchants/Settlement.js"
 import type {
   InvalidState,
   LongPollsExhausted,
@@ -33,7 +34,6 @@ import type {
   RefundExists
 } from "./payments/Payment.js"
 import type { RateLimited } from "./ratelimit/RateLimited.js"
-import type { SettlementAssetConflict, SettlementNotFound } from "./settlements/Settlement.js"
 import type {
   Forbidden,
   IdempotencyConflict,

@@ -7,6 +7,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
 import type { Address, Hex } from "viem"
+import { ChainJobStore } from "../src/chainwork/ChainJobStore.js"
+import { StorageProbe } from "../src/health/StorageProbe.js"
+import { Partner, type PartnerId } from "../src/identity/Partner.js"
+import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
+import { MerchantStore } from "../src/merchants/MerchantStore.js"
+import { PartnerStore } from "../src/partners/PartnerStore.js"
 import type {
   ChainJob,
   ChainJobId,
@@ -15,14 +21,8 @@ import type {
   ChainTransfer,
   ClaimedJob,
   NewChainJob
-} from "../src/chainwork/ChainJob.js"
-import { NOT_FAILING } from "../src/chainwork/ChainJob.js"
-import { ChainJobStore } from "../src/chainwork/ChainJobStore.js"
-import { StorageProbe } from "../src/health/StorageProbe.js"
-import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
-import { MerchantStore } from "../src/merchants/MerchantStore.js"
-import { Partner, type PartnerId } from "../src/partners/Partner.js"
-import { PartnerStore } from "../src/partners/PartnerStore.js"
+} from "../src/payments/ChainJob.js"
+import { NOT_FAILING } from "../src/payments/ChainJob.js"
 import type {
   Payment,
   PaymentFees,

@@ -15,37 +15,41 @@ import {
   auditValueToJson
 } from "../src/audit/AuditEntry.js"
 import { AuditStore } from "../src/audit/AuditStore.js"
-import {
-  type ChainJob,
-  type ChainJobKind,
-  type ChainJobLease,
-  type ChainTransfer,
-  type NewChainJob,
-  NOT_FAILING,
-  queuedJob
-} from "../src/chainwork/ChainJob.js"
-import { ChainJobLeaseLost, ChainJobStore, NonceTaken } from "../src/chainwork/ChainJobStore.js"
+import { ChainJobStore } from "../src/chainwork/ChainJobStore.js"
 import { type EventQuery, EventStore, type Outbox, type PayEvent } from "../src/events/Event.js"
-import {
-  type CollectedDataRecord,
-  GatewayStore,
-  type OptionsInserted,
-  type PaymentOption
-} from "../src/gateway/PaymentOption.js"
 import { StorageProbe } from "../src/health/StorageProbe.js"
 import type {
   IdempotencyCompletion,
   IdempotencyScope
 } from "../src/idempotency/IdempotencyStore.js"
 import { IdempotencyClaimLost, IdempotencyStore } from "../src/idempotency/IdempotencyStore.js"
+import type { Partner } from "../src/identity/Partner.js"
 import { ApiKeyLookupTaken, type KeyOwner, KeyRecord } from "../src/keys/KeyRecord.js"
 import { KeyStore, type RotateOutcome } from "../src/keys/KeyStore.js"
 import { type FrozenLogo, LogoStore } from "../src/merchants/Logo.js"
 import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
 import { MerchantStore } from "../src/merchants/MerchantStore.js"
-import type { Partner } from "../src/partners/Partner.js"
+import { type CryptoSettlement, SettlementAssetConflict } from "../src/merchants/Settlement.js"
+import { SettlementStore } from "../src/merchants/SettlementStore.js"
 import { PartnerStore } from "../src/partners/PartnerStore.js"
+import {
+  type ChainJob,
+  type ChainJobKind,
+  type ChainJobLease,
+  ChainJobLeaseLost,
+  type ChainTransfer,
+  type NewChainJob,
+  NOT_FAILING,
+  NonceTaken,
+  queuedJob
+} from "../src/payments/ChainJob.js"
 import { type Payment, RefundExists } from "../src/payments/Payment.js"
+import {
+  type CollectedDataRecord,
+  GatewayStore,
+  type OptionsInserted,
+  type PaymentOption
+} from "../src/payments/PaymentOption.js"
 import {
   comparePayments,
   computeStats,
@@ -65,8 +69,6 @@ import {
 } from "../src/ratelimit/TokenBucket.js"
 import { EngineSecretStore } from "../src/secrets/EngineSecret.js"
 import { type SealedField, SealedValueStore } from "../src/secrets/SealedValueStore.js"
-import { type CryptoSettlement, SettlementAssetConflict } from "../src/settlements/Settlement.js"
-import { SettlementStore } from "../src/settlements/SettlementStore.js"
 import { randomBase62 } from "../src/shared/Ids.js"
 import {
   type ClaimedDelivery,

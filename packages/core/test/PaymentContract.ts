@@ -5,17 +5,17 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, type Layer, Option } from "effect"
+import { Partner, type PartnerId } from "../src/identity/Partner.js"
+import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
+import { MerchantStore } from "../src/merchants/MerchantStore.js"
+import { PartnerStore } from "../src/partners/PartnerStore.js"
+import type { Payment, PaymentId, PaymentStatus, RefundId } from "../src/payments/Payment.js"
 import {
   type CollectedDataRecord,
   GatewayStore,
   type OptionId,
   type PaymentOption
-} from "../src/gateway/PaymentOption.js"
-import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
-import { MerchantStore } from "../src/merchants/MerchantStore.js"
-import { Partner, type PartnerId } from "../src/partners/Partner.js"
-import { PartnerStore } from "../src/partners/PartnerStore.js"
-import type { Payment, PaymentId, PaymentStatus, RefundId } from "../src/payments/Payment.js"
+} from "../src/payments/PaymentOption.js"
 import {
   comparePayments,
   computeStats,

@@ -10,11 +10,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { payEngineLayer } from "../src/Engine.js"
+import type { Partner } from "../src/identity/Partner.js"
 import { Merchants } from "../src/merchants/Merchants.js"
-import type { Partner } from "../src/partners/Partner.js"
 import { Partners } from "../src/partners/Partners.js"
 import type { PayStorage } from "../src/Storage.js"
-import { EngineSecret, makeEngineSecret } from "../src/secrets/EngineSecret.js"
+import {
+  EngineSecret,
+  makeEngineSecret,
+  WEBHOOK_SECRET_PURPOSE
+} from "../src/secrets/EngineSecret.js"
 import { resealStoredValues } from "../src/secrets/Reseal.js"
 import { SealedValueStore } from "../src/secrets/SealedValueStore.js"
 import { makeIdBody } from "../src/shared/Ids.js"
@@ -24,7 +28,7 @@ import {
   type WebhookEndpointId,
   WebhookEndpointStore
 } from "../src/webhooks/WebhookEndpoint.js"
-import { WEBHOOK_SECRET_PURPOSE, WebhookEndpoints } from "../src/webhooks/WebhookEndpoints.js"
+import { WebhookEndpoints } from "../src/webhooks/WebhookEndpoints.js"
 import { type WebhookRequest, WebhookSender } from "../src/webhooks/WebhookSender.js"
 import { WebhookWork } from "../src/webhooks/WebhookWork.js"
 

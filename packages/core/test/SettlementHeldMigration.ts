@@ -6,8 +6,8 @@
  */
 import { expect } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { newChainJob } from "../src/chainwork/ChainJob.js"
 import { ChainJobStore } from "../src/chainwork/ChainJobStore.js"
+import { newChainJob } from "../src/payments/ChainJob.js"
 import type { Payment, PaymentId, SettlementStatus } from "../src/payments/Payment.js"
 import { PaymentStore } from "../src/payments/PaymentStore.js"
 import { chainOfCaip19 } from "../src/shared/Caip.js"

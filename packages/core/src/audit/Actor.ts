@@ -5,7 +5,7 @@
  * `CurrentApiKey`; handlers read the actor here, and nowhere else.
  */
 import { Effect, Option } from "effect"
-import { CurrentApiKey } from "../partners/PartnerAuth.js"
+import { CurrentApiKey } from "../identity/PartnerAuth.js"
 import { type AuditActor, apiKeyActor } from "./AuditEntry.js"
 
 /** The actor of the current partner request: its key, by public id when known. */

@@ -11,7 +11,7 @@
  * public id, name or expiry may, never the key, its hash or a signing secret.
  */
 import { Schema } from "effect"
-import { PartnerId } from "../partners/Partner.js"
+import { PartnerId } from "../identity/Partner.js"
 import { prefixedId } from "../shared/Ids.js"
 
 export const AuditEntryId = prefixedId("aud", "AuditEntryId")

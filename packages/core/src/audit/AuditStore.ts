@@ -5,7 +5,7 @@
  * its own helper for that (`insertAuditEntries`).
  */
 import { Context, type Effect } from "effect"
-import type { PartnerId } from "../partners/Partner.js"
+import type { PartnerId } from "../identity/Partner.js"
 import type { AuditEntry, AuditEntryId } from "./AuditEntry.js"
 
 export interface AuditQuery {

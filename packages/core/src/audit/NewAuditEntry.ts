@@ -5,7 +5,7 @@
  * transaction (a plain function): `auditStamp` then `auditEntryOf`.
  */
 import { Clock, Effect } from "effect"
-import type { PartnerId } from "../partners/Partner.js"
+import type { PartnerId } from "../identity/Partner.js"
 import { newId } from "../shared/Ids.js"
 import { type AuditAction, type AuditActor, AuditEntry, type AuditEntryId } from "./AuditEntry.js"
 

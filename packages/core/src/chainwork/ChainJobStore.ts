@@ -12,36 +12,22 @@
  * payment change may end the job that made it (`PaymentChange.completes`):
  * so a wallet payment costs four writes from confirm to settled.
  */
-import { Context, type Effect, type Option, Schema } from "effect"
+import { Context, type Effect, type Option } from "effect"
 import type { Address } from "viem"
 import type { PayEvent } from "../events/Event.js"
-import type { ChainTransaction, PaymentId, PaymentSettlement } from "../payments/Payment.js"
-import type { Caip2, Caip10 } from "../shared/Caip.js"
 import type {
   ChainJob,
   ChainJobKind,
   ChainJobLease,
+  ChainJobLeaseLost,
   ChainTransfer,
   ClaimedJob,
   JobFailing,
-  NewChainJob
-} from "./ChainJob.js"
-
-/** The job's lease ran out and another holder took it: stop, change nothing. */
-export class ChainJobLeaseLost extends Schema.TaggedError<ChainJobLeaseLost>()(
-  "ChainJobLeaseLost",
-  { jobId: Schema.String }
-) {}
-
-/**
- * The nonce a transaction was signed at is no longer the sender's next: another
- * instance took it between the read (`nextNonce`) and the write. Nothing was
- * written; sign again at the nonce the sequence gives now.
- */
-export class NonceTaken extends Schema.TaggedError<NonceTaken>()("NonceTaken", {
-  jobId: Schema.String,
-  nonce: Schema.Number
-}) {}
+  NewChainJob,
+  NonceTaken
+} from "../payments/ChainJob.js"
+import type { ChainTransaction, PaymentId, PaymentSettlement } from "../payments/Payment.js"
+import type { Caip2, Caip10 } from "../shared/Caip.js"
 
 export class ChainJobStore extends Context.Tag("@pay/core/ChainJobStore")<
   ChainJobStore,

@@ -5,8 +5,9 @@
  * and the time (ms integers; timestamptz, a Date) come back differently, so
  * each store converts them and passes them in.
  */
+
+import type { ChainJobId, ChainTransfer } from "../payments/ChainJob.js"
 import type { Caip2 } from "../shared/Caip.js"
-import type { ChainJobId, ChainTransfer } from "./ChainJob.js"
 
 /** The columns of a chain transfer, as both drivers return them. */
 export interface ChainTransferColumns {

@@ -16,11 +16,7 @@ import { PayConfig } from "../Config.js"
 import { Chain, networkOf } from "../chain/Chain.js"
 import { type MerchantId, merchantPayable } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
-import type { Payment, PaymentId } from "../payments/Payment.js"
-import { type PaymentCursor, PaymentStore } from "../payments/PaymentStore.js"
-import { Payments } from "../payments/Payments.js"
-import { chainOfCaip19 } from "../shared/Caip.js"
-import { type FreshChainRun, makeStartFreshChains } from "./ChainInstances.js"
+import type { ChainJobLeaseLost } from "../payments/ChainJob.js"
 import {
   type ClaimedJob,
   heldJob,
@@ -29,8 +25,13 @@ import {
   type NewChainJob,
   NOT_FAILING,
   newChainJob
-} from "./ChainJob.js"
-import { type ChainJobLeaseLost, ChainJobStore } from "./ChainJobStore.js"
+} from "../payments/ChainJob.js"
+import type { Payment, PaymentId } from "../payments/Payment.js"
+import { type PaymentCursor, PaymentStore } from "../payments/PaymentStore.js"
+import { Payments } from "../payments/Payments.js"
+import { chainOfCaip19 } from "../shared/Caip.js"
+import { type FreshChainRun, makeStartFreshChains } from "./ChainInstances.js"
+import { ChainJobStore } from "./ChainJobStore.js"
 import { DEFAULT_CHAIN_WORK } from "./ChainWorkConfig.js"
 import { makeCollectStep } from "./CollectStep.js"
 import { makeSettleStep } from "./SettleStep.js"
@@ -38,7 +39,7 @@ import { again, done, type Held, RETRY_MS } from "./Step.js"
 import { makeTransactions } from "./Transactions.js"
 
 // Defined with the job (ChainJob.ts); re-exported so imports from the runner keep working.
-export { newChainJob, newChainJobId } from "./ChainJob.js"
+export { newChainJob, newChainJobId } from "../payments/ChainJob.js"
 
 /** A job waiting at most this long between steps keeps its lease and waits in memory. */
 const HOLD_MS = 2_000

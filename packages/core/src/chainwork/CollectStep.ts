@@ -16,14 +16,20 @@ import type { Address } from "viem"
 import { PayConfig } from "../Config.js"
 import { Chain, type ChainNetwork, tokenOf } from "../chain/Chain.js"
 import { computeFees, feeRuleFor } from "../fees/Fees.js"
-import { GatewayStore, type OptionId, type PaymentOption } from "../gateway/PaymentOption.js"
 import { merchantPayable } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
+import { SettlementStore } from "../merchants/SettlementStore.js"
+import {
+  type ChainTransfer,
+  type HeldStart,
+  heldJob,
+  heldStart,
+  newChainJob
+} from "../payments/ChainJob.js"
 import type { Payment, PaymentId } from "../payments/Payment.js"
+import { GatewayStore, type OptionId, type PaymentOption } from "../payments/PaymentOption.js"
 import { Payments } from "../payments/Payments.js"
-import { SettlementStore } from "../settlements/SettlementStore.js"
 import { addressOfCaip10, type Caip10 } from "../shared/Caip.js"
-import { type ChainTransfer, type HeldStart, heldJob, heldStart, newChainJob } from "./ChainJob.js"
 import { DEFAULT_CHAIN_WORK } from "./ChainWorkConfig.js"
 import { cancelCall } from "./NonceGaps.js"
 import { done, type Held, handover } from "./Step.js"

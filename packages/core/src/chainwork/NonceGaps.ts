@@ -31,8 +31,8 @@ import {
   type ChainNetwork,
   type ChainUnavailable
 } from "../chain/Chain.js"
-import { GatewayStore, type OptionId } from "../gateway/PaymentOption.js"
-import type { ChainJob, ChainTransfer } from "./ChainJob.js"
+import type { ChainJob, ChainTransfer } from "../payments/ChainJob.js"
+import { GatewayStore, type OptionId } from "../payments/PaymentOption.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 
 /** A zero-value transfer to oneself: the cheapest transaction that uses a nonce. */

@@ -5,7 +5,7 @@
  * or when to look again; between two looks it holds the job as read from the
  * claim, kept up to date as it writes.
  */
-import type { ChainJob, ChainJobLease, ChainTransfer, ClaimedJob } from "./ChainJob.js"
+import type { ChainJob, ChainJobLease, ChainTransfer, ClaimedJob } from "../payments/ChainJob.js"
 
 /** The wait after a failure the network or the node caused. */
 export const RETRY_MS = 2_000

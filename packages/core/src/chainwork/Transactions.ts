@@ -14,7 +14,7 @@ import {
   type TransactionState,
   type TransferRefused
 } from "../chain/Chain.js"
-import type { ChainTransfer } from "./ChainJob.js"
+import type { ChainTransfer } from "../payments/ChainJob.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 import { makeNonceGaps, type SignRecordSend } from "./NonceGaps.js"
 import { again, type Held, type Step } from "./Step.js"

@@ -4,8 +4,8 @@
  * zeros past two dropped ("10.50 USDC", "0.001 USDC", never a rounded value).
  */
 import type { PayableToken } from "../gateway/Offers.js"
+import { listText } from "../merchants/SettlementPayability.js"
 import type { Payment } from "../payments/Payment.js"
-import { listText } from "../settlements/SettlementPayability.js"
 import { formatMajor } from "../shared/Amount.js"
 import type { TokenRegistryShape } from "../shared/TokenRegistry.js"
 import type { CheckoutStrings, Language } from "./CheckoutStrings.js"

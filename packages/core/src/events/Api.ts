@@ -8,7 +8,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { failsWith, pathOf, VersionHeaders } from "../http/ApiDocs.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
-import { PartnerApiKey } from "../partners/PartnerAuth.js"
+import { PartnerApiKey } from "../identity/PartnerAuth.js"
 import { wholeNumberFromString } from "../shared/WholeNumber.js"
 import { EVENT_TYPES, EventId, PING } from "./Event.js"
 

@@ -9,7 +9,7 @@
  * listed, `{id, deleted: true}` for a deletion), kept as JSON text.
  */
 import { Context, type Effect, type Option, Schema } from "effect"
-import { PartnerId } from "../partners/Partner.js"
+import { PartnerId } from "../identity/Partner.js"
 import { prefixedId } from "../shared/Ids.js"
 
 export const EventId = prefixedId("evt", "EventId")

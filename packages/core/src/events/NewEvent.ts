@@ -4,7 +4,7 @@
  * inside its transaction (a plain function): `stamp` then `eventOf`.
  */
 import { Clock, Effect } from "effect"
-import type { PartnerId } from "../partners/Partner.js"
+import type { PartnerId } from "../identity/Partner.js"
 import { newId } from "../shared/Ids.js"
 import { type EventId, PayEvent, type PayEventType } from "./Event.js"
 

@@ -16,8 +16,8 @@
  *   When capped, `fixed` is reported as at most the amount and `total` is the amount.
  */
 import { Either, ParseResult, Schema } from "effect"
+import { PartnerId } from "../identity/Partner.js"
 import { MerchantId } from "../merchants/Merchant.js"
-import { PartnerId } from "../partners/Partner.js"
 import type { PaymentFees } from "../payments/Payment.js"
 import { InvalidInput } from "../shared/Errors.js"
 

@@ -14,6 +14,7 @@ import { isSignedByPayer, typedDataJson } from "../chain/Eip3009.js"
 import { ChainWork, newChainJob } from "../chainwork/ChainWork.js"
 import { merchantPayable, merchantStatusOf } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
+import { SettlementStore } from "../merchants/SettlementStore.js"
 import {
   InvalidState,
   MerchantInactive,
@@ -21,11 +22,16 @@ import {
   PaymentExpired,
   type PaymentId
 } from "../payments/Payment.js"
+import {
+  GatewayStore,
+  MAX_OPTIONS_PER_PAYMENT,
+  type OptionId,
+  type PaymentOption
+} from "../payments/PaymentOption.js"
 import { effectiveStatus } from "../payments/PaymentStateMachine.js"
 import { Payments } from "../payments/Payments.js"
 import { Prices, type Rate } from "../pricing/Pricing.js"
 import { EngineSecret } from "../secrets/EngineSecret.js"
-import { SettlementStore } from "../settlements/SettlementStore.js"
 import { type Caip10, chainOfCaip10 } from "../shared/Caip.js"
 import { InvalidInput } from "../shared/Errors.js"
 import { makeIdBody } from "../shared/Ids.js"
@@ -48,12 +54,6 @@ import {
 } from "./GatewayErrors.js"
 import { noOptionsReason } from "./NoOptions.js"
 import { offers, payableTokens } from "./Offers.js"
-import {
-  GatewayStore,
-  MAX_OPTIONS_PER_PAYMENT,
-  type OptionId,
-  type PaymentOption
-} from "./PaymentOption.js"
 
 /** The wallet app a request came from: its name and icon describe the buyer's wallet. */
 export interface WalletIdentity {

@@ -2,9 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option, TestClock } from "effect"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { PayConfig } from "../Config.js"
+import type { PartnerId } from "../identity/Partner.js"
 import type { MerchantId } from "../merchants/Merchant.js"
-import type { PartnerId } from "../partners/Partner.js"
 import type { Payment, PaymentId } from "../payments/Payment.js"
+import { GatewayStore, OPTION_PURGE_GRACE_MS, type OptionId } from "../payments/PaymentOption.js"
 import { PaymentStore } from "../payments/PaymentStore.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
@@ -13,7 +14,6 @@ import {
   purgeGatewayDataForever,
   purgeGatewayDataOnce
 } from "./GatewayPurge.js"
-import { GatewayStore, OPTION_PURGE_GRACE_MS, type OptionId } from "./PaymentOption.js"
 
 const DAY = 24 * 60 * 60_000
 const account = "eip155:8453:0x00000000000000000000000000000000000000b0" as Caip10

@@ -9,8 +9,8 @@
  */
 import { Clock, Duration, Effect, Schedule } from "effect"
 import { PayConfig } from "../Config.js"
+import { GatewayStore, OPTION_PURGE_GRACE_MS } from "../payments/PaymentOption.js"
 import { DEFAULT_BUYER_DATA_RETENTION_MS } from "./GatewayConfig.js"
-import { GatewayStore, OPTION_PURGE_GRACE_MS } from "./PaymentOption.js"
 
 export const GATEWAY_PURGE_EVERY = Duration.hours(1)
 

@@ -18,7 +18,7 @@ import {
   assetText,
   listText,
   payabilityOf
-} from "../settlements/SettlementPayability.js"
+} from "../merchants/SettlementPayability.js"
 import { type Caip2, type Caip10, type Caip19, chainOfCaip10 } from "../shared/Caip.js"
 import type { TokenRegistryShape } from "../shared/TokenRegistry.js"
 import type { NoOptionsCode } from "./NoOptionsCode.js"

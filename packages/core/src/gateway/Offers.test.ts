@@ -2,15 +2,15 @@ import { Either } from "effect"
 import type { Address, Hex } from "viem"
 import { describe, expect, it } from "vitest"
 import type { ChainNetwork } from "../chain/Chain.js"
+import type { PartnerId } from "../identity/Partner.js"
 import type { MerchantId } from "../merchants/Merchant.js"
-import type { PartnerId } from "../partners/Partner.js"
 import type { Payment, PaymentId } from "../payments/Payment.js"
+import type { OptionId } from "../payments/PaymentOption.js"
 import { lookup, parseRate } from "../pricing/Pricing.js"
 import type { Amount } from "../shared/Amount.js"
 import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
 import { offers } from "./Offers.js"
-import type { OptionId } from "./PaymentOption.js"
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0)
 const COLLECTOR = "0x00000000000000000000000000000000000000C0" as Address

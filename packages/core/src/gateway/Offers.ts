@@ -9,9 +9,9 @@ import type { Address, Hex } from "viem"
 import { type ChainNetwork, type ChainToken, networkOf } from "../chain/Chain.js"
 import type { ReceiveAuthorization } from "../chain/Eip3009.js"
 import type { Payment } from "../payments/Payment.js"
+import type { OptionId, PaymentOption } from "../payments/PaymentOption.js"
 import { convert, type Rate } from "../pricing/Pricing.js"
 import { addressOfCaip10, type Caip10, type Caip19, chainOfCaip10 } from "../shared/Caip.js"
-import type { OptionId, PaymentOption } from "./PaymentOption.js"
 
 export interface OfferInput {
   readonly payment: Payment

@@ -6,8 +6,8 @@
  * boolean) come back differently, so each store converts them and passes them in.
  */
 import type { PaymentId } from "../payments/Payment.js"
+import type { OptionId, PaymentOption } from "../payments/PaymentOption.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
-import type { OptionId, PaymentOption } from "./PaymentOption.js"
 
 /** The columns of a payment option, as both drivers return them. */
 export interface PaymentOptionColumns {

@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import { json, type Reply } from "../http/Exchange.js"
 import type { RouteInput } from "../http/Route.js"
-import { CurrentPartner } from "../partners/PartnerAuth.js"
+import { CurrentPartner } from "../identity/PartnerAuth.js"
 import { EngineSecret } from "../secrets/EngineSecret.js"
 import { fingerprint, runIdempotent } from "./Idempotency.js"
 import type { IdempotencyCompletion } from "./IdempotencyStore.js"

@@ -7,7 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { failsWith, IdempotentHeaders, pathOf, VersionHeaders } from "../http/ApiDocs.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
-import { PartnerApiKey } from "../partners/PartnerAuth.js"
+import { PartnerApiKey } from "../identity/PartnerAuth.js"
 import { boundedText } from "../shared/Text.js"
 import { parseRfc3339 } from "../shared/Time.js"
 import {

@@ -11,7 +11,7 @@ import { Clock, Effect, Option } from "effect"
 import { type AuditActor, type AuditLog, embedderActor } from "../audit/AuditEntry.js"
 import { type AuditChange, auditEntryOf, auditStamps } from "../audit/NewAuditEntry.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
-import type { PartnerId } from "../partners/Partner.js"
+import type { PartnerId } from "../identity/Partner.js"
 import {
   constantTimeEqual,
   generateApiKey,

@@ -7,12 +7,12 @@ import { Schema } from "effect"
 import { failsWith, IdempotentHeaders, pathOf, VersionHeaders } from "../http/ApiDocs.js"
 import { IssueCode } from "../http/Decode.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
-import { PartnerApiKey } from "../partners/PartnerAuth.js"
-import { CryptoSettlementView, FiatSettlementView } from "../settlements/Api.js"
+import { PartnerApiKey } from "../identity/PartnerAuth.js"
 import { boundedText, DisplayName, Email, HttpsUrl } from "../shared/Text.js"
 import { wholeNumberFromString } from "../shared/WholeNumber.js"
 import { LOGO_REFUSAL_CODES, type LogoRefusalCode } from "./Logo.js"
 import { MerchantId, MerchantStatus } from "./Merchant.js"
+import { CryptoSettlementView, FiatSettlementView } from "./SettlementApi.js"
 
 export const MerchantView = Schema.Struct({
   id: Schema.String.annotations({ examples: ["mrch_0Mg3vLwE9kTq2xHbY7pA"] }),

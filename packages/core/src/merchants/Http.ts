@@ -10,14 +10,14 @@ import { cursorParam } from "../http/QueryParams.js"
 import { RequestError } from "../http/RequestError.js"
 import { implement } from "../http/Route.js"
 import { idempotently } from "../idempotency/Http.js"
-import { CurrentPartner } from "../partners/PartnerAuth.js"
-import { Settlements } from "../settlements/Settlements.js"
+import { CurrentPartner } from "../identity/PartnerAuth.js"
 import { cursorCodec, keysetPage } from "../shared/Cursor.js"
 import { MerchantsApi } from "./Api.js"
 import { LogoRefused } from "./Logo.js"
 import { type Merchant, MerchantId } from "./Merchant.js"
 import { Merchants } from "./Merchants.js"
 import { merchantProfileView, merchantView } from "./MerchantView.js"
+import { Settlements } from "./Settlements.js"
 
 /**
  * A refused logo is the request's answer, kept under its Idempotency-Key,

@@ -2,7 +2,7 @@
  * Merchants: the entities that receive payments, held by a partner account.
  */
 import { Schema } from "effect"
-import { PartnerId } from "../partners/Partner.js"
+import { PartnerId } from "../identity/Partner.js"
 import { prefixedId } from "../shared/Ids.js"
 
 export const MerchantId = prefixedId("mrch", "MerchantId")

@@ -4,7 +4,7 @@
 import { Context, type Effect, type Option } from "effect"
 import type { Outbox } from "../events/Event.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
-import type { PartnerId } from "../partners/Partner.js"
+import type { PartnerId } from "../identity/Partner.js"
 import type { Merchant, MerchantChanges, MerchantId, MerchantStatus } from "./Merchant.js"
 
 export interface MerchantQuery {

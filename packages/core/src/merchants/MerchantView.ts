@@ -2,10 +2,11 @@
  * A merchant as the API shows it: in its routes' answers and in the events
  * about it (which carry the profile `GET /v1/merchants/{id}` answers).
  */
-import type { CryptoSettlement } from "../settlements/Settlement.js"
-import { settlementView } from "../settlements/SettlementView.js"
+
 import type { MerchantView } from "./Api.js"
 import { type Merchant, merchantIconUrl } from "./Merchant.js"
+import type { CryptoSettlement } from "./Settlement.js"
+import { settlementView } from "./SettlementView.js"
 
 export const merchantView = (publicUrl: string, m: Merchant): typeof MerchantView.Type => ({
   id: m.id,

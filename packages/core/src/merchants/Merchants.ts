@@ -9,8 +9,7 @@ import { Clock, Effect, Option } from "effect"
 import { PayConfig } from "../Config.js"
 import { eventOf, stamp } from "../events/NewEvent.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
-import type { Partner } from "../partners/Partner.js"
-import { SettlementStore } from "../settlements/SettlementStore.js"
+import type { Partner } from "../identity/Partner.js"
 import { Forbidden } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"
 import { spanned } from "../shared/Spans.js"
@@ -24,6 +23,7 @@ import {
 } from "./Merchant.js"
 import { type MerchantQuery, MerchantStore } from "./MerchantStore.js"
 import { merchantProfileView } from "./MerchantView.js"
+import { SettlementStore } from "./SettlementStore.js"
 
 export interface NewMerchant {
   readonly name: string

@@ -11,10 +11,10 @@ import { misplacedKey } from "../http/MisplacedKey.js"
 import { RequestError } from "../http/RequestError.js"
 import type { RequestCaller } from "../http/RequestOutcome.js"
 import type { Authenticated, Authenticator } from "../http/Route.js"
+import type { Partner } from "../identity/Partner.js"
+import { CurrentApiKey, LegacyPartnerApiKey, PartnerApiKey } from "../identity/PartnerAuth.js"
 import { ApiKeys } from "../keys/ApiKeys.js"
 import { admit, RateLimits } from "../ratelimit/RateLimits.js"
-import type { Partner } from "./Partner.js"
-import { CurrentApiKey, LegacyPartnerApiKey, PartnerApiKey } from "./PartnerAuth.js"
 import { Partners } from "./Partners.js"
 
 /** The presented partner key: `Api-Key`, or the `Authorization: Bearer` form (or `X-Api-Key`). */

@@ -3,8 +3,8 @@
  */
 import { Context, type Effect, type Option } from "effect"
 import type { AuditLog } from "../audit/AuditEntry.js"
+import type { Partner, PartnerId } from "../identity/Partner.js"
 import type { ApiKeyLookupTaken, KeyRecord } from "../keys/KeyRecord.js"
-import type { Partner, PartnerId } from "./Partner.js"
 
 export class PartnerStore extends Context.Tag("@pay/core/PartnerStore")<
   PartnerStore,

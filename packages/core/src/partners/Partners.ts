@@ -4,11 +4,11 @@
  */
 import { Clock, Effect } from "effect"
 import type { AuditActor } from "../audit/AuditEntry.js"
+import { Partner, type PartnerId } from "../identity/Partner.js"
 import { ApiKeys, keyCreatedAudit } from "../keys/ApiKeys.js"
 import { type ApiVersion, DEFAULT_API_VERSION } from "../shared/ApiVersion.js"
 import { Unauthenticated } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"
-import { Partner, type PartnerId } from "./Partner.js"
 import { PartnerStore } from "./PartnerStore.js"
 
 export interface NewPartner {

@@ -3,8 +3,8 @@
  * with the state it is in and what the wallet and the chain add to it later.
  */
 import { Schema } from "effect"
+import type { PartnerId } from "../identity/Partner.js"
 import type { MerchantId } from "../merchants/Merchant.js"
-import type { PartnerId } from "../partners/Partner.js"
 import type { Amount } from "../shared/Amount.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
 import { prefixedId } from "../shared/Ids.js"

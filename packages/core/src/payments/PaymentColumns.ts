@@ -7,8 +7,9 @@
  * bigint, text), the checkout (JSON text; jsonb, parsed) and the mode (0 or
  * 1; boolean). Also the customer key both stores write.
  */
+
+import type { PartnerId } from "../identity/Partner.js"
 import type { MerchantId } from "../merchants/Merchant.js"
-import type { PartnerId } from "../partners/Partner.js"
 import type { AmountUnit } from "../shared/Amount.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"

@@ -12,7 +12,7 @@
  * only if the stored status is still the one decided from (compare-and-set).
  */
 import { Either } from "effect"
-import type { ChainJobLease, NewChainJob } from "../chainwork/ChainJob.js"
+import type { ChainJobLease, NewChainJob } from "./ChainJob.js"
 import type {
   Buyer,
   CancelledReason,

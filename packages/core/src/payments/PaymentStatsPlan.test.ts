@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import type { PartnerId } from "../partners/Partner.js"
+import type { PartnerId } from "../identity/Partner.js"
 import type { Caip2, Caip19 } from "../shared/Caip.js"
 import { DAY_MS, planStats, utcDay } from "./PaymentStatsPlan.js"
 import type { PaymentFilter } from "./PaymentStore.js"

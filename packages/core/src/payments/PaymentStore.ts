@@ -4,11 +4,11 @@
  * the one it was decided from, so two racing requests cannot both win.
  */
 import { Context, type Effect, type Option } from "effect"
-import type { ChainJobLeaseLost, NonceTaken } from "../chainwork/ChainJobStore.js"
 import type { Outbox } from "../events/Event.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
-import type { PartnerId } from "../partners/Partner.js"
+import type { PartnerId } from "../identity/Partner.js"
 import type { Caip2, Caip19 } from "../shared/Caip.js"
+import type { ChainJobLeaseLost, NonceTaken } from "./ChainJob.js"
 import type {
   Payment,
   PaymentId,

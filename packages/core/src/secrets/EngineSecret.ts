@@ -47,6 +47,9 @@ export const generateEngineSecret = (): string =>
   Encoding.encodeBase64(crypto.getRandomValues(new Uint8Array(MIN_SECRET_BYTES)))
 
 /** Where a generated secret is kept: the engine's database. */
+/** What `EngineSecret` seals webhook endpoint secrets for (webhooks/WebhookEndpoints.ts). */
+export const WEBHOOK_SECRET_PURPOSE = "webhook-secret"
+
 export class EngineSecretStore extends Context.Tag("@pay/core/EngineSecretStore")<
   EngineSecretStore,
   {

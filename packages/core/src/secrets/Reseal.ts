@@ -15,8 +15,7 @@
  * previous secret stays configured that long for replays.
  */
 import { Effect, Either, Option } from "effect"
-import { WEBHOOK_SECRET_PURPOSE } from "../webhooks/WebhookEndpoints.js"
-import { EngineSecret } from "./EngineSecret.js"
+import { EngineSecret, WEBHOOK_SECRET_PURPOSE } from "./EngineSecret.js"
 import {
   SEALED_FIELDS,
   type SealedField,

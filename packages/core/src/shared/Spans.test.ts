@@ -3,8 +3,8 @@ import { Effect, Layer, Tracer } from "effect"
 import { makeFakeLogoCapture } from "../../test/FakeLogoCapture.js"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { PayConfig } from "../Config.js"
+import { Partner, type PartnerId } from "../identity/Partner.js"
 import { Merchants } from "../merchants/Merchants.js"
-import { Partner, type PartnerId } from "../partners/Partner.js"
 
 describe("service spans", () => {
   it.effect("name each service call, so a plugged-in tracer sees the flow", () =>

@@ -12,7 +12,7 @@ import { cursorParam } from "../http/QueryParams.js"
 import { RequestError } from "../http/RequestError.js"
 import { implement } from "../http/Route.js"
 import { idempotentlyWithSecret } from "../idempotency/Http.js"
-import { CurrentPartner } from "../partners/PartnerAuth.js"
+import { CurrentPartner } from "../identity/PartnerAuth.js"
 import { cursorCodec, keysetPage } from "../shared/Cursor.js"
 import {
   DEFAULT_SECRET_OVERLAP_SECONDS,

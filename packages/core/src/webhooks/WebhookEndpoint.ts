@@ -7,7 +7,7 @@
 import { Context, type Effect, type Option, Schema } from "effect"
 import { EventType } from "../events/Event.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
-import { PartnerId } from "../partners/Partner.js"
+import { PartnerId } from "../identity/Partner.js"
 import { ApiVersion } from "../shared/ApiVersion.js"
 import { prefixedId } from "../shared/Ids.js"
 

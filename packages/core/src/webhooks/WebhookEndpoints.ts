@@ -9,10 +9,10 @@ import { Clock, Effect, Option, Schema } from "effect"
 import { type EventId, EventStore, type EventType, PING } from "../events/Event.js"
 import { eventOf, stamp } from "../events/NewEvent.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
+import type { Partner } from "../identity/Partner.js"
 import type { MerchantId } from "../merchants/Merchant.js"
 import { Merchants } from "../merchants/Merchants.js"
-import type { Partner } from "../partners/Partner.js"
-import { EngineSecret } from "../secrets/EngineSecret.js"
+import { EngineSecret, WEBHOOK_SECRET_PURPOSE } from "../secrets/EngineSecret.js"
 import type { ApiVersion } from "../shared/ApiVersion.js"
 import { InvalidInput } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"
@@ -27,9 +27,6 @@ import {
   type WebhookEndpointStatus,
   WebhookEndpointStore
 } from "./WebhookEndpoint.js"
-
-/** What `EngineSecret` seals endpoint secrets for. */
-export const WEBHOOK_SECRET_PURPOSE = "webhook-secret"
 
 export class WebhookEndpointNotFound extends Schema.TaggedError<WebhookEndpointNotFound>()(
   "WebhookEndpointNotFound",

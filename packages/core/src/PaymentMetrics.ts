@@ -5,9 +5,9 @@
  * took place). The store knows nothing of it.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { PaymentStore } from "../payments/PaymentStore.js"
-import type { PayStorage } from "../Storage.js"
-import { countPaymentStatus } from "./EngineMetrics.js"
+import { countPaymentStatus } from "./metrics/EngineMetrics.js"
+import { PaymentStore } from "./payments/PaymentStore.js"
+import type { PayStorage } from "./Storage.js"
 
 export const countingPaymentStore = Layer.effectContext(
   Effect.gen(function* () {

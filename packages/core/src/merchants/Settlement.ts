@@ -4,9 +4,9 @@
  * merchant has at most one per asset.
  */
 import { Schema } from "effect"
-import { MerchantId } from "../merchants/Merchant.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
 import { prefixedId } from "../shared/Ids.js"
+import { MerchantId } from "./Merchant.js"
 
 export const CryptoSettlementId = prefixedId("crypto", "CryptoSettlementId")
 export type CryptoSettlementId = typeof CryptoSettlementId.Type

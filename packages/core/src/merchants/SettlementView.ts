@@ -2,8 +2,9 @@
  * A crypto settlement as the API shows it: in its routes' answers, in a
  * merchant's profile, and in the events about it.
  */
-import type { CryptoSettlementView } from "./Api.js"
+
 import type { CryptoSettlement } from "./Settlement.js"
+import type { CryptoSettlementView } from "./SettlementApi.js"
 
 export const settlementView = (s: CryptoSettlement): typeof CryptoSettlementView.Type => ({
   id: s.id,

@@ -9,8 +9,8 @@ import { Context, type Effect, type Option } from "effect"
 import type { AuditLog } from "../audit/AuditEntry.js"
 import type { Outbox } from "../events/Event.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
-import type { MerchantId } from "../merchants/Merchant.js"
 import type { Caip10 } from "../shared/Caip.js"
+import type { MerchantId } from "./Merchant.js"
 import type { CryptoSettlement, CryptoSettlementId, SettlementAssetConflict } from "./Settlement.js"
 
 /** A settlement before and after one write. */

@@ -6,8 +6,8 @@
  */
 import { type Brand, Context, type Effect, type Option } from "effect"
 import type { ReceiveAuthorization } from "../chain/Eip3009.js"
-import type { PaymentId } from "../payments/Payment.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
+import type { PaymentId } from "./Payment.js"
 
 /** `opt_` and the engine's id body. */
 export type OptionId = string & Brand.Brand<"OptionId">

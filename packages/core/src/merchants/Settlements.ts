@@ -12,14 +12,14 @@ import { type AuditStamp, auditEntryOf, auditStamp, auditStamps } from "../audit
 import { Chain } from "../chain/Chain.js"
 import { eventOf, stamp, stamps } from "../events/NewEvent.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
-import type { MerchantId } from "../merchants/Merchant.js"
-import { Merchants } from "../merchants/Merchants.js"
-import type { Partner } from "../partners/Partner.js"
+import type { Partner } from "../identity/Partner.js"
 import { type Caip10, type Caip19, chainOfCaip10, chainOfCaip19 } from "../shared/Caip.js"
 import { type FieldIssue, InvalidInput } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"
 import { spanned } from "../shared/Spans.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
+import type { MerchantId } from "./Merchant.js"
+import { Merchants } from "./Merchants.js"
 import {
   type CryptoSettlement,
   type CryptoSettlementId,

@@ -17,10 +17,11 @@
  * can no longer be sent), so a job never leaves a gap that would hold up the
  * collector's later transactions.
  */
+import { Schema } from "effect"
 import type { Address, Hex } from "viem"
-import type { PaymentId } from "../payments/Payment.js"
 import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
 import { makeIdBody, randomBase62 } from "../shared/Ids.js"
+import type { PaymentId } from "./Payment.js"
 
 /** `cjob_` and the engine's id body. */
 export type ChainJobId = string & { readonly ChainJobId: unique symbol }
@@ -227,3 +228,19 @@ export interface ChainJobLease {
   readonly jobId: ChainJobId
   readonly token: string
 }
+
+/** The job's lease ran out and another holder took it: stop, change nothing. */
+export class ChainJobLeaseLost extends Schema.TaggedError<ChainJobLeaseLost>()(
+  "ChainJobLeaseLost",
+  { jobId: Schema.String }
+) {}
+
+/**
+ * The nonce a transaction was signed at is no longer the sender's next: another
+ * instance took it between the read (`nextNonce`) and the write. Nothing was
+ * written; sign again at the nonce the sequence gives now.
+ */
+export class NonceTaken extends Schema.TaggedError<NonceTaken>()("NonceTaken", {
+  jobId: Schema.String,
+  nonce: Schema.Number
+}) {}
