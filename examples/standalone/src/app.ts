@@ -10,6 +10,7 @@ import {
   chainEngineOptions,
   DEFAULT_MAX_BODY_BYTES,
   engineActor,
+  engineConfig,
   type LogoCapture,
   makePaymentEngine,
   Partners,
@@ -17,7 +18,7 @@ import {
   type PayStorage,
   payEngineLayer,
   type Route,
-  type WebhookDeliverySettings
+  type WebhookDeliveryOptions
 } from "@pay/core"
 import { logoCaptureLayer, webhookSenderLayer, webhookUrlGuardLayer } from "@pay/logos"
 import { sandboxChainSetup, sandboxRoutes } from "@pay/sandbox"
@@ -136,10 +137,10 @@ export const engineLayer = (host: StandaloneHost, settings: EngineSettings) => {
   const options = engineOptions(host, settings)
   return payEngineLayer({
     ...options,
-    config: {
+    config: engineConfig({
       publicUrl: options.publicUrl,
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
-    }
+    })
   })
 }
 
@@ -189,7 +190,7 @@ export const chainFor = (config: StandaloneConfig) =>
 export interface StandaloneOverrides {
   readonly logos?: Layer.Layer<LogoCapture>
   /** Webhook delivery settings (tests: a short retry schedule). */
-  readonly webhookDelivery?: WebhookDeliverySettings
+  readonly webhookDelivery?: WebhookDeliveryOptions
   /** False: serve only, no background work (a web tier's engine; tests: a third instance). */
   readonly workers?: boolean
   /**

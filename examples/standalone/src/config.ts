@@ -4,8 +4,8 @@
  */
 import {
   ApiKey,
-  DEFAULT_EXPIRY_SWEEP_MS,
   decodeEngineSecret,
+  defaultPaymentsSettings,
   isBasePath,
   isLogFormat,
   isLogLevelName,
@@ -487,7 +487,7 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
     })
   ),
   expirySweepMs: Config.string("PAY_EXPIRY_SWEEP_SECONDS").pipe(
-    Config.withDefault(String(DEFAULT_EXPIRY_SWEEP_MS / 1000)),
+    Config.withDefault(String(defaultPaymentsSettings.expirySweepMs / 1000)),
     Config.mapOrFail((text) => {
       const ms = parseExpirySweepSeconds(text)
       return ms === undefined

@@ -6,7 +6,6 @@
  */
 import { Match } from "effect"
 import type { GatewayAuthError } from "./apps/WalletApp.js"
-import { LONG_POLL_RETRY_AFTER_SECONDS } from "./Config.js"
 import type {
   ChainUnreachable,
   InsufficientBalance,
@@ -33,6 +32,7 @@ import type {
   PaymentNotFound,
   RefundExists
 } from "./payments/Payment.js"
+import { LONG_POLL_RETRY_AFTER_SECONDS } from "./payments/PaymentsConfig.js"
 import type { RateLimited } from "./ratelimit/RateLimited.js"
 import type {
   Forbidden,

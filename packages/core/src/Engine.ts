@@ -9,22 +9,25 @@ import { errorReply } from "./ApiFailures.js"
 import { walletAuthenticator } from "./apps/Authenticate.js"
 import type { CurrentWalletApp } from "./apps/WalletAppAuth.js"
 import { WalletApps } from "./apps/WalletApps.js"
-import { PayConfig, type PayConfigShape } from "./Config.js"
 import { Chain, ChainUnavailable, livemodeOf } from "./chain/Chain.js"
 import { ChainWork } from "./chainwork/ChainWork.js"
+import { ChainWorkConfig } from "./chainwork/ChainWorkConfig.js"
 import { checkoutRoutes } from "./checkout/CheckoutRoutes.js"
-import type { PaymentEngineOptions } from "./EngineOptions.js"
+import type { EngineConfig, PaymentEngineOptions } from "./EngineOptions.js"
 import type { EventStore } from "./events/Event.js"
 import { eventHandlers } from "./events/Http.js"
 import { outboxSignalLayer } from "./events/OutboxSignal.js"
+import { FeesConfig } from "./fees/Fees.js"
 import { collectDataRoutes } from "./gateway/CollectDataRoutes.js"
 import { Gateway } from "./gateway/Gateway.js"
+import { GatewayConfig } from "./gateway/GatewayConfig.js"
 import { purgeGatewayDataForever } from "./gateway/GatewayPurge.js"
 import { gatewayHandlers } from "./gateway/Http.js"
 import { makeReadinessRoute } from "./health/Readiness.js"
 import type { StorageProbe } from "./health/StorageProbe.js"
 import { makeEngineHandler } from "./http/Engine.js"
 import { json, type Reply } from "./http/Exchange.js"
+import { HttpConfig } from "./http/HttpConfig.js"
 import type { RequestObserver } from "./http/RequestOutcome.js"
 import { apiRoutes, type ImplementationContext, publicRoute, type Route } from "./http/Route.js"
 import { purgeExpiredKeysForever } from "./idempotency/Idempotency.js"
@@ -47,16 +50,20 @@ import { Partners } from "./partners/Partners.js"
 import { paymentHandlers } from "./payments/Http.js"
 import { LocalPaymentEvents, type PaymentEvents } from "./payments/PaymentEvents.js"
 import { Payments } from "./payments/Payments.js"
+import { PaymentsConfig } from "./payments/PaymentsConfig.js"
 import { Prices } from "./pricing/Pricing.js"
+import { RateLimitsConfig } from "./ratelimit/RateLimitConfig.js"
 import { admitPayment, RateLimits } from "./ratelimit/RateLimits.js"
 import { signallingStores } from "./SignallingStores.js"
 import { type EngineSecret, engineSecretLayer } from "./secrets/EngineSecret.js"
+import { EngineMode } from "./shared/EngineMode.js"
 import { defaultTokenRegistry, type TokenRegistry } from "./shared/TokenRegistry.js"
 import { webhookEndpointHandlers } from "./webhooks/Http.js"
 import { schemeOnlyUrlGuard } from "./webhooks/UrlGuard.js"
 import { WebhookEndpoints } from "./webhooks/WebhookEndpoints.js"
 import { fetchWebhookSender } from "./webhooks/WebhookSender.js"
 import { WebhookWork } from "./webhooks/WebhookWork.js"
+import { WebhookDeliveryConfig } from "./webhooks/WebhookWorkConfig.js"
 
 /**
  * The domain services. They need the storage ports, `PayConfig`, a
@@ -166,7 +173,8 @@ export type PayRouteServices =
   | Payments
   | IdempotencyStore
   | TokenRegistry
-  | PayConfig
+  | HttpConfig
+  | EngineMode
   | PaymentEvents
   | StorageProbe
 
@@ -210,7 +218,7 @@ export const makePayHandler = (
   operations: PayHandlerOperations = {}
 ) =>
   Effect.gen(function* () {
-    const config = yield* PayConfig
+    const config = yield* HttpConfig
     const metrics = operations.metrics ?? true
     // The request line goes to the logger (and level) this handler is made under.
     const { fiberRefs } = yield* Effect.runtime<never>()
@@ -236,19 +244,25 @@ export type PayEngineParts<E> = Pick<
   | "previousSecrets"
   | "webhookUrls"
   | "webhookSender"
-> & { readonly config: PayConfigShape }
+> & { readonly config: EngineConfig }
 
 /**
  * The settings with the engine's mode decided, once, from the chain's networks
  * (unless the settings already say it), beside the chain itself.
  */
-const configAndChain = <E>(config: PayConfigShape, chain: Layer.Layer<Chain, E>) =>
-  Layer.effect(
-    PayConfig,
-    Effect.map(Chain, ({ networks }) => ({
-      ...config,
-      livemode: config.livemode ?? livemodeOf(networks)
-    }))
+const configAndChain = <E>(config: EngineConfig, chain: Layer.Layer<Chain, E>) =>
+  Layer.mergeAll(
+    Layer.succeed(HttpConfig, config.http),
+    Layer.succeed(PaymentsConfig, config.payments),
+    Layer.succeed(GatewayConfig, config.gateway),
+    Layer.succeed(FeesConfig, config.fees),
+    Layer.succeed(ChainWorkConfig, config.chainWork),
+    Layer.succeed(WebhookDeliveryConfig, config.webhookDelivery),
+    Layer.succeed(RateLimitsConfig, config.rateLimits),
+    Layer.effect(
+      EngineMode,
+      Effect.map(Chain, ({ networks }) => ({ livemode: config.livemode ?? livemodeOf(networks) }))
+    )
   ).pipe(Layer.provideMerge(chain))
 
 /** The services of an engine and everything they stand on, without the background work. */

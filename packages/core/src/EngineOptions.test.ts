@@ -1,6 +1,5 @@
 import { Either, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { DEFAULT_EXPIRY_SWEEP_MS } from "./Config.js"
 import { checkOptions, type PaymentEngineOptions } from "./EngineOptions.js"
 
 /** The least options an engine starts with, and `more`. */
@@ -8,16 +7,15 @@ const options = (more: Record<string, unknown>): PaymentEngineOptions =>
   ({ publicUrl: "https://shop.example/pay", storage: Layer.empty, ...more }) as never
 
 describe("the expiry sweep's interval (expirySweepMs)", () => {
-  it("defaults to 5 s: the engine's config leaves it unset, and the sweeper takes the default", () => {
+  it("defaults to 5 s: decoding the options applies the payments' default", () => {
     const checked = Either.getOrThrow(checkOptions(options({})))
-    expect(checked.config.expirySweepMs).toBeUndefined()
-    expect(DEFAULT_EXPIRY_SWEEP_MS).toBe(5_000)
+    expect(checked.config.payments.expirySweepMs).toBe(5_000)
   })
 
   it("takes whole milliseconds from 100 to 3,600,000, passed on to the engine's config", () => {
     for (const ms of [100, 500, 5_000, 3_600_000]) {
       const checked = Either.getOrThrow(checkOptions(options({ expirySweepMs: ms })))
-      expect(checked.config.expirySweepMs, String(ms)).toBe(ms)
+      expect(checked.config.payments.expirySweepMs, String(ms)).toBe(ms)
     }
   })
 

@@ -88,7 +88,7 @@ export const makePaymentEngine = <E>(options: PaymentEngineOptions<E>) =>
         return {
           fetch: toFetchHandler(handle),
           handle,
-          publicUrl: config.publicUrl,
+          publicUrl: config.http.publicUrl,
           basePath,
           context,
           drain: () => Effect.runSync(payments.drain)

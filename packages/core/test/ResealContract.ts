@@ -10,6 +10,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { payEngineLayer } from "../src/Engine.js"
+import { engineConfig } from "../src/EngineOptions.js"
 import type { Partner } from "../src/identity/Partner.js"
 import { Merchants } from "../src/merchants/Merchants.js"
 import { Partners } from "../src/partners/Partners.js"
@@ -93,7 +94,7 @@ export const resealStorageContract = (
       Layer.merge(
         payEngineLayer({
           storage,
-          config: { publicUrl: "http://pay.test", maxBodyBytes: 4096 },
+          config: engineConfig({ publicUrl: "http://pay.test", maxBodyBytes: 4096 }),
           webhookSender: sender,
           ...secrets
         }),

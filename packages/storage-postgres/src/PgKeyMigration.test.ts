@@ -6,7 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { ApiKey, authenticateWallet, Partners, payEngineLayer } from "@pay/core"
+import { ApiKey, authenticateWallet, engineConfig, Partners, payEngineLayer } from "@pay/core"
 import { Context, Effect, Layer } from "effect"
 import { freshStorage } from "../test/TestDatabase.js"
 import apiKeys from "./migrations/0017_api_keys.js"
@@ -58,7 +58,7 @@ describe("PostgreSQL key migration", () => {
         Effect.provide(
           payEngineLayer({
             storage: Layer.succeedContext(storage),
-            config: { publicUrl: "http://x", maxBodyBytes: 1024 }
+            config: engineConfig({ publicUrl: "http://x", maxBodyBytes: 1024 })
           })
         )
       )

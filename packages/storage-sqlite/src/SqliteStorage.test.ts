@@ -6,6 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   ApiKey,
   authenticateWallet,
+  engineConfig,
   IdempotencyStore,
   Merchants,
   Partners,
@@ -26,7 +27,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 const engineOn = (filename: string) =>
   payEngineLayer({
     storage: layer({ filename }),
-    config: { publicUrl: "http://x", maxBodyBytes: 1024 }
+    config: engineConfig({ publicUrl: "http://x", maxBodyBytes: 1024 })
   })
 
 describe(`SQLite storage (${runtimeDriverName})`, () => {

@@ -5,9 +5,9 @@
  * gateway's settings.
  */
 import { Layer } from "effect"
-import type { ChainWorkSettings } from "../chainwork/ChainWorkConfig.js"
+import type { ChainWorkOptions } from "../chainwork/ChainWorkConfig.js"
 import type { FeeSchedule } from "../fees/Fees.js"
-import type { GatewaySettings } from "../gateway/GatewayConfig.js"
+import type { GatewayOptions } from "../gateway/GatewayConfig.js"
 import { Prices, type RateTable } from "../pricing/Pricing.js"
 import {
   defaultNetworks,
@@ -26,9 +26,9 @@ export interface ChainSetup {
   readonly registryNetworks: ReadonlyArray<NetworkInfo>
   readonly registryTokens: ReadonlyArray<TokenInfo>
   readonly rates: RateTable
-  readonly gateway: GatewaySettings
+  readonly gateway: GatewayOptions
   readonly fees?: FeeSchedule
-  readonly chainWork?: ChainWorkSettings
+  readonly chainWork?: ChainWorkOptions
 }
 
 /** The engine options a setup stands for, to spread into `createPaymentEngine`'s. */

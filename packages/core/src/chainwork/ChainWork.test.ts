@@ -21,6 +21,7 @@ import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { embedderActor } from "../audit/AuditEntry.js"
 import { payEngineLayer } from "../Engine.js"
+import { engineConfig } from "../EngineOptions.js"
 import { EventStore } from "../events/Event.js"
 import type { FeeSchedule } from "../fees/Fees.js"
 import { Gateway } from "../gateway/Gateway.js"
@@ -39,7 +40,7 @@ import { findCurrency } from "../shared/Currency.js"
 import { makeIdBody } from "../shared/Ids.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 import { ChainWork, newChainJob } from "./ChainWork.js"
-import type { ChainWorkSettings } from "./ChainWorkConfig.js"
+import type { ChainWorkOptions } from "./ChainWorkConfig.js"
 
 const USD = { kind: "fiat", currency: findCurrency("USD")! } as const
 const BUYER = "0x00000000000000000000000000000000000000B0" as Address
@@ -72,17 +73,17 @@ const engineOn = (
   storage: Layer.Layer<PayStorage>,
   fees: FeeSchedule,
   leaseMs: number,
-  chainWork: ChainWorkSettings = {}
+  chainWork: ChainWorkOptions = {}
 ) =>
   Layer.merge(
     payEngineLayer({
       storage,
-      config: {
+      config: engineConfig({
         publicUrl: "http://pay.test",
         maxBodyBytes: 1024,
         fees,
         chainWork: { pollMs: 50, leaseMs, ...chainWork }
-      },
+      }),
       chain: fake.layer
     }),
     // The engine warns of every retry it makes: the cases below make many on purpose.
@@ -90,7 +91,7 @@ const engineOn = (
   )
 
 const makeWorld = (
-  options: { fees?: FeeSchedule; chain?: FakeChainOptions; chainWork?: ChainWorkSettings } = {}
+  options: { fees?: FeeSchedule; chain?: FakeChainOptions; chainWork?: ChainWorkOptions } = {}
 ): World => {
   const fake = new FakeChain({ pollIntervalMs: POLL_MS, ...options.chain })
   const storage = makeMemoryStorage()

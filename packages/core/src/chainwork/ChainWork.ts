@@ -12,7 +12,6 @@
  * are CollectStep.ts and SettleStep.ts, on the transactions of Transactions.ts.
  */
 import { Cause, Effect, Exit, FiberSet, Option, Queue, Random } from "effect"
-import { PayConfig } from "../Config.js"
 import { Chain, networkOf } from "../chain/Chain.js"
 import { type MerchantId, merchantPayable } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
@@ -32,7 +31,7 @@ import { Payments } from "../payments/Payments.js"
 import { chainOfCaip19 } from "../shared/Caip.js"
 import { type FreshChainRun, makeStartFreshChains } from "./ChainInstances.js"
 import { ChainJobStore } from "./ChainJobStore.js"
-import { DEFAULT_CHAIN_WORK } from "./ChainWorkConfig.js"
+import { ChainWorkConfig } from "./ChainWorkConfig.js"
 import { makeCollectStep } from "./CollectStep.js"
 import { makeSettleStep } from "./SettleStep.js"
 import { again, done, type Held, RETRY_MS } from "./Step.js"
@@ -91,8 +90,7 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
     const payments = yield* Payments
     const paymentStore = yield* PaymentStore
     const merchants = yield* MerchantStore
-    const config = yield* PayConfig
-    const settings = { ...DEFAULT_CHAIN_WORK, ...config.chainWork }
+    const settings = yield* ChainWorkConfig
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
     const wakeUps = yield* Queue.sliding<void>(1)

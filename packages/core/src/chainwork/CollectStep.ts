@@ -13,9 +13,8 @@
  */
 import { Effect, Option } from "effect"
 import type { Address } from "viem"
-import { PayConfig } from "../Config.js"
 import { Chain, type ChainNetwork, tokenOf } from "../chain/Chain.js"
-import { computeFees, feeRuleFor } from "../fees/Fees.js"
+import { computeFees, FeesConfig, feeRuleFor } from "../fees/Fees.js"
 import { merchantPayable } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { SettlementStore } from "../merchants/SettlementStore.js"
@@ -30,7 +29,7 @@ import type { Payment, PaymentId } from "../payments/Payment.js"
 import { GatewayStore, type OptionId, type PaymentOption } from "../payments/PaymentOption.js"
 import { Payments } from "../payments/Payments.js"
 import { addressOfCaip10, type Caip10 } from "../shared/Caip.js"
-import { DEFAULT_CHAIN_WORK } from "./ChainWorkConfig.js"
+import { ChainWorkConfig } from "./ChainWorkConfig.js"
 import { cancelCall } from "./NonceGaps.js"
 import { done, type Held, handover } from "./Step.js"
 import type { Transactions } from "./Transactions.js"
@@ -50,8 +49,8 @@ export const makeCollectStep = ({
     const options = yield* GatewayStore
     const settlements = yield* SettlementStore
     const merchants = yield* MerchantStore
-    const config = yield* PayConfig
-    const { leaseMs } = { ...DEFAULT_CHAIN_WORK, ...config.chainWork }
+    const { leaseMs } = yield* ChainWorkConfig
+    const feeSchedule = yield* FeesConfig
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
 
@@ -160,7 +159,7 @@ export const makeCollectStep = ({
           return yield* Effect.dieMessage(`payment ${payment.id} has no token amount`)
         const token = tokenOf(chain.networks, paid.asset)?.token
         const fees = computeFees(
-          feeRuleFor(config.fees, payment.partnerId, payment.merchantId),
+          feeRuleFor(feeSchedule, payment.partnerId, payment.merchantId),
           paid.value,
           token?.decimals ?? 0
         )

@@ -16,9 +16,9 @@
  */
 import { Effect, Option } from "effect"
 import type { Address } from "viem"
-import { engineLivemode, PayConfig } from "../Config.js"
 import { Chain, type ChainNetwork } from "../chain/Chain.js"
 import { stamp } from "../events/NewEvent.js"
+import { HttpConfig } from "../http/HttpConfig.js"
 import { merchantPayable, merchantStatusOf } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { SettlementStore } from "../merchants/SettlementStore.js"
@@ -26,6 +26,7 @@ import { newChainJob } from "../payments/ChainJob.js"
 import type { Payment, PaymentSettlement } from "../payments/Payment.js"
 import { paymentEvent } from "../payments/PaymentOutbox.js"
 import { addressOfCaip10, type Caip10 } from "../shared/Caip.js"
+import { EngineMode } from "../shared/EngineMode.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 import { again, completed, done, type Held, RETRY_MS } from "./Step.js"
@@ -41,9 +42,8 @@ export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transacti
     const settlements = yield* SettlementStore
     const merchants = yield* MerchantStore
     const registry = yield* TokenRegistry
-    const config = yield* PayConfig
-    const { publicUrl } = config
-    const livemode = engineLivemode(config)
+    const { publicUrl } = yield* HttpConfig
+    const { livemode } = yield* EngineMode
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
 

@@ -17,16 +17,17 @@
  * nothing a framing site could not read from the link itself.
  */
 import { Effect, Option } from "effect"
-import { engineLivemode, PayConfig } from "../Config.js"
 import { Gateway } from "../gateway/Gateway.js"
 import { noOptionsText } from "../gateway/NoOptions.js"
 import { type EngineRequest, json, type Reply } from "../http/Exchange.js"
 import { htmlReply } from "../http/HtmlReply.js"
+import { HttpConfig } from "../http/HttpConfig.js"
 import { type Exchange, publicRoute } from "../http/Route.js"
 import type { Merchant } from "../merchants/Merchant.js"
 import { type Payment, type PaymentId, paymentLivemode } from "../payments/Payment.js"
 import { effectiveStatus } from "../payments/PaymentStateMachine.js"
 import { gatewayUrl } from "../payments/Views.js"
+import { EngineMode } from "../shared/EngineMode.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { formatAmount, youPayText } from "./CheckoutAmounts.js"
 import { CHECKOUT_SCRIPT } from "./CheckoutAssets.js"
@@ -88,8 +89,8 @@ export const checkoutRoutes = (limit: CheckoutLimit = NO_CHECKOUT_LIMIT) =>
     const gateway = yield* Gateway
     const wallet = yield* checkoutWallet
     const registry = yield* TokenRegistry
-    const config = yield* PayConfig
-    const livemode = engineLivemode(config)
+    const { publicUrl } = yield* HttpConfig
+    const { livemode } = yield* EngineMode
 
     const page = (exchange: Exchange) =>
       Effect.gen(function* () {
@@ -108,7 +109,7 @@ export const checkoutRoutes = (limit: CheckoutLimit = NO_CHECKOUT_LIMIT) =>
         }
         const { payment, merchant, at } = found.value
         const state = effectiveStatus(payment, at)
-        const link = gatewayUrl(config.publicUrl, payment)
+        const link = gatewayUrl(publicUrl, payment)
         const logoUrl = logoOf(merchant)
         // Which token, network and amount the buyer will pay; or why there is no way to pay.
         const payable = state === "requires_action" ? yield* gateway.payableIn(payment) : undefined

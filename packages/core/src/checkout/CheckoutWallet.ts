@@ -19,12 +19,12 @@
  * per-payment limit first (`CheckoutLimit`), the one place it applies.
  */
 import { Effect, Schema } from "effect"
-import { PayConfig } from "../Config.js"
 import { Chain } from "../chain/Chain.js"
 import { Gateway, type WalletIdentity } from "../gateway/Gateway.js"
 import { noOptionsText } from "../gateway/NoOptions.js"
 import { ApiErrors, type ApiFailure } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
+import { HttpConfig } from "../http/HttpConfig.js"
 import { RequestError } from "../http/RequestError.js"
 import type { Exchange } from "../http/Route.js"
 import type { PaymentId } from "../payments/Payment.js"
@@ -75,13 +75,13 @@ export const checkoutWallet = Effect.gen(function* () {
   const gateway = yield* Gateway
   const chain = yield* Chain
   const registry = yield* TokenRegistry
-  const config = yield* PayConfig
+  const { publicUrl } = yield* HttpConfig
 
   const amountText = (asset: string, value: bigint) => tokenAmountText(registry, asset, value)
 
   /** The engine's own data-collection URL, made relative to the page (whatever host serves it). */
   const relativeToPage = (url: string) =>
-    url.startsWith(`${config.publicUrl}/`) ? url.slice(config.publicUrl.length + 1) : url
+    url.startsWith(`${publicUrl}/`) ? url.slice(publicUrl.length + 1) : url
 
   const options = (exchange: Exchange, limit: CheckoutLimit) =>
     Effect.gen(function* () {

@@ -15,7 +15,7 @@
  *   paid, so the merchant's settlement (`amount − total`) is never negative.
  *   When capped, `fixed` is reported as at most the amount and `total` is the amount.
  */
-import { Either, ParseResult, Schema } from "effect"
+import { Context, Either, ParseResult, Schema } from "effect"
 import { PartnerId } from "../identity/Partner.js"
 import { MerchantId } from "../merchants/Merchant.js"
 import type { PaymentFees } from "../payments/Payment.js"
@@ -39,6 +39,9 @@ export interface FeeSchedule {
   readonly partners?: Readonly<Record<string, FeeRule>>
   readonly merchants?: Readonly<Record<string, FeeRule>>
 }
+
+/** The engine's fee schedule (its `fees` option); empty: no fees. */
+export class FeesConfig extends Context.Tag("@pay/core/FeesConfig")<FeesConfig, FeeSchedule>() {}
 
 const own = (
   rules: Readonly<Record<string, FeeRule>> | undefined,

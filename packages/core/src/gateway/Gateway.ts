@@ -8,10 +8,10 @@
  */
 import { Effect, Either, Option } from "effect"
 import { type Hex, toHex } from "viem"
-import { PayConfig } from "../Config.js"
 import { Chain, type ChainUnavailable, networkOf } from "../chain/Chain.js"
 import { isSignedByPayer, typedDataJson } from "../chain/Eip3009.js"
 import { ChainWork, newChainJob } from "../chainwork/ChainWork.js"
+import { HttpConfig } from "../http/HttpConfig.js"
 import { merchantPayable, merchantStatusOf } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { SettlementStore } from "../merchants/SettlementStore.js"
@@ -45,7 +45,7 @@ import {
 } from "./CollectData.js"
 import { COLLECT_TOKEN_PARAM, collectDataToken, isCollectDataToken } from "./CollectDataToken.js"
 import { signatureOf, type WalletResult } from "./ConfirmInput.js"
-import { DEFAULT_QUOTE_LOCK_MS, mustCollectData } from "./GatewayConfig.js"
+import { GatewayConfig, mustCollectData } from "./GatewayConfig.js"
 import {
   ChainUnreachable,
   CollectDataForbidden,
@@ -90,7 +90,8 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
     const registry = yield* TokenRegistry
     const chainWork = yield* ChainWork
     const prices = yield* Prices
-    const config = yield* PayConfig
+    const config = yield* GatewayConfig
+    const { publicUrl } = yield* HttpConfig
     const secret = yield* EngineSecret
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
@@ -208,8 +209,8 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
           ...priced,
           accounts,
           now: at,
-          quoteLockMs: config.gateway?.quoteLockMs ?? DEFAULT_QUOTE_LOCK_MS,
-          collectData: mustCollectData(config.gateway?.collectData, payment.amount),
+          quoteLockMs: config.quoteLockMs,
+          collectData: mustCollectData(config.collectData, payment.amount),
           clientId,
           newOptionId: () => `opt_${makeIdBody(at.getTime())}` as OptionId,
           newNonce: randomNonce
@@ -288,7 +289,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
       Effect.map(
         collectDataToken(secret, id, accounts),
         (token) =>
-          `${config.publicUrl}/collect/${id}?accounts=${encodeURIComponent(accounts.join(","))}&${COLLECT_TOKEN_PARAM}=${token}`
+          `${publicUrl}/collect/${id}?accounts=${encodeURIComponent(accounts.join(","))}&${COLLECT_TOKEN_PARAM}=${token}`
       )
 
     /** Passes when `token` is the one the engine made for the payment and exactly these accounts. */

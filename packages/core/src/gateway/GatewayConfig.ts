@@ -2,29 +2,47 @@
  * The gateway's settings (from `PAY_CONFIG` in the standalone server): how
  * long a quoted price holds, and when the buyer's data must be collected.
  */
+import { Context, Schema } from "effect"
 import type { Amount } from "../shared/Amount.js"
+import { wholeNumber } from "../shared/WholeNumber.js"
 
-export interface CollectDataPolicy {
+/** An amount already made (`AmountInput` decodes one from its wire form). */
+const AmountGiven = Schema.declare(
+  (u): u is Amount => typeof u === "object" && u !== null && "unit" in u && "value" in u,
+  { message: () => "must be an amount ({ unit, value })" }
+)
+
+export const CollectDataPolicy = Schema.Struct({
   /** Collect for every payment. */
-  readonly always?: boolean
+  always: Schema.optional(Schema.Boolean),
   /** Collect for a payment of at least one of these amounts (same unit). */
-  readonly atLeast?: ReadonlyArray<Amount>
-}
+  atLeast: Schema.optional(Schema.Array(AmountGiven))
+})
+export type CollectDataPolicy = typeof CollectDataPolicy.Type
 
-export interface GatewaySettings {
+export const GatewaySettings = Schema.Struct({
   /** How long an option's price is locked; never past the payment's expiry. */
-  readonly quoteLockMs?: number
-  readonly collectData?: CollectDataPolicy
+  quoteLockMs: Schema.optionalWith(wholeNumber(100, 3_600_000, "milliseconds"), {
+    default: () => 120_000
+  }),
+  collectData: Schema.optional(CollectDataPolicy),
   /**
    * How long the data a buyer entered is kept once the payment is final (or expired unpaid),
    * then deleted by the background purge (GatewayPurge.ts). Default 90 days.
    */
-  readonly buyerDataRetentionMs?: number
-}
+  buyerDataRetentionMs: Schema.optionalWith(
+    wholeNumber(86_400_000, 3650 * 86_400_000, "milliseconds"),
+    { default: () => 90 * 24 * 60 * 60_000 }
+  )
+})
+/** The gateway's settings as given: each may be left out. */
+export type GatewayOptions = typeof GatewaySettings.Encoded
+export type GatewaySettings = typeof GatewaySettings.Type
 
-export const DEFAULT_BUYER_DATA_RETENTION_MS = 90 * 24 * 60 * 60_000
-
-export const DEFAULT_QUOTE_LOCK_MS = 120_000
+export class GatewayConfig extends Context.Tag("@pay/core/GatewayConfig")<
+  GatewayConfig,
+  GatewaySettings
+>() {}
 /** The most accounts one options request may name. */
 export const MAX_ACCOUNTS = 20
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Option, TestClock } from "effect"
+import { Duration, Effect, Layer, Option, Schema, TestClock } from "effect"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
-import { PayConfig } from "../Config.js"
 import type { PartnerId } from "../identity/Partner.js"
 import type { MerchantId } from "../merchants/Merchant.js"
 import type { Payment, PaymentId } from "../payments/Payment.js"
@@ -9,6 +8,7 @@ import { GatewayStore, OPTION_PURGE_GRACE_MS, type OptionId } from "../payments/
 import { PaymentStore } from "../payments/PaymentStore.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
+import { GatewayConfig, GatewaySettings } from "./GatewayConfig.js"
 import {
   GATEWAY_PURGE_EVERY,
   purgeGatewayDataForever,
@@ -43,11 +43,12 @@ const payment: Payment = {
 }
 
 const config = (retentionDays: number | undefined) =>
-  Layer.succeed(PayConfig, {
-    publicUrl: "http://pay.test",
-    maxBodyBytes: 1024,
-    gateway: retentionDays === undefined ? {} : { buyerDataRetentionMs: retentionDays * DAY }
-  })
+  Layer.succeed(
+    GatewayConfig,
+    Schema.decodeSync(GatewaySettings)(
+      retentionDays === undefined ? {} : { buyerDataRetentionMs: retentionDays * DAY }
+    )
+  )
 
 /** A payment final at 1 s, its data collected, and an option that expired at 1 s. */
 const seeded = Effect.gen(function* () {

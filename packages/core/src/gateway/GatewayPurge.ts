@@ -8,9 +8,8 @@
  * another instance already did deletes nothing.
  */
 import { Clock, Duration, Effect, Schedule } from "effect"
-import { PayConfig } from "../Config.js"
 import { GatewayStore, OPTION_PURGE_GRACE_MS } from "../payments/PaymentOption.js"
-import { DEFAULT_BUYER_DATA_RETENTION_MS } from "./GatewayConfig.js"
+import { GatewayConfig } from "./GatewayConfig.js"
 
 export const GATEWAY_PURGE_EVERY = Duration.hours(1)
 
@@ -30,9 +29,9 @@ const drain = (batch: Effect.Effect<number>) =>
 /** One pass: expired options and buyer data past its retention; the counts deleted. */
 export const purgeGatewayDataOnce = Effect.gen(function* () {
   const store = yield* GatewayStore
-  const config = yield* PayConfig
+  const config = yield* GatewayConfig
   const now = yield* Clock.currentTimeMillis
-  const retention = config.gateway?.buyerDataRetentionMs ?? DEFAULT_BUYER_DATA_RETENTION_MS
+  const retention = config.buyerDataRetentionMs
   const options = yield* drain(
     store.purgeOptions(new Date(now - OPTION_PURGE_GRACE_MS), GATEWAY_PURGE_BATCH)
   )

@@ -6,8 +6,8 @@
  */
 import { Effect, Either } from "effect"
 import { CurrentWalletApp } from "../apps/WalletAppAuth.js"
-import { engineLivemode, PayConfig } from "../Config.js"
 import { json } from "../http/Exchange.js"
+import { HttpConfig } from "../http/HttpConfig.js"
 import { implement } from "../http/Route.js"
 import { type Merchant, merchantIconUrl } from "../merchants/Merchant.js"
 import { type Payment, type PaymentId, paymentLivemode } from "../payments/Payment.js"
@@ -15,6 +15,7 @@ import { effectiveStatus } from "../payments/PaymentStateMachine.js"
 import { amountView, cancelView, statusView } from "../payments/Views.js"
 import { admitPayment, RateLimits } from "../ratelimit/RateLimits.js"
 import { type Caip10, parseCaip10 } from "../shared/Caip.js"
+import { EngineMode } from "../shared/EngineMode.js"
 import { InvalidInput } from "../shared/Errors.js"
 import { toUnixSeconds } from "../shared/Time.js"
 import { TokenRegistry, type TokenRegistryShape } from "../shared/TokenRegistry.js"
@@ -70,10 +71,9 @@ export const paymentInfoView = (
 export const gatewayHandlers = Effect.gen(function* () {
   const gateway = yield* Gateway
   const registry = yield* TokenRegistry
-  const config = yield* PayConfig
+  const { publicUrl } = yield* HttpConfig
   const limits = yield* RateLimits
-  const { publicUrl } = config
-  const livemode = engineLivemode(config)
+  const { livemode } = yield* EngineMode
   /** Each route about a payment takes a token of its bucket first. */
   const admitted = (id: PaymentId) => admitPayment(limits, id)
   return implement(GatewayApi, {

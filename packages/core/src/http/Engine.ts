@@ -55,8 +55,6 @@ export interface EngineOptions<R> {
   readonly observers?: ReadonlyArray<RequestObserver>
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 256 * 1024
-
 interface CompiledRoute<R> {
   readonly route: Route<R>
   readonly segments: ReadonlyArray<string>

@@ -3,9 +3,9 @@
  */
 import { Effect } from "effect"
 import { keptReply } from "../ApiFailures.js"
-import { PayConfig } from "../Config.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
+import { HttpConfig } from "../http/HttpConfig.js"
 import { cursorParam } from "../http/QueryParams.js"
 import { RequestError } from "../http/RequestError.js"
 import { implement } from "../http/Route.js"
@@ -35,7 +35,7 @@ const cursors = cursorCodec("m1.", MerchantId)
 export const merchantHandlers = Effect.gen(function* () {
   const merchants = yield* Merchants
   const settlements = yield* Settlements
-  const { publicUrl } = yield* PayConfig
+  const { publicUrl } = yield* HttpConfig
   const view = (m: Merchant) => merchantView(publicUrl, m)
   return implement(MerchantsApi, {
     create: (input) =>

@@ -6,8 +6,8 @@
  * outside any transaction: a refused logo writes no merchant.
  */
 import { Clock, Effect, Option } from "effect"
-import { PayConfig } from "../Config.js"
 import { eventOf, stamp } from "../events/NewEvent.js"
+import { HttpConfig } from "../http/HttpConfig.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { Partner } from "../identity/Partner.js"
 import { Forbidden } from "../shared/Errors.js"
@@ -53,7 +53,7 @@ export class Merchants extends Effect.Service<Merchants>()("@pay/core/Merchants"
   effect: Effect.gen(function* () {
     const store = yield* MerchantStore
     const settlementStore = yield* SettlementStore
-    const { publicUrl } = yield* PayConfig
+    const { publicUrl } = yield* HttpConfig
 
     /**
      * The outbox of a change to a merchant: `merchant.updated` carrying its

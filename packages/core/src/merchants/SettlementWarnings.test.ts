@@ -11,6 +11,7 @@ import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { embedderActor } from "../audit/AuditEntry.js"
 import { Chain, type ChainNetwork } from "../chain/Chain.js"
 import { payEngineLayer } from "../Engine.js"
+import { engineConfig } from "../EngineOptions.js"
 import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
 import { defaultNetworks, defaultTokens, makeTokenRegistry } from "../shared/TokenRegistry.js"
 import { assetName, assetText, payabilityOf } from "./SettlementPayability.js"
@@ -126,7 +127,7 @@ const capturedWarnings = () => {
 const engine = () =>
   payEngineLayer({
     storage: Layer.suspend(makeMemoryStorage),
-    config: { publicUrl: "http://pay.test", maxBodyBytes: 1024 },
+    config: engineConfig({ publicUrl: "http://pay.test", maxBodyBytes: 1024 }),
     chain: Layer.succeed(Chain, { networks: [sandbox] } as unknown as Chain["Type"])
   })
 

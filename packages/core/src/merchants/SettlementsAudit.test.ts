@@ -10,6 +10,7 @@ import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { cliActor, embedderActor } from "../audit/AuditEntry.js"
 import { AuditStore } from "../audit/AuditStore.js"
 import { payEngineLayer } from "../Engine.js"
+import { engineConfig } from "../EngineOptions.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
 import { Settlements } from "./Settlements.js"
 
@@ -21,7 +22,7 @@ const WALLET_B = "eip155:8453:0x00000000000000000000000000000000000000b0" as Cai
 const engine = () =>
   payEngineLayer({
     storage: Layer.suspend(makeMemoryStorage),
-    config: { publicUrl: "http://pay.test", maxBodyBytes: 1024 }
+    config: engineConfig({ publicUrl: "http://pay.test", maxBodyBytes: 1024 })
   })
 
 describe("settlement changes in the audit trail", () => {

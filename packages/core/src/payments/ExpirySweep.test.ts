@@ -7,19 +7,20 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
-import { DEFAULT_EXPIRY_SWEEP_MS } from "../Config.js"
 import { payEngineLayer } from "../Engine.js"
+import { engineConfig } from "../EngineOptions.js"
 import { findCurrency } from "../shared/Currency.js"
 import { Payments } from "./Payments.js"
+import { defaultPaymentsSettings } from "./PaymentsConfig.js"
 
 const engine = (expirySweepMs?: number) =>
   payEngineLayer({
     storage: MemoryStorage,
-    config: {
+    config: engineConfig({
       publicUrl: "http://pay.test",
       maxBodyBytes: 1024,
       ...(expirySweepMs === undefined ? {} : { expirySweepMs })
-    }
+    })
   })
 
 const USD = { kind: "fiat", currency: findCurrency("USD")! } as const
@@ -95,7 +96,7 @@ describe("the expiry sweeper", () => {
 
   it.scoped("sweeps every 5 s without the option", () =>
     Effect.gen(function* () {
-      expect(DEFAULT_EXPIRY_SWEEP_MS).toBe(5_000)
+      expect(defaultPaymentsSettings.expirySweepMs).toBe(5_000)
       // Sweeps at 0, 5000, 10000 ms.
       const { storedStatuses, storedAt, at } = yield* sweeping([2_500, 5_001])
       yield* at(4_999)

@@ -3,9 +3,9 @@
  * routes' query parsing and cursors are in ListQuery.ts).
  */
 import { Clock, Effect, Option } from "effect"
-import { engineLivemode, PayConfig } from "../Config.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json, type Reply, whenAbandoned } from "../http/Exchange.js"
+import { HttpConfig } from "../http/HttpConfig.js"
 import { RequestError } from "../http/RequestError.js"
 import { implement } from "../http/Route.js"
 import { maybeIdempotently } from "../idempotency/Http.js"
@@ -13,6 +13,7 @@ import type { Partner } from "../identity/Partner.js"
 import { CurrentPartner } from "../identity/PartnerAuth.js"
 import type { MerchantNotFound } from "../merchants/Merchant.js"
 import { Merchants } from "../merchants/Merchants.js"
+import { EngineMode } from "../shared/EngineMode.js"
 import { parseRfc3339, toUnixSeconds } from "../shared/Time.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { PaymentsApi } from "./Api.js"
@@ -69,8 +70,8 @@ export const paymentHandlers = Effect.gen(function* () {
   const payments = yield* Payments
   const merchants = yield* Merchants
   const registry = yield* TokenRegistry
-  const config = yield* PayConfig
-  const livemode = engineLivemode(config)
+  const { publicUrl } = yield* HttpConfig
+  const { livemode } = yield* EngineMode
   return implement(
     PaymentsApi,
     {
@@ -78,7 +79,6 @@ export const paymentHandlers = Effect.gen(function* () {
         Effect.gen(function* () {
           const partner = yield* CurrentPartner
           const expiresAt = yield* expiresAtOf(input.payload.expiresAt)
-          const { publicUrl } = config
           const reply = (p: Payment): Reply =>
             json(201, {
               paymentId: p.id,
@@ -118,7 +118,6 @@ export const paymentHandlers = Effect.gen(function* () {
           const partner = yield* CurrentPartner
           const payment = yield* payments.get(partner, path.id)
           const merchant = yield* merchants.lookup(payment.merchantId)
-          const { publicUrl } = config
           return json(
             200,
             paymentDetails(payment, Option.getOrUndefined(merchant), {

@@ -4,9 +4,9 @@
  * the page cursor, and the page with its merchants and statistics.
  */
 import { Clock, Effect, Either, Option, Schema } from "effect"
-import { engineLivemode, PayConfig } from "../Config.js"
 import { ApiErrors } from "../http/ErrorResponses.js"
 import { json } from "../http/Exchange.js"
+import { HttpConfig } from "../http/HttpConfig.js"
 import { timestampParam } from "../http/QueryParams.js"
 import { RequestError } from "../http/RequestError.js"
 import type { Partner } from "../identity/Partner.js"
@@ -14,6 +14,7 @@ import type { Merchant } from "../merchants/Merchant.js"
 import { Merchants } from "../merchants/Merchants.js"
 import { type Caip2, type Caip19, parseCaip2, parseCaip19 } from "../shared/Caip.js"
 import { cursorCodec, keysetPage } from "../shared/Cursor.js"
+import { EngineMode } from "../shared/EngineMode.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { PAYMENT_STATUSES, type Payment, PaymentId, type PaymentStatus } from "./Payment.js"
 import type { PaymentCursor, PaymentFilter, PaymentSortBy, SortDirection } from "./PaymentStore.js"
@@ -233,9 +234,8 @@ export const listReply = (
 ) =>
   Effect.gen(function* () {
     const registry = yield* TokenRegistry
-    const config = yield* PayConfig
-    const { publicUrl } = config
-    const livemode = engineLivemode(config)
+    const { publicUrl } = yield* HttpConfig
+    const { livemode } = yield* EngineMode
     const page = yield* pageOf(
       filter,
       params.sortBy ?? "date",

@@ -10,14 +10,15 @@ import { Cause, Effect, Layer } from "effect"
 import { http } from "viem"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
-import { PayConfig } from "../Config.js"
 import { Chain, livemodeOf } from "../chain/Chain.js"
 import { type EvmNetworkConfig, makeEvmChain } from "../chain/evm/EvmChain.js"
 import { payEngineLayer } from "../Engine.js"
+import { engineConfig } from "../EngineOptions.js"
 import { EventStore } from "../events/Event.js"
 import { paymentInfoView } from "../gateway/Http.js"
 import type { Caip2, Caip19 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
+import { EngineMode } from "../shared/EngineMode.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { type Payment, paymentLivemode } from "./Payment.js"
 import { Payments } from "./Payments.js"
@@ -50,8 +51,7 @@ const engine = (networks?: ReadonlyArray<EvmNetworkConfig>, livemode?: boolean) 
   payEngineLayer({
     storage: MemoryStorage,
     config: {
-      publicUrl: "http://pay.test",
-      maxBodyBytes: 1024,
+      ...engineConfig({ publicUrl: "http://pay.test", maxBodyBytes: 1024 }),
       ...(livemode === undefined ? {} : { livemode })
     },
     ...(networks === undefined ? {} : { chain: Layer.effect(Chain, makeEvmChain(networks)) })
@@ -67,7 +67,7 @@ const created = Effect.gen(function* () {
   return { partner, merchant, payment, payments }
 })
 
-const modeOf = Effect.map(PayConfig, (config) => config.livemode)
+const modeOf = Effect.map(EngineMode, (mode) => mode.livemode)
 
 describe("the engine's mode", () => {
   it("is live unless there are networks and every one is a testnet", () => {

@@ -14,6 +14,7 @@ import {
 import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { payEngineLayer } from "../Engine.js"
+import { engineConfig } from "../EngineOptions.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { MERCHANT_READ_REUSE_MS, Merchants } from "../merchants/Merchants.js"
 import { Partners } from "../partners/Partners.js"
@@ -27,7 +28,11 @@ import { Payments, type StatusRead } from "./Payments.js"
 const engine = () =>
   payEngineLayer({
     storage: MemoryStorage,
-    config: { publicUrl: "http://pay.test", maxBodyBytes: 1024, maxLongPollMs: 30_000 }
+    config: engineConfig({
+      publicUrl: "http://pay.test",
+      maxBodyBytes: 1024,
+      maxLongPollMs: 30_000
+    })
   })
 
 const USD = { kind: "fiat", currency: findCurrency("USD")! } as const
@@ -436,7 +441,11 @@ describe("Payments", () => {
       Effect.provide(
         payEngineLayer({
           storage,
-          config: { publicUrl: "http://pay.test", maxBodyBytes: 1024, maxLongPollMs: 30_000 }
+          config: engineConfig({
+            publicUrl: "http://pay.test",
+            maxBodyBytes: 1024,
+            maxLongPollMs: 30_000
+          })
         })
       )
     )
@@ -519,12 +528,12 @@ describe("the cap on held long-polls (maxHeldLongPolls)", () => {
   const capped = () =>
     payEngineLayer({
       storage: MemoryStorage,
-      config: {
+      config: engineConfig({
         publicUrl: "http://pay.test",
         maxBodyBytes: 1024,
         maxLongPollMs: 30_000,
         maxHeldLongPolls: 2
-      }
+      })
     })
 
   it.effect(

@@ -5,22 +5,15 @@
  * published so held long-polls answer at once.
  */
 import { Duration, Effect, Either, Option, Schedule } from "effect"
-import {
-  DEFAULT_EXPIRY_SWEEP_MS,
-  DEFAULT_MAX_HELD_LONG_POLLS,
-  DEFAULT_MAX_LONG_POLL_MS,
-  DEFAULT_PAYMENT_LIFETIME_MS,
-  engineLivemode,
-  MAX_PAYMENT_LIFETIME_MS,
-  PayConfig
-} from "../Config.js"
 import type { EventType } from "../events/Event.js"
 import { eventOf, stamp } from "../events/NewEvent.js"
+import { HttpConfig } from "../http/HttpConfig.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { Partner } from "../identity/Partner.js"
 import type { MerchantId } from "../merchants/Merchant.js"
 import { Merchants } from "../merchants/Merchants.js"
 import type { Amount } from "../shared/Amount.js"
+import { EngineMode } from "../shared/EngineMode.js"
 import { Forbidden, InvalidInput } from "../shared/Errors.js"
 import { makeIdBody, newId } from "../shared/Ids.js"
 import { spanned } from "../shared/Spans.js"
@@ -49,6 +42,7 @@ import {
   type PaymentTransition
 } from "./PaymentStateMachine.js"
 import { type PaymentFilter, type PaymentPageQuery, PaymentStore } from "./PaymentStore.js"
+import { MAX_PAYMENT_LIFETIME_MS, PaymentsConfig } from "./PaymentsConfig.js"
 import { refundView } from "./Views.js"
 
 export interface NewPayment {
@@ -83,12 +77,13 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
     const events = yield* PaymentEvents
     const merchants = yield* Merchants
     const registry = yield* TokenRegistry
-    const config = yield* PayConfig
-    const lifetimeMs = config.paymentLifetimeMs ?? DEFAULT_PAYMENT_LIFETIME_MS
-    const maxLongPollMs = config.maxLongPollMs ?? DEFAULT_MAX_LONG_POLL_MS
-    const maxHeldLongPolls = config.maxHeldLongPolls ?? DEFAULT_MAX_HELD_LONG_POLLS
+    const { publicUrl } = yield* HttpConfig
+    const config = yield* PaymentsConfig
+    const lifetimeMs = config.paymentLifetimeMs
+    const maxLongPollMs = config.maxLongPollMs
+    const maxHeldLongPolls = config.maxHeldLongPolls
     /** How often the sweeper records expired payments (`expirySweepMs`). */
-    const sweepEvery = Duration.millis(config.expirySweepMs ?? DEFAULT_EXPIRY_SWEEP_MS)
+    const sweepEvery = Duration.millis(config.expirySweepMs)
     /** Long-polls held now, by this engine (both kinds: a fiber's hold and holdNow). */
     let heldLongPolls = 0
     /**
@@ -100,7 +95,7 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
     /** What answers each held long-poll now (both kinds); each takes itself out once answered. */
     const drainers = new Set<() => void>()
     // Decided once, at start (payEngineLayer); every payment created here records it.
-    const livemode = engineLivemode(config)
+    const { livemode } = yield* EngineMode
     // Resolved once: a per-request service lookup costs more than reading the time.
     const clock = yield* Effect.clock
 
@@ -121,7 +116,7 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
             : [
                 paymentEvent(stamped, type, written, merchant, {
                   registry,
-                  publicUrl: config.publicUrl,
+                  publicUrl,
                   now: at,
                   livemode
                 })

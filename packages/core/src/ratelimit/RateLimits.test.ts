@@ -1,8 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Scope, TestClock } from "effect"
 import { makeMemoryStorage } from "../../test/MemoryStorage.js"
-import { PayConfig } from "../Config.js"
-import type { RateLimitsSettings } from "./RateLimitConfig.js"
+import { RateLimitsConfig, type RateLimitsSettings } from "./RateLimitConfig.js"
 import { RateLimitStore, type RateLimitStoreShape, type RateLimitUse } from "./RateLimitStore.js"
 import { RateLimits } from "./RateLimits.js"
 
@@ -32,11 +31,7 @@ const instance = (store: RateLimitStoreShape, rateLimits: RateLimitsSettings, sc
         Layer.provide(
           Layer.merge(
             Layer.succeed(RateLimitStore, store),
-            Layer.succeed(PayConfig, {
-              publicUrl: "http://pay.test",
-              maxBodyBytes: 1024,
-              rateLimits
-            })
+            Layer.succeed(RateLimitsConfig, rateLimits)
           )
         )
       ),

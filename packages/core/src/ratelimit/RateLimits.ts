@@ -9,8 +9,7 @@
  * long as the layer lives; with every limit off nothing runs.
  */
 import { Context, Effect, Layer } from "effect"
-import { PayConfig } from "../Config.js"
-import { bucketSettings } from "./RateLimitConfig.js"
+import { bucketSettings, RateLimitsConfig } from "./RateLimitConfig.js"
 import { RateLimited } from "./RateLimited.js"
 import { makeRateLimiter, type RateLimiter, type RateLimitScope } from "./RateLimiter.js"
 import { RateLimitStore } from "./RateLimitStore.js"
@@ -24,11 +23,11 @@ export interface RateLimitsShape {
 }
 
 export class RateLimits extends Context.Tag("@pay/core/RateLimits")<RateLimits, RateLimitsShape>() {
-  /** The limits PayConfig sets, synced through the RateLimitStore while the layer lives. */
+  /** The limits RateLimitsConfig sets, synced through the RateLimitStore while the layer lives. */
   static readonly layer = Layer.scoped(
     RateLimits,
     Effect.gen(function* () {
-      const { rateLimits = {} } = yield* PayConfig
+      const rateLimits = yield* RateLimitsConfig
       const store = yield* RateLimitStore
       const clock = yield* Effect.clock
       const now = () => clock.unsafeCurrentTimeMillis()

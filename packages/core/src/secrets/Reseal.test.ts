@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { payEngineLayer } from "../Engine.js"
+import { engineConfig } from "../EngineOptions.js"
 import { Partners } from "../partners/Partners.js"
 import type { PayStorage } from "../Storage.js"
 import { WebhookEndpointStore } from "../webhooks/WebhookEndpoint.js"
@@ -25,7 +26,7 @@ const engine = (
   Layer.merge(
     payEngineLayer({
       storage,
-      config: { publicUrl: "http://pay.test", maxBodyBytes: 4096 },
+      config: engineConfig({ publicUrl: "http://pay.test", maxBodyBytes: 4096 }),
       ...secrets
     }),
     Logger.minimumLogLevel(LogLevel.Error)

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Tracer } from "effect"
 import { makeFakeLogoCapture } from "../../test/FakeLogoCapture.js"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
-import { PayConfig } from "../Config.js"
+import { HttpConfig } from "../http/HttpConfig.js"
 import { Partner, type PartnerId } from "../identity/Partner.js"
 import { Merchants } from "../merchants/Merchants.js"
 
@@ -37,7 +37,11 @@ describe("service spans", () => {
             Layer.mergeAll(
               MemoryStorage,
               makeFakeLogoCapture().layer,
-              Layer.succeed(PayConfig, { publicUrl: "https://pay.example", maxBodyBytes: 1024 })
+              Layer.succeed(HttpConfig, {
+                publicUrl: "https://pay.example",
+                basePath: "",
+                maxBodyBytes: 1024
+              })
             )
           )
         )

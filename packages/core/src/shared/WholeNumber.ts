@@ -12,3 +12,15 @@ export const wholeNumberFromString = (min: number, max: number, rule?: string) =
     Schema.between(min, max, { message })
   )
 }
+
+/**
+ * A setting's whole number (a number, not text) in a range, with one message
+ * naming the rule and the unit ("must be a whole number of milliseconds from
+ * 100 to 600000").
+ */
+export const wholeNumber = (from: number, to: number, unit: string) => {
+  const message = () => `must be a whole number of ${unit} from ${from} to ${to}`
+  return Schema.Number.annotations({ message }).pipe(
+    Schema.filter((n) => Number.isInteger(n) && n >= from && n <= to, { message })
+  )
+}

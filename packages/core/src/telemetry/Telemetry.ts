@@ -13,23 +13,41 @@ import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import { FetchHttpClient } from "@effect/platform"
-import { Context, Duration, Effect, Exit, Layer, Option } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Option, Schema } from "effect"
+import { isHttpUrl } from "../http/HttpConfig.js"
 import type { RequestObserver } from "../http/RequestOutcome.js"
 import { UNMATCHED_ROUTE } from "../metrics/EngineMetrics.js"
+import { wholeNumber } from "../shared/WholeNumber.js"
 
-export interface TelemetrySettings {
+export const TelemetrySettings = Schema.Struct({
   /**
    * The collector's OTLP/HTTP base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`, e.g.
    * `http://127.0.0.1:4318`): traces go to `/v1/traces`, metrics to `/v1/metrics`.
    */
-  readonly otlpEndpoint: string
+  otlpEndpoint: Schema.String.pipe(
+    Schema.filter((s) => isHttpUrl(s) && new URL(s).search === "", {
+      message: () =>
+        "must be the collector's http:// or https:// OTLP base URL, e.g. http://127.0.0.1:4318"
+    })
+  ),
   /** The `service.name` of everything exported (`OTEL_SERVICE_NAME`). Default `pay-engine`. */
-  readonly serviceName?: string
+  serviceName: Schema.optional(
+    Schema.String.pipe(
+      Schema.filter((s) => s.trim() !== "" && s.length <= 256, {
+        message: () => "must be a name of 1 to 256 characters"
+      })
+    )
+  ),
   /** Headers sent with every export, e.g. a collector's key (`OTEL_EXPORTER_OTLP_HEADERS`). */
-  readonly headers?: Readonly<Record<string, string>>
+  headers: Schema.optional(
+    Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
+      message: () => "must be an object of header names to string values"
+    })
+  ),
   /** How often spans and metrics are sent. Default 5 s (traces) and 10 s (metrics). */
-  readonly exportIntervalMs?: number
-}
+  exportIntervalMs: Schema.optional(wholeNumber(100, 600_000, "milliseconds"))
+})
+export type TelemetrySettings = typeof TelemetrySettings.Type
 
 export const DEFAULT_SERVICE_NAME = "pay-engine"
 

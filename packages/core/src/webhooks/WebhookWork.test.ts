@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Logger, LogLevel, TestClock } from "effect"
 import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { payEngineLayer } from "../Engine.js"
+import { type EngineConfig, engineConfig } from "../EngineOptions.js"
 import { Merchants } from "../merchants/Merchants.js"
 import { Partners } from "../partners/Partners.js"
 import { verifyWebhook } from "./Signature.js"
@@ -42,15 +43,20 @@ const scriptedSender = (status: (nth: number) => number | null) => {
   return { requests, layer }
 }
 
+/** A poll past what an option may say (an hour): only the commit's signal can send at once. */
+const withPollMs = (config: EngineConfig, pollMs: number | undefined): EngineConfig =>
+  pollMs === undefined
+    ? config
+    : { ...config, webhookDelivery: { ...config.webhookDelivery, pollMs } }
+
 const engine = (sender: Layer.Layer<WebhookSender>, pollMs?: number) =>
   Layer.merge(
     payEngineLayer({
       storage: makeMemoryStorage(),
-      config: {
-        publicUrl: "http://pay.test",
-        maxBodyBytes: 1024,
-        ...(pollMs === undefined ? {} : { webhookDelivery: { pollMs } })
-      },
+      config: withPollMs(
+        engineConfig({ publicUrl: "http://pay.test", maxBodyBytes: 1024 }),
+        pollMs
+      ),
       webhookSender: sender
     }),
     Logger.minimumLogLevel(LogLevel.Error)

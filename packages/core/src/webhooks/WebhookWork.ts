@@ -8,7 +8,6 @@
  * instance died is claimed again once its lease has run out.
  */
 import { Cause, Effect, FiberSet, Random } from "effect"
-import { PayConfig } from "../Config.js"
 import { eventView } from "../events/Http.js"
 import { OutboxSignal } from "../events/OutboxSignal.js"
 import { EngineSecret, WEBHOOK_SECRET_PURPOSE } from "../secrets/EngineSecret.js"
@@ -17,7 +16,7 @@ import { webhookHeaders } from "./Signature.js"
 import { type ClaimedDelivery, WebhookDeliveryStore } from "./WebhookDelivery.js"
 import type { WebhookEndpoint } from "./WebhookEndpoint.js"
 import { type WebhookResponse, WebhookSender } from "./WebhookSender.js"
-import { DEFAULT_WEBHOOK_DELIVERY, MAX_RESPONSE_BYTES } from "./WebhookWorkConfig.js"
+import { MAX_RESPONSE_BYTES, WebhookDeliveryConfig } from "./WebhookWorkConfig.js"
 
 export const WEBHOOK_USER_AGENT = "pay-engine-webhooks/1"
 
@@ -26,8 +25,7 @@ export class WebhookWork extends Effect.Service<WebhookWork>()("@pay/core/Webhoo
     const store = yield* WebhookDeliveryStore
     const sender = yield* WebhookSender
     const secrets = yield* EngineSecret
-    const config = yield* PayConfig
-    const settings = { ...DEFAULT_WEBHOOK_DELIVERY, ...config.webhookDelivery }
+    const settings = yield* WebhookDeliveryConfig
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
     // Events committed by this process, and deliveries queued by a redeliver or test, wake

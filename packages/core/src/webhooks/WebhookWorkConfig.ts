@@ -1,28 +1,10 @@
 /**
- * The settings of webhook delivery, in a module of their own so that the
- * engine's configuration (Config.ts) does not import the runner.
+ * The settings of webhook delivery (the engine's `webhookDelivery` option):
+ * decoding applies every default. In a module of their own so that the
+ * engine's options (EngineOptions.ts) do not import the runner.
  */
-
-export interface WebhookDeliverySettings {
-  /** How often an idle instance looks for due deliveries. */
-  readonly pollMs?: number
-  /** How long a claim holds a delivery before another instance may take it over. */
-  readonly leaseMs?: number
-  /** The most deliveries one instance sends at once. */
-  readonly concurrency?: number
-  /** The most deliveries in flight to one endpoint at once, across every instance. */
-  readonly perEndpoint?: number
-  /**
-   * The waits before each retry, in milliseconds: the first is after the
-   * first failed attempt; a delivery fails for good once they are used up.
-   * Each wait is varied by up to ±20% (jitter).
-   */
-  readonly retryScheduleMs?: ReadonlyArray<number>
-  /** An endpoint failing without a success for this long is disabled. */
-  readonly disableAfterMs?: number
-  /** One attempt's time limit: connecting, sending, the response and its body. */
-  readonly timeoutMs?: number
-}
+import { Context, Schema } from "effect"
+import { wholeNumber } from "../shared/WholeNumber.js"
 
 const SECOND = 1000
 const MINUTE = 60 * SECOND
@@ -42,18 +24,50 @@ export const DEFAULT_RETRY_SCHEDULE_MS = [
   10 * HOUR,
   DAY,
   DAY
-] as const
+] as ReadonlyArray<number>
 
-export const DEFAULT_WEBHOOK_DELIVERY = {
-  pollMs: 250,
-  // Longer than an attempt can take (15 s), with room for the write that records it.
-  leaseMs: 60 * SECOND,
-  concurrency: 32,
-  perEndpoint: 8,
-  retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS as ReadonlyArray<number>,
-  disableAfterMs: 5 * DAY,
-  timeoutMs: 15 * SECOND
-} as const
+export const WebhookDeliverySettings = Schema.Struct({
+  /** How often an idle instance looks for due deliveries. */
+  pollMs: Schema.optionalWith(wholeNumber(10, 60_000, "milliseconds"), { default: () => 250 }),
+  /**
+   * How long a claim holds a delivery before another instance may take it over:
+   * longer than an attempt can take (15 s), with room for the write that records it.
+   */
+  leaseMs: Schema.optionalWith(wholeNumber(1_000, 600_000, "milliseconds"), {
+    default: () => 60 * SECOND
+  }),
+  /** The most deliveries one instance sends at once. */
+  concurrency: Schema.optionalWith(wholeNumber(1, 1000, "deliveries"), { default: () => 32 }),
+  /** The most deliveries in flight to one endpoint at once, across every instance. */
+  perEndpoint: Schema.optionalWith(wholeNumber(1, 1000, "deliveries"), { default: () => 8 }),
+  /**
+   * The waits before each retry, in milliseconds: the first is after the
+   * first failed attempt; a delivery fails for good once they are used up.
+   * Each wait is varied by up to ±20% (jitter).
+   */
+  retryScheduleMs: Schema.optionalWith(
+    Schema.Array(wholeNumber(0, 7 * 86_400_000, "milliseconds")).pipe(
+      Schema.maxItems(50, { message: () => "must have at most 50 waits" })
+    ),
+    { default: () => DEFAULT_RETRY_SCHEDULE_MS }
+  ),
+  /** An endpoint failing without a success for this long is disabled. */
+  disableAfterMs: Schema.optionalWith(wholeNumber(1_000, 90 * 86_400_000, "milliseconds"), {
+    default: () => 5 * DAY
+  }),
+  /** One attempt's time limit: connecting, sending, the response and its body. */
+  timeoutMs: Schema.optionalWith(wholeNumber(100, 120_000, "milliseconds"), {
+    default: () => 15 * SECOND
+  })
+})
+/** Webhook delivery's settings as given: each may be left out. */
+export type WebhookDeliveryOptions = typeof WebhookDeliverySettings.Encoded
+export type WebhookDeliverySettings = typeof WebhookDeliverySettings.Type
+
+export class WebhookDeliveryConfig extends Context.Tag("@pay/core/WebhookDeliveryConfig")<
+  WebhookDeliveryConfig,
+  WebhookDeliverySettings
+>() {}
 
 /** `Retry-After` is honoured up to this long. */
 export const MAX_RETRY_AFTER_MS = HOUR
