@@ -9,6 +9,7 @@
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { FieldIssue } from "../shared/Errors.js"
+import { json, type Reply } from "./Exchange.js"
 import type { RequestError } from "./RequestError.js"
 
 /** The body of one error code: `{code, message, issues?}` with `code` fixed. */
@@ -221,10 +222,10 @@ export const ApiErrors = {
 } as const
 
 /**
- * The failures a route may answer with, by tag: each feature's errors are
- * registered by the API's assembly (ApiFailures.ts) through declaration
- * merging, so the ground floor names no feature; the engine is handed the
- * mapping of each to its reply.
+ * The failures a route may answer with, by tag: each feature registers its
+ * own errors (its Failures.ts) through declaration merging, so the ground
+ * floor names no feature; the engine is handed the mapping of each to its
+ * reply, joined by the API's assembly (ApiFailures.ts).
  */
 // biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging
 export interface ApiFailureRegistry {}
@@ -259,5 +260,16 @@ export const requestErrorReply = (e: RequestError): ErrorReply => ({
   body: { code: e.code, message: e.message, ...(e.issues ? { issues: e.issues } : {}) },
   ...(e.allow ? { headers: { allow: e.allow } } : {})
 })
+
+/** The replies of some of the registry's failures, by tag: what a feature declares for its own. */
+export type FailureReplies<Tag extends keyof ApiFailureRegistry> = {
+  readonly [T in Tag]: (failure: ApiFailureRegistry[T]) => ErrorReply
+}
+
+/**
+ * A failure's reply as an idempotent route keeps it under its key
+ * (`recordFailure`), replayed like a success: its status and body.
+ */
+export const keptReplyOf = ({ status, body }: ErrorReply): Reply => json(status, body)
 
 export const INTERNAL_ERROR: ErrorReply = replyOf(ApiErrors.InternalError, "Internal Server Error")

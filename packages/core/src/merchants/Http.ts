@@ -2,8 +2,7 @@
  * The merchant route handlers: wire in, service call, wire out.
  */
 import { Effect } from "effect"
-import { keptReply } from "../ApiFailures.js"
-import { ApiErrors } from "../http/ErrorResponses.js"
+import { ApiErrors, keptReplyOf } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
 import { HttpConfig } from "../http/HttpConfig.js"
 import { cursorParam } from "../http/QueryParams.js"
@@ -13,6 +12,7 @@ import { idempotently } from "../idempotency/Http.js"
 import { CurrentPartner } from "../identity/PartnerAuth.js"
 import { cursorCodec, keysetPage } from "../shared/Cursor.js"
 import { MerchantsApi } from "./Api.js"
+import { merchantFailures } from "./Failures.js"
 import { LogoRefused } from "./Logo.js"
 import { type Merchant, MerchantId } from "./Merchant.js"
 import { Merchants } from "./Merchants.js"
@@ -25,7 +25,7 @@ import { Settlements } from "./Settlements.js"
  */
 const keptRefusal = <E>(error: E): Reply | undefined => {
   if (!(error instanceof LogoRefused) || error.retryable) return undefined
-  return keptReply(error)
+  return keptReplyOf(merchantFailures.LogoRefused(error))
 }
 
 // Inside the opaque cursor: the last id of the page (ids sort by creation).

@@ -2,12 +2,13 @@
  * The crypto settlement route handlers.
  */
 import { Effect } from "effect"
-import { keptReply } from "../ApiFailures.js"
 import { requestActor } from "../audit/Actor.js"
+import { keptReplyOf } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
 import { implement } from "../http/Route.js"
 import { idempotently } from "../idempotency/Http.js"
 import { CurrentPartner } from "../identity/PartnerAuth.js"
+import { merchantFailures } from "./Failures.js"
 import { SettlementsApi } from "./SettlementApi.js"
 import { type RegisteredSettlements, Settlements } from "./Settlements.js"
 import { settlementView } from "./SettlementView.js"
@@ -41,7 +42,10 @@ export const settlementHandlers = Effect.gen(function* () {
               )
               .pipe(Effect.map(reply)),
           // A conflict is the answer to this request: a replay must get it again.
-          (error) => (error._tag === "SettlementAssetConflict" ? keptReply(error) : undefined)
+          (error) =>
+            error._tag === "SettlementAssetConflict"
+              ? keptReplyOf(merchantFailures.SettlementAssetConflict(error))
+              : undefined
         )
       }),
 

@@ -3,10 +3,9 @@
  * signing secret appears in the create's answer only (and so in its replay).
  */
 import { Effect } from "effect"
-import { keptReply } from "../ApiFailures.js"
 import { EventId } from "../events/Event.js"
 import { eventView } from "../events/Http.js"
-import { ApiErrors } from "../http/ErrorResponses.js"
+import { ApiErrors, keptReplyOf } from "../http/ErrorResponses.js"
 import { json, type Reply } from "../http/Exchange.js"
 import { cursorParam } from "../http/QueryParams.js"
 import { RequestError } from "../http/RequestError.js"
@@ -20,6 +19,7 @@ import {
   WebhookEndpointsApi,
   type WebhookEndpointView
 } from "./Api.js"
+import { webhookFailures } from "./Failures.js"
 import { WebhookUrlRefused } from "./UrlGuard.js"
 import type { WebhookDelivery, WebhookDeliveryRecord } from "./WebhookDelivery.js"
 import type { WebhookEndpoint } from "./WebhookEndpoint.js"
@@ -69,7 +69,7 @@ const cursors = cursorCodec("d1.", EventId)
 /** A refused URL is the request's answer: kept under its Idempotency-Key. */
 const keptRefusal = <E>(error: E): Reply | undefined => {
   if (!(error instanceof WebhookUrlRefused)) return undefined
-  return keptReply(error)
+  return keptReplyOf(webhookFailures.WebhookUrlRefused(error))
 }
 
 export const webhookEndpointHandlers = Effect.gen(function* () {
