@@ -66,22 +66,23 @@ import { WebhookWork } from "./webhooks/WebhookWork.js"
 import { WebhookDeliveryConfig } from "./webhooks/WebhookWorkConfig.js"
 
 /**
- * The domain services. They need the storage ports, `PayConfig`, a
- * `TokenRegistry` and `PaymentEvents` (see `payEngineLayer`).
+ * The domain services, each with the services it declares it depends on
+ * (built once: layers are shared by reference). They need the storage ports,
+ * each feature's config, a `TokenRegistry` and `PaymentEvents` (see
+ * `payEngineLayer`).
  */
-export const PayServices = Gateway.Default.pipe(
-  Layer.provideMerge(Layer.merge(ChainWork.Default, WebhookWork.Default)),
-  Layer.provideMerge(
-    Layer.mergeAll(
-      Partners.Default,
-      WalletApps.Default,
-      Settlements.Default,
-      Payments.Default,
-      WebhookEndpoints.Default,
-      RateLimits.layer
-    )
-  ),
-  Layer.provideMerge(Layer.merge(Merchants.Default, ApiKeys.Default))
+export const PayServices = Layer.mergeAll(
+  Gateway.Default,
+  ChainWork.Default,
+  WebhookWork.Default,
+  Partners.Default,
+  WalletApps.Default,
+  Settlements.Default,
+  Payments.Default,
+  WebhookEndpoints.Default,
+  RateLimits.layer,
+  Merchants.Default,
+  ApiKeys.Default
 )
 
 const none = (chainId: string) =>

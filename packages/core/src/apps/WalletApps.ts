@@ -120,7 +120,8 @@ export class WalletApps extends Effect.Service<WalletApps>()("@pay/core/WalletAp
     }
 
     return { create, list: store.list, find: store.find, authenticate } as const
-  })
+  }),
+  dependencies: [ApiKeys.Default]
 }) {}
 
 /** `WalletApps.authenticate` on the service in context: what a gateway route calls. */

@@ -455,5 +455,6 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
       settleAgain,
       resumeHeld
     } as const
-  })
+  }),
+  dependencies: [Payments.Default]
 }) {}

@@ -472,5 +472,6 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
       etaSeconds: (option: PaymentOption) =>
         networkOf(chain.networks, chainOfCaip10(option.account))?.etaSeconds ?? 0
     } as const
-  })
+  }),
+  dependencies: [ChainWork.Default, Payments.Default]
 }) {}

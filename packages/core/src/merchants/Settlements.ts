@@ -239,5 +239,6 @@ export class Settlements extends Effect.Service<Settlements>()("@pay/core/Settle
       changeDestination: spanned("Settlements.changeDestination", changeDestination),
       remove: spanned("Settlements.remove", remove)
     } as const
-  })
+  }),
+  dependencies: [Merchants.Default]
 }) {}

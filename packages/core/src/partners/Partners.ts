@@ -69,5 +69,6 @@ export class Partners extends Effect.Service<Partners>()("@pay/core/Partners", {
       presented === undefined || presented === "" ? undefined : verify.known(presented)
 
     return { create, authenticate, known, list: store.list, find: store.find } as const
-  })
+  }),
+  dependencies: [ApiKeys.Default]
 }) {}

@@ -669,5 +669,6 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       effectiveStatus,
       drain
     } as const
-  })
+  }),
+  dependencies: [Merchants.Default]
 }) {}

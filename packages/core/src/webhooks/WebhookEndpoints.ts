@@ -236,6 +236,7 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()(
         rotateSecret: spanned("WebhookEndpoints.rotateSecret", rotateSecret),
         remove: spanned("WebhookEndpoints.remove", remove)
       } as const
-    })
+    }),
+    dependencies: [Merchants.Default]
   }
 ) {}
