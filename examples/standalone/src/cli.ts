@@ -16,6 +16,7 @@ import {
   AuditStore,
   ChainWork,
   cliActor,
+  DEFAULT_MAX_BODY_BYTES,
   type InvalidInput,
   MerchantId,
   MerchantStatus,
@@ -145,7 +146,8 @@ const onDatabase = (database: string) =>
           return engineLayer(nodeHost, {
             database,
             publicUrl: "http://localhost",
-            maxBodyBytes: 0,
+            // The CLI serves no requests: any body limit the engine accepts.
+            maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
             ...secrets
           }).pipe(
             Layer.mapError(databaseError(database)),
