@@ -89,7 +89,7 @@ const none = (chainId: string) =>
   new ChainUnavailable({ chainId, message: "this engine has no networks configured" })
 
 /** An engine without networks: the gateway offers no options and submits nothing. */
-const noChain = Layer.succeed(
+export const noChain = Layer.succeed(
   Chain,
   Chain.of({
     networks: [],
@@ -247,11 +247,8 @@ export type PayEngineParts<E> = Pick<
   | "webhookSender"
 > & { readonly config: EngineConfig }
 
-/**
- * The settings with the engine's mode decided, once, from the chain's networks
- * (unless the settings already say it), beside the chain itself.
- */
-const configAndChain = <E>(config: EngineConfig, chain: Layer.Layer<Chain, E>) =>
+/** Each feature's settings under its own tag. */
+export const featureConfigs = (config: EngineConfig) =>
   Layer.mergeAll(
     Layer.succeed(HttpConfig, config.http),
     Layer.succeed(PaymentsConfig, config.payments),
@@ -259,7 +256,16 @@ const configAndChain = <E>(config: EngineConfig, chain: Layer.Layer<Chain, E>) =
     Layer.succeed(FeesConfig, config.fees),
     Layer.succeed(ChainWorkConfig, config.chainWork),
     Layer.succeed(WebhookDeliveryConfig, config.webhookDelivery),
-    Layer.succeed(RateLimitsConfig, config.rateLimits),
+    Layer.succeed(RateLimitsConfig, config.rateLimits)
+  )
+
+/**
+ * The settings with the engine's mode decided, once, from the chain's networks
+ * (unless the settings already say it), beside the chain itself.
+ */
+const configAndChain = <E>(config: EngineConfig, chain: Layer.Layer<Chain, E>) =>
+  Layer.merge(
+    featureConfigs(config),
     Layer.effect(
       EngineMode,
       Effect.map(Chain, ({ networks }) => ({ livemode: config.livemode ?? livemodeOf(networks) }))

@@ -6,14 +6,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import type { Address } from "viem"
-import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
+import { unitGround } from "../../test/UnitLayers.js"
 import { embedderActor } from "../audit/AuditEntry.js"
 import { Chain, type ChainNetwork } from "../chain/Chain.js"
-import { payEngineLayer } from "../Engine.js"
-import { engineConfig } from "../EngineOptions.js"
+import { Partners } from "../partners/Partners.js"
 import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
 import { defaultNetworks, defaultTokens, makeTokenRegistry } from "../shared/TokenRegistry.js"
+import { Merchants } from "./Merchants.js"
 import { assetName, assetText, payabilityOf } from "./SettlementPayability.js"
 import { Settlements } from "./Settlements.js"
 import { settlementWarnings } from "./SettlementWarnings.js"
@@ -124,12 +124,16 @@ const capturedWarnings = () => {
   return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
 }
 
+/** Settlements, and the merchants and partners the fixture makes, over their ground and the sandbox network. */
 const engine = () =>
-  payEngineLayer({
-    storage: Layer.suspend(makeMemoryStorage),
-    config: engineConfig({ publicUrl: "http://pay.test", maxBodyBytes: 1024 }),
-    chain: Layer.succeed(Chain, { networks: [sandbox] } as unknown as Chain["Type"])
-  })
+  Layer.mergeAll(Settlements.Default, Merchants.Default, Partners.Default).pipe(
+    Layer.provideMerge(
+      Layer.merge(
+        unitGround(),
+        Layer.succeed(Chain, { networks: [sandbox] } as unknown as Chain["Type"])
+      )
+    )
+  )
 
 describe("Settlements on an engine that runs only the sandbox chain", () => {
   it.effect(

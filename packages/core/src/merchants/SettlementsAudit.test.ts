@@ -5,13 +5,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
+import { unitGround } from "../../test/UnitLayers.js"
 import { cliActor, embedderActor } from "../audit/AuditEntry.js"
 import { AuditStore } from "../audit/AuditStore.js"
-import { payEngineLayer } from "../Engine.js"
-import { engineConfig } from "../EngineOptions.js"
+import { noChain } from "../Engine.js"
+import { Partners } from "../partners/Partners.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
+import { Merchants } from "./Merchants.js"
 import { Settlements } from "./Settlements.js"
 
 const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
@@ -19,11 +20,11 @@ const ETH_BASE = "eip155:8453/slip44:60" as Caip19
 const WALLET_A = "eip155:8453:0x1234567890AbcdEF1234567890aBcdef12345678" as Caip10
 const WALLET_B = "eip155:8453:0x00000000000000000000000000000000000000b0" as Caip10
 
+/** Settlements, and the merchants and partners the fixture makes, over their ground. */
 const engine = () =>
-  payEngineLayer({
-    storage: Layer.suspend(makeMemoryStorage),
-    config: engineConfig({ publicUrl: "http://pay.test", maxBodyBytes: 1024 })
-  })
+  Layer.mergeAll(Settlements.Default, Merchants.Default, Partners.Default).pipe(
+    Layer.provideMerge(Layer.merge(unitGround(), noChain))
+  )
 
 describe("settlement changes in the audit trail", () => {
   it.effect("records who created, changed and removed each, with old and new values", () =>

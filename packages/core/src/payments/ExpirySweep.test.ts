@@ -4,24 +4,23 @@
  * expired by the first sweep after it, and not a moment before.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, TestClock } from "effect"
+import { Duration, Effect, Layer, TestClock } from "effect"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
-import { payEngineLayer } from "../Engine.js"
-import { engineConfig } from "../EngineOptions.js"
+import { unitGround } from "../../test/UnitLayers.js"
+import { Merchants } from "../merchants/Merchants.js"
+import { Partners } from "../partners/Partners.js"
 import { findCurrency } from "../shared/Currency.js"
 import { Payments } from "./Payments.js"
 import { defaultPaymentsSettings } from "./PaymentsConfig.js"
 
+/** Only what the sweep and the fixture stand on: payments, merchants, partners and their ground. */
 const engine = (expirySweepMs?: number) =>
-  payEngineLayer({
-    storage: MemoryStorage,
-    config: engineConfig({
-      publicUrl: "http://pay.test",
-      maxBodyBytes: 1024,
-      ...(expirySweepMs === undefined ? {} : { expirySweepMs })
-    })
-  })
+  Layer.mergeAll(Payments.Default, Merchants.Default, Partners.Default).pipe(
+    Layer.provideMerge(
+      unitGround(expirySweepMs === undefined ? {} : { expirySweepMs }, MemoryStorage)
+    )
+  )
 
 const USD = { kind: "fiat", currency: findCurrency("USD")! } as const
 

@@ -13,11 +13,11 @@ import {
 } from "effect"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
-import { payEngineLayer } from "../Engine.js"
-import { engineConfig } from "../EngineOptions.js"
+import { unitGround } from "../../test/UnitLayers.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { MERCHANT_READ_REUSE_MS, Merchants } from "../merchants/Merchants.js"
 import { Partners } from "../partners/Partners.js"
+import type { PayStorage } from "../Storage.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
 import { LongPollsExhausted, type Payment, type PaymentStatus } from "./Payment.js"
@@ -25,15 +25,11 @@ import { PaymentEvents } from "./PaymentEvents.js"
 import type { PaymentTransition } from "./PaymentStateMachine.js"
 import { Payments, type StatusRead } from "./Payments.js"
 
-const engine = () =>
-  payEngineLayer({
-    storage: MemoryStorage,
-    config: engineConfig({
-      publicUrl: "http://pay.test",
-      maxBodyBytes: 1024,
-      maxLongPollMs: 30_000
-    })
-  })
+/** Payments, and the merchants and partners the fixtures make, over their ground. */
+const engine = (storage: Layer.Layer<PayStorage> = MemoryStorage, settings = {}) =>
+  Layer.mergeAll(Payments.Default, Merchants.Default, Partners.Default).pipe(
+    Layer.provideMerge(unitGround({ maxLongPollMs: 30_000, ...settings }, storage))
+  )
 
 const USD = { kind: "fiat", currency: findCurrency("USD")! } as const
 const ASSET = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
@@ -439,14 +435,7 @@ describe("Payments", () => {
       expect((yield* Effect.flip(create))._tag).toBe("MerchantInactive")
     }).pipe(
       Effect.provide(
-        payEngineLayer({
-          storage,
-          config: engineConfig({
-            publicUrl: "http://pay.test",
-            maxBodyBytes: 1024,
-            maxLongPollMs: 30_000
-          })
-        })
+        engine(storage)
       )
     )
   })
@@ -526,15 +515,7 @@ const ALLOWED = new Set([
 
 describe("the cap on held long-polls (maxHeldLongPolls)", () => {
   const capped = () =>
-    payEngineLayer({
-      storage: MemoryStorage,
-      config: engineConfig({
-        publicUrl: "http://pay.test",
-        maxBodyBytes: 1024,
-        maxLongPollMs: 30_000,
-        maxHeldLongPolls: 2
-      })
-    })
+    engine(MemoryStorage, { maxHeldLongPolls: 2 })
 
   it.effect(
     "refuses one more hold, answers reads that hold nothing, and counts a hold until it ends",
