@@ -332,6 +332,33 @@ describe("the packed packages, installed in a fresh project", () => {
     expect(stdout.trim()).toBe("ERR_PACKAGE_PATH_NOT_EXPORTED")
   })
 
+  it("name @pay/core's public surface: exactly the values its index names, no internal module", async () => {
+    // The values the index exports by name (types leave nothing at run time).
+    const index = readFileSync(join(root, "packages", "core", "src", "index.ts"), "utf8")
+    expect(index).not.toMatch(/^export \* from/m)
+    const named = [...index.matchAll(/^export \{([^}]*)\} from/gm)]
+      .flatMap((m) => m[1]!.split(","))
+      .map((name) => name.trim())
+      .filter((name) => name !== "" && !name.startsWith("type "))
+    const script = [
+      `const core = await import("@pay/core")`,
+      `const internal = await import("@pay/core/dist/Engine.js").then(() => "loaded", (e) => e.code)`,
+      "console.log(JSON.stringify({ names: Object.keys(core).sort(), internal }))"
+    ].join("\n")
+    const { stdout } = await run(
+      process.execPath,
+      ["--input-type=module", "--eval", script],
+      project
+    )
+    const loaded = JSON.parse(stdout.trim()) as { names: Array<string>; internal: string }
+    expect(loaded.names).toEqual([...named, "ApiKey"].sort())
+    // What the engine assembles from is its own: not a name, and not a path.
+    for (const own of ["PayServices", "makePayHandler", "forkBackgroundWork", "makeLruCache"]) {
+      expect(loaded.names, own).not.toContain(own)
+    }
+    expect(loaded.internal).toBe("ERR_PACKAGE_PATH_NOT_EXPORTED")
+  })
+
   it("serve an engine on node:http: a merchant, a payment, its status long-poll and a cancel", async () => {
     const server = spawn(process.execPath, ["platform.mjs", join(work, "data", "pay.sqlite")], {
       cwd: project,

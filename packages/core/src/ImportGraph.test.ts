@@ -187,6 +187,24 @@ describe("the import graph of the shipped sources", () => {
     expect(circlesOf(folderGraph(folderEdges(core, importGraph(PACKAGES))))).toEqual([])
   })
 
+  it("names core's public surface: its index exports by name, and nothing outside core imports a core module by path", () => {
+    const index = readFileSync(join(PACKAGES, "core", "src", "index.ts"), "utf8")
+    expect(index.match(/^export \* from .*$/gm) ?? []).toEqual([])
+    const deep =
+      /from\s+["']@pay\/core\/(?!api(?:\/[a-z]+)?["']|webhooks["']|testing["'])[^"']*["']/
+    const outside = [
+      ...importGraph(PACKAGES).keys(),
+      ...sourcesOf(join(PACKAGES, "..", "examples")),
+      ...sourcesOf(join(PACKAGES, "..", "bench"))
+    ]
+      .filter((file) => !file.startsWith(join(PACKAGES, "core")))
+      .filter((file) => deep.test(readFileSync(file, "utf8")))
+      .map((file) => relative(PACKAGES, file))
+    expect(outside).toEqual([])
+    expect(deep.test('import { x } from "@pay/core/dist/Engine.js"')).toBe(true)
+    expect(deep.test('import { x } from "@pay/core/api/payments"')).toBe(false)
+  })
+
   it("keeps core's http/ the ground floor: it imports only shared/ and itself", () => {
     const core = join(PACKAGES, "core", "src")
     const offending = [...importGraph(PACKAGES)]

@@ -1,105 +1,361 @@
 /**
  * @pay/core: the engine's domain, ports and HTTP API, free of any server,
- * database or chain driver.
+ * database or chain driver. Its public surface, by name: what an embedder, a
+ * storage package or a chain package uses. Everything else is the engine's
+ * own and may change; no consumer needs a deep import.
  */
-export * from "./Api.js"
-export * from "./apps/WalletApp.js"
-export * from "./apps/WalletAppAuth.js"
-export * from "./apps/WalletAppStore.js"
-export * from "./apps/WalletApps.js"
-export * from "./audit/Actor.js"
-export * from "./audit/AuditEntry.js"
-export * from "./audit/AuditStore.js"
-export * from "./audit/NewAuditEntry.js"
-export * from "./chain/Chain.js"
-export * from "./chain/ChainSetup.js"
-export * from "./chain/Eip3009.js"
-export * from "./chain/evm/EvmChain.js"
+export { openApiDocument } from "./Api.js"
+export { GatewayAuthError, WalletApp, WalletAppId } from "./apps/WalletApp.js"
+export { CurrentWalletApp } from "./apps/WalletAppAuth.js"
+export { WalletAppStore } from "./apps/WalletAppStore.js"
+export { authenticateWallet, WalletApps, type WalletCredentials } from "./apps/WalletApps.js"
+export {
+  AuditAction,
+  AuditActor,
+  AuditEntry,
+  AuditEntryId,
+  type AuditLog,
+  actorLabel,
+  auditValueFromJson,
+  auditValueToJson,
+  cliActor,
+  engineActor
+} from "./audit/AuditEntry.js"
+export { AuditStore } from "./audit/AuditStore.js"
+export {
+  Chain,
+  type ChainCall,
+  type ChainHead,
+  type ChainNetwork,
+  type ChainToken,
+  ChainUnavailable,
+  type FeeQuote,
+  livemodeOf,
+  networkOf,
+  type SignedTransaction,
+  TransactionRejected,
+  type TransactionState,
+  TransferRefused,
+  tokenOf,
+  type UnsignedTransaction
+} from "./chain/Chain.js"
+export { type ChainSetup, chainEngineOptions } from "./chain/ChainSetup.js"
+export type { Eip712Domain, ReceiveAuthorization } from "./chain/Eip3009.js"
+export { type EvmNetworkConfig, makeEvmChain } from "./chain/evm/EvmChain.js"
 export type { FreshChainRun } from "./chainwork/ChainInstances.js"
-export * from "./chainwork/ChainJobStore.js"
-export * from "./chainwork/ChainTransferColumns.js"
-export * from "./chainwork/ChainWork.js"
-export * from "./chainwork/ChainWorkConfig.js"
-export * from "./Engine.js"
-export * from "./EngineOptions.js"
-export * from "./events/Event.js"
-export * from "./fees/Fees.js"
-export * from "./gateway/Gateway.js"
-export * from "./gateway/GatewayConfig.js"
-export * from "./gateway/GatewayErrors.js"
-export * from "./gateway/GatewayPurge.js"
-export * from "./gateway/PaymentOptionColumns.js"
-export * from "./health/Readiness.js"
-export * from "./health/StorageProbe.js"
+export { ChainJobStore } from "./chainwork/ChainJobStore.js"
+export {
+  type ChainTransferColumns,
+  chainTransferFromColumns
+} from "./chainwork/ChainTransferColumns.js"
+export { ChainWork, failed } from "./chainwork/ChainWork.js"
+export {
+  ChainWorkConfig,
+  type ChainWorkOptions,
+  ChainWorkSettings
+} from "./chainwork/ChainWorkConfig.js"
+export { payEngineLayer, routes } from "./Engine.js"
+export {
+  type EngineConfig,
+  EngineSettings,
+  engineConfig,
+  type OptionIssue,
+  type PaymentEngineOptions,
+  PaymentEngineOptionsError,
+  type PaymentEngineSettings
+} from "./EngineOptions.js"
+export {
+  EVENT_TYPES,
+  EventId,
+  EventStore,
+  EventType,
+  type Outbox,
+  PayEvent,
+  PayEventType
+} from "./events/Event.js"
+export { type FeeRule, type FeeSchedule, FeeScheduleSchema, FeesConfig } from "./fees/Fees.js"
+export { Gateway } from "./gateway/Gateway.js"
+export {
+  CollectDataPolicy,
+  GatewayConfig,
+  type GatewayOptions,
+  GatewaySettings
+} from "./gateway/GatewayConfig.js"
+export {
+  ChainUnreachable,
+  CollectDataForbidden,
+  InsufficientBalance,
+  QuoteExpired
+} from "./gateway/GatewayErrors.js"
+export {
+  type PaymentOptionColumns,
+  paymentOptionFromColumns
+} from "./gateway/PaymentOptionColumns.js"
+export { StorageProbe, StorageUnavailable } from "./health/StorageProbe.js"
 export type { EngineHandler } from "./http/Engine.js"
-export { type ApiErrorSpec, ApiErrors, type ErrorBodyOf } from "./http/ErrorResponses.js"
-export type { EngineRequest, EngineResponse, Reply } from "./http/Exchange.js"
-export { fromFetchRequest, toFetchHandler, toFetchResponse } from "./http/Fetch.js"
-export { htmlReply, htmlSecurityHeaders } from "./http/HtmlReply.js"
-export * from "./http/HttpConfig.js"
+export { ApiErrors } from "./http/ErrorResponses.js"
+export type { EngineRequest, Reply } from "./http/Exchange.js"
+export { htmlReply } from "./http/HtmlReply.js"
+export {
+  DEFAULT_MAX_BODY_BYTES,
+  HttpConfig,
+  type HttpOptions,
+  HttpSettings,
+  isBasePath
+} from "./http/HttpConfig.js"
 export { RequestError } from "./http/RequestError.js"
-export { type Exchange, publicRoute, type Route } from "./http/Route.js"
-export * from "./idempotency/Idempotency.js"
-export * from "./idempotency/IdempotencyStore.js"
-export * from "./identity/Partner.js"
-export * from "./identity/PartnerAuth.js"
-export * from "./keys/ApiKeys.js"
-export * from "./keys/KeyRecord.js"
-export * from "./keys/KeyStore.js"
-export * from "./keys/KeyView.js"
-export * from "./merchants/Logo.js"
-export * from "./merchants/Merchant.js"
-export * from "./merchants/MerchantStore.js"
-export * from "./merchants/Merchants.js"
-export * from "./merchants/Settlement.js"
-export * from "./merchants/SettlementStore.js"
-export * from "./merchants/Settlements.js"
-export * from "./metrics/EngineMetrics.js"
-export * from "./metrics/Prometheus.js"
-export * from "./observability/Logging.js"
-export * from "./PaymentEngine.js"
-export * from "./partners/PartnerStore.js"
-export * from "./partners/Partners.js"
-export * from "./payments/ChainJob.js"
-export * from "./payments/Payment.js"
-export * from "./payments/PaymentColumns.js"
-export * from "./payments/PaymentEvents.js"
-export * from "./payments/PaymentOption.js"
-export * from "./payments/PaymentStateMachine.js"
-export * from "./payments/PaymentStatsPlan.js"
-export * from "./payments/PaymentStore.js"
-export * from "./payments/Payments.js"
-export * from "./payments/PaymentsConfig.js"
-export * from "./pricing/Pricing.js"
-export * from "./ratelimit/RateLimitConfig.js"
-export * from "./ratelimit/RateLimited.js"
-export * from "./ratelimit/RateLimiter.js"
-export * from "./ratelimit/RateLimitStore.js"
-export * from "./ratelimit/RateLimits.js"
-export * from "./ratelimit/TokenBucket.js"
-export * from "./Storage.js"
-export * from "./secrets/EngineSecret.js"
-export * from "./secrets/Reseal.js"
-export * from "./secrets/SealedValueStore.js"
-export * from "./shared/Amount.js"
+export { publicRoute, type Route } from "./http/Route.js"
+export {
+  IdempotencyClaimLost,
+  type IdempotencyCompletion,
+  IdempotencyStore
+} from "./idempotency/IdempotencyStore.js"
+export { Partner, PartnerId } from "./identity/Partner.js"
+export { CurrentPartner } from "./identity/PartnerAuth.js"
+export { ApiKeys } from "./keys/ApiKeys.js"
+export {
+  ApiKeyId,
+  ApiKeyInactive,
+  ApiKeyLookupTaken,
+  ApiKeyNotFound,
+  DEFAULT_ROTATION_OVERLAP_SECONDS,
+  type KeyOwner,
+  KeyRecord,
+  LastActiveApiKey,
+  MAX_ROTATION_OVERLAP_SECONDS
+} from "./keys/KeyRecord.js"
+export { KeyStore } from "./keys/KeyStore.js"
+export { apiKeyView } from "./keys/KeyView.js"
+export {
+  type FrozenLogo,
+  LogoCapture,
+  type LogoRefusalCode,
+  LogoRefused,
+  LogoStore
+} from "./merchants/Logo.js"
+export { Merchant, MerchantId, MerchantNotFound, MerchantStatus } from "./merchants/Merchant.js"
+export { MerchantStore } from "./merchants/MerchantStore.js"
+export { Merchants, type MerchantUpdate, type NewMerchant } from "./merchants/Merchants.js"
+export {
+  type CryptoSettlement,
+  CryptoSettlementId,
+  SettlementAssetConflict,
+  SettlementNotFound
+} from "./merchants/Settlement.js"
+export { SettlementStore } from "./merchants/SettlementStore.js"
+export { type NewCryptoSettlement, Settlements } from "./merchants/Settlements.js"
+export { renderPrometheus } from "./metrics/Prometheus.js"
+export {
+  isLogFormat,
+  isLogLevelName,
+  LOG_LEVELS,
+  type LogFormat,
+  type LoggingSettings,
+  type LogLevelName
+} from "./observability/Logging.js"
+export {
+  createPaymentEngine,
+  type EmbeddedPaymentEngine,
+  makePaymentEngine,
+  makePaymentWorkers,
+  PaymentEngine,
+  type PaymentEngineService,
+  runPaymentWorkers
+} from "./PaymentEngine.js"
+export { PartnerStore } from "./partners/PartnerStore.js"
+export { type NewPartner, Partners } from "./partners/Partners.js"
+export {
+  type ChainJob,
+  type ChainJobId,
+  type ChainJobKind,
+  type ChainJobLease,
+  ChainJobLeaseLost,
+  type ChainTransfer,
+  type ClaimedJob,
+  type HeldStart,
+  type NewChainJob,
+  NonceTaken,
+  payloadFromJson,
+  payloadToJson
+} from "./payments/ChainJob.js"
+export {
+  type Buyer,
+  type CancelledReason,
+  type ChainTransaction,
+  FAILURE_CODES,
+  type FailureCode,
+  InvalidState,
+  isFinal,
+  LongPollsExhausted,
+  MerchantInactive,
+  PAYMENT_STATUSES,
+  type Payment,
+  PaymentExpired,
+  type PaymentFees,
+  PaymentId,
+  PaymentNotFound,
+  type PaymentSettlement,
+  PaymentStatus,
+  type PaymentStatusRecord,
+  type Refund,
+  RefundExists,
+  RefundId,
+  type SettlementStatus,
+  settlementStatusToColumns,
+  type TokenAmount
+} from "./payments/Payment.js"
+export {
+  buyerKey,
+  type PaymentColumns,
+  type PaymentStatusColumns,
+  paymentFromColumns,
+  paymentStatusFromColumns
+} from "./payments/PaymentColumns.js"
+export {
+  LocalPaymentEvents,
+  makeLocalPaymentEvents,
+  makePaymentWaiters,
+  PaymentEvents
+} from "./payments/PaymentEvents.js"
+export {
+  type CollectedDataRecord,
+  GatewayStore,
+  MAX_OPTIONS_PER_PAYMENT,
+  type OptionsCap,
+  type OptionsInserted,
+  type PaymentOption
+} from "./payments/PaymentOption.js"
+export {
+  effectiveStatus,
+  type PaymentChange,
+  type PaymentTransition
+} from "./payments/PaymentStateMachine.js"
+export {
+  noStats,
+  planStats,
+  type StatsPlan,
+  statsTotals,
+  utcDay
+} from "./payments/PaymentStatsPlan.js"
+export {
+  type PaymentFilter,
+  type PaymentPageQuery,
+  type PaymentStats,
+  PaymentStore
+} from "./payments/PaymentStore.js"
+export { type NewPayment, Payments, type StatusRead } from "./payments/Payments.js"
+export {
+  defaultPaymentsSettings,
+  MAX_PAYMENT_LIFETIME_MS,
+  PaymentsConfig,
+  type PaymentsOptions,
+  PaymentsSettings
+} from "./payments/PaymentsConfig.js"
+export { lookup, Prices, parseRate, type Rate, type RateTable } from "./pricing/Pricing.js"
+export {
+  RateLimitSettings,
+  RateLimitsConfig,
+  RateLimitsSettings
+} from "./ratelimit/RateLimitConfig.js"
+export { RateLimited } from "./ratelimit/RateLimited.js"
+export type { RateLimiter } from "./ratelimit/RateLimiter.js"
+export { RateLimitStore } from "./ratelimit/RateLimitStore.js"
+export { RateLimits } from "./ratelimit/RateLimits.js"
+export { MILLITOKENS_PER_TOKEN } from "./ratelimit/TokenBucket.js"
+export type { PayStorage } from "./Storage.js"
+export {
+  decodeEngineSecret,
+  EngineSecret,
+  EngineSecretStore,
+  SealedValueInvalid,
+  WEBHOOK_SECRET_PURPOSE
+} from "./secrets/EngineSecret.js"
+export { type ResealReport, resealStoredValues } from "./secrets/Reseal.js"
+export { type SealedField, SealedValueStore } from "./secrets/SealedValueStore.js"
+export {
+  type Amount,
+  AmountInput,
+  type AmountUnit,
+  amountDisplay,
+  amountToWire,
+  formatMajor,
+  formatUnit,
+  parseUnit
+} from "./shared/Amount.js"
 export * as ApiKey from "./shared/ApiKey.js"
-export * from "./shared/ApiVersion.js"
-export * from "./shared/Caip.js"
-export * from "./shared/Currency.js"
-export * from "./shared/EngineMode.js"
-export * from "./shared/Errors.js"
-export * from "./shared/Html.js"
+export { API_VERSIONS, ApiVersion, DEFAULT_API_VERSION } from "./shared/ApiVersion.js"
+export {
+  type Caip2,
+  Caip2Schema,
+  type Caip10,
+  type Caip19,
+  Caip19Schema,
+  chainOfCaip19,
+  parseCaip10
+} from "./shared/Caip.js"
+export { type FiatCurrency, findCurrency } from "./shared/Currency.js"
+export { EngineMode } from "./shared/EngineMode.js"
+export {
+  FieldIssue,
+  Forbidden,
+  IdempotencyConflict,
+  InvalidInput,
+  Unauthenticated
+} from "./shared/Errors.js"
+export { escapeHtml } from "./shared/Html.js"
 export { makeIdBody } from "./shared/Ids.js"
-export * from "./shared/LruCache.js"
-export * from "./shared/OwnScope.js"
-export * from "./shared/TokenRegistry.js"
-export * from "./telemetry/Telemetry.js"
-export * from "./webhooks/DeliveryOutcome.js"
-export * from "./webhooks/Signature.js"
-export * from "./webhooks/UrlGuard.js"
-export * from "./webhooks/WebhookDelivery.js"
-export * from "./webhooks/WebhookEndpoint.js"
-export * from "./webhooks/WebhookEndpoints.js"
-export * from "./webhooks/WebhookSender.js"
-export * from "./webhooks/WebhookWork.js"
-export * from "./webhooks/WebhookWorkConfig.js"
+export { type LruCache, makeLruCache } from "./shared/LruCache.js"
+export { startInOwnScope } from "./shared/OwnScope.js"
+export {
+  defaultTokenRegistry,
+  makeTokenRegistry,
+  NetworkConfig,
+  type NetworkInfo,
+  TokenConfig,
+  type TokenInfo,
+  TokenRegistry,
+  type TokenRegistryShape
+} from "./shared/TokenRegistry.js"
+export { parseOtlpHeaders, TelemetrySettings } from "./telemetry/Telemetry.js"
+export {
+  DEFAULT_TOLERANCE_SECONDS,
+  generateWebhookSecret,
+  signWebhook,
+  verifyWebhook,
+  WEBHOOK_SECRET_PREFIX,
+  WebhookVerificationError,
+  webhookHeaders
+} from "./webhooks/Signature.js"
+export { httpsUrlProblem, WebhookUrlGuard, WebhookUrlRefused } from "./webhooks/UrlGuard.js"
+export {
+  type ClaimedDelivery,
+  WebhookAttempt,
+  WebhookDelivery,
+  type WebhookDeliveryLease,
+  WebhookDeliveryLeaseLost,
+  type WebhookDeliveryRecord,
+  WebhookDeliveryStore
+} from "./webhooks/WebhookDelivery.js"
+export {
+  WebhookEndpoint,
+  WebhookEndpointId,
+  WebhookEndpointStore
+} from "./webhooks/WebhookEndpoint.js"
+export {
+  type NewWebhookEndpoint,
+  WebhookEndpointNotFound,
+  WebhookEndpoints,
+  type WebhookEndpointUpdate,
+  WebhookEventNotFound
+} from "./webhooks/WebhookEndpoints.js"
+export {
+  type WebhookRequest,
+  type WebhookResponse,
+  WebhookSender
+} from "./webhooks/WebhookSender.js"
+export { WebhookWork } from "./webhooks/WebhookWork.js"
+export {
+  WebhookDeliveryConfig,
+  type WebhookDeliveryOptions,
+  WebhookDeliverySettings
+} from "./webhooks/WebhookWorkConfig.js"
