@@ -207,7 +207,14 @@ describe("the README's Bun walk-through, in a fresh Bun project", () => {
     )
     const bunProject = join(work, "bun-shop")
     // Installed by bun from the tarballs, never a same-named package of the registry.
-    for (const name of ["core", "adapter-bun", "storage-sqlite", "sandbox-chain", "sandbox"]) {
+    for (const name of [
+      "core",
+      "adapter-bun",
+      "storage-sqlite",
+      "chain-evm",
+      "sandbox-chain",
+      "sandbox"
+    ]) {
       const manifest = readManifest(join(bunProject, "node_modules", "@pay", name))
       expect(manifest.version).toBe("0.1.0")
     }

@@ -1,6 +1,6 @@
 /**
  * @pay/core: the engine's domain, ports and HTTP API, free of any server,
- * database or chain driver.
+ * database or chain driver (the viem one is @pay/chain-evm).
  */
 export * from "./Api.js"
 export * from "./apps/WalletApp.js"
@@ -13,9 +13,7 @@ export * from "./audit/AuditStore.js"
 export * from "./audit/NewAuditEntry.js"
 export * from "./Config.js"
 export * from "./chain/Chain.js"
-export * from "./chain/ChainSetup.js"
 export * from "./chain/Eip3009.js"
-export * from "./chain/evm/EvmChain.js"
 export type { FreshChainRun } from "./chainwork/ChainInstances.js"
 export * from "./chainwork/ChainJob.js"
 export * from "./chainwork/ChainJobStore.js"
@@ -101,3 +99,39 @@ export * from "./webhooks/WebhookEndpoints.js"
 export * from "./webhooks/WebhookSender.js"
 export * from "./webhooks/WebhookWork.js"
 export * from "./webhooks/WebhookWorkConfig.js"
+
+// used by @pay/chain-evm: the names it imports from @pay/core, by name, so they stay exported
+// whatever becomes of the lines above.
+
+export {
+  Chain,
+  type ChainCall,
+  type ChainNetwork,
+  type ChainToken,
+  ChainUnavailable,
+  type FeeQuote,
+  TransactionRejected,
+  type TransactionState,
+  TransferRefused,
+  tokenOf,
+  type UnsignedTransaction
+} from "./chain/Chain.js"
+export {
+  type Eip712Domain,
+  isSignedByPayer,
+  RECEIVE_WITH_AUTHORIZATION_TYPES,
+  type ReceiveAuthorization
+} from "./chain/Eip3009.js"
+export type { ChainWorkSettings } from "./chainwork/ChainWorkConfig.js"
+export type { FeeSchedule } from "./fees/Fees.js"
+export type { GatewaySettings } from "./gateway/GatewayConfig.js"
+export { countRpcError } from "./metrics/EngineMetrics.js"
+export { Prices, type RateTable } from "./pricing/Pricing.js"
+export type { Caip2, Caip19 } from "./shared/Caip.js"
+export {
+  defaultNetworks,
+  defaultTokens,
+  type NetworkInfo,
+  type TokenInfo,
+  TokenRegistry
+} from "./shared/TokenRegistry.js"
