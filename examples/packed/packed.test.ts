@@ -207,7 +207,14 @@ describe("the README's Bun walk-through, in a fresh Bun project", () => {
     )
     const bunProject = join(work, "bun-shop")
     // Installed by bun from the tarballs, never a same-named package of the registry.
-    for (const name of ["core", "adapter-bun", "storage-sqlite", "sandbox-chain", "sandbox"]) {
+    for (const name of [
+      "core",
+      "adapter-bun",
+      "storage-sqlite",
+      "chain-evm",
+      "sandbox-chain",
+      "sandbox"
+    ]) {
       const manifest = readManifest(join(bunProject, "node_modules", "@pay", name))
       expect(manifest.version).toBe("0.1.0")
     }
@@ -353,7 +360,7 @@ describe("the packed packages, installed in a fresh project", () => {
     const loaded = JSON.parse(stdout.trim()) as { names: Array<string>; internal: string }
     expect(loaded.names).toEqual([...named, "ApiKey"].sort())
     // What the engine assembles from is its own: not a name, and not a path.
-    for (const own of ["PayServices", "makePayHandler", "forkBackgroundWork", "makeLruCache"]) {
+    for (const own of ["PayServices", "makePayHandler", "forkBackgroundWork", "featureConfigs"]) {
       expect(loaded.names, own).not.toContain(own)
     }
     expect(loaded.internal).toBe("ERR_PACKAGE_PATH_NOT_EXPORTED")

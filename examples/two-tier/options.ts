@@ -6,8 +6,9 @@
  * networks file, which is what lets a payment confirmed on a web process be
  * collected by a worker and its long-poll woken back on any web process.
  */
-import type { ChainSetup, PaymentEngineOptions } from "@pay/core"
-import { chainEngineOptions, PaymentEngineOptionsError } from "@pay/core"
+import { type ChainSetup, chainEngineOptions } from "@pay/chain-evm"
+import type { PaymentEngineOptions } from "@pay/core"
+import { PaymentEngineOptionsError } from "@pay/core"
 import * as PgStorage from "@pay/storage-postgres"
 import { Either, Layer } from "effect"
 import { readPayConfig } from "../standalone/src/payConfig.js"

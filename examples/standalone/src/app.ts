@@ -5,9 +5,9 @@
  * `main.ts` and `main.bun.ts` run it; the CLI and the end-to-end tests use it too.
  */
 import { apiReferenceRoutes } from "@pay/api-reference"
+import { chainEngineOptions } from "@pay/chain-evm"
 import {
   ChainWork,
-  chainEngineOptions,
   DEFAULT_MAX_BODY_BYTES,
   engineActor,
   engineConfig,

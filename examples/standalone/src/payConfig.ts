@@ -5,13 +5,12 @@
  * sandbox chain. Every field is documented in the README.
  */
 import { readFileSync } from "node:fs"
+import type { ChainSetup, EvmNetworkConfig } from "@pay/chain-evm"
 import {
   AmountInput,
   Caip2Schema,
   Caip19Schema,
-  type ChainSetup,
   chainOfCaip19,
-  type EvmNetworkConfig,
   FeeScheduleSchema,
   parseRate
 } from "@pay/core"

@@ -128,7 +128,10 @@ export interface PaymentEngineOptions<E = never> extends PaymentEngineSettings {
   readonly tokens?: Layer.Layer<TokenRegistry>
   /** Where payment status changes travel; default: within this process. */
   readonly events?: Layer.Layer<PaymentEvents, E>
-  /** The networks wallets pay on (`makeEvmChain`); default: none, so no payment options. */
+  /**
+   * The networks wallets pay on (`makeEvmChain` of `@pay/chain-evm`); default: none, so no
+   * payment options.
+   */
   readonly chain?: Layer.Layer<Chain, E>
   /** Fiat-to-token rates; default: each currency at 1:1 with itself only. */
   readonly prices?: Layer.Layer<Prices>

@@ -1,6 +1,6 @@
 /**
  * @pay/core: the engine's domain, ports and HTTP API, free of any server,
- * database or chain driver. Its public surface, by name: what an embedder, a
+ * database or chain driver (the viem one is @pay/chain-evm). Its public surface, by name: what an embedder, a
  * storage package or a chain package uses. Everything else is the engine's
  * own and may change; no consumer needs a deep import.
  */
@@ -39,9 +39,12 @@ export {
   tokenOf,
   type UnsignedTransaction
 } from "./chain/Chain.js"
-export { type ChainSetup, chainEngineOptions } from "./chain/ChainSetup.js"
-export type { Eip712Domain, ReceiveAuthorization } from "./chain/Eip3009.js"
-export { type EvmNetworkConfig, makeEvmChain } from "./chain/evm/EvmChain.js"
+export {
+  type Eip712Domain,
+  isSignedByPayer,
+  RECEIVE_WITH_AUTHORIZATION_TYPES,
+  type ReceiveAuthorization
+} from "./chain/Eip3009.js"
 export type { FreshChainRun } from "./chainwork/ChainInstances.js"
 export { ChainJobStore } from "./chainwork/ChainJobStore.js"
 export {
@@ -144,6 +147,7 @@ export {
 } from "./merchants/Settlement.js"
 export { SettlementStore } from "./merchants/SettlementStore.js"
 export { type NewCryptoSettlement, Settlements } from "./merchants/Settlements.js"
+export { countRpcError } from "./metrics/EngineMetrics.js"
 export { renderPrometheus } from "./metrics/Prometheus.js"
 export {
   isLogFormat,
@@ -307,7 +311,9 @@ export { makeIdBody } from "./shared/Ids.js"
 export { type LruCache, makeLruCache } from "./shared/LruCache.js"
 export { startInOwnScope } from "./shared/OwnScope.js"
 export {
+  defaultNetworks,
   defaultTokenRegistry,
+  defaultTokens,
   makeTokenRegistry,
   NetworkConfig,
   type NetworkInfo,

@@ -7,12 +7,12 @@
  * The standalone server runs it without `PAY_CONFIG`; an embedder passes
  * `sandboxEngineOptions(...)` to try the engine without a real network.
  */
+
+import { type ChainSetup, chainEngineOptions } from "@pay/chain-evm"
 import {
   ApiErrors,
   type Caip2,
   type Caip19,
-  type ChainSetup,
-  chainEngineOptions,
   findCurrency,
   parseCaip10,
   publicRoute,

@@ -1,7 +1,7 @@
 /**
  * The chain port: what the engine needs of a blockchain to take a payment,
- * and nothing more. The EVM adapter (`evm/`) provides it with viem over each
- * configured network's RPC; the sandbox chain is one such network.
+ * and nothing more. The EVM adapter (`@pay/chain-evm`) provides it with viem
+ * over each configured network's RPC; the sandbox chain is one such network.
  *
  * Signing, sending and watching are separate calls so that a transaction
  * can be recorded before it is sent (chainwork/): a restart then sends the

@@ -6,12 +6,12 @@
  * shows the engine's mode of the moment.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { type EvmNetworkConfig, makeEvmChain } from "@pay/chain-evm"
 import { Cause, Effect, Layer } from "effect"
 import { http } from "viem"
 import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { Chain, livemodeOf } from "../chain/Chain.js"
-import { type EvmNetworkConfig, makeEvmChain } from "../chain/evm/EvmChain.js"
 import { payEngineLayer } from "../Engine.js"
 import { engineConfig } from "../EngineOptions.js"
 import { EventStore } from "../events/Event.js"

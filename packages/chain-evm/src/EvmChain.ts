@@ -7,6 +7,24 @@
  * before it leaves the process.
  */
 
+import {
+  type Caip2,
+  type Caip19,
+  Chain,
+  type ChainCall,
+  type ChainNetwork,
+  type ChainToken,
+  ChainUnavailable,
+  countRpcError,
+  type Eip712Domain,
+  type FeeQuote,
+  type ReceiveAuthorization,
+  TransactionRejected,
+  type TransactionState,
+  TransferRefused,
+  tokenOf,
+  type UnsignedTransaction
+} from "@pay/core"
 import { Effect } from "effect"
 import {
   type Address,
@@ -23,22 +41,6 @@ import {
   type Transport
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
-import { countRpcError } from "../../metrics/EngineMetrics.js"
-import type { Caip2, Caip19 } from "../../shared/Caip.js"
-import {
-  Chain,
-  type ChainCall,
-  type ChainNetwork,
-  type ChainToken,
-  ChainUnavailable,
-  type FeeQuote,
-  TransactionRejected,
-  type TransactionState,
-  TransferRefused,
-  tokenOf,
-  type UnsignedTransaction
-} from "../Chain.js"
-import type { Eip712Domain, ReceiveAuthorization } from "../Eip3009.js"
 import { eip3009TokenAbi } from "./Eip3009Abi.js"
 
 export interface EvmNetworkConfig {

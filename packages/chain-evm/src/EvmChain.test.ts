@@ -6,17 +6,18 @@
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
+import {
+  type Caip2,
+  type Caip19,
+  type Chain,
+  isSignedByPayer,
+  RECEIVE_WITH_AUTHORIZATION_TYPES,
+  type ReceiveAuthorization
+} from "@pay/core"
 import * as Sandbox from "@pay/sandbox-chain"
 import { Effect, type Scope } from "effect"
 import { type Hex, http, toHex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import type { Caip2, Caip19 } from "../../shared/Caip.js"
-import type { Chain } from "../Chain.js"
-import {
-  isSignedByPayer,
-  RECEIVE_WITH_AUTHORIZATION_TYPES,
-  type ReceiveAuthorization
-} from "../Eip3009.js"
 import { makeEvmChain } from "./EvmChain.js"
 
 const setup = Effect.gen(function* () {

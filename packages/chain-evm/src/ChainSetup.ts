@@ -4,20 +4,22 @@
  * the EVM chain, the tokens and networks wallets are shown, the rates and the
  * gateway's settings.
  */
-import { Layer } from "effect"
-import type { ChainWorkOptions } from "../chainwork/ChainWorkConfig.js"
-import type { FeeSchedule } from "../fees/Fees.js"
-import type { GatewayOptions } from "../gateway/GatewayConfig.js"
-import { Prices, type RateTable } from "../pricing/Pricing.js"
+
 import {
+  Chain,
+  type ChainWorkOptions,
   defaultNetworks,
   defaultTokens,
+  type FeeSchedule,
+  type GatewayOptions,
   type NetworkInfo,
+  Prices,
+  type RateTable,
   type TokenInfo,
   TokenRegistry
-} from "../shared/TokenRegistry.js"
-import { Chain } from "./Chain.js"
-import { type EvmNetworkConfig, makeEvmChain } from "./evm/EvmChain.js"
+} from "@pay/core"
+import { Layer } from "effect"
+import { type EvmNetworkConfig, makeEvmChain } from "./EvmChain.js"
 
 export interface ChainSetup {
   /** The networks payments are taken on, each with its RPC, collecting key and tokens. */
