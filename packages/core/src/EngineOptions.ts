@@ -2,7 +2,7 @@
  * What an embedder gives the engine, and the one check of it at start: every
  * wrong or unknown option is named in a single error, before anything opens.
  */
-import { Data, Either, Layer, ParseResult, Schema } from "effect"
+import { Data, Effect, Either, Layer, ParseResult, Schema } from "effect"
 import {
   MAX_EXPIRY_SWEEP_MS,
   MAX_PAYMENT_LIFETIME_MS,
@@ -11,6 +11,7 @@ import {
 } from "./Config.js"
 import type { Chain } from "./chain/Chain.js"
 import type { ChainWorkSettings } from "./chainwork/ChainWorkConfig.js"
+import type { EnginePages } from "./EnginePages.js"
 import { decodeFeeSchedule, type FeeSchedule } from "./fees/Fees.js"
 import type { GatewaySettings } from "./gateway/GatewayConfig.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./http/Engine.js"
@@ -154,6 +155,13 @@ export interface PaymentEngineOptions<E = never> extends PaymentEngineSettings {
   readonly webhookSender?: Layer.Layer<WebhookSender, E>
   /** More routes served beside the engine's own, under the same base path. */
   readonly routes?: ReadonlyArray<Route<never>>
+  /**
+   * Pages made from the engine's services, served after its API and before
+   * `routes`: `checkoutPages` from `@pay/checkout` (the buyer's page at
+   * `{publicUrl}/pay_<id>`, the data-collection pages at `{publicUrl}/collect/…`).
+   * Default: none; without them those URLs answer browsers 404.
+   */
+  readonly pages?: EnginePages
 }
 
 export interface OptionIssue {
@@ -320,6 +328,11 @@ const Settings = Schema.Struct({
   ),
   routes: Schema.optional(
     Schema.Array(Schema.Unknown).annotations({ message: () => "must be an array of routes" })
+  ),
+  pages: Schema.optional(
+    Schema.declare((u): u is EnginePages => Effect.isEffect(u), {
+      message: () => "must be an Effect of routes, e.g. @pay/checkout's checkoutPages"
+    })
   )
 })
 

@@ -16,18 +16,26 @@
  * show the link in web views and web wallets in iframes; the page holds
  * nothing a framing site could not read from the link itself.
  */
+import {
+  type EngineRequest,
+  type Exchange,
+  effectiveStatus,
+  engineLivemode,
+  Gateway,
+  gatewayUrl,
+  htmlReply,
+  json,
+  type Merchant,
+  noOptionsText,
+  PayConfig,
+  type Payment,
+  type PaymentId,
+  paymentLivemode,
+  publicRoute,
+  type Reply,
+  TokenRegistry
+} from "@pay/core"
 import { Effect, Option } from "effect"
-import { engineLivemode, PayConfig } from "../Config.js"
-import { Gateway } from "../gateway/Gateway.js"
-import { noOptionsText } from "../gateway/NoOptions.js"
-import { type EngineRequest, json, type Reply } from "../http/Exchange.js"
-import { htmlReply } from "../http/HtmlReply.js"
-import { type Exchange, publicRoute } from "../http/Route.js"
-import type { Merchant } from "../merchants/Merchant.js"
-import { type Payment, type PaymentId, paymentLivemode } from "../payments/Payment.js"
-import { effectiveStatus } from "../payments/PaymentStateMachine.js"
-import { gatewayUrl } from "../payments/Views.js"
-import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { formatAmount, youPayText } from "./CheckoutAmounts.js"
 import { CHECKOUT_SCRIPT } from "./CheckoutAssets.js"
 import {
