@@ -159,7 +159,7 @@ export interface PaymentEngineOptions<E = never> extends PaymentEngineSettings {
    * Pages made from the engine's services, served after its API and before
    * `routes`: `checkoutPages` from `@pay/checkout` (the buyer's page at
    * `{publicUrl}/pay_<id>`, the data-collection pages at `{publicUrl}/collect/…`).
-   * Default: none; without them those URLs answer browsers 404.
+   * Default: none: those URLs answer 404.
    */
   readonly pages?: EnginePages
 }
