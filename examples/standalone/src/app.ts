@@ -1,11 +1,12 @@
 /**
  * The standalone server assembled: the storage PAY_DATABASE names (a SQLite
- * file or PostgreSQL), the engine's services, the API reference page (`/docs`)
- * and an HTTP server, on the runtime's host (host.ts: Node or Bun).
+ * file or PostgreSQL), the engine's services, the checkout and data-collection
+ * pages (`@pay/checkout`), the API reference page (`/docs`) and an HTTP server, on the runtime's host (host.ts: Node or Bun).
  * `main.ts` and `main.bun.ts` run it; the CLI and the end-to-end tests use it too.
  */
 import { apiReferenceRoutes } from "@pay/api-reference"
 import { chainEngineOptions } from "@pay/chain-evm"
+import { checkoutPages } from "@pay/checkout"
 import {
   ChainWork,
   DEFAULT_MAX_BODY_BYTES,
@@ -229,6 +230,7 @@ export const startStandalone = (
           ? {}
           : { buyerDataRetentionMs: config.buyerDataRetentionMs })
       },
+      pages: checkoutPages,
       routes: [...apiReferenceRoutes({ basePath: config.basePath }), ...chain.routes]
     })
     const engine = yield* logConsole === undefined

@@ -12,13 +12,12 @@ import { WalletApps } from "./apps/WalletApps.js"
 import { Chain, ChainUnavailable, livemodeOf } from "./chain/Chain.js"
 import { ChainWork } from "./chainwork/ChainWork.js"
 import { ChainWorkConfig } from "./chainwork/ChainWorkConfig.js"
-import { checkoutRoutes } from "./checkout/CheckoutRoutes.js"
 import type { EngineConfig, PaymentEngineOptions } from "./EngineOptions.js"
+import type { EnginePages, PageServices } from "./EnginePages.js"
 import type { EventStore } from "./events/Event.js"
 import { eventHandlers } from "./events/Http.js"
 import { outboxSignalLayer } from "./events/OutboxSignal.js"
 import { FeesConfig } from "./fees/Fees.js"
-import { collectDataRoutes } from "./gateway/CollectDataRoutes.js"
 import { Gateway } from "./gateway/Gateway.js"
 import { GatewayConfig } from "./gateway/GatewayConfig.js"
 import { purgeGatewayDataForever } from "./gateway/GatewayPurge.js"
@@ -53,7 +52,7 @@ import { Payments } from "./payments/Payments.js"
 import { PaymentsConfig } from "./payments/PaymentsConfig.js"
 import { Prices } from "./pricing/Pricing.js"
 import { RateLimitsConfig } from "./ratelimit/RateLimitConfig.js"
-import { admitPayment, RateLimits } from "./ratelimit/RateLimits.js"
+import { RateLimits } from "./ratelimit/RateLimits.js"
 import { signallingStores } from "./SignallingStores.js"
 import { type EngineSecret, engineSecretLayer } from "./secrets/EngineSecret.js"
 import { EngineMode } from "./shared/EngineMode.js"
@@ -179,7 +178,7 @@ export type PayRouteServices =
   | PaymentEvents
   | StorageProbe
 
-/** Every route of the engine, with its services resolved: the API definition's, then the pages. */
+/** Every route of the engine's own, with its services resolved: the system's, then the API definition's. */
 export const routes = (basePath: string, metrics = true) =>
   Effect.gen(function* () {
     const implementations = yield* Effect.all([
@@ -191,8 +190,6 @@ export const routes = (basePath: string, metrics = true) =>
       webhookEndpointHandlers,
       apiKeyHandlers
     ])
-    const gateway = yield* Gateway
-    const limits = yield* RateLimits
     // The caller each route's middleware authenticates is provided by the engine's handler.
     const api = apiRoutes(PayApi, implementations) as ReadonlyArray<
       Route<Exclude<ImplementationContext<(typeof implementations)[number]>, Caller>>
@@ -200,30 +197,36 @@ export const routes = (basePath: string, metrics = true) =>
     const all: ReadonlyArray<Route<PayRouteServices>> = [
       ...systemRoutes(basePath, metrics, yield* makeReadinessRoute),
       ...(yield* logoRoutes),
-      ...api,
-      ...collectDataRoutes(gateway),
-      // Last: its `/:id` routes answer only payment links, and only what they accept. Every
-      // request under a link counts against the payment's limit, as the gateway's do.
-      ...(yield* checkoutRoutes((paymentId) => admitPayment(limits, paymentId)))
+      ...api
     ]
     return all
   })
 
+const noPages: EnginePages = Effect.succeed([])
+
 /**
  * The request handler of the whole engine, with `extra` routes beside its own,
- * all under `basePath` (requests outside it are 404).
+ * all under `basePath` (requests outside it are 404): its own routes, then the
+ * `pages` made from its services (`@pay/checkout`'s, whose `/:id` routes answer
+ * only payment links and only what they accept), then `extra`.
  */
 export const makePayHandler = (
   extra: ReadonlyArray<Route<never>> = [],
   basePath = "",
-  operations: PayHandlerOperations = {}
+  operations: PayHandlerOperations = {},
+  pages: EnginePages = noPages
 ) =>
   Effect.gen(function* () {
     const config = yield* HttpConfig
     const metrics = operations.metrics ?? true
     // The request line goes to the logger (and level) this handler is made under.
     const { fiberRefs } = yield* Effect.runtime<never>()
-    return yield* makeEngineHandler([...(yield* routes(basePath, metrics)), ...extra], {
+    const all: ReadonlyArray<Route<PayRouteServices | PageServices>> = [
+      ...(yield* routes(basePath, metrics)),
+      ...(yield* pages),
+      ...extra
+    ]
+    return yield* makeEngineHandler(all, {
       maxBodyBytes: config.maxBodyBytes,
       authenticators: [...(yield* partnerAuthenticators), yield* walletAuthenticator],
       errorReply,

@@ -1,4 +1,4 @@
-import { Either, Layer } from "effect"
+import { Effect, Either, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { checkOptions, type PaymentEngineOptions } from "./EngineOptions.js"
 
@@ -48,6 +48,28 @@ describe("the expiry sweep's interval (expirySweepMs)", () => {
         "expirySweepMs",
         "maxLongPollMs"
       ])
+    }
+  })
+})
+
+describe("the pages (pages)", () => {
+  it("takes an Effect of routes, and is optional", () => {
+    expect(Either.isRight(checkOptions(options({ pages: Effect.succeed([]) })))).toBe(true)
+    expect(Either.isRight(checkOptions(options({})))).toBe(true)
+  })
+
+  it("refuses anything else, naming the option and what it takes", () => {
+    for (const wrong of [[], {}, "checkout", () => Effect.succeed([]), null]) {
+      const checked = checkOptions(options({ pages: wrong }))
+      expect(Either.isLeft(checked), String(wrong)).toBe(true)
+      if (Either.isLeft(checked)) {
+        expect(checked.left.issues, String(wrong)).toEqual([
+          {
+            option: "pages",
+            message: "must be an Effect of routes, e.g. @pay/checkout's checkoutPages"
+          }
+        ])
+      }
     }
   })
 })

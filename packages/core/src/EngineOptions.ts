@@ -2,12 +2,13 @@
  * What an embedder gives the engine, and the one check of it at start: every
  * wrong or unknown option is named in a single error, before anything opens.
  */
-import { Data, Either, Layer, ParseResult, Schema } from "effect"
+import { Data, Effect, Either, Layer, ParseResult, Schema } from "effect"
 import type { Chain } from "./chain/Chain.js"
 import { ChainWorkSettings } from "./chainwork/ChainWorkConfig.js"
 import { type FeeSchedule, FeeScheduleSchema } from "./fees/Fees.js"
 import { GatewaySettings } from "./gateway/GatewayConfig.js"
 import { type HttpConfigShape, HttpSettings, httpConfigOf } from "./http/HttpConfig.js"
+import type { EnginePages } from "./EnginePages.js"
 import type { Route } from "./http/Route.js"
 import type { LogoCapture } from "./merchants/Logo.js"
 import {
@@ -155,6 +156,13 @@ export interface PaymentEngineOptions<E = never> extends PaymentEngineSettings {
   readonly webhookSender?: Layer.Layer<WebhookSender, E>
   /** More routes served beside the engine's own, under the same base path. */
   readonly routes?: ReadonlyArray<Route<never>>
+  /**
+   * Pages made from the engine's services, served after its API and before
+   * `routes`: `checkoutPages` from `@pay/checkout` (the buyer's page at
+   * `{publicUrl}/pay_<id>`, the data-collection pages at `{publicUrl}/collect/…`).
+   * Default: none: those URLs answer 404.
+   */
+  readonly pages?: EnginePages
 }
 
 export interface OptionIssue {
@@ -192,6 +200,11 @@ const Options = Schema.Struct({
   ),
   routes: Schema.optional(
     Schema.Array(Schema.Unknown).annotations({ message: () => "must be an array of routes" })
+  ),
+  pages: Schema.optional(
+    Schema.declare((u): u is EnginePages => Effect.isEffect(u), {
+      message: () => "must be an Effect of routes, e.g. @pay/checkout's checkoutPages"
+    })
   )
 })
 

@@ -77,10 +77,15 @@ export const makePaymentEngine = <E>(options: PaymentEngineOptions<E>) =>
         const telemetry =
           options.telemetry === undefined ? undefined : yield* startTelemetry(options.telemetry)
         const handle = yield* Effect.provide(
-          makePayHandler(options.routes ?? [], basePath, {
-            ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
-            ...(telemetry === undefined ? {} : { observers: [telemetry.requestSpans] })
-          }),
+          makePayHandler(
+            options.routes ?? [],
+            basePath,
+            {
+              ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+              ...(telemetry === undefined ? {} : { observers: [telemetry.requestSpans] })
+            },
+            options.pages
+          ),
           context
         )
         if (options.workers !== false) yield* forkBackgroundWork(context)

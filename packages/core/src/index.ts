@@ -67,6 +67,7 @@ export {
   PaymentEngineOptionsError,
   type PaymentEngineSettings
 } from "./EngineOptions.js"
+export type { EnginePages, PageServices } from "./EnginePages.js"
 export {
   EVENT_TYPES,
   EventId,
@@ -77,12 +78,22 @@ export {
   PayEventType
 } from "./events/Event.js"
 export { type FeeRule, type FeeSchedule, FeeScheduleSchema, FeesConfig } from "./fees/Fees.js"
-export { Gateway } from "./gateway/Gateway.js"
+export {
+  type CollectDataProperty,
+  type CollectDataSchema,
+  collectDataSchema,
+  collectedDataFromFields,
+  PLACE_REQUIRED,
+  type SubmittedField
+} from "./gateway/CollectData.js"
+export { COLLECT_TOKEN_PARAM } from "./gateway/CollectDataToken.js"
+export { Gateway, type WalletIdentity } from "./gateway/Gateway.js"
 export {
   CollectDataPolicy,
   GatewayConfig,
   type GatewayOptions,
-  GatewaySettings
+  GatewaySettings,
+  MAX_ACCOUNTS
 } from "./gateway/GatewayConfig.js"
 export {
   ChainUnreachable,
@@ -91,14 +102,23 @@ export {
   QuoteExpired
 } from "./gateway/GatewayErrors.js"
 export {
+  NO_OPTIONS_EN,
+  type NoOptionsReason,
+  type NoOptionsWords,
+  noOptionsText
+} from "./gateway/NoOptions.js"
+export type { NoOptionsCode } from "./gateway/NoOptionsCode.js"
+export type { PayableToken } from "./gateway/Offers.js"
+export {
   type PaymentOptionColumns,
   paymentOptionFromColumns
 } from "./gateway/PaymentOptionColumns.js"
+export { paymentIdOfSegment } from "./gateway/PaymentRef.js"
 export { StorageProbe, StorageUnavailable } from "./health/StorageProbe.js"
 export type { EngineHandler } from "./http/Engine.js"
-export { ApiErrors } from "./http/ErrorResponses.js"
-export type { EngineRequest, Reply } from "./http/Exchange.js"
-export { htmlReply } from "./http/HtmlReply.js"
+export { ApiErrors, type ApiFailure } from "./http/ErrorResponses.js"
+export { type EngineRequest, json, type Reply } from "./http/Exchange.js"
+export { htmlReply, htmlSecurityHeaders } from "./http/HtmlReply.js"
 export {
   DEFAULT_MAX_BODY_BYTES,
   HttpConfig,
@@ -107,7 +127,7 @@ export {
   isBasePath
 } from "./http/HttpConfig.js"
 export { RequestError } from "./http/RequestError.js"
-export { publicRoute, type Route } from "./http/Route.js"
+export { type Exchange, publicRoute, type Route } from "./http/Route.js"
 export {
   IdempotencyClaimLost,
   type IdempotencyCompletion,
@@ -145,6 +165,7 @@ export {
   SettlementAssetConflict,
   SettlementNotFound
 } from "./merchants/Settlement.js"
+export { listText } from "./merchants/SettlementPayability.js"
 export { SettlementStore } from "./merchants/SettlementStore.js"
 export { type NewCryptoSettlement, Settlements } from "./merchants/Settlements.js"
 export { countRpcError } from "./metrics/EngineMetrics.js"
@@ -201,6 +222,7 @@ export {
   type PaymentSettlement,
   PaymentStatus,
   type PaymentStatusRecord,
+  paymentLivemode,
   type Refund,
   RefundExists,
   RefundId,
@@ -255,6 +277,7 @@ export {
   type PaymentsOptions,
   PaymentsSettings
 } from "./payments/PaymentsConfig.js"
+export { gatewayUrl } from "./payments/Views.js"
 export { lookup, Prices, parseRate, type Rate, type RateTable } from "./pricing/Pricing.js"
 export {
   RateLimitSettings,
@@ -264,7 +287,7 @@ export {
 export { RateLimited } from "./ratelimit/RateLimited.js"
 export type { RateLimiter } from "./ratelimit/RateLimiter.js"
 export { RateLimitStore } from "./ratelimit/RateLimitStore.js"
-export { RateLimits } from "./ratelimit/RateLimits.js"
+export { admitPayment, RateLimits } from "./ratelimit/RateLimits.js"
 export { MILLITOKENS_PER_TOKEN } from "./ratelimit/TokenBucket.js"
 export type { PayStorage } from "./Storage.js"
 export {
@@ -308,8 +331,10 @@ export {
 } from "./shared/Errors.js"
 export { escapeHtml } from "./shared/Html.js"
 export { makeIdBody } from "./shared/Ids.js"
+export { LANGUAGES, type Language, languageOf } from "./shared/Language.js"
 export { type LruCache, makeLruCache } from "./shared/LruCache.js"
 export { startInOwnScope } from "./shared/OwnScope.js"
+export { toUnixSeconds } from "./shared/Time.js"
 export {
   defaultNetworks,
   defaultTokenRegistry,

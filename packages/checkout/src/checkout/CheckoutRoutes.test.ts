@@ -1,5 +1,5 @@
+import type { EngineRequest } from "@pay/core"
 import { describe, expect, it } from "vitest"
-import type { EngineRequest } from "../http/Exchange.js"
 import { isPaymentSegment, wantsHtml, withPaymentId } from "./CheckoutRoutes.js"
 
 const withAccept = (accept: string | undefined): EngineRequest => ({

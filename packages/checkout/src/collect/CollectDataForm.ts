@@ -3,7 +3,7 @@
  * post, and the values a wallet may suggest in the page's `prefill` parameter.
  * The page itself is rendered by CollectDataPage.ts.
  */
-import { type CollectDataSchema, collectDataSchema, type SubmittedField } from "./CollectData.js"
+import { type CollectDataSchema, collectDataSchema, type SubmittedField } from "@pay/core"
 
 /**
  * The fields of a urlencoded form body, in the wire form {@link fromSubmittedFields} takes. A

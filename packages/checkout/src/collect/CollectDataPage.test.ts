@@ -6,12 +6,8 @@
 import { createHash } from "node:crypto"
 import { runInNewContext } from "node:vm"
 import { describe, expect, it } from "@effect/vitest"
+import { type CollectDataSchema, collectDataSchema, collectedDataFromFields } from "@pay/core"
 import { Either } from "effect"
-import {
-  type CollectDataSchema,
-  collectDataSchema,
-  collectedDataFromFields
-} from "./CollectData.js"
 import { parseFormBody, valuesFromPrefill } from "./CollectDataForm.js"
 import { renderCollectDataPage, SCRIPT_HASH } from "./CollectDataPage.js"
 

@@ -16,19 +16,26 @@
  * show the link in web views and web wallets in iframes; the page holds
  * nothing a framing site could not read from the link itself.
  */
+import {
+  type EngineRequest,
+  type Exchange,
+  effectiveStatus,
+  EngineMode,
+  Gateway,
+  gatewayUrl,
+  htmlReply,
+  json,
+  type Merchant,
+  noOptionsText,
+  HttpConfig,
+  type Payment,
+  type PaymentId,
+  paymentLivemode,
+  publicRoute,
+  type Reply,
+  TokenRegistry
+} from "@pay/core"
 import { Effect, Option } from "effect"
-import { Gateway } from "../gateway/Gateway.js"
-import { noOptionsText } from "../gateway/NoOptions.js"
-import { type EngineRequest, json, type Reply } from "../http/Exchange.js"
-import { htmlReply } from "../http/HtmlReply.js"
-import { HttpConfig } from "../http/HttpConfig.js"
-import { type Exchange, publicRoute } from "../http/Route.js"
-import type { Merchant } from "../merchants/Merchant.js"
-import { type Payment, type PaymentId, paymentLivemode } from "../payments/Payment.js"
-import { effectiveStatus } from "../payments/PaymentStateMachine.js"
-import { gatewayUrl } from "../payments/Views.js"
-import { EngineMode } from "../shared/EngineMode.js"
-import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { formatAmount, youPayText } from "./CheckoutAmounts.js"
 import { CHECKOUT_SCRIPT } from "./CheckoutAssets.js"
 import {

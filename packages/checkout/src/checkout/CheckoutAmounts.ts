@@ -3,11 +3,13 @@
  * language's currency format, tokens as their exact decimal with the trailing
  * zeros past two dropped ("10.50 USDC", "0.001 USDC", never a rounded value).
  */
-import type { PayableToken } from "../gateway/Offers.js"
-import { listText } from "../merchants/SettlementPayability.js"
-import type { Payment } from "../payments/Payment.js"
-import { formatMajor } from "../shared/Amount.js"
-import type { TokenRegistryShape } from "../shared/TokenRegistry.js"
+import {
+  formatMajor,
+  listText,
+  type PayableToken,
+  type Payment,
+  type TokenRegistryShape
+} from "@pay/core"
 import type { CheckoutStrings, Language } from "./CheckoutStrings.js"
 
 /** An exact amount of a token with `decimals`: "10.50 USDC", "0.001 USDC", "7 WEIRD" (no decimals). */

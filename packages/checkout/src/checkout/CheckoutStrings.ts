@@ -4,11 +4,15 @@
  * takes the words it needs at run time from the page itself (data attributes),
  * so this is the only copy. A new language is one more entry of `STRINGS`.
  */
-import { NO_OPTIONS_EN, type NoOptionsCode, type NoOptionsWords } from "../gateway/NoOptions.js"
-import type { FailureCode } from "../payments/Payment.js"
-import type { Language } from "../shared/Language.js"
+import {
+  type FailureCode,
+  type Language,
+  NO_OPTIONS_EN,
+  type NoOptionsCode,
+  type NoOptionsWords
+} from "@pay/core"
 
-export { LANGUAGES, type Language, languageOf } from "../shared/Language.js"
+export { LANGUAGES, type Language, languageOf } from "@pay/core"
 
 export interface CheckoutStrings {
   readonly title: string

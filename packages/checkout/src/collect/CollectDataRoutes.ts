@@ -16,22 +16,29 @@
  * through `postMessage` to its parent. Framing gives a site nothing it does not
  * already hold: without the tokened URL it frames only a 403.
  */
+import {
+  ApiErrors,
+  type Caip10,
+  COLLECT_TOKEN_PARAM,
+  type Exchange,
+  type FieldIssue,
+  type Gateway,
+  htmlReply,
+  htmlSecurityHeaders,
+  type Language,
+  languageOf,
+  MAX_ACCOUNTS,
+  type PaymentId,
+  parseCaip10,
+  paymentIdOfSegment,
+  publicRoute,
+  type Reply,
+  type Route
+} from "@pay/core"
 import { Effect, Either } from "effect"
-import { ApiErrors } from "../http/ErrorResponses.js"
-import type { Reply } from "../http/Exchange.js"
-import { htmlReply, htmlSecurityHeaders } from "../http/HtmlReply.js"
-import { type Exchange, publicRoute, type Route } from "../http/Route.js"
-import type { PaymentId } from "../payments/Payment.js"
-import { type Caip10, parseCaip10 } from "../shared/Caip.js"
-import type { FieldIssue } from "../shared/Errors.js"
-import { type Language, languageOf } from "../shared/Language.js"
 import { parseFormBody, valuesFromPrefill } from "./CollectDataForm.js"
 import { collectDataPagePolicy, renderCollectDataPage } from "./CollectDataPage.js"
 import { COLLECT_STRINGS } from "./CollectDataStrings.js"
-import { COLLECT_TOKEN_PARAM } from "./CollectDataToken.js"
-import type { Gateway } from "./Gateway.js"
-import { MAX_ACCOUNTS } from "./GatewayConfig.js"
-import { paymentIdOfSegment } from "./PaymentRef.js"
 
 /** Who may frame the page: any web page (see above); native web views load it unframed. */
 export const COLLECT_DATA_FRAME_ANCESTORS = "frame-ancestors *"

@@ -18,20 +18,25 @@
  * merchant or engine detail beyond the page's own. Each request passes the
  * per-payment limit first (`CheckoutLimit`), the one place it applies.
  */
+import {
+  ApiErrors,
+  type ApiFailure,
+  type Caip10,
+  Chain,
+  type Exchange,
+  effectiveStatus,
+  Gateway,
+  json,
+  noOptionsText,
+  HttpConfig,
+  type PaymentId,
+  type Reply,
+  RequestError,
+  TokenRegistry,
+  toUnixSeconds,
+  type WalletIdentity
+} from "@pay/core"
 import { Effect, Schema } from "effect"
-import { Chain } from "../chain/Chain.js"
-import { Gateway, type WalletIdentity } from "../gateway/Gateway.js"
-import { noOptionsText } from "../gateway/NoOptions.js"
-import { ApiErrors, type ApiFailure } from "../http/ErrorResponses.js"
-import { json, type Reply } from "../http/Exchange.js"
-import { HttpConfig } from "../http/HttpConfig.js"
-import { RequestError } from "../http/RequestError.js"
-import type { Exchange } from "../http/Route.js"
-import type { PaymentId } from "../payments/Payment.js"
-import { effectiveStatus } from "../payments/PaymentStateMachine.js"
-import type { Caip10 } from "../shared/Caip.js"
-import { toUnixSeconds } from "../shared/Time.js"
-import { TokenRegistry } from "../shared/TokenRegistry.js"
 import { tokenAmountText } from "./CheckoutAmounts.js"
 import { languageOf, noOptionsWords } from "./CheckoutStrings.js"
 

@@ -1,6 +1,5 @@
+import { type Caip2, type Caip19, type NoOptionsReason, noOptionsText } from "@pay/core"
 import { describe, expect, it } from "vitest"
-import { type NoOptionsReason, noOptionsText } from "../gateway/NoOptions.js"
-import type { Caip2, Caip19 } from "../shared/Caip.js"
 import { LANGUAGES, languageOf, noOptionsWords, STRINGS } from "./CheckoutStrings.js"
 
 describe("the checkout page's language", () => {

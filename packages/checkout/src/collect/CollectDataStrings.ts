@@ -4,8 +4,7 @@
  * view whose `Accept-Language` prefers it, as the checkout page does. The
  * schema sent to wallets stays as it is; only the page translates it.
  */
-import type { Language } from "../shared/Language.js"
-import { type CollectDataSchema, PLACE_REQUIRED } from "./CollectData.js"
+import { type CollectDataSchema, type Language, PLACE_REQUIRED } from "@pay/core"
 
 export interface CollectDataStrings {
   readonly title: string

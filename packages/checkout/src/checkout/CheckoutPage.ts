@@ -13,7 +13,7 @@
  * script needs comes from escaped data attributes, never from inline script.
  * Every string from the payment, the merchant or the URL is HTML-escaped.
  */
-import { escapeHtml } from "../shared/Html.js"
+import { escapeHtml } from "@pay/core"
 import { CHECKOUT_SCRIPT_INTEGRITY, CHECKOUT_SCRIPT_PATH, CSS, CSS_HASH } from "./CheckoutAssets.js"
 import type { CheckoutState, CheckoutStrings, Language } from "./CheckoutStrings.js"
 

@@ -9,14 +9,14 @@
  * focus to the error summary and, on the done page, signals the wallet. Every string that comes
  * from the schema, the submitted values or the issues is HTML-escaped.
  */
-import type { FieldIssue } from "../shared/Errors.js"
-import { escapeHtml } from "../shared/Html.js"
-import type { Language } from "../shared/Language.js"
 import {
   type CollectDataProperty,
   type CollectDataSchema,
-  collectDataSchema
-} from "./CollectData.js"
+  collectDataSchema,
+  escapeHtml,
+  type FieldIssue,
+  type Language
+} from "@pay/core"
 import { CSS, SCRIPT, SCRIPT_HASH } from "./CollectDataPageAssets.js"
 import { COLLECT_STRINGS, type CollectDataStrings, localizedSchema } from "./CollectDataStrings.js"
 

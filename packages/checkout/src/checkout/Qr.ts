@@ -9,9 +9,9 @@
  * needs and a runtime without Node's modules does not have. Both are
  * synchronous, so the page renders without waiting.
  */
+import { escapeHtml } from "@pay/core"
 import { create } from "qrcode/lib/core/qrcode.js"
 import { render } from "qrcode/lib/renderer/svg-tag.js"
-import { escapeHtml } from "../shared/Html.js"
 
 /** The SVG element, labelled for assistive technology. */
 export const qrSvg = (text: string, label: string): string =>

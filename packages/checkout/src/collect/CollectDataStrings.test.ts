@@ -1,6 +1,6 @@
+import { collectedDataFromFields } from "@pay/core"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { collectedDataFromFields } from "./CollectData.js"
 import { renderCollectDataPage } from "./CollectDataPage.js"
 import { COLLECT_STRINGS } from "./CollectDataStrings.js"
 

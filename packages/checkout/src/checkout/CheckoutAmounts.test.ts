@@ -1,7 +1,6 @@
+import { type ChainNetwork, type ChainToken, defaultTokenRegistry, TokenRegistry } from "@pay/core"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import type { ChainNetwork, ChainToken } from "../chain/Chain.js"
-import { defaultTokenRegistry, TokenRegistry } from "../shared/TokenRegistry.js"
 import { tokenAmountText, tokenText, youPayText } from "./CheckoutAmounts.js"
 import { STRINGS } from "./CheckoutStrings.js"
 
