@@ -16,10 +16,10 @@ import {
   makePaymentEngine,
   Partners,
   type PaymentEngineOptions,
+  type PaymentEngineSettings,
   type PayStorage,
   payEngineLayer,
-  type Route,
-  type WebhookDeliveryOptions
+  type Route
 } from "@pay/core"
 import { logoCaptureLayer, webhookSenderLayer, webhookUrlGuardLayer } from "@pay/logos"
 import { sandboxChainSetup, sandboxRoutes } from "@pay/sandbox"
@@ -191,7 +191,7 @@ export const chainFor = (config: StandaloneConfig) =>
 export interface StandaloneOverrides {
   readonly logos?: Layer.Layer<LogoCapture>
   /** Webhook delivery settings (tests: a short retry schedule). */
-  readonly webhookDelivery?: WebhookDeliveryOptions
+  readonly webhookDelivery?: PaymentEngineSettings["webhookDelivery"]
   /** False: serve only, no background work (a web tier's engine; tests: a third instance). */
   readonly workers?: boolean
   /**

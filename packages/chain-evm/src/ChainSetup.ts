@@ -7,12 +7,11 @@
 
 import {
   Chain,
-  type ChainWorkOptions,
   defaultNetworks,
   defaultTokens,
   type FeeSchedule,
-  type GatewayOptions,
   type NetworkInfo,
+  type PaymentEngineSettings,
   Prices,
   type RateTable,
   type TokenInfo,
@@ -28,9 +27,9 @@ export interface ChainSetup {
   readonly registryNetworks: ReadonlyArray<NetworkInfo>
   readonly registryTokens: ReadonlyArray<TokenInfo>
   readonly rates: RateTable
-  readonly gateway: GatewayOptions
+  readonly gateway: NonNullable<PaymentEngineSettings["gateway"]>
   readonly fees?: FeeSchedule
-  readonly chainWork?: ChainWorkOptions
+  readonly chainWork?: NonNullable<PaymentEngineSettings["chainWork"]>
 }
 
 /** The engine options a setup stands for, to spread into `createPaymentEngine`'s. */

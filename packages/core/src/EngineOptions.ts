@@ -5,10 +5,10 @@
 import { Data, Effect, Either, Layer, ParseResult, Schema } from "effect"
 import type { Chain } from "./chain/Chain.js"
 import { ChainWorkSettings } from "./chainwork/ChainWorkConfig.js"
+import type { EnginePages } from "./EnginePages.js"
 import { type FeeSchedule, FeeScheduleSchema } from "./fees/Fees.js"
 import { GatewaySettings } from "./gateway/GatewayConfig.js"
 import { type HttpConfigShape, HttpSettings, httpConfigOf } from "./http/HttpConfig.js"
-import type { EnginePages } from "./EnginePages.js"
 import type { Route } from "./http/Route.js"
 import type { LogoCapture } from "./merchants/Logo.js"
 import {

@@ -7,15 +7,15 @@
 import type { Effect } from "effect"
 import type { Chain } from "./chain/Chain.js"
 import type { Gateway } from "./gateway/Gateway.js"
+import type { HttpConfig } from "./http/HttpConfig.js"
 import type { Route } from "./http/Route.js"
 import type { Merchants } from "./merchants/Merchants.js"
+import type { Settlements } from "./merchants/Settlements.js"
 import type { PaymentEvents } from "./payments/PaymentEvents.js"
 import type { Payments } from "./payments/Payments.js"
 import type { RateLimits } from "./ratelimit/RateLimits.js"
-import type { Settlements } from "./merchants/Settlements.js"
 import type { EngineMode } from "./shared/EngineMode.js"
 import type { TokenRegistry } from "./shared/TokenRegistry.js"
-import type { HttpConfig } from "./http/HttpConfig.js"
 
 /** The engine's services a page may use, to make its routes and to answer with them. */
 export type PageServices =

@@ -54,7 +54,6 @@ export {
 export { ChainWork, failed } from "./chainwork/ChainWork.js"
 export {
   ChainWorkConfig,
-  type ChainWorkOptions,
   ChainWorkSettings
 } from "./chainwork/ChainWorkConfig.js"
 export { payEngineLayer, routes } from "./Engine.js"
@@ -91,7 +90,6 @@ export { Gateway, type WalletIdentity } from "./gateway/Gateway.js"
 export {
   CollectDataPolicy,
   GatewayConfig,
-  type GatewayOptions,
   GatewaySettings,
   MAX_ACCOUNTS
 } from "./gateway/GatewayConfig.js"
@@ -122,7 +120,6 @@ export { htmlReply, htmlSecurityHeaders } from "./http/HtmlReply.js"
 export {
   DEFAULT_MAX_BODY_BYTES,
   HttpConfig,
-  type HttpOptions,
   HttpSettings,
   isBasePath
 } from "./http/HttpConfig.js"
@@ -274,7 +271,6 @@ export {
   defaultPaymentsSettings,
   MAX_PAYMENT_LIFETIME_MS,
   PaymentsConfig,
-  type PaymentsOptions,
   PaymentsSettings
 } from "./payments/PaymentsConfig.js"
 export { gatewayUrl } from "./payments/Views.js"
@@ -387,6 +383,5 @@ export {
 export { WebhookWork } from "./webhooks/WebhookWork.js"
 export {
   WebhookDeliveryConfig,
-  type WebhookDeliveryOptions,
   WebhookDeliverySettings
 } from "./webhooks/WebhookWorkConfig.js"

@@ -17,17 +17,17 @@
  * nothing a framing site could not read from the link itself.
  */
 import {
+  EngineMode,
   type EngineRequest,
   type Exchange,
   effectiveStatus,
-  EngineMode,
   Gateway,
   gatewayUrl,
+  HttpConfig,
   htmlReply,
   json,
   type Merchant,
   noOptionsText,
-  HttpConfig,
   type Payment,
   type PaymentId,
   paymentLivemode,

@@ -21,7 +21,7 @@ import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { embedderActor } from "../audit/AuditEntry.js"
 import { payEngineLayer } from "../Engine.js"
-import { engineConfig } from "../EngineOptions.js"
+import { engineConfig, type PaymentEngineSettings } from "../EngineOptions.js"
 import { EventStore } from "../events/Event.js"
 import type { FeeSchedule } from "../fees/Fees.js"
 import { Gateway } from "../gateway/Gateway.js"
@@ -40,7 +40,9 @@ import { findCurrency } from "../shared/Currency.js"
 import { makeIdBody } from "../shared/Ids.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 import { ChainWork, newChainJob } from "./ChainWork.js"
-import type { ChainWorkOptions } from "./ChainWorkConfig.js"
+
+/** The chain work's settings as an embedder gives them. */
+type ChainWorkGiven = NonNullable<PaymentEngineSettings["chainWork"]>
 
 const USD = { kind: "fiat", currency: findCurrency("USD")! } as const
 const BUYER = "0x00000000000000000000000000000000000000B0" as Address
@@ -73,7 +75,7 @@ const engineOn = (
   storage: Layer.Layer<PayStorage>,
   fees: FeeSchedule,
   leaseMs: number,
-  chainWork: ChainWorkOptions = {}
+  chainWork: ChainWorkGiven = {}
 ) =>
   Layer.merge(
     payEngineLayer({
@@ -91,7 +93,7 @@ const engineOn = (
   )
 
 const makeWorld = (
-  options: { fees?: FeeSchedule; chain?: FakeChainOptions; chainWork?: ChainWorkOptions } = {}
+  options: { fees?: FeeSchedule; chain?: FakeChainOptions; chainWork?: ChainWorkGiven } = {}
 ): World => {
   const fake = new FakeChain({ pollIntervalMs: POLL_MS, ...options.chain })
   const storage = makeMemoryStorage()

@@ -31,8 +31,6 @@ export const ChainWorkSettings = Schema.Struct({
     default: () => 30
   })
 })
-/** The chain work's settings as given: each may be left out. */
-export type ChainWorkOptions = typeof ChainWorkSettings.Encoded
 export type ChainWorkSettings = typeof ChainWorkSettings.Type
 
 export class ChainWorkConfig extends Context.Tag("@pay/core/ChainWorkConfig")<

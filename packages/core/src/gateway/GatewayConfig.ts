@@ -35,8 +35,6 @@ export const GatewaySettings = Schema.Struct({
     { default: () => 90 * 24 * 60 * 60_000 }
   )
 })
-/** The gateway's settings as given: each may be left out. */
-export type GatewayOptions = typeof GatewaySettings.Encoded
 export type GatewaySettings = typeof GatewaySettings.Type
 
 export class GatewayConfig extends Context.Tag("@pay/core/GatewayConfig")<

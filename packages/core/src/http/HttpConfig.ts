@@ -53,7 +53,6 @@ export const HttpSettings = Schema.Struct({
     default: () => DEFAULT_MAX_BODY_BYTES
   })
 })
-export type HttpOptions = typeof HttpSettings.Encoded
 
 /** The engine's HTTP settings as it runs with them: the URL without a trailing "/", the path decided. */
 export interface HttpConfigShape {

@@ -42,8 +42,6 @@ export const PaymentsSettings = Schema.Struct({
     { default: () => 5_000 }
   )
 })
-/** The payments' settings as given: each may be left out. */
-export type PaymentsOptions = typeof PaymentsSettings.Encoded
 export type PaymentsSettings = typeof PaymentsSettings.Type
 
 export class PaymentsConfig extends Context.Tag("@pay/core/PaymentsConfig")<

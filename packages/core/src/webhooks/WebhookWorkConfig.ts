@@ -60,8 +60,6 @@ export const WebhookDeliverySettings = Schema.Struct({
     default: () => 15 * SECOND
   })
 })
-/** Webhook delivery's settings as given: each may be left out. */
-export type WebhookDeliveryOptions = typeof WebhookDeliverySettings.Encoded
 export type WebhookDeliverySettings = typeof WebhookDeliverySettings.Type
 
 export class WebhookDeliveryConfig extends Context.Tag("@pay/core/WebhookDeliveryConfig")<
