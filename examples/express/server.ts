@@ -21,7 +21,7 @@ export interface ShopOptions {
 export const startShop = async (options: ShopOptions) => {
   const host = options.host ?? "127.0.0.1"
   const publicUrl = `http://${host}:${options.port}/pay`
-  // A local test chain with free test USDC; for real networks, `chainEngineOptions(...)`.
+  // A local test chain with free test USDC; for real networks, `chainEngineOptions(...)` of @pay/chain-evm.
   const sandbox = await startSandbox()
   const engine = await createPaymentEngine({
     ...sandbox.engineOptions(publicUrl),
