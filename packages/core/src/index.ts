@@ -24,42 +24,19 @@ export * from "./chainwork/ChainWork.js"
 export * from "./chainwork/ChainWorkConfig.js"
 export * from "./Engine.js"
 export * from "./EngineOptions.js"
-// Used by @pay/checkout (the buyer's checkout page and the data-collection pages), which the
-// engine serves through its `pages` option.
-export type { EnginePages, PageServices } from "./EnginePages.js"
 export * from "./events/Event.js"
 export * from "./fees/Fees.js"
-export {
-  type CollectDataProperty,
-  type CollectDataSchema,
-  collectDataSchema,
-  collectedDataFromFields,
-  PLACE_REQUIRED,
-  type SubmittedField
-} from "./gateway/CollectData.js"
-export { COLLECT_TOKEN_PARAM } from "./gateway/CollectDataToken.js"
 export * from "./gateway/Gateway.js"
 export * from "./gateway/GatewayConfig.js"
 export * from "./gateway/GatewayErrors.js"
 export * from "./gateway/GatewayPurge.js"
-export {
-  NO_OPTIONS_EN,
-  type NoOptionsCode,
-  type NoOptionsReason,
-  type NoOptionsWords,
-  noOptionsText
-} from "./gateway/NoOptions.js"
-export type { PayableToken } from "./gateway/Offers.js"
 export * from "./gateway/PaymentOption.js"
 export * from "./gateway/PaymentOptionColumns.js"
-export { paymentIdOfSegment } from "./gateway/PaymentRef.js"
 export * from "./health/Readiness.js"
 export * from "./health/StorageProbe.js"
 export { DEFAULT_MAX_BODY_BYTES, type EngineHandler } from "./http/Engine.js"
-export type { ApiFailure } from "./http/ErrorResponses.js"
 export { type ApiErrorSpec, ApiErrors, type ErrorBodyOf } from "./http/ErrorResponses.js"
 export type { EngineRequest, EngineResponse, Reply } from "./http/Exchange.js"
-export { json } from "./http/Exchange.js"
 export { fromFetchRequest, toFetchHandler, toFetchResponse } from "./http/Fetch.js"
 export { htmlReply, htmlSecurityHeaders } from "./http/HtmlReply.js"
 export { RequestError } from "./http/RequestError.js"
@@ -89,7 +66,6 @@ export * from "./payments/PaymentStateMachine.js"
 export * from "./payments/PaymentStatsPlan.js"
 export * from "./payments/PaymentStore.js"
 export * from "./payments/Payments.js"
-export { gatewayUrl } from "./payments/Views.js"
 export * from "./pricing/Pricing.js"
 export * from "./ratelimit/RateLimitConfig.js"
 export * from "./ratelimit/RateLimited.js"
@@ -102,7 +78,6 @@ export * from "./secrets/EngineSecret.js"
 export * from "./secrets/Reseal.js"
 export * from "./secrets/SealedValueStore.js"
 export * from "./settlements/Settlement.js"
-export { listText } from "./settlements/SettlementPayability.js"
 export * from "./settlements/SettlementStore.js"
 export * from "./settlements/Settlements.js"
 export * from "./shared/Amount.js"
@@ -113,10 +88,8 @@ export * from "./shared/Currency.js"
 export * from "./shared/Errors.js"
 export * from "./shared/Html.js"
 export { makeIdBody } from "./shared/Ids.js"
-export { LANGUAGES, type Language, languageOf } from "./shared/Language.js"
 export * from "./shared/LruCache.js"
 export * from "./shared/OwnScope.js"
-export { toUnixSeconds } from "./shared/Time.js"
 export * from "./shared/TokenRegistry.js"
 export * from "./telemetry/Telemetry.js"
 export * from "./webhooks/DeliveryOutcome.js"
@@ -128,3 +101,35 @@ export * from "./webhooks/WebhookEndpoints.js"
 export * from "./webhooks/WebhookSender.js"
 export * from "./webhooks/WebhookWork.js"
 export * from "./webhooks/WebhookWorkConfig.js"
+
+// Used by @pay/checkout (the buyer's checkout page and the data-collection pages, which the
+// engine serves through its `pages` option): kept apart from the list above.
+
+// Named so the built types load ApiFailures.d.ts, whose `declare module` registers the
+// features' errors as ApiFailure: a page's routes outside the core fail with them.
+export { errorReply } from "./ApiFailures.js"
+export type { EnginePages, PageServices } from "./EnginePages.js"
+export {
+  type CollectDataProperty,
+  type CollectDataSchema,
+  collectDataSchema,
+  collectedDataFromFields,
+  PLACE_REQUIRED,
+  type SubmittedField
+} from "./gateway/CollectData.js"
+export { COLLECT_TOKEN_PARAM } from "./gateway/CollectDataToken.js"
+export {
+  NO_OPTIONS_EN,
+  type NoOptionsCode,
+  type NoOptionsReason,
+  type NoOptionsWords,
+  noOptionsText
+} from "./gateway/NoOptions.js"
+export type { PayableToken } from "./gateway/Offers.js"
+export { paymentIdOfSegment } from "./gateway/PaymentRef.js"
+export type { ApiFailure } from "./http/ErrorResponses.js"
+export { json } from "./http/Exchange.js"
+export { gatewayUrl } from "./payments/Views.js"
+export { listText } from "./settlements/SettlementPayability.js"
+export { LANGUAGES, type Language, languageOf } from "./shared/Language.js"
+export { toUnixSeconds } from "./shared/Time.js"
