@@ -16,6 +16,22 @@ import { paymentFailures } from "./payments/Failures.js"
 import { rateLimitFailures } from "./ratelimit/Failures.js"
 import { webhookFailures } from "./webhooks/Failures.js"
 
+/**
+ * Every feature's replies, as a type: it makes the built declarations
+ * (ApiFailures.d.ts) import each feature's Failures.d.ts, whose `declare
+ * module` registers its errors, so a package built against core's types (the
+ * pages) sees every error in `ApiFailure`.
+ */
+export type FeatureReplies = typeof sharedFailures &
+  typeof idempotencyFailures &
+  typeof walletAppFailures &
+  typeof apiKeyFailures &
+  typeof rateLimitFailures &
+  typeof merchantFailures &
+  typeof paymentFailures &
+  typeof gatewayFailures &
+  typeof webhookFailures
+
 export const errorReply: (failure: ApiFailure) => ErrorReply = Match.type<ApiFailure>().pipe(
   Match.tagsExhaustive({
     RequestError: requestErrorReply,

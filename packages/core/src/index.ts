@@ -1,10 +1,14 @@
 /**
  * @pay/core: the engine's domain, ports and HTTP API, free of any server,
- * database or chain driver (the viem one is @pay/chain-evm). Its public surface, by name: what an embedder, a
- * storage package or a chain package uses. Everything else is the engine's
- * own and may change; no consumer needs a deep import.
+ * database or chain driver (the viem one is @pay/chain-evm). Its public
+ * surface, by name: what an embedder, a storage package, a chain package or
+ * the pages package uses. Everything else is the engine's own and may change;
+ * no consumer needs a deep import.
  */
 export { openApiDocument } from "./Api.js"
+// Named so the built types load ApiFailures.d.ts, which imports every feature's Failures.d.ts,
+// whose `declare module` registers its errors as ApiFailure: routes outside the core fail with them.
+export { errorReply } from "./ApiFailures.js"
 export { GatewayAuthError, WalletApp, WalletAppId } from "./apps/WalletApp.js"
 export { CurrentWalletApp } from "./apps/WalletAppAuth.js"
 export { WalletAppStore } from "./apps/WalletAppStore.js"
@@ -21,7 +25,7 @@ export {
   cliActor,
   engineActor
 } from "./audit/AuditEntry.js"
-export { AuditStore } from "./audit/AuditStore.js"
+export { type AuditQuery, AuditStore } from "./audit/AuditStore.js"
 export {
   Chain,
   type ChainCall,
@@ -70,6 +74,7 @@ export type { EnginePages, PageServices } from "./EnginePages.js"
 export {
   EVENT_TYPES,
   EventId,
+  type EventQuery,
   EventStore,
   EventType,
   type Outbox,
@@ -112,7 +117,13 @@ export {
   paymentOptionFromColumns
 } from "./gateway/PaymentOptionColumns.js"
 export { paymentIdOfSegment } from "./gateway/PaymentRef.js"
-export { StorageProbe, StorageUnavailable } from "./health/StorageProbe.js"
+export {
+  type ChainJobQueue,
+  type MigrationState,
+  StorageProbe,
+  StorageUnavailable,
+  type StuckJob
+} from "./health/StorageProbe.js"
 export type { EngineHandler } from "./http/Engine.js"
 export { ApiErrors, type ApiFailure } from "./http/ErrorResponses.js"
 export { type EngineRequest, json, type Reply } from "./http/Exchange.js"
@@ -126,9 +137,12 @@ export {
 export { RequestError } from "./http/RequestError.js"
 export { type Exchange, publicRoute, type Route } from "./http/Route.js"
 export {
+  type ClaimOutcome,
   IdempotencyClaimLost,
   type IdempotencyCompletion,
-  IdempotencyStore
+  type IdempotencyScope,
+  IdempotencyStore,
+  type StoredResponse
 } from "./idempotency/IdempotencyStore.js"
 export { Partner, PartnerId } from "./identity/Partner.js"
 export { CurrentPartner } from "./identity/PartnerAuth.js"
@@ -144,17 +158,30 @@ export {
   LastActiveApiKey,
   MAX_ROTATION_OVERLAP_SECONDS
 } from "./keys/KeyRecord.js"
-export { KeyStore } from "./keys/KeyStore.js"
+export {
+  type KeyChangeExtras,
+  KeyStore,
+  type RevokeOutcome,
+  type RotateOutcome,
+  type Rotation
+} from "./keys/KeyStore.js"
 export { apiKeyView } from "./keys/KeyView.js"
 export {
   type FrozenLogo,
   LogoCapture,
   type LogoRefusalCode,
   LogoRefused,
-  LogoStore
+  LogoStore,
+  type StoredLogoImage
 } from "./merchants/Logo.js"
-export { Merchant, MerchantId, MerchantNotFound, MerchantStatus } from "./merchants/Merchant.js"
-export { MerchantStore } from "./merchants/MerchantStore.js"
+export {
+  Merchant,
+  type MerchantChanges,
+  MerchantId,
+  MerchantNotFound,
+  MerchantStatus
+} from "./merchants/Merchant.js"
+export { type MerchantPage, type MerchantQuery, MerchantStore } from "./merchants/MerchantStore.js"
 export { Merchants, type MerchantUpdate, type NewMerchant } from "./merchants/Merchants.js"
 export {
   type CryptoSettlement,
@@ -163,7 +190,7 @@ export {
   SettlementNotFound
 } from "./merchants/Settlement.js"
 export { listText } from "./merchants/SettlementPayability.js"
-export { SettlementStore } from "./merchants/SettlementStore.js"
+export { type SettlementChange, SettlementStore } from "./merchants/SettlementStore.js"
 export { type NewCryptoSettlement, Settlements } from "./merchants/Settlements.js"
 export { countRpcError } from "./metrics/EngineMetrics.js"
 export { renderPrometheus } from "./metrics/Prometheus.js"
@@ -192,13 +219,17 @@ export {
   type ChainJobKind,
   type ChainJobLease,
   ChainJobLeaseLost,
+  type ChainJobPayload,
   type ChainTransfer,
   type ClaimedJob,
+  type CollectPayload,
   type HeldStart,
+  type JobFailing,
   type NewChainJob,
   NonceTaken,
   payloadFromJson,
-  payloadToJson
+  payloadToJson,
+  type SettlePayload
 } from "./payments/ChainJob.js"
 export {
   type Buyer,
@@ -238,12 +269,15 @@ export {
   LocalPaymentEvents,
   makeLocalPaymentEvents,
   makePaymentWaiters,
-  PaymentEvents
+  PaymentEvents,
+  type PaymentStatusChanged,
+  type PaymentWaiters
 } from "./payments/PaymentEvents.js"
 export {
   type CollectedDataRecord,
   GatewayStore,
   MAX_OPTIONS_PER_PAYMENT,
+  type OptionId,
   type OptionsCap,
   type OptionsInserted,
   type PaymentOption
@@ -282,7 +316,12 @@ export {
 } from "./ratelimit/RateLimitConfig.js"
 export { RateLimited } from "./ratelimit/RateLimited.js"
 export type { RateLimiter } from "./ratelimit/RateLimiter.js"
-export { RateLimitStore } from "./ratelimit/RateLimitStore.js"
+export {
+  RateLimitStore,
+  type RateLimitStoreShape,
+  type RateLimitUse,
+  type SharedLevel
+} from "./ratelimit/RateLimitStore.js"
 export { admitPayment, RateLimits } from "./ratelimit/RateLimits.js"
 export { MILLITOKENS_PER_TOKEN } from "./ratelimit/TokenBucket.js"
 export type { PayStorage } from "./Storage.js"
@@ -294,7 +333,7 @@ export {
   WEBHOOK_SECRET_PURPOSE
 } from "./secrets/EngineSecret.js"
 export { type ResealReport, resealStoredValues } from "./secrets/Reseal.js"
-export { type SealedField, SealedValueStore } from "./secrets/SealedValueStore.js"
+export { type SealedField, type SealedValue, SealedValueStore } from "./secrets/SealedValueStore.js"
 export {
   type Amount,
   AmountInput,
@@ -355,17 +394,24 @@ export {
 } from "./webhooks/Signature.js"
 export { httpsUrlProblem, WebhookUrlGuard, WebhookUrlRefused } from "./webhooks/UrlGuard.js"
 export {
+  type AttemptOutcome,
   type ClaimedDelivery,
+  type DeliveryQuery,
+  type EndpointVerdict,
   WebhookAttempt,
   WebhookDelivery,
   type WebhookDeliveryLease,
   WebhookDeliveryLeaseLost,
   type WebhookDeliveryRecord,
+  WebhookDeliveryState,
   WebhookDeliveryStore
 } from "./webhooks/WebhookDelivery.js"
 export {
+  type SecretRotation,
   WebhookEndpoint,
+  type WebhookEndpointChanges,
   WebhookEndpointId,
+  WebhookEndpointStatus,
   WebhookEndpointStore
 } from "./webhooks/WebhookEndpoint.js"
 export {
