@@ -433,11 +433,7 @@ describe("Payments", () => {
       // It read the merchant active before the change: it may create, but not be kept.
       yield* Fiber.join(inFlight)
       expect((yield* Effect.flip(create))._tag).toBe("MerchantInactive")
-    }).pipe(
-      Effect.provide(
-        engine(storage)
-      )
-    )
+    }).pipe(Effect.provide(engine(storage)))
   })
 
   it.effect("refunds a succeeded payment once, and nothing else", () =>
@@ -514,8 +510,7 @@ const ALLOWED = new Set([
 ])
 
 describe("the cap on held long-polls (maxHeldLongPolls)", () => {
-  const capped = () =>
-    engine(MemoryStorage, { maxHeldLongPolls: 2 })
+  const capped = () => engine(MemoryStorage, { maxHeldLongPolls: 2 })
 
   it.effect(
     "refuses one more hold, answers reads that hold nothing, and counts a hold until it ends",
