@@ -93,6 +93,11 @@ export { makeIdBody } from "./shared/Ids.js"
 export * from "./shared/LruCache.js"
 export * from "./shared/OwnScope.js"
 export * from "./shared/TokenRegistry.js"
+export {
+  type WholeNumberRange,
+  WholeNumberRangeId,
+  wholeNumberRangeOf
+} from "./shared/WholeNumber.js"
 export * from "./telemetry/Telemetry.js"
 export * from "./webhooks/DeliveryOutcome.js"
 export * from "./webhooks/Signature.js"
