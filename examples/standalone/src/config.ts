@@ -141,16 +141,17 @@ const range = (name: keyof typeof ENGINE_VARIABLES) => rangeInUnits(ENGINE_VARIA
 
 /**
  * PAY_PAYMENT_LIFETIME_SECONDS's floor is the standalone's own, deliberately
- * above the engine's 1 s: a server's default lifetime under 10 s leaves a
- * buyer no time to pay, while an embedder's tests may want 1 s. Its ceiling is
- * the engine's.
+ * above the engine's 1 s (a second check, not the engine's range repeated): a
+ * server's default lifetime under 10 s would leave a buyer no time to pay,
+ * while an embedder's tests may want 1 s. Its ceiling is the engine's.
  */
 const MIN_PAYMENT_LIFETIME_SECONDS = 10
 
 /**
  * PAY_WEBHOOK_LEASE_SECONDS's floor is the standalone's own, above the
- * engine's 1 s, as the variable was documented when it came (2 to 600, "keep
- * it above the 15 s an attempt may take"); its ceiling is the engine's.
+ * engine's 1 s: the variable is documented and refused below 2 (2 to 600,
+ * "keep it above the 15 s an attempt may take"), and a start that worked must
+ * not change what it refuses. Its ceiling is the engine's.
  */
 const MIN_WEBHOOK_LEASE_SECONDS = 2
 

@@ -120,11 +120,11 @@ export const PayConfigFile = Schema.Struct({
   rates: Schema.optionalWith(Rates, { default: () => ({}) }),
   /**
    * Left out, the engine's default applies (or PAY_QUOTE_LOCK_SECONDS). The
-   * file keeps a range of its own, 10 to 3,600 whole seconds, narrower than
-   * the engine's 100 ms to an hour and PAY_QUOTE_LOCK_SECONDS's 1 s floor, as
-   * documented since the file had the field: a lock the file sets for the
-   * whole deployment leaves a wallet time to pay, while the variable is the
-   * operator's override (a test, a short check). The engine checks it again.
+   * file keeps a range of its own, 10 to 3,600 whole seconds (documented so),
+   * narrower than the engine's 100 ms to an hour and PAY_QUOTE_LOCK_SECONDS's
+   * 1 s floor: a lock the file sets for the whole deployment must leave a
+   * wallet time to pay, while the variable is the operator's override (a
+   * test, a short check). The engine's decode checks it too.
    */
   quoteLockSeconds: Schema.optional(Schema.Int.pipe(Schema.between(10, 3600))),
   collectData: Schema.optional(
