@@ -112,8 +112,9 @@ export const ENGINE_FIELDS = {
   quoteLockSeconds: { fields: GatewaySettings.fields, key: "quoteLockMs", perUnit: 1000 }
 } satisfies Readonly<Record<string, EngineSetting>>
 
+// Exact: a JSON file has no undefined, and its branch would only add "Expected undefined" to a refusal.
 const job = (field: keyof typeof ENGINE_FIELDS, unit: string) =>
-  Schema.optional(engineWholeNumberField(ENGINE_FIELDS[field], unit))
+  Schema.optionalWith(engineWholeNumberField(ENGINE_FIELDS[field], unit), { exact: true })
 
 export const PayConfigFile = Schema.Struct({
   networks: Schema.Array(Network).pipe(Schema.minItems(1)),
@@ -126,7 +127,9 @@ export const PayConfigFile = Schema.Struct({
    * wallet time to pay, while the variable is the operator's override (a
    * test, a short check). The engine's decode checks it too.
    */
-  quoteLockSeconds: Schema.optional(Schema.Int.pipe(Schema.between(10, 3600))),
+  quoteLockSeconds: Schema.optionalWith(Schema.Int.pipe(Schema.between(10, 3600)), {
+    exact: true
+  }),
   collectData: Schema.optional(
     Schema.Struct({
       always: Schema.optional(Schema.Boolean),
@@ -139,7 +142,7 @@ export const PayConfigFile = Schema.Struct({
    * claim holds. Each left out takes the engine's default; each given is
    * checked by the engine's schema, its range said in the field's unit.
    */
-  jobs: Schema.optional(
+  jobs: Schema.optionalWith(
     Schema.Struct({
       pollMs: job("jobs.pollMs", "milliseconds"),
       leaseSeconds: job("jobs.leaseSeconds", "seconds"),
@@ -147,7 +150,8 @@ export const PayConfigFile = Schema.Struct({
       backoffCapSeconds: job("jobs.backoffCapSeconds", "seconds"),
       stuckAfterSeconds: job("jobs.stuckAfterSeconds", "seconds"),
       stuckAfterFailures: job("jobs.stuckAfterFailures", "failures")
-    })
+    }),
+    { exact: true }
   )
 })
 export type PayConfigFile = typeof PayConfigFile.Type
