@@ -9,7 +9,6 @@ import { chainEngineOptions } from "@pay/chain-evm"
 import { checkoutPages } from "@pay/checkout"
 import {
   ChainWork,
-  DEFAULT_MAX_BODY_BYTES,
   engineActor,
   engineConfig,
   type LogoCapture,
@@ -17,6 +16,7 @@ import {
   Partners,
   type PaymentEngineOptions,
   type PaymentEngineSettings,
+  PaymentsConfig,
   type PayStorage,
   payEngineLayer,
   type Route
@@ -26,15 +26,16 @@ import { sandboxChainSetup, sandboxRoutes } from "@pay/sandbox"
 import * as Sandbox from "@pay/sandbox-chain"
 import * as PgStorage from "@pay/storage-postgres"
 import type { SqliteStorageError } from "@pay/storage-sqlite"
-import { type Console, Effect, Either, Layer, Option } from "effect"
+import { type Console, Context, Effect, Either, Layer, Option } from "effect"
 import { isPostgresUrl, type StandaloneConfig, StartRefused, sandboxRefusal } from "./config.js"
 import type { StandaloneHost } from "./host.js"
 import { readPayConfig } from "./payConfig.js"
 
-type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl" | "maxBodyBytes"> &
+type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl"> &
   Partial<
     Pick<
       StandaloneConfig,
+      | "maxBodyBytes"
       | "paymentLifetimeMs"
       | "maxLongPollMs"
       | "maxHeldLongPolls"
@@ -69,7 +70,8 @@ const engineOptions = (
 ): PaymentEngineOptions<StorageError> => {
   const settings = {
     publicUrl: given.publicUrl,
-    maxBodyBytes: given.maxBodyBytes,
+    // The engine's settings not given stay out: its schema applies their defaults.
+    ...(given.maxBodyBytes === undefined ? {} : { maxBodyBytes: given.maxBodyBytes }),
     ...(given.basePath === undefined ? {} : { basePath: given.basePath }),
     ...(given.paymentLifetimeMs === undefined
       ? {}
@@ -140,7 +142,7 @@ export const engineLayer = (host: StandaloneHost, settings: EngineSettings) => {
     ...options,
     config: engineConfig({
       publicUrl: options.publicUrl,
-      maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+      ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes })
     })
   })
 }
@@ -240,7 +242,8 @@ export const startStandalone = (
     const server = yield* host.serve(engine, {
       host: config.host,
       port: config.port,
-      maxLongPollMs: config.maxLongPollMs,
+      // The engine's own long-poll cap as it runs (PAY_MAX_LONG_POLL_MS, else its default).
+      maxLongPollMs: Context.get(context, PaymentsConfig).maxLongPollMs,
       ...(config.maxConnections === undefined ? {} : { maxConnections: config.maxConnections })
     })
     // Only once the server listens: a start that fails before (a busy port) must not have

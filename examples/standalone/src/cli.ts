@@ -16,7 +16,6 @@ import {
   AuditStore,
   ChainWork,
   cliActor,
-  DEFAULT_MAX_BODY_BYTES,
   type InvalidInput,
   MerchantId,
   MerchantStatus,
@@ -145,9 +144,8 @@ const onDatabase = (database: string) =>
           if (isMissingFile(database)) return yield* Effect.fail(missingDatabase(database))
           return engineLayer(nodeHost, {
             database,
+            // The CLI serves no requests: the engine's default body limit.
             publicUrl: "http://localhost",
-            // The CLI serves no requests: any body limit the engine accepts.
-            maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
             ...secrets
           }).pipe(
             Layer.mapError(databaseError(database)),

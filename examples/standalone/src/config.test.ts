@@ -1,3 +1,4 @@
+import { bucketSettings, engineConfig } from "@pay/core"
 import {
   ConfigError,
   ConfigProvider,
@@ -98,12 +99,16 @@ describe("PAY_SECRET_PREVIOUS", () => {
 })
 
 describe("the connection and long-poll limits (PAY_MAX_CONNECTIONS, PAY_MAX_HELD_LONG_POLLS)", () => {
-  it("default to 25,000 connections and 20,000 held long-polls", () => {
+  it("default to 25,000 connections and, left to the engine's default, 20,000 held long-polls", () => {
     const config = read({})
     expect(Either.isRight(config)).toBe(true)
     if (Either.isRight(config)) {
       expect(config.right.maxConnections).toBe(25_000)
-      expect(config.right.maxHeldLongPolls).toBe(20_000)
+      // The engine's setting: not given, so the engine's schema applies its default.
+      expect(config.right.maxHeldLongPolls).toBeUndefined()
+      expect(engineConfig({ publicUrl: "http://127.0.0.1:8080" }).payments.maxHeldLongPolls).toBe(
+        20_000
+      )
     }
   })
 
@@ -134,8 +139,9 @@ describe("the connection and long-poll limits (PAY_MAX_CONNECTIONS, PAY_MAX_HELD
 })
 
 describe("the expiry sweep's interval (PAY_EXPIRY_SWEEP_SECONDS)", () => {
-  it("defaults to 5 s, the engine's default", () => {
-    expect(Either.getOrThrow(read({})).expirySweepMs).toBe(5_000)
+  it("defaults to 5 s, the engine's default (left to the engine)", () => {
+    expect(Either.getOrThrow(read({})).expirySweepMs).toBeUndefined()
+    expect(engineConfig({ publicUrl: "http://127.0.0.1:8080" }).payments.expirySweepMs).toBe(5_000)
   })
 
   it("takes seconds from 0.1 to 3600, whole or with up to 3 decimals, in milliseconds", () => {
@@ -217,11 +223,15 @@ describe("the rate limits (PAY_RATE_LIMIT_*, PAY_GATEWAY_RATE_LIMIT_*, PAY_PAYME
         PAY_PAYMENT_RATE_LIMIT_PER_SECOND: " 5 "
       })
     )
+    // A burst not given is left to the engine, whose bucket then holds one second's worth.
     expect(config.rateLimits).toEqual({
-      perApiKey: { perSecond: 50, burst: 50 },
+      perApiKey: { perSecond: 50 },
       perWalletApp: { perSecond: 20, burst: 100 },
-      perPayment: { perSecond: 5, burst: 5 }
+      perPayment: { perSecond: 5 }
     })
+    expect(bucketSettings(config.rateLimits?.perApiKey)).toEqual({ perSecond: 50, burst: 50 })
+    expect(bucketSettings(config.rateLimits?.perWalletApp)).toEqual({ perSecond: 20, burst: 100 })
+    expect(bucketSettings(config.rateLimits?.perPayment)).toEqual({ perSecond: 5, burst: 5 })
   })
 
   it("refuse anything but whole numbers from 0 to 1000000, and a burst without a rate, in one line", () => {

@@ -6,18 +6,23 @@ import {
   ApiKey,
   decodeEngineSecret,
   defaultPaymentsSettings,
+  GatewaySettings,
+  HttpSettings,
   isBasePath,
   isLogFormat,
   isLogLevelName,
   LOG_LEVELS,
   type LogFormat,
   type LogLevelName,
+  PaymentsSettings,
   parseOtlpHeaders,
-  type RateLimitSettings,
+  RateLimitSettings,
   type RateLimitsSettings,
-  type TelemetrySettings
+  type TelemetrySettings,
+  WebhookDeliverySettings
 } from "@pay/core"
-import { Config, ConfigError, Data, Either, Option } from "effect"
+import { Config, ConfigError, Data, Either, Option, Schema } from "effect"
+import { type EngineSetting, engineTakes, maxItemsOf, rangeInUnits } from "./engineSettings.js"
 
 export interface StandaloneConfig {
   readonly host: string
@@ -30,15 +35,19 @@ export interface StandaloneConfig {
   readonly publicUrl: string
   /** The path prefix requests arrive with: PAY_BASE_PATH, else the path of PAY_PUBLIC_URL. */
   readonly basePath: string
-  readonly maxBodyBytes: number
+  /**
+   * The settings below that the engine owns are undefined when not given: the
+   * engine's schema applies its default (engineSettings.ts).
+   */
+  readonly maxBodyBytes?: number | undefined
   /** Lifetime of a payment created without `expiresAt`. */
-  readonly paymentLifetimeMs: number
+  readonly paymentLifetimeMs?: number | undefined
   /** The longest a status request is held (`maxPollMs` above it is capped). */
-  readonly maxLongPollMs: number
+  readonly maxLongPollMs?: number | undefined
   /** PAY_MAX_HELD_LONG_POLLS: status long-polls held at once; one more is 503 with Retry-After. */
-  readonly maxHeldLongPolls?: number
+  readonly maxHeldLongPolls?: number | undefined
   /** PAY_EXPIRY_SWEEP_SECONDS: how often the expiry sweep records the payments whose time passed. */
-  readonly expirySweepMs?: number
+  readonly expirySweepMs?: number | undefined
   /** PAY_MAX_CONNECTIONS: connections open at once (node's `server.maxConnections`; not on Bun). */
   readonly maxConnections?: number
   /**
@@ -57,7 +66,7 @@ export interface StandaloneConfig {
   /** How long an option's price holds; overrides the file's `quoteLockSeconds`. */
   readonly quoteLockMs: Option.Option<number>
   /** PAY_BUYER_DATA_RETENTION_DAYS: how long buyer data is kept after its payment is final. */
-  readonly buyerDataRetentionMs?: number
+  readonly buyerDataRetentionMs?: number | undefined
   /**
    * PAY_FETCH_ALLOW_PRIVATE=1: the logo fetcher may reach loopback and private
    * addresses. For tests and private deployments only; off by default.
@@ -89,6 +98,82 @@ export interface StandaloneConfig {
   readonly logFormat?: LogFormat
 }
 
+/** The variables that are engine settings, each with its setting and unit. */
+export const ENGINE_VARIABLES = {
+  PAY_MAX_BODY_BYTES: { fields: HttpSettings.fields, key: "maxBodyBytes", perUnit: 1 },
+  PAY_PAYMENT_LIFETIME_SECONDS: {
+    fields: PaymentsSettings.fields,
+    key: "paymentLifetimeMs",
+    perUnit: 1000
+  },
+  PAY_MAX_LONG_POLL_MS: { fields: PaymentsSettings.fields, key: "maxLongPollMs", perUnit: 1 },
+  PAY_MAX_HELD_LONG_POLLS: { fields: PaymentsSettings.fields, key: "maxHeldLongPolls", perUnit: 1 },
+  PAY_EXPIRY_SWEEP_SECONDS: {
+    fields: PaymentsSettings.fields,
+    key: "expirySweepMs",
+    perUnit: 1000
+  },
+  PAY_QUOTE_LOCK_SECONDS: { fields: GatewaySettings.fields, key: "quoteLockMs", perUnit: 1000 },
+  PAY_BUYER_DATA_RETENTION_DAYS: {
+    fields: GatewaySettings.fields,
+    key: "buyerDataRetentionMs",
+    perUnit: 86_400_000
+  },
+  PAY_WEBHOOK_RETRY_SCHEDULE: {
+    fields: WebhookDeliverySettings.fields,
+    key: "retryScheduleMs",
+    perUnit: 1000
+  },
+  PAY_WEBHOOK_LEASE_SECONDS: {
+    fields: WebhookDeliverySettings.fields,
+    key: "leaseMs",
+    perUnit: 1000
+  },
+  PAY_RATE_LIMIT_PER_SECOND: {
+    fields: RateLimitSettings.from.fields,
+    key: "perSecond",
+    perUnit: 1
+  },
+  PAY_RATE_LIMIT_BURST: { fields: RateLimitSettings.from.fields, key: "burst", perUnit: 1 }
+} satisfies Readonly<Record<string, EngineSetting>>
+
+const range = (name: keyof typeof ENGINE_VARIABLES) => rangeInUnits(ENGINE_VARIABLES[name])
+
+/**
+ * PAY_PAYMENT_LIFETIME_SECONDS's floor is the standalone's own, deliberately
+ * above the engine's 1 s (a second check, not the engine's range repeated): a
+ * server's default lifetime under 10 s would leave a buyer no time to pay,
+ * while an embedder's tests may want 1 s. Its ceiling is the engine's.
+ */
+const MIN_PAYMENT_LIFETIME_SECONDS = 10
+
+/**
+ * PAY_WEBHOOK_LEASE_SECONDS's floor is the standalone's own, above the
+ * engine's 1 s: the variable is documented and refused below 2 (2 to 600,
+ * "keep it above the 15 s an attempt may take"), and a start that worked must
+ * not change what it refuses. Its ceiling is the engine's.
+ */
+const MIN_WEBHOOK_LEASE_SECONDS = 2
+
+/** The retry schedule's rule, from the engine's: how many waits, each from and to (in seconds). */
+const retrySchedule = {
+  ...range("PAY_WEBHOOK_RETRY_SCHEDULE"),
+  most: maxItemsOf(ENGINE_VARIABLES.PAY_WEBHOOK_RETRY_SCHEDULE)
+}
+
+/** The expiry sweep's range in seconds (0.1 to 3600), and its default: the engine's. */
+const expirySweep = (() => {
+  const { from, to } = rangeInUnits({ ...ENGINE_VARIABLES.PAY_EXPIRY_SWEEP_SECONDS, perUnit: 1 })
+  return {
+    from: from / 1000,
+    to: to / 1000,
+    byDefault: defaultPaymentsSettings.expirySweepMs / 1000
+  }
+})()
+
+/** The most a rate or a burst may be (the engine's: a million requests). */
+const MAX_RATE_LIMIT = range("PAY_RATE_LIMIT_PER_SECOND").to
+
 /**
  * Every environment variable the server reads, with what it allows (for a
  * value that is not even of the right kind, as `PORT=abc`). The one list: the
@@ -103,24 +188,23 @@ export const SETTINGS: Readonly<Record<string, string>> = {
   PAY_BOOTSTRAP_API_KEY: "20 to 256 of A-Z a-z 0-9 _ -",
   PAY_PUBLIC_URL: "an absolute http:// or https:// URL",
   PAY_BASE_PATH: 'empty or a path like /pay (starting with "/", no trailing "/")',
-  PAY_MAX_BODY_BYTES: "a whole number from 1024 to 104857600",
-  PAY_PAYMENT_LIFETIME_SECONDS: "a whole number from 10 to 2592000 (30 days)",
+  PAY_MAX_BODY_BYTES: `a whole number from ${range("PAY_MAX_BODY_BYTES").from} to ${range("PAY_MAX_BODY_BYTES").to}`,
+  PAY_PAYMENT_LIFETIME_SECONDS: `a whole number from ${MIN_PAYMENT_LIFETIME_SECONDS} to ${range("PAY_PAYMENT_LIFETIME_SECONDS").to} (30 days)`,
   PAY_CONFIG: "the path of the networks file (JSON)",
-  PAY_QUOTE_LOCK_SECONDS: "a whole number from 1 to 3600",
-  PAY_BUYER_DATA_RETENTION_DAYS: "a whole number of days from 1 to 3650",
-  PAY_MAX_LONG_POLL_MS: "a whole number from 0 to 120000",
-  PAY_MAX_HELD_LONG_POLLS: "a whole number from 1 to 10000000",
+  PAY_QUOTE_LOCK_SECONDS: `a whole number from ${range("PAY_QUOTE_LOCK_SECONDS").from} to ${range("PAY_QUOTE_LOCK_SECONDS").to}`,
+  PAY_BUYER_DATA_RETENTION_DAYS: `a whole number of days from ${range("PAY_BUYER_DATA_RETENTION_DAYS").from} to ${range("PAY_BUYER_DATA_RETENTION_DAYS").to}`,
+  PAY_MAX_LONG_POLL_MS: `a whole number from ${range("PAY_MAX_LONG_POLL_MS").from} to ${range("PAY_MAX_LONG_POLL_MS").to}`,
+  PAY_MAX_HELD_LONG_POLLS: `a whole number from ${range("PAY_MAX_HELD_LONG_POLLS").from} to ${range("PAY_MAX_HELD_LONG_POLLS").to}`,
   PAY_MAX_CONNECTIONS: "a whole number from 1 to 10000000",
-  PAY_EXPIRY_SWEEP_SECONDS: "a number of seconds from 0.1 to 3600, at most 3 decimals (e.g. 0.5)",
-  PAY_WEBHOOK_RETRY_SCHEDULE:
-    "up to 50 whole numbers of seconds from 0 to 604800, comma-separated (e.g. 5,300,1800)",
-  PAY_WEBHOOK_LEASE_SECONDS: "a whole number from 2 to 600",
-  PAY_RATE_LIMIT_PER_SECOND: "a whole number from 0 (off) to 1000000",
-  PAY_RATE_LIMIT_BURST: "a whole number from 0 to 1000000",
-  PAY_GATEWAY_RATE_LIMIT_PER_SECOND: "a whole number from 0 (off) to 1000000",
-  PAY_GATEWAY_RATE_LIMIT_BURST: "a whole number from 0 to 1000000",
-  PAY_PAYMENT_RATE_LIMIT_PER_SECOND: "a whole number from 0 (off) to 1000000",
-  PAY_PAYMENT_RATE_LIMIT_BURST: "a whole number from 0 to 1000000",
+  PAY_EXPIRY_SWEEP_SECONDS: `a number of seconds from ${expirySweep.from} to ${expirySweep.to}, at most 3 decimals (e.g. 0.5)`,
+  PAY_WEBHOOK_RETRY_SCHEDULE: `up to ${retrySchedule.most} whole numbers of seconds from ${retrySchedule.from} to ${retrySchedule.to}, comma-separated (e.g. 5,300,1800)`,
+  PAY_WEBHOOK_LEASE_SECONDS: `a whole number from ${MIN_WEBHOOK_LEASE_SECONDS} to ${range("PAY_WEBHOOK_LEASE_SECONDS").to}`,
+  PAY_RATE_LIMIT_PER_SECOND: `a whole number from 0 (off) to ${MAX_RATE_LIMIT}`,
+  PAY_RATE_LIMIT_BURST: `a whole number from 0 to ${MAX_RATE_LIMIT}`,
+  PAY_GATEWAY_RATE_LIMIT_PER_SECOND: `a whole number from 0 (off) to ${MAX_RATE_LIMIT}`,
+  PAY_GATEWAY_RATE_LIMIT_BURST: `a whole number from 0 to ${MAX_RATE_LIMIT}`,
+  PAY_PAYMENT_RATE_LIMIT_PER_SECOND: `a whole number from 0 (off) to ${MAX_RATE_LIMIT}`,
+  PAY_PAYMENT_RATE_LIMIT_BURST: `a whole number from 0 to ${MAX_RATE_LIMIT}`,
   PAY_SANDBOX: "1 or 0",
   PAY_SQLITE_READ_WORKER: "1 or 0",
   PAY_FETCH_ALLOW_PRIVATE: "1 or 0",
@@ -181,32 +265,31 @@ const telemetryConfig: Config.Config<Option.Option<TelemetrySettings>> = Config.
   })
 )
 
-const RETRY_SCHEDULE_MESSAGE =
-  "PAY_WEBHOOK_RETRY_SCHEDULE must be up to 50 whole numbers of seconds from 0 to 604800, comma-separated (e.g. 5,300,1800)"
+const RETRY_SCHEDULE_MESSAGE = `PAY_WEBHOOK_RETRY_SCHEDULE must be ${SETTINGS.PAY_WEBHOOK_RETRY_SCHEDULE}`
 
-/** "5, 300,1800" → [5000, 300000, 1800000], or undefined when it is not one. */
+/**
+ * "5, 300,1800" → [5000, 300000, 1800000], or undefined when it is not a
+ * schedule the engine takes (its `retryScheduleMs`: how many waits, each's range).
+ */
 export const parseRetrySchedule = (text: string): ReadonlyArray<number> | undefined => {
   const parts = text.split(",").map((p) => p.trim())
-  if (parts.length > 50 || !parts.every((p) => /^\d{1,6}$/.test(p) && Number(p) <= 604_800)) {
-    return undefined
-  }
-  return parts.map((p) => Number(p) * 1000)
+  if (!parts.every((p) => /^\d{1,16}$/.test(p))) return undefined
+  const schedule = parts.map((p) => Number(p) * 1000)
+  return engineTakes(ENGINE_VARIABLES.PAY_WEBHOOK_RETRY_SCHEDULE, schedule) ? schedule : undefined
 }
 
-const EXPIRY_SWEEP_MESSAGE =
-  "PAY_EXPIRY_SWEEP_SECONDS must be a number of seconds from 0.1 to 3600, at most 3 decimals (e.g. 0.5; default 5)"
+const EXPIRY_SWEEP_MESSAGE = `PAY_EXPIRY_SWEEP_SECONDS must be a number of seconds from ${expirySweep.from} to ${expirySweep.to}, at most 3 decimals (e.g. 0.5; default ${expirySweep.byDefault})`
 
 /**
  * "0.5" → 500: PAY_EXPIRY_SWEEP_SECONDS in milliseconds, or undefined when it
- * is not a number of seconds from 0.1 to 3600 with at most 3 decimals (the
- * engine's `expirySweepMs`, 100 to 3,600,000, in seconds as the other
- * durations are).
+ * is not a number of seconds with at most 3 decimals that the engine takes
+ * (its `expirySweepMs`, 100 to 3,600,000, in seconds as the other durations are).
  */
 export const parseExpirySweepSeconds = (text: string): number | undefined => {
   const trimmed = text.trim()
-  if (!/^\d{1,4}(\.\d{1,3})?$/.test(trimmed)) return undefined
+  if (!/^\d{1,7}(\.\d{1,3})?$/.test(trimmed)) return undefined
   const ms = Math.round(Number(trimmed) * 1000)
-  return ms >= 100 && ms <= 3_600_000 ? ms : undefined
+  return engineTakes(ENGINE_VARIABLES.PAY_EXPIRY_SWEEP_SECONDS, ms) ? ms : undefined
 }
 
 export const DEFAULT_DATABASE = "./data/pay.sqlite"
@@ -355,30 +438,27 @@ const basePath = Config.option(
   )
 )
 
-/** The most a rate or a burst may be: a million requests. */
-const MAX_RATE_LIMIT = 1_000_000
-
-/** "0" to "1000000", or undefined. */
+/** A whole number of requests (the engine checks its range), or undefined. */
 const parseRateLimitNumber = (text: string): number | undefined => {
   const trimmed = text.trim()
-  return /^\d{1,7}$/.test(trimmed) && Number(trimmed) <= MAX_RATE_LIMIT
-    ? Number(trimmed)
-    : undefined
+  return /^\d{1,16}$/.test(trimmed) ? Number(trimmed) : undefined
 }
 
 /**
  * One limit from `${prefix}_PER_SECOND` and `${prefix}_BURST`: off (undefined)
- * unless the rate is above 0; the burst defaults to the rate.
+ * unless the rate is above 0. The engine's `RateLimitSettings` checks both
+ * (each's range, no burst without a rate), and its default applies to a burst
+ * not given (the rate).
  */
 export const rateLimitConfig = (prefix: string): Config.Config<RateLimitSettings | undefined> => {
   const rateName = `${prefix}_PER_SECOND`
   const burstName = `${prefix}_BURST`
-  const number = (name: string, message: string) =>
-    Config.string(name).pipe(
-      Config.withDefault("0"),
-      Config.mapOrFail((text) => {
-        const n = parseRateLimitNumber(text)
-        return n === undefined
+  const number = (name: string, key: "perSecond" | "burst", message: string) =>
+    Config.option(Config.string(name)).pipe(
+      Config.mapOrFail((given) => {
+        if (Option.isNone(given)) return Either.right(undefined)
+        const n = parseRateLimitNumber(given.value)
+        return n === undefined || !engineTakes({ ...ENGINE_VARIABLES.PAY_RATE_LIMIT_BURST, key }, n)
           ? Either.left(ConfigError.InvalidData([name], message))
           : Either.right(n)
       })
@@ -386,15 +466,19 @@ export const rateLimitConfig = (prefix: string): Config.Config<RateLimitSettings
   return Config.all([
     number(
       rateName,
+      "perSecond",
       `${rateName} must be a whole number of requests a second from 0 (off, the default) to ${MAX_RATE_LIMIT}`
     ),
     number(
       burstName,
+      "burst",
       `${burstName} must be a whole number of requests from 0 to ${MAX_RATE_LIMIT} (0 or unset: as many as ${rateName})`
     )
   ]).pipe(
     Config.mapOrFail(([perSecond, burst]) => {
-      if (perSecond === 0 && burst > 0) {
+      const limit = { perSecond: perSecond ?? 0, ...(burst === undefined ? {} : { burst }) }
+      if (Either.isLeft(Schema.decodeUnknownEither(RateLimitSettings)(limit))) {
+        // The engine's one refusal of two numbers in range: a burst without a rate.
         return Either.left(
           ConfigError.InvalidData(
             [burstName],
@@ -402,9 +486,7 @@ export const rateLimitConfig = (prefix: string): Config.Config<RateLimitSettings
           )
         )
       }
-      return Either.right(
-        perSecond === 0 ? undefined : { perSecond, burst: burst === 0 ? perSecond : burst }
-      )
+      return Either.right(limit.perSecond === 0 ? undefined : limit)
     })
   )
 }
@@ -424,6 +506,31 @@ const rateLimits = Config.all({
   })
 )
 
+/**
+ * A whole-number variable that is an engine setting: unset, undefined (the
+ * engine's default applies); set, converted to the engine's unit and checked
+ * by the engine's schema, a refusal naming the variable and the engine's range
+ * in the variable's unit (`PAY_QUOTE_LOCK_SECONDS must be from 1 to 3600`).
+ */
+const engineWholeNumber = (
+  name: keyof typeof ENGINE_VARIABLES,
+  rule: string
+): Config.Config<number | undefined> => {
+  const setting = ENGINE_VARIABLES[name]
+  const { from, to } = range(name)
+  return Config.option(Config.integer(name)).pipe(
+    Config.mapOrFail((given) =>
+      Option.isNone(given)
+        ? Either.right(undefined)
+        : engineTakes(setting, given.value * setting.perUnit)
+          ? Either.right(given.value * setting.perUnit)
+          : Either.left(
+              ConfigError.InvalidData([name], `${name} must be ${rule}from ${from} to ${to}`)
+            )
+    )
+  )
+}
+
 export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.integer("PORT").pipe(
@@ -439,57 +546,37 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   previousSecrets,
   publicUrl,
   basePath,
-  maxBodyBytes: Config.integer("PAY_MAX_BODY_BYTES").pipe(
-    Config.withDefault(256 * 1024),
-    Config.validate({
-      message: "PAY_MAX_BODY_BYTES must be from 1024 to 104857600",
-      validation: (n) => n >= 1024 && n <= 100 * 1024 * 1024
+  maxBodyBytes: engineWholeNumber("PAY_MAX_BODY_BYTES", ""),
+  paymentLifetimeMs: Config.option(Config.integer("PAY_PAYMENT_LIFETIME_SECONDS")).pipe(
+    Config.mapOrFail((given) => {
+      if (Option.isNone(given)) return Either.right(undefined)
+      const setting = ENGINE_VARIABLES.PAY_PAYMENT_LIFETIME_SECONDS
+      // The standalone's own floor (MIN_PAYMENT_LIFETIME_SECONDS), then the engine's check.
+      return given.value >= MIN_PAYMENT_LIFETIME_SECONDS &&
+        engineTakes(setting, given.value * setting.perUnit)
+        ? Either.right(given.value * setting.perUnit)
+        : Either.left(
+            ConfigError.InvalidData(
+              ["PAY_PAYMENT_LIFETIME_SECONDS"],
+              `PAY_PAYMENT_LIFETIME_SECONDS must be from ${MIN_PAYMENT_LIFETIME_SECONDS} to ${range("PAY_PAYMENT_LIFETIME_SECONDS").to} (30 days)`
+            )
+          )
     })
-  ),
-  paymentLifetimeMs: Config.integer("PAY_PAYMENT_LIFETIME_SECONDS").pipe(
-    Config.withDefault(300),
-    Config.validate({
-      message: "PAY_PAYMENT_LIFETIME_SECONDS must be from 10 to 2592000 (30 days)",
-      validation: (n) => n >= 10 && n <= 2_592_000
-    }),
-    Config.map((seconds) => seconds * 1000)
   ),
   payConfigPath: Config.option(Config.nonEmptyString("PAY_CONFIG")),
-  quoteLockMs: Config.option(
-    Config.integer("PAY_QUOTE_LOCK_SECONDS").pipe(
-      Config.validate({
-        message: "PAY_QUOTE_LOCK_SECONDS must be from 1 to 3600",
-        validation: (n) => n >= 1 && n <= 3600
-      }),
-      Config.map((seconds) => seconds * 1000)
-    )
+  quoteLockMs: engineWholeNumber("PAY_QUOTE_LOCK_SECONDS", "").pipe(
+    Config.map(Option.fromNullable)
   ),
-  buyerDataRetentionMs: Config.integer("PAY_BUYER_DATA_RETENTION_DAYS").pipe(
-    Config.withDefault(90),
-    Config.validate({
-      message: "PAY_BUYER_DATA_RETENTION_DAYS must be a whole number of days from 1 to 3650",
-      validation: (n) => n >= 1 && n <= 3650
-    }),
-    Config.map((days) => days * 24 * 60 * 60_000)
+  buyerDataRetentionMs: engineWholeNumber(
+    "PAY_BUYER_DATA_RETENTION_DAYS",
+    "a whole number of days "
   ),
-  maxLongPollMs: Config.integer("PAY_MAX_LONG_POLL_MS").pipe(
-    Config.withDefault(30_000),
-    Config.validate({
-      message: "PAY_MAX_LONG_POLL_MS must be from 0 to 120000",
-      validation: (n) => n >= 0 && n <= 120_000
-    })
-  ),
-  maxHeldLongPolls: Config.integer("PAY_MAX_HELD_LONG_POLLS").pipe(
-    Config.withDefault(20_000),
-    Config.validate({
-      message: "PAY_MAX_HELD_LONG_POLLS must be from 1 to 10000000",
-      validation: (n) => n >= 1 && n <= 10_000_000
-    })
-  ),
-  expirySweepMs: Config.string("PAY_EXPIRY_SWEEP_SECONDS").pipe(
-    Config.withDefault(String(defaultPaymentsSettings.expirySweepMs / 1000)),
-    Config.mapOrFail((text) => {
-      const ms = parseExpirySweepSeconds(text)
+  maxLongPollMs: engineWholeNumber("PAY_MAX_LONG_POLL_MS", ""),
+  maxHeldLongPolls: engineWholeNumber("PAY_MAX_HELD_LONG_POLLS", ""),
+  expirySweepMs: Config.option(Config.string("PAY_EXPIRY_SWEEP_SECONDS")).pipe(
+    Config.mapOrFail((given) => {
+      if (Option.isNone(given)) return Either.right(undefined)
+      const ms = parseExpirySweepSeconds(given.value)
       return ms === undefined
         ? Either.left(ConfigError.InvalidData(["PAY_EXPIRY_SWEEP_SECONDS"], EXPIRY_SWEEP_MESSAGE))
         : Either.right(ms)
@@ -517,8 +604,11 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   webhookLeaseMs: Config.option(
     Config.integer("PAY_WEBHOOK_LEASE_SECONDS").pipe(
       Config.validate({
-        message: "PAY_WEBHOOK_LEASE_SECONDS must be from 2 to 600",
-        validation: (n) => n >= 2 && n <= 600
+        message: `PAY_WEBHOOK_LEASE_SECONDS must be from ${MIN_WEBHOOK_LEASE_SECONDS} to ${range("PAY_WEBHOOK_LEASE_SECONDS").to}`,
+        // The standalone's own floor (MIN_WEBHOOK_LEASE_SECONDS), then the engine's check.
+        validation: (n) =>
+          n >= MIN_WEBHOOK_LEASE_SECONDS &&
+          engineTakes(ENGINE_VARIABLES.PAY_WEBHOOK_LEASE_SECONDS, n * 1000)
       }),
       Config.map((seconds) => seconds * 1000)
     )

@@ -127,4 +127,35 @@ describe("PAY_CONFIG jobs", () => {
       )
     }
   })
+
+  it("says a refused field in the file's unit with the engine's range, and a second of a field in seconds is whole", () => {
+    const cases = [
+      [{ leaseSeconds: 0 }, "jobs.leaseSeconds must be a whole number of seconds from 1 to 600"],
+      [{ leaseSeconds: 1.5 }, "jobs.leaseSeconds must be a whole number of seconds from 1 to 600"],
+      [{ pollMs: 5 }, "jobs.pollMs must be a whole number of milliseconds from 10 to 60000"],
+      [
+        { stuckAfterSeconds: 604_801 },
+        "jobs.stuckAfterSeconds must be a whole number of seconds from 1 to 604800"
+      ]
+    ] as const
+    for (const [jobs, says] of cases) {
+      const { path, result } = readJobs(jobs)
+      expect(Either.getLeft(result).pipe((m) => m._tag === "Some" && m.value)).toBe(
+        `PAY_CONFIG ${path}: ${says}`
+      )
+    }
+  })
+})
+
+describe("PAY_CONFIG quoteLockSeconds", () => {
+  it("is left to the engine's default when the file has none, and given in milliseconds when it has", () => {
+    const { result } = read([network("eip155:8453")])
+    expect(Either.getOrThrow(result).gateway).toEqual({})
+    const path = join(dir, `pay-config-${n++}.json`)
+    writeFileSync(
+      path,
+      JSON.stringify({ networks: [network("eip155:8453")], quoteLockSeconds: 45 })
+    )
+    expect(Either.getOrThrow(readPayConfig(path, {})).gateway).toEqual({ quoteLockMs: 45_000 })
+  })
 })

@@ -10,12 +10,15 @@ import {
   AmountInput,
   Caip2Schema,
   Caip19Schema,
+  ChainWorkSettings,
   chainOfCaip19,
   FeeScheduleSchema,
+  GatewaySettings,
   parseRate
 } from "@pay/core"
 import { Either, ParseResult, Schema } from "effect"
 import { http, isHex } from "viem"
+import { type EngineSetting, engineWholeNumberField } from "./engineSettings.js"
 
 const PrivateKey = Schema.String.pipe(
   Schema.filter(
@@ -81,11 +84,50 @@ const Rates = Schema.Record({
   )
 })
 
+/**
+ * The fields that are engine settings, each with its setting and unit: their
+ * defaults and ranges are the engine's (engineSettings.ts). `quoteLockSeconds`
+ * is one too, with a floor of its own (below).
+ */
+export const ENGINE_FIELDS = {
+  "jobs.pollMs": { fields: ChainWorkSettings.fields, key: "pollMs", perUnit: 1 },
+  "jobs.leaseSeconds": { fields: ChainWorkSettings.fields, key: "leaseMs", perUnit: 1000 },
+  "jobs.concurrency": { fields: ChainWorkSettings.fields, key: "concurrency", perUnit: 1 },
+  "jobs.backoffCapSeconds": {
+    fields: ChainWorkSettings.fields,
+    key: "backoffCapMs",
+    perUnit: 1000
+  },
+  "jobs.stuckAfterSeconds": {
+    fields: ChainWorkSettings.fields,
+    key: "stuckAfterMs",
+    perUnit: 1000
+  },
+  "jobs.stuckAfterFailures": {
+    fields: ChainWorkSettings.fields,
+    key: "stuckAfterFailures",
+    perUnit: 1
+  },
+  quoteLockSeconds: { fields: GatewaySettings.fields, key: "quoteLockMs", perUnit: 1000 }
+} satisfies Readonly<Record<string, EngineSetting>>
+
+// Exact: a JSON file has no undefined, and its branch would only add "Expected undefined" to a refusal.
+const job = (field: keyof typeof ENGINE_FIELDS, unit: string) =>
+  Schema.optionalWith(engineWholeNumberField(ENGINE_FIELDS[field], unit), { exact: true })
+
 export const PayConfigFile = Schema.Struct({
   networks: Schema.Array(Network).pipe(Schema.minItems(1)),
   rates: Schema.optionalWith(Rates, { default: () => ({}) }),
+  /**
+   * Left out, the engine's default applies (or PAY_QUOTE_LOCK_SECONDS). The
+   * file keeps a range of its own, 10 to 3,600 whole seconds (documented so),
+   * narrower than the engine's 100 ms to an hour and PAY_QUOTE_LOCK_SECONDS's
+   * 1 s floor: a lock the file sets for the whole deployment must leave a
+   * wallet time to pay, while the variable is the operator's override (a
+   * test, a short check). The engine's decode checks it too.
+   */
   quoteLockSeconds: Schema.optionalWith(Schema.Int.pipe(Schema.between(10, 3600)), {
-    default: () => 120
+    exact: true
   }),
   collectData: Schema.optional(
     Schema.Struct({
@@ -94,16 +136,21 @@ export const PayConfigFile = Schema.Struct({
     })
   ),
   fees: Schema.optional(FeeScheduleSchema),
-  /** The durable chain work: how often idle instances look for jobs, how long a claim holds. */
-  jobs: Schema.optional(
+  /**
+   * The durable chain work: how often idle instances look for jobs, how long a
+   * claim holds. Each left out takes the engine's default; each given is
+   * checked by the engine's schema, its range said in the field's unit.
+   */
+  jobs: Schema.optionalWith(
     Schema.Struct({
-      pollMs: Schema.optional(Schema.Int.pipe(Schema.between(10, 60_000))),
-      leaseSeconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 600))),
-      concurrency: Schema.optional(Schema.Int.pipe(Schema.between(1, 1000))),
-      backoffCapSeconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 3600))),
-      stuckAfterSeconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 7 * 86_400))),
-      stuckAfterFailures: Schema.optional(Schema.Int.pipe(Schema.between(1, 1_000_000)))
-    })
+      pollMs: job("jobs.pollMs", "milliseconds"),
+      leaseSeconds: job("jobs.leaseSeconds", "seconds"),
+      concurrency: job("jobs.concurrency", "jobs"),
+      backoffCapSeconds: job("jobs.backoffCapSeconds", "seconds"),
+      stuckAfterSeconds: job("jobs.stuckAfterSeconds", "seconds"),
+      stuckAfterFailures: job("jobs.stuckAfterFailures", "failures")
+    }),
+    { exact: true }
   )
 })
 export type PayConfigFile = typeof PayConfigFile.Type
@@ -237,7 +284,7 @@ export const toChainSetup = (
           }
         }),
     gateway: {
-      quoteLockMs: file.quoteLockSeconds * 1000,
+      ...(file.quoteLockSeconds === undefined ? {} : { quoteLockMs: file.quoteLockSeconds * 1000 }),
       ...(file.collectData === undefined
         ? {}
         : {

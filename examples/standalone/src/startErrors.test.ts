@@ -110,3 +110,31 @@ describe("a database or an address that fails", () => {
     expect(startErrorLines(Cause.interrupt(Cause.empty as never))).toBeUndefined()
   })
 })
+
+describe("a refusal of a setting the engine owns", () => {
+  it("names the variable with the engine's range in the variable's unit, or the standalone's own floor", () => {
+    expect(
+      linesFor({
+        PAY_BUYER_DATA_RETENTION_DAYS: "3651",
+        PAY_MAX_HELD_LONG_POLLS: "0",
+        PAY_EXPIRY_SWEEP_SECONDS: "3600.001"
+      })
+    ).toEqual([
+      'error: PAY_BUYER_DATA_RETENTION_DAYS is "3651"; it must be a whole number of days from 1 to 3650',
+      'error: PAY_MAX_HELD_LONG_POLLS is "0"; it must be from 1 to 10000000',
+      'error: PAY_EXPIRY_SWEEP_SECONDS is "3600.001"; it must be a number of seconds from 0.1 to 3600, at most 3 decimals (e.g. 0.5; default 5)'
+    ])
+    // The floor is the standalone's (10 s), the ceiling the engine's (30 days).
+    for (const seconds of ["9", "2592001"]) {
+      expect(linesFor({ PAY_PAYMENT_LIFETIME_SECONDS: seconds })).toEqual([
+        `error: PAY_PAYMENT_LIFETIME_SECONDS is "${seconds}"; it must be from 10 to 2592000 (30 days)`
+      ])
+    }
+    expect(linesFor({ PAY_WEBHOOK_LEASE_SECONDS: "601" })).toEqual([
+      'error: PAY_WEBHOOK_LEASE_SECONDS is "601"; it must be from 2 to 600'
+    ])
+    expect(linesFor({ PAY_RATE_LIMIT_PER_SECOND: "1000001" })).toEqual([
+      'error: PAY_RATE_LIMIT_PER_SECOND is "1000001"; it must be a whole number of requests a second from 0 (off, the default) to 1000000'
+    ])
+  })
+})

@@ -310,6 +310,7 @@ export {
 export { gatewayUrl } from "./payments/Views.js"
 export { lookup, Prices, parseRate, type Rate, type RateTable } from "./pricing/Pricing.js"
 export {
+  bucketSettings,
   RateLimitSettings,
   RateLimitsConfig,
   RateLimitsSettings
@@ -382,6 +383,11 @@ export {
   TokenRegistry,
   type TokenRegistryShape
 } from "./shared/TokenRegistry.js"
+export {
+  type WholeNumberRange,
+  WholeNumberRangeId,
+  wholeNumberRangeOf
+} from "./shared/WholeNumber.js"
 export { parseOtlpHeaders, TelemetrySettings } from "./telemetry/Telemetry.js"
 export {
   DEFAULT_TOLERANCE_SECONDS,
