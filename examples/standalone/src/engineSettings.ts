@@ -8,7 +8,7 @@
  * after the conversion to the engine's unit, and a refusal is said in the
  * variable's unit (seconds where the variable is in seconds).
  */
-import { wholeNumberRangeOf } from "@pay/core"
+import { settingAnnotation, wholeNumberRangeOf } from "@pay/core"
 import { SchemaAST as AST, Either, Schema } from "effect"
 
 /** One engine setting: its feature's fields, its key, and how many of its units make one of ours. */
@@ -41,40 +41,12 @@ export const rangeInUnits = (
 
 /** The most items an array setting takes (its `Schema.maxItems`), e.g. the webhook retry schedule's 50 waits. */
 export const maxItemsOf = (setting: EngineSetting): number => {
-  const field = setting.fields[setting.key]
-  const search = (ast: AST.AST, depth: number): number | undefined => {
-    if (depth > 8) return undefined
+  const found = settingAnnotation(setting.fields, setting.key, (ast) => {
     const json = AST.getJSONSchemaAnnotation(ast)
-    if (
-      json._tag === "Some" &&
-      typeof (json.value as { maxItems?: unknown }).maxItems === "number"
-    ) {
-      return (json.value as { maxItems: number }).maxItems
-    }
-    switch (ast._tag) {
-      case "Refinement":
-        return search(ast.from, depth + 1)
-      case "Transformation":
-        return search(ast.to, depth + 1) ?? search(ast.from, depth + 1)
-      case "Union":
-        for (const member of ast.types) {
-          const found = search(member, depth + 1)
-          if (found !== undefined) return found
-        }
-        return undefined
-      default:
-        return undefined
-    }
-  }
-  const ast =
-    field === undefined
-      ? undefined
-      : Schema.isPropertySignature(field)
-        ? field.ast._tag === "PropertySignatureTransformation"
-          ? field.ast.from.type
-          : field.ast.type
-        : field.ast
-  const found = ast === undefined ? undefined : search(ast, 0)
+    const maxItems =
+      json._tag === "Some" ? (json.value as { maxItems?: unknown }).maxItems : undefined
+    return typeof maxItems === "number" ? maxItems : undefined
+  })
   if (found === undefined) throw new Error(`${setting.key} has no most items`)
   return found
 }

@@ -384,6 +384,7 @@ export {
   type TokenRegistryShape
 } from "./shared/TokenRegistry.js"
 export {
+  settingAnnotation,
   type WholeNumberRange,
   WholeNumberRangeId,
   wholeNumberRangeOf

@@ -40,19 +40,28 @@ export const wholeNumber = (from: number, to: number, unit: string) => {
   )
 }
 
-/** The first `wholeNumber` range in a schema, or an array's element, or a setting that may be left out. */
-const rangeIn = (ast: AST.AST, depth = 0): WholeNumberRange | undefined => {
+/**
+ * The first annotation `pick` finds in a setting's schema, looking through its
+ * refinements, transformations, unions (a setting that may be left out) and an
+ * array's element.
+ */
+const findIn = <A>(
+  ast: AST.AST,
+  pick: (ast: AST.AST) => A | undefined,
+  depth = 0
+): A | undefined => {
   if (depth > 8) return undefined
-  const own = ast.annotations[WholeNumberRangeId] as WholeNumberRange | undefined
+  const own = pick(ast)
   if (own !== undefined) return own
+  const inner = (next: AST.AST) => findIn(next, pick, depth + 1)
   switch (ast._tag) {
     case "Refinement":
-      return rangeIn(ast.from, depth + 1)
+      return inner(ast.from)
     case "Transformation":
-      return rangeIn(ast.to, depth + 1) ?? rangeIn(ast.from, depth + 1)
+      return inner(ast.to) ?? inner(ast.from)
     case "Union":
       for (const member of ast.types) {
-        const found = rangeIn(member, depth + 1)
+        const found = inner(member)
         if (found !== undefined) return found
       }
       return undefined
@@ -61,7 +70,7 @@ const rangeIn = (ast: AST.AST, depth = 0): WholeNumberRange | undefined => {
         ...ast.elements.map((e: AST.OptionalType) => e.type),
         ...ast.rest.map((r: AST.Type) => r.type)
       ]) {
-        const found = rangeIn(element, depth + 1)
+        const found = inner(element)
         if (found !== undefined) return found
       }
       return undefined
@@ -70,13 +79,12 @@ const rangeIn = (ast: AST.AST, depth = 0): WholeNumberRange | undefined => {
   }
 }
 
-/**
- * The range of a settings struct's whole-number field (its element's, for an
- * array of them): `wholeNumberRangeOf(PaymentsSettings.fields, "maxLongPollMs")`
- * is `{ from: 0, to: 120000, unit: "milliseconds" }`. Throws on a field that
- * has none: a program asking for one relies on it.
- */
-export const wholeNumberRangeOf = (fields: Schema.Struct.Fields, key: string): WholeNumberRange => {
+/** What `pick` finds in a settings struct's field (see `findIn`), or undefined. */
+export const settingAnnotation = <A>(
+  fields: Schema.Struct.Fields,
+  key: string,
+  pick: (ast: AST.AST) => A | undefined
+): A | undefined => {
   const field = fields[key]
   const ast: AST.AST | undefined =
     field === undefined
@@ -86,7 +94,21 @@ export const wholeNumberRangeOf = (fields: Schema.Struct.Fields, key: string): W
           ? field.ast.from.type
           : field.ast.type
         : field.ast
-  const found = ast === undefined ? undefined : rangeIn(ast)
+  return ast === undefined ? undefined : findIn(ast, pick)
+}
+
+/**
+ * The range of a settings struct's whole-number field (its element's, for an
+ * array of them): `wholeNumberRangeOf(PaymentsSettings.fields, "maxLongPollMs")`
+ * is `{ from: 0, to: 120000, unit: "milliseconds" }`. Throws on a field that
+ * has none: a program asking for one relies on it.
+ */
+export const wholeNumberRangeOf = (fields: Schema.Struct.Fields, key: string): WholeNumberRange => {
+  const found = settingAnnotation(
+    fields,
+    key,
+    (ast) => ast.annotations[WholeNumberRangeId] as WholeNumberRange | undefined
+  )
   if (found === undefined) throw new Error(`${key} is not a whole-number setting`)
   return found
 }
