@@ -387,7 +387,6 @@ const shop = () =>
       engineLayer(nodeHost, {
         database: shopDatabase,
         publicUrl: "http://localhost",
-        maxBodyBytes: 0,
         logLevel: "warning"
       })
     ),
