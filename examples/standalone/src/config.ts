@@ -511,21 +511,27 @@ const rateLimits = Config.all({
  * engine's default applies); set, converted to the engine's unit and checked
  * by the engine's schema, a refusal naming the variable and the engine's range
  * in the variable's unit (`PAY_QUOTE_LOCK_SECONDS must be from 1 to 3600`).
+ * `floor` is a variable's own minimum above the engine's, checked first;
+ * `note` follows the range in the refusal.
  */
 const engineWholeNumber = (
   name: keyof typeof ENGINE_VARIABLES,
-  rule: string
+  { rule = "", floor, note = "" }: { rule?: string; floor?: number; note?: string } = {}
 ): Config.Config<number | undefined> => {
   const setting = ENGINE_VARIABLES[name]
-  const { from, to } = range(name)
+  const engine = range(name)
+  const from = floor ?? engine.from
   return Config.option(Config.integer(name)).pipe(
     Config.mapOrFail((given) =>
       Option.isNone(given)
         ? Either.right(undefined)
-        : engineTakes(setting, given.value * setting.perUnit)
+        : given.value >= from && engineTakes(setting, given.value * setting.perUnit)
           ? Either.right(given.value * setting.perUnit)
           : Either.left(
-              ConfigError.InvalidData([name], `${name} must be ${rule}from ${from} to ${to}`)
+              ConfigError.InvalidData(
+                [name],
+                `${name} must be ${rule}from ${from} to ${engine.to}${note}`
+              )
             )
     )
   )
@@ -546,33 +552,19 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   previousSecrets,
   publicUrl,
   basePath,
-  maxBodyBytes: engineWholeNumber("PAY_MAX_BODY_BYTES", ""),
-  paymentLifetimeMs: Config.option(Config.integer("PAY_PAYMENT_LIFETIME_SECONDS")).pipe(
-    Config.mapOrFail((given) => {
-      if (Option.isNone(given)) return Either.right(undefined)
-      const setting = ENGINE_VARIABLES.PAY_PAYMENT_LIFETIME_SECONDS
-      // The standalone's own floor (MIN_PAYMENT_LIFETIME_SECONDS), then the engine's check.
-      return given.value >= MIN_PAYMENT_LIFETIME_SECONDS &&
-        engineTakes(setting, given.value * setting.perUnit)
-        ? Either.right(given.value * setting.perUnit)
-        : Either.left(
-            ConfigError.InvalidData(
-              ["PAY_PAYMENT_LIFETIME_SECONDS"],
-              `PAY_PAYMENT_LIFETIME_SECONDS must be from ${MIN_PAYMENT_LIFETIME_SECONDS} to ${range("PAY_PAYMENT_LIFETIME_SECONDS").to} (30 days)`
-            )
-          )
-    })
-  ),
+  maxBodyBytes: engineWholeNumber("PAY_MAX_BODY_BYTES"),
+  // The standalone's own floor (MIN_PAYMENT_LIFETIME_SECONDS), then the engine's check.
+  paymentLifetimeMs: engineWholeNumber("PAY_PAYMENT_LIFETIME_SECONDS", {
+    floor: MIN_PAYMENT_LIFETIME_SECONDS,
+    note: " (30 days)"
+  }),
   payConfigPath: Config.option(Config.nonEmptyString("PAY_CONFIG")),
-  quoteLockMs: engineWholeNumber("PAY_QUOTE_LOCK_SECONDS", "").pipe(
-    Config.map(Option.fromNullable)
-  ),
-  buyerDataRetentionMs: engineWholeNumber(
-    "PAY_BUYER_DATA_RETENTION_DAYS",
-    "a whole number of days "
-  ),
-  maxLongPollMs: engineWholeNumber("PAY_MAX_LONG_POLL_MS", ""),
-  maxHeldLongPolls: engineWholeNumber("PAY_MAX_HELD_LONG_POLLS", ""),
+  quoteLockMs: engineWholeNumber("PAY_QUOTE_LOCK_SECONDS").pipe(Config.map(Option.fromNullable)),
+  buyerDataRetentionMs: engineWholeNumber("PAY_BUYER_DATA_RETENTION_DAYS", {
+    rule: "a whole number of days "
+  }),
+  maxLongPollMs: engineWholeNumber("PAY_MAX_LONG_POLL_MS"),
+  maxHeldLongPolls: engineWholeNumber("PAY_MAX_HELD_LONG_POLLS"),
   expirySweepMs: Config.option(Config.string("PAY_EXPIRY_SWEEP_SECONDS")).pipe(
     Config.mapOrFail((given) => {
       if (Option.isNone(given)) return Either.right(undefined)
@@ -601,18 +593,11 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
       })
     )
   ),
-  webhookLeaseMs: Config.option(
-    Config.integer("PAY_WEBHOOK_LEASE_SECONDS").pipe(
-      Config.validate({
-        message: `PAY_WEBHOOK_LEASE_SECONDS must be from ${MIN_WEBHOOK_LEASE_SECONDS} to ${range("PAY_WEBHOOK_LEASE_SECONDS").to}`,
-        // The standalone's own floor (MIN_WEBHOOK_LEASE_SECONDS), then the engine's check.
-        validation: (n) =>
-          n >= MIN_WEBHOOK_LEASE_SECONDS &&
-          engineTakes(ENGINE_VARIABLES.PAY_WEBHOOK_LEASE_SECONDS, n * 1000)
-      }),
-      Config.map((seconds) => seconds * 1000)
-    )
-  ),
+  // The standalone's own floor (MIN_WEBHOOK_LEASE_SECONDS), then the engine's check.
+  webhookLeaseMs: engineWholeNumber("PAY_WEBHOOK_LEASE_SECONDS", {
+    floor: MIN_WEBHOOK_LEASE_SECONDS
+  }).pipe(Config.map(Option.fromNullable)),
+
   rateLimits,
   metrics: Config.string("PAY_METRICS").pipe(
     Config.withDefault("1"),
