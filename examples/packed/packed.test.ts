@@ -328,7 +328,7 @@ describe("the packed packages, installed in a fresh project", () => {
     const script = [
       ...entries.map((entry) => `await import(${JSON.stringify(entry)})`),
       // Exported with the sources' condition only: not there for a platform.
-      `const refused = await import("@pay/core/testing").then(() => "loaded", (e) => e.code)`,
+      `const refused = await import("@pay/core/contracts").then(() => "loaded", (e) => e.code)`,
       "console.log(refused)"
     ].join("\n")
     const { stdout } = await run(

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Partners } from "@pay/core"
-import { capturingConsole } from "@pay/core/testing"
+import { capturingConsole } from "@pay/core/contracts"
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {

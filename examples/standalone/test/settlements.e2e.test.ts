@@ -8,7 +8,7 @@
  * definition's encoding of what it decoded, so an EVM address it is given in
  * lowercase already leaves it checksummed.
  */
-import { capturingConsole } from "@pay/core/testing"
+import { capturingConsole } from "@pay/core/contracts"
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { type EnginePages, makePaymentEngine } from "@pay/core"
-import { MemoryStorage } from "@pay/core/testing"
+import { MemoryStorage } from "@pay/testing"
 import { Effect, Exit, Scope } from "effect"
 import { checkoutPages } from "./Pages.js"
 

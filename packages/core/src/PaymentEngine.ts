@@ -24,7 +24,7 @@ import { Payments } from "./payments/Payments.js"
 import { type ResealReport, resealStoredValues } from "./secrets/Reseal.js"
 import { validateCustomApiKey } from "./shared/ApiKey.js"
 import { DEFAULT_API_VERSION, isApiVersion } from "./shared/ApiVersion.js"
-import { startInOwnScope } from "./shared/OwnScope.js"
+import { type EffectRunner, startInOwnScope } from "./shared/OwnScope.js"
 import { DisplayName } from "./shared/Text.js"
 import { startTelemetry } from "./telemetry/Telemetry.js"
 
@@ -164,27 +164,36 @@ export interface EmbeddedPaymentEngine extends Omit<PaymentEngineService, "conte
   readonly close: () => Promise<void>
 }
 
-const run = <A, E>(
-  context: Context.Context<PayEngineContext>,
-  effect: Effect.Effect<A, E, PayEngineContext>
-) => Effect.runPromise(Effect.provide(effect, context))
-
 /**
  * Starts an engine and returns its handlers, a few administrative calls and
  * `close`. Throws `PaymentEngineOptionsError` (naming every wrong option) or
  * the storage's error when it cannot start.
  */
-export const createPaymentEngine = async <E>(
+export const createPaymentEngine = <E>(
   options: PaymentEngineOptions<E>
-): Promise<EmbeddedPaymentEngine> => {
-  const { value: engine, close } = await startInOwnScope(makePaymentEngine(options))
+): Promise<EmbeddedPaymentEngine> =>
+  embedPaymentEngine(options, (effect) => effect).then(({ context: _, ...engine }) => engine)
+
+/**
+ * `createPaymentEngine`, with the engine's start, its calls and its stop run
+ * `within` the caller's services: `@pay/testing` gives a clock the test moves
+ * and a supervisor that sees when the engine is idle. The handler's requests
+ * and the background work inherit them from the start.
+ */
+export const embedPaymentEngine = async <E>(
+  options: PaymentEngineOptions<E>,
+  within: EffectRunner
+): Promise<EmbeddedPaymentEngine & Pick<PaymentEngineService, "context">> => {
+  const { value: engine, close } = await startInOwnScope(makePaymentEngine(options), within)
   const { context, ...handlers } = engine
+  const run = <A, Err>(effect: Effect.Effect<A, Err, PayEngineContext>) =>
+    Effect.runPromise(within(Effect.provide(effect, context)))
   return {
     ...handlers,
+    context,
     partners: {
       create: (input) =>
         run(
-          context,
           Effect.gen(function* () {
             // The rule of every display name (wallet apps', merchants'): 1 to 256 characters, not blank.
             const named = decodePartnerName(input.name)
@@ -221,7 +230,6 @@ export const createPaymentEngine = async <E>(
         ),
       list: () =>
         run(
-          context,
           Effect.map(
             Effect.flatMap(Partners, (partners) => partners.list),
             (all) => all.map((p) => ({ id: p.id, name: p.name }))
@@ -231,14 +239,13 @@ export const createPaymentEngine = async <E>(
     walletApps: {
       create: (input) =>
         run(
-          context,
           Effect.map(
             Effect.flatMap(WalletApps, (apps) => apps.create(input)),
             ({ app, apiKey }) => ({ walletAppId: app.id, name: app.name, apiKey })
           )
         )
     },
-    secrets: { reseal: () => run(context, resealStoredValues) },
+    secrets: { reseal: () => run(resealStoredValues) },
     // Held long-polls are answered with their status rather than cut off.
     close: () => {
       engine.drain()

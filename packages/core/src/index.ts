@@ -205,6 +205,7 @@ export {
 export {
   createPaymentEngine,
   type EmbeddedPaymentEngine,
+  embedPaymentEngine,
   makePaymentEngine,
   makePaymentWorkers,
   PaymentEngine,
@@ -226,9 +227,11 @@ export {
   type HeldStart,
   type JobFailing,
   type NewChainJob,
+  NOT_FAILING,
   NonceTaken,
   payloadFromJson,
   payloadToJson,
+  queuedJob,
   type SettlePayload
 } from "./payments/ChainJob.js"
 export {
@@ -283,6 +286,13 @@ export {
   type PaymentOption
 } from "./payments/PaymentOption.js"
 export {
+  comparePayments,
+  computeStats,
+  isAfterCursor,
+  matchesFilter
+} from "./payments/PaymentQuery.js"
+export {
+  applyChange,
   effectiveStatus,
   type PaymentChange,
   type PaymentTransition
@@ -324,7 +334,14 @@ export {
   type SharedLevel
 } from "./ratelimit/RateLimitStore.js"
 export { admitPayment, RateLimits } from "./ratelimit/RateLimits.js"
-export { MILLITOKENS_PER_TOKEN } from "./ratelimit/TokenBucket.js"
+export {
+  type BucketLevel,
+  fullBucket,
+  isFull,
+  MILLITOKENS_PER_TOKEN,
+  refill,
+  type TokenBucketSettings
+} from "./ratelimit/TokenBucket.js"
 export type { PayStorage } from "./Storage.js"
 export {
   decodeEngineSecret,
@@ -366,10 +383,10 @@ export {
   Unauthenticated
 } from "./shared/Errors.js"
 export { escapeHtml } from "./shared/Html.js"
-export { makeIdBody } from "./shared/Ids.js"
+export { makeIdBody, randomBase62 } from "./shared/Ids.js"
 export { LANGUAGES, type Language, languageOf } from "./shared/Language.js"
 export { type LruCache, makeLruCache } from "./shared/LruCache.js"
-export { startInOwnScope } from "./shared/OwnScope.js"
+export { type EffectRunner, startInOwnScope } from "./shared/OwnScope.js"
 export { toUnixSeconds } from "./shared/Time.js"
 export {
   defaultNetworks,

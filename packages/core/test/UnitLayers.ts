@@ -6,6 +6,8 @@
  * on top (`Payments.Default`, `Settlements.Default`, …): each brings the
  * services it declares it depends on.
  */
+
+import { makeMemoryStorage } from "@pay/testing"
 import { Layer } from "effect"
 import { featureConfigs } from "../src/Engine.js"
 import { engineConfig, type PaymentEngineSettings } from "../src/EngineOptions.js"
@@ -14,7 +16,6 @@ import type { PayStorage } from "../src/Storage.js"
 import { EngineMode } from "../src/shared/EngineMode.js"
 import { defaultTokenRegistry } from "../src/shared/TokenRegistry.js"
 import { makeFakeLogoCapture } from "./FakeLogoCapture.js"
-import { makeMemoryStorage } from "./MemoryStorage.js"
 
 export const unitGround = (
   settings: Partial<PaymentEngineSettings> = {},

@@ -1,14 +1,13 @@
 /**
- * Test support for the engine and for storage implementations.
+ * The storage contract suites (vitest) every storage implementation runs, and
+ * their fixtures: the repo's own tests, not published (`@pay/testing` is).
  */
 export * from "./AuditContract.js"
 export * from "./CapturingConsole.js"
 export * from "./ChainJobContract.js"
 export * from "./EngineSecretContract.js"
-export * from "./FakeChain.js"
 export * from "./KeyFixtures.js"
 export * from "./LogoContract.js"
-export * from "./MemoryStorage.js"
 export * from "./PaymentContract.js"
 export * from "./RateLimitContract.js"
 export * from "./ResealContract.js"

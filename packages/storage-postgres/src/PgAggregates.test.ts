@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { PaymentStore } from "@pay/core"
-import { statisticsFixture } from "@pay/core/testing"
+import { statisticsFixture } from "@pay/core/contracts"
 import { Effect } from "effect"
 import { freshStorage } from "../test/TestDatabase.js"
 import paymentAggregates from "./migrations/0004_payment_aggregates.js"

@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { type Payment, type PaymentId, PaymentStore } from "@pay/core"
-import { statisticsFixture } from "@pay/core/testing"
+import { statisticsFixture } from "@pay/core/contracts"
 import { Effect, Option } from "effect"
 import { freshStorage } from "../test/TestDatabase.js"
 import paymentLivemode from "./migrations/0018_payment_livemode.js"

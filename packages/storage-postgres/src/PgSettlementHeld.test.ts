@@ -1,7 +1,7 @@
 /** Migration 0022 on PostgreSQL (the case is core's SettlementHeldMigration.ts). */
 import { SqlClient } from "@effect/sql"
 import { describe, it } from "@effect/vitest"
-import { settlementHeldMigrationCase } from "@pay/core/testing"
+import { settlementHeldMigrationCase } from "@pay/core/contracts"
 import { Effect } from "effect"
 import { freshStorage } from "../test/TestDatabase.js"
 import settlementHeld from "./migrations/0022_settlement_held.js"

@@ -17,7 +17,7 @@ import {
   type PaymentId,
   PaymentStore
 } from "@pay/core"
-import { partnerKey } from "@pay/core/testing"
+import { partnerKey } from "@pay/core/contracts"
 import { Context, Effect, Layer, Option } from "effect"
 import { freshSchema } from "../test/TestDatabase.js"
 import { layer, migratedClientLayer } from "./layer.js"

@@ -7,7 +7,7 @@ import {
   rateLimitStorageContract,
   resealStorageContract,
   storageContract
-} from "@pay/core/testing"
+} from "@pay/core/contracts"
 import { freshStorage } from "../test/TestDatabase.js"
 
 // Each test builds the layer once: a new schema, migrated, dropped afterwards.

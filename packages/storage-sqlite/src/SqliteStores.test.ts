@@ -10,7 +10,7 @@ import {
   rateLimitStorageContract,
   resealStorageContract,
   storageContract
-} from "@pay/core/testing"
+} from "@pay/core/contracts"
 import { afterAll } from "vitest"
 import { runtimeDriver, runtimeDriverName } from "./RuntimeDriver.testing.js"
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { makeMemoryStorage } from "@pay/testing"
 import { Effect, Layer, TestClock } from "effect"
-import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { errorReply } from "../ApiFailures.js"
 import { ApiKeys, VERIFIED_KEY_TTL_MS } from "../keys/ApiKeys.js"
 import { KeyStore } from "../keys/KeyStore.js"

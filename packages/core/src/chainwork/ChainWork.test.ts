@@ -1,23 +1,23 @@
 /**
  * The chain work's decisions, on the in-memory stores and a scripted EVM
- * (testing/FakeChain.ts), under the test clock: collect and settle jobs driven by
+ * (testing/ScriptedChain.ts), under the test clock: collect and settle jobs driven by
  * `drain` (or `runForever`, for two instances) while the test moves time on
  * and scripts the chain. Each case checks the payment, its fees and
  * settlement, the transfers the jobs recorded and what the chain mined.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Context, Effect, Fiber, Layer, Logger, LogLevel, Option, TestClock } from "effect"
-import type { Address, Hex } from "viem"
 import {
   ASSET,
   CHAIN_ID,
   COLLECTOR,
-  FakeChain,
-  type FakeChainOptions,
   type FakeTx,
-  type MinedTx
-} from "../../test/FakeChain.js"
-import { makeMemoryStorage } from "../../test/MemoryStorage.js"
+  type MinedTx,
+  makeMemoryStorage,
+  ScriptedChain,
+  type ScriptedChainOptions
+} from "@pay/testing"
+import { Clock, Context, Effect, Fiber, Layer, Logger, LogLevel, Option, TestClock } from "effect"
+import type { Address, Hex } from "viem"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { embedderActor } from "../audit/AuditEntry.js"
 import { payEngineLayer } from "../Engine.js"
@@ -65,13 +65,13 @@ const TICK_MS = 50
 // The world: a fake chain and one memory storage, shared by every engine built on them
 
 interface World {
-  readonly fake: FakeChain
+  readonly fake: ScriptedChain
   readonly storage: Layer.Layer<PayStorage>
   readonly engine: (leaseMs?: number) => ReturnType<typeof engineOn>
 }
 
 const engineOn = (
-  fake: FakeChain,
+  fake: ScriptedChain,
   storage: Layer.Layer<PayStorage>,
   fees: FeeSchedule,
   leaseMs: number,
@@ -93,9 +93,9 @@ const engineOn = (
   )
 
 const makeWorld = (
-  options: { fees?: FeeSchedule; chain?: FakeChainOptions; chainWork?: ChainWorkGiven } = {}
+  options: { fees?: FeeSchedule; chain?: ScriptedChainOptions; chainWork?: ChainWorkGiven } = {}
 ): World => {
-  const fake = new FakeChain({ pollIntervalMs: POLL_MS, ...options.chain })
+  const fake = new ScriptedChain({ pollIntervalMs: POLL_MS, ...options.chain })
   const storage = makeMemoryStorage()
   return {
     fake,
@@ -143,7 +143,7 @@ let authNonces = 0
  * funded, and the payment in `processing` with its collect job queued.
  */
 const confirmedPayment = (
-  fake: FakeChain,
+  fake: ScriptedChain,
   shop: Shop,
   validBefore = VALID_BEFORE,
   /** Queued as the gateway queues it: held by this process when its runner runs. */
@@ -173,7 +173,7 @@ const confirmedPayment = (
   })
 
 /** A payment with an option offered (stored) and the buyer funded, not yet confirmed. */
-const offeredPayment = (fake: FakeChain, shop: Shop, validBefore = VALID_BEFORE) =>
+const offeredPayment = (fake: ScriptedChain, shop: Shop, validBefore = VALID_BEFORE) =>
   Effect.gen(function* () {
     const payments = yield* Payments
     const payment = yield* payments.create(shop.partner, shop.merchantId, {
@@ -262,7 +262,7 @@ const transfersOf = (job: ChainJob | undefined) =>
     ? Effect.succeed([] as ReadonlyArray<ChainTransfer>)
     : Effect.flatMap(ChainJobStore, (s) => s.transfersOf(job.id))
 
-const minedOf = (fake: FakeChain, kind: FakeTx["call"]["kind"]): ReadonlyArray<MinedTx> =>
+const minedOf = (fake: ScriptedChain, kind: FakeTx["call"]["kind"]): ReadonlyArray<MinedTx> =>
   fake.mined.filter((t) => t.call.kind === kind)
 
 const isSettled = (id: PaymentId) =>
@@ -911,7 +911,7 @@ describe("ChainWork", () => {
   it.effect(
     "runs a job it queued held at once, in its own process: collected and settled without a claim",
     () => {
-      const fake = new FakeChain({ pollIntervalMs: POLL_MS })
+      const fake = new ScriptedChain({ pollIntervalMs: POLL_MS })
       const claimed: Array<string> = []
       // Every job a claim hands out, seen on the store's port.
       const storage = Layer.map(makeMemoryStorage(), (context) => {
@@ -1081,7 +1081,7 @@ describe("ChainWork", () => {
 })
 
 /** The payment succeeded and settled, each of its jobs held one nonce and sent one transaction, mined once. */
-const assertOnce = (id: PaymentId, fake: FakeChain) =>
+const assertOnce = (id: PaymentId, fake: ScriptedChain) =>
   Effect.gen(function* () {
     const payment = yield* paymentOf(id)
     expect(payment.status).toBe("succeeded")
@@ -1335,15 +1335,15 @@ describe("ChainWork when the node refuses or the chain forgets", () => {
     "a chain on a new run starts afresh: its nonces forgotten, a collect under way fails chain_reset, a settlement under way ends",
     () => {
       const storage = makeMemoryStorage()
-      const firstRun = new FakeChain({ pollIntervalMs: POLL_MS, instance: "run-1" })
-      const nextRun = new FakeChain({ pollIntervalMs: POLL_MS, instance: "run-2" })
+      const firstRun = new ScriptedChain({ pollIntervalMs: POLL_MS, instance: "run-1" })
+      const nextRun = new ScriptedChain({ pollIntervalMs: POLL_MS, instance: "run-2" })
       // The first run's last settlement and last collect never get through.
       const refusing = { transfers: false, collects: false }
       firstRun.refuseTransfer = () =>
         refusing.transfers ? "ERC20: transfer amount exceeds balance" : undefined
       firstRun.rejectBroadcast = (tx) =>
         refusing.collects && tx.call.kind === "receive" ? REFUSED : undefined
-      const onRun = (fake: FakeChain, body: Effect.Effect<void, unknown, EngineServices>) =>
+      const onRun = (fake: ScriptedChain, body: Effect.Effect<void, unknown, EngineServices>) =>
         Effect.gen(function* () {
           const work = yield* ChainWork
           yield* work.startFresh

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { MemoryStorage } from "@pay/testing"
 import { Duration, Effect, Layer, Option, Schema, TestClock } from "effect"
-import { MemoryStorage } from "../../test/MemoryStorage.js"
 import type { PartnerId } from "../identity/Partner.js"
 import type { MerchantId } from "../merchants/Merchant.js"
 import type { Payment, PaymentId } from "../payments/Payment.js"

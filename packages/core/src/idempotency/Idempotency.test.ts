@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { MemoryStorage } from "@pay/testing"
 import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
-import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { IdempotencyConflict } from "../shared/Errors.js"
 import {
   CLAIM_LEASE,

@@ -4,8 +4,8 @@
  * immutable and unsniffed, and the refusals.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { MemoryStorage } from "@pay/testing"
 import { Effect, Exit, Scope } from "effect"
-import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { makePaymentEngine } from "../PaymentEngine.js"
 import { type FrozenLogo, LogoStore } from "./Logo.js"
 

@@ -7,10 +7,10 @@
  * Idempotency-Key unless a retry may pass, and a replay fetches nothing.
  */
 
+import { MemoryStorage } from "@pay/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeFakeLogoCapture } from "../../test/FakeLogoCapture.js"
-import { MemoryStorage } from "../../test/MemoryStorage.js"
 import type { PaymentEngineService } from "../PaymentEngine.js"
 import { makePaymentEngine } from "../PaymentEngine.js"
 import { Partners } from "../partners/Partners.js"

@@ -4,8 +4,8 @@
  * expired by the first sweep after it, and not a moment before.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { MemoryStorage } from "@pay/testing"
 import { Duration, Effect, Layer, TestClock } from "effect"
-import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { unitGround } from "../../test/UnitLayers.js"
 import { Merchants } from "../merchants/Merchants.js"

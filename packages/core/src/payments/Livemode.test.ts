@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { type EvmNetworkConfig, makeEvmChain } from "@pay/chain-evm"
+import { MemoryStorage } from "@pay/testing"
 import { Cause, Effect, Layer } from "effect"
 import { http } from "viem"
-import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { Chain, livemodeOf } from "../chain/Chain.js"
 import { payEngineLayer } from "../Engine.js"

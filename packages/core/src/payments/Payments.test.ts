@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { MemoryStorage } from "@pay/testing"
 import {
   Cause,
   Deferred,
@@ -11,7 +12,6 @@ import {
   Option,
   TestClock
 } from "effect"
-import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { unitGround } from "../../test/UnitLayers.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import { makeMemoryStorage } from "@pay/testing"
 import { Effect, Exit, Layer, Scope, TestClock } from "effect"
-import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { RateLimitsConfig, type RateLimitsSettings } from "./RateLimitConfig.js"
 import { RateLimitStore, type RateLimitStoreShape, type RateLimitUse } from "./RateLimitStore.js"
 import { RateLimits } from "./RateLimits.js"

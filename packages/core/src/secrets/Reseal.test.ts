@@ -5,8 +5,8 @@
  * of the re-seal, on every store: test/ResealContract.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { makeMemoryStorage } from "@pay/testing"
 import { Context, Effect, Layer, Logger, LogLevel, Option } from "effect"
-import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { payEngineLayer } from "../Engine.js"
 import { engineConfig } from "../EngineOptions.js"
 import { Partners } from "../partners/Partners.js"

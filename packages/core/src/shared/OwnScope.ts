@@ -13,20 +13,29 @@ export interface InOwnScope<A> {
   readonly close: () => Promise<void>
 }
 
+/**
+ * How a Promise API's effects run: as they are, or under services of the
+ * caller's (`@pay/testing` runs an engine under a clock the test moves).
+ */
+export type EffectRunner = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+const asGiven: EffectRunner = (effect) => effect
+
 export const startInOwnScope = async <A, E>(
-  make: Effect.Effect<A, E, Scope.Scope>
+  make: Effect.Effect<A, E, Scope.Scope>,
+  within: EffectRunner = asGiven
 ): Promise<InOwnScope<A>> => {
   const scope = Effect.runSync(Scope.make())
-  const exit = await Effect.runPromiseExit(Scope.extend(make, scope))
+  const exit = await Effect.runPromiseExit(within(Scope.extend(make, scope)))
   if (Exit.isFailure(exit)) {
-    await Effect.runPromise(Scope.close(scope, exit))
+    await Effect.runPromise(within(Scope.close(scope, exit)))
     throw Cause.squash(exit.cause)
   }
   let closing: Promise<void> | undefined
   return {
     value: exit.value,
     close: () => {
-      closing ??= Effect.runPromise(Scope.close(scope, Exit.void))
+      closing ??= Effect.runPromise(within(Scope.close(scope, Exit.void)))
       return closing
     }
   }

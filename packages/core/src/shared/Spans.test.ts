@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import { MemoryStorage } from "@pay/testing"
 import { Effect, Layer, Tracer } from "effect"
 import { makeFakeLogoCapture } from "../../test/FakeLogoCapture.js"
-import { MemoryStorage } from "../../test/MemoryStorage.js"
 import { HttpConfig } from "../http/HttpConfig.js"
 import { Partner, type PartnerId } from "../identity/Partner.js"
 import { Merchants } from "../merchants/Merchants.js"

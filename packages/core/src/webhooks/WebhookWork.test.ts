@@ -6,8 +6,8 @@
  * suites' (examples/standalone/test/webhook-delivery.e2e.test.ts).
  */
 import { describe, expect, it } from "@effect/vitest"
+import { makeMemoryStorage } from "@pay/testing"
 import { Effect, Fiber, Layer, Logger, LogLevel, TestClock } from "effect"
-import { makeMemoryStorage } from "../../test/MemoryStorage.js"
 import { payEngineLayer } from "../Engine.js"
 import { type EngineConfig, engineConfig } from "../EngineOptions.js"
 import { Merchants } from "../merchants/Merchants.js"

@@ -11,21 +11,22 @@
  * A signed transaction is the JSON of its fields (as hex) and its hash the
  * keccak of that: the same fields always sign to the same transaction.
  */
-import { Effect, Layer } from "effect"
-import { type Address, type Hex, hexToString, keccak256, stringToHex } from "viem"
 import {
+  type Caip2,
+  type Caip19,
   Chain,
   type ChainCall,
   type ChainNetwork,
   ChainUnavailable,
   type FeeQuote,
+  type ReceiveAuthorization,
   TransactionRejected,
   type TransactionState,
   TransferRefused,
   type UnsignedTransaction
-} from "../src/chain/Chain.js"
-import type { ReceiveAuthorization } from "../src/chain/Eip3009.js"
-import type { Caip2, Caip19 } from "../src/shared/Caip.js"
+} from "@pay/core"
+import { Effect, Layer } from "effect"
+import { type Address, type Hex, hexToString, keccak256, stringToHex } from "viem"
 
 export const CHAIN_ID = "eip155:8453" as Caip2
 export const TOKEN = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Address
@@ -63,7 +64,17 @@ export interface MinedTx extends FakeTx {
   readonly success: boolean
 }
 
-export interface FakeChainOptions {
+export interface ScriptedChainOptions {
+  /** The network, `eip155:8453` (Base) unless given: a platform's test engine uses Base Sepolia. */
+  readonly chainId?: Caip2
+  /** The USDC contract's address on it. */
+  readonly token?: Address
+  /** The network's name, as the gateway shows it. */
+  readonly name?: string
+  /** A test network (the engine then runs in test mode). */
+  readonly testnet?: boolean
+  /** The head's time in milliseconds, read at each block (a test's clock); `timestamp` otherwise. */
+  readonly now?: () => number
   readonly confirmations?: number
   readonly pollIntervalMs?: number
   readonly stuckAfterMs?: number
@@ -86,7 +97,10 @@ const decodeCall = (sender: Address, to: Address, data: Hex): TxCall => {
 
 const same = (a: Address, b: Address) => a.toLowerCase() === b.toLowerCase()
 
-export class FakeChain {
+export class ScriptedChain {
+  readonly chainId: Caip2
+  readonly token: Address
+  readonly asset: Caip19
   readonly network: ChainNetwork
   readonly service: Chain["Type"]
   readonly layer: Layer.Layer<Chain>
@@ -135,11 +149,18 @@ export class FakeChain {
   private readonly failures = new Map<ChainMethod, number>()
   private readonly pauses = new Map<ChainMethod, Array<number>>()
 
-  constructor(options: FakeChainOptions = {}) {
+  private readonly now: (() => number) | undefined
+
+  constructor(options: ScriptedChainOptions = {}) {
+    this.chainId = options.chainId ?? CHAIN_ID
+    this.token = options.token ?? TOKEN
+    this.asset = `${this.chainId}/erc20:${this.token}` as Caip19
+    this.now = options.now
     this.network = {
-      chainId: CHAIN_ID,
-      reference: "8453",
-      name: "Fake Base",
+      chainId: this.chainId,
+      reference: this.chainId.slice("eip155:".length),
+      name: options.name ?? "Fake Base",
+      ...(options.testnet === undefined ? {} : { testnet: options.testnet }),
       iconUrl: null,
       collector: COLLECTOR,
       confirmations: options.confirmations ?? 1,
@@ -149,8 +170,8 @@ export class FakeChain {
       ...(options.instance === undefined ? {} : { instance: options.instance }),
       tokens: [
         {
-          asset: ASSET,
-          address: TOKEN,
+          asset: this.asset,
+          address: this.token,
           symbol: "USDC",
           name: "USD Coin",
           decimals: 6,
@@ -210,6 +231,7 @@ export class FakeChain {
    * nonce is now used are dropped.
    */
   mine(): ReadonlyArray<MinedTx> {
+    this.followClock()
     this.blockNumber++
     this.blockTimes.set(this.blockNumber, this.timestamp)
     const included: Array<MinedTx> = []
@@ -275,7 +297,7 @@ export class FakeChain {
       case "receive": {
         const key = `${call.from.toLowerCase()}/${call.authNonce}`
         if (
-          !same(tx.to, TOKEN) ||
+          !same(tx.to, this.token) ||
           !same(call.to, tx.sender) ||
           this.usedAuthorizations.has(key) ||
           this.timestamp >= call.validBefore ||
@@ -289,7 +311,7 @@ export class FakeChain {
         return true
       }
       case "transfer":
-        if (!same(tx.to, TOKEN) || this.balance(tx.sender) < call.value) return false
+        if (!same(tx.to, this.token) || this.balance(tx.sender) < call.value) return false
         this.mint(tx.sender, -call.value)
         this.mint(call.to, call.value)
         return true
@@ -302,9 +324,17 @@ export class FakeChain {
   // ---------------------------------------------------------------------------
   // The port
 
+  /** The head's time moved up to the test's clock, when the chain follows one. */
+  private followClock(): void {
+    if (this.now === undefined) return
+    const seconds = BigInt(Math.floor(this.now() / 1000))
+    if (seconds > this.timestamp) this.timestamp = seconds
+  }
+
   /** Counts the call, fails it if the test says so, pauses it if asked. */
   private enter(method: ChainMethod, chainId: string): Effect.Effect<void, ChainUnavailable> {
     return Effect.suspend(() => {
+      this.followClock()
       this.calls.set(method, (this.calls.get(method) ?? 0) + 1)
       const pause = this.pauses.get(method)?.shift()
       const failing = this.failures.get(method) ?? 0
@@ -318,7 +348,7 @@ export class FakeChain {
   }
 
   private checkChain(chainId: string): Effect.Effect<void, ChainUnavailable> {
-    return chainId === CHAIN_ID || chainId === ASSET
+    return chainId === this.chainId || chainId === this.asset
       ? Effect.void
       : Effect.fail(new ChainUnavailable({ chainId, message: "not a configured network" }))
   }
@@ -345,7 +375,12 @@ export class FakeChain {
       tokenDomain: (asset) =>
         this.enter("tokenDomain", asset).pipe(
           Effect.zipRight(this.checkChain(asset)),
-          Effect.as({ name: "USD Coin", version: "2", chainId: 8453n, verifyingContract: TOKEN })
+          Effect.as({
+            name: "USD Coin",
+            version: "2",
+            chainId: BigInt(this.network.reference),
+            verifyingContract: this.token
+          })
         ),
       balanceOf: (asset, owner) =>
         this.enter("balanceOf", asset).pipe(
@@ -375,7 +410,7 @@ export class FakeChain {
               authNonce: auth.nonce
             }
             return Effect.succeed({
-              to: TOKEN,
+              to: this.token,
               data: stringToHex(json({ ...call, signature })),
               gas: 90_000n
             })
@@ -392,7 +427,7 @@ export class FakeChain {
                 : undefined)
             if (refused !== undefined) return Effect.fail(new TransferRefused({ reason: refused }))
             const call: TxCall = { kind: "transfer", to, value }
-            return Effect.succeed({ to: TOKEN, data: stringToHex(json(call)), gas: 60_000n })
+            return Effect.succeed({ to: this.token, data: stringToHex(json(call)), gas: 60_000n })
           })
         ),
       head: (chainId, atBlock) =>

@@ -5,85 +5,83 @@
  * the payment change and fenced by their lease) and pass the same storage
  * contract suites; they keep nothing across restarts.
  */
-import { Effect, Layer, Option } from "effect"
-import type { WalletApp } from "../src/apps/WalletApp.js"
-import { WalletAppStore } from "../src/apps/WalletAppStore.js"
 import {
+  ApiKeyLookupTaken,
   AuditEntry,
   type AuditLog,
+  AuditStore,
+  applyChange,
   auditValueFromJson,
-  auditValueToJson
-} from "../src/audit/AuditEntry.js"
-import { AuditStore } from "../src/audit/AuditStore.js"
-import { ChainJobStore } from "../src/chainwork/ChainJobStore.js"
-import { type EventQuery, EventStore, type Outbox, type PayEvent } from "../src/events/Event.js"
-import { StorageProbe } from "../src/health/StorageProbe.js"
-import type {
-  IdempotencyCompletion,
-  IdempotencyScope
-} from "../src/idempotency/IdempotencyStore.js"
-import { IdempotencyClaimLost, IdempotencyStore } from "../src/idempotency/IdempotencyStore.js"
-import type { Partner } from "../src/identity/Partner.js"
-import { ApiKeyLookupTaken, type KeyOwner, KeyRecord } from "../src/keys/KeyRecord.js"
-import { KeyStore, type RotateOutcome } from "../src/keys/KeyStore.js"
-import { type FrozenLogo, LogoStore } from "../src/merchants/Logo.js"
-import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
-import { MerchantStore } from "../src/merchants/MerchantStore.js"
-import { type CryptoSettlement, SettlementAssetConflict } from "../src/merchants/Settlement.js"
-import { SettlementStore } from "../src/merchants/SettlementStore.js"
-import { PartnerStore } from "../src/partners/PartnerStore.js"
-import {
+  auditValueToJson,
+  type BucketLevel,
   type ChainJob,
   type ChainJobKind,
   type ChainJobLease,
   ChainJobLeaseLost,
+  ChainJobStore,
   type ChainTransfer,
+  type ClaimedDelivery,
+  type CollectedDataRecord,
+  type CryptoSettlement,
+  comparePayments,
+  computeStats,
+  EngineSecretStore,
+  type EventQuery,
+  EventStore,
+  type FrozenLogo,
+  fullBucket,
+  GatewayStore,
+  IdempotencyClaimLost,
+  type IdempotencyCompletion,
+  type IdempotencyScope,
+  IdempotencyStore,
+  isAfterCursor,
+  isFull,
+  type KeyOwner,
+  KeyRecord,
+  KeyStore,
+  LogoStore,
+  Merchant,
+  type MerchantId,
+  MerchantStore,
+  MILLITOKENS_PER_TOKEN,
+  matchesFilter,
   type NewChainJob,
   NOT_FAILING,
   NonceTaken,
-  queuedJob
-} from "../src/payments/ChainJob.js"
-import { type Payment, RefundExists } from "../src/payments/Payment.js"
-import {
-  type CollectedDataRecord,
-  GatewayStore,
   type OptionsInserted,
-  type PaymentOption
-} from "../src/payments/PaymentOption.js"
-import {
-  comparePayments,
-  computeStats,
-  isAfterCursor,
-  matchesFilter
-} from "../src/payments/PaymentQuery.js"
-import { applyChange } from "../src/payments/PaymentStateMachine.js"
-import { PaymentStore } from "../src/payments/PaymentStore.js"
-import { RateLimitStore } from "../src/ratelimit/RateLimitStore.js"
-import {
-  type BucketLevel,
-  fullBucket,
-  isFull,
-  MILLITOKENS_PER_TOKEN,
+  type Outbox,
+  type Partner,
+  PartnerStore,
+  type PayEvent,
+  type Payment,
+  type PaymentOption,
+  PaymentStore,
+  queuedJob,
+  RateLimitStore,
+  RefundExists,
+  type RotateOutcome,
+  randomBase62,
   refill,
-  type TokenBucketSettings
-} from "../src/ratelimit/TokenBucket.js"
-import { EngineSecretStore } from "../src/secrets/EngineSecret.js"
-import { type SealedField, SealedValueStore } from "../src/secrets/SealedValueStore.js"
-import { randomBase62 } from "../src/shared/Ids.js"
-import {
-  type ClaimedDelivery,
+  type SealedField,
+  SealedValueStore,
+  SettlementAssetConflict,
+  SettlementStore,
+  StorageProbe,
+  type TokenBucketSettings,
+  type WalletApp,
+  WalletAppStore,
   type WebhookAttempt,
   WebhookDelivery,
   type WebhookDeliveryLease,
   WebhookDeliveryLeaseLost,
   type WebhookDeliveryRecord,
-  WebhookDeliveryStore
-} from "../src/webhooks/WebhookDelivery.js"
-import {
+  WebhookDeliveryStore,
   WebhookEndpoint,
   type WebhookEndpointId,
   WebhookEndpointStore
-} from "../src/webhooks/WebhookEndpoint.js"
+} from "@pay/core"
+import { Effect, Layer, Option } from "effect"
 
 interface DeliveryRow {
   delivery: WebhookDelivery
