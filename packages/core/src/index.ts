@@ -60,7 +60,7 @@ export {
   ChainWorkConfig,
   ChainWorkSettings
 } from "./chainwork/ChainWorkConfig.js"
-export { payEngineLayer, routes } from "./Engine.js"
+export { type PayEngineContext, payEngineLayer, routes } from "./Engine.js"
 export {
   type EngineConfig,
   EngineSettings,
@@ -450,7 +450,7 @@ export {
   type WebhookResponse,
   WebhookSender
 } from "./webhooks/WebhookSender.js"
-export { WebhookWork } from "./webhooks/WebhookWork.js"
+export { WebhookSigningTime, WebhookWork } from "./webhooks/WebhookWork.js"
 export {
   WebhookDeliveryConfig,
   WebhookDeliverySettings

@@ -57,6 +57,7 @@ import {
   type Payment,
   type PaymentOption,
   PaymentStore,
+  type PayStorage,
   queuedJob,
   RateLimitStore,
   RefundExists,
@@ -118,7 +119,28 @@ const scopeKey = (s: IdempotencyScope) => JSON.stringify([s.partnerId, s.route, 
 const byCreation = (a: ChainTransfer, b: ChainTransfer) =>
   a.createdAt.getTime() - b.createdAt.getTime() || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0)
 
-export const makeMemoryStorage = () => {
+/** The durable work the stores hold that is due or under way at a time: what an idle engine has none of. */
+export interface MemoryBacklog {
+  /** Chain jobs due and not claimed. */
+  readonly chainJobsDue: number
+  /** Webhook deliveries due and not claimed. */
+  readonly deliveriesDue: number
+  /** Webhook deliveries claimed and not yet recorded (an attempt under way). */
+  readonly deliveriesClaimed: number
+  /** When the next chain job, delivery or payment expiry falls due after `at`, if one will. */
+  readonly nextDueAt: number | undefined
+}
+
+/** In-memory storage, with a look at its backlog (the test engine's). */
+export interface OpenMemoryStorage {
+  readonly layer: Layer.Layer<PayStorage>
+  readonly backlog: (at: number) => MemoryBacklog
+}
+
+/** A fresh, empty in-memory storage. */
+export const makeMemoryStorage = (): Layer.Layer<PayStorage> => openMemoryStorage().layer
+
+export const openMemoryStorage = (): OpenMemoryStorage => {
   const partners = new Map<string, Partner>()
   /** Every key of every owner, by id. */
   const keys = new Map<string, KeyRecord>()
@@ -1054,6 +1076,37 @@ export const makeMemoryStorage = () => {
     return row !== undefined && row.leaseToken === lease.token ? row : undefined
   }
   const newestFirst = (a: DeliveryRow, b: DeliveryRow) => b.seq - a.seq
+  /** The deliveries a claim at `at` may take, in the order it takes them. */
+  const dueDeliveries = (at: number) => {
+    const live = (d: DeliveryRow) => d.leaseUntil !== null && d.leaseUntil > at
+    const waitsForEarlier = (d: DeliveryRow) =>
+      d.delivery.paymentId !== null &&
+      deliveries.some(
+        (e) =>
+          e.delivery.endpointId === d.delivery.endpointId &&
+          e.delivery.paymentId === d.delivery.paymentId &&
+          e.delivery.state === "pending" &&
+          e.seq < d.seq
+      )
+    return deliveries
+      .filter((d) => {
+        const endpoint = endpoints.get(d.delivery.endpointId)
+        return (
+          d.delivery.state === "pending" &&
+          d.delivery.nextAttemptAt.getTime() <= at &&
+          !live(d) &&
+          endpoint !== undefined &&
+          endpoint.status === "enabled" &&
+          endpoint.deletedAt === null &&
+          !waitsForEarlier(d)
+        )
+      })
+      .sort(
+        (a, b) =>
+          a.delivery.nextAttemptAt.getTime() - b.delivery.nextAttemptAt.getTime() || a.seq - b.seq
+      )
+  }
+
   const webhookDeliveryStore = WebhookDeliveryStore.of({
     list: (q) =>
       Effect.sync(() => {
@@ -1081,33 +1134,7 @@ export const makeMemoryStorage = () => {
             inFlight.set(d.delivery.endpointId, (inFlight.get(d.delivery.endpointId) ?? 0) + 1)
           }
         }
-        const waitsForEarlier = (d: DeliveryRow) =>
-          d.delivery.paymentId !== null &&
-          deliveries.some(
-            (e) =>
-              e.delivery.endpointId === d.delivery.endpointId &&
-              e.delivery.paymentId === d.delivery.paymentId &&
-              e.delivery.state === "pending" &&
-              e.seq < d.seq
-          )
-        const due = deliveries
-          .filter((d) => {
-            const endpoint = endpoints.get(d.delivery.endpointId)
-            return (
-              d.delivery.state === "pending" &&
-              d.delivery.nextAttemptAt.getTime() <= at &&
-              !live(d) &&
-              endpoint !== undefined &&
-              endpoint.status === "enabled" &&
-              endpoint.deletedAt === null &&
-              !waitsForEarlier(d)
-            )
-          })
-          .sort(
-            (a, b) =>
-              a.delivery.nextAttemptAt.getTime() - b.delivery.nextAttemptAt.getTime() ||
-              a.seq - b.seq
-          )
+        const due = dueDeliveries(at)
         const claimed: Array<ClaimedDelivery> = []
         for (const row of due) {
           if (claimed.length >= limit) break
@@ -1266,7 +1293,7 @@ export const makeMemoryStorage = () => {
       )
   })
 
-  return Layer.mergeAll(
+  const layer = Layer.mergeAll(
     Layer.succeed(StorageProbe, storageProbe),
     Layer.succeed(RateLimitStore, rateLimitStore),
     Layer.succeed(AuditStore, auditStore),
@@ -1286,6 +1313,30 @@ export const makeMemoryStorage = () => {
     Layer.succeed(SettlementStore, settlementStore),
     Layer.succeed(IdempotencyStore, idempotencyStore)
   )
+  const backlog = (at: number): MemoryBacklog => ({
+    chainJobsDue: [...jobs.values()].filter(
+      (r) =>
+        r.job.state === "active" &&
+        r.job.runAt.getTime() <= at &&
+        (r.leaseUntil === null || r.leaseUntil <= at)
+    ).length,
+    deliveriesDue: dueDeliveries(at).length,
+    deliveriesClaimed: deliveries.filter((d) => d.leaseToken !== null).length,
+    nextDueAt: [
+      ...[...jobs.values()]
+        .filter((r) => r.job.state === "active" && r.leaseToken === null)
+        .map((r) => r.job.runAt.getTime()),
+      ...deliveries
+        .filter((d) => d.delivery.state === "pending" && d.leaseToken === null)
+        .map((d) => d.delivery.nextAttemptAt.getTime()),
+      ...[...payments.values()]
+        .filter((p) => p.status === "requires_action")
+        .map((p) => p.expiresAt.getTime())
+    ]
+      .filter((t) => t > at)
+      .reduce<number | undefined>((a, b) => (a === undefined || b < a ? b : a), undefined)
+  })
+  return { layer, backlog }
 }
 
 /** A fresh, empty in-memory storage for each use of the layer. */

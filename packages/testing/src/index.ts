@@ -2,7 +2,21 @@
  * The engine in memory, for a platform's own tests: `createTestEngine`, a
  * scripted buyer and chain, a clock the test moves, webhooks captured.
  */
-export { MemoryStorage, makeMemoryStorage } from "./MemoryStorage.js"
+
+export {
+  type CapturedDelivery,
+  CapturedWebhooks,
+  type WebhookHandler
+} from "./CapturedWebhooks.js"
+export { ControlledClock, type DurableWork } from "./ControlledClock.js"
+export {
+  type MemoryBacklog,
+  MemoryStorage,
+  makeMemoryStorage,
+  type OpenMemoryStorage,
+  openMemoryStorage
+} from "./MemoryStorage.js"
+export { type BuyerKey, GatewayRefused, signTypedDataJson } from "./ScriptedBuyer.js"
 export {
   ASSET,
   CHAIN_ID,
@@ -15,3 +29,10 @@ export {
   TOKEN,
   type TxCall
 } from "./ScriptedChain.js"
+export {
+  createTestEngine,
+  type PayOptions,
+  type ScriptedPayment,
+  type TestEngine,
+  type TestEngineOptions
+} from "./TestEngine.js"

@@ -7,7 +7,7 @@
  * with the lease's token. Nothing is kept only in memory: a delivery whose
  * instance died is claimed again once its lease has run out.
  */
-import { Cause, Effect, FiberSet, Random } from "effect"
+import { Cause, Context, Effect, FiberSet, Random } from "effect"
 import { eventView } from "../events/Http.js"
 import { OutboxSignal } from "../events/OutboxSignal.js"
 import { EngineSecret, WEBHOOK_SECRET_PURPOSE } from "../secrets/EngineSecret.js"
@@ -18,6 +18,17 @@ import type { WebhookEndpoint } from "./WebhookEndpoint.js"
 import { type WebhookResponse, WebhookSender } from "./WebhookSender.js"
 import { MAX_RESPONSE_BYTES, WebhookDeliveryConfig } from "./WebhookWorkConfig.js"
 
+/**
+ * The time a delivery's `webhook-timestamp` says, from the engine's time of
+ * the attempt: that time itself. `@pay/testing` stamps the real time instead
+ * (as Stripe's test clocks do): its clock runs ahead of the receiver's, which
+ * checks the stamp against its own.
+ */
+export class WebhookSigningTime extends Context.Reference<WebhookSigningTime>()(
+  "@pay/core/WebhookSigningTime",
+  { defaultValue: () => ({ of: (attempt: Date): Date => attempt }) }
+) {}
+
 export const WEBHOOK_USER_AGENT = "pay-engine-webhooks/1"
 
 export class WebhookWork extends Effect.Service<WebhookWork>()("@pay/core/WebhookWork", {
@@ -27,6 +38,7 @@ export class WebhookWork extends Effect.Service<WebhookWork>()("@pay/core/Webhoo
     const secrets = yield* EngineSecret
     const settings = yield* WebhookDeliveryConfig
     const clock = yield* Effect.clock
+    const signingTime = yield* WebhookSigningTime
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
     // Events committed by this process, and deliveries queued by a redeliver or test, wake
     // the loop at once; other processes' are found by the poll.
@@ -54,7 +66,7 @@ export class WebhookWork extends Effect.Service<WebhookWork>()("@pay/core/Webhoo
         const { event, endpoint } = claimed
         // The same bytes on every attempt: the event as the endpoint's version renders it.
         const body = JSON.stringify(eventView(event, endpoint.apiVersion))
-        const timestamp = Math.floor(at.getTime() / 1000)
+        const timestamp = Math.floor(signingTime.of(at).getTime() / 1000)
         const signing = yield* Effect.either(signingSecrets(endpoint, at))
         if (signing._tag === "Left") {
           return {

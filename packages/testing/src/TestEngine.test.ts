@@ -1,0 +1,236 @@
+/**
+ * The test engine as a platform uses it: a partner, a merchant with a
+ * settlement destination, a webhook endpoint, payments paid, declined, failed
+ * on chain and left to expire, with what the engine answers and sends checked
+ * at each step, counted where a count is the claim.
+ */
+import { verifyWebhook } from "@pay/core/webhooks"
+import { privateKeyToAccount } from "viem/accounts"
+import { afterEach, describe, expect, it } from "vitest"
+import { createTestEngine, type TestEngine } from "./index.js"
+
+const MERCHANT_WALLET = "0x00000000000000000000000000000000000000D0"
+
+const engines: Array<TestEngine> = []
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()))
+})
+
+const start = async (options: Parameters<typeof createTestEngine>[0] = {}) => {
+  const engine = await createTestEngine({ startAt: Date.UTC(2026, 0, 1), ...options })
+  engines.push(engine)
+  return engine
+}
+
+/** The partner API over the engine's fetch, with the partner's key. */
+const partnerApi =
+  (engine: TestEngine, apiKey: string) =>
+  async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const response = await engine.fetch(
+      new Request(`http://pay.test${path}`, {
+        method,
+        headers: {
+          "api-key": apiKey,
+          ...(method === "GET" ? {} : { "idempotency-key": crypto.randomUUID() }),
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...headers
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+    )
+    const text = await response.text()
+    return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
+  }
+
+/** A partner with one merchant settled in the test network's USDC, and a webhook endpoint. */
+const shopOn = async (engine: TestEngine) => {
+  const partner = await engine.partners.create({ name: "Shop platform" })
+  const api = partnerApi(engine, partner.apiKey)
+  const merchant = await api("POST", "/v1/merchants", {
+    merchantName: "Corner shop",
+    merchantEmail: "owner@corner.example"
+  })
+  expect(merchant, JSON.stringify(merchant.body)).toMatchObject({ status: 201 })
+  const settlements = await api(
+    "POST",
+    `/v1/merchants/${merchant.body.merchant.id}/settlements/crypto`,
+    {
+      settlements: [
+        { asset: engine.network.usdc, destination: `${engine.network.chainId}:${MERCHANT_WALLET}` }
+      ]
+    }
+  )
+  expect(settlements.status).toBeLessThan(300)
+  const endpoint = await api("POST", "/v1/webhook-endpoints", {
+    url: "https://shop.test/webhooks"
+  })
+  expect(endpoint.status).toBe(201)
+  const newPayment = async (cents = "1250") => {
+    const created = await api(
+      "POST",
+      "/v1/payments",
+      { referenceId: "ORDER-1", amount: { value: cents, unit: "iso4217/USD" } },
+      { "merchant-id": merchant.body.merchant.id }
+    )
+    expect(created.status).toBe(201)
+    return created.body.paymentId as string
+  }
+  return {
+    api,
+    merchantId: merchant.body.merchant.id as string,
+    secret: endpoint.body.secret as string,
+    newPayment
+  }
+}
+
+describe("createTestEngine", () => {
+  it("pays a payment through the gateway: succeeded, collected on the scripted chain, one signed webhook per event", async () => {
+    const engine = await start()
+    const shop = await shopOn(engine)
+    const id = await shop.newPayment()
+
+    const paid = await engine.pay(id)
+
+    expect(paid.status).toBe("succeeded")
+    expect(paid.txId).toMatch(/^0x[0-9a-f]{64}$/)
+    const read = await shop.api("GET", `/v1/payments/${id}`)
+    expect(read.body.status).toBe("succeeded")
+    // One collection mined for it, from the buyer, for the option's amount.
+    const collects = engine.chain.mined.filter((t) => t.call.kind === "receive")
+    expect(collects).toHaveLength(1)
+    const succeeded = engine.deliveries().filter((d) => d.type === "payment.succeeded")
+    expect(succeeded).toHaveLength(1)
+    const delivery = succeeded[0]!
+    expect(delivery.event.data.object.paymentId).toBe(id)
+    expect(delivery.event.data.object.livemode).toBe(false)
+    // Signed with the endpoint's secret: the platform's own check accepts it.
+    // (Stamped with the real time, as the receiver's check compares it with its own clock.)
+    const verified = await verifyWebhook(delivery.body, delivery.headers, shop.secret)
+    expect((verified as { type: string }).type).toBe("payment.succeeded")
+  })
+
+  it("settles: the merchant's destination is paid the amount less fees, once", async () => {
+    const engine = await start({
+      settings: { fees: { default: { fixed: "0.10", percentage: "1" } } }
+    })
+    const shop = await shopOn(engine)
+    const id = await shop.newPayment("1000")
+    await engine.pay(id)
+
+    const settlement = await engine.settle(id)
+
+    // 10.00 USD in USDC (6 decimals), less 0.10 + 1 %.
+    expect(settlement?.status).toBe("settled")
+    expect(settlement?.amount).toBe(10_000_000n - 100_000n - 100_000n)
+    const transfers = engine.chain.mined.filter((t) => t.call.kind === "transfer")
+    expect(transfers).toHaveLength(1)
+    expect(engine.chain.balance(MERCHANT_WALLET)).toBe(9_800_000n)
+    expect(engine.deliveries().filter((d) => d.type === "payment.settled")).toHaveLength(1)
+  })
+
+  it("a buyer who declines in the wallet: cancelled by the user, one payment.cancelled", async () => {
+    const engine = await start()
+    const shop = await shopOn(engine)
+    const id = await shop.newPayment()
+
+    await engine.decline(id)
+    for (let i = 0; i < 50 && engine.deliveries().length === 0; i++)
+      await new Promise((r) => setTimeout(r, 10))
+    console.log("DEBUG", engine.deliveries().length)
+
+    const read = await shop.api("GET", `/v1/payments/${id}`)
+    expect(read.body).toMatchObject({ status: "cancelled", cancelledReason: "cancelled_by_user" })
+    expect(engine.deliveries().map((d) => d.type)).toEqual(["payment.cancelled"])
+    expect(engine.chain.mined).toHaveLength(0)
+  })
+
+  it("a transfer the chain reverts: failed, transaction_reverted, nothing collected", async () => {
+    const engine = await start()
+    const shop = await shopOn(engine)
+    const id = await shop.newPayment()
+
+    const outcome = await engine.failOnChain(id)
+
+    expect(outcome).toMatchObject({ status: "failed", failureCode: "transaction_reverted" })
+    const read = await shop.api("GET", `/v1/payments/${id}`)
+    expect(read.body.status).toBe("failed")
+    expect(engine.chain.balance(engine.chain.network.collector)).toBe(0n)
+    expect(engine.deliveries().filter((d) => d.type === "payment.failed")).toHaveLength(1)
+    expect(engine.deliveries().filter((d) => d.type === "payment.succeeded")).toHaveLength(0)
+  })
+
+  it("expiry follows the clock: not before its time, expired and told once after", async () => {
+    const engine = await start()
+    const shop = await shopOn(engine)
+    const id = await shop.newPayment()
+    const created = await shop.api("GET", `/v1/payments/${id}`)
+    const expiresInMs = created.body.expiresAt * 1000 - engine.now().getTime()
+    expect(expiresInMs).toBeGreaterThan(1000)
+
+    await engine.advance(expiresInMs - 1000)
+    expect((await shop.api("GET", `/v1/payments/${id}`)).body.status).toBe("requires_action")
+    expect(engine.deliveries()).toHaveLength(0)
+
+    await engine.advance(60_000)
+    expect((await shop.api("GET", `/v1/payments/${id}`)).body.status).toBe("expired")
+    expect(engine.deliveries().map((d) => d.type)).toEqual(["payment.expired"])
+    // Paying now is refused by the gateway, as a wallet would be.
+    await expect(engine.pay(id)).rejects.toThrow(/expired|invalid_state|no option/i)
+  })
+
+  it("a failing webhook receiver is retried on the engine's schedule as the clock moves", async () => {
+    let answers = 0
+    const engine = await start({
+      settings: { webhookDelivery: { retryScheduleMs: [60_000, 600_000] } },
+      webhooks: async (request) => {
+        answers++
+        await request.text()
+        return new Response(null, { status: answers <= 2 ? 500 : 204 })
+      }
+    })
+    const shop = await shopOn(engine)
+    const id = await shop.newPayment()
+    await engine.decline(id)
+    expect(engine.deliveries().map((d) => d.status)).toEqual([500])
+
+    // The first retry is due about a minute later (±20 %), the second ten minutes after it.
+    await engine.advance(30_000)
+    expect(engine.deliveries()).toHaveLength(1)
+    await engine.advance(60_000)
+    expect(engine.deliveries().map((d) => d.status)).toEqual([500, 500])
+    await engine.advance(15 * 60_000)
+    expect(engine.deliveries().map((d) => d.status)).toEqual([500, 500, 204])
+    // The same event each time, under the same id.
+    expect(new Set(engine.deliveries().map((d) => d.headers["webhook-id"])).size).toBe(1)
+    await engine.advance(60 * 60_000)
+    expect(answers).toBe(3)
+  })
+
+  it("pays with a given key and token, and refuses a token it does not offer", async () => {
+    const engine = await start()
+    const shop = await shopOn(engine)
+    const key = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
+    const paid = await engine.pay(await shop.newPayment(), { token: "USDC", account: key })
+    expect(paid.buyer).toBe(`${engine.network.chainId}:${privateKeyToAccount(key).address}`)
+    await expect(engine.pay(await shop.newPayment(), { token: "DAI" })).rejects.toThrow(
+      /no option in DAI/
+    )
+  })
+
+  it("an unfunded buyer: the confirm is refused as a wallet's would be, and the payment still waits", async () => {
+    const engine = await start()
+    const shop = await shopOn(engine)
+    const id = await shop.newPayment()
+    await expect(engine.pay(id, { fund: false })).rejects.toThrow(/insufficient|balance/i)
+    expect((await shop.api("GET", `/v1/payments/${id}`)).body.status).toBe("requires_action")
+  })
+
+  it("advance takes whole milliseconds only", async () => {
+    const engine = await start()
+    await expect(engine.advance(-1)).rejects.toThrow(RangeError)
+    await expect(engine.advance(1.5)).rejects.toThrow(RangeError)
+    const before = engine.now().getTime()
+    await engine.advance(0)
+    expect(engine.now().getTime()).toBe(before)
+  })
+})
