@@ -5,7 +5,7 @@ import base from "./vitest.config.js"
  * The suites that stand on the runtime, again under the real Bun binary (`bun --bun vitest`, so
  * every test worker is Bun). `npm test` runs `bunRuntimeSuites` (`npm run test:bun`): where
  * Bun's code differs from Node's, the SQLite storage contract on bun:sqlite, the logo fetcher
- * and images (node:https and sharp on Bun), the in-process server on Bun.serve (the adapter,
+ * and images (node:https and sharp on Bun), the test engine (its clock waits on the event loop), the in-process server on Bun.serve (the adapter,
  * which has no tests of its own: its HTTP edges, the wallet gateway, and long-polls held,
  * woken and drained), and the server `npm run start:bun` runs, as its own process with the CLI
  * beside it. The rest of the storage and end-to-end suites on Bun run in
@@ -16,6 +16,8 @@ import base from "./vitest.config.js"
 export const bunRuntimeSuites = [
   "packages/storage-sqlite/src/**/*.test.ts",
   "packages/logos/src/**/*.test.ts",
+  // The test engine's clock waits on the runtime's event loop (setImmediate) and scheduler.
+  "packages/testing/src/**/*.test.ts",
   "examples/standalone/test/http-edges.e2e.test.ts",
   "examples/standalone/test/gateway.e2e.test.ts",
   "examples/standalone/test/payments-status.e2e.test.ts",
