@@ -225,6 +225,15 @@ describe("createTestEngine", () => {
     expect((await shop.api("GET", `/v1/payments/${id}`)).body.status).toBe("requires_action")
   })
 
+  it("a payment it does not know: each scripted step says so", async () => {
+    const engine = await start()
+    await expect(engine.pay("pay_0000000000000000000000")).rejects.toThrow(/404 payment_not_found/)
+    await expect(engine.decline("pay_0000000000000000000000")).rejects.toThrow(/404/)
+    await expect(engine.settle("pay_0000000000000000000000")).rejects.toThrow(
+      /no payment pay_0000000000000000000000/
+    )
+  })
+
   it("advance takes whole milliseconds only", async () => {
     const engine = await start()
     await expect(engine.advance(-1)).rejects.toThrow(RangeError)

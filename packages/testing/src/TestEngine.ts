@@ -140,7 +140,11 @@ export const createTestEngine = async (options: TestEngineOptions = {}): Promise
     Effect.runPromise(
       clock.within(Effect.provide(effect, context as Context.Context<PayEngineContext>))
     )
-  const paymentOf = (id: string) => run(Payments.use((p) => p.find(id as PaymentId)))
+  const paymentOf = async (id: string): Promise<Payment> => {
+    const found = await run(Effect.either(Payments.use((p) => p.find(id as PaymentId))))
+    if (found._tag === "Left") throw new Error(`no payment ${id} in this test engine`)
+    return found.right
+  }
   clock.watch({
     underWay: () => storage.backlog(clock.now()).deliveriesClaimed > 0,
     nextDueAt: (at) => storage.backlog(at).nextDueAt,
