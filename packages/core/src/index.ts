@@ -47,7 +47,8 @@ export {
   type Eip712Domain,
   isSignedByPayer,
   RECEIVE_WITH_AUTHORIZATION_TYPES,
-  type ReceiveAuthorization
+  type ReceiveAuthorization,
+  typedDataFromJson
 } from "./chain/Eip3009.js"
 export type { FreshChainRun } from "./chainwork/ChainInstances.js"
 export { ChainJobStore } from "./chainwork/ChainJobStore.js"

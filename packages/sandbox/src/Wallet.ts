@@ -4,7 +4,8 @@
  * the sandbox it first gets test USDC from the faucet. viem signs; nothing
  * else is needed.
  */
-import { type Hex, hexToBigInt, type TypedDataDefinition } from "viem"
+import { typedDataFromJson } from "@pay/core"
+import type { Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 
 export interface WalletOptions {
@@ -115,22 +116,8 @@ const call = async (options: WalletOptions, method: string, path: string, body?:
 }
 
 /** Signs the `eth_signTypedData_v4` request of an action, from the JSON the engine sent. */
-export const signTypedDataJson = (privateKey: Hex, json: string): Promise<Hex> => {
-  const typed = JSON.parse(json)
-  const { EIP712Domain: _, ...types } = typed.types
-  const numeric = new Set(["value", "validAfter", "validBefore"])
-  const message = Object.fromEntries(
-    Object.entries(typed.message as Record<string, string>).map(([k, v]) =>
-      numeric.has(k) ? [k, hexToBigInt(v as Hex)] : [k, v]
-    )
-  )
-  return privateKeyToAccount(privateKey).signTypedData({
-    domain: { ...typed.domain, chainId: hexToBigInt(typed.domain.chainId) },
-    types,
-    primaryType: typed.primaryType,
-    message
-  } as TypedDataDefinition)
-}
+export const signTypedDataJson = (privateKey: Hex, json: string): Promise<Hex> =>
+  privateKeyToAccount(privateKey).signTypedData(typedDataFromJson(json))
 
 export const payWithWallet = async (options: WalletOptions): Promise<WalletOutcome> => {
   const log = options.log ?? (() => {})

@@ -6,7 +6,8 @@
  * requests go to the engine's own `fetch`: the gateway's code, its checks and
  * its errors are the ones a real wallet meets.
  */
-import { type Hex, hexToBigInt, type TypedDataDefinition } from "viem"
+import { typedDataFromJson } from "@pay/core"
+import type { Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 
 /** The buyer's key: a private key (hex), or none for a new one each payment. */
@@ -67,22 +68,8 @@ export const gatewayOf = (
 })
 
 /** Signs an action's `eth_signTypedData_v4` request, from the JSON the engine sent. */
-export const signTypedDataJson = (privateKey: Hex, json: string): Promise<Hex> => {
-  const typed = JSON.parse(json)
-  const { EIP712Domain: _, ...types } = typed.types
-  const numeric = new Set(["value", "validAfter", "validBefore"])
-  const message = Object.fromEntries(
-    Object.entries(typed.message as Record<string, string>).map(([k, v]) =>
-      numeric.has(k) ? [k, hexToBigInt(v as Hex)] : [k, v]
-    )
-  )
-  return privateKeyToAccount(privateKey).signTypedData({
-    domain: { ...typed.domain, chainId: hexToBigInt(typed.domain.chainId) },
-    types,
-    primaryType: typed.primaryType,
-    message
-  } as TypedDataDefinition)
-}
+export const signTypedDataJson = (privateKey: Hex, json: string): Promise<Hex> =>
+  privateKeyToAccount(privateKey).signTypedData(typedDataFromJson(json))
 
 /** The authorization's nonce in a typed-data request: what the chain's transfer will carry. */
 export const authorizationNonceOf = (json: string): Hex => JSON.parse(json).message.nonce as Hex

@@ -6,7 +6,15 @@
  */
 
 import { Effect } from "effect"
-import { type Address, type Hex, isAddressEqual, recoverTypedDataAddress, toHex } from "viem"
+import {
+  type Address,
+  type Hex,
+  hexToBigInt,
+  isAddressEqual,
+  recoverTypedDataAddress,
+  type TypedDataDefinition,
+  toHex
+} from "viem"
 
 export interface Eip712Domain {
   readonly name: string
@@ -66,6 +74,28 @@ export const typedDataJson = (domain: Eip712Domain, auth: ReceiveAuthorization):
       nonce: auth.nonce
     }
   })
+
+/**
+ * The wallet's side of `typedDataJson`: the request as viem's `signTypedData`
+ * takes it (numbers as bigints, `EIP712Domain` left to viem), for the example
+ * wallets that sign what the engine sent.
+ */
+export const typedDataFromJson = (json: string): TypedDataDefinition => {
+  const typed = JSON.parse(json)
+  const { EIP712Domain: _, ...types } = typed.types
+  const numeric = new Set(["value", "validAfter", "validBefore"])
+  const message = Object.fromEntries(
+    Object.entries(typed.message as Record<string, string>).map(([k, v]) =>
+      numeric.has(k) ? [k, hexToBigInt(v as Hex)] : [k, v]
+    )
+  )
+  return {
+    domain: { ...typed.domain, chainId: hexToBigInt(typed.domain.chainId) },
+    types,
+    primaryType: typed.primaryType,
+    message
+  } as TypedDataDefinition
+}
 
 /** The address that signed `auth` under `domain`, or undefined for a malformed signature. */
 export const recoverSigner = (domain: Eip712Domain, auth: ReceiveAuthorization, signature: Hex) =>
