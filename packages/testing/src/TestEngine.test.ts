@@ -234,6 +234,33 @@ describe("createTestEngine", () => {
     )
   })
 
+  it("under a base path (publicUrl with a path), the buyer pays through it", async () => {
+    const engine = await start({ settings: { publicUrl: "https://shop.example/pay" } })
+    expect(engine.basePath).toBe("/pay")
+    const partner = await engine.partners.create({ name: "Prefixed" })
+    const api = partnerApi(engine, partner.apiKey)
+    const outside = await api("GET", "/v1/merchants")
+    expect(outside.status).toBe(404)
+    const merchant = await api("POST", "/pay/v1/merchants", {
+      merchantName: "Prefixed shop",
+      merchantEmail: "owner@prefixed.example"
+    })
+    const merchantId = merchant.body.merchant.id
+    await api("POST", `/pay/v1/merchants/${merchantId}/settlements/crypto`, {
+      settlements: [
+        { asset: engine.network.usdc, destination: `${engine.network.chainId}:${MERCHANT_WALLET}` }
+      ]
+    })
+    const created = await api(
+      "POST",
+      "/pay/v1/payments",
+      { referenceId: "P-1", amount: { value: "100", unit: "iso4217/USD" } },
+      { "merchant-id": merchantId }
+    )
+    expect(created.body.gatewayUrl).toMatch(/^https:\/\/shop\.example\/pay\/pay_/)
+    expect((await engine.pay(created.body.paymentId)).status).toBe("succeeded")
+  })
+
   it("advance takes whole milliseconds only", async () => {
     const engine = await start()
     await expect(engine.advance(-1)).rejects.toThrow(RangeError)
