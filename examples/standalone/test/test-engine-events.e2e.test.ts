@@ -5,9 +5,11 @@
  * in-process EVM, over loopback, its webhooks delivered over HTTP to a
  * receiver on 127.0.0.1. The same partner setup on both (a webhook endpoint, a
  * merchant settled in its network's USDC, a wallet app without an icon), the
- * same payments (paid, settled and refunded; expired; declined by the buyer;
- * cancelled by the merchant): the same events, in the same order, of the same
- * shape, in `GET /v1/events` and in the webhook bodies alike.
+ * same payments (paid, settled and refunded; refused by the token before any
+ * transaction; sent and reverted when mined, the test engine's `failOnChain`;
+ * expired; declined by the buyer; cancelled by the merchant): the same events,
+ * in the same order, of the same shape, in `GET /v1/events` and in the
+ * webhook bodies alike, each delivered once with the same headers.
  *
  * A shape is the JSON with each value replaced by its kind (`shapeOf`): every
  * key and the nesting stay, arrays stay element by element, and what differs
@@ -17,8 +19,11 @@
  * token's symbol, the merchant's name) and every boolean must be equal.
  */
 import { WalletApps } from "@pay/core"
+import { DEPLOYER_PRIVATE_KEY } from "@pay/sandbox-chain"
 import { createTestEngine, type TestEngine } from "@pay/testing"
 import { Effect } from "effect"
+import { createWalletClient } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type ApiResponse,
@@ -32,6 +37,8 @@ import {
   startServer
 } from "./e2e-support.js"
 import {
+  authorizationOf,
+  cancelOnChain,
   confirm,
   fund,
   MERCHANT_DESTINATION,
@@ -71,7 +78,7 @@ const NETWORK_NAMED = new Set(["networkName"])
  * `<number>`, strings that differ by nature as their format (`formatOf`), other strings and
  * booleans and null as they are.
  */
-export const shapeOf = (json: unknown, key?: string): unknown => {
+const shapeOf = (json: unknown, key?: string): unknown => {
   if (json === null || typeof json === "boolean") return json
   if (typeof json === "number") return "<number>"
   if (typeof json === "string") {
@@ -115,6 +122,16 @@ interface Side {
   readonly merchantId: string
   /** The buyer pays; resolves once the payment succeeded. */
   readonly pay: (paymentId: string) => Promise<void>
+  /**
+   * The buyer pays with an authorization the token refuses (cancelled on chain first): the
+   * engine's estimate of the collection reverts, so it sends none. Resolves once confirmed.
+   */
+  readonly payRefused: (paymentId: string) => Promise<void>
+  /**
+   * The buyer pays; the engine's collection passes its estimate and is sent, and reverts when
+   * mined (the authorization cancelled on chain in between). Resolves once confirmed.
+   */
+  readonly payRevertedWhenMined: (paymentId: string) => Promise<void>
   /** The buyer declines in the wallet. */
   readonly decline: (paymentId: string) => Promise<void>
   /** Every webhook delivered so far, in the order they were sent. */
@@ -223,6 +240,74 @@ const startSqlite = async (): Promise<Side> => {
       const confirmed = await confirm(wallet, paymentId, signed(option.id, signature))
       expect(confirmed.body.status, confirmed.text).toBe("succeeded")
     },
+    // The authorization cancelled on chain before the confirm: every check before the submit
+    // passes, and the chain reverts the collection (as gateway-refusals.e2e does it).
+    payRefused: async (paymentId) => {
+      const buyer = newBuyer()
+      await fund(started, buyer, 100_000_000n)
+      const option = await onlyOption(wallet, paymentId, buyer)
+      const signature = await signAction(buyer.key, option.actions[0])
+      await cancelOnChain(started, buyer, option)
+      const confirmed = await confirm(wallet, paymentId, signed(option.id, signature), "")
+      expect(confirmed.status, confirmed.text).toBe(200)
+    },
+    payRevertedWhenMined: async (paymentId) => {
+      const { sandbox } = started
+      const buyer = newBuyer()
+      await fund(started, buyer, 100_000_000n)
+      const option = await onlyOption(wallet, paymentId, buyer)
+      const signature = await signAction(buyer.key, option.actions[0])
+      // Blocks mined only when the test says: the engine's transaction waits in the pool.
+      await sandbox.request({ method: "evm_setAutomine", params: [false] })
+      try {
+        const confirmed = await confirm(wallet, paymentId, signed(option.id, signature), "")
+        expect(confirmed.status, confirmed.text).toBe(200)
+        const hash = await eventually(async () => {
+          const view = (await api("GET", `/v1/payments/${paymentId}`)).body
+          expect(view.transaction?.hash).toMatch(/^0x/)
+          await sandbox.publicClient.getTransaction({ hash: view.transaction.hash })
+          return view.transaction.hash as `0x${string}`
+        })
+        // The buyer's cancellation of the authorization, sent by another account with a
+        // higher tip: mined first in the same block, so the engine's collection reverts.
+        const { domain, nonce } = authorizationOf(option)
+        const cancelSignature = await privateKeyToAccount(buyer.key).signTypedData({
+          domain,
+          types: {
+            CancelAuthorization: [
+              { name: "authorizer", type: "address" },
+              { name: "nonce", type: "bytes32" }
+            ]
+          },
+          primaryType: "CancelAuthorization",
+          message: { authorizer: buyer.address, nonce }
+        })
+        const engineTx = await sandbox.publicClient.getTransaction({ hash })
+        const other = createWalletClient({
+          account: privateKeyToAccount(DEPLOYER_PRIVATE_KEY),
+          chain: sandbox.chain,
+          transport: sandbox.transport
+        })
+        const tip = (engineTx.maxPriorityFeePerGas ?? 1n) * 10n + 1_000_000_000n
+        const cancelHash = await other.writeContract({
+          address: sandbox.token.address,
+          abi: sandbox.token.abi,
+          functionName: "cancelAuthorization",
+          args: [buyer.address, nonce, cancelSignature],
+          // Its gas given: an estimate against the pool (the collection in it) would revert.
+          gas: 200_000n,
+          maxPriorityFeePerGas: tip,
+          maxFeePerGas: (engineTx.maxFeePerGas ?? 0n) * 10n + tip
+        })
+        await sandbox.request({ method: "evm_mine" })
+        const cancelled = await sandbox.publicClient.getTransactionReceipt({ hash: cancelHash })
+        const collected = await sandbox.publicClient.getTransactionReceipt({ hash })
+        expect([cancelled.status, collected.status]).toEqual(["success", "reverted"])
+        expect(cancelled.blockNumber).toBe(collected.blockNumber)
+      } finally {
+        await sandbox.request({ method: "evm_setAutomine", params: [true] })
+      }
+    },
     decline: async (paymentId) => {
       const cancelled = await wallet.request("POST", `/v1/gateway/payment/${paymentId}/cancel`, {
         body: {}
@@ -306,6 +391,21 @@ const startTestEngine = async (): Promise<Side & { readonly engine: TestEngine }
     pay: async (paymentId) => {
       const paid = await started.pay(paymentId)
       expect(paid.status).toBe("succeeded")
+    },
+    // The scripted token refuses the collection as the sandbox's does a cancelled authorization.
+    payRefused: async (paymentId) => {
+      const before = started.chain.refuseReceive
+      started.chain.refuseReceive = () => "FiatTokenV2: authorization is used or canceled"
+      try {
+        const failed = await started.pay(paymentId)
+        expect(failed).toMatchObject({ status: "failed", failureCode: "transaction_reverted" })
+      } finally {
+        started.chain.refuseReceive = before
+      }
+    },
+    payRevertedWhenMined: async (paymentId) => {
+      const failed = await started.failOnChain(paymentId)
+      expect(failed).toMatchObject({ status: "failed", failureCode: "transaction_reverted" })
     },
     decline: (paymentId) => started.decline(paymentId),
     delivered: async () => {
@@ -442,6 +542,33 @@ describe("the test engine's events are the SQLite engine's", () => {
       "payment.settled",
       "refund.requested"
     ])
+    await expectSameEvents({ sqlite, test }, ids, events)
+  }, 60_000)
+
+  it("a payment whose collection the token refuses (authorization cancelled on chain): failed, transaction_reverted", async () => {
+    const ids = { sqlite: await newPayment(sqlite), test: await newPayment(test) }
+    await Promise.all([sqlite.payRefused(ids.sqlite), test.payRefused(ids.test)])
+    const events = {
+      sqlite: await sqliteEventsOf(sqlite, ids.sqlite, "payment.failed"),
+      test: await testEventsOf(test, ids.test)
+    }
+    expect(events.sqlite.map((e) => e.type)).toEqual(["payment.processing", "payment.failed"])
+    expect(events.sqlite.at(-1).data.object.failureCode).toBe("transaction_reverted")
+    await expectSameEvents({ sqlite, test }, ids, events)
+  }, 60_000)
+
+  it("a payment whose collection is sent and reverts when mined (failOnChain): failed, transaction_reverted", async () => {
+    const ids = { sqlite: await newPayment(sqlite), test: await newPayment(test) }
+    await Promise.all([
+      sqlite.payRevertedWhenMined(ids.sqlite),
+      test.payRevertedWhenMined(ids.test)
+    ])
+    const events = {
+      sqlite: await sqliteEventsOf(sqlite, ids.sqlite, "payment.failed"),
+      test: await testEventsOf(test, ids.test)
+    }
+    expect(events.sqlite.map((e) => e.type)).toEqual(["payment.processing", "payment.failed"])
+    expect(events.sqlite.at(-1).data.object.failureCode).toBe("transaction_reverted")
     await expectSameEvents({ sqlite, test }, ids, events)
   }, 60_000)
 
