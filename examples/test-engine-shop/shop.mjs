@@ -12,7 +12,10 @@
 import { verifyWebhook } from "@pay/core/webhooks"
 import express from "express"
 
-/** What each final payment event makes of an order still waiting for its payment. */
+/**
+ * What each final payment event makes of an order still waiting for its payment.
+ * @type {Readonly<Record<string, OrderStatus | undefined>>}
+ */
 const ORDER_STATUS_OF_EVENT = {
   "payment.succeeded": "paid",
   "payment.expired": "expired",
@@ -131,8 +134,7 @@ export const createShop = ({ engine, apiKey, merchantId, webhookSecret }) => {
       changes.push({ orderId: order.id, change: "refunded", eventId: event.id })
       return "applied"
     }
-    const next =
-      ORDER_STATUS_OF_EVENT[/** @type {keyof typeof ORDER_STATUS_OF_EVENT} */ (event.type)]
+    const next = ORDER_STATUS_OF_EVENT[event.type]
     // payment.processing, payment.settled…: nothing for the order; a final status comes once.
     if (next === undefined || order.status !== "awaiting_payment") return "ignored"
     order.status = next
