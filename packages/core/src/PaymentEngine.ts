@@ -172,7 +172,16 @@ export interface EmbeddedPaymentEngine extends Omit<PaymentEngineService, "conte
 export const createPaymentEngine = <E>(
   options: PaymentEngineOptions<E>
 ): Promise<EmbeddedPaymentEngine> =>
-  embedPaymentEngine(options, (effect) => effect).then(({ context: _, ...engine }) => engine)
+  embedPaymentEngine(options, (effect) => effect).then(
+    ({ context: _, run: __, ...engine }) => engine
+  )
+
+/** What `embedPaymentEngine` gives beside the embedded engine. */
+export interface EngineInternals {
+  readonly context: Context.Context<PayEngineContext>
+  /** Runs an effect on the engine's services, within its runner and under its logging. */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, PayEngineContext>) => Promise<A>
+}
 
 /**
  * `createPaymentEngine`, with the engine's start, its calls and its stop run
@@ -183,14 +192,17 @@ export const createPaymentEngine = <E>(
 export const embedPaymentEngine = async <E>(
   options: PaymentEngineOptions<E>,
   within: EffectRunner
-): Promise<EmbeddedPaymentEngine & Pick<PaymentEngineService, "context">> => {
+): Promise<EmbeddedPaymentEngine & EngineInternals> => {
   const { value: engine, close } = await startInOwnScope(makePaymentEngine(options), within)
   const { context, ...handlers } = engine
+  // Under the engine's logging too, as its own fibers are: a line logged here is one of its lines.
+  const logged = withEngineLogging(options.logging)
   const run = <A, Err>(effect: Effect.Effect<A, Err, PayEngineContext>) =>
-    Effect.runPromise(within(Effect.provide(effect, context)))
+    Effect.runPromise(within(logged(Effect.provide(effect, context))))
   return {
     ...handlers,
     context,
+    run,
     partners: {
       create: (input) =>
         run(

@@ -206,6 +206,7 @@ export {
 export {
   createPaymentEngine,
   type EmbeddedPaymentEngine,
+  type EngineInternals,
   embedPaymentEngine,
   makePaymentEngine,
   makePaymentWorkers,

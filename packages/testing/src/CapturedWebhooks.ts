@@ -17,7 +17,7 @@ export type WebhookHandler = (request: Request) => Response | Promise<Response>
 export interface CapturedDelivery {
   /** The endpoint's URL. */
   readonly url: string
-  /** The request's headers, lower-case names (`pay-signature`, …). */
+  /** The request's headers, lower-case names (`webhook-signature`, …). */
   readonly headers: Readonly<Record<string, string>>
   /** The body as sent: verify the signature over this exact text. */
   readonly body: string

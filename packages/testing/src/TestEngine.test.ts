@@ -6,7 +6,7 @@
  */
 import { verifyWebhook } from "@pay/core/webhooks"
 import { privateKeyToAccount } from "viem/accounts"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it, vi } from "vitest"
 import { createTestEngine, type TestEngine } from "./index.js"
 
 const MERCHANT_WALLET = "0x00000000000000000000000000000000000000D0"
@@ -259,6 +259,26 @@ describe("createTestEngine", () => {
     )
     expect(created.body.gatewayUrl).toMatch(/^https:\/\/shop\.example\/pay\/pay_/)
     expect((await engine.pay(created.body.paymentId)).status).toBe("succeeded")
+  })
+
+  it("logs nothing by default: not the engine's lines, nor Effect's default logger's from its scripted steps", async () => {
+    const written = (["log", "info", "warn", "error", "debug"] as const).map((level) =>
+      vi.spyOn(console, level).mockImplementation(() => {})
+    )
+    try {
+      const engine = await start()
+      const shop = await shopOn(engine)
+      const paid = await shop.newPayment()
+      await engine.pay(paid)
+      await engine.settle(paid)
+      await shop.newPayment()
+      // An expiry through the clock: the sweep's pass runs from the test engine's own call.
+      await engine.advance(60 * 60_000)
+      expect(engine.deliveries().map((d) => d.type)).toContain("payment.expired")
+      for (const spy of written) expect(spy).not.toHaveBeenCalled()
+    } finally {
+      for (const spy of written) spy.mockRestore()
+    }
   })
 
   it("advance takes whole milliseconds only", async () => {

@@ -11,7 +11,6 @@ import {
   type EmbeddedPaymentEngine,
   embedPaymentEngine,
   isFinal,
-  type PayEngineContext,
   type Payment,
   type PaymentEngineSettings,
   type PaymentId,
@@ -19,7 +18,7 @@ import {
   WebhookSigningTime,
   WebhookWork
 } from "@pay/core"
-import { type Context, Effect } from "effect"
+import { Effect } from "effect"
 import type { Address } from "viem"
 import { type CapturedDelivery, CapturedWebhooks, type WebhookHandler } from "./CapturedWebhooks.js"
 import { ControlledClock } from "./ControlledClock.js"
@@ -135,11 +134,7 @@ export const createTestEngine = async (options: TestEngineOptions = {}): Promise
     (effect) =>
       clock.within(Effect.provideService(effect, WebhookSigningTime, { of: () => new Date() }))
   )
-  const { context, ...embedded } = engine
-  const run = <A, E>(effect: Effect.Effect<A, E, PayEngineContext>) =>
-    Effect.runPromise(
-      clock.within(Effect.provide(effect, context as Context.Context<PayEngineContext>))
-    )
+  const { context: _, run, ...embedded } = engine
   const paymentOf = async (id: string): Promise<Payment> => {
     const found = await run(Effect.either(Payments.use((p) => p.find(id as PaymentId))))
     if (found._tag === "Left") throw new Error(`no payment ${id} in this test engine`)
