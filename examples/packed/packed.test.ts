@@ -538,6 +538,23 @@ describe("a platform's tests on the test engine, in a fresh project", () => {
     expect(stdout).toMatch(/^# fail 0$/m)
   }, 120_000)
 
+  it("is required from a CommonJS file: an engine made and a payment paid", async () => {
+    // Node 20.19+ and 22.12+ load an ES module through require() (none of ours awaits at top level).
+    writeFileSync(
+      join(shopProject, "paid.cjs"),
+      [
+        'const { createTestEngine } = require("@pay/testing")',
+        "createTestEngine().then(async (engine) => {",
+        '  const partner = await engine.partners.create({ name: "CommonJS platform" })',
+        "  console.log(typeof engine.pay, partner.apiKey.slice(0, 3))",
+        "  await engine.close()",
+        "})"
+      ].join("\n")
+    )
+    const { stdout } = await run(process.execPath, ["paid.cjs"], shopProject)
+    expect(stdout.trim()).toBe("function pk_")
+  }, 120_000)
+
   it("runs both files with bun test", async () => {
     // Bun's runner takes vitest's imports and node:test as its own.
     const bun = join(root, "node_modules", ".bin", "bun")
