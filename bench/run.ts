@@ -7,10 +7,12 @@
  * the wallet flow on the sandbox chain (bench/wallet.ts), then the cold start on both
  * runtimes (bench/cold-start.ts), then merchants created with a logo (bench/logos.ts), then
  * webhook delivery (bench/webhooks.ts), then the status read beside the heaviest listings
- * on 200,000 payments (bench/status-under-load.ts; BENCH_STATUS_LOAD_QUICK=1 for 20,000).
+ * on 200,000 payments (bench/status-under-load.ts; BENCH_STATUS_LOAD_QUICK=1 for 20,000),
+ * then the test engine (@pay/testing) against the standalone server, create and pay one
+ * payment at a time, and the test engine's start (bench/test-engine.ts; BENCH_TEST_ENGINE_*).
  * Bounded in time, and it stops its servers and drops its PostgreSQL schemas whatever
  * happens. BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_LONG_POLLS, BENCH_COLD_RUNS,
- * BENCH_LOGO_* and BENCH_WALLET_* shorten it for a quick look; BENCH_ROUTE_RUNS (3) is how
+ * BENCH_LOGO_*, BENCH_WALLET_* and BENCH_TEST_ENGINE_* shorten it for a quick look; BENCH_ROUTE_RUNS (3) is how
  * many times the payment routes are measured, each run every server in turn, and the
  * report quotes the range across them; BENCH_ONLY=routes measures only the payment routes
  * and the long-polls, BENCH_ONLY=longpoll only the long-polls (bench/longpoll.ts, also
@@ -69,6 +71,12 @@ import {
   statusLoadTargets
 } from "./status-under-load.js"
 import {
+  formatTestEngine,
+  measureTestEngine,
+  type TestEngineResult,
+  testEngineSettings
+} from "./test-engine.js"
+import {
   formatWallet,
   measureWallet,
   type WalletResult,
@@ -102,12 +110,14 @@ const coldStart = coldStartSettings()
 const logos = logoSettings()
 const webhooks = webhookSettings()
 const statusLoad = statusLoadSettings([], true)
+const testEngine = testEngineSettings()
 const STATUS_PAYMENTS = 1_000
 /** Each route on six servers: the baseline and the engine, on SQLite and on PostgreSQL on
  * Node, and on SQLite on Bun. */
 const LOAD_RUNS = ROUTE_RUNS * 2 * 6
 /** The load runs, plus time for the rest (builds, starts, setup) and the wallet flows', the
- * cold starts', the logos', the webhooks' and the long-polls' own deadlines. */
+ * cold starts', the logos', the webhooks', the long-polls' and the test engine's own
+ * deadlines. */
 const RUN_DEADLINE_MS =
   240_000 +
   longPolls.deadlineMs +
@@ -116,7 +126,8 @@ const RUN_DEADLINE_MS =
   coldStart.deadlineMs +
   logos.deadlineMs +
   webhooks.deadlineMs +
-  statusLoad.deadlineMs
+  statusLoad.deadlineMs +
+  testEngine.deadlineMs
 /** The engine's pool on PostgreSQL (its default, packages/storage-postgres/src/layer.ts); the
  * PostgreSQL baseline gets as many connections. */
 const PG_POOL_SIZE = 10
@@ -427,6 +438,7 @@ const format = (report: {
   readonly logos: LogoBenchResult | undefined
   readonly webhooks: WebhookBenchResult | undefined
   readonly statusUnderLoad: StatusLoadResult | undefined
+  readonly testEngine: TestEngineResult | undefined
   readonly targets: Readonly<Record<string, boolean>>
 }) => {
   const n = (x: number, digits = 0) =>
@@ -536,6 +548,7 @@ const format = (report: {
   if (report.logos) lines.push(...formatLogos(report.logos))
   if (report.webhooks) lines.push(...formatWebhooks(report.webhooks))
   if (report.statusUnderLoad) lines.push(...formatStatusUnderLoad(report.statusUnderLoad))
+  if (report.testEngine) lines.push(...formatTestEngine(report.testEngine))
   const verdicts = Object.values(report.targets)
   lines.push("", `Targets met: ${verdicts.filter(Boolean).length} of ${verdicts.length}`, "")
   return lines.join("\n")
@@ -595,6 +608,11 @@ const main = async () => {
     const statusLoadResult = await alone("Status under listing load:", () =>
       measureStatusUnderLoad(dir, statusLoad)
     )
+    // Then, still alone, the test engine in this process against the standalone server on
+    // the sandbox chain (its own server each run, stopped after); a ratio, no target.
+    const testEngineResult = await alone("The test engine against the standalone server:", () =>
+      measureTestEngine(dir, testEngine, started)
+    )
     if (LONG_POLLS_ONLY) {
       console.log("Long-polls:")
       const result = await measureLongPolls(dir, longPolls)
@@ -650,6 +668,7 @@ const main = async () => {
       logos: logosResult,
       webhooks: webhooksResult,
       statusUnderLoad: statusLoadResult,
+      testEngine: testEngineResult,
       targets
     }
     mkdirSync(RESULTS, { recursive: true })

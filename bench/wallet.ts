@@ -241,16 +241,35 @@ interface FlowResult {
   readonly settledAt: number
 }
 
+/** When (performance.now()) each of a wallet's steps ended, and the payment's final status. */
+export interface WalletPaid {
+  readonly started: number
+  readonly optionsDone: number
+  readonly fetchDone: number
+  /** After the signing, as confirm is sent. */
+  readonly confirmStart: number
+  readonly confirmDone: number
+  /** When the status long-poll answered "succeeded". */
+  readonly succeededAt: number
+}
+
 /**
- * One wallet paying one payment, as payWithWallet does, each engine call timed; then the
- * wait for the engine to settle it (the wallet would have left: this is the engine's work).
+ * One wallet paying one payment, as payWithWallet does: options, fetch, its signature
+ * (signTypedDataJson, in this process), confirm, then the status long-poll until final;
+ * throws unless the payment reached `succeeded`. `beforeConfirm` runs between the signing
+ * and the confirm (outside the timed calls).
  */
-const flow = async (ctx: Context, paymentId: string, buyer: Buyer): Promise<FlowResult> => {
+export const walletPays = async (
+  http: Http,
+  headers: Record<string, string>,
+  paymentId: string,
+  buyer: Buyer,
+  beforeConfirm: () => void = () => {}
+): Promise<WalletPaid> => {
   const base = `/v1/gateway/payment/${paymentId}`
-  const headers = ctx.walletHeaders
   const started = performance.now()
   const offered = await expectStatus(
-    ctx.http.call("POST", `${base}/options?includePaymentInfo=true`, {
+    http.call("POST", `${base}/options?includePaymentInfo=true`, {
       headers,
       body: { accounts: [buyer.account], refresh: null }
     }),
@@ -262,7 +281,7 @@ const flow = async (ctx: Context, paymentId: string, buyer: Buyer): Promise<Flow
     throw new Error(`options: no option for ${buyer.account}: ${JSON.stringify(offered)}`)
   }
   const fetched = await expectStatus(
-    ctx.http.call("POST", `${base}/fetch`, { headers, body: { optionId: option.id, data: "" } }),
+    http.call("POST", `${base}/fetch`, { headers, body: { optionId: option.id, data: "" } }),
     "fetch"
   )
   const fetchDone = performance.now()
@@ -271,10 +290,10 @@ const flow = async (ctx: Context, paymentId: string, buyer: Buyer): Promise<Flow
     throw new Error(`fetch: no typed data to sign: ${JSON.stringify(fetched)}`)
   }
   const signature = await signTypedDataJson(buyer.key, action.data.params[1])
-  const seen = ctx.watcher.watch(paymentId)
+  beforeConfirm()
   const confirmStart = performance.now()
   let status = await expectStatus(
-    ctx.http.call("POST", `${base}/confirm?maxPollMs=0`, {
+    http.call("POST", `${base}/confirm?maxPollMs=0`, {
       headers,
       body: { optionId: option.id, results: [{ type: "walletRpc", data: [signature] }] }
     }),
@@ -286,7 +305,7 @@ const flow = async (ctx: Context, paymentId: string, buyer: Buyer): Promise<Flow
   }
   while (status.isFinal !== true) {
     status = await expectStatus(
-      ctx.http.call("GET", `${base}/status?maxPollMs=${LONG_POLL_MS}`, { headers }),
+      http.call("GET", `${base}/status?maxPollMs=${LONG_POLL_MS}`, { headers }),
       "status"
     )
   }
@@ -294,6 +313,20 @@ const flow = async (ctx: Context, paymentId: string, buyer: Buyer): Promise<Flow
   if (status.status !== "succeeded") {
     throw new Error(`payment ${paymentId} ended ${status.status}: ${JSON.stringify(status)}`)
   }
+  return { started, optionsDone, fetchDone, confirmStart, confirmDone, succeededAt }
+}
+
+/**
+ * One wallet paying one payment (walletPays), each engine call timed; then the wait for
+ * the engine to settle it (the wallet would have left: this is the engine's work).
+ */
+const flow = async (ctx: Context, paymentId: string, buyer: Buyer): Promise<FlowResult> => {
+  let seen = undefined as ReturnType<Context["watcher"]["watch"]> | undefined
+  const { started, optionsDone, fetchDone, confirmStart, confirmDone, succeededAt } =
+    await walletPays(ctx.http, ctx.walletHeaders, paymentId, buyer, () => {
+      seen = ctx.watcher.watch(paymentId)
+    })
+  if (seen === undefined) throw new Error(`payment ${paymentId}: not watched`)
   const recordedAt = await seen.recorded
   if (Number.isNaN(recordedAt)) throw new Error(`payment ${paymentId}: no transaction recorded`)
   const settled = await seen.settled
@@ -385,18 +418,16 @@ const phase = async (
 
 const log = (line: string) => console.log(`  ${line}`)
 
-/** A merchant settled in the sandbox USDC, a wallet app's headers, the payments, funded buyers. */
-const setUp = async (
-  server: ServerProcess,
-  http: Http,
-  database: string,
-  settings: WalletSettings
-) => {
+/**
+ * On a sandbox server: a merchant settled in the sandbox USDC (its partner the bootstrap
+ * one), and a wallet app made by the operator's CLI; the wallet's and the partner's headers.
+ */
+export const walletShop = async (server: ServerProcess, http: Http, database: string) => {
   const sandbox = await http.call("GET", "/sandbox")
   if (sandbox.status !== 200) {
     throw new Error(`the engine serves no sandbox (GET /sandbox answered ${sandbox.status})`)
   }
-  const merchantId = await createMerchant("engine-wallet", server.url)
+  const merchantId = await createMerchant(server.name, server.url)
   await expectStatus(
     http.call("POST", `/v1/merchants/${merchantId}/settlements/crypto`, {
       headers: { "Api-Key": BENCH_API_KEY, "Idempotency-Key": `bench-settlement-${Date.now()}` },
@@ -421,11 +452,17 @@ const setUp = async (
     )
   ) as { apiKey?: unknown }
   if (typeof app.apiKey !== "string") throw new Error("apps create printed no apiKey")
+  const target: Target = { name: server.name, url: server.url, merchantId }
+  return {
+    target,
+    walletHeaders: { ...WALLET_HEADERS, "api-key": app.apiKey },
+    partnerHeaders: paymentHeaders(target)
+  }
+}
 
-  const flows = settings.warmup + 2 * settings.payments
-  const target: Target = { name: "engine-wallet", url: server.url, merchantId }
-  const paymentIds = await inParallel(flows, 10, (i) => createPayment(target, 2_000_000 + i))
-  const buyers = Array.from({ length: flows + CHAIN_WARMUP + settings.chainRounds }, newBuyer)
+/** `count` new buyers, each given BUYER_FUNDS by the sandbox faucet (a transaction each). */
+export const fundedBuyers = async (http: Http, count: number): Promise<Array<Buyer>> => {
+  const buyers = Array.from({ length: count }, newBuyer)
   await inParallel(buyers.length, 10, (i) =>
     expectStatus(
       http.call("POST", "/sandbox/faucet", {
@@ -434,29 +471,49 @@ const setUp = async (
       "POST /sandbox/faucet"
     )
   )
+  return buyers
+}
+
+/** A merchant settled in the sandbox USDC, a wallet app's headers, the payments, funded buyers. */
+const setUp = async (
+  server: ServerProcess,
+  http: Http,
+  database: string,
+  settings: WalletSettings
+) => {
+  const { target, walletHeaders, partnerHeaders } = await walletShop(server, http, database)
+  const flows = settings.warmup + 2 * settings.payments
+  const paymentIds = await inParallel(flows, 10, (i) => createPayment(target, 2_000_000 + i))
+  const buyers = await fundedBuyers(http, flows + CHAIN_WARMUP + settings.chainRounds)
   return {
-    walletHeaders: { ...WALLET_HEADERS, "api-key": app.apiKey },
-    partnerHeaders: paymentHeaders(target),
+    walletHeaders,
+    partnerHeaders,
     jobs: paymentIds.map((paymentId, i) => ({ paymentId, buyer: buyers[i]! })),
     chainBuyers: buyers.slice(flows)
   }
 }
 
-const measure = async (
-  dir: string,
-  settings: WalletSettings,
-  started: Array<ServerProcess>
-): Promise<WalletResult> => {
-  const machine = { cores: cpus().length, loadAverageAtStart: loadavg()[0] ?? 0 }
+/** The bundles the wallet flows run: the server (`npm start`'s) and the operator's CLI. */
+export const buildWalletServer = (): void => {
   execFileSync(process.execPath, ["examples/build.mjs", "main", "cli"], {
     cwd: ROOT,
     stdio: "inherit"
   })
-  const database = join(dir, "wallet.sqlite")
-  const cpuProfileDir =
-    settings.cpuProfileDir === undefined ? undefined : resolve(settings.cpuProfileDir)
+}
+
+/**
+ * The engine as `npm start` runs it (its bundle on plain node) in sandbox mode (no
+ * PAY_CONFIG: the sandbox chain in its process), on the SQLite file `database`; added to
+ * `started` so that the caller stops it whatever happens.
+ */
+export const startWalletServer = async (
+  name: string,
+  database: string,
+  started: Array<ServerProcess>,
+  cpuProfileDir?: string
+): Promise<ServerProcess> => {
   const server = await startServer({
-    name: "engine-wallet",
+    name,
     command: process.execPath,
     args: [
       ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`]),
@@ -473,6 +530,20 @@ const measure = async (
     unsetEnv: ["PAY_CONFIG"]
   })
   started.push(server)
+  return server
+}
+
+const measure = async (
+  dir: string,
+  settings: WalletSettings,
+  started: Array<ServerProcess>
+): Promise<WalletResult> => {
+  const machine = { cores: cpus().length, loadAverageAtStart: loadavg()[0] ?? 0 }
+  buildWalletServer()
+  const database = join(dir, "wallet.sqlite")
+  const cpuProfileDir =
+    settings.cpuProfileDir === undefined ? undefined : resolve(settings.cpuProfileDir)
+  const server = await startWalletServer("engine-wallet", database, started, cpuProfileDir)
   const http = httpClient(server.url)
   let watcher: ReturnType<typeof transactionWatcher> | undefined
   try {
