@@ -661,11 +661,14 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
       })
   })
 
-  const jobOf = (paymentId: string, kind: ChainJobKind) => {
-    for (const row of jobs.values()) {
-      if (row.job.paymentId === paymentId && row.job.kind === kind) return row
-    }
-    return undefined
+  /** Each payment's job of each kind (the databases' unique key), found without a scan. */
+  const jobsByPayment = new Map<string, JobRow>()
+  const jobKey = (paymentId: string, kind: ChainJobKind) => `${paymentId}/${kind}`
+  const jobOf = (paymentId: string, kind: ChainJobKind) =>
+    jobsByPayment.get(jobKey(paymentId, kind))
+  const putJob = (row: JobRow) => {
+    jobs.set(row.job.id, row)
+    jobsByPayment.set(jobKey(row.job.paymentId, row.job.kind), row)
   }
 
   /**
@@ -686,12 +689,12 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
     const takes = start?.transfer === undefined ? undefined : takingNonce(job.id, start.transfer)
     return () => {
       if (start === undefined) {
-        jobs.set(job.id, { job: queuedJob(job), leaseToken: null, leaseUntil: null })
+        putJob({ job: queuedJob(job), leaseToken: null, leaseUntil: null })
         return
       }
       takes?.()
       const transfer = start.transfer
-      jobs.set(job.id, {
+      putJob({
         job: {
           ...queuedJob(job),
           attempts: 1,

@@ -135,7 +135,14 @@ export class ScriptedChain {
   onBroadcast: (tx: FakeTx) => void = () => {}
 
   readonly mempool: Array<FakeTx> = []
-  readonly mined: Array<MinedTx> = []
+  private readonly minedInOrder: Array<MinedTx> = []
+  /** The mined transactions by hash, and each sender's in nonce order: reads stay cheap as a test pays thousands. */
+  private readonly minedByHash = new Map<Hex, MinedTx>()
+  /** Every transaction mined, in order. */
+  get mined(): ReadonlyArray<MinedTx> {
+    return this.minedInOrder
+  }
+  private readonly minedBySender = new Map<string, Array<MinedTx>>()
   /** Every transaction signed, in order. */
   readonly signed: Array<FakeTx> = []
   /** Every broadcast the node took into its pool, in order. */
@@ -207,9 +214,12 @@ export class ScriptedChain {
 
   /** Transactions mined from `sender` (as of block `atBlock` when given): its next nonce then. */
   latestNonce(sender: Address, atBlock?: bigint): number {
-    return this.mined.filter(
-      (t) => same(t.sender, sender) && (atBlock === undefined || t.blockNumber <= atBlock)
-    ).length
+    const sent = this.minedBySender.get(sender.toLowerCase()) ?? []
+    if (atBlock === undefined) return sent.length
+    // Mined in block order: count back from the newest past the ones after `atBlock`.
+    let count = sent.length
+    while (count > 0 && (sent[count - 1] as MinedTx).blockNumber > atBlock) count--
+    return count
   }
 
   /** The next nonce counting the pool's transactions that follow the mined ones without a gap. */
@@ -247,7 +257,7 @@ export class ScriptedChain {
           blockNumber: this.blockNumber,
           success: this.execute(tx)
         }
-        this.mined.push(mined)
+        this.record(mined)
         included.push(mined)
       }
     }
@@ -284,8 +294,18 @@ export class ScriptedChain {
     return mined
   }
 
+  /** A transaction mined: kept in order, by hash and by sender. */
+  private record(mined: MinedTx): void {
+    this.minedInOrder.push(mined)
+    this.minedByHash.set(mined.hash, mined)
+    const sender = mined.sender.toLowerCase()
+    const sent = this.minedBySender.get(sender)
+    if (sent === undefined) this.minedBySender.set(sender, [mined])
+    else sent.push(mined)
+  }
+
   stateOf(hash: Hex): TransactionState["_tag"] {
-    if (this.mined.some((t) => t.hash === hash)) return "Mined"
+    if (this.minedByHash.has(hash)) return "Mined"
     return this.mempool.some((t) => t.hash === hash) ? "Pending" : "Unknown"
   }
 
@@ -535,7 +555,7 @@ export class ScriptedChain {
         this.enter("transactionState", chainId).pipe(
           Effect.zipRight(this.checkChain(chainId)),
           Effect.map((): TransactionState => {
-            const mined = this.mined.find((t) => t.hash === hash)
+            const mined = this.minedByHash.get(hash)
             if (mined !== undefined) {
               return {
                 _tag: "Mined",
