@@ -139,6 +139,45 @@ const npmInstall = (packages: ReadonlyArray<string>) =>
 let tarballs: Array<string> = []
 const tarballDir = join(work, "tarballs")
 
+/** The shop's project: the two tarballs, express and vitest; installed beside the README's. */
+const shopProject = join(work, "test-engine-shop")
+const example = join(root, "examples", "test-engine-shop")
+const prepareShopProject = async () => {
+  mkdirSync(shopProject)
+  writeFileSync(
+    join(shopProject, "package.json"),
+    JSON.stringify({ name: "shop", private: true, type: "module" }, null, 2)
+  )
+  // The versions the repo tests with (from npm's cache when it has them), beside the two tarballs.
+  const express = readManifest(join(root, "examples")).dependencies?.express
+  const vitest = readManifest(root).devDependencies?.vitest
+  const packed = ["core", "testing"].map((name) => {
+    const tarball = tarballs.find((t) => t.endsWith(`/pay-${name}-0.1.0.tgz`))
+    if (tarball === undefined) throw new Error(`npm run pack made no @pay/${name}`)
+    return tarball
+  })
+  await timed("npm install (the test engine's)", () =>
+    run(
+      "npm",
+      [
+        "install",
+        "--prefer-offline",
+        "--no-audit",
+        "--no-fund",
+        "--ignore-scripts",
+        ...packed,
+        `express@${express}`,
+        `vitest@${vitest}`
+      ],
+      shopProject
+    )
+  )
+  for (const file of ["shop.mjs", "support.mjs", "shop.test.mjs", "shop.node-test.mjs"]) {
+    copyFileSync(join(example, file), join(shopProject, file))
+  }
+}
+let shopProjectReady: Promise<void>
+
 beforeAll(async () => {
   tarballs = await timed("build and pack", async () => {
     const { stdout } = await run(
@@ -148,6 +187,9 @@ beforeAll(async () => {
     )
     return stdout.trim().split("\n")
   })
+  // Its own npm install runs while the README's does (and its tests wait for it).
+  shopProjectReady = prepareShopProject()
+  shopProjectReady.catch(() => {})
   mkdirSync(project)
   writeFileSync(
     join(project, "package.json"),
@@ -471,43 +513,7 @@ describe("the packed packages, installed in a fresh project", () => {
 })
 
 describe("a platform's tests on the test engine, in a fresh project", () => {
-  const shopProject = join(work, "test-engine-shop")
-  const example = join(root, "examples", "test-engine-shop")
-
-  beforeAll(async () => {
-    mkdirSync(shopProject)
-    writeFileSync(
-      join(shopProject, "package.json"),
-      JSON.stringify({ name: "shop", private: true, type: "module" }, null, 2)
-    )
-    // The versions the repo tests with (from npm's cache when it has them), beside the two tarballs.
-    const express = readManifest(join(root, "examples")).dependencies?.express
-    const vitest = readManifest(root).devDependencies?.vitest
-    const packed = ["core", "testing"].map((name) => {
-      const tarball = tarballs.find((t) => t.endsWith(`/pay-${name}-0.1.0.tgz`))
-      if (tarball === undefined) throw new Error(`npm run pack made no @pay/${name}`)
-      return tarball
-    })
-    await timed("npm install (the test engine's)", () =>
-      run(
-        "npm",
-        [
-          "install",
-          "--prefer-offline",
-          "--no-audit",
-          "--no-fund",
-          "--ignore-scripts",
-          ...packed,
-          `express@${express}`,
-          `vitest@${vitest}`
-        ],
-        shopProject
-      )
-    )
-    for (const file of ["shop.mjs", "support.mjs", "shop.test.mjs", "shop.node-test.mjs"]) {
-      copyFileSync(join(example, file), join(shopProject, file))
-    }
-  }, 900_000)
+  beforeAll(() => shopProjectReady, 900_000)
 
   it("installs no database, no chain and no image library: nothing native", () => {
     const names = installed(shopProject).map(({ name }) => name)
