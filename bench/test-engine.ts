@@ -45,11 +45,13 @@ import {
 } from "./wallet.js"
 import {
   type Buyer,
+  envInteger,
   expectStatus,
   httpClient,
   MS_PER_TICK,
   type Percentiles,
-  percentiles
+  percentiles,
+  withinDeadline
 } from "./wallet-support.js"
 
 export interface TestEngineSettings {
@@ -455,32 +457,12 @@ const measure = async (
 }
 
 /** The test engine against the server, within `settings.deadlineMs`; servers stopped either way. */
-export const measureTestEngine = async (
+export const measureTestEngine = (
   dir: string,
   settings: TestEngineSettings,
   started: Array<ServerProcess>
-): Promise<TestEngineResult> => {
-  let timer: NodeJS.Timeout | undefined
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`the test engine bench still ran after ${settings.deadlineMs} ms`)),
-      settings.deadlineMs
-    )
-  })
-  try {
-    return await Promise.race([measure(dir, settings, started), deadline])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-const envInteger = (name: string, fallback: number, min: number) => {
-  const value = Number(process.env[name] ?? fallback)
-  if (!Number.isInteger(value) || value < min) {
-    throw new Error(`${name} must be a whole number, at least ${min}`)
-  }
-  return value
-}
+): Promise<TestEngineResult> =>
+  withinDeadline(measure(dir, settings, started), settings.deadlineMs, "the test engine bench")
 
 /** The settings from the environment (BENCH_TEST_ENGINE_*), the deadline grown to fit them. */
 export const testEngineSettings = (): TestEngineSettings => {

@@ -107,3 +107,25 @@ export { MS_PER_TICK } from "./server-process.js"
 
 /** CLOCK_MONOTONIC in microseconds: the clock of a V8 CPU profile's samples. */
 export const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n)
+
+/** `work`, or a failure once `ms` have passed without it: a bench part never runs on unbounded. */
+export const withinDeadline = async <A>(work: Promise<A>, ms: number, what: string): Promise<A> => {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} still running after ${ms} ms`)), ms)
+  })
+  try {
+    return await Promise.race([work, deadline])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** A whole-number setting from the environment, at least `min`. */
+export const envInteger = (name: string, fallback: number, min: number) => {
+  const value = Number(process.env[name] ?? fallback)
+  if (!Number.isInteger(value) || value < min) {
+    throw new Error(`${name} must be a whole number, at least ${min}`)
+  }
+  return value
+}

@@ -42,6 +42,7 @@ import { killAllNow, ROOT, type ServerProcess, startServer } from "./server-proc
 import { type ChainResult, measureChain } from "./wallet-chain.js"
 import {
   type Buyer,
+  envInteger,
   expectStatus,
   type Http,
   httpClient,
@@ -50,7 +51,8 @@ import {
   newBuyer,
   type Percentiles,
   percentiles,
-  REQUEST_TIMEOUT_MS
+  REQUEST_TIMEOUT_MS,
+  withinDeadline
 } from "./wallet-support.js"
 
 export interface WalletSettings {
@@ -602,32 +604,12 @@ const measure = async (
 }
 
 /** The wallet flows, within `settings.deadlineMs`; the server stops either way. */
-export const measureWallet = async (
+export const measureWallet = (
   dir: string,
   settings: WalletSettings,
   started: Array<ServerProcess>
-): Promise<WalletResult> => {
-  let timer: NodeJS.Timeout | undefined
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`wallet flows still running after ${settings.deadlineMs} ms`)),
-      settings.deadlineMs
-    )
-  })
-  try {
-    return await Promise.race([measure(dir, settings, started), deadline])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-const envInteger = (name: string, fallback: number, min: number) => {
-  const value = Number(process.env[name] ?? fallback)
-  if (!Number.isInteger(value) || value < min) {
-    throw new Error(`${name} must be a whole number, at least ${min}`)
-  }
-  return value
-}
+): Promise<WalletResult> =>
+  withinDeadline(measure(dir, settings, started), settings.deadlineMs, "wallet flows")
 
 /** The settings from the environment (BENCH_WALLET_*), the deadline grown to fit them. */
 export const walletSettings = (): WalletSettings => {
