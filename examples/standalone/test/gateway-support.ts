@@ -259,14 +259,10 @@ export const authorizationOf = (option: Json) => {
   }
 }
 
-/**
- * Cancels an authorization on chain (EIP-3009 `cancelAuthorization`) before the engine submits
- * it: the buyer signs `CancelAuthorization(authorizer, nonce)` under the token's domain, and the
- * sandbox collector's own wallet sends it. Resolves once it is mined (status success).
- */
-export const cancelOnChain = async (server: E2eServer, buyer: Buyer, option: Json) => {
+/** The buyer's EIP-3009 `CancelAuthorization(authorizer, nonce)` of an option's authorization, under the token's domain. */
+export const signCancelAuthorization = (buyer: Buyer, option: Json) => {
   const { domain, nonce } = authorizationOf(option)
-  const signature = await privateKeyToAccount(buyer.key).signTypedData({
+  return privateKeyToAccount(buyer.key).signTypedData({
     domain,
     types: {
       CancelAuthorization: [
@@ -277,6 +273,16 @@ export const cancelOnChain = async (server: E2eServer, buyer: Buyer, option: Jso
     primaryType: "CancelAuthorization",
     message: { authorizer: buyer.address, nonce }
   })
+}
+
+/**
+ * Cancels an authorization on chain (EIP-3009 `cancelAuthorization`) before the engine submits
+ * it: the buyer signs `CancelAuthorization(authorizer, nonce)` under the token's domain, and the
+ * sandbox collector's own wallet sends it. Resolves once it is mined (status success).
+ */
+export const cancelOnChain = async (server: E2eServer, buyer: Buyer, option: Json) => {
+  const { nonce } = authorizationOf(option)
+  const signature = await signCancelAuthorization(buyer, option)
   const hash = await server.sandbox.collector.walletClient.writeContract({
     address: server.sandbox.token.address,
     abi: server.sandbox.token.abi,

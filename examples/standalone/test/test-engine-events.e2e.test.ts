@@ -45,6 +45,7 @@ import {
   newBuyer,
   onlyOption,
   signAction,
+  signCancelAuthorization,
   signed
 } from "./gateway-support.js"
 import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver.js"
@@ -270,18 +271,8 @@ const startSqlite = async (): Promise<Side> => {
         })
         // The buyer's cancellation of the authorization, sent by another account with a
         // higher tip: mined first in the same block, so the engine's collection reverts.
-        const { domain, nonce } = authorizationOf(option)
-        const cancelSignature = await privateKeyToAccount(buyer.key).signTypedData({
-          domain,
-          types: {
-            CancelAuthorization: [
-              { name: "authorizer", type: "address" },
-              { name: "nonce", type: "bytes32" }
-            ]
-          },
-          primaryType: "CancelAuthorization",
-          message: { authorizer: buyer.address, nonce }
-        })
+        const { nonce } = authorizationOf(option)
+        const cancelSignature = await signCancelAuthorization(buyer, option)
         const engineTx = await sandbox.publicClient.getTransaction({ hash })
         const other = createWalletClient({
           account: privateKeyToAccount(DEPLOYER_PRIVATE_KEY),
