@@ -21,15 +21,7 @@
  * yet recorded is on its way, through WebCrypto say): all quiet over several
  * turns of the event loop.
  */
-import {
-  type Clock,
-  Clock as ClockModule,
-  Duration,
-  Effect,
-  type Fiber,
-  Scheduler,
-  Supervisor
-} from "effect"
+import { Clock, Duration, Effect, type Fiber, Scheduler, Supervisor } from "effect"
 
 interface Timer {
   readonly at: number
@@ -104,7 +96,7 @@ const noWork: DurableWork = {
 }
 
 export class ControlledClock implements Clock.Clock {
-  readonly [ClockModule.ClockTypeId]: Clock.ClockTypeId = ClockModule.ClockTypeId
+  readonly [Clock.ClockTypeId]: Clock.ClockTypeId = Clock.ClockTypeId
   private nowMs: number
   private order = 0
   private readonly timers: Array<Timer> = []

@@ -119,22 +119,13 @@ const scopeKey = (s: IdempotencyScope) => JSON.stringify([s.partnerId, s.route, 
 const byCreation = (a: ChainTransfer, b: ChainTransfer) =>
   a.createdAt.getTime() - b.createdAt.getTime() || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0)
 
-/** The durable work the stores hold that is due or under way at a time: what an idle engine has none of. */
-export interface MemoryBacklog {
-  /** Chain jobs due and not claimed. */
-  readonly chainJobsDue: number
-  /** Webhook deliveries due and not claimed. */
-  readonly deliveriesDue: number
-  /** Webhook deliveries claimed and not yet recorded (an attempt under way). */
-  readonly deliveriesClaimed: number
-  /** When the next chain job, delivery or payment expiry falls due after `at`, if one will. */
-  readonly nextDueAt: number | undefined
-}
-
-/** In-memory storage, with a look at its backlog (the test engine's). */
+/** In-memory storage, with a look at its durable work (what the test engine's clock watches). */
 export interface OpenMemoryStorage {
   readonly layer: Layer.Layer<PayStorage>
-  readonly backlog: (at: number) => MemoryBacklog
+  /** Webhook deliveries claimed and not yet recorded: an attempt under way. */
+  readonly deliveriesClaimed: () => number
+  /** When the next chain job, delivery or payment expiry falls due after `at`, if one will. */
+  readonly nextDueAt: (at: number) => number | undefined
 }
 
 /** A fresh, empty in-memory storage. */
@@ -1079,37 +1070,6 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
     return row !== undefined && row.leaseToken === lease.token ? row : undefined
   }
   const newestFirst = (a: DeliveryRow, b: DeliveryRow) => b.seq - a.seq
-  /** The deliveries a claim at `at` may take, in the order it takes them. */
-  const dueDeliveries = (at: number) => {
-    const live = (d: DeliveryRow) => d.leaseUntil !== null && d.leaseUntil > at
-    const waitsForEarlier = (d: DeliveryRow) =>
-      d.delivery.paymentId !== null &&
-      deliveries.some(
-        (e) =>
-          e.delivery.endpointId === d.delivery.endpointId &&
-          e.delivery.paymentId === d.delivery.paymentId &&
-          e.delivery.state === "pending" &&
-          e.seq < d.seq
-      )
-    return deliveries
-      .filter((d) => {
-        const endpoint = endpoints.get(d.delivery.endpointId)
-        return (
-          d.delivery.state === "pending" &&
-          d.delivery.nextAttemptAt.getTime() <= at &&
-          !live(d) &&
-          endpoint !== undefined &&
-          endpoint.status === "enabled" &&
-          endpoint.deletedAt === null &&
-          !waitsForEarlier(d)
-        )
-      })
-      .sort(
-        (a, b) =>
-          a.delivery.nextAttemptAt.getTime() - b.delivery.nextAttemptAt.getTime() || a.seq - b.seq
-      )
-  }
-
   const webhookDeliveryStore = WebhookDeliveryStore.of({
     list: (q) =>
       Effect.sync(() => {
@@ -1137,7 +1097,33 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
             inFlight.set(d.delivery.endpointId, (inFlight.get(d.delivery.endpointId) ?? 0) + 1)
           }
         }
-        const due = dueDeliveries(at)
+        const waitsForEarlier = (d: DeliveryRow) =>
+          d.delivery.paymentId !== null &&
+          deliveries.some(
+            (e) =>
+              e.delivery.endpointId === d.delivery.endpointId &&
+              e.delivery.paymentId === d.delivery.paymentId &&
+              e.delivery.state === "pending" &&
+              e.seq < d.seq
+          )
+        const due = deliveries
+          .filter((d) => {
+            const endpoint = endpoints.get(d.delivery.endpointId)
+            return (
+              d.delivery.state === "pending" &&
+              d.delivery.nextAttemptAt.getTime() <= at &&
+              !live(d) &&
+              endpoint !== undefined &&
+              endpoint.status === "enabled" &&
+              endpoint.deletedAt === null &&
+              !waitsForEarlier(d)
+            )
+          })
+          .sort(
+            (a, b) =>
+              a.delivery.nextAttemptAt.getTime() - b.delivery.nextAttemptAt.getTime() ||
+              a.seq - b.seq
+          )
         const claimed: Array<ClaimedDelivery> = []
         for (const row of due) {
           if (claimed.length >= limit) break
@@ -1316,16 +1302,9 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
     Layer.succeed(SettlementStore, settlementStore),
     Layer.succeed(IdempotencyStore, idempotencyStore)
   )
-  const backlog = (at: number): MemoryBacklog => ({
-    chainJobsDue: [...jobs.values()].filter(
-      (r) =>
-        r.job.state === "active" &&
-        r.job.runAt.getTime() <= at &&
-        (r.leaseUntil === null || r.leaseUntil <= at)
-    ).length,
-    deliveriesDue: dueDeliveries(at).length,
-    deliveriesClaimed: deliveries.filter((d) => d.leaseToken !== null).length,
-    nextDueAt: [
+  const deliveriesClaimed = () => deliveries.filter((d) => d.leaseToken !== null).length
+  const nextDueAt = (at: number) =>
+    [
       ...[...jobs.values()]
         .filter((r) => r.job.state === "active" && r.leaseToken === null)
         .map((r) => r.job.runAt.getTime()),
@@ -1338,8 +1317,7 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
     ]
       .filter((t) => t > at)
       .reduce<number | undefined>((a, b) => (a === undefined || b < a ? b : a), undefined)
-  })
-  return { layer, backlog }
+  return { layer, deliveriesClaimed, nextDueAt }
 }
 
 /** A fresh, empty in-memory storage for each use of the layer. */

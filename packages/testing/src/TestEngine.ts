@@ -141,8 +141,8 @@ export const createTestEngine = async (options: TestEngineOptions = {}): Promise
     return found.right
   }
   clock.watch({
-    underWay: () => storage.backlog(clock.now()).deliveriesClaimed > 0,
-    nextDueAt: (at) => storage.backlog(at).nextDueAt,
+    underWay: () => storage.deliveriesClaimed() > 0,
+    nextDueAt: storage.nextDueAt,
     wake: () =>
       run(
         Effect.all(

@@ -10,7 +10,6 @@ export {
 } from "./CapturedWebhooks.js"
 export { ControlledClock, type DurableWork } from "./ControlledClock.js"
 export {
-  type MemoryBacklog,
   MemoryStorage,
   makeMemoryStorage,
   type OpenMemoryStorage,
