@@ -55,6 +55,21 @@ export interface ChainNetwork {
    * afresh (chainwork/ChainInstances.ts). Absent for a real network.
    */
   readonly instance?: string | undefined
+  /**
+   * The account that sends the factory call of a buyer's account not yet
+   * deployed (ERC-6492), never the collector: the factory and its calldata
+   * come from the buyer, so it holds gas money only. Absent: such accounts
+   * cannot pay on this network (a deployed one still can).
+   */
+  readonly deployer?: Address | undefined
+  /** The most gas a factory call may take; one that needs more is refused. */
+  readonly deploymentGasCap?: bigint | undefined
+}
+
+/** How an undeployed account is deployed: its factory and calldata, as its ERC-6492 signature carries them. */
+export interface AccountDeployment {
+  readonly factory: Address
+  readonly factoryData: Hex
 }
 
 /** A contract call the collector is to send, with the gas it needs (estimated, with headroom). */
@@ -143,12 +158,50 @@ export class Chain extends Context.Tag("@pay/core/Chain")<
     readonly balanceOf: (asset: Caip19, owner: Address) => Effect.Effect<bigint, ChainUnavailable>
     /**
      * The collector's `receiveWithAuthorization` call, checked against the
-     * next block (a call that would revert is `TransferRefused`).
+     * next block (a call that would revert is `TransferRefused`). A 65-byte
+     * signature goes in the `v, r, s` form, any other in FiatToken v2.2's
+     * `bytes signature` form (ERC-1271 accounts); never an ERC-6492 wrapper:
+     * the caller passes the account's own signature.
      */
     readonly receiveCall: (
       asset: Caip19,
       authorization: ReceiveAuthorization,
       signature: Hex
+    ) => Effect.Effect<ChainCall, ChainUnavailable | TransferRefused>
+    /**
+     * Whether `signature` is `authorization.from`'s, as a node checks it: an
+     * ECDSA recovery for an account without code, the account's ERC-1271
+     * `isValidSignature` for one with code (a contract, an EIP-7702
+     * delegation), and for an ERC-6492 signature the same after its factory
+     * call, simulated. One `eth_call`; nothing is sent.
+     */
+    readonly verifyAuthorization: (
+      asset: Caip19,
+      authorization: ReceiveAuthorization,
+      signature: Hex
+    ) => Effect.Effect<boolean, ChainUnavailable>
+    /**
+     * The collector's `receiveWithAuthorization`, simulated (`eth_call` from
+     * the collector, nothing sent): `TransferRefused` with the token's reason
+     * when it would revert. For an account not deployed yet, `deployment` is
+     * run first in the same simulated call; `signature` is then the inner one.
+     */
+    readonly simulateReceive: (
+      asset: Caip19,
+      authorization: ReceiveAuthorization,
+      signature: Hex,
+      deployment?: AccountDeployment
+    ) => Effect.Effect<void, ChainUnavailable | TransferRefused>
+    /** The code at an address: `0x` for none (an EOA), else a contract or an EIP-7702 delegation. */
+    readonly codeAt: (chainId: Caip2, address: Address) => Effect.Effect<Hex, ChainUnavailable>
+    /**
+     * The deployer's factory call (the network's `deployer` sends it), checked
+     * against the next block: `TransferRefused` when it would revert or needs
+     * more gas than the network's cap.
+     */
+    readonly deploymentCall: (
+      chainId: Caip2,
+      deployment: AccountDeployment
     ) => Effect.Effect<ChainCall, ChainUnavailable | TransferRefused>
     /** The collector's ERC-20 `transfer` of `value` to `to`, checked the same way. */
     readonly transferCall: (
@@ -159,19 +212,25 @@ export class Chain extends Context.Tag("@pay/core/Chain")<
     /** The newest block, or block `atBlock` when given. */
     readonly head: (chainId: Caip2, atBlock?: bigint) => Effect.Effect<ChainHead, ChainUnavailable>
     /**
-     * The collector's transaction count: mined (`latest`, or as of block
-     * `atBlock` when given) and with the node's pool (`pending`).
+     * The collector's transaction count (or `sender`'s: the network's
+     * deployer): mined (`latest`, or as of block `atBlock` when given) and
+     * with the node's pool (`pending`).
      */
     readonly collectorNonce: (
       chainId: Caip2,
-      atBlock?: bigint
+      atBlock?: bigint,
+      sender?: Address
     ) => Effect.Effect<{ readonly latest: number; readonly pending: number }, ChainUnavailable>
     /** Fees for a transaction to be mined soon. */
     readonly fees: (chainId: Caip2) => Effect.Effect<FeeQuote, ChainUnavailable>
-    /** Signs with the collector's key, offline: nothing is sent. */
+    /**
+     * Signs with the collector's key (or `sender`'s: the network's deployer),
+     * offline: nothing is sent.
+     */
     readonly sign: (
       chainId: Caip2,
-      transaction: UnsignedTransaction
+      transaction: UnsignedTransaction,
+      sender?: Address
     ) => Effect.Effect<SignedTransaction, ChainUnavailable>
     /**
      * Sends a signed transaction. A node that already has it, or has already

@@ -49,7 +49,19 @@ export const FAILURE_CODES = [
    * the sandbox chain, which keeps no state between starts): its transfer was
    * on the earlier run and can never land (chainwork/ChainInstances.ts).
    */
-  "chain_reset"
+  "chain_reset",
+  /**
+   * The buyer's account was not deployed yet (ERC-6492) and its factory call
+   * would revert, needs more gas than the network allows, or reverted.
+   */
+  "account_deployment_failed",
+  /**
+   * The buyer's account refused its own signature when the token asked it
+   * (ERC-1271), after the confirm was accepted: an account changed since
+   * (an owner removed, a delegation switched), or deployed otherwise than
+   * its ERC-6492 signature said.
+   */
+  "signature_rejected"
 ] as const
 export type FailureCode = (typeof FAILURE_CODES)[number]
 
