@@ -5,6 +5,7 @@
  */
 import { Either } from "effect"
 import { type Hex, isHex, size } from "viem"
+import { MAX_SIGNATURE_BYTES } from "../chain/PayerSignature.js"
 import type { FieldIssue } from "../shared/Errors.js"
 
 export interface WalletResult {
@@ -29,16 +30,30 @@ export const signatureOf = (
     return Either.left([{ field: "results.0.type", message: 'must be "walletRpc"' }])
   }
   const signature = result.data[0]
-  // 65 bytes: r, s and v. (EIP-2098 compact 64-byte signatures are accepted by viem too.)
-  if (
-    typeof signature !== "string" ||
-    !isHex(signature, { strict: true }) ||
-    (size(signature) !== 65 && size(signature) !== 64)
-  ) {
+  // Any length a wallet signs with: 65 bytes for a key pair (64 in EIP-2098's compact form), an
+  // account's own for a smart account (ERC-1271), more with an ERC-6492 wrapper; bounded, as
+  // the whole confirm is.
+  if (typeof signature !== "string" || !isHex(signature, { strict: true })) {
     return Either.left([
       {
         field: "results.0.data.0",
-        message: "must be the eth_signTypedData_v4 signature: 0x and 130 hex digits"
+        message: "must be the eth_signTypedData_v4 signature: 0x and hex digits"
+      }
+    ])
+  }
+  if (signature.length % 2 !== 0 || size(signature) === 0) {
+    return Either.left([
+      {
+        field: "results.0.data.0",
+        message: "must be the eth_signTypedData_v4 signature: whole bytes, at least one"
+      }
+    ])
+  }
+  if (size(signature) > MAX_SIGNATURE_BYTES) {
+    return Either.left([
+      {
+        field: "results.0.data.0",
+        message: `must be at most ${MAX_SIGNATURE_BYTES} bytes, not ${size(signature)}`
       }
     ])
   }

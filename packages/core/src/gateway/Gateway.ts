@@ -10,6 +10,7 @@ import { Effect, Either, Option } from "effect"
 import { type Hex, toHex } from "viem"
 import { Chain, type ChainUnavailable, networkOf } from "../chain/Chain.js"
 import { isSignedByPayer, typedDataJson } from "../chain/Eip3009.js"
+import { parsePayerSignature } from "../chain/PayerSignature.js"
 import { ChainWork, newChainJob } from "../chainwork/ChainWork.js"
 import { HttpConfig } from "../http/HttpConfig.js"
 import { merchantPayable, merchantStatusOf } from "../merchants/Merchant.js"
@@ -381,6 +382,71 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         return [action]
       })
 
+    const notPayers = (option: PaymentOption) =>
+      InvalidInput.of(
+        "results.0.data.0",
+        `is not ${option.authorization.from}'s signature of the offered authorization`
+      )
+
+    /**
+     * Whether the signature is the payer's, the cheapest way that is sure
+     * (PayerSignature.ts): a key pair's 65 bytes recovered here, tried on the
+     * token only if the address turns out to hold code (an EIP-7702
+     * delegation, which the token checks through the account); anything else
+     * asked of the chain (ERC-1271, ERC-6492), then tried on the token. What
+     * the collect job is to send is the signature as stored (`stored`), and
+     * whether the account must be deployed first (`deploy`).
+     */
+    const checkSignature = (option: PaymentOption, sent: Hex) =>
+      Effect.gen(function* () {
+        const parsed = parsePayerSignature(sent)
+        if (typeof parsed === "string") {
+          return yield* InvalidInput.of("results.0.data.0", parsed)
+        }
+        const auth = option.authorization
+        const chainId = chainOfCaip10(option.account)
+        const domain = yield* chain.tokenDomain(option.asset)
+        if (parsed.kind === "ecdsa" && (yield* isSignedByPayer(domain, auth, parsed.signature))) {
+          return {
+            payer: parsed,
+            stored: parsed.signature,
+            simulate: "if the account has code",
+            deploy: false,
+            deployment: undefined
+          } as const
+        }
+        const valid = yield* chain.verifyAuthorization(
+          option.asset,
+          auth,
+          parsed.kind === "counterfactual" ? parsed.wrapped : parsed.signature
+        )
+        if (!valid) return yield* notPayers(option)
+        if (parsed.kind !== "counterfactual") {
+          return {
+            payer: parsed,
+            stored: parsed.signature,
+            simulate: true,
+            deploy: false,
+            deployment: undefined
+          } as const
+        }
+        // Deployed meanwhile (by the buyer's wallet, or another payment's job): paid as it is.
+        const deployed = (yield* chain.codeAt(chainId, auth.from)) !== "0x"
+        if (!deployed && networkOf(chain.networks, chainId)?.deployer === undefined) {
+          return yield* InvalidInput.of(
+            "results.0.data.0",
+            `is an undeployed account's (ERC-6492), which this engine does not deploy on ${chainId}: deploy ${auth.from} first`
+          )
+        }
+        return {
+          payer: parsed,
+          stored: parsed.wrapped,
+          simulate: true,
+          deploy: !deployed,
+          deployment: parsed.deployment
+        } as const
+      })
+
     /**
      * Checks a confirm against the option offered, then moves the payment to
      * `processing` with its `collect` job in one write, and wakes the chain work.
@@ -412,16 +478,19 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
             }),
             Effect.fail(new ChainUnreachable({ chainId: e.chainId }))
           )
-        const domain = yield* chain.tokenDomain(option.asset).pipe(Effect.catchAll(unreachable))
-        if (!(yield* isSignedByPayer(domain, option.authorization, signature.right))) {
-          return yield* InvalidInput.of(
-            "results.0.data.0",
-            `is not ${option.authorization.from}'s signature of the offered authorization`
-          )
-        }
-        const balance = yield* chain
-          .balanceOf(option.asset, option.authorization.from)
-          .pipe(Effect.catchAll(unreachable))
+        const checked = yield* checkSignature(option, signature.right).pipe(
+          Effect.catchTag("ChainUnavailable", unreachable)
+        )
+        // A key pair's signature costs no call of its own: the code is read beside the balance.
+        const [balance, code] = yield* Effect.all(
+          [
+            chain.balanceOf(option.asset, option.authorization.from),
+            checked.simulate === "if the account has code"
+              ? chain.codeAt(chainOfCaip10(option.account), option.authorization.from)
+              : Effect.succeed<Hex>("0x")
+          ],
+          { concurrency: "unbounded" }
+        ).pipe(Effect.catchAll(unreachable))
         yield* collectedFor(option, request.collectedData)
         if (balance < option.authorization.value) {
           return yield* new InsufficientBalance({
@@ -431,12 +500,39 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
             balance: balance.toString()
           })
         }
+        if (checked.simulate === true || code !== "0x") {
+          // A signature the account accepts may still be one the token refuses (an EIP-7702
+          // delegate without ERC-1271, an account that checks another hash): the token decides.
+          yield* chain
+            .simulateReceive(
+              option.asset,
+              option.authorization,
+              checked.payer.signature,
+              checked.deploy ? checked.deployment : undefined
+            )
+            .pipe(
+              Effect.catchTag("ChainUnavailable", unreachable),
+              Effect.catchTag("TransferRefused", (e) =>
+                Effect.fail(
+                  InvalidInput.of(
+                    "results.0.data.0",
+                    `is refused by the token when it is tried on the chain: ${e.reason}`
+                  )
+                )
+              )
+            )
+        }
         // Queued in the same write: from here the transfer survives a crash (chainwork/). Held
         // by this process, which sends it at once.
+        // An account not deployed yet is deployed first, by its own job (chainwork/DeployStep.ts).
         const collect = newChainJob(
           id,
           chainOfCaip10(option.account),
-          { kind: "collect", optionId: option.id, signature: signature.right },
+          {
+            kind: checked.deploy ? "deploy" : "collect",
+            optionId: option.id,
+            signature: checked.stored
+          },
           now()
         )
         yield* chainWork.queueHeld(collect, (job) =>
