@@ -116,7 +116,10 @@ const en: CheckoutStrings = {
     transaction_dropped: "The transaction never reached the network.",
     authorization_expired: "The signed authorization expired before it could be used.",
     chain_reset:
-      "The test network was restarted before the payment went through. Nothing was taken."
+      "The test network was restarted before the payment went through. Nothing was taken.",
+    account_deployment_failed:
+      "Your wallet's account could not be set up on the network. Nothing was taken.",
+    signature_rejected: "Your wallet's account no longer accepts this signature. Nothing was taken."
   }
 }
 
@@ -181,7 +184,10 @@ const es: CheckoutStrings = {
     transaction_reverted: "La red rechazó la transacción.",
     transaction_dropped: "La transacción nunca llegó a la red.",
     authorization_expired: "La autorización firmada caducó antes de poder usarse.",
-    chain_reset: "La red de pruebas se reinició antes de completar el pago. No se cobró nada."
+    chain_reset: "La red de pruebas se reinició antes de completar el pago. No se cobró nada.",
+    account_deployment_failed:
+      "No se pudo crear la cuenta de su billetera en la red. No se cobró nada.",
+    signature_rejected: "La cuenta de su billetera ya no acepta esta firma. No se cobró nada."
   }
 }
 
