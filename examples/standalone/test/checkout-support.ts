@@ -14,6 +14,7 @@ import { join } from "node:path"
 import jsQR from "jsqr"
 import type { Locator, Page } from "playwright-core"
 import { PNG } from "pngjs"
+import type { TypedDataDefinition } from "viem"
 
 export const screenshotDir = (): string =>
   process.env.CHECKOUT_SCREENSHOTS_DIR !== undefined && process.env.CHECKOUT_SCREENSHOTS_DIR !== ""
@@ -91,16 +92,25 @@ declare global {
  * Injects an EIP-1193 wallet into every page, announced through EIP-6963, whose requests
  * are answered here: accounts, the chain (switched on request), and `eth_signTypedData_v4`
  * signed with `key` (viem's local account), as a browser extension would after the buyer
- * approves. Also records every state the page's body shows.
+ * approves; or, given `account`, as that smart account signs (a Safe's owner signature, an
+ * ERC-6492 wrapper), the wallet's address being the account's. Also records every state the
+ * page's body shows.
  */
 export const injectWallet = async (
   page: Page,
   key: `0x${string}`,
-  options: { readonly chainId?: string; readonly rejectSigning?: boolean } = {}
+  options: {
+    readonly chainId?: string
+    readonly rejectSigning?: boolean
+    readonly account?: {
+      readonly address: `0x${string}`
+      readonly signTypedData: (typed: TypedDataDefinition) => Promise<`0x${string}`>
+    }
+  } = {}
 ): Promise<Array<WalletCall>> => {
   const { privateKeyToAccount } = await import("viem/accounts")
   const { hexToBigInt } = await import("viem")
-  const account = privateKeyToAccount(key)
+  const account = options.account ?? privateKeyToAccount(key)
   const calls: Array<WalletCall> = []
   let chainId = options.chainId ?? "0x1"
   await page.exposeFunction("testWalletRequest", async (method: string, raw: string) => {
@@ -135,7 +145,7 @@ export const injectWallet = async (
           types,
           primaryType: typed.primaryType,
           message
-        })
+        } as TypedDataDefinition)
         return JSON.stringify({ result: signature })
       }
       default:
