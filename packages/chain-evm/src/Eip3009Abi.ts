@@ -72,5 +72,21 @@ export const eip3009TokenAbi = [
       { name: "s", type: "bytes32" }
     ],
     outputs: []
+  },
+  {
+    // FiatToken v2.2's overload for any signature an account's ERC-1271 check takes.
+    type: "function",
+    name: "receiveWithAuthorization",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "from", type: "address" },
+      { name: "to", type: "address" },
+      { name: "value", type: "uint256" },
+      { name: "validAfter", type: "uint256" },
+      { name: "validBefore", type: "uint256" },
+      { name: "nonce", type: "bytes32" },
+      { name: "signature", type: "bytes" }
+    ],
+    outputs: []
   }
 ] as const

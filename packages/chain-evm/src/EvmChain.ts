@@ -3,8 +3,9 @@
  * collector's local account per configured network, over whatever transport
  * the network is reached by (HTTP for a real RPC, an in-process provider for
  * the sandbox). Transactions are EIP-1559, signed offline with the
- * collector's key and sent raw, so the durable chain work can record each one
- * before it leaves the process.
+ * collector's key (or the deployer's, for a buyer's account not deployed yet)
+ * and sent raw, so the durable chain work can record each one before it
+ * leaves the process.
  */
 
 import {
@@ -15,9 +16,9 @@ import {
   type ChainNetwork,
   type ChainToken,
   ChainUnavailable,
-  countRpcError,
   type Eip712Domain,
   type FeeQuote,
+  RECEIVE_WITH_AUTHORIZATION_TYPES,
   type ReceiveAuthorization,
   TransactionRejected,
   type TransactionState,
@@ -28,20 +29,34 @@ import {
 import { Effect } from "effect"
 import {
   type Address,
-  BaseError,
   createPublicClient,
   encodeFunctionData,
   type Hex,
+  isAddressEqual,
   keccak256,
   type PrivateKeyAccount,
   type PublicClient,
-  parseSignature,
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
   type Transport
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
+import type { AccountDeployment } from "./AccountDeployment.js"
 import { eip3009TokenAbi } from "./Eip3009Abi.js"
+import { receiveCalldata } from "./ReceiveCall.js"
+import { simulated, simulationRefusal, simulationRequest } from "./ReceiveSimulator.js"
+import {
+  ALREADY_HAVE,
+  describe,
+  hasRpcCode,
+  isRevert,
+  nodeMessage,
+  REFUSED,
+  refusal,
+  revertDataOf,
+  revertReasonOf,
+  unavailable
+} from "./RpcErrors.js"
 
 export interface EvmNetworkConfig {
   readonly chainId: Caip2
@@ -49,6 +64,20 @@ export interface EvmNetworkConfig {
   readonly iconUrl?: string | null
   /** The collector's private key: it submits every transfer and receives every payment. */
   readonly collectorKey: Hex
+  /**
+   * The key that sends the factory call of a buyer's account not deployed yet
+   * (ERC-6492); it must not be the collector's: the factory and its calldata
+   * are the buyer's, so their sender must hold nothing but gas money. Absent:
+   * such accounts cannot pay on this network (deployed ones still can).
+   */
+  readonly deployerKey?: Hex
+  /**
+   * The most gas a factory call may take, headroom included (default
+   * 500,000: a Safe proxy's deployment with its setup takes about 260,000).
+   * The deployer pays it for a buyer who may never pay: the cap bounds what
+   * one ERC-6492 signature can cost.
+   */
+  readonly deploymentGasCap?: bigint
   readonly confirmations: number
   readonly etaSeconds: number
   readonly transport: Transport
@@ -69,7 +98,10 @@ export interface EvmNetworkConfig {
 interface Connected {
   readonly network: ChainNetwork
   readonly publicClient: PublicClient
+  readonly transport: Transport
   readonly account: PrivateKeyAccount
+  readonly deployer: PrivateKeyAccount | undefined
+  readonly deploymentGasCap: bigint
   readonly numericId: number
 }
 
@@ -77,110 +109,40 @@ interface Connected {
 const GAS_HEADROOM_PERCENT = 25n
 /** The tip when the node suggests none (1 gwei would be a lot on an L2; 0.01 gwei is ignored). */
 const MIN_PRIORITY_FEE = 1_000_000n
+/** A Safe proxy's deployment with its setup is about 260,000 gas: room for it and its headroom. */
+export const DEFAULT_DEPLOYMENT_GAS_CAP = 500_000n
+
+/**
+ * `transport` as it is, but every request's failure is also told to
+ * `failed`: viem's signature verification answers `false` for a call that
+ * failed for any reason, and only the requests tell an unanswered one apart.
+ */
+const watched =
+  (transport: Transport, failed: (error: unknown) => void): Transport =>
+  (options) => {
+    const inner = transport(options)
+    return {
+      ...inner,
+      request: (async (args: Parameters<typeof inner.request>[0], requestOptions?: unknown) => {
+        try {
+          return await inner.request(args, requestOptions as never)
+        } catch (error) {
+          failed(error)
+          throw error
+        }
+      }) as typeof inner.request
+    }
+  }
 
 const addressOfAsset = (asset: Caip19): Address =>
   asset.slice(asset.lastIndexOf(":") + 1) as Address
 
-/** The shortest useful account of a viem error: its short message and details, not its whole dump. */
-const describe = (error: unknown): string =>
-  error instanceof BaseError
-    ? [error.shortMessage, error.details].filter((s) => s && s.length > 0).join(": ")
-    : error instanceof Error
-      ? error.message
-      : String(error)
+/** Said when a node refuses or ignores the simulation of an account not deployed yet. */
+const NEEDS_OVERRIDES =
+  "the RPC must support eth_call state overrides to take accounts not deployed yet (ERC-6492)"
 
-/** The errors an error stands on: viem's own chain (`walk`), then each `cause`. */
-const causesOf = (error: unknown): Array<unknown> => {
-  const found: Array<unknown> = []
-  let current: unknown = error
-  while (current !== undefined && current !== null && found.length < 16) {
-    found.push(current)
-    current = (current as { cause?: unknown }).cause
-  }
-  return found
-}
-
-/**
- * The RPC endpoint's host and the low-level cause of an error, for the operator's log:
- * only the host, never the URL (RPC URLs often carry an API key in their path).
- */
-const whereAndWhy = (error: unknown): { rpcHost?: string; cause?: string } => {
-  const found: { rpcHost?: string; cause?: string } = {}
-  for (const e of causesOf(error)) {
-    const { url, code, name } = e as { url?: unknown; code?: unknown; name?: unknown }
-    if (found.rpcHost === undefined && typeof url === "string" && URL.canParse(url)) {
-      found.rpcHost = new URL(url).host
-    }
-    // ECONNREFUSED, ENOTFOUND, UND_ERR_CONNECT_TIMEOUT; not the node's numeric RPC codes.
-    if (typeof code === "string" && code !== "") found.cause = code
-    else if (found.cause === undefined && name === "TimeoutError") found.cause = "timeout"
-  }
-  return found
-}
-
-/**
- * The network did not answer: what it says, and where and why for the log.
- * Counted as the network's RPC error (pay_rpc_errors_total).
- */
-const unavailable = (chainId: string, error: unknown): ChainUnavailable => {
-  countRpcError(chainId)
-  const { rpcHost, cause } = whereAndWhy(error)
-  const at = [rpcHost === undefined ? undefined : `RPC ${rpcHost}`, cause]
-    .filter((s) => s !== undefined)
-    .join(", ")
-  return new ChainUnavailable({
-    chainId,
-    message: at === "" ? describe(error) : `${describe(error)} (${at})`,
-    ...(rpcHost === undefined ? {} : { rpcHost }),
-    ...(cause === undefined ? {} : { errorCode: cause })
-  })
-}
-
-/** The node's own text of an error, wherever viem put it. */
-const nodeMessage = (error: unknown): string => {
-  const parts: Array<string> = []
-  if (error instanceof BaseError) {
-    error.walk((e) => {
-      if (e instanceof Error) parts.push(e.message)
-      if (e instanceof BaseError && e.details) parts.push(e.details)
-      return false
-    })
-  } else if (error instanceof Error) {
-    parts.push(error.message)
-  }
-  return parts.join(" | ")
-}
-
-/**
- * Why the node refused a transaction, in its own words: viem's short message
- * alone ("Missing or invalid parameters.") says nothing an operator can act on,
- * so the details of every error it stands on follow, once each.
- */
-const refusal = (error: unknown): string => {
-  if (!(error instanceof BaseError)) return describe(error)
-  // viem's short messages run on to a second line of advice ("Double check you have…").
-  const parts = [error.shortMessage.split("\n")[0]!]
-  error.walk((e) => {
-    const text = e instanceof BaseError ? e.details : e instanceof Error ? e.message : undefined
-    if (text !== undefined && text !== "" && !parts.includes(text)) parts.push(text)
-    return false
-  })
-  return parts.join(": ")
-}
-
-/** Answers that mean the node has the transaction, or has mined its nonce already. */
-const ALREADY_HAVE =
-  /already known|known transaction|already imported|nonce too low|nonce is too low/i
-/** Answers of a node that heard the request and refused it (as opposed to not answering). */
-const REFUSED =
-  /underpriced|nonce too high|nonce is too high|insufficient funds|exceeds block gas limit|intrinsic gas|fee cap|max fee per gas less than|transaction type not supported|invalid sender/i
-/** A JSON-RPC error code: the node answered, so the network is up. */
-const hasRpcCode = (error: unknown): boolean =>
-  error instanceof BaseError &&
-  error.walk((e) => typeof (e as { code?: unknown }).code === "number") !== null
-
-const isRevert = (error: unknown): boolean =>
-  /revert|execution reverted|invalid signature|authorization is/i.test(nodeMessage(error))
+const noDeployer = (chainId: string) =>
+  `${chainId} deploys no accounts (no deployerKey): the account must be deployed before it pays`
 
 export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
   Effect.sync(() => {
@@ -191,6 +153,17 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         throw new TypeError(`network ${config.chainId}: testnet must be true or false`)
       }
       const account = privateKeyToAccount(config.collectorKey)
+      const deployer =
+        config.deployerKey === undefined ? undefined : privateKeyToAccount(config.deployerKey)
+      if (deployer !== undefined && isAddressEqual(deployer.address, account.address)) {
+        throw new TypeError(
+          `network ${config.chainId}: deployerKey must not be collectorKey: the deployer sends calls the buyer chose, so it must hold nothing but gas money`
+        )
+      }
+      const deploymentGasCap = config.deploymentGasCap ?? DEFAULT_DEPLOYMENT_GAS_CAP
+      if (typeof deploymentGasCap !== "bigint" || deploymentGasCap <= 0n) {
+        throw new TypeError(`network ${config.chainId}: deploymentGasCap must be a positive bigint`)
+      }
       const numericId = Number(config.chainId.slice(config.chainId.indexOf(":") + 1))
       const chain = {
         id: numericId,
@@ -212,7 +185,8 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
           stuckAfterMs: config.stuckAfterMs ?? 60_000,
           tokens: config.tokens.map((t) => ({ ...t, address: addressOfAsset(t.asset) })),
           testnet: config.testnet === true,
-          ...(config.instance === undefined ? {} : { instance: config.instance })
+          ...(config.instance === undefined ? {} : { instance: config.instance }),
+          ...(deployer === undefined ? {} : { deployer: deployer.address, deploymentGasCap })
         },
         // No caching: a watch must see the chain as it is now (a receipt may disappear).
         publicClient: createPublicClient({
@@ -221,7 +195,10 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
           pollingInterval: pollIntervalMs,
           cacheTime: 0
         }),
+        transport: config.transport,
         account,
+        deployer,
+        deploymentGasCap,
         numericId
       })
     }
@@ -247,6 +224,22 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         try: run,
         catch: (error) => unavailable(chainId, error)
       })
+
+    /**
+     * The key that signs as `sender`: the collector's when none is named, the
+     * deployer's for its address. Any other is the caller's mistake (or a
+     * deployer taken out of the settings while its job still ran), not the
+     * network's: a defect, logged with its trace and tried again slowly by the
+     * chain work, rather than a `ChainUnavailable` counted as an RPC error.
+     */
+    const senderOf = (c: Connected, sender: Address | undefined) =>
+      sender === undefined || isAddressEqual(sender, c.account.address)
+        ? Effect.succeed(c.account)
+        : c.deployer !== undefined && isAddressEqual(sender, c.deployer.address)
+          ? Effect.succeed(c.deployer)
+          : Effect.dieMessage(
+              `${sender} is neither the collector nor the deployer of ${c.network.chainId}`
+            )
 
     const domains = new Map<string, Eip712Domain>()
     const tokenDomain = (asset: Caip19) =>
@@ -303,10 +296,9 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
      * (a used or expired authorization, a forged signature) is a refusal; any
      * other failure is the network's.
      */
-    const estimated = (c: Connected, to: Address, data: Hex) =>
+    const estimated = (c: Connected, to: Address, data: Hex, from: Address = c.account.address) =>
       Effect.tryPromise({
-        try: () =>
-          c.publicClient.estimateGas({ account: c.account.address, to, data, blockTag: "pending" }),
+        try: () => c.publicClient.estimateGas({ account: from, to, data, blockTag: "pending" }),
         // Only a revert is the token's word; anything else may pass, and is tried again.
         catch: (error): ChainUnavailable | TransferRefused =>
           isRevert(error)
@@ -319,24 +311,141 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
       )
 
     const receiveCall = (asset: Caip19, auth: ReceiveAuthorization, signature: Hex) =>
-      Effect.flatMap(forAsset(asset), (c) => {
-        const { v, r, s, yParity } = parseSignature(signature)
-        const data = encodeFunctionData({
-          abi: eip3009TokenAbi,
-          functionName: "receiveWithAuthorization",
-          args: [
-            auth.from,
-            auth.to,
-            auth.value,
-            auth.validAfter,
-            auth.validBefore,
-            auth.nonce,
-            Number(v ?? BigInt(yParity + 27)),
-            r,
-            s
-          ]
+      Effect.flatMap(forAsset(asset), (c) =>
+        estimated(c, c.token.address, receiveCalldata(auth, signature))
+      )
+
+    /**
+     * viem's verification (one `eth_call` of the ERC-6492 universal validator,
+     * deployless) on a client of its own, whose requests are watched: viem
+     * answers `false` for a call that failed for any reason, which is the
+     * buyer's fault only when the node answered with a revert.
+     */
+    const verifyAuthorization = (asset: Caip19, auth: ReceiveAuthorization, signature: Hex) =>
+      Effect.flatMap(Effect.zip(forAsset(asset), tokenDomain(asset)), ([c, domain]) =>
+        Effect.suspend(() => {
+          let failure: unknown
+          const client = createPublicClient({
+            chain: c.publicClient.chain,
+            transport: watched(c.transport, (error) => {
+              failure ??= error
+            }),
+            cacheTime: 0
+          })
+          return call(c.network.chainId, async () => {
+            const valid = await client.verifyTypedData({
+              address: auth.from,
+              domain,
+              types: RECEIVE_WITH_AUTHORIZATION_TYPES,
+              primaryType: "ReceiveWithAuthorization",
+              message: { ...auth },
+              signature
+            })
+            if (!valid && failure !== undefined && !isRevert(failure)) throw failure
+            return valid
+          })
         })
-        return estimated(c, c.token.address, data)
+      )
+
+    /** The token's reason for a simulated receive's revert, else the node's. */
+    const refused = (error: unknown, reason: (data: Hex | undefined) => string | undefined) =>
+      new TransferRefused({ reason: reason(revertDataOf(error)) ?? describe(error) })
+
+    const simulateReceive = (
+      asset: Caip19,
+      auth: ReceiveAuthorization,
+      signature: Hex,
+      deployment?: AccountDeployment
+    ) =>
+      Effect.flatMap(
+        forAsset(asset),
+        (c): Effect.Effect<void, ChainUnavailable | TransferRefused> => {
+          const data = receiveCalldata(auth, signature)
+          const chainId = c.network.chainId
+          if (deployment === undefined) {
+            return Effect.tryPromise({
+              try: () =>
+                c.publicClient.call({
+                  account: c.account.address,
+                  to: c.token.address,
+                  data,
+                  blockTag: "pending"
+                }),
+              catch: (error): ChainUnavailable | TransferRefused =>
+                isRevert(error)
+                  ? refused(error, (revert) =>
+                      revert === undefined ? undefined : revertReasonOf(revert)
+                    )
+                  : unavailable(chainId, error)
+            }).pipe(Effect.asVoid)
+          }
+          if (c.deployer === undefined) {
+            return Effect.fail(new TransferRefused({ reason: noDeployer(chainId) }))
+          }
+          const request = simulationRequest(
+            { collector: c.account.address, deployer: c.deployer.address },
+            c.token.address,
+            data,
+            deployment
+          )
+          return Effect.tryPromise({
+            try: () => c.publicClient.call({ ...request, blockTag: "pending" }),
+            catch: (error): ChainUnavailable | TransferRefused => {
+              if (isRevert(error))
+                return refused(error, (revert) => simulationRefusal(deployment, revert))
+              const failed = unavailable(chainId, error)
+              // The node answered, and not with a revert: most likely it takes no overrides.
+              return hasRpcCode(error)
+                ? new ChainUnavailable({
+                    ...failed,
+                    message: `${failed.message} ${NEEDS_OVERRIDES}`
+                  })
+                : failed
+            }
+          }).pipe(
+            Effect.flatMap(({ data: answer }) =>
+              simulated(answer)
+                ? Effect.void
+                : Effect.fail(
+                    new ChainUnavailable({
+                      chainId,
+                      message: `the node ignored the eth_call state override: ${NEEDS_OVERRIDES}`
+                    })
+                  )
+            )
+          )
+        }
+      )
+
+    const codeAt = (chainId: Caip2, address: Address) =>
+      Effect.flatMap(forChain(chainId), (c) =>
+        call(chainId, () => c.publicClient.getCode({ address, blockTag: "latest" })).pipe(
+          Effect.map((code): Hex => code ?? "0x")
+        )
+      )
+
+    const deploymentCall = (chainId: Caip2, deployment: AccountDeployment) =>
+      Effect.flatMap(forChain(chainId), (c) => {
+        const deployer = c.deployer
+        if (deployer === undefined) {
+          return Effect.fail(new TransferRefused({ reason: noDeployer(chainId) }))
+        }
+        return estimated(c, deployment.factory, deployment.factoryData, deployer.address).pipe(
+          Effect.mapError((e) =>
+            e._tag === "TransferRefused"
+              ? new TransferRefused({
+                  reason: `the account's deployment (factory ${deployment.factory}) would revert: ${e.reason}`
+                })
+              : e
+          ),
+          Effect.filterOrFail(
+            (deploy) => deploy.gas <= c.deploymentGasCap,
+            (deploy) =>
+              new TransferRefused({
+                reason: `the account's deployment (factory ${deployment.factory}) needs ${deploy.gas} gas with headroom, over ${chainId}'s cap of ${c.deploymentGasCap} (deploymentGasCap)`
+              })
+          )
+        )
       })
 
     const transferCall = (asset: Caip19, to: Address, value: bigint) =>
@@ -357,22 +466,18 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         ).pipe(Effect.map((block) => ({ number: block.number, timestamp: block.timestamp })))
       )
 
-    const collectorNonce = (chainId: Caip2, atBlock?: bigint) =>
+    const collectorNonce = (chainId: Caip2, atBlock?: bigint, sender?: Address) =>
       Effect.flatMap(forChain(chainId), (c) =>
-        call(chainId, () =>
-          Promise.all([
-            atBlock === undefined
-              ? c.publicClient.getTransactionCount({
-                  address: c.account.address,
-                  blockTag: "latest"
-                })
-              : c.publicClient.getTransactionCount({
-                  address: c.account.address,
-                  blockNumber: atBlock
-                }),
-            c.publicClient.getTransactionCount({ address: c.account.address, blockTag: "pending" })
-          ])
-        ).pipe(Effect.map(([latest, pending]) => ({ latest, pending })))
+        Effect.flatMap(senderOf(c, sender), ({ address }) =>
+          call(chainId, () =>
+            Promise.all([
+              atBlock === undefined
+                ? c.publicClient.getTransactionCount({ address, blockTag: "latest" })
+                : c.publicClient.getTransactionCount({ address, blockNumber: atBlock }),
+              c.publicClient.getTransactionCount({ address, blockTag: "pending" })
+            ])
+          ).pipe(Effect.map(([latest, pending]) => ({ latest, pending })))
+        )
       )
 
     const fees = (chainId: Caip2) =>
@@ -389,21 +494,23 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         })
       )
 
-    const sign = (chainId: Caip2, tx: UnsignedTransaction) =>
+    const sign = (chainId: Caip2, tx: UnsignedTransaction, sender?: Address) =>
       Effect.flatMap(forChain(chainId), (c) =>
-        call(chainId, () =>
-          c.account.signTransaction({
-            type: "eip1559",
-            chainId: c.numericId,
-            to: tx.to,
-            data: tx.data,
-            value: 0n,
-            gas: tx.gas,
-            nonce: tx.nonce,
-            maxFeePerGas: tx.maxFeePerGas,
-            maxPriorityFeePerGas: tx.maxPriorityFeePerGas
-          })
-        ).pipe(Effect.map((raw) => ({ raw, hash: keccak256(raw) })))
+        Effect.flatMap(senderOf(c, sender), (signer) =>
+          call(chainId, () =>
+            signer.signTransaction({
+              type: "eip1559",
+              chainId: c.numericId,
+              to: tx.to,
+              data: tx.data,
+              value: 0n,
+              gas: tx.gas,
+              nonce: tx.nonce,
+              maxFeePerGas: tx.maxFeePerGas,
+              maxPriorityFeePerGas: tx.maxPriorityFeePerGas
+            })
+          ).pipe(Effect.map((raw) => ({ raw, hash: keccak256(raw) })))
+        )
       )
 
     const broadcast = (chainId: Caip2, raw: Hex) =>
@@ -467,6 +574,10 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
       tokenDomain,
       balanceOf,
       receiveCall,
+      verifyAuthorization,
+      simulateReceive,
+      codeAt,
+      deploymentCall,
       transferCall,
       head,
       collectorNonce,
