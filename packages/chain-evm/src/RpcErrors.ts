@@ -4,7 +4,7 @@
  * (a revert, a rejected transaction), and in whose words.
  */
 import { ChainUnavailable, countRpcError } from "@pay/core"
-import { BaseError, decodeErrorResult, type Hex, isHex } from "viem"
+import { BaseError, decodeErrorResult, type Hex, isHex, size, slice } from "viem"
 
 /** The shortest useful account of a viem error: its short message and details, not its whole dump. */
 export const describe = (error: unknown): string =>
@@ -123,7 +123,8 @@ export const revertDataOf = (error: unknown): Hex | undefined => {
 
 /**
  * A revert's reason in the contract's words: `Error(string)`'s text, a panic's
- * code, or a custom error of `abi` by name; undefined when the data says none.
+ * code, a custom error of `abi` by name, any other by its selector (the
+ * operator can look it up); undefined when the data holds no error.
  */
 export const revertReasonOf = (
   data: Hex,
@@ -135,6 +136,6 @@ export const revertReasonOf = (
     if (decoded.errorName === "Panic") return `panic ${String(decoded.args?.[0])}`
     return decoded.errorName
   } catch {
-    return undefined
+    return size(data) >= 4 ? `custom error ${slice(data, 0, 4)}` : undefined
   }
 }
