@@ -4,6 +4,8 @@ import { join } from "node:path"
 import { makeEvmChain } from "@pay/chain-evm"
 import { livemodeOf } from "@pay/core"
 import { Effect, Either } from "effect"
+import type { Hex } from "viem"
+import { privateKeyToAddress } from "viem/accounts"
 import { afterAll, describe, expect, it } from "vitest"
 import { readPayConfig } from "./payConfig.js"
 
@@ -157,5 +159,88 @@ describe("PAY_CONFIG quoteLockSeconds", () => {
       JSON.stringify({ networks: [network("eip155:8453")], quoteLockSeconds: 45 })
     )
     expect(Either.getOrThrow(readPayConfig(path, {})).gateway).toEqual({ quoteLockMs: 45_000 })
+  })
+})
+
+describe("PAY_CONFIG networks' deployer", () => {
+  const deployerKey = `0x${"6b".repeat(32)}`
+  const readWith = (extra: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) => {
+    const path = join(dir, `pay-config-${n++}.json`)
+    writeFileSync(path, JSON.stringify({ networks: [network("eip155:8453", extra)] }))
+    return { path, result: readPayConfig(path, env) }
+  }
+  const refusal = (result: Either.Either<unknown, string>) =>
+    Either.getLeft(result).pipe((m) => m._tag === "Some" && m.value)
+
+  it("is none by default: the network deploys no accounts", () => {
+    const { result } = readWith({})
+    const [config] = Either.getOrThrow(result).networks
+    expect(config?.deployerKey).toBeUndefined()
+    expect(config?.deploymentGasCap).toBeUndefined()
+    expect(
+      Effect.runSync(makeEvmChain(Either.getOrThrow(result).networks)).networks[0]?.deployer
+    ).toBeUndefined()
+  })
+
+  it("is the key given, or the one its variable holds, with the gas cap as a number or a decimal string", () => {
+    const inline = Either.getOrThrow(readWith({ deployerKey, deploymentGasCap: 400_000 }).result)
+    expect(inline.networks[0]).toMatchObject({ deployerKey, deploymentGasCap: 400_000n })
+    const chain = Effect.runSync(makeEvmChain(inline.networks))
+    expect(chain.networks[0]?.deployer).toBe(privateKeyToAddress(deployerKey as Hex))
+    expect(chain.networks[0]?.deploymentGasCap).toBe(400_000n)
+
+    const named = readWith(
+      { deployerKeyEnv: "PAY_BASE_DEPLOYER_KEY", deploymentGasCap: "600000" },
+      { PAY_BASE_DEPLOYER_KEY: deployerKey }
+    )
+    expect(Either.getOrThrow(named.result).networks[0]).toMatchObject({
+      deployerKey,
+      deploymentGasCap: 600_000n
+    })
+  })
+
+  it("refuses the collecting key as the deployer's, in any case", () => {
+    const same = `0x${"5A".repeat(32)}`
+    const { result } = readWith({ deployerKey: same })
+    expect(refusal(result)).toBe(
+      "PAY_CONFIG: networks.0: the deployer key must not be the collecting key (the deployer sends calls buyers choose: give it a key of its own, holding gas money only)"
+    )
+  })
+
+  it("refuses a variable that is not set or holds no key, and a cap without a key", () => {
+    expect(refusal(readWith({ deployerKeyEnv: "PAY_NOPE" }).result)).toBe(
+      "PAY_CONFIG: networks.0.deployerKeyEnv names PAY_NOPE, which is not set"
+    )
+    expect(refusal(readWith({ deployerKeyEnv: "PAY_BAD" }, { PAY_BAD: "0x1234" }).result)).toMatch(
+      /deployerKeyEnv must name a variable that holds 0x and 64 hex digits/
+    )
+    expect(refusal(readWith({ deploymentGasCap: 500_000 }).result)).toMatch(
+      /networks\.0\.deploymentGasCap is given without deployerKey or deployerKeyEnv/
+    )
+    expect(refusal(readWith({ deployerKey: "0x12" }).result)).toMatch(
+      /networks\[0\]\.deployerKey must be 0x and 64 hex digits/
+    )
+  })
+
+  it("refuses a gas cap that is not a positive whole number, in one message", () => {
+    for (const wrong of [
+      0,
+      -1,
+      1.5,
+      2 ** 60,
+      "0",
+      "-5",
+      "1e6",
+      "500,000",
+      " 500000",
+      "",
+      true,
+      null
+    ]) {
+      const { path, result } = readWith({ deployerKey, deploymentGasCap: wrong })
+      expect(refusal(result), JSON.stringify(wrong)).toBe(
+        `PAY_CONFIG ${path}: networks[0].deploymentGasCap must be a positive whole number of gas, a number or a decimal string (e.g. 500000)`
+      )
+    }
   })
 })

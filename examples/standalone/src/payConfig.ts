@@ -17,12 +17,30 @@ import {
   parseRate
 } from "@pay/core"
 import { Either, ParseResult, Schema } from "effect"
-import { http, isHex } from "viem"
+import { type Hex, http, isHex } from "viem"
 import { type EngineSetting, engineWholeNumberField } from "./engineSettings.js"
 
 const PrivateKey = Schema.String.pipe(
   Schema.filter(
     (s) => (isHex(s, { strict: true }) && s.length === 66) || "must be 0x and 64 hex digits"
+  )
+)
+
+/**
+ * The most gas an account's deployment may take: a whole number, as a JSON
+ * number or a decimal string (a gas figure read as it is, never rounded by a
+ * float). One message for all that is not, rather than one per form tried.
+ */
+const GAS_CAP_MESSAGE =
+  "must be a positive whole number of gas, a number or a decimal string (e.g. 500000)"
+const GasCap = Schema.declare(
+  (v): v is number | string => typeof v === "number" || typeof v === "string",
+  { message: () => GAS_CAP_MESSAGE }
+).pipe(
+  Schema.filter(
+    (v) =>
+      (typeof v === "number" ? Number.isSafeInteger(v) && v > 0 : /^[1-9][0-9]{0,29}$/.test(v)) ||
+      GAS_CAP_MESSAGE
   )
 )
 
@@ -72,6 +90,15 @@ const Network = Schema.Struct({
   /** The collecting key, or the name of the environment variable holding it (preferred). */
   collectorKey: Schema.optional(PrivateKey),
   collectorKeyEnv: Schema.optional(Schema.String),
+  /**
+   * The key that deploys buyers' accounts not deployed yet (ERC-6492), or the
+   * name of the variable holding it; not the collecting key. None: such
+   * accounts cannot pay on the network.
+   */
+  deployerKey: Schema.optionalWith(PrivateKey, { exact: true }),
+  deployerKeyEnv: Schema.optionalWith(Schema.String, { exact: true }),
+  /** The most gas one such deployment may take (the engine's default: 500,000). */
+  deploymentGasCap: Schema.optionalWith(GasCap, { exact: true }),
   tokens: Schema.Array(Token).pipe(Schema.minItems(1))
 })
 
@@ -209,6 +236,44 @@ export const readPayConfig = (
   return toChainSetup(decoded.right, env)
 }
 
+/**
+ * A network's deployer key (or none), checked beside its collecting key: a
+ * named variable that holds no key, a cap without a key to spend it, and the
+ * collecting key itself (the deployer sends calls the buyer chose, so it must
+ * hold nothing but gas money) stop the start.
+ */
+const deployerKeyOf = (
+  n: PayConfigFile["networks"][number],
+  i: number,
+  collectorKey: Hex,
+  env: NodeJS.ProcessEnv
+): Either.Either<Hex | undefined, string> => {
+  const key = n.deployerKey ?? (n.deployerKeyEnv === undefined ? undefined : env[n.deployerKeyEnv])
+  if (key === undefined) {
+    if (n.deployerKeyEnv !== undefined) {
+      return Either.left(
+        `PAY_CONFIG: networks.${i}.deployerKeyEnv names ${n.deployerKeyEnv}, which is not set`
+      )
+    }
+    return n.deploymentGasCap === undefined
+      ? Either.right(undefined)
+      : Either.left(
+          `PAY_CONFIG: networks.${i}.deploymentGasCap is given without deployerKey or deployerKeyEnv: no key would spend it`
+        )
+  }
+  if (!isHex(key, { strict: true }) || key.length !== 66) {
+    return Either.left(
+      `PAY_CONFIG: networks.${i}: deployerKeyEnv must name a variable that holds 0x and 64 hex digits`
+    )
+  }
+  if (key.toLowerCase() === collectorKey.toLowerCase()) {
+    return Either.left(
+      `PAY_CONFIG: networks.${i}: the deployer key must not be the collecting key (the deployer sends calls buyers choose: give it a key of its own, holding gas money only)`
+    )
+  }
+  return Either.right(key)
+}
+
 export const toChainSetup = (
   file: PayConfigFile,
   env: NodeJS.ProcessEnv
@@ -227,6 +292,8 @@ export const toChainSetup = (
         `PAY_CONFIG: networks.${i}: give collectorKey, or collectorKeyEnv naming a variable that holds 0x and 64 hex digits`
       )
     }
+    const deployer = deployerKeyOf(n, i, key, env)
+    if (Either.isLeft(deployer)) return Either.left(deployer.left)
     for (const [j, t] of n.tokens.entries()) {
       if (chainOfCaip19(t.asset) !== n.chainId) {
         return Either.left(`PAY_CONFIG: networks.${i}.tokens.${j}.asset is not on ${n.chainId}`)
@@ -243,7 +310,9 @@ export const toChainSetup = (
       stuckAfterMs: n.stuckAfterSeconds * 1000,
       transport: http(n.rpcUrl, { retryCount: 0, timeout: 10_000 }),
       tokens: n.tokens,
-      testnet: n.testnet
+      testnet: n.testnet,
+      ...(deployer.right === undefined ? {} : { deployerKey: deployer.right }),
+      ...(n.deploymentGasCap === undefined ? {} : { deploymentGasCap: BigInt(n.deploymentGasCap) })
     })
   }
   const rates: Record<

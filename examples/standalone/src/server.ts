@@ -15,7 +15,7 @@ import { startStandalone } from "./app.js"
 import { defaultPublicUrl, describeDatabase, isPostgresUrl, standaloneConfig } from "./config.js"
 import type { StandaloneHost } from "./host.js"
 import { type StartContext, startErrorLines } from "./startErrors.js"
-import { collectorKeyVariables, unknownSettingWarnings } from "./unknownSettings.js"
+import { keyVariables, unknownSettingWarnings } from "./unknownSettings.js"
 
 /** In-flight requests get this long after a signal (the adapters' shutdown grace)... */
 export const SHUTDOWN_GRACE_MS = 10_000
@@ -32,7 +32,7 @@ const warnUnknownSettings = Effect.suspend(() => {
   let named: ReadonlyArray<string> = []
   if (path !== undefined && path !== "") {
     try {
-      named = collectorKeyVariables(readFileSync(path, "utf8"))
+      named = keyVariables(readFileSync(path, "utf8"))
     } catch {
       // An unreadable file is the start's to refuse, in its own words.
     }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest"
 import {
   closestSetting,
-  collectorKeyVariables,
   editDistance,
+  keyVariables,
   unknownSettingWarnings
 } from "./unknownSettings.js"
 
@@ -22,13 +22,20 @@ describe("an unknown PAY_ variable", () => {
     ])
   })
 
-  it("knows the variables PAY_CONFIG names for its collecting keys", () => {
-    const named = collectorKeyVariables(
-      JSON.stringify({ networks: [{ collectorKeyEnv: "PAY_BASE_KEY" }, { collectorKey: "0x" }] })
+  it("knows the variables PAY_CONFIG names for its collecting and deploying keys", () => {
+    const named = keyVariables(
+      JSON.stringify({
+        networks: [
+          { collectorKeyEnv: "PAY_BASE_KEY", deployerKeyEnv: "PAY_BASE_DEPLOYER" },
+          { collectorKey: "0x", deployerKeyEnv: 7 }
+        ]
+      })
     )
-    expect(named).toEqual(["PAY_BASE_KEY"])
-    expect(unknownSettingWarnings({ PAY_BASE_KEY: "0x" }, named)).toEqual([])
-    expect(collectorKeyVariables("not json")).toEqual([])
+    expect(named).toEqual(["PAY_BASE_KEY", "PAY_BASE_DEPLOYER"])
+    expect(unknownSettingWarnings({ PAY_BASE_KEY: "0x", PAY_BASE_DEPLOYER: "0x" }, named)).toEqual(
+      []
+    )
+    expect(keyVariables("not json")).toEqual([])
   })
 
   it("counts edits, a swap of neighbours as one", () => {

@@ -42,7 +42,7 @@ export const closestSetting = (
 
 /**
  * A warning line for each `PAY_*` variable in `env` that is not a setting.
- * `alsoKnown`: variables the settings name (PAY_CONFIG's `collectorKeyEnv`).
+ * `alsoKnown`: variables the settings name (PAY_CONFIG's `collectorKeyEnv`, `deployerKeyEnv`).
  */
 export const unknownSettingWarnings = (
   env: NodeJS.ProcessEnv,
@@ -63,12 +63,17 @@ export const unknownSettingWarnings = (
     })
 }
 
-/** The variables PAY_CONFIG's file names for its collecting keys (read leniently: the start checks it). */
-export const collectorKeyVariables = (text: string): ReadonlyArray<string> => {
+/**
+ * The variables PAY_CONFIG's file names for its keys, collecting and deploying
+ * (read leniently: the start checks it).
+ */
+export const keyVariables = (text: string): ReadonlyArray<string> => {
   try {
-    const file = JSON.parse(text) as { networks?: Array<{ collectorKeyEnv?: unknown }> }
+    const file = JSON.parse(text) as {
+      networks?: Array<{ collectorKeyEnv?: unknown; deployerKeyEnv?: unknown }>
+    }
     return (Array.isArray(file.networks) ? file.networks : []).flatMap((n) =>
-      typeof n?.collectorKeyEnv === "string" ? [n.collectorKeyEnv] : []
+      [n?.collectorKeyEnv, n?.deployerKeyEnv].filter((v): v is string => typeof v === "string")
     )
   } catch {
     return []
