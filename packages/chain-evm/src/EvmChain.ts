@@ -397,8 +397,10 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
               // The node answered, and not with a revert: most likely it takes no overrides.
               return hasRpcCode(error)
                 ? new ChainUnavailable({
-                    ...failed,
-                    message: `${failed.message} ${NEEDS_OVERRIDES}`
+                    chainId,
+                    message: `${failed.message}; ${NEEDS_OVERRIDES}`,
+                    ...(failed.rpcHost === undefined ? {} : { rpcHost: failed.rpcHost }),
+                    ...(failed.errorCode === undefined ? {} : { errorCode: failed.errorCode })
                   })
                 : failed
             }
@@ -407,10 +409,10 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
               simulated(answer)
                 ? Effect.void
                 : Effect.fail(
-                    new ChainUnavailable({
+                    unavailable(
                       chainId,
-                      message: `the node ignored the eth_call state override: ${NEEDS_OVERRIDES}`
-                    })
+                      new Error(`the node ignored the eth_call state override; ${NEEDS_OVERRIDES}`)
+                    )
                   )
             )
           )
