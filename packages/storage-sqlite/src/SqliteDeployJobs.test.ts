@@ -41,7 +41,7 @@ describe(`SQLite deploy jobs, migration 0024 (${runtimeDriverName})`, () => {
           const { partner } = yield* (yield* Partners).create({ name: "Deploy Co" })
           const merchant = yield* (yield* Merchants).create(partner, {
             name: "Shop",
-            email: null,
+            email: "a@b.co",
             iconUrl: null
           })
           const payment = yield* (yield* Payments).create(partner, merchant.id, {

@@ -1726,6 +1726,127 @@ describe("ChainWork: an account deployed first (deploy jobs)", () => {
       ])
     })
   })
+
+  it.effect(
+    "a chain on a new run ends a deploy under way: chain_reset, the deployer's nonces forgotten",
+    () => {
+      const storage = makeMemoryStorage()
+      const firstRun = new ScriptedChain({ pollIntervalMs: POLL_MS, instance: "run-1" })
+      const nextRun = new ScriptedChain({ pollIntervalMs: POLL_MS, instance: "run-2" })
+      firstRun.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+      nextRun.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+      // The first run's factory call never gets through: the job holds the deployer's nonce 0.
+      firstRun.rejectBroadcast = (tx) => (tx.call.kind === "deploy" ? REFUSED : undefined)
+      const onRun = (fake: ScriptedChain, body: Effect.Effect<void, unknown, EngineServices>) =>
+        Effect.gen(function* () {
+          yield* (yield* ChainWork).startFresh
+          yield* body
+        }).pipe(Effect.provide(engineOn(fake, storage, FEES, 1_000)))
+      let shop: Shop | undefined
+      let deploying: PaymentId | undefined
+      return Effect.gen(function* () {
+        yield* onRun(
+          firstRun,
+          Effect.gen(function* () {
+            shop = yield* openShop()
+            deploying = yield* deployingPayment(firstRun, shop)
+            const held = Effect.map(jobOf(deploying, "deploy"), (j) => j?.nonce === 0)
+            expect(yield* runUntil(held, { maxMs: 10_000 })).toBe(true)
+          })
+        )
+        yield* onRun(
+          nextRun,
+          Effect.gen(function* () {
+            expect(yield* (yield* ChainWork).freshRuns).toEqual([
+              {
+                chainId: CHAIN_ID,
+                previous: { instance: "run-1", since: expect.any(Date) },
+                paymentsFailed: 1,
+                settlementsEnded: 0
+              }
+            ])
+            expect(yield* paymentOf(deploying!)).toMatchObject({
+              status: "failed",
+              failureCode: "chain_reset"
+            })
+            const deploy = yield* jobOf(deploying!, "deploy")
+            expect(deploy).toMatchObject({ state: "done" })
+            expect(deploy?.lastError).toMatch(/started afresh/)
+            expect(yield* jobOf(deploying!, "collect")).toBeUndefined()
+            // The new run's deploy takes the deployer's nonce 0 again.
+            const next = yield* deployingPayment(nextRun, shop!)
+            expect(yield* drain()).toBe(true)
+            expect((yield* paymentOf(next)).settlement?.status).toBe("settled")
+            expect(nextRun.mined.map((t) => [t.call.kind, t.sender, t.nonce])).toEqual([
+              ["deploy", DEPLOYER, 0],
+              ["receive", COLLECTOR, 0],
+              ["transfer", COLLECTOR, 1]
+            ])
+          })
+        )
+      })
+    }
+  )
+
+  it.effect(
+    "a factory call the node lost is sent again as recorded; the deployer's next waits for it",
+    () => {
+      const world = makeWorld()
+      const { fake } = world
+      const other = "0x00000000000000000000000000000000000005A1" as Address
+      const otherDeployment = { factory: FACTORY, factoryData: "0xc0ffee02" as Hex }
+      fake.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+      fake.addSmartAccount(other, { deployment: otherDeployment })
+      fake.rejectNonceGaps = true
+      fake.automine = false
+      return Effect.gen(function* () {
+        const shop = yield* openShop()
+        const first = yield* deployingPayment(fake, shop)
+        const recorded = (id: PaymentId) =>
+          Effect.map(jobOf(id, "deploy"), (j) => j !== undefined && j.nonce !== null)
+        expect(yield* runUntil(recorded(first), { maxMs: 5_000 })).toBe(true)
+        // The node loses the first factory call: the second, at the deployer's nonce 1, is too high.
+        fake.drop(fake.mempool.find((t) => t.call.kind === "deploy")!.hash)
+        const offered = yield* offeredPayment(fake, shop, VALID_BEFORE, other)
+        yield* (yield* Payments).transition(offered.payment.id, {
+          _tag: "StartProcessing",
+          tokenAmount: { asset: ASSET, value: PAID },
+          buyer: { account: offered.option.account, providerName: "W", providerIcon: null },
+          transaction: null,
+          collect: newChainJob(
+            offered.payment.id,
+            CHAIN_ID,
+            {
+              kind: "deploy",
+              optionId: offered.option.id,
+              signature: serializeErc6492Signature({
+                address: FACTORY,
+                data: otherDeployment.factoryData,
+                signature: INNER
+              })
+            },
+            new Date(yield* Clock.currentTimeMillis)
+          )
+        })
+        fake.automine = true
+        const bothSettled = Effect.zipWith(
+          isSettled(first),
+          isSettled(offered.payment.id),
+          (a, b) => a && b
+        )
+        expect(yield* runUntil(bothSettled, { maxMs: 20_000 })).toBe(true)
+        expect(
+          fake.mined.filter((t) => t.call.kind === "deploy").map((t) => [t.sender, t.nonce])
+        ).toEqual([
+          [DEPLOYER, 0],
+          [DEPLOYER, 1]
+        ])
+        // Each deploy signed once: the lost one sent again as it was recorded.
+        expect(sentBy(fake, DEPLOYER)).toHaveLength(2)
+        expect(fake.latestNonce(COLLECTOR)).toBe(4)
+      }).pipe(Effect.provide(world.engine()))
+    }
+  )
 })
 
 const hexToText = (hex: Hex) => Buffer.from(hex.slice(2), "hex").toString("utf8")
