@@ -1620,6 +1620,19 @@ describe("ChainWork: an account deployed first (deploy jobs)", () => {
     }
   )
 
+  it.effect("fails account_deployment_failed on a network without a deployer", () => {
+    const world = makeWorld({ chain: { deployer: null } })
+    const { fake } = world
+    fake.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+    return Effect.gen(function* () {
+      const id = yield* deployingPayment(fake, yield* openShop())
+      expect(yield* drain()).toBe(true)
+      expect((yield* paymentOf(id)).failureCode).toBe("account_deployment_failed")
+      expect(fake.calls.get("deploymentCall")).toBeUndefined()
+      expect(fake.signed).toEqual([])
+    }).pipe(Effect.provide(world.engine()))
+  })
+
   it.effect("fails account_deployment_failed when the factory call reverts", () => {
     const world = makeWorld()
     const { fake } = world

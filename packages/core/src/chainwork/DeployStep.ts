@@ -83,23 +83,28 @@ export const makeDeployStep = (
         })
 
         if (held.transfers.length === 0) {
-          // Deployed already: by the buyer's wallet, another payment's job, or ours mined
-          // before a crash lost the record's follow-up.
+          // Deployed already, by the buyer's wallet or another payment's job: nothing to send.
           if (yield* deployed) return yield* collectNext
           const head = yield* chain.head(network.chainId)
           const parsed = parsePayerSignature(payload.signature)
+          const deployment =
+            typeof parsed !== "string" && parsed.kind === "counterfactual"
+              ? parsed.deployment
+              : undefined
+          // Refused here, before any nonce is taken: nothing to send, nothing to cancel.
           const refusal =
             network.deployer === undefined
               ? `${network.chainId} has no deployer`
-              : typeof parsed === "string" || parsed.kind !== "counterfactual"
+              : deployment === undefined
                 ? "the signature carries no factory call (not ERC-6492)"
                 : expiredAt(head)
                   ? "the authorization expired before the account was deployed"
                   : undefined
+          // The port's check against the next block, under the network's gas cap.
           const call =
-            refusal !== undefined || typeof parsed === "string" || parsed.kind !== "counterfactual"
-              ? { _tag: "Refused" as const, reason: refusal ?? "" }
-              : yield* callOrRefusal(chain.deploymentCall(network.chainId, parsed.deployment))
+            refusal === undefined && deployment !== undefined
+              ? yield* callOrRefusal(chain.deploymentCall(network.chainId, deployment))
+              : { _tag: "Refused" as const, reason: refusal ?? "" }
           if (call._tag === "Call") {
             return yield* sendTransfer(held, network, "call", call.call, undefined)
           }

@@ -1,10 +1,9 @@
 /**
  * When the chain expects a lower nonce of a sender (the collector, or the
  * deployer: each has its own sequence, filled apart) than the one a job's
- * transaction was
- * signed at (the node refuses it: "nonce too high"), something below it is
- * missing on the chain: a transaction dropped from the node's pool, lost in
- * an RPC failover, or never received. The rule, per nonce from the chain's
+ * transaction was signed at (the node refuses it: "nonce too high"),
+ * something below it is missing on the chain: a transaction dropped from the
+ * node's pool, lost in an RPC failover, or never received. The rule, per nonce from the chain's
  * next up to the job's own (docs/operations.md, "Nonces and the chain"):
  *
  * - a recorded transaction the chain knows (pending or mined) is never sent
@@ -15,9 +14,9 @@
  *   one, could pay twice;
  * - a different transaction (a zero-value cancel, which moves nothing) is
  *   signed for that nonce only when the recorded one can no longer do what it
- *   was signed for: a collect whose authorization has expired, or any call of
- *   a job that is over (its payment was decided without it, so it must not
- *   move money now). Sharing the nonce, at most one of the two can ever be
+ *   was signed for: a collect or deploy whose authorization has expired, or
+ *   any call of a job that is over (its payment was decided without it, so it
+ *   must not move money now). Sharing the nonce, at most one of the two can ever be
  *   mined. An active job replaces its own, on its next look, and so learns
  *   its transfer did not happen;
  * - a nonce with nothing recorded is never filled: the engine cannot know
