@@ -106,7 +106,11 @@ export const noChain = Layer.succeed(
     sign: (chainId) => none(chainId),
     broadcast: (chainId) => none(chainId),
     transactionState: (chainId) => none(chainId),
-    authorizationUsed: (asset) => none(asset)
+    authorizationUsed: (asset) => none(asset),
+    verifyAuthorization: (asset) => none(asset),
+    simulateReceive: (asset) => none(asset),
+    codeAt: (chainId) => none(chainId),
+    deploymentCall: (chainId) => none(chainId)
   })
 )
 

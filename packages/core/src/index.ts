@@ -27,6 +27,7 @@ export {
 } from "./audit/AuditEntry.js"
 export { type AuditQuery, AuditStore } from "./audit/AuditStore.js"
 export {
+  type AccountDeployment,
   Chain,
   type ChainCall,
   type ChainHead,
@@ -50,6 +51,12 @@ export {
   type ReceiveAuthorization,
   typedDataFromJson
 } from "./chain/Eip3009.js"
+export {
+  accountSignatureOf,
+  MAX_SIGNATURE_BYTES,
+  type PayerSignature,
+  parsePayerSignature
+} from "./chain/PayerSignature.js"
 export type { FreshChainRun } from "./chainwork/ChainInstances.js"
 export { ChainJobStore } from "./chainwork/ChainJobStore.js"
 export {
@@ -226,6 +233,7 @@ export {
   type ChainTransfer,
   type ClaimedJob,
   type CollectPayload,
+  type DeployPayload,
   type HeldStart,
   type JobFailing,
   type NewChainJob,
@@ -234,7 +242,8 @@ export {
   payloadFromJson,
   payloadToJson,
   queuedJob,
-  type SettlePayload
+  type SettlePayload,
+  senderOf
 } from "./payments/ChainJob.js"
 export {
   type Buyer,

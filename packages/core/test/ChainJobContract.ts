@@ -49,6 +49,11 @@ const BASE = "eip155:8453" as Caip2
 const ETH = "eip155:1" as Caip2
 const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
 const MAX_UINT256 = 2n ** 256n - 1n
+/** The network's deployer: a deploy job's sender, with a nonce sequence of its own. */
+const DEPLOYER = "0x0000000000000000000000000000000000000De0" as Address
+/** An ERC-6492 signature as a deploy job keeps it: factory, calldata, inner signature, magic suffix. */
+const WRAPPED =
+  `0x${"00".repeat(12)}${"fa".repeat(20)}${"c0".repeat(100)}${"6492".repeat(16)}` as Hex
 const COLLECTOR = "0xAbCdEf0123456789aBcDeF0123456789AbCdEf01" as Address
 const OTHER_COLLECTOR = "0x00000000000000000000000000000000000000C0" as Address
 const DESTINATION = "eip155:8453:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA0dEaD" as Caip10
@@ -129,9 +134,9 @@ const aJob = (
   paymentId,
   chainId: BASE,
   payload:
-    kind === "collect"
-      ? { kind: "collect", optionId: `opt_${uniqueBody()}`, signature: `0x${"aB".repeat(65)}` }
-      : { kind: "settle", asset: USDC_BASE, amount: 10_458_000n },
+    kind === "settle"
+      ? { kind: "settle", asset: USDC_BASE, amount: 10_458_000n }
+      : { kind, optionId: `opt_${uniqueBody()}`, signature: `0x${"aB".repeat(65)}` },
   runAt: at(0),
   createdAt: at(0),
   ...fields
@@ -1198,6 +1203,73 @@ export const chainJobStorageContract = (
         expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "collect"))).toEqual(
           queued(collect)
         )
+      })
+    )
+
+    test(
+      "a deploy job round-trips beside the same payment's collect job, each on its own sender's nonces",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const payments = yield* PaymentStore
+        const jobs = yield* ChainJobStore
+        const p = yield* payment("requires_action")
+        const optionId = `opt_${uniqueBody()}`
+        // Queued by the confirm, as a collect job is for an account already deployed.
+        const deploy = aJob(p.id, "deploy", {
+          runAt: at(10),
+          createdAt: at(10),
+          payload: { kind: "deploy", optionId, signature: WRAPPED }
+        })
+        const started = yield* payments.transition(p.id, "requires_action", {
+          status: "processing",
+          at: at(10),
+          finalAt: null,
+          tokenAmount: { asset: USDC_BASE, value: 10_500_000n },
+          enqueue: deploy
+        })
+        expect(Option.isSome(started)).toBe(true)
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "deploy"))).toEqual(queued(deploy))
+        expect(Option.isNone(yield* jobs.findByPayment(p.id, "collect"))).toBe(true)
+
+        // Claimed and run: its factory call taken from the deployer's sequence, not the collector's.
+        const [claimed] = yield* jobs.claimDue(at(10), 1, LEASE)
+        expect(claimed!.job).toMatchObject({
+          id: deploy.id,
+          kind: "deploy",
+          payload: deploy.payload
+        })
+        const lease = claimed!.lease
+        expect(yield* takeNext(lease, BASE, DEPLOYER, 0, 12)).toBe(0)
+        expect(yield* jobs.nextNonce(BASE, DEPLOYER, 0)).toBe(1)
+        // The collector's sequence is its own: the deployer's nonce 0 took nothing of it.
+        expect(yield* jobs.nextNonce(BASE, COLLECTOR, 0)).toBe(0)
+        const [atDeployer] = yield* jobs.transfersAtNonce(BASE, DEPLOYER, 0)
+        expect(atDeployer!.job.id).toBe(deploy.id)
+        expect(atDeployer!.transfer.sender).toBe(DEPLOYER)
+
+        // The account deployed: the collect job queued beside it with the same signature.
+        const collect = aJob(p.id, "collect", {
+          runAt: at(20),
+          createdAt: at(20),
+          payload: { kind: "collect", optionId, signature: WRAPPED }
+        })
+        expect(yield* jobs.requeue(collect, "collect")).toBe(true)
+        expect(yield* jobs.requeue(aJob(p.id, "collect"), "collect")).toBe(false)
+        yield* jobs.complete(lease, at(21))
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "deploy"))).toMatchObject({
+          state: "done",
+          kind: "deploy",
+          payload: deploy.payload
+        })
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "collect"))).toEqual(
+          queued(collect)
+        )
+        const [next] = yield* jobs.claimDue(at(30), 5, LEASE)
+        expect(next!.job.id).toBe(collect.id)
+        expect(next!.job.payload).toEqual(collect.payload)
+        expect((yield* jobs.transfersOf(deploy.id)).map((t) => [t.sender, t.nonce])).toEqual([
+          [DEPLOYER, 0]
+        ])
       })
     )
   })

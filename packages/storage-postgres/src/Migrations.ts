@@ -29,6 +29,7 @@ import rateLimits from "./migrations/0021_rate_limits.js"
 import settlementHeld from "./migrations/0022_settlement_held.js"
 import chainJobFailing from "./migrations/0023_chain_job_failing.js"
 import referenceStatistics from "./migrations/0024_reference_statistics.js"
+import deployJobs from "./migrations/0025_deploy_jobs.js"
 
 const byName = {
   "0001_initial": initial,
@@ -54,7 +55,8 @@ const byName = {
   "0021_rate_limits": rateLimits,
   "0022_settlement_held": settlementHeld,
   "0023_chain_job_failing": chainJobFailing,
-  "0024_reference_statistics": referenceStatistics
+  "0024_reference_statistics": referenceStatistics,
+  "0025_deploy_jobs": deployJobs
 }
 
 export const migrations = Migrator.fromRecord(byName)

@@ -73,7 +73,8 @@ describe("PostgreSQL storage, several instances", () => {
         "rate_limits",
         "settlement_held",
         "chain_job_failing",
-        "reference_statistics"
+        "reference_statistics",
+        "deploy_jobs"
       ])
     })
   )

@@ -29,6 +29,7 @@ import optionPurge from "./migrations/0020_option_purge.js"
 import rateLimits from "./migrations/0021_rate_limits.js"
 import settlementHeld from "./migrations/0022_settlement_held.js"
 import chainJobFailing from "./migrations/0023_chain_job_failing.js"
+import deployJobs from "./migrations/0024_deploy_jobs.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -61,7 +62,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 20, name: "option_purge", apply: optionPurge },
   { id: 21, name: "rate_limits", apply: rateLimits },
   { id: 22, name: "settlement_held", apply: settlementHeld },
-  { id: 23, name: "chain_job_failing", apply: chainJobFailing }
+  { id: 23, name: "chain_job_failing", apply: chainJobFailing },
+  { id: 24, name: "deploy_jobs", apply: deployJobs }
 ]
 
 /** A migration applied by this call: its id and name. */

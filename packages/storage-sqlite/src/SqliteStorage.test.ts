@@ -111,7 +111,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [20, "option_purge"],
         [21, "rate_limits"],
         [22, "settlement_held"],
-        [23, "chain_job_failing"]
+        [23, "chain_job_failing"],
+        [24, "deploy_jobs"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

@@ -8,10 +8,18 @@
  * token balances, and hooks to refuse calls, reject or intercept broadcasts,
  * pause a method or make it fail with ChainUnavailable.
  *
+ * Smart accounts: any address can be given code (`setCode`); an account the
+ * test scripts (`addSmartAccount`) checks signatures by its verdict (ERC-1271)
+ * and, when not deployed yet, is deployed by the deployer's factory call
+ * (ERC-6492) or by someone else (`deployExternally`). Accounts without code
+ * are EOAs: their signatures are recovered (ECDSA). The network's deployer
+ * signs and counts nonces of its own, beside the collector.
+ *
  * A signed transaction is the JSON of its fields (as hex) and its hash the
  * keccak of that: the same fields always sign to the same transaction.
  */
 import {
+  type AccountDeployment,
   type Caip2,
   type Caip19,
   Chain,
@@ -19,6 +27,8 @@ import {
   type ChainNetwork,
   ChainUnavailable,
   type FeeQuote,
+  isSignedByPayer,
+  parsePayerSignature,
   type ReceiveAuthorization,
   TransactionRejected,
   type TransactionState,
@@ -32,6 +42,12 @@ export const CHAIN_ID = "eip155:8453" as Caip2
 export const TOKEN = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Address
 export const ASSET = `${CHAIN_ID}/erc20:${TOKEN}` as Caip19
 export const COLLECTOR = "0x00000000000000000000000000000000000000C0" as Address
+/** The network's deployer: sends the factory calls of accounts not deployed yet. */
+export const DEPLOYER = "0x0000000000000000000000000000000000000De0" as Address
+/** The code a scripted smart account gets once deployed. */
+export const ACCOUNT_CODE = "0x60806040" as Hex
+/** The gas a scripted factory call takes, unless a test says otherwise. */
+export const DEPLOYMENT_GAS = 250_000n
 const GWEI = 1_000_000_000n
 
 export type ChainMethod = Exclude<keyof Chain["Type"], "networks">
@@ -47,6 +63,13 @@ export type TxCall =
       readonly authNonce: Hex
     }
   | { readonly kind: "transfer"; readonly to: Address; readonly value: bigint }
+  /** A factory call that deploys `account` (ERC-6492's factory and calldata). */
+  | {
+      readonly kind: "deploy"
+      readonly account: Address
+      readonly factory: Address
+      readonly factoryData: Hex
+    }
   /** A zero-value transfer to oneself, without data (the engine's cancel). */
   | { readonly kind: "cancel" }
   /** A transaction the engine did not send (another process with the key, say). */
@@ -80,6 +103,20 @@ export interface ScriptedChainOptions {
   readonly stuckAfterMs?: number
   /** The chain's run, for a chain that starts fresh (as the sandbox names each start). */
   readonly instance?: string
+  /** The network's deployer (`DEPLOYER` unless given); null for a network without one. */
+  readonly deployer?: Address | null
+  /** The most gas a factory call may take (the network's `deploymentGasCap`). */
+  readonly deploymentGasCap?: bigint
+}
+
+/** An account the test scripts as a smart account: how it checks signatures and how it is deployed. */
+export interface ScriptedAccount {
+  /** Its verdict on a signature (ERC-1271's `isValidSignature`), once it has code. */
+  accepts: (signature: Hex) => boolean
+  /** Its factory and calldata (what its ERC-6492 signatures carry), for a deployment. */
+  readonly deployment?: AccountDeployment
+  /** The gas its factory call takes. */
+  deploymentGas: bigint
 }
 
 const json = (value: unknown) =>
@@ -133,6 +170,14 @@ export class ScriptedChain {
   rejectNonceGaps = false
   /** Called at each broadcast before the node looks at it. */
   onBroadcast: (tx: FakeTx) => void = () => {}
+  /** A reason for the factory call to be refused (`deploymentCall`), or undefined. */
+  refuseDeployment: (deployment: AccountDeployment) => string | undefined = () => undefined
+  /** The network's deployer, if it has one. */
+  readonly deployer: Address | undefined
+  /** Each address's code, where it has any. */
+  private readonly codes = new Map<string, Hex>()
+  /** The accounts scripted as smart accounts, by address. */
+  private readonly accounts = new Map<string, ScriptedAccount>()
 
   readonly mempool: Array<FakeTx> = []
   private readonly minedInOrder: Array<MinedTx> = []
@@ -163,6 +208,7 @@ export class ScriptedChain {
     this.token = options.token ?? TOKEN
     this.asset = `${this.chainId}/erc20:${this.token}` as Caip19
     this.now = options.now
+    this.deployer = options.deployer === null ? undefined : (options.deployer ?? DEPLOYER)
     this.network = {
       chainId: this.chainId,
       reference: this.chainId.slice("eip155:".length),
@@ -175,6 +221,8 @@ export class ScriptedChain {
       pollIntervalMs: options.pollIntervalMs ?? 100,
       stuckAfterMs: options.stuckAfterMs ?? 60_000,
       ...(options.instance === undefined ? {} : { instance: options.instance }),
+      ...(this.deployer === undefined ? {} : { deployer: this.deployer }),
+      deploymentGasCap: options.deploymentGasCap ?? 1_000_000n,
       tokens: [
         {
           asset: this.asset,
@@ -200,6 +248,89 @@ export class ScriptedChain {
 
   mint(owner: Address, value: bigint): void {
     this.balances.set(owner.toLowerCase(), this.balance(owner) + value)
+  }
+
+  /** The code at `address`: `0x` for an EOA (or an account not deployed yet). */
+  codeOf(address: Address): Hex {
+    return this.codes.get(address.toLowerCase()) ?? "0x"
+  }
+
+  /** Gives `address` code (`0x` takes it away): a contract, or an EIP-7702 delegation. */
+  setCode(address: Address, code: Hex): void {
+    if (code === "0x") this.codes.delete(address.toLowerCase())
+    else this.codes.set(address.toLowerCase(), code)
+  }
+
+  /**
+   * Scripts `address` as a smart account: deployed now (code at once) or not
+   * yet (deployed by the factory call its `deployment` names), accepting the
+   * signatures `accepts` says (all, unless given).
+   */
+  addSmartAccount(
+    address: Address,
+    options: {
+      readonly deployed?: boolean
+      readonly deployment?: AccountDeployment
+      readonly accepts?: (signature: Hex) => boolean
+      readonly deploymentGas?: bigint
+    } = {}
+  ): ScriptedAccount {
+    const account: ScriptedAccount = {
+      accepts: options.accepts ?? (() => true),
+      ...(options.deployment === undefined ? {} : { deployment: options.deployment }),
+      deploymentGas: options.deploymentGas ?? DEPLOYMENT_GAS
+    }
+    this.accounts.set(address.toLowerCase(), account)
+    if (options.deployed === true) this.setCode(address, ACCOUNT_CODE)
+    return account
+  }
+
+  /** The scripted smart account at `address`, if any: its verdict can be changed. */
+  smartAccount(address: Address): ScriptedAccount | undefined {
+    return this.accounts.get(address.toLowerCase())
+  }
+
+  /** Someone else deploys the account (the buyer's wallet, another engine): it has code now. */
+  deployExternally(address: Address): void {
+    this.setCode(address, ACCOUNT_CODE)
+  }
+
+  /** The scripted account its factory call deploys. */
+  private accountDeployedBy(deployment: AccountDeployment): Address | undefined {
+    for (const [address, account] of this.accounts) {
+      const d = account.deployment
+      if (
+        d !== undefined &&
+        same(d.factory, deployment.factory) &&
+        d.factoryData.toLowerCase() === deployment.factoryData.toLowerCase()
+      ) {
+        return address as Address
+      }
+    }
+    return undefined
+  }
+
+  /**
+   * Whether the token takes `signature` as `auth.from`'s: a scripted smart
+   * account's verdict once it has code (none without: nothing answers
+   * ERC-1271), an ECDSA recovery for any other account.
+   */
+  private signatureValid(auth: ReceiveAuthorization, signature: Hex): Effect.Effect<boolean> {
+    const account = this.accounts.get(auth.from.toLowerCase())
+    if (account !== undefined) {
+      return Effect.succeed(this.codeOf(auth.from) !== "0x" && account.accepts(signature))
+    }
+    if (this.codeOf(auth.from) !== "0x") return Effect.succeed(false)
+    return isSignedByPayer(
+      {
+        name: "USD Coin",
+        version: "2",
+        chainId: BigInt(this.network.reference),
+        verifyingContract: this.token
+      },
+      auth,
+      signature
+    )
   }
 
   /** The next `count` calls of `method` fail with ChainUnavailable. */
@@ -267,10 +398,14 @@ export class ScriptedChain {
     return included
   }
 
-  /** Mines, in a block of its own, a transaction not of the engine from the collector at `nonce`. */
-  mineExternal(nonce = this.latestNonce(COLLECTOR)): MinedTx {
+  /**
+   * Mines, in a block of its own, a transaction not of the engine from the
+   * collector (or `sender`) at `nonce`.
+   */
+  mineExternal(nonce?: number, sender: Address = COLLECTOR): MinedTx {
+    nonce ??= this.latestNonce(sender)
     for (const tx of [...this.mempool]) {
-      if (same(tx.sender, COLLECTOR) && tx.nonce === nonce) this.drop(tx.hash)
+      if (same(tx.sender, sender) && tx.nonce === nonce) this.drop(tx.hash)
     }
     const fields = {
       to: "0x00000000000000000000000000000000000000e0" as Address,
@@ -280,12 +415,12 @@ export class ScriptedChain {
       maxPriorityFeePerGas: 5n * GWEI,
       nonce
     }
-    const raw = stringToHex(json({ external: true, sender: COLLECTOR, ...fields }))
+    const raw = stringToHex(json({ external: true, sender, ...fields }))
     const tx: FakeTx = {
       ...fields,
       hash: keccak256(raw),
       raw,
-      sender: COLLECTOR,
+      sender,
       call: { kind: "external" }
     }
     this.mempool.push(tx)
@@ -316,9 +451,16 @@ export class ScriptedChain {
     switch (call.kind) {
       case "receive": {
         const key = `${call.from.toLowerCase()}/${call.authNonce}`
+        const signature = (call as { readonly signature?: Hex }).signature
+        const account = this.accounts.get(call.from.toLowerCase())
         if (
           !same(tx.to, this.token) ||
           !same(call.to, tx.sender) ||
+          // A scripted account checks its signature when the token asks it, as it is then.
+          (account !== undefined &&
+            (this.codeOf(call.from) === "0x" ||
+              signature === undefined ||
+              !account.accepts(signature))) ||
           this.usedAuthorizations.has(key) ||
           this.timestamp >= call.validBefore ||
           this.balance(call.from) < call.value
@@ -335,10 +477,41 @@ export class ScriptedChain {
         this.mint(tx.sender, -call.value)
         this.mint(call.to, call.value)
         return true
+      case "deploy":
+        // The factory's CREATE2 reverts where the account exists already.
+        if (!same(tx.to, call.factory) || this.codeOf(call.account) !== "0x") return false
+        this.setCode(call.account, ACCOUNT_CODE)
+        return true
       case "cancel":
       case "external":
         return true
     }
+  }
+
+  /** What the token refuses whoever signed: a used or expired authorization, a balance too small. */
+  private tokenRefusal(auth: ReceiveAuthorization): string | undefined {
+    return this.usedAuthorizations.has(`${auth.from.toLowerCase()}/${auth.nonce}`)
+      ? "FiatTokenV2: authorization is used or canceled"
+      : this.timestamp >= auth.validBefore
+        ? "FiatTokenV2: authorization is expired"
+        : this.balance(auth.from) < auth.value
+          ? "ERC20: transfer amount exceeds balance"
+          : undefined
+  }
+
+  /**
+   * Why the token refuses the receive now: the test's reason, a scripted
+   * account refusing the signature (or not deployed: nothing to ask), then
+   * the token's own. EOAs' signatures are not recovered here, as before.
+   */
+  private receiveRefusal(auth: ReceiveAuthorization, signature: Hex): string | undefined {
+    const account = this.accounts.get(auth.from.toLowerCase())
+    return (
+      this.refuseReceive(auth) ??
+      (account !== undefined && (this.codeOf(auth.from) === "0x" || !account.accepts(signature))
+        ? "FiatTokenV2: invalid signature"
+        : this.tokenRefusal(auth))
+    )
   }
 
   // ---------------------------------------------------------------------------
@@ -411,15 +584,7 @@ export class ScriptedChain {
         this.enter("receiveCall", asset).pipe(
           Effect.zipRight(this.checkChain(asset)),
           Effect.flatMap((): Effect.Effect<ChainCall, TransferRefused> => {
-            const refused =
-              this.refuseReceive(auth) ??
-              (this.usedAuthorizations.has(`${auth.from.toLowerCase()}/${auth.nonce}`)
-                ? "FiatTokenV2: authorization is used or canceled"
-                : this.timestamp >= auth.validBefore
-                  ? "FiatTokenV2: authorization is expired"
-                  : this.balance(auth.from) < auth.value
-                    ? "ERC20: transfer amount exceeds balance"
-                    : undefined)
+            const refused = this.receiveRefusal(auth, signature)
             if (refused !== undefined) return Effect.fail(new TransferRefused({ reason: refused }))
             const call: TxCall = {
               kind: "receive",
@@ -467,12 +632,87 @@ export class ScriptedChain {
             return usedAt !== undefined && (atBlock === undefined || usedAt <= atBlock)
           })
         ),
-      collectorNonce: (chainId, atBlock) =>
+      verifyAuthorization: (asset, auth, signature) =>
+        this.enter("verifyAuthorization", asset).pipe(
+          Effect.zipRight(this.checkChain(asset)),
+          Effect.flatMap(() => {
+            const parsed = parsePayerSignature(signature)
+            if (typeof parsed === "string") return Effect.succeed(false)
+            if (parsed.kind !== "counterfactual") return this.signatureValid(auth, parsed.signature)
+            // ERC-6492: the factory call simulated first, then the account asked.
+            const account = this.accounts.get(auth.from.toLowerCase())
+            const deploys = this.accountDeployedBy(parsed.deployment)
+            if (this.codeOf(auth.from) !== "0x") return this.signatureValid(auth, parsed.signature)
+            return Effect.succeed(
+              account !== undefined &&
+                deploys !== undefined &&
+                same(deploys, auth.from) &&
+                account.accepts(parsed.signature)
+            )
+          })
+        ),
+      simulateReceive: (asset, auth, signature, deployment) =>
+        this.enter("simulateReceive", asset).pipe(
+          Effect.zipRight(this.checkChain(asset)),
+          Effect.flatMap((): Effect.Effect<void, TransferRefused> => {
+            const deploys =
+              deployment === undefined ? undefined : this.accountDeployedBy(deployment)
+            const account = this.accounts.get(auth.from.toLowerCase())
+            const refused =
+              deployment !== undefined &&
+              this.codeOf(auth.from) === "0x" &&
+              (deploys === undefined || !same(deploys, auth.from))
+                ? "execution reverted: the factory call does not deploy the payer"
+                : deployment !== undefined && this.codeOf(auth.from) === "0x"
+                  ? // Deployed in the simulation: the account's verdict, the token's own checks.
+                    (this.refuseReceive(auth) ??
+                    (account?.accepts(signature) === false
+                      ? "FiatTokenV2: invalid signature"
+                      : this.tokenRefusal(auth)))
+                  : this.receiveRefusal(auth, signature)
+            return refused === undefined
+              ? Effect.void
+              : Effect.fail(new TransferRefused({ reason: refused }))
+          })
+        ),
+      codeAt: (chainId, address) =>
+        this.enter("codeAt", chainId).pipe(
+          Effect.zipRight(this.checkChain(chainId)),
+          Effect.map(() => this.codeOf(address))
+        ),
+      deploymentCall: (chainId, deployment) =>
+        this.enter("deploymentCall", chainId).pipe(
+          Effect.zipRight(this.checkChain(chainId)),
+          Effect.flatMap((): Effect.Effect<ChainCall, TransferRefused> => {
+            const account = this.accountDeployedBy(deployment)
+            const gas = account === undefined ? 0n : this.accounts.get(account)!.deploymentGas
+            const cap = this.network.deploymentGasCap
+            const refused =
+              this.refuseDeployment(deployment) ??
+              (account === undefined
+                ? "execution reverted: the factory deploys no known account"
+                : this.codeOf(account) !== "0x"
+                  ? "execution reverted: the account exists already"
+                  : cap !== undefined && gas > cap
+                    ? `the factory call needs ${gas} gas, over the cap of ${cap}`
+                    : undefined)
+            if (refused !== undefined || account === undefined) {
+              return Effect.fail(new TransferRefused({ reason: refused ?? "" }))
+            }
+            const call: TxCall = { kind: "deploy", account, ...deployment }
+            return Effect.succeed({
+              to: deployment.factory,
+              data: stringToHex(json(call)),
+              gas
+            })
+          })
+        ),
+      collectorNonce: (chainId, atBlock, sender) =>
         this.enter("collectorNonce", chainId).pipe(
           Effect.zipRight(this.checkChain(chainId)),
           Effect.map(() => ({
-            latest: this.latestNonce(COLLECTOR, atBlock),
-            pending: this.pendingNonce(COLLECTOR)
+            latest: this.latestNonce(sender ?? COLLECTOR, atBlock),
+            pending: this.pendingNonce(sender ?? COLLECTOR)
           }))
         ),
       fees: (chainId) =>
@@ -480,14 +720,22 @@ export class ScriptedChain {
           Effect.zipRight(this.checkChain(chainId)),
           Effect.map(() => this.quote)
         ),
-      sign: (chainId, tx) =>
+      sign: (chainId, tx, sender) =>
         this.enter("sign", chainId).pipe(
           Effect.zipRight(this.checkChain(chainId)),
+          Effect.zipRight(
+            // Keys for the collector and the deployer only, as an engine holds.
+            sender === undefined ||
+              same(sender, COLLECTOR) ||
+              (this.deployer !== undefined && same(sender, this.deployer))
+              ? Effect.void
+              : Effect.fail(new ChainUnavailable({ chainId, message: `no key for ${sender}` }))
+          ),
           Effect.map(() => {
             const raw = stringToHex(
               json({
                 chainId,
-                sender: COLLECTOR,
+                sender: sender ?? COLLECTOR,
                 nonce: tx.nonce,
                 to: tx.to,
                 data: tx.data,

@@ -17,12 +17,16 @@ export {
 } from "./MemoryStorage.js"
 export { type BuyerKey, GatewayRefused, signTypedDataJson } from "./ScriptedBuyer.js"
 export {
+  ACCOUNT_CODE,
   ASSET,
   CHAIN_ID,
   type ChainMethod,
   COLLECTOR,
+  DEPLOYER,
+  DEPLOYMENT_GAS,
   type FakeTx,
   type MinedTx,
+  type ScriptedAccount,
   ScriptedChain,
   type ScriptedChainOptions,
   TOKEN,

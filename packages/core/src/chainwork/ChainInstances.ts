@@ -7,9 +7,10 @@
  *
  * - the collector's nonce sequence on that chain is forgotten: the next
  *   transaction takes the count the new chain reports;
- * - every job left active on the earlier run ends: a collect's payment, still
- *   processing, fails with `chain_reset` (its authorization was signed on a
- *   chain that is gone, and nothing was taken on this one); a settle's
+ * - every job left active on the earlier run ends: a collect's or a deploy's
+ *   payment, still processing, fails with `chain_reset` (its authorization
+ *   was signed on a chain that is gone, and nothing was taken on this one);
+ *   and the deployer's sequence is forgotten as the collector's is; a settle's
  *   settlement stays `pending` for good, its funds having been on the earlier
  *   run (say so to whoever looks: the job's last error);
  * - payments already decided keep their history, transactions included:
@@ -27,7 +28,7 @@ export interface FreshChainRun {
   readonly chainId: string
   /** The run worked on before, if one was recorded. */
   readonly previous: { readonly instance: string; readonly since: Date } | null
-  /** Collect jobs ended, their payments failed with `chain_reset`. */
+  /** Collect and deploy jobs ended, their payments failed with `chain_reset`. */
   readonly paymentsFailed: number
   /** Settle jobs ended, their settlements left `pending`. */
   readonly settlementsEnded: number
@@ -56,7 +57,7 @@ export const makeStartFreshChains = Effect.gen(function* () {
       let paymentsFailed = 0
       let settlementsEnded = 0
       for (const job of yield* store.activeJobsOn(network.chainId)) {
-        if (job.kind === "collect") {
+        if (job.kind !== "settle") {
           const failed = yield* payments
             .transition(job.paymentId, { _tag: "Fail", failureCode: "chain_reset" })
             .pipe(

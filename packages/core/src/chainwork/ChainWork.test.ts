@@ -10,6 +10,7 @@ import {
   ASSET,
   CHAIN_ID,
   COLLECTOR,
+  DEPLOYER,
   type FakeTx,
   type MinedTx,
   makeMemoryStorage,
@@ -17,7 +18,7 @@ import {
   type ScriptedChainOptions
 } from "@pay/testing"
 import { Clock, Context, Effect, Fiber, Layer, Logger, LogLevel, Option, TestClock } from "effect"
-import type { Address, Hex } from "viem"
+import { type Address, getAddress, type Hex, serializeErc6492Signature } from "viem"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { embedderActor } from "../audit/AuditEntry.js"
 import { payEngineLayer } from "../Engine.js"
@@ -173,7 +174,12 @@ const confirmedPayment = (
   })
 
 /** A payment with an option offered (stored) and the buyer funded, not yet confirmed. */
-const offeredPayment = (fake: ScriptedChain, shop: Shop, validBefore = VALID_BEFORE) =>
+const offeredPayment = (
+  fake: ScriptedChain,
+  shop: Shop,
+  validBefore = VALID_BEFORE,
+  from: Address = BUYER
+) =>
   Effect.gen(function* () {
     const payments = yield* Payments
     const payment = yield* payments.create(shop.partner, shop.merchantId, {
@@ -184,10 +190,10 @@ const offeredPayment = (fake: ScriptedChain, shop: Shop, validBefore = VALID_BEF
     const option: PaymentOption = {
       id: `opt_${makeIdBody(at.getTime())}` as OptionId,
       paymentId: payment.id,
-      account: `${CHAIN_ID}:${BUYER}` as Caip10,
+      account: `${CHAIN_ID}:${from}` as Caip10,
       asset: ASSET,
       authorization: {
-        from: BUYER,
+        from,
         to: COLLECTOR,
         value: PAID,
         validAfter: 0n,
@@ -201,7 +207,7 @@ const offeredPayment = (fake: ScriptedChain, shop: Shop, validBefore = VALID_BEF
       createdAt: at
     }
     yield* (yield* GatewayStore).insertOptions([option])
-    fake.mint(BUYER, PAID)
+    fake.mint(from, PAID)
     return { payment, option }
   })
 
@@ -339,11 +345,24 @@ describe("ChainWork", () => {
   })
 
   describe("a call the token refuses before anything is sent", () => {
-    for (const { title, expired, failureCode } of [
-      { title: "fails it reverted", expired: false, failureCode: "transaction_reverted" },
+    for (const { title, expired, reason, failureCode } of [
+      {
+        title: "fails it reverted",
+        expired: false,
+        reason: "ERC20: transfer amount exceeds balance",
+        failureCode: "transaction_reverted"
+      },
+      {
+        // The account refused its own signature (a delegation switched since the confirm).
+        title: "fails it signature_rejected when the token finds the signature invalid",
+        expired: false,
+        reason: "FiatTokenV2: invalid signature",
+        failureCode: "signature_rejected"
+      },
       {
         title: "fails it expired past validBefore",
         expired: true,
+        reason: undefined,
         failureCode: "authorization_expired"
       }
     ] as const) {
@@ -351,7 +370,7 @@ describe("ChainWork", () => {
         const world = makeWorld()
         const { fake } = world
         if (expired) fake.timestamp = VALID_BEFORE
-        else fake.refuseReceive = () => "FiatTokenV2: invalid signature"
+        else fake.refuseReceive = () => reason
         return Effect.gen(function* () {
           const id = yield* confirmedPayment(fake, yield* openShop())
           expect(yield* drain()).toBe(true)
@@ -389,7 +408,8 @@ describe("ChainWork", () => {
       const payment = yield* paymentOf(id)
       expect(payment.status).toBe("succeeded")
       const collect = yield* jobOf(id, "collect")
-      const collected = yield* transfersOf(collect)
+      // Both signed in one tick of the test clock: stores break that tie by hash, so by nonce here.
+      const collected = [...(yield* transfersOf(collect))].sort((a, b) => a.nonce - b.nonce)
       expect(collected.map((t) => [t.purpose, t.nonce])).toEqual([
         ["call", 0],
         ["call", 1]
@@ -1416,3 +1436,430 @@ describe("ChainWork when the node refuses or the chain forgets", () => {
     }
   )
 })
+
+// ---------------------------------------------------------------------------
+// Smart-account buyers not deployed yet (ERC-6492): the deploy job, then collect and settle
+
+const SMART = "0x00000000000000000000000000000000000005A0" as Address
+const FACTORY = getAddress("0x0000000000000000000000000000000000000fac")
+const DEPLOYMENT = { factory: FACTORY, factoryData: "0xc0ffee01" as Hex }
+/** What the account checks once deployed (an ERC-1271 signature: not 65 bytes). */
+const INNER = `0x${"cd".repeat(96)}` as Hex
+const WRAPPED = serializeErc6492Signature({
+  address: FACTORY,
+  data: DEPLOYMENT.factoryData,
+  signature: INNER
+})
+
+/**
+ * A payment of the smart account `SMART`, confirmed as the gateway confirms one
+ * not deployed yet: in `processing` with its deploy job queued.
+ */
+const deployingPayment = (fake: ScriptedChain, shop: Shop, validBefore = VALID_BEFORE) =>
+  Effect.gen(function* () {
+    const payments = yield* Payments
+    const { payment, option } = yield* offeredPayment(fake, shop, validBefore, SMART)
+    const at = new Date(yield* Clock.currentTimeMillis)
+    yield* payments.transition(payment.id, {
+      _tag: "StartProcessing",
+      tokenAmount: { asset: ASSET, value: PAID },
+      buyer: { account: option.account, providerName: "W", providerIcon: null },
+      transaction: null,
+      collect: newChainJob(
+        payment.id,
+        CHAIN_ID,
+        { kind: "deploy", optionId: option.id, signature: WRAPPED },
+        at
+      )
+    })
+    return payment.id
+  })
+
+const sentBy = (fake: ScriptedChain, sender: Address) =>
+  fake.signed.filter((t) => t.sender.toLowerCase() === sender.toLowerCase())
+
+describe("ChainWork: an account deployed first (deploy jobs)", () => {
+  it.effect("deploys it from the deployer, then collects and settles from the collector", () => {
+    const world = makeWorld()
+    const { fake } = world
+    fake.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+    return Effect.gen(function* () {
+      const id = yield* deployingPayment(fake, yield* openShop())
+      expect(yield* drain()).toBe(true)
+
+      const payment = yield* paymentOf(id)
+      expect(payment.status).toBe("succeeded")
+      expect(payment.settlement?.status).toBe("settled")
+      expect(fake.codeOf(SMART)).not.toBe("0x")
+      expect(fake.mined.map((t) => [t.call.kind, t.sender, t.nonce, t.success])).toEqual([
+        ["deploy", DEPLOYER, 0, true],
+        ["receive", COLLECTOR, 0, true],
+        ["transfer", COLLECTOR, 1, true]
+      ])
+      // The account is asked with its own signature, not the ERC-6492 wrapper.
+      expect(hexToText(fake.mined[1]!.data)).toContain(INNER)
+      expect(hexToText(fake.mined[1]!.data)).not.toContain(WRAPPED.slice(2))
+      const deploy = yield* jobOf(id, "deploy")
+      expect(deploy).toMatchObject({ state: "done", kind: "deploy" })
+      const deployed = yield* transfersOf(deploy)
+      expect(deployed.map((t) => [t.purpose, t.sender, t.nonce])).toEqual([["call", DEPLOYER, 0]])
+      // The collect job stores the same full signature; the payment's transaction is the collect's.
+      const collect = yield* jobOf(id, "collect")
+      expect(collect?.payload).toMatchObject({ kind: "collect", signature: WRAPPED })
+      expect(payment.transaction?.hash).toBe((yield* transfersOf(collect))[0]!.hash)
+      expect(fake.balance(SMART)).toBe(0n)
+      expect(fake.balance(MERCHANT)).toBe(SETTLED)
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect("keeps the deployer's nonces apart from the collector's", () => {
+    const world = makeWorld()
+    const { fake } = world
+    const other = "0x00000000000000000000000000000000000005A1" as Address
+    fake.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+    fake.addSmartAccount(other, { deployment: { factory: FACTORY, factoryData: "0xc0ffee02" } })
+    return Effect.gen(function* () {
+      const shop = yield* openShop()
+      const first = yield* deployingPayment(fake, shop)
+      expect(yield* drain()).toBe(true)
+      // An EOA's payment between the two: only the collector's sequence moves.
+      const plain = yield* confirmedPayment(fake, shop)
+      expect(yield* drain()).toBe(true)
+      expect(fake.latestNonce(DEPLOYER)).toBe(1)
+      expect(fake.latestNonce(COLLECTOR)).toBe(4)
+
+      const store = yield* ChainJobStore
+      expect(yield* store.nextNonce(CHAIN_ID, DEPLOYER, 0)).toBe(1)
+      expect(yield* store.nextNonce(CHAIN_ID, COLLECTOR, 0)).toBe(4)
+      for (const id of [first, plain]) {
+        expect((yield* paymentOf(id)).settlement?.status).toBe("settled")
+      }
+      expect(sentBy(fake, DEPLOYER).map((t) => [t.call.kind, t.nonce])).toEqual([["deploy", 0]])
+      expect(sentBy(fake, COLLECTOR).map((t) => t.nonce)).toEqual([0, 1, 2, 3])
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect("sends nothing from the deployer for an account someone else deployed", () => {
+    const world = makeWorld()
+    const { fake } = world
+    fake.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+    return Effect.gen(function* () {
+      const id = yield* deployingPayment(fake, yield* openShop())
+      fake.deployExternally(SMART)
+      expect(yield* drain()).toBe(true)
+
+      expect((yield* paymentOf(id)).settlement?.status).toBe("settled")
+      expect(fake.calls.get("deploymentCall")).toBeUndefined()
+      expect(sentBy(fake, DEPLOYER)).toEqual([])
+      expect(fake.mined.map((t) => t.call.kind)).toEqual(["receive", "transfer"])
+      const deploy = yield* jobOf(id, "deploy")
+      expect(deploy).toMatchObject({ state: "done", nonce: null })
+      expect(yield* transfersOf(deploy)).toEqual([])
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect("goes on when another deployment in the same block makes its own revert", () => {
+    const world = makeWorld()
+    const { fake } = world
+    fake.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+    // The buyer's wallet deploys it just before ours is mined: ours reverts.
+    fake.onBroadcast = (tx) => {
+      if (tx.call.kind === "deploy") fake.deployExternally(SMART)
+    }
+    return Effect.gen(function* () {
+      const id = yield* deployingPayment(fake, yield* openShop())
+      expect(yield* drain()).toBe(true)
+
+      expect((yield* paymentOf(id)).settlement?.status).toBe("settled")
+      expect(fake.mined.map((t) => [t.call.kind, t.success])).toEqual([
+        ["deploy", false],
+        ["receive", true],
+        ["transfer", true]
+      ])
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect(
+    "fails account_deployment_failed, sending nothing, when the factory call is refused",
+    () => {
+      const world = makeWorld()
+      const { fake } = world
+      fake.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+      fake.refuseDeployment = () => "execution reverted"
+      return Effect.gen(function* () {
+        const id = yield* deployingPayment(fake, yield* openShop())
+        expect(yield* drain()).toBe(true)
+
+        const payment = yield* paymentOf(id)
+        expect(payment.status).toBe("failed")
+        expect(payment.failureCode).toBe("account_deployment_failed")
+        expect(fake.signed).toEqual([])
+        expect(fake.calls.get("broadcast")).toBeUndefined()
+        const deploy = yield* jobOf(id, "deploy")
+        expect(deploy).toMatchObject({ state: "done", nonce: null })
+        expect(yield* transfersOf(deploy)).toEqual([])
+        expect(yield* jobOf(id, "collect")).toBeUndefined()
+        // No nonce taken: the deployer's sequence still starts at 0.
+        expect(yield* (yield* ChainJobStore).nextNonce(CHAIN_ID, DEPLOYER, 0)).toBe(0)
+      }).pipe(Effect.provide(world.engine()))
+    }
+  )
+
+  it.effect(
+    "fails account_deployment_failed when the factory call needs more gas than the cap",
+    () => {
+      const world = makeWorld({ chain: { deploymentGasCap: 100_000n } })
+      const { fake } = world
+      fake.addSmartAccount(SMART, { deployment: DEPLOYMENT, deploymentGas: 400_000n })
+      return Effect.gen(function* () {
+        const id = yield* deployingPayment(fake, yield* openShop())
+        expect(yield* drain()).toBe(true)
+        expect((yield* paymentOf(id)).failureCode).toBe("account_deployment_failed")
+        expect(fake.signed).toEqual([])
+      }).pipe(Effect.provide(world.engine()))
+    }
+  )
+
+  it.effect("fails account_deployment_failed on a network without a deployer", () => {
+    const world = makeWorld({ chain: { deployer: null } })
+    const { fake } = world
+    fake.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+    return Effect.gen(function* () {
+      const id = yield* deployingPayment(fake, yield* openShop())
+      expect(yield* drain()).toBe(true)
+      expect((yield* paymentOf(id)).failureCode).toBe("account_deployment_failed")
+      expect(fake.calls.get("deploymentCall")).toBeUndefined()
+      expect(fake.signed).toEqual([])
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect("fails account_deployment_failed when the factory call reverts", () => {
+    const world = makeWorld()
+    const { fake } = world
+    fake.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+    fake.revertIf = (tx) => tx.call.kind === "deploy"
+    return Effect.gen(function* () {
+      const id = yield* deployingPayment(fake, yield* openShop())
+      expect(yield* drain()).toBe(true)
+
+      const payment = yield* paymentOf(id)
+      expect(payment.status).toBe("failed")
+      expect(payment.failureCode).toBe("account_deployment_failed")
+      expect(fake.mined.map((t) => [t.call.kind, t.success])).toEqual([["deploy", false]])
+      expect(yield* jobOf(id, "collect")).toBeUndefined()
+      expect(fake.codeOf(SMART)).toBe("0x")
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect("fails signature_rejected when the deployed account refuses its signature", () => {
+    const world = makeWorld()
+    const { fake } = world
+    fake.addSmartAccount(SMART, { deployment: DEPLOYMENT, accepts: () => false })
+    return Effect.gen(function* () {
+      const id = yield* deployingPayment(fake, yield* openShop())
+      expect(yield* drain()).toBe(true)
+
+      const payment = yield* paymentOf(id)
+      expect(payment.status).toBe("failed")
+      expect(payment.failureCode).toBe("signature_rejected")
+      expect(fake.mined.map((t) => t.call.kind)).toEqual(["deploy"])
+      expect(sentBy(fake, COLLECTOR)).toEqual([])
+      const collect = yield* jobOf(id, "collect")
+      expect(collect).toMatchObject({ state: "done", nonce: null })
+      expect(fake.balance(SMART)).toBe(PAID)
+    }).pipe(Effect.provide(world.engine()))
+  })
+
+  it.effect(
+    "fails authorization_expired and cancels at the deployer's nonce when it expires first",
+    () => {
+      const world = makeWorld()
+      const { fake } = world
+      fake.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+      // The factory call waits in the pool (it pays too little) until the authorization is over.
+      fake.baseFee = 10n * GWEI
+      return Effect.gen(function* () {
+        const id = yield* deployingPayment(fake, yield* openShop(), 1_010n)
+        const done = Effect.map(jobOf(id, "deploy"), (j) => j?.state === "done")
+        expect(
+          yield* runUntil(done, {
+            maxMs: 20_000,
+            onTick: (ms) => {
+              if (ms === 2_000) {
+                fake.timestamp = 1_010n
+                fake.baseFee = GWEI
+              }
+            }
+          })
+        ).toBe(true)
+
+        const payment = yield* paymentOf(id)
+        expect(payment.failureCode).toBe("authorization_expired")
+        expect(fake.mined.map((t) => [t.call.kind, t.sender, t.nonce])).toEqual([
+          ["cancel", DEPLOYER, 0]
+        ])
+        expect(yield* jobOf(id, "collect")).toBeUndefined()
+        expect(fake.codeOf(SMART)).toBe("0x")
+      }).pipe(Effect.provide(world.engine()))
+    }
+  )
+
+  it.effect("a new runner after the deploy was recorded but not sent sends that one only", () => {
+    const world = makeWorld()
+    const { fake } = world
+    fake.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+    // The first runner's send never reaches the node: it stops with the deploy recorded only.
+    fake.unreachableFor = (tx) => tx.call.kind === "deploy"
+    return Effect.gen(function* () {
+      const id = yield* Effect.gen(function* () {
+        const id = yield* deployingPayment(fake, yield* openShop())
+        const recorded = Effect.flatMap(jobOf(id, "deploy"), (j) =>
+          Effect.map(transfersOf(j), (t) => t.length > 0)
+        )
+        expect(yield* runUntil(recorded, { maxMs: 5_000 })).toBe(true)
+        return id
+      }).pipe(Effect.provide(world.engine()))
+      expect(fake.mined).toEqual([])
+      fake.unreachableFor = () => false
+
+      yield* Effect.gen(function* () {
+        expect(yield* drain()).toBe(true)
+      }).pipe(Effect.provide(world.engine()))
+      // Read through a third engine on the same store: the first two are gone.
+      yield* Effect.gen(function* () {
+        expect((yield* paymentOf(id)).settlement?.status).toBe("settled")
+        expect(yield* transfersOf(yield* jobOf(id, "deploy"))).toHaveLength(1)
+        expect(yield* transfersOf(yield* jobOf(id, "collect"))).toHaveLength(1)
+      }).pipe(Effect.provide(world.engine()))
+      expect(sentBy(fake, DEPLOYER).map((t) => t.call.kind)).toEqual(["deploy"])
+      expect(fake.mined.map((t) => [t.call.kind, t.success])).toEqual([
+        ["deploy", true],
+        ["receive", true],
+        ["transfer", true]
+      ])
+    })
+  })
+
+  it.effect(
+    "a chain on a new run ends a deploy under way: chain_reset, the deployer's nonces forgotten",
+    () => {
+      const storage = makeMemoryStorage()
+      const firstRun = new ScriptedChain({ pollIntervalMs: POLL_MS, instance: "run-1" })
+      const nextRun = new ScriptedChain({ pollIntervalMs: POLL_MS, instance: "run-2" })
+      firstRun.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+      nextRun.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+      // The first run's factory call never gets through: the job holds the deployer's nonce 0.
+      firstRun.rejectBroadcast = (tx) => (tx.call.kind === "deploy" ? REFUSED : undefined)
+      const onRun = (fake: ScriptedChain, body: Effect.Effect<void, unknown, EngineServices>) =>
+        Effect.gen(function* () {
+          yield* (yield* ChainWork).startFresh
+          yield* body
+        }).pipe(Effect.provide(engineOn(fake, storage, FEES, 1_000)))
+      let shop: Shop | undefined
+      let deploying: PaymentId | undefined
+      return Effect.gen(function* () {
+        yield* onRun(
+          firstRun,
+          Effect.gen(function* () {
+            shop = yield* openShop()
+            deploying = yield* deployingPayment(firstRun, shop)
+            const held = Effect.map(jobOf(deploying, "deploy"), (j) => j?.nonce === 0)
+            expect(yield* runUntil(held, { maxMs: 10_000 })).toBe(true)
+          })
+        )
+        yield* onRun(
+          nextRun,
+          Effect.gen(function* () {
+            expect(yield* (yield* ChainWork).freshRuns).toEqual([
+              {
+                chainId: CHAIN_ID,
+                previous: { instance: "run-1", since: expect.any(Date) },
+                paymentsFailed: 1,
+                settlementsEnded: 0
+              }
+            ])
+            expect(yield* paymentOf(deploying!)).toMatchObject({
+              status: "failed",
+              failureCode: "chain_reset"
+            })
+            const deploy = yield* jobOf(deploying!, "deploy")
+            expect(deploy).toMatchObject({ state: "done" })
+            expect(deploy?.lastError).toMatch(/started afresh/)
+            expect(yield* jobOf(deploying!, "collect")).toBeUndefined()
+            // The new run's deploy takes the deployer's nonce 0 again.
+            const next = yield* deployingPayment(nextRun, shop!)
+            expect(yield* drain()).toBe(true)
+            expect((yield* paymentOf(next)).settlement?.status).toBe("settled")
+            expect(nextRun.mined.map((t) => [t.call.kind, t.sender, t.nonce])).toEqual([
+              ["deploy", DEPLOYER, 0],
+              ["receive", COLLECTOR, 0],
+              ["transfer", COLLECTOR, 1]
+            ])
+          })
+        )
+      })
+    }
+  )
+
+  it.effect(
+    "a factory call the node lost is sent again as recorded; the deployer's next waits for it",
+    () => {
+      const world = makeWorld()
+      const { fake } = world
+      const other = "0x00000000000000000000000000000000000005A1" as Address
+      const otherDeployment = { factory: FACTORY, factoryData: "0xc0ffee02" as Hex }
+      fake.addSmartAccount(SMART, { deployment: DEPLOYMENT })
+      fake.addSmartAccount(other, { deployment: otherDeployment })
+      fake.rejectNonceGaps = true
+      fake.automine = false
+      return Effect.gen(function* () {
+        const shop = yield* openShop()
+        const first = yield* deployingPayment(fake, shop)
+        const recorded = (id: PaymentId) =>
+          Effect.map(jobOf(id, "deploy"), (j) => j !== undefined && j.nonce !== null)
+        expect(yield* runUntil(recorded(first), { maxMs: 5_000 })).toBe(true)
+        // The node loses the first factory call: the second, at the deployer's nonce 1, is too high.
+        fake.drop(fake.mempool.find((t) => t.call.kind === "deploy")!.hash)
+        const offered = yield* offeredPayment(fake, shop, VALID_BEFORE, other)
+        yield* (yield* Payments).transition(offered.payment.id, {
+          _tag: "StartProcessing",
+          tokenAmount: { asset: ASSET, value: PAID },
+          buyer: { account: offered.option.account, providerName: "W", providerIcon: null },
+          transaction: null,
+          collect: newChainJob(
+            offered.payment.id,
+            CHAIN_ID,
+            {
+              kind: "deploy",
+              optionId: offered.option.id,
+              signature: serializeErc6492Signature({
+                address: FACTORY,
+                data: otherDeployment.factoryData,
+                signature: INNER
+              })
+            },
+            new Date(yield* Clock.currentTimeMillis)
+          )
+        })
+        fake.automine = true
+        const bothSettled = Effect.zipWith(
+          isSettled(first),
+          isSettled(offered.payment.id),
+          (a, b) => a && b
+        )
+        expect(yield* runUntil(bothSettled, { maxMs: 20_000 })).toBe(true)
+        expect(
+          fake.mined.filter((t) => t.call.kind === "deploy").map((t) => [t.sender, t.nonce])
+        ).toEqual([
+          [DEPLOYER, 0],
+          [DEPLOYER, 1]
+        ])
+        // Each deploy signed once: the lost one sent again as it was recorded.
+        expect(sentBy(fake, DEPLOYER)).toHaveLength(2)
+        expect(fake.latestNonce(COLLECTOR)).toBe(4)
+      }).pipe(Effect.provide(world.engine()))
+    }
+  )
+})
+
+const hexToText = (hex: Hex) => Buffer.from(hex.slice(2), "hex").toString("utf8")

@@ -9,7 +9,8 @@
  *
  * This module is the lease loop: claiming, renewing, holding a job between
  * soon looks, letting it go, and how many run at once. The steps themselves
- * are CollectStep.ts and SettleStep.ts, on the transactions of Transactions.ts.
+ * are DeployStep.ts, CollectStep.ts and SettleStep.ts, on the transactions of
+ * Transactions.ts.
  */
 import { Cause, Effect, Exit, FiberSet, Option, Queue, Random } from "effect"
 import { Chain, networkOf } from "../chain/Chain.js"
@@ -33,6 +34,7 @@ import { type FreshChainRun, makeStartFreshChains } from "./ChainInstances.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 import { ChainWorkConfig } from "./ChainWorkConfig.js"
 import { makeCollectStep } from "./CollectStep.js"
+import { makeDeployStep } from "./DeployStep.js"
 import { makeSettleStep } from "./SettleStep.js"
 import { again, done, type Held, RETRY_MS } from "./Step.js"
 import { makeTransactions } from "./Transactions.js"
@@ -112,6 +114,7 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
     )
     const collectStep = yield* makeCollectStep(transactions)
     const settleStep = yield* makeSettleStep(transactions)
+    const deployStep = yield* makeDeployStep(transactions, wake)
 
     /** One look at the job. */
     const step = (held: Held) =>
@@ -121,18 +124,23 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
           return again(60_000, `${held.job.chainId} is not a configured network`)
         }
         const payment = yield* payments.find(held.job.paymentId)
-        // A collect whose payment is decided is over, unless it still holds a nonce its
-        // transactions have not used (a failed payment's expired call): it goes on to use it.
+        // A collect or deploy whose payment is decided is over, unless it still holds a nonce
+        // its transactions have not used (a failed payment's expired call): it goes on to use it.
         if (
-          held.job.payload.kind === "collect" &&
+          held.job.payload.kind !== "settle" &&
           payment.status !== "processing" &&
           (held.job.nonce === null || held.transfers.length === 0)
         ) {
           return done
         }
-        return held.job.payload.kind === "collect"
-          ? yield* collectStep(held, network, payment)
-          : yield* settleStep(held, network, payment)
+        switch (held.job.payload.kind) {
+          case "collect":
+            return yield* collectStep(held, network, payment)
+          case "deploy":
+            return yield* deployStep(held, network, payment)
+          case "settle":
+            return yield* settleStep(held, network, payment)
+        }
       })
 
     /** Runs a claimed job, step after step, while the next look is soon; then lets it go. */

@@ -14,6 +14,7 @@
 import { Effect, Option } from "effect"
 import type { Address } from "viem"
 import { Chain, type ChainNetwork, tokenOf } from "../chain/Chain.js"
+import { accountSignatureOf, parsePayerSignature } from "../chain/PayerSignature.js"
 import { computeFees, FeesConfig, feeRuleFor } from "../fees/Fees.js"
 import { merchantPayable } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
@@ -35,6 +36,22 @@ import { done, type Held, handover } from "./Step.js"
 import type { Transactions } from "./Transactions.js"
 
 const addressOf = (account: Caip10) => addressOfCaip10(account) as Address
+
+/** Refusals that are the token's own (funds, a used authorization), whoever signed. */
+const NOT_THE_SIGNATURE = /balance|used or canceled|expired/i
+
+/**
+ * Whether the token's refusal, before sending, is the account refusing its
+ * own signature: the token says so ("invalid signature"), or the signature
+ * is an account's (ERC-1271, or ERC-6492 once deployed) and the token gives
+ * no reason of its own. The confirm checked it, so the account changed since
+ * (an owner removed, a delegation switched) or was deployed otherwise.
+ */
+export const refusedSignature = (signature: `0x${string}`, reason: string) => {
+  if (/invalid signature/i.test(reason)) return true
+  const parsed = parsePayerSignature(signature)
+  return typeof parsed !== "string" && parsed.kind !== "ecdsa" && !NOT_THE_SIGNATURE.test(reason)
+}
 
 /** The collect step, on the runner's transactions. */
 export const makeCollectStep = ({
@@ -73,8 +90,9 @@ export const makeCollectStep = ({
           expiredAt(head) ? ("authorization_expired" as const) : ("transaction_reverted" as const)
 
         if (held.transfers.length === 0) {
+          // The account's own signature: an ERC-6492 wrapper's inner one (its deploy job ran).
           const call = yield* callOrRefusal(
-            chain.receiveCall(option.asset, auth, payload.signature)
+            chain.receiveCall(option.asset, auth, accountSignatureOf(payload.signature))
           )
           if (call._tag === "Call")
             return yield* sendTransfer(held, network, "call", call.call, undefined)
@@ -84,9 +102,22 @@ export const makeCollectStep = ({
           )
           // A nonce already handed to this job is used all the same, by a cancel.
           if (held.job.nonce !== null) {
-            return yield* sendTransfer(held, network, "cancel", cancelCall(network), undefined)
+            return yield* sendTransfer(
+              held,
+              network,
+              "cancel",
+              cancelCall(network.collector),
+              undefined
+            )
           }
-          yield* fail(payment.id, failureFor(head))
+          yield* fail(
+            payment.id,
+            expiredAt(head)
+              ? "authorization_expired"
+              : refusedSignature(payload.signature, call.reason)
+                ? "signature_rejected"
+                : "transaction_reverted"
+          )
           return done
         }
 
@@ -114,7 +145,8 @@ export const makeCollectStep = ({
               yield* fail(payment.id, failureFor(head))
               return done
             }),
-          (head) => (expiredAt(head) ? { purpose: "cancel", call: cancelCall(network) } : undefined)
+          (head) =>
+            expiredAt(head) ? { purpose: "cancel", call: cancelCall(network.collector) } : undefined
         )
       })
 
@@ -207,7 +239,7 @@ export const makeCollectStep = ({
             return yield* Effect.as(write(start), { ...settle, held: start })
           }
           return yield* signRecordSend(
-            { id: settle.id, nonce: null },
+            { id: settle.id, nonce: null, sender: network.collector },
             network,
             "call",
             call.call,

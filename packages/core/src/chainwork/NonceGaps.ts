@@ -1,8 +1,9 @@
 /**
- * When the chain expects a lower nonce than the one a job's transaction was
- * signed at (the node refuses it: "nonce too high"), something below it is
- * missing on the chain: a transaction dropped from the node's pool, lost in
- * an RPC failover, or never received. The rule, per nonce from the chain's
+ * When the chain expects a lower nonce of a sender (the collector, or the
+ * deployer: each has its own sequence, filled apart) than the one a job's
+ * transaction was signed at (the node refuses it: "nonce too high"),
+ * something below it is missing on the chain: a transaction dropped from the
+ * node's pool, lost in an RPC failover, or never received. The rule, per nonce from the chain's
  * next up to the job's own (docs/operations.md, "Nonces and the chain"):
  *
  * - a recorded transaction the chain knows (pending or mined) is never sent
@@ -13,9 +14,9 @@
  *   one, could pay twice;
  * - a different transaction (a zero-value cancel, which moves nothing) is
  *   signed for that nonce only when the recorded one can no longer do what it
- *   was signed for: a collect whose authorization has expired, or any call of
- *   a job that is over (its payment was decided without it, so it must not
- *   move money now). Sharing the nonce, at most one of the two can ever be
+ *   was signed for: a collect or deploy whose authorization has expired, or
+ *   any call of a job that is over (its payment was decided without it, so it
+ *   must not move money now). Sharing the nonce, at most one of the two can ever be
  *   mined. An active job replaces its own, on its next look, and so learns
  *   its transfer did not happen;
  * - a nonce with nothing recorded is never filled: the engine cannot know
@@ -24,6 +25,7 @@
  *   operator looks (the job is marked stuck).
  */
 import { Effect, Option } from "effect"
+import type { Address } from "viem"
 import {
   Chain,
   type ChainCall,
@@ -38,9 +40,13 @@ import { ChainJobStore } from "./ChainJobStore.js"
 /** A zero-value transfer to oneself: the cheapest transaction that uses a nonce. */
 const CANCEL_GAS = 21_000n
 
-/** A zero-value transfer to the collector: it uses a nonce and moves nothing. */
-export const cancelCall = (network: ChainNetwork): ChainCall => ({
-  to: network.collector,
+/**
+ * A zero-value transfer of `sender` to itself (the job's own sender: the
+ * collector, or the deployer for a deploy job): it uses the sender's nonce
+ * and moves nothing.
+ */
+export const cancelCall = (sender: Address): ChainCall => ({
+  to: sender,
   data: "0x",
   gas: CANCEL_GAS
 })
@@ -52,7 +58,12 @@ class OwnerActive {
 
 /** How Transactions.ts signs, records (through `record`) and sends a transaction. */
 export type SignRecordSend = <A, E, R>(
-  job: { readonly id: ChainTransfer["jobId"]; readonly nonce: number | null },
+  job: {
+    readonly id: ChainTransfer["jobId"]
+    readonly nonce: number | null
+    /** Who signs and sends it: the job's sender (`senderOf`), whose nonce sequence it takes. */
+    readonly sender: Address
+  },
   network: ChainNetwork,
   purpose: ChainTransfer["purpose"],
   call: ChainCall,
@@ -71,23 +82,25 @@ export const makeNonceGaps = (signRecordSend: SignRecordSend) =>
       Effect.gen(function* () {
         if (transfer.purpose === "cancel") return true
         if (job.state === "done") return false
-        if (job.payload.kind !== "collect") return true
+        if (job.payload.kind === "settle") return true
         const option = yield* options.findOption(job.payload.optionId as OptionId)
         return Option.isSome(option) && head.timestamp < option.value.authorization.validBefore
       })
 
     /**
-     * Fills what the chain lacks below nonce `below` of the network's
-     * collector, by the rule above. Answers null when every nonce below is
+     * Fills what the chain lacks below nonce `below` of `sender` on the
+     * network, by the rule above. Answers null when every nonce below is
      * known to the chain or was sent again, else why the job must wait.
      */
-    const fillBelow = (network: ChainNetwork, below: number) =>
+    const fillBelow = (network: ChainNetwork, sender: Address, below: number) =>
       Effect.gen(function* () {
         const chainId = network.chainId
         const head = yield* chain.head(chainId)
-        const { pending } = yield* chain.collectorNonce(chainId)
+        const asSender =
+          sender.toLowerCase() === network.collector.toLowerCase() ? undefined : sender
+        const { pending } = yield* chain.collectorNonce(chainId, undefined, asSender)
         for (let nonce = pending; nonce < below; nonce++) {
-          const recorded = yield* store.transfersAtNonce(chainId, network.collector, nonce)
+          const recorded = yield* store.transfersAtNonce(chainId, sender, nonce)
           if (recorded.length === 0) {
             return `the chain expects nonce ${nonce}, which has no recorded transaction (the node may be behind, or another sender used the key)`
           }
@@ -110,10 +123,10 @@ export const makeNonceGaps = (signRecordSend: SignRecordSend) =>
             return `nonce ${nonce} waits for its job ${job.id} to replace its expired transaction`
           }
           const replaced = yield* signRecordSend(
-            { id: job.id, nonce },
+            { id: job.id, nonce, sender },
             network,
             "cancel",
-            cancelCall(network),
+            cancelCall(sender),
             transfer,
             (t) =>
               Effect.flatMap(store.recordReplacement(t), (recordedNow) =>

@@ -1,11 +1,15 @@
 /**
- * A chain job's transactions, as both steps (CollectStep.ts, SettleStep.ts)
- * use them: sent only once recorded, signed, on the nonce the job holds (a
- * replacement pays more on the same nonce); looked at on the chain; watched
- * until one has the network's confirmations, with dropped ones sent again,
- * stuck ones replaced and a nonce another transaction took given up.
+ * A chain job's transactions, as the steps (CollectStep.ts, SettleStep.ts,
+ * DeployStep.ts) use them: sent only once recorded, signed, on the nonce the
+ * job holds (a replacement pays more on the same nonce); looked at on the
+ * chain; watched until one has the network's confirmations, with dropped ones
+ * sent again, stuck ones replaced and a nonce another transaction took given
+ * up. Each job's transactions come from its own sender (`senderOf`: the
+ * deployer for a deploy job, the collector otherwise), whose nonces are a
+ * sequence of their own.
  */
 import { Effect, Either } from "effect"
+import type { Address } from "viem"
 import {
   Chain,
   type ChainCall,
@@ -14,7 +18,7 @@ import {
   type TransactionState,
   type TransferRefused
 } from "../chain/Chain.js"
-import type { ChainTransfer } from "../payments/ChainJob.js"
+import { type ChainJob, type ChainTransfer, senderOf } from "../payments/ChainJob.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 import { makeNonceGaps, type SignRecordSend } from "./NonceGaps.js"
 import { again, type Held, type Step } from "./Step.js"
@@ -22,34 +26,72 @@ import { again, type Held, type Step } from "./Step.js"
 /** A replacement must pay at least 10 % more (geth's rule); 12.5 % clears every node's. */
 const bump = (fee: bigint) => fee + fee / 8n + 1n
 
+/**
+ * The sender as the port takes it: none for the collector (the port's
+ * default, which every implementation knows), the address for any other.
+ */
+export const portSender = (network: ChainNetwork, sender: Address): Address | undefined =>
+  sender.toLowerCase() === network.collector.toLowerCase() ? undefined : sender
+
+/**
+ * The job's sender: its recorded transactions' when it has any (what they
+ * were signed by is what the chain counts), else its kind's (`senderOf`).
+ * A deploy job on a network without a deployer has none: a defect, as
+ * DeployStep.ts fails such a payment before sending anything.
+ */
+export const jobSender = (
+  job: Pick<ChainJob, "kind">,
+  transfers: ReadonlyArray<ChainTransfer>,
+  network: ChainNetwork
+) =>
+  Effect.suspend(() => {
+    const sender = transfers[0]?.sender ?? senderOf(job.kind, network)
+    return sender === undefined
+      ? Effect.dieMessage(
+          `${network.chainId} has no deployer to send a ${job.kind} job's transaction`
+        )
+      : Effect.succeed(sender)
+  })
+
 /** Sending, looking at and watching a job's transactions; one per runner, as it holds the send locks. */
 export const makeTransactions = Effect.gen(function* () {
   const store = yield* ChainJobStore
   const chain = yield* Chain
   const clock = yield* Effect.clock
   const now = () => new Date(clock.unsafeCurrentTimeMillis())
-  // One send at a time per network in this process, so its nonces reach the node in order.
+  // One send at a time per (network, sender) in this process, so its nonces reach the node in
+  // order; the deployer's sends never wait for the collector's.
   const sendLocks = new Map<string, Effect.Semaphore>()
-  for (const network of chain.networks) {
-    sendLocks.set(network.chainId, yield* Effect.makeSemaphore(1))
+  const sendLock = (chainId: string, sender: Address) => {
+    const key = `${chainId}/${sender.toLowerCase()}`
+    let lock = sendLocks.get(key)
+    if (lock === undefined) {
+      lock = Effect.unsafeMakeSemaphore(1)
+      sendLocks.set(key, lock)
+    }
+    return lock
   }
 
   /**
-   * Signs `call` at the job's nonce, or else at the sender's next, then
-   * `record`s it (with whatever goes in the same write), then sends it: a
-   * crash in between sends it on resume. The chain is asked for its nonce
-   * floor and fees first; only the signature, the record and the send hold
-   * the network's lock, so sends reach the node in nonce order without
-   * queueing behind each other's reads. A nonce another instance took since
-   * it was read fails the record (`NonceTaken`), and nothing is sent.
+   * Signs `call` by the job's sender at the job's nonce, or else at the
+   * sender's next, then `record`s it (with whatever goes in the same write),
+   * then sends it: a crash in between sends it on resume. The chain is asked
+   * for its nonce floor and fees first; only the signature, the record and
+   * the send hold the (network, sender) lock, so sends reach the node in
+   * nonce order without queueing behind each other's reads. A nonce another
+   * instance took since it was read fails the record (`NonceTaken`), and
+   * nothing is sent.
    */
   const signRecordSend: SignRecordSend = (job, network, purpose, call, previous, record) =>
     Effect.gen(function* () {
       const chainId = network.chainId
-      const floor = job.nonce === null ? (yield* chain.collectorNonce(chainId)).pending : 0
+      const sender = job.sender
+      const asSender = portSender(network, sender)
+      const floor =
+        job.nonce === null ? (yield* chain.collectorNonce(chainId, undefined, asSender)).pending : 0
       const quote = yield* chain.fees(chainId)
       const send = Effect.gen(function* () {
-        const nonce = job.nonce ?? (yield* store.nextNonce(chainId, network.collector, floor))
+        const nonce = job.nonce ?? (yield* store.nextNonce(chainId, sender, floor))
         const fees =
           previous === undefined
             ? quote
@@ -60,12 +102,12 @@ export const makeTransactions = Effect.gen(function* () {
                   bump(previous.maxPriorityFeePerGas)
                 )
               }
-        const signed = yield* chain.sign(chainId, { ...call, ...fees, nonce })
+        const signed = yield* chain.sign(chainId, { ...call, ...fees, nonce }, asSender)
         const transfer: ChainTransfer = {
           hash: signed.hash,
           jobId: job.id,
           chainId,
-          sender: network.collector,
+          sender,
           nonce,
           purpose,
           to: call.to,
@@ -80,6 +122,7 @@ export const makeTransactions = Effect.gen(function* () {
           txHash: signed.hash,
           nonce,
           purpose,
+          ...(asSender === undefined ? {} : { sender }),
           ...(previous === undefined ? {} : { replaces: previous.hash })
         })
         // Recorded: whatever the send answers, the next look sends it again if the node lacks it.
@@ -93,16 +136,16 @@ export const makeTransactions = Effect.gen(function* () {
         )
         return recorded
       })
-      return yield* sendLocks.get(chainId)?.withPermits(1)(send) ?? send
+      return yield* sendLock(chainId, sender).withPermits(1)(send)
     })
 
   const gaps = yield* makeNonceGaps(signRecordSend)
 
   /**
    * Sends the job's newest transaction again (the node lacks it). Refused
-   * while the chain expects a lower nonce than its own, what is missing below
-   * is filled first (NonceGaps.ts), then it is sent once more; a refusal that
-   * remains is the runner's to back off from.
+   * while the chain expects a lower nonce of its sender than its own, what is
+   * missing below is filled first (NonceGaps.ts), then it is sent once more;
+   * a refusal that remains is the runner's to back off from.
    */
   const sendAgain = (network: ChainNetwork, newest: ChainTransfer) =>
     Effect.gen(function* () {
@@ -110,9 +153,13 @@ export const makeTransactions = Effect.gen(function* () {
       const sent = yield* Effect.either(chain.broadcast(chainId, newest.raw))
       if (Either.isRight(sent)) return again(network.pollIntervalMs)
       if (sent.left._tag !== "TransactionRejected") return yield* Effect.fail(sent.left)
-      const { pending } = yield* chain.collectorNonce(chainId)
+      const { pending } = yield* chain.collectorNonce(
+        chainId,
+        undefined,
+        portSender(network, newest.sender)
+      )
       if (pending >= newest.nonce) return yield* Effect.fail(sent.left)
-      const waiting = yield* gaps.fillBelow(network, newest.nonce)
+      const waiting = yield* gaps.fillBelow(network, newest.sender, newest.nonce)
       if (waiting !== null) return again(network.pollIntervalMs, waiting)
       yield* chain.broadcast(chainId, newest.raw)
       return again(network.pollIntervalMs)
@@ -130,7 +177,9 @@ export const makeTransactions = Effect.gen(function* () {
     previous: ChainTransfer | undefined
   ) =>
     Effect.gen(function* () {
-      yield* signRecordSend(held.job, network, purpose, call, previous, (transfer) =>
+      const sender = yield* jobSender(held.job, held.transfers, network)
+      const job = { id: held.job.id, nonce: held.job.nonce, sender }
+      yield* signRecordSend(job, network, purpose, call, previous, (transfer) =>
         Effect.gen(function* () {
           const paid = purpose === "call" && held.job.payload.kind === "collect"
           yield* store.recordTransfer(
@@ -219,9 +268,11 @@ export const makeTransactions = Effect.gen(function* () {
       // The nonce counts as used once it is as deep as the confirmations: a reorganisation
       // undoes less, so a transaction of ours cannot come back after it is given up.
       const depth = BigInt(Math.max(1, network.confirmations) - 1)
+      const sender = yield* jobSender(held.job, held.transfers, network)
       const usedCount = (yield* chain.collectorNonce(
         chainId,
-        head.number > depth ? head.number - depth : 0n
+        head.number > depth ? head.number - depth : 0n,
+        portSender(network, sender)
       )).latest
       if (usedCount > nonce && states.every((s) => s.state._tag !== "Pending")) {
         // Looked at again after the count: one of ours mined in between is not given up.

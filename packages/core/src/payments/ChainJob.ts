@@ -10,8 +10,12 @@
  *   payment then succeeds (or fails) and a `settle` job is queued with it.
  * - `settle`: the amount paid less fees, sent from the collector to the
  *   merchant's settlement destination for the asset, watched the same way.
+ * - `deploy`: a buyer's account not deployed yet (ERC-6492), deployed by its
+ *   factory call, sent by the network's deployer (never the collector, as
+ *   the factory and its calldata are the buyer's); once the account has
+ *   code, the payment's `collect` job is queued with the same signature.
  *
- * A job holds at most one nonce of its network's collector at a time. Every
+ * A job holds at most one nonce of its sender (`senderOf`) at a time. Every
  * nonce handed out is used by one of the job's recorded transactions (the
  * call, a replacement at a higher fee, or a zero-value cancel when the call
  * can no longer be sent), so a job never leaves a gap that would hold up the
@@ -26,7 +30,7 @@ import type { PaymentId } from "./Payment.js"
 /** `cjob_` and the engine's id body. */
 export type ChainJobId = string & { readonly ChainJobId: unique symbol }
 
-export type ChainJobKind = "collect" | "settle"
+export type ChainJobKind = "collect" | "settle" | "deploy"
 
 export interface CollectPayload {
   readonly kind: "collect"
@@ -47,7 +51,25 @@ export interface SettlePayload {
   readonly release?: true | undefined
 }
 
-export type ChainJobPayload = CollectPayload | SettlePayload
+export interface DeployPayload {
+  readonly kind: "deploy"
+  /** The option confirmed: its authorization's `from` is the account to deploy. */
+  readonly optionId: string
+  /** The whole ERC-6492 signature: its factory and calldata deploy the account. */
+  readonly signature: Hex
+}
+
+export type ChainJobPayload = CollectPayload | SettlePayload | DeployPayload
+
+/**
+ * Who sends a job's transactions: the network's deployer for a deploy job,
+ * the collector for the others. Undefined when the network has no deployer
+ * (such a job cannot send anything).
+ */
+export const senderOf = (
+  kind: ChainJobKind,
+  network: { readonly collector: Address; readonly deployer?: Address | undefined }
+): Address | undefined => (kind === "deploy" ? network.deployer : network.collector)
 
 /** The payload as stores keep it (JSON): the settle amount as a decimal string, exact past 2^53. */
 export const payloadToJson = (payload: ChainJobPayload): string =>
@@ -59,7 +81,7 @@ export const payloadToJson = (payload: ChainJobPayload): string =>
           amount: payload.amount.toString(),
           ...(payload.release === true ? { release: true } : {})
         }
-      : { kind: "collect", optionId: payload.optionId, signature: payload.signature }
+      : { kind: payload.kind, optionId: payload.optionId, signature: payload.signature }
   )
 
 /** A stored payload back: its JSON text, or the object a JSON column gives. */
@@ -74,7 +96,11 @@ export const payloadFromJson = (
         amount: BigInt(p.amount as string),
         ...(p.release === true ? { release: true as const } : {})
       }
-    : { kind: "collect", optionId: p.optionId as string, signature: p.signature as Hex }
+    : {
+        kind: p.kind === "deploy" ? "deploy" : "collect",
+        optionId: p.optionId as string,
+        signature: p.signature as Hex
+      }
 }
 
 /** A job as it is queued (with the payment change that starts it). */
@@ -168,7 +194,7 @@ export interface ChainJob extends NewChainJob {
   readonly kind: ChainJobKind
   /** `active` until its work is over, whatever the outcome; `done` after. */
   readonly state: "active" | "done"
-  /** The collector nonce the job holds, once it has one. */
+  /** The nonce of its sender (`senderOf`) the job holds, once it has one. */
   readonly nonce: number | null
   /** The settlement destination, fixed when the first transfer is signed (settle only). */
   readonly destination: Caip10 | null

@@ -33,6 +33,10 @@ export type PaymentTransition =
       readonly tokenAmount: TokenAmount
       readonly buyer: Buyer
       readonly transaction: ChainTransaction | null
+      /**
+       * The job that starts it: `collect`, or `deploy` for an account not
+       * deployed yet (ERC-6492), which queues the collect once deployed.
+       */
       readonly collect?: NewChainJob
     }
   | { readonly _tag: "Expire" }
@@ -67,7 +71,8 @@ export interface PaymentChange {
   /**
    * Chain work queued in the same write (the transaction that makes the
    * change), so a crash can never leave the change without its job: a
-   * payment in `processing` always has its `collect` job, a succeeded one
+   * payment in `processing` always has its `collect` job (or the `deploy`
+   * job that queues it), a succeeded one
    * its `settle` job. A job already queued for the payment and kind is kept.
    */
   readonly enqueue?: NewChainJob
