@@ -106,11 +106,7 @@ export const noChain = Layer.succeed(
     sign: (chainId) => none(chainId),
     broadcast: (chainId) => none(chainId),
     transactionState: (chainId) => none(chainId),
-    authorizationUsed: (asset) => none(asset),
-    verifyAuthorization: (asset) => none(asset),
-    simulateReceive: (asset) => none(asset),
-    codeAt: (chainId) => none(chainId),
-    deploymentCall: (chainId) => none(chainId)
+    authorizationUsed: (asset) => none(asset)
   })
 )
 
