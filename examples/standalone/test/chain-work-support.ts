@@ -75,6 +75,10 @@ export interface ChainProcess {
   readonly token: { readonly asset: string; readonly address: Address; readonly decimals: number }
   readonly collector: Address
   readonly collectorPrivateKey: Hex
+  /** The key that sends undeployed accounts' factory calls, funded with ether only. */
+  readonly accountDeployerPrivateKey?: Hex
+  /** Where the smart-account contracts are on the chain. */
+  readonly accounts?: Readonly<Record<string, Address>>
   /** A viem client straight to the chain (not through the proxy). */
   readonly client: PublicClient
   /** A JSON-RPC call straight to the chain. */
@@ -117,6 +121,8 @@ export const startChain = (
         token: ready.token,
         collector: ready.collector,
         collectorPrivateKey: ready.collectorPrivateKey,
+        accountDeployerPrivateKey: ready.accountDeployerPrivateKey,
+        accounts: ready.accounts,
         client: createPublicClient({ transport: http(ready.rpcUrl), cacheTime: 0 }) as PublicClient,
         rpc
       })
@@ -155,6 +161,9 @@ export const chainProcessNetwork = (chain: ChainProcess, rpcUrl: string) => ({
   etaSeconds: 1,
   pollIntervalMs: 50,
   collectorKey: chain.collectorPrivateKey,
+  ...(chain.accountDeployerPrivateKey === undefined
+    ? {}
+    : { deployerKey: chain.accountDeployerPrivateKey }),
   tokens: [
     {
       asset: chain.token.asset,
@@ -269,6 +278,11 @@ export interface Buyer {
   readonly key: Hex
   readonly address: Address
   readonly account: string
+  /**
+   * How the buyer's wallet signs the typed data JSON it is handed; a key pair's
+   * signature with `key` when absent (a smart account signs as itself).
+   */
+  readonly signJson?: (typedDataJson: string) => Promise<Hex>
 }
 
 /** A buyer with test USDC, minted straight on the chain (not through the proxy). */
@@ -325,7 +339,8 @@ export const confirmAsWallet = async (
     body: { optionId: option.id, data: "" }
   })
   expect(fetched.status, fetched.text).toBe(200)
-  const signature = await signTypedDataJson(buyer.key, fetched.body.actions[0].data.params[1])
+  const typed = fetched.body.actions[0].data.params[1]
+  const signature = await (buyer.signJson?.(typed) ?? signTypedDataJson(buyer.key, typed))
   const confirmed = await wallet.request("POST", `${base}/confirm`, {
     body: { optionId: option.id, results: [{ type: "walletRpc", data: [signature] }] }
   })
