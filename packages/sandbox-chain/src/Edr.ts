@@ -11,7 +11,7 @@ import {
   EdrContext,
   L1_CHAIN_TYPE,
   l1GenesisState,
-  l1HardforkLatest,
+  l1HardforkFromString,
   l1HardforkToString,
   l1ProviderFactory,
   type MineOrdering
@@ -66,6 +66,13 @@ const edrContext = (): Promise<EdrContext> => {
   return context
 }
 
+/**
+ * Named, not EDR's latest: what the chain runs must not change with an EDR
+ * upgrade. Osaka (after Prague) has EIP-7702's delegated accounts, which
+ * buyers pay with (packages/core/src/chain/PayerSignature.ts).
+ */
+export const HARDFORK = "osaka"
+
 const BLOCK_GAS_LIMIT = 60_000_000n
 // EIP-7825's per-transaction cap, in force from Osaka on.
 const TRANSACTION_GAS_CAP = 16_777_216n
@@ -73,7 +80,7 @@ const COINBASE = "0xc014ba5ec014ba5ec014ba5ec014ba5ec014ba5e"
 
 /** A new, empty chain at genesis (block 0, timestamped now). */
 export const createEdrChain = async (options: EdrOptions): Promise<EdrChain> => {
-  const hardfork = l1HardforkLatest()
+  const hardfork = l1HardforkFromString(HARDFORK)
   const funded: Array<AccountOverride> = options.balances.map((b) => ({
     address: hexToBytes(b.address),
     balance: b.wei

@@ -27,5 +27,28 @@ export const DEPLOYER_ADDRESS = privateKeyToAddress(DEPLOYER_PRIVATE_KEY)
 /** Where the test USDC lives on every sandbox chain: the deployer's nonce-0 contract. */
 export const TEST_USDC_ADDRESS = getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 0n })
 
-/** Ether given at genesis to the collector and the deployer (10,000 ETH each). */
+/**
+ * Where the smart-account contracts live on every sandbox chain: the
+ * deployer's nonce 1 to 4 contracts, deployed at start before any mint
+ * (SmartAccountContracts.ts).
+ */
+export const SMART_ACCOUNT_ADDRESSES = {
+  safeSingleton: getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 1n }),
+  safeProxyFactory: getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 2n }),
+  safeFallbackHandler: getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 3n }),
+  simple7702Account: getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 4n })
+} as const
+
+/**
+ * The account deployer: keccak256("pay-engine sandbox-chain account
+ * deployer"). The engine's `deployerKey` on the sandbox: it sends the factory
+ * call of a buyer's account not deployed yet (ERC-6492). Funded with ether at
+ * genesis, it holds no token and owns nothing, so a buyer's factory calldata
+ * sent from it can take nothing.
+ */
+export const ACCOUNT_DEPLOYER_PRIVATE_KEY: Hex =
+  "0xa38fbc0f66cfa709ccb7e4ce47fb82a8743b94f29645fbf0388870ec1b894b4f"
+export const ACCOUNT_DEPLOYER_ADDRESS = privateKeyToAddress(ACCOUNT_DEPLOYER_PRIVATE_KEY)
+
+/** Ether given at genesis to the collector, the deployer and the account deployer (10,000 ETH each). */
 export const GENESIS_BALANCE_WEI = 10n ** 22n

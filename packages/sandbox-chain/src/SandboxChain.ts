@@ -36,11 +36,27 @@ import {
   request
 } from "./JsonRpc.js"
 import {
+  ACCOUNT_DEPLOYER_ADDRESS,
+  ACCOUNT_DEPLOYER_PRIVATE_KEY,
   COLLECTOR_PRIVATE_KEY,
   DEPLOYER_PRIVATE_KEY,
   GENESIS_BALANCE_WEI,
+  SMART_ACCOUNT_ADDRESSES,
   TEST_USDC_ADDRESS
 } from "./Keys.js"
+import {
+  CompatibilityFallbackHandler,
+  SafeProxyFactory,
+  Safe as SafeSingleton,
+  Simple7702Account
+} from "./SmartAccounts.artifact.js"
+import {
+  type DelegatedAccount,
+  delegate7702,
+  type SafeAccount,
+  type SmartAccountAddresses,
+  safeAccount
+} from "./SmartAccounts.js"
 import { TestUSDC } from "./TestUSDC.artifact.js"
 
 export const CAIP2_CHAIN_ID = `eip155:${CHAIN_ID}` as const
@@ -133,6 +149,25 @@ export interface SandboxChainService {
     amount: bigint
   ) => Effect.Effect<FaucetResult, SandboxChainError>
   readonly description: SandboxDescription
+  /** Where the smart-account contracts are (the same on every start). */
+  readonly accounts: SmartAccountAddresses
+  /**
+   * The key the engine sends undeployed accounts' factory calls with (its
+   * `deployerKey`): funded with ether, holding no token, owning nothing.
+   */
+  readonly accountDeployer: { readonly address: Address; readonly privateKey: Hex }
+  /**
+   * A smart account of `owner` for testing: a one-owner Safe (deployed unless
+   * `counterfactual`: then it pays with ERC-6492 signatures and the engine
+   * deploys it) or `owner`'s EOA delegated by EIP-7702 to Simple7702Account.
+   * The chain's own deployer pays the gas.
+   */
+  readonly smartAccount: (args: {
+    readonly kind: "safe" | "7702"
+    readonly owner: PrivateKeyAccount
+    readonly counterfactual?: boolean
+    readonly saltNonce?: bigint
+  }) => Effect.Effect<SafeAccount | DelegatedAccount, SandboxChainError>
   /**
    * This run of the chain, random at each start: the chain starts fresh, so
    * an engine that saved its work on an earlier run tells them apart by it.
@@ -167,7 +202,8 @@ const openChain = async (options: SandboxChainOptions) => {
   const edr = await createEdrChain({
     balances: [
       { address: collector.address, wei: GENESIS_BALANCE_WEI },
-      { address: deployer.address, wei: GENESIS_BALANCE_WEI }
+      { address: deployer.address, wei: GENESIS_BALANCE_WEI },
+      { address: ACCOUNT_DEPLOYER_ADDRESS, wei: GENESIS_BALANCE_WEI }
     ]
   })
   const state: Closable = { closed: false }
@@ -204,6 +240,28 @@ const openChain = async (options: SandboxChainOptions) => {
   const address = getAddress(deployed.contractAddress)
   if (address !== TEST_USDC_ADDRESS) {
     throw new Error(`TestUSDC landed at ${address}, not ${TEST_USDC_ADDRESS}`)
+  }
+  // The smart-account contracts, at the deployer's next nonces (Keys.ts): sent at once, mined
+  // as they arrive, checked together.
+  const contracts = [
+    { artifact: SafeSingleton, at: SMART_ACCOUNT_ADDRESSES.safeSingleton },
+    { artifact: SafeProxyFactory, at: SMART_ACCOUNT_ADDRESSES.safeProxyFactory },
+    { artifact: CompatibilityFallbackHandler, at: SMART_ACCOUNT_ADDRESSES.safeFallbackHandler },
+    { artifact: Simple7702Account, at: SMART_ACCOUNT_ADDRESSES.simple7702Account }
+  ]
+  const hashes: Array<Hash> = []
+  for (const c of contracts) {
+    hashes.push(await deployerWallet.sendTransaction({ data: c.artifact.bytecode as Hex }))
+  }
+  for (const [i, hash] of hashes.entries()) {
+    const receipt = await publicClient.waitForTransactionReceipt({ hash })
+    const c = contracts[i]!
+    if (receipt.status !== "success" || receipt.contractAddress == null) {
+      throw new Error(`deploying ${c.artifact.source} failed (${receipt.status})`)
+    }
+    if (getAddress(receipt.contractAddress) !== c.at) {
+      throw new Error(`${c.artifact.source} landed at ${receipt.contractAddress}, not ${c.at}`)
+    }
   }
   const contract = { address, abi: TestUSDC.abi } as const
   const [name, symbol, decimals, version] = await Promise.all([
@@ -302,7 +360,47 @@ export const make = (
       ]
     }
 
+    const smartAccount: SandboxChainService["smartAccount"] = (args) =>
+      mints
+        .withPermits(1)(
+          Effect.tryPromise({
+            try: async (): Promise<SafeAccount | DelegatedAccount> => {
+              if (args.kind === "7702") {
+                if (args.counterfactual === true) {
+                  throw new Error("an EIP-7702 account has no counterfactual form")
+                }
+                return delegate7702({
+                  client: publicClient,
+                  wallet: deployerWallet,
+                  owner: args.owner
+                })
+              }
+              const safe = await safeAccount({
+                client: publicClient,
+                owner: args.owner,
+                saltNonce: args.saltNonce ?? BigInt(`0x${randomUUID().replaceAll("-", "")}`)
+              })
+              if (args.counterfactual !== true && !(await safe.isDeployed())) {
+                await safe.deploy(deployerWallet)
+              }
+              return safe
+            },
+            catch: (cause) =>
+              new SandboxChainError({
+                message: `The smart account was not made: ${(cause as Error).message}`,
+                cause
+              })
+          })
+        )
+        .pipe(Effect.withSpan("SandboxChain.smartAccount"))
+
     return SandboxChain.of({
+      accounts: SMART_ACCOUNT_ADDRESSES,
+      accountDeployer: {
+        address: ACCOUNT_DEPLOYER_ADDRESS,
+        privateKey: ACCOUNT_DEPLOYER_PRIVATE_KEY
+      },
+      smartAccount,
       instance: randomUUID(),
       chainId: CHAIN_ID,
       chain: sandboxChain,

@@ -69,7 +69,9 @@ const main = async () => {
       },
       collector: sandbox.collector.address,
       collectorPrivateKey: sandbox.collector.privateKey,
-      deployerPrivateKey: DEPLOYER_PRIVATE_KEY
+      deployerPrivateKey: DEPLOYER_PRIVATE_KEY,
+      accountDeployerPrivateKey: sandbox.accountDeployer.privateKey,
+      accounts: sandbox.accounts
     })}\n`
   )
 }

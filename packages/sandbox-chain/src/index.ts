@@ -7,4 +7,12 @@ export * from "./ChainServer.js"
 export * from "./JsonRpc.js"
 export * from "./Keys.js"
 export * from "./SandboxChain.js"
+export {
+  type DelegatedAccount,
+  delegate7702,
+  type SafeAccount,
+  type SmartAccount,
+  type SmartAccountAddresses,
+  safeAccount
+} from "./SmartAccounts.js"
 export { TestUSDC } from "./TestUSDC.artifact.js"

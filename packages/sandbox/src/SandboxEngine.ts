@@ -42,6 +42,8 @@ export const sandboxChainSetup = (sandbox: Sandbox.SandboxChainService): ChainSe
         chainId,
         name: "Pay sandbox",
         collectorKey: sandbox.collector.privateKey,
+        // Holds ether only: a buyer's account not deployed yet is deployed from it (ERC-6492).
+        deployerKey: sandbox.accountDeployer.privateKey,
         confirmations: 1,
         etaSeconds: 1,
         transport: sandbox.transport,
