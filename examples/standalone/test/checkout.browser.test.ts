@@ -12,6 +12,7 @@ import { logoCaptureLayer } from "@pay/logos"
 import { type LogoServer, plainImage, startLogoServer } from "@pay/logos/testing"
 import { Effect, Option } from "effect"
 import type { Page } from "playwright-core"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, type TestBrowser } from "./browser-support.js"
 import {
@@ -302,6 +303,38 @@ describe("the checkout page in Chromium", () => {
     expect(errors).toEqual([])
     expect(browser.offLoopback).toEqual([])
     expect(browser.cspViolations).toEqual([])
+    await page.close()
+  })
+
+  it("takes a payment from a browser wallet whose account is a Safe not deployed yet: signs as the account, deployed and paid", async () => {
+    const owner = privateKeyToAccount(generatePrivateKey())
+    const safe = await Effect.runPromise(
+      server.sandbox.smartAccount({ kind: "safe", owner, counterfactual: true })
+    )
+    await Effect.runPromise(server.sandbox.faucet(safe.address, 10_500_000n))
+    const { paymentId } = await paymentFor(partner, merchantId, "1050", { checkout })
+    const { page, errors } = await openPage()
+    const calls = await injectWallet(page, generatePrivateKey(), {
+      chainId: "0x7a69",
+      account: safe
+    })
+    await goto(page, paymentId)
+    await page.getByRole("button", { name: "Connect wallet (Test Wallet)" }).click()
+    await page.getByRole("radio", { name: /^10\.50 USDC · / }).waitFor()
+    await page.getByRole("button", { name: "Sign and pay" }).click()
+    await page.locator('body[data-state="succeeded"]').waitFor({ timeout: 20_000 })
+    expect(calls.map((c) => c.method)).toContain("eth_signTypedData_v4")
+    // Signed for the account, not the owner's key: the page asked for the account's signature.
+    const signing = calls.find((c) => c.method === "eth_signTypedData_v4")!
+    expect(String((signing.params as Array<unknown>)[0]).toLowerCase()).toBe(
+      safe.address.toLowerCase()
+    )
+    expect(
+      (await server.sandbox.publicClient.getCode({ address: safe.address }))?.length
+    ).toBeGreaterThan(2)
+    expect(await usdcBalance(server, safe.address)).toBe(0n)
+    expect(await transfersFrom(server, safe.address)).toHaveLength(1)
+    expect(errors).toEqual([])
     await page.close()
   })
 

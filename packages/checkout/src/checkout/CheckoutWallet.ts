@@ -28,6 +28,7 @@ import {
   Gateway,
   HttpConfig,
   json,
+  MAX_SIGNATURE_BYTES,
   noOptionsText,
   type PaymentId,
   type Reply,
@@ -66,8 +67,10 @@ const Address = Schema.String.pipe(
 const OptionsBody = Schema.Struct({ address: Address })
 const ConfirmBody = Schema.Struct({
   optionId: Schema.String.pipe(Schema.maxLength(128)),
+  // Any wallet's: a smart account's, an ERC-6492 wrapper (the gateway checks the rest).
   signature: Schema.String.pipe(
-    Schema.pattern(/^0x[0-9a-fA-F]{2,1024}$/, { message: () => "must be a 0x-prefixed hex string" })
+    Schema.maxLength(2 + 2 * MAX_SIGNATURE_BYTES),
+    Schema.pattern(/^0x[0-9a-fA-F]{2,}$/, { message: () => "must be a 0x-prefixed hex string" })
   )
 })
 
