@@ -9,6 +9,7 @@
  * that would move the collector's tokens is refused at confirm and the
  * collector's balances stay as they were.
  */
+import { payWithWallet } from "@pay/sandbox"
 import type { SafeAccount, SmartAccount } from "@pay/sandbox-chain"
 import { Effect } from "effect"
 import {
@@ -68,12 +69,15 @@ describe.each(STORES)("smart accounts pay on %s", (store) => {
   let server: E2eServer
   let partner: Client
   let wallet: Client
+  let walletKey: string
   let merchantId: string
 
   beforeAll(async () => {
     server = await startServer(store)
     partner = client(() => server.baseUrl)
-    wallet = (await walletClient(server)).api
+    const app = await walletClient(server)
+    wallet = app.api
+    walletKey = app.apiKey
     merchantId = await settledMerchant(partner)
   }, 120_000)
 
@@ -238,4 +242,30 @@ describe.each(STORES)("smart accounts pay on %s", (store) => {
       await chain().publicClient.getBalance({ address: chain().collector.address })
     ).toBeGreaterThan(0n)
   })
+
+  it.each([
+    { account: "safe" as const, counterfactual: false },
+    { account: "safe" as const, counterfactual: true },
+    { account: "7702" as const, counterfactual: false }
+  ])(
+    "pay-sandbox-wallet --account $account (counterfactual: $counterfactual) pays through the sandbox's public RPC and faucet",
+    async ({ account, counterfactual }) => {
+      const { paymentId } = await paymentFor(partner, merchantId, "1050")
+      const lines: Array<string> = []
+      const outcome = await payWithWallet({
+        engineUrl: server.baseUrl,
+        payment: paymentId,
+        apiKey: walletKey,
+        faucet: PRICE,
+        account,
+        counterfactual,
+        log: (line) => lines.push(line)
+      })
+      expect(outcome.status, lines.join("\n")).toBe("succeeded")
+      const address = outcome.buyer.slice(outcome.buyer.lastIndexOf(":") + 1) as Hex
+      expect((await chain().publicClient.getCode({ address }))?.length).toBeGreaterThan(2)
+      expect(await transfersFrom(server, address)).toHaveLength(1)
+      expect(await usdcBalance(server, address)).toBe(0n)
+    }
+  )
 })

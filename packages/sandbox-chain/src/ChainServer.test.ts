@@ -411,6 +411,8 @@ describe("the chain as its own process (examples/standalone/dist/chain.mjs)", ()
       deployerPrivateKey: Hex
     }
     expect(Object.keys(ready).sort()).toEqual([
+      "accountDeployerPrivateKey",
+      "accounts",
       "chainId",
       "collector",
       "collectorPrivateKey",

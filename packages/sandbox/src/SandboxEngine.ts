@@ -86,6 +86,9 @@ const amountOf = (value: unknown): Either.Either<bigint, string> => {
   return Either.left('must be a positive whole number of minor units (6 decimals), e.g. "25000000"')
 }
 
+/** What `gas: true` gives an account: 1 ether, in wei. */
+const FAUCET_ETHER = "0xde0b6b3a7640000"
+
 /** `GET /sandbox`, `POST /sandbox/rpc`, `POST /sandbox/faucet`. */
 export const sandboxRoutes = (
   sandbox: Sandbox.SandboxChainService,
@@ -122,7 +125,10 @@ export const sandboxRoutes = (
         if (typeof body !== "object" || body === null || Array.isArray(body)) {
           return yield* invalid("body", "must be a JSON object {account, amount}")
         }
-        const { account, amount } = body as Record<string, unknown>
+        const { account, amount, gas } = body as Record<string, unknown>
+        if (gas !== undefined && typeof gas !== "boolean") {
+          return yield* invalid("gas", "must be true or false")
+        }
         const parsed = typeof account === "string" ? parseCaip10(account) : undefined
         if (parsed === undefined || Either.isLeft(parsed)) {
           return yield* invalid("account", "must be a CAIP-10 account, e.g. eip155:31337:0x…")
@@ -133,10 +139,21 @@ export const sandboxRoutes = (
         const value = amountOf(amount)
         if (Either.isLeft(value)) return yield* invalid("amount", value.left)
         const address = parsed.right.value.slice(parsed.right.value.lastIndexOf(":") + 1)
+        // Ether too, on request: for a wallet that sends its own transactions (deploys its
+        // Safe, delegates its key with EIP-7702). Test ether, on this chain only.
+        if (gas === true) {
+          yield* Effect.promise(() =>
+            sandbox.request({ method: "hardhat_setBalance", params: [address, FAUCET_ETHER] })
+          )
+        }
         const minted = yield* sandbox
           .faucet(address, value.right)
           .pipe(Effect.mapError((e) => invalid("amount", e.message)))
-        return json(200, { txHash: minted.txHash, balance: minted.balance.toString() })
+        return json(200, {
+          txHash: minted.txHash,
+          balance: minted.balance.toString(),
+          ...(gas === true ? { ether: BigInt(FAUCET_ETHER).toString() } : {})
+        })
       }),
     { takesBody: true }
   )

@@ -5,8 +5,9 @@
  * else is needed.
  */
 import { typedDataFromJson } from "@pay/core"
-import type { Hex } from "viem"
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { delegate7702, safeAccount, sandboxChain } from "@pay/sandbox-chain"
+import { createPublicClient, createWalletClient, type Hex, http } from "viem"
+import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts"
 
 export interface WalletOptions {
   /** The engine's base URL, e.g. http://127.0.0.1:8080 */
@@ -19,6 +20,14 @@ export interface WalletOptions {
   readonly privateKey?: Hex
   /** Ask the sandbox faucet for this many minor units first (sandbox only). */
   readonly faucet?: bigint
+  /**
+   * What the buyer's account is (sandbox only for the smart ones): the key
+   * itself (`eoa`, the default), a one-owner Safe of the key (deployed by the
+   * wallet first, or with `counterfactual` left to the engine to deploy: it
+   * signs ERC-6492), or the key delegated by EIP-7702 to Simple7702Account.
+   */
+  readonly account?: "eoa" | "safe" | "7702"
+  readonly counterfactual?: boolean
   readonly log?: (line: string) => void
 }
 
@@ -122,7 +131,7 @@ export const signTypedDataJson = (privateKey: Hex, json: string): Promise<Hex> =
 export const payWithWallet = async (options: WalletOptions): Promise<WalletOutcome> => {
   const log = options.log ?? (() => {})
   const privateKey = options.privateKey ?? generatePrivateKey()
-  const address = privateKeyToAccount(privateKey).address
+  const owner = privateKeyToAccount(privateKey)
   // The path segment: a bare id, or the link encoded twice as SDKs send unknown links.
   const id = /^pay_[0-9A-Za-z]+$/.test(options.payment)
     ? options.payment
@@ -132,14 +141,28 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
     r.ok ? r.json().catch(() => undefined) : undefined
   )
   const chainId: string = sandbox?.chainId ?? "eip155:31337"
-  const account = `${chainId}:${address}`
-  log(`buyer ${account}`)
-  if (options.faucet !== undefined && sandbox !== undefined) {
-    const minted = await request(`${options.engineUrl}/sandbox/faucet`, {
+  const faucet = (address: string, amount: bigint, gas = false) =>
+    request(`${options.engineUrl}/sandbox/faucet`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ account, amount: options.faucet.toString() })
+      body: JSON.stringify({ account: `${chainId}:${address}`, amount: amount.toString(), gas })
     }).then((r) => r.json())
+  const kind = options.account ?? "eoa"
+  if (kind !== "eoa" && sandbox === undefined) {
+    throw new Error(`--account ${kind} needs the sandbox (its faucet and /sandbox/rpc)`)
+  }
+  const buyer =
+    kind === "eoa"
+      ? { address: owner.address, sign: (json: string) => signTypedDataJson(privateKey, json) }
+      : await smartBuyer(options.engineUrl, owner, kind, {
+          counterfactual: options.counterfactual === true,
+          gas: (address) => faucet(address, 1n, true),
+          log
+        })
+  const account = `${chainId}:${buyer.address}`
+  log(`buyer ${account}${kind === "eoa" ? "" : ` (${kind} of ${owner.address})`}`)
+  if (options.faucet !== undefined && sandbox !== undefined) {
+    const minted = await faucet(buyer.address, options.faucet)
     log(`faucet: balance ${minted.balance} (tx ${minted.txHash})`)
   }
 
@@ -166,7 +189,7 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
   for (const action of actions) {
     results.push({
       type: "walletRpc",
-      data: [await signTypedDataJson(privateKey, action.data.params[1])]
+      data: [await buyer.sign(action.data.params[1])]
     })
   }
   let status = await call(options, "POST", `/v1/gateway/payment/${id}/confirm?maxPollMs=10000`, {
@@ -181,4 +204,54 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
     log(`status: ${status.status}`)
   }
   return { status: status.status, txId: status.info?.txId ?? null, buyer: account }
+}
+
+/**
+ * A smart account of `owner` as the wallet pays with it, on the sandbox chain
+ * through its public RPC: a Safe (deployed here, the owner's key paying the
+ * gas the faucet gave it, unless `counterfactual`) or the owner's key
+ * delegated by EIP-7702 (the owner sends the delegation itself).
+ */
+const smartBuyer = async (
+  engineUrl: string,
+  owner: PrivateKeyAccount,
+  kind: "safe" | "7702",
+  options: {
+    readonly counterfactual: boolean
+    readonly gas: (address: string) => Promise<unknown>
+    readonly log: (line: string) => void
+  }
+) => {
+  // The engine the wallet was given: the URL its description names is the engine's public one.
+  const transport = http(`${engineUrl}/sandbox/rpc`)
+  const chain = { ...sandboxChain, rpcUrls: { default: { http: [] } } }
+  const client = createPublicClient({ chain, transport, cacheTime: 0, pollingInterval: 50 })
+  const wallet = createWalletClient({ account: owner, chain, transport, pollingInterval: 50 })
+  if (kind === "7702") {
+    await options.gas(owner.address)
+    const delegated = await delegate7702({ client, wallet, owner })
+    options.log(`delegated ${owner.address} to Simple7702Account (EIP-7702)`)
+    return {
+      address: delegated.address,
+      sign: (json: string) => delegated.signTypedData(typedDataFromJson(json))
+    }
+  }
+  const safe = await safeAccount({
+    client,
+    owner,
+    saltNonce: BigInt(
+      `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("hex")}`
+    )
+  })
+  if (options.counterfactual) {
+    options.log(`Safe ${safe.address}, not deployed: it signs with ERC-6492, the engine deploys it`)
+  } else {
+    await options.gas(owner.address)
+    await safe.deploy(wallet)
+    options.log(`Safe ${safe.address} deployed`)
+  }
+  return {
+    address: safe.address,
+    sign: (json: string) => safe.signTypedData(typedDataFromJson(json))
+  }
 }
