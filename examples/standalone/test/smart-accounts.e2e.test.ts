@@ -265,7 +265,8 @@ describe.each(STORES)("smart accounts pay on %s", (store) => {
       const address = outcome.buyer.slice(outcome.buyer.lastIndexOf(":") + 1) as Hex
       expect((await chain().publicClient.getCode({ address }))?.length).toBeGreaterThan(2)
       expect(await transfersFrom(server, address)).toHaveLength(1)
-      expect(await usdcBalance(server, address)).toBe(0n)
+      // The faucet's call for gas also minted one minor unit to the key: the 7702 account's own.
+      expect(await usdcBalance(server, address)).toBe(account === "7702" ? 1n : 0n)
     }
   )
 })
