@@ -95,6 +95,8 @@ export interface Buyer {
   readonly address: Address
   /** CAIP-10 on the sandbox chain. */
   readonly account: string
+  /** How it signs the typed data JSON, when not with `key` itself (a smart account). */
+  readonly signJson?: (typedDataJson: string) => Promise<Hex>
 }
 
 export const newBuyer = (): Buyer => {

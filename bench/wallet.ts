@@ -40,6 +40,7 @@ import {
 } from "./client.js"
 import { killAllNow, ROOT, type ServerProcess, startServer } from "./server-process.js"
 import { type ChainResult, measureChain } from "./wallet-chain.js"
+import { SMART_KINDS, type SmartRow, smartBuyers, smartPayments, smartRow } from "./wallet-smart.js"
 import {
   type Buyer,
   envInteger,
@@ -63,6 +64,8 @@ export interface WalletSettings {
   readonly warmup: number
   /** Rounds of the engine's chain calls for one payment, sent bare to /sandbox/rpc. */
   readonly chainRounds: number
+  /** Payments of each kind of account in the smart-account row (wallet-smart.ts). */
+  readonly smartPayments: number
   readonly deadlineMs: number
   /** Where the server writes a V8 CPU profile when it stops (--cpu-prof), if anywhere. */
   readonly cpuProfileDir?: string | undefined
@@ -133,6 +136,8 @@ export interface WalletResult {
   readonly httpFloorMs: Percentiles
   readonly sequential: WalletPhase
   readonly concurrent: WalletPhase
+  /** Key pairs, deployed Safes and Safes not deployed, one at a time (wallet-smart.ts). */
+  readonly smartAccounts: ReadonlyArray<SmartRow>
   readonly chain: ChainResult
   readonly memory: {
     readonly rssIdleBytes: number
@@ -291,7 +296,8 @@ export const walletPays = async (
   if (action?.data?.method !== "eth_signTypedData_v4") {
     throw new Error(`fetch: no typed data to sign: ${JSON.stringify(fetched)}`)
   }
-  const signature = await signTypedDataJson(buyer.key, action.data.params[1])
+  const typed = action.data.params[1]
+  const signature = await (buyer.signJson?.(typed) ?? signTypedDataJson(buyer.key, typed))
   beforeConfirm()
   const confirmStart = performance.now()
   let status = await expectStatus(
@@ -488,6 +494,7 @@ const setUp = async (
   const paymentIds = await inParallel(flows, 10, (i) => createPayment(target, 2_000_000 + i))
   const buyers = await fundedBuyers(http, flows + CHAIN_WARMUP + settings.chainRounds)
   return {
+    target,
     walletHeaders,
     partnerHeaders,
     jobs: paymentIds.map((paymentId, i) => ({ paymentId, buyer: buyers[i]! })),
@@ -550,7 +557,7 @@ const measure = async (
   let watcher: ReturnType<typeof transactionWatcher> | undefined
   try {
     log("setting up: a merchant settled in the sandbox USDC, a wallet app, funded buyers…")
-    const { walletHeaders, partnerHeaders, jobs, chainBuyers } = await setUp(
+    const { target, walletHeaders, partnerHeaders, jobs, chainBuyers } = await setUp(
       server,
       http,
       database,
@@ -574,6 +581,28 @@ const measure = async (
     const sequential = await phase(ctx, jobs.slice(first, first + settings.payments), 1)
     log(`${settings.payments} flows, ${settings.concurrency} wallets at once…`)
     const concurrent = await phase(ctx, jobs.slice(first + settings.payments), settings.concurrency)
+    log(
+      `${settings.smartPayments} flows each, one at a time: key pairs, deployed Safes, Safes not deployed…`
+    )
+    const smartAccounts: Array<SmartRow> = []
+    for (const [k, kind] of SMART_KINDS.entries()) {
+      const buyers = await smartBuyers(http, server.url, kind, settings.smartPayments, BUYER_FUNDS)
+      const ids = await smartPayments(target, settings.smartPayments, 3_000_000 + k * 10_000)
+      smartAccounts.push(
+        await smartRow(
+          http,
+          server.url,
+          kind,
+          ids.map((paymentId, i) => ({ paymentId, buyer: buyers[i]! })),
+          async (paymentId, buyer) => {
+            const { times } = await flow(ctx, paymentId, buyer)
+            return { confirm: times.confirm, succeeded: times.succeeded, settled: times.settled }
+          },
+          percentiles,
+          partnerHeaders
+        )
+      )
+    }
     log(`${settings.chainRounds} rounds of the engine's chain calls, bare, on /sandbox/rpc…`)
     const chain = await measureChain({ server, http, buyers: chainBuyers, warmup: CHAIN_WARMUP })
     return {
@@ -582,12 +611,14 @@ const measure = async (
         concurrency: settings.concurrency,
         warmup: settings.warmup,
         chainRounds: settings.chainRounds,
+        smartPayments: settings.smartPayments,
         deadlineMs: settings.deadlineMs
       },
       machine,
       httpFloorMs: percentiles(floor),
       sequential,
       concurrent,
+      smartAccounts,
       chain,
       memory: {
         rssIdleBytes,
@@ -616,14 +647,16 @@ export const walletSettings = (): WalletSettings => {
   const payments = envInteger("BENCH_WALLET_PAYMENTS", 200, 1)
   const chainRounds = envInteger("BENCH_WALLET_CHAIN_ROUNDS", 100, 1)
   const warmup = Math.min(20, payments)
+  const smartPayments = envInteger("BENCH_WALLET_SMART_PAYMENTS", 20, 1)
   return {
+    smartPayments,
     payments,
     concurrency: envInteger("BENCH_WALLET_CONCURRENCY", 10, 1),
     warmup,
     chainRounds,
     // Build, start and setup, then a quarter of a second a flow (its settlement included) and
     // a round at most.
-    deadlineMs: 90_000 + (warmup + 2 * payments + chainRounds) * 250,
+    deadlineMs: 90_000 + (warmup + 2 * payments + chainRounds + 3 * smartPayments) * 250,
     cpuProfileDir: process.env.BENCH_WALLET_CPU_PROF
   }
 }
@@ -712,6 +745,26 @@ export const formatWallet = (r: WalletResult): Array<string> => {
       `${n(evm.watch)} ms in the watch, ${n(evm.settle)} ms in the settlement; ` +
       `server CPU per round ${n(chain.serverCpuMsPerRound)} ms`
   )
+  const base = r.smartAccounts[0]
+  lines.push(
+    "",
+    `  Smart accounts: ${s.smartPayments} payments of each kind, one wallet at a time, after the ` +
+      "phases above; chain calls counted by the sandbox chain (GET /sandbox rpcCalls) over the phase",
+    `  ${"account".padEnd(22)}${"confirm p50".padStart(13)}${"→ succeeded".padStart(13)}` +
+      `${"→ settled".padStart(11)}${"chain calls".padStart(13)}${"collect gas".padStart(13)}` +
+      `${"deploy gas".padStart(12)}`
+  )
+  for (const row of r.smartAccounts) {
+    const extra = (x: number, b: number | undefined) =>
+      b === undefined || row === base ? "" : ` (${x >= b ? "+" : ""}${n(x - b, 0)})`
+    lines.push(
+      `  ${row.kind.padEnd(22)}${n(row.confirmMs.p50).padStart(13)}${n(row.succeededMs.p50).padStart(13)}` +
+        `${n(row.settledMs.p50).padStart(11)}` +
+        `${`${n(row.rpcCallsPerPayment)}${extra(row.rpcCallsPerPayment, base?.rpcCallsPerPayment)}`.padStart(13)}` +
+        `${`${n(row.collectGas, 0)}${extra(row.collectGas, base?.collectGas)}`.padStart(13)}` +
+        `${n(row.deployGas, 0).padStart(12)}`
+    )
+  }
   if (r.cpuProfileDir !== undefined) {
     lines.push(`  the server's CPU profile is in ${r.cpuProfileDir}`)
   }

@@ -149,6 +149,11 @@ export interface SandboxChainService {
     amount: bigint
   ) => Effect.Effect<FaucetResult, SandboxChainError>
   readonly description: SandboxDescription
+  /**
+   * The JSON-RPC calls the chain has answered since it started, by method:
+   * the engine's own and `/sandbox/rpc`'s (what a benchmark counts per payment).
+   */
+  readonly rpcCalls: () => Readonly<Record<string, number>>
   /** Where the smart-account contracts are (the same on every start). */
   readonly accounts: SmartAccountAddresses
   /**
@@ -207,7 +212,12 @@ const openChain = async (options: SandboxChainOptions) => {
     ]
   })
   const state: Closable = { closed: false }
-  const call: EdrChain["handle"] = (req) =>
+  const served = new Map<string, number>()
+  const call: EdrChain["handle"] = (req) => {
+    served.set(req.method, (served.get(req.method) ?? 0) + 1)
+    return answer(req)
+  }
+  const answer: EdrChain["handle"] = (req) =>
     state.closed
       ? Promise.resolve({
           jsonrpc: "2.0",
@@ -281,6 +291,7 @@ const openChain = async (options: SandboxChainOptions) => {
   }
   return {
     state,
+    served,
     call,
     eip1193,
     transport,
@@ -395,6 +406,7 @@ export const make = (
         .pipe(Effect.withSpan("SandboxChain.smartAccount"))
 
     return SandboxChain.of({
+      rpcCalls: () => Object.fromEntries(opened.served),
       accounts: SMART_ACCOUNT_ADDRESSES,
       accountDeployer: {
         address: ACCOUNT_DEPLOYER_ADDRESS,

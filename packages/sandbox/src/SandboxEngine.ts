@@ -100,7 +100,9 @@ export const sandboxRoutes = (
         ...sandbox.description,
         rpcUrl: `${publicUrl}/sandbox/rpc`,
         // The only methods /sandbox/rpc passes: a wallet's and the engine's reads and sends.
-        rpcMethods: Sandbox.PUBLIC_METHODS
+        rpcMethods: Sandbox.PUBLIC_METHODS,
+        // The calls the chain has answered since it started (the engine's and this route's).
+        rpcCalls: sandbox.rpcCalls()
       })
     )
   ),
