@@ -94,10 +94,15 @@ export const MIGRATIONS = [
   "0020_option_purge",
   "0021_rate_limits",
   "0022_settlement_held",
-  "0023_chain_job_failing"
+  "0023_chain_job_failing",
+  "0024_deploy_jobs"
 ]
-/** PostgreSQL's: one more, the reference search's finer statistics. */
-export const PG_MIGRATIONS = [...MIGRATIONS, "0024_reference_statistics"]
+/** PostgreSQL's: one more, the reference search's finer statistics (its 0024; deploy jobs 0025). */
+export const PG_MIGRATIONS = [
+  ...MIGRATIONS.slice(0, -1),
+  "0024_reference_statistics",
+  "0025_deploy_jobs"
+]
 
 /** An entry as `pay audit --json` prints it. */
 export interface AuditJson {
