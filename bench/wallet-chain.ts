@@ -175,6 +175,9 @@ export const measureChain = async (options: {
     await run(chain.tokenDomain(asset))
     label = "balanceOf (confirm)"
     const balance = await run(chain.balanceOf(asset, buyer.address))
+    // Read beside the balance at confirm: a key pair's address with code is tried on the token.
+    label = "code at the buyer (confirm)"
+    await run(chain.codeAt(chainId, buyer.address))
     if (balance < auth.value) throw new Error(`chain round: ${buyer.address} holds ${balance}`)
     label = "estimate receiveWithAuthorization (submit)"
     await sendAndWatch(await run(chain.receiveCall(asset, auth, signature)), "submit")

@@ -751,7 +751,7 @@ export const formatWallet = (r: WalletResult): Array<string> => {
     `  Smart accounts: ${s.smartPayments} payments of each kind, one wallet at a time, after the ` +
       "phases above; chain calls counted by the sandbox chain (GET /sandbox rpcCalls) over the phase",
     `  ${"account".padEnd(22)}${"confirm p50".padStart(13)}${"→ succeeded".padStart(13)}` +
-      `${"→ settled".padStart(11)}${"chain calls".padStart(13)}${"collect gas".padStart(13)}` +
+      `${"→ settled".padStart(11)}${"chain calls".padStart(14)}${"collect gas".padStart(20)}` +
       `${"deploy gas".padStart(12)}`
   )
   for (const row of r.smartAccounts) {
@@ -760,8 +760,8 @@ export const formatWallet = (r: WalletResult): Array<string> => {
     lines.push(
       `  ${row.kind.padEnd(22)}${n(row.confirmMs.p50).padStart(13)}${n(row.succeededMs.p50).padStart(13)}` +
         `${n(row.settledMs.p50).padStart(11)}` +
-        `${`${n(row.rpcCallsPerPayment)}${extra(row.rpcCallsPerPayment, base?.rpcCallsPerPayment)}`.padStart(13)}` +
-        `${`${n(row.collectGas, 0)}${extra(row.collectGas, base?.collectGas)}`.padStart(13)}` +
+        `${`${n(row.rpcCallsPerPayment)}${extra(row.rpcCallsPerPayment, base?.rpcCallsPerPayment)}`.padStart(14)}` +
+        `${`${n(row.collectGas, 0)}${extra(row.collectGas, base?.collectGas)}`.padStart(20)}` +
         `${n(row.deployGas, 0).padStart(12)}`
     )
   }
