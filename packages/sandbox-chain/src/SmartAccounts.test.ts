@@ -18,7 +18,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SMART_ACCOUNT_ADDRESSES, TEST_USDC_ADDRESS } from "./Keys.js"
 import { make, type SandboxChainService } from "./SandboxChain.js"
-import type { SmartAccount } from "./SmartAccounts.js"
+import { delegate7702, type SmartAccount } from "./SmartAccounts.js"
 
 let chain: SandboxChainService
 let scope: Scope.CloseableScope
@@ -171,7 +171,6 @@ describe("the sandbox's smart accounts", () => {
   it("an EOA delegated to code without ERC-1271: the token refuses its valid ECDSA signature, as USDC does", async () => {
     const owner = privateKeyToAccount(generatePrivateKey())
     // Delegated to the proxy factory: code, but no isValidSignature.
-    const { delegate7702 } = await import("./SmartAccounts.js")
     await delegate7702({
       client: chain.publicClient,
       wallet: chain.collector.walletClient,
