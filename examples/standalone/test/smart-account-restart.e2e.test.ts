@@ -1,14 +1,15 @@
 /**
- * A Safe not deployed yet (ERC-6492) paying while the engine is SIGKILLed
- * (issue 38), on a real EVM in its own process: killed after the account's
- * deployment was recorded and sent, and again after the transfer was; each
- * time, restarted on the same SQLite file, the payment ends succeeded and
- * settled with exactly one deployment of the account (one `ProxyCreation`,
- * one transaction of the account deployer) and exactly one transfer from it.
+ * An account not deployed yet (ERC-6492: a Safe, a thirdweb ERC-4337 account)
+ * paying while the engine is SIGKILLed (issue 38), on a real EVM in its own
+ * process: killed after the account's deployment was recorded and sent, and
+ * again after the transfer was; each time, restarted on the same SQLite file,
+ * the payment ends succeeded and settled with exactly one deployment of the
+ * account (one factory event for it, one transaction of the account deployer)
+ * and exactly one transfer from it.
  */
 import type { ChildProcess } from "node:child_process"
 import { typedDataFromJson } from "@pay/core"
-import { safeAccount } from "@pay/sandbox-chain"
+import { type FactoryAccount, safeAccount, thirdwebAccount } from "@pay/sandbox-chain"
 import { type Address, parseAbiItem, toFunctionSelector } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -49,8 +50,37 @@ const CENTS = 1050
 const PAID = 10_500_000n
 const FEES = 100_000n + 157_500n
 const SETTLED = PAID - FEES
-const CREATE_PROXY = toFunctionSelector("createProxyWithNonce(address,bytes,uint256)")
-const PROXY_CREATION = parseAbiItem("event ProxyCreation(address indexed proxy, address singleton)")
+/** Each kind's factory call, as the proxy sees it sent, and the event that says it deployed. */
+const FACTORIES = {
+  safe: {
+    call: toFunctionSelector("createProxyWithNonce(address,bytes,uint256)"),
+    deployed: (account: Address) =>
+      chain.client.getLogs({
+        event: parseAbiItem("event ProxyCreation(address indexed proxy, address singleton)"),
+        args: { proxy: account },
+        fromBlock: 0n,
+        toBlock: "latest"
+      })
+  },
+  "4337": {
+    call: toFunctionSelector("createAccount(address,bytes)"),
+    deployed: (account: Address) =>
+      chain.client.getLogs({
+        event: parseAbiItem(
+          "event AccountCreated(address indexed account, address indexed accountAdmin)"
+        ),
+        args: { account },
+        fromBlock: 0n,
+        toBlock: "latest"
+      })
+  }
+} as const
+
+type Kind = keyof typeof FACTORIES
+
+interface CounterfactualBuyer extends Buyer {
+  readonly kind: Kind
+}
 
 beforeAll(async () => {
   requireChainWorkBundles()
@@ -70,44 +100,40 @@ afterAll(async () => {
 
 const deployer = () => privateKeyToAccount(chain.accountDeployerPrivateKey!).address
 
-/** A Safe of a new owner, not deployed, funded: a buyer that signs as it. */
-const counterfactualSafe = async (): Promise<Buyer> => {
+/** An account of a new owner, not deployed, funded: a buyer that signs as it. */
+const counterfactualBuyer = async (kind: Kind = "safe"): Promise<CounterfactualBuyer> => {
   const key = generatePrivateKey()
-  const safe = await safeAccount({
+  const made = {
     client: chain.client,
     owner: privateKeyToAccount(key),
     saltNonce: BigInt(Date.now())
-  })
-  expect(await safe.isDeployed()).toBe(false)
-  await chain.rpc("sandbox_faucet", [safe.address, (PAID * 2n).toString()])
+  }
+  const account: FactoryAccount =
+    kind === "safe" ? await safeAccount(made) : await thirdwebAccount(made)
+  expect(await account.isDeployed()).toBe(false)
+  await chain.rpc("sandbox_faucet", [account.address, (PAID * 2n).toString()])
   return {
+    kind,
     key,
-    address: safe.address,
-    account: `eip155:31337:${safe.address}`,
-    signJson: (json) => safe.signTypedData(typedDataFromJson(json))
+    address: account.address,
+    account: `eip155:31337:${account.address}`,
+    signJson: (json) => account.signTypedData(typedDataFromJson(json))
   }
 }
 
-const deploymentsOf = async (account: Address) =>
-  (
-    await chain.client.getLogs({
-      event: PROXY_CREATION,
-      args: { proxy: account },
-      fromBlock: 0n,
-      toBlock: "latest"
-    })
-  ).length
+const deploymentsOf = async (buyer: CounterfactualBuyer) =>
+  (await FACTORIES[buyer.kind].deployed(buyer.address)).length
 
 const expectDeployedOncePaidOnce = async (
   paymentId: string,
-  buyer: Buyer,
+  buyer: CounterfactualBuyer,
   deployerSent: number
 ) => {
   const payment = await waitForPayment(() => engine, paymentId, isSettled)
   expect(payment.status).toBe("succeeded")
   await exactlyAfterQuiet(
     async () => ({
-      deployments: await deploymentsOf(buyer.address),
+      deployments: await deploymentsOf(buyer),
       deployerTransactions:
         (await chain.client.getTransactionCount({ address: deployer() })) - deployerSent,
       transfers: await transfersOnChain(chain, buyer.address, chain.collector)
@@ -117,16 +143,17 @@ const expectDeployedOncePaidOnce = async (
   )
 }
 
-describe("a counterfactual Safe pays through kills (SQLite, the chain in its own process)", () => {
+describe("a counterfactual account pays through kills (SQLite, the chain in its own process)", () => {
   it.each([
-    { lost: "its answer", release: "forward" as const },
-    { lost: "the deployment itself", release: "drop" as const }
+    { kind: "safe" as const, lost: "its answer", release: "forward" as const },
+    { kind: "safe" as const, lost: "the deployment itself", release: "drop" as const },
+    { kind: "4337" as const, lost: "the deployment itself", release: "drop" as const }
   ])(
-    "killed after the deployment was recorded and sent, $lost lost: deployed once and paid once on restart",
-    async ({ release }) => {
-      const buyer = await counterfactualSafe()
+    "$kind: killed after the deployment was recorded and sent, $lost lost: deployed once and paid once on restart",
+    async ({ kind, release }) => {
+      const buyer = await counterfactualBuyer(kind)
       const deployerSent = await chain.client.getTransactionCount({ address: deployer() })
-      const holder = proxy.hold(sendsCallTo([CREATE_PROXY]))
+      const holder = proxy.hold(sendsCallTo([FACTORIES[kind].call]))
       const paymentId = await createPayment(engine, shop, CENTS)
       const ledger = await openLedger(
         chain,
@@ -147,8 +174,8 @@ describe("a counterfactual Safe pays through kills (SQLite, the chain in its own
     60_000
   )
 
-  it("killed after the transfer was recorded and sent (its answer lost): one deployment, one transfer on restart", async () => {
-    const buyer = await counterfactualSafe()
+  it("safe: killed after the transfer was recorded and sent (its answer lost): one deployment, one transfer on restart", async () => {
+    const buyer = await counterfactualBuyer()
     const deployerSent = await chain.client.getTransactionCount({ address: deployer() })
     const holder = proxy.hold(
       sendsCallTo([SELECTORS.receiveWithAuthorization, SELECTORS.receiveWithAuthorizationBytes])
@@ -162,7 +189,7 @@ describe("a counterfactual Safe pays through kills (SQLite, the chain in its own
     await confirmAsWallet(engine, shop, paymentId, buyer)
     await holder.waitForHeld()
     // Deployed before the transfer was sent.
-    expect(await deploymentsOf(buyer.address)).toBe(1)
+    expect(await deploymentsOf(buyer)).toBe(1)
     await kill(engine)
     holder.stop()
     await holder.release("forward")

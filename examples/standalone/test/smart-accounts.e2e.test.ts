@@ -1,16 +1,16 @@
 /**
  * Every wallet pays (issue 38), over HTTP on the real server and its sandbox
- * chain, on SQLite and on PostgreSQL: a deployed Safe (ERC-1271), a Safe not
- * deployed yet (ERC-6492: the engine's deploy job deploys it from the account
- * deployer, never the collector, then collects) and an EOA delegated by
- * EIP-7702 each pay and are settled, counting the transfers, the deployments
+ * chain, on SQLite and on PostgreSQL: a Safe and a thirdweb ERC-4337 account,
+ * each deployed (ERC-1271) and not deployed yet (ERC-6492: the engine's deploy
+ * job deploys it from the account deployer, never the collector, then
+ * collects), and an EOA delegated by EIP-7702 each pay and are settled, counting the transfers, the deployments
  * and the balances; a stranger's signature and a signature replayed against
  * another payment are refused with nothing moved; a buyer's factory calldata
  * that would move the collector's tokens is refused at confirm and the
  * collector's balances stay as they were.
  */
 import { payWithWallet } from "@pay/sandbox"
-import type { SafeAccount, SmartAccount } from "@pay/sandbox-chain"
+import type { FactoryAccount, SafeAccount, SmartAccount } from "@pay/sandbox-chain"
 import { Effect } from "effect"
 import {
   encodeFunctionData,
@@ -90,9 +90,9 @@ describe.each(STORES)("smart accounts pay on %s", (store) => {
   const caip10 = (account: SmartAccount) => `eip155:31337:${account.address}`
 
   const newAccount = async (
-    kind: "safe" | "7702",
+    kind: "safe" | "4337" | "7702",
     counterfactual = false
-  ): Promise<SafeAccount | SmartAccount> => {
+  ): Promise<FactoryAccount | SmartAccount> => {
     const owner = privateKeyToAccount(generatePrivateKey())
     const account = await run(chain().smartAccount({ kind, owner, counterfactual }))
     await run(chain().faucet(account.address, PRICE * 2n))
@@ -122,6 +122,19 @@ describe.each(STORES)("smart accounts pay on %s", (store) => {
         address: chain().accounts.safeProxyFactory,
         event: parseAbiItem("event ProxyCreation(address indexed proxy, address singleton)"),
         args: { proxy: address },
+        fromBlock: 0n
+      })
+    ).length
+
+  /** thirdweb accounts its factory created for `address`, since genesis. */
+  const accountsCreated = async (address: Hex) =>
+    (
+      await chain().publicClient.getLogs({
+        address: chain().accounts.thirdwebAccountFactory,
+        event: parseAbiItem(
+          "event AccountCreated(address indexed account, address indexed accountAdmin)"
+        ),
+        args: { account: address },
         fromBlock: 0n
       })
     ).length
@@ -156,50 +169,54 @@ describe.each(STORES)("smart accounts pay on %s", (store) => {
     return { paymentId, payment, signature, option }
   }
 
-  it("a deployed Safe (ERC-1271) pays and is settled; no deployment is sent", async () => {
-    const safe = await newAccount("safe")
-    const deployments = await deployerTransactions()
-    await paysAndSettles(safe)
-    expect(await deployerTransactions()).toBe(deployments)
-  })
+  it.each(["safe", "4337"] as const)(
+    "a deployed %s account (ERC-1271) pays and is settled; no deployment is sent",
+    async (kind) => {
+      const account = await newAccount(kind)
+      const deployments = await deployerTransactions()
+      await paysAndSettles(account)
+      expect(await deployerTransactions()).toBe(deployments)
+    }
+  )
 
-  it("a Safe not deployed yet (ERC-6492) is deployed once, by the account deployer, then pays and is settled", async () => {
-    const safe = (await newAccount("safe", true)) as SafeAccount
-    expect(await safe.isDeployed()).toBe(false)
-    const collectorSent = await chain().publicClient.getTransactionCount({
-      address: chain().collector.address
-    })
-    const deployments = await deployerTransactions()
-    await paysAndSettles(safe)
-    expect(await safe.isDeployed()).toBe(true)
-    expect(await proxiesCreated(safe.address)).toBe(1)
-    expect(await deployerTransactions()).toBe(deployments + 1)
-    // The collector sent the transfer in and the settlement out, nothing else.
-    expect(
-      await chain().publicClient.getTransactionCount({ address: chain().collector.address })
-    ).toBe(collectorSent + 2)
-  })
+  it.each(["safe", "4337"] as const)(
+    "a %s account not deployed yet (ERC-6492) is deployed once, by the account deployer, then pays and is settled",
+    async (kind) => {
+      const account = (await newAccount(kind, true)) as FactoryAccount
+      expect(await account.isDeployed()).toBe(false)
+      const collectorSent = await chain().publicClient.getTransactionCount({
+        address: chain().collector.address
+      })
+      const deployments = await deployerTransactions()
+      await paysAndSettles(account)
+      expect(await account.isDeployed()).toBe(true)
+      expect(await (kind === "safe" ? proxiesCreated : accountsCreated)(account.address)).toBe(1)
+      expect(await deployerTransactions()).toBe(deployments + 1)
+      // The collector sent the transfer in and the settlement out, nothing else.
+      expect(
+        await chain().publicClient.getTransactionCount({ address: chain().collector.address })
+      ).toBe(collectorSent + 2)
+    }
+  )
 
   it("an EOA delegated by EIP-7702 pays with its key's signature and is settled", async () => {
     await paysAndSettles(await newAccount("7702"))
   })
 
-  it.each(["safe", "7702"] as const)(
+  it.each(["safe", "4337", "7702"] as const)(
     "%s: a stranger's signature is 400 naming results.0.data.0; nothing moves",
     async (kind) => {
       const account = await newAccount(kind)
       const { paymentId } = await paymentFor(partner, merchantId, "1050")
       const { option, typed } = await optionFor(paymentId, account)
-      const stranger = await run(
-        chain().smartAccount({
-          kind: "safe",
-          owner: privateKeyToAccount(generatePrivateKey())
-        })
-      )
+      const strangerKey = privateKeyToAccount(generatePrivateKey())
+      // The stranger's own account of the same kind signs: valid for it, not for this one.
       const forged =
-        kind === "safe"
-          ? await stranger.signTypedData(typed)
-          : await privateKeyToAccount(generatePrivateKey()).signTypedData(typed)
+        kind === "7702"
+          ? await strangerKey.signTypedData(typed)
+          : await (await run(chain().smartAccount({ kind, owner: strangerKey }))).signTypedData(
+              typed
+            )
       const refused = await confirm(wallet, paymentId, signed(option.id, forged))
       expectError(refused, 400, "params_validation", ["results.0.data.0"])
       expect((await gatewayStatus(wallet, paymentId)).body.status).toBe("requires_action")
@@ -207,15 +224,18 @@ describe.each(STORES)("smart accounts pay on %s", (store) => {
     }
   )
 
-  it("a Safe's signature replayed against another payment is refused; nothing moves", async () => {
-    const safe = await newAccount("safe")
-    const { signature } = await paysAndSettles(safe)
-    const { paymentId } = await paymentFor(partner, merchantId, "1050")
-    const { option } = await optionFor(paymentId, safe)
-    const replayed = await confirm(wallet, paymentId, signed(option.id, signature))
-    expectError(replayed, 400, "params_validation", ["results.0.data.0"])
-    expect(await transfersFrom(server, safe.address)).toHaveLength(1)
-  })
+  it.each(["safe", "4337", "7702"] as const)(
+    "%s: a signature replayed against another payment is refused; nothing moves",
+    async (kind) => {
+      const account = await newAccount(kind)
+      const { signature } = await paysAndSettles(account)
+      const { paymentId } = await paymentFor(partner, merchantId, "1050")
+      const { option } = await optionFor(paymentId, account)
+      const replayed = await confirm(wallet, paymentId, signed(option.id, signature))
+      expectError(replayed, 400, "params_validation", ["results.0.data.0"])
+      expect(await transfersFrom(server, account.address)).toHaveLength(1)
+    }
+  )
 
   it("a factory calldata that would move the collector's tokens: refused at confirm; the collector's balances unchanged", async () => {
     const safe = (await newAccount("safe", true)) as SafeAccount
@@ -246,6 +266,8 @@ describe.each(STORES)("smart accounts pay on %s", (store) => {
   it.each([
     { account: "safe" as const, counterfactual: false },
     { account: "safe" as const, counterfactual: true },
+    { account: "4337" as const, counterfactual: false },
+    { account: "4337" as const, counterfactual: true },
     { account: "7702" as const, counterfactual: false }
   ])(
     "pay-sandbox-wallet --account $account (counterfactual: $counterfactual) pays through the sandbox's public RPC and faucet",

@@ -1,7 +1,9 @@
 /**
  * `npm run accounts -w @pay/sandbox-chain`: writes src/SmartAccounts.artifact.ts
- * from the installed packages' published artifacts (SmartAccountSources.ts),
- * each with its source and the sha256 of its file. Commit the result: nothing
+ * from the installed packages (SmartAccountSources.ts): their published
+ * artifacts, each with its source and the sha256 of its file, and thirdweb's
+ * account factory compiled from its sources with solc-js (about a minute),
+ * with the hash of those sources and the settings. Commit the result: nothing
  * is read from those packages at run time, and a test fails when the committed
  * artifact and the packages disagree.
  */
@@ -9,13 +11,28 @@ import { execFileSync } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { readSmartAccountSource, SMART_ACCOUNT_SOURCES } from "../src/SmartAccountSources.js"
+import { compileSolidity } from "../src/Compile.js"
+import {
+  readSmartAccountSource,
+  SMART_ACCOUNT_SOURCES,
+  THIRDWEB_ACCOUNT_FACTORY_SOURCE,
+  THIRDWEB_ACCOUNT_FACTORY_TARGET
+} from "../src/SmartAccountSources.js"
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..")
 const target = join(packageRoot, "src", "SmartAccounts.artifact.ts")
 const entries = SMART_ACCOUNT_SOURCES.map(
   (s) => `export const ${s.name} = ${JSON.stringify(readSmartAccountSource(s), null, 2)} as const`
 )
+const started = performance.now()
+const thirdweb = {
+  source: THIRDWEB_ACCOUNT_FACTORY_SOURCE,
+  ...compileSolidity(THIRDWEB_ACCOUNT_FACTORY_TARGET)
+}
+console.log(
+  `solc-js compiled thirdweb's AccountFactory in ${Math.round(performance.now() - started)} ms`
+)
+entries.push(`export const ThirdwebAccountFactory = ${JSON.stringify(thirdweb, null, 2)} as const`)
 writeFileSync(
   target,
   `/**
@@ -27,4 +44,6 @@ ${entries.join("\n\n")}
 `
 )
 execFileSync("npx", ["biome", "format", "--write", target], { cwd: packageRoot, stdio: "inherit" })
-console.log(`${SMART_ACCOUNT_SOURCES.map((s) => s.name).join(", ")} -> ${target}`)
+console.log(
+  `${[...SMART_ACCOUNT_SOURCES.map((s) => s.name), "ThirdwebAccountFactory"].join(", ")} -> ${target}`
+)

@@ -1,8 +1,11 @@
 /**
- * Compiles contracts/TestUSDC.sol with solc-js (offline: the compiler ships
- * inside the `solc` package) and OpenZeppelin from node_modules. Used by
- * `npm run compile -w @pay/sandbox-chain`, which writes the committed
- * artifact, and by the test that checks the artifact still matches the source.
+ * Compiles the sandbox's Solidity with solc-js (offline: the compiler ships
+ * inside the `solc` package), each source read from this package or from
+ * node_modules. Two targets: contracts/TestUSDC.sol (`npm run compile -w
+ * @pay/sandbox-chain`) and thirdweb's ERC-4337 account factory from its npm
+ * sources (`npm run accounts -w @pay/sandbox-chain`, SmartAccountSources.ts).
+ * Both scripts write a committed artifact; the tests that check an artifact
+ * against its sources use the same compile.
  */
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
@@ -13,29 +16,46 @@ import type { Abi, Hex } from "viem"
 
 const require = createRequire(import.meta.url)
 
-export const CONTRACT_NAME = "TestUSDC"
-export const SOURCE_NAME = "contracts/TestUSDC.sol"
+export interface SolcSettings {
+  readonly evmVersion: string
+  readonly optimizer: { readonly enabled: boolean; readonly runs: number }
+}
 
-/** The solc settings the artifact is built with (OpenZeppelin 5 needs cancun). */
-export const SETTINGS = {
-  evmVersion: "cancun",
-  optimizer: { enabled: true, runs: 200 }
-} as const
+/** What to compile: one contract of one source, and where its imports are read from. */
+export interface SolidityTarget {
+  readonly contractName: string
+  readonly sourceName: string
+  readonly settings: SolcSettings
+  /** The text of a source as solc names it: the target's own, or one of its imports. */
+  readonly readSource: (path: string) => string
+}
 
-export interface CompiledContract {
+export interface CompiledContract<S extends SolcSettings = SolcSettings> {
   readonly contractName: string
   readonly sourceName: string
   readonly solcVersion: string
-  readonly settings: typeof SETTINGS
+  readonly settings: S
   /** Every source the compile read: the contract, then its imports as solc asked for them. */
   readonly sources: ReadonlyArray<string>
-  /** `inputHashOf(sources)` when compiled: equal now means a compile would give the same. */
+  /** `inputHashOf(target, sources)` when compiled: equal now means a compile would give the same. */
   readonly inputHash: string
   readonly abi: Abi
   readonly bytecode: Hex
 }
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..")
+
+/** The sandbox's test USDC, with OpenZeppelin 5 from node_modules (which needs cancun). */
+export const TEST_USDC_TARGET = {
+  contractName: "TestUSDC",
+  sourceName: "contracts/TestUSDC.sol",
+  settings: { evmVersion: "cancun", optimizer: { enabled: true, runs: 200 } },
+  readSource: (path: string): string =>
+    readFileSync(
+      path === "contracts/TestUSDC.sol" ? join(packageRoot, path) : require.resolve(path),
+      "utf8"
+    )
+} as const satisfies SolidityTarget
 
 interface SolcError {
   readonly severity: "error" | "warning" | "info"
@@ -57,35 +77,33 @@ interface Solc {
 
 type ImportResult = { contents: string } | { error: string }
 
-/** A source's text: the contract from this package, an import from node_modules. */
-const readSource = (path: string): string =>
-  readFileSync(path === SOURCE_NAME ? join(packageRoot, path) : require.resolve(path), "utf8")
-
 /**
  * What decides the compiled artifact, hashed: the solc package's version, the settings, and
  * each source's path and text. A source that changes, a new import (it changes its importer's
- * text), another OpenZeppelin or solc all change it; the test recompiles only then.
+ * text), another package version or solc all change it; the tests recompile only then.
  */
-export const inputHashOf = (sources: ReadonlyArray<string>): string => {
+export const inputHashOf = (target: SolidityTarget, sources: ReadonlyArray<string>): string => {
   const solcPackage = JSON.parse(readFileSync(require.resolve("solc/package.json"), "utf8")) as {
     readonly version: string
   }
   const hash = createHash("sha256")
-  hash.update(JSON.stringify({ solc: solcPackage.version, settings: SETTINGS }))
+  hash.update(JSON.stringify({ solc: solcPackage.version, settings: target.settings }))
   for (const path of sources) {
     hash.update(`\0${path}\0`)
-    hash.update(readSource(path))
+    hash.update(target.readSource(path))
   }
   return `sha256:${hash.digest("hex")}`
 }
 
-/** Compiles the contract; throws with solc's messages on any compile error. */
-export const compileTestUsdc = (): CompiledContract => {
+/** Compiles the target's contract; throws with solc's messages on any compile error. */
+export const compileSolidity = <T extends SolidityTarget>(
+  target: T
+): CompiledContract<T["settings"]> => {
   const solc = require("solc") as Solc
-  const sources = [SOURCE_NAME]
+  const sources = [target.sourceName]
   const findImport = (path: string): ImportResult => {
     try {
-      const contents = readSource(path)
+      const contents = target.readSource(path)
       sources.push(path)
       return { contents }
     } catch (e) {
@@ -94,10 +112,12 @@ export const compileTestUsdc = (): CompiledContract => {
   }
   const input = {
     language: "Solidity",
-    sources: { [SOURCE_NAME]: { content: readSource(SOURCE_NAME) } },
+    sources: { [target.sourceName]: { content: target.readSource(target.sourceName) } },
     settings: {
-      ...SETTINGS,
-      outputSelection: { [SOURCE_NAME]: { [CONTRACT_NAME]: ["abi", "evm.bytecode.object"] } }
+      ...target.settings,
+      outputSelection: {
+        [target.sourceName]: { [target.contractName]: ["abi", "evm.bytecode.object"] }
+      }
     }
   }
   const output = JSON.parse(
@@ -107,16 +127,19 @@ export const compileTestUsdc = (): CompiledContract => {
   if (errors.length > 0) {
     throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join("\n")}`)
   }
-  const contract = output.contracts?.[SOURCE_NAME]?.[CONTRACT_NAME]
-  if (contract === undefined) throw new Error(`solc produced no ${CONTRACT_NAME}`)
+  const contract = output.contracts?.[target.sourceName]?.[target.contractName]
+  if (contract === undefined) throw new Error(`solc produced no ${target.contractName}`)
   return {
-    contractName: CONTRACT_NAME,
-    sourceName: SOURCE_NAME,
+    contractName: target.contractName,
+    sourceName: target.sourceName,
     solcVersion: solc.version(),
-    settings: SETTINGS,
+    settings: target.settings,
     sources,
-    inputHash: inputHashOf(sources),
+    inputHash: inputHashOf(target, sources),
     abi: contract.abi,
     bytecode: `0x${contract.evm.bytecode.object}`
   }
 }
+
+/** Compiles contracts/TestUSDC.sol. */
+export const compileTestUsdc = () => compileSolidity(TEST_USDC_TARGET)

@@ -27,17 +27,29 @@ export const DEPLOYER_ADDRESS = privateKeyToAddress(DEPLOYER_PRIVATE_KEY)
 /** Where the test USDC lives on every sandbox chain: the deployer's nonce-0 contract. */
 export const TEST_USDC_ADDRESS = getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 0n })
 
+const THIRDWEB_ACCOUNT_FACTORY = getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 5n })
+
 /**
  * Where the smart-account contracts live on every sandbox chain: the
- * deployer's nonce 1 to 4 contracts, deployed at start before any mint
- * (SmartAccountContracts.ts).
+ * deployer's nonce 1 to 5 contracts, deployed at start before any mint
+ * (SmartAccountSources.ts); thirdweb's `Account` implementation is the one
+ * its factory's constructor creates (the factory's nonce 1).
  */
 export const SMART_ACCOUNT_ADDRESSES = {
   safeSingleton: getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 1n }),
   safeProxyFactory: getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 2n }),
   safeFallbackHandler: getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 3n }),
-  simple7702Account: getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 4n })
+  simple7702Account: getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 4n }),
+  thirdwebAccountFactory: THIRDWEB_ACCOUNT_FACTORY,
+  thirdwebAccount: getContractAddress({ from: THIRDWEB_ACCOUNT_FACTORY, nonce: 1n })
 } as const
+
+/**
+ * ERC-4337's EntryPoint v0.6, at its address on every public chain: what
+ * thirdweb's factory and accounts are built with. The sandbox does not deploy
+ * it: paying signs typed data and never sends a user operation.
+ */
+export const ENTRY_POINT_V06_ADDRESS = "0x5FF137D4b0FDCD49DcA30c7CF57E578a026d2789" as const
 
 /**
  * The account deployer: keccak256("pay-engine sandbox-chain account

@@ -12,10 +12,12 @@ import {
   type Address,
   type Chain,
   type CustomTransport,
+  concat,
   createPublicClient,
   createWalletClient,
   custom,
   defineChain,
+  encodeAbiParameters,
   getAddress,
   type Hash,
   type Hex,
@@ -39,7 +41,9 @@ import {
   ACCOUNT_DEPLOYER_ADDRESS,
   ACCOUNT_DEPLOYER_PRIVATE_KEY,
   COLLECTOR_PRIVATE_KEY,
+  DEPLOYER_ADDRESS,
   DEPLOYER_PRIVATE_KEY,
+  ENTRY_POINT_V06_ADDRESS,
   GENESIS_BALANCE_WEI,
   SMART_ACCOUNT_ADDRESSES,
   TEST_USDC_ADDRESS
@@ -48,14 +52,17 @@ import {
   CompatibilityFallbackHandler,
   SafeProxyFactory,
   Safe as SafeSingleton,
-  Simple7702Account
+  Simple7702Account,
+  ThirdwebAccountFactory
 } from "./SmartAccounts.artifact.js"
 import {
   type DelegatedAccount,
   delegate7702,
   type SafeAccount,
   type SmartAccountAddresses,
-  safeAccount
+  safeAccount,
+  type ThirdwebAccount,
+  thirdwebAccount
 } from "./SmartAccounts.js"
 import { TestUSDC } from "./TestUSDC.artifact.js"
 
@@ -162,17 +169,18 @@ export interface SandboxChainService {
    */
   readonly accountDeployer: { readonly address: Address; readonly privateKey: Hex }
   /**
-   * A smart account of `owner` for testing: a one-owner Safe (deployed unless
-   * `counterfactual`: then it pays with ERC-6492 signatures and the engine
-   * deploys it) or `owner`'s EOA delegated by EIP-7702 to Simple7702Account.
-   * The chain's own deployer pays the gas.
+   * A smart account of `owner` for testing: a one-owner Safe or a thirdweb
+   * ERC-4337 account (deployed unless `counterfactual`: then it pays with
+   * ERC-6492 signatures and the engine deploys it), or `owner`'s EOA delegated
+   * by EIP-7702 to Simple7702Account. A new account at each call (a random
+   * salt unless `saltNonce`). The chain's own deployer pays the gas.
    */
   readonly smartAccount: (args: {
-    readonly kind: "safe" | "7702"
+    readonly kind: "safe" | "4337" | "7702"
     readonly owner: PrivateKeyAccount
     readonly counterfactual?: boolean
     readonly saltNonce?: bigint
-  }) => Effect.Effect<SafeAccount | DelegatedAccount, SandboxChainError>
+  }) => Effect.Effect<SafeAccount | ThirdwebAccount | DelegatedAccount, SandboxChainError>
   /**
    * This run of the chain, random at each start: the chain starts fresh, so
    * an engine that saved its work on an earlier run tells them apart by it.
@@ -257,11 +265,24 @@ const openChain = async (options: SandboxChainOptions) => {
     { artifact: SafeSingleton, at: SMART_ACCOUNT_ADDRESSES.safeSingleton },
     { artifact: SafeProxyFactory, at: SMART_ACCOUNT_ADDRESSES.safeProxyFactory },
     { artifact: CompatibilityFallbackHandler, at: SMART_ACCOUNT_ADDRESSES.safeFallbackHandler },
-    { artifact: Simple7702Account, at: SMART_ACCOUNT_ADDRESSES.simple7702Account }
+    { artifact: Simple7702Account, at: SMART_ACCOUNT_ADDRESSES.simple7702Account },
+    {
+      artifact: ThirdwebAccountFactory,
+      at: SMART_ACCOUNT_ADDRESSES.thirdwebAccountFactory,
+      // constructor(address _defaultAdmin, IEntryPoint _entrypoint)
+      constructorArgs: encodeAbiParameters(
+        [{ type: "address" }, { type: "address" }],
+        [DEPLOYER_ADDRESS, ENTRY_POINT_V06_ADDRESS]
+      )
+    }
   ]
   const hashes: Array<Hash> = []
   for (const c of contracts) {
-    hashes.push(await deployerWallet.sendTransaction({ data: c.artifact.bytecode as Hex }))
+    const data = concat([
+      c.artifact.bytecode as Hex,
+      "constructorArgs" in c ? c.constructorArgs : "0x"
+    ])
+    hashes.push(await deployerWallet.sendTransaction({ data }))
   }
   for (const [i, hash] of hashes.entries()) {
     const receipt = await publicClient.waitForTransactionReceipt({ hash })
@@ -375,7 +396,7 @@ export const make = (
       mints
         .withPermits(1)(
           Effect.tryPromise({
-            try: async (): Promise<SafeAccount | DelegatedAccount> => {
+            try: async (): Promise<SafeAccount | ThirdwebAccount | DelegatedAccount> => {
               if (args.kind === "7702") {
                 if (args.counterfactual === true) {
                   throw new Error("an EIP-7702 account has no counterfactual form")
@@ -386,15 +407,15 @@ export const make = (
                   owner: args.owner
                 })
               }
-              const safe = await safeAccount({
-                client: publicClient,
-                owner: args.owner,
-                saltNonce: args.saltNonce ?? BigInt(`0x${randomUUID().replaceAll("-", "")}`)
-              })
-              if (args.counterfactual !== true && !(await safe.isDeployed())) {
-                await safe.deploy(deployerWallet)
+              const saltNonce = args.saltNonce ?? BigInt(`0x${randomUUID().replaceAll("-", "")}`)
+              const account =
+                args.kind === "safe"
+                  ? await safeAccount({ client: publicClient, owner: args.owner, saltNonce })
+                  : await thirdwebAccount({ client: publicClient, owner: args.owner, saltNonce })
+              if (args.counterfactual !== true && !(await account.isDeployed())) {
+                await account.deploy(deployerWallet)
               }
-              return safe
+              return account
             },
             catch: (cause) =>
               new SandboxChainError({

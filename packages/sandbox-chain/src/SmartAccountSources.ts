@@ -13,10 +13,20 @@
  * - `Simple7702Account` (`@account-abstraction/contracts` 0.8.0, MIT): the
  *   ERC-4337 reference team's account for EIP-7702, the delegate of an EOA
  *   that then checks its own key's signatures through ERC-1271.
+ * - thirdweb's `AccountFactory` and the `Account` it deploys
+ *   (`@thirdweb-dev/contracts` 3.15.0, Apache-2.0): the ERC-4337 account behind
+ *   thirdweb's in-app smart wallets, deployed by its factory with CREATE2, so
+ *   a buyer pays from it before it exists; its ERC-1271 check wants the owner's
+ *   signature of `AccountMessage(bytes message)` under the account's own
+ *   domain. The package publishes sources, not bytecode: it is compiled with
+ *   solc-js (THIRDWEB_ACCOUNT_FACTORY_TARGET), and the artifact records the
+ *   hash of every source it read and of the settings.
  */
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import type { SolidityTarget } from "./Compile.js"
 
 export interface SmartAccountSource {
   readonly name: string
@@ -73,3 +83,31 @@ export const readSmartAccountSource = (source: SmartAccountSource) => {
     bytecode: artifact.bytecode
   }
 }
+
+const THIRDWEB_CONTRACTS = { packageName: "@thirdweb-dev/contracts", version: "3.15.0" } as const
+
+/**
+ * thirdweb's account factory, compiled from the installed package: every import is relative, so
+ * a source's solc name is its path inside the package. The factory's constructor deploys the
+ * `Account` implementation, so one contract's bytecode carries both. Optimizer runs as low as
+ * thirdweb's own build (20), which keeps `Account` under the 24 KB code limit.
+ */
+export const THIRDWEB_ACCOUNT_FACTORY_TARGET = {
+  contractName: "AccountFactory",
+  sourceName: "prebuilts/account/non-upgradeable/AccountFactory.sol",
+  settings: { evmVersion: "paris", optimizer: { enabled: true, runs: 20 } },
+  readSource: (path: string): string => {
+    const require = createRequire(import.meta.url)
+    const manifest = require.resolve(`${THIRDWEB_CONTRACTS.packageName}/package.json`)
+    const installed = JSON.parse(readFileSync(manifest, "utf8")) as { version: string }
+    if (installed.version !== THIRDWEB_CONTRACTS.version) {
+      throw new Error(
+        `${THIRDWEB_CONTRACTS.packageName} is ${installed.version}, not ${THIRDWEB_CONTRACTS.version}`
+      )
+    }
+    return readFileSync(join(dirname(manifest), path), "utf8")
+  }
+} as const satisfies SolidityTarget
+
+/** Where the compiled factory comes from, as its artifact names it. */
+export const THIRDWEB_ACCOUNT_FACTORY_SOURCE = `${THIRDWEB_CONTRACTS.packageName}@${THIRDWEB_CONTRACTS.version}/${THIRDWEB_ACCOUNT_FACTORY_TARGET.sourceName}`

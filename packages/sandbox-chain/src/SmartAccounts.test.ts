@@ -8,9 +8,12 @@
 import { Effect, Exit, Scope } from "effect"
 import {
   type Address,
+  encodeAbiParameters,
   getAddress,
   type Hex,
+  hashTypedData,
   parseErc6492Signature,
+  serializeErc6492Signature,
   type TypedDataDefinition,
   toHex
 } from "viem"
@@ -99,7 +102,13 @@ const balanceOf = (address: Address) =>
     args: [address]
   })
 
-const funded = async (account: SmartAccount) => {
+/** The same factory call around another inner signature. */
+const rewrap = (
+  parsed: { address?: Address | undefined; data?: Hex | undefined },
+  signature: Hex
+) => serializeErc6492Signature({ address: parsed.address!, data: parsed.data!, signature })
+
+const funded = async <A extends SmartAccount>(account: A) => {
   await run(chain.faucet(account.address, VALUE))
   return account
 }
@@ -155,6 +164,52 @@ describe("the sandbox's smart accounts", () => {
     expect(await safe.isDeployed()).toBe(true)
     expect(await receive(typed, parsed.signature)).toBe("success")
     expect(await balanceOf(safe.address)).toBe(0n)
+  })
+
+  it("a deployed thirdweb ERC-4337 account signs AccountMessage through ERC-1271: viem agrees, its owner's bare signature does not verify, the token moves it", async () => {
+    const owner = privateKeyToAccount(generatePrivateKey())
+    const account = await funded(await run(chain.smartAccount({ kind: "4337", owner })))
+    if (account.kind !== "4337") throw new Error("not a thirdweb account")
+    expect(await account.isDeployed()).toBe(true)
+    const typed = await authorizationFor(account.address)
+    const signature = await account.signTypedData(typed)
+    expect(signature.length).toBe(2 + 65 * 2)
+    expect(await verifies(account.address, typed, signature)).toBe(true)
+    // The owner's key over the typed data itself, not wrapped in the account's domain.
+    expect(await verifies(account.address, typed, await owner.signTypedData(typed))).toBe(false)
+    expect(await receive(typed, signature)).toBe("success")
+    expect(await balanceOf(account.address)).toBe(0n)
+  })
+
+  it("a counterfactual thirdweb account signs with ERC-6492 (createAccount on its factory) at the address it is then deployed to", async () => {
+    const owner = privateKeyToAccount(generatePrivateKey())
+    const account = await run(chain.smartAccount({ kind: "4337", owner, counterfactual: true }))
+    if (account.kind !== "4337") throw new Error("not a thirdweb account")
+    expect(await account.isDeployed()).toBe(false)
+    await run(chain.faucet(account.address, VALUE))
+    const typed = await authorizationFor(account.address)
+    const wrapped = await account.signTypedData(typed)
+    const parsed = parseErc6492Signature(wrapped)
+    expect(parsed.address).toBe(SMART_ACCOUNT_ADDRESSES.thirdwebAccountFactory)
+    expect(await verifies(account.address, typed, wrapped)).toBe(true)
+    const stranger = privateKeyToAccount(generatePrivateKey())
+    const forged = await stranger.signTypedData({
+      domain: {
+        name: "Account",
+        version: "1",
+        chainId: chain.chainId,
+        verifyingContract: account.address
+      },
+      types: { AccountMessage: [{ name: "message", type: "bytes" }] },
+      primaryType: "AccountMessage",
+      message: { message: encodeAbiParameters([{ type: "bytes32" }], [hashTypedData(typed)]) }
+    })
+    expect(await verifies(account.address, typed, rewrap(parsed, forged))).toBe(false)
+    expect(await account.isDeployed()).toBe(false)
+    await account.deploy(chain.collector.walletClient)
+    expect(await account.isDeployed()).toBe(true)
+    expect(await receive(typed, parsed.signature)).toBe("success")
+    expect(await balanceOf(account.address)).toBe(0n)
   })
 
   it("an EIP-7702 EOA delegated to Simple7702Account pays with its key's signature, in either call form", async () => {

@@ -1,8 +1,8 @@
 /**
  * Smart accounts on the sandbox chain, as a buyer's wallet holds them: a
- * one-owner Safe 1.4.1 (deployed, or only computed: counterfactual, paying
- * with an ERC-6492 signature) and an EOA delegated by EIP-7702 to
- * `Simple7702Account`. Each signs typed data the way its wallet does, so the
+ * one-owner Safe 1.4.1 and a thirdweb ERC-4337 account (each deployed, or
+ * only computed: counterfactual, paying with an ERC-6492 signature), and an
+ * EOA delegated by EIP-7702 to `Simple7702Account`. Each signs typed data the way its wallet does, so the
  * engine sees what it would see from a real one. Plain viem over any client:
  * in process, through `/sandbox/rpc`, or the chain server's URL.
  */
@@ -11,6 +11,7 @@ import {
   type Chain,
   type Client,
   concat,
+  encodeAbiParameters,
   encodeFunctionData,
   encodePacked,
   getContractAddress,
@@ -28,13 +29,17 @@ import {
 } from "viem"
 import type { PrivateKeyAccount } from "viem/accounts"
 import { SMART_ACCOUNT_ADDRESSES } from "./Keys.js"
-import { SafeProxyFactory, Safe as SafeSingleton } from "./SmartAccounts.artifact.js"
+import {
+  SafeProxyFactory,
+  Safe as SafeSingleton,
+  ThirdwebAccountFactory
+} from "./SmartAccounts.artifact.js"
 
 export type SmartAccountAddresses = typeof SMART_ACCOUNT_ADDRESSES
 
 /** A smart account as a wallet holds it: its address, and how it signs. */
 export interface SmartAccount {
-  readonly kind: "safe" | "7702"
+  readonly kind: "safe" | "4337" | "7702"
   readonly address: Address
   /** The account's signature of the typed data, as its wallet answers `eth_signTypedData_v4`. */
   readonly signTypedData: (typed: TypedDataDefinition) => Promise<Hex>
@@ -45,9 +50,10 @@ export interface DelegatedAccount extends SmartAccount {
   readonly kind: "7702"
 }
 
-export interface SafeAccount extends SmartAccount {
-  readonly kind: "safe"
-  /** The proxy factory and its `createProxyWithNonce` calldata: what deploys it. */
+/** An account its factory deploys with CREATE2: it has its address, and can pay, before it exists. */
+export interface FactoryAccount extends SmartAccount {
+  readonly kind: "safe" | "4337"
+  /** The factory and the calldata that deploys this account: what its ERC-6492 signature carries. */
   readonly factory: Address
   readonly factoryData: Hex
   readonly isDeployed: () => Promise<boolean>
@@ -57,12 +63,60 @@ export interface SafeAccount extends SmartAccount {
   ) => Promise<Hash>
 }
 
+/** A one-owner Safe; its factory is the proxy factory, the calldata `createProxyWithNonce`. */
+export interface SafeAccount extends FactoryAccount {
+  readonly kind: "safe"
+}
+
+/** A thirdweb account with one admin; its factory's calldata is `createAccount(admin, "0x")`. */
+export interface ThirdwebAccount extends FactoryAccount {
+  readonly kind: "4337"
+}
+
 type AnyPublicClient = PublicClient<Transport, Chain | undefined> | Client
 
 const SAFE_MESSAGE_TYPES = { SafeMessage: [{ name: "message", type: "bytes" }] } as const
 
 const codeOf = (client: AnyPublicClient, address: Address) =>
   (client as PublicClient).getCode({ address })
+
+/** What every factory account shares: deployed or not, sending its factory call, its signature. */
+const factoryAccount = <K extends FactoryAccount["kind"]>(args: {
+  readonly kind: K
+  readonly client: PublicClient
+  readonly address: Address
+  readonly factory: Address
+  readonly factoryData: Hex
+  /** The owner's signature for the account's ERC-1271 check, deployed or not. */
+  readonly ownerSignature: (typed: TypedDataDefinition) => Promise<Hex>
+}): FactoryAccount & { readonly kind: K } => {
+  const isDeployed = async () => ((await codeOf(args.client, args.address)) ?? "0x") !== "0x"
+  return {
+    kind: args.kind,
+    address: args.address,
+    factory: args.factory,
+    factoryData: args.factoryData,
+    isDeployed,
+    deploy: async (wallet) => {
+      const hash = await wallet.sendTransaction({
+        to: args.factory,
+        data: args.factoryData,
+        chain: wallet.chain ?? null
+      })
+      const receipt = await args.client.waitForTransactionReceipt({ hash })
+      if (receipt.status !== "success") {
+        throw new Error(`deploying the ${args.kind} account ${args.address} reverted`)
+      }
+      return hash
+    },
+    signTypedData: async (typed) => {
+      const signature = await args.ownerSignature(typed)
+      return (await isDeployed())
+        ? signature
+        : serializeErc6492Signature({ address: args.factory, data: args.factoryData, signature })
+    }
+  }
+}
 
 /**
  * A Safe whose one owner is `owner` (threshold 1, the compatibility fallback
@@ -113,35 +167,73 @@ export const safeAccount = async (args: {
     bytecode: concat([proxyCode, pad(at.safeSingleton)])
   })
   const chainId = await client.getChainId()
-  const isDeployed = async () => ((await codeOf(client, address)) ?? "0x") !== "0x"
-  return {
+  return factoryAccount({
     kind: "safe",
+    client,
     address,
     factory: at.safeProxyFactory,
     factoryData,
-    isDeployed,
-    deploy: async (wallet) => {
-      const hash = await wallet.sendTransaction({
-        to: at.safeProxyFactory,
-        data: factoryData,
-        chain: wallet.chain ?? null
-      })
-      const receipt = await client.waitForTransactionReceipt({ hash })
-      if (receipt.status !== "success") throw new Error(`deploying Safe ${address} reverted`)
-      return hash
-    },
-    signTypedData: async (typed) => {
-      const signature = await args.owner.signTypedData({
+    ownerSignature: (typed) =>
+      args.owner.signTypedData({
         domain: { chainId, verifyingContract: address },
         types: SAFE_MESSAGE_TYPES,
         primaryType: "SafeMessage",
         message: { message: hashTypedData(typed) }
       })
-      return (await isDeployed())
-        ? signature
-        : serializeErc6492Signature({ address: at.safeProxyFactory, data: factoryData, signature })
-    }
-  }
+  })
+}
+
+const ACCOUNT_MESSAGE_TYPES = { AccountMessage: [{ name: "message", type: "bytes" }] } as const
+
+/**
+ * A thirdweb account (`@thirdweb-dev/contracts` 3.15.0's `Account`, ERC-4337)
+ * whose admin is `owner`, at the address its factory gives it for `saltNonce`
+ * (the factory's salt hashes the admin and its `data` argument: the ABI
+ * encoding of `saltNonce`, or none when it is absent). It signs as the account's
+ * `isValidSignature` checks, as thirdweb's SDK does: the owner signs
+ * `AccountMessage(bytes message)` under the account's domain ("Account", "1"),
+ * `message` being the ABI encoding of the typed data's EIP-712 hash; wrapped in
+ * ERC-6492 with `createAccount(owner, data)` while not deployed.
+ */
+export const thirdwebAccount = async (args: {
+  readonly client: AnyPublicClient
+  readonly owner: PrivateKeyAccount
+  readonly saltNonce?: bigint
+  readonly addresses?: SmartAccountAddresses
+}): Promise<ThirdwebAccount> => {
+  const client = args.client as PublicClient
+  const factory = (args.addresses ?? SMART_ACCOUNT_ADDRESSES).thirdwebAccountFactory
+  const data =
+    args.saltNonce === undefined
+      ? "0x"
+      : encodeAbiParameters([{ type: "uint256" }], [args.saltNonce])
+  const [address, chainId] = await Promise.all([
+    client.readContract({
+      address: factory,
+      abi: ThirdwebAccountFactory.abi,
+      functionName: "getAddress",
+      args: [args.owner.address, data]
+    }),
+    client.getChainId()
+  ])
+  return factoryAccount({
+    kind: "4337",
+    client,
+    address,
+    factory,
+    factoryData: encodeFunctionData({
+      abi: ThirdwebAccountFactory.abi,
+      functionName: "createAccount",
+      args: [args.owner.address, data]
+    }),
+    ownerSignature: (typed) =>
+      args.owner.signTypedData({
+        domain: { name: "Account", version: "1", chainId, verifyingContract: address },
+        types: ACCOUNT_MESSAGE_TYPES,
+        primaryType: "AccountMessage",
+        message: { message: encodeAbiParameters([{ type: "bytes32" }], [hashTypedData(typed)]) }
+      })
+  })
 }
 
 /**

@@ -5,12 +5,12 @@
  * artifact's `inputHash`, or when PAY_COMPILE_SOLIDITY=1 asks for it.
  */
 import { describe, expect, it } from "vitest"
-import { compileTestUsdc, inputHashOf, SOURCE_NAME } from "./Compile.js"
+import { compileTestUsdc, inputHashOf, TEST_USDC_TARGET } from "./Compile.js"
 import { TestUSDC } from "./TestUSDC.artifact.js"
 
 describe("TestUSDC artifact", () => {
   it("records the sources it was compiled from, the contract first and OpenZeppelin's imports", () => {
-    expect(TestUSDC.sources[0]).toBe(SOURCE_NAME)
+    expect(TestUSDC.sources[0]).toBe(TEST_USDC_TARGET.sourceName)
     expect(TestUSDC.sources.length).toBeGreaterThan(1)
     for (const source of TestUSDC.sources.slice(1)) expect(source).toMatch(/^@openzeppelin\//)
     expect(new Set(TestUSDC.sources).size).toBe(TestUSDC.sources.length)
@@ -18,13 +18,13 @@ describe("TestUSDC artifact", () => {
 
   it("hashes differently when a source is left out or the order changes", () => {
     const sources = [...TestUSDC.sources]
-    const hash = inputHashOf(sources)
-    expect(inputHashOf(sources.slice(0, -1))).not.toBe(hash)
-    expect(inputHashOf([...sources].reverse())).not.toBe(hash)
+    const hash = inputHashOf(TEST_USDC_TARGET, sources)
+    expect(inputHashOf(TEST_USDC_TARGET, sources.slice(0, -1))).not.toBe(hash)
+    expect(inputHashOf(TEST_USDC_TARGET, [...sources].reverse())).not.toBe(hash)
   })
 
   it("is what contracts/TestUSDC.sol compiles to (else: npm run compile -w @pay/sandbox-chain)", () => {
-    const inputs = inputHashOf(TestUSDC.sources)
+    const inputs = inputHashOf(TEST_USDC_TARGET, TestUSDC.sources)
     if (inputs === TestUSDC.inputHash && process.env.PAY_COMPILE_SOLIDITY !== "1") {
       console.info(
         `TestUSDC: the compile's inputs hash as the artifact's (${inputs}): not compiled`

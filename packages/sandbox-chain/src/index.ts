@@ -10,9 +10,12 @@ export * from "./SandboxChain.js"
 export {
   type DelegatedAccount,
   delegate7702,
+  type FactoryAccount,
   type SafeAccount,
   type SmartAccount,
   type SmartAccountAddresses,
-  safeAccount
+  safeAccount,
+  type ThirdwebAccount,
+  thirdwebAccount
 } from "./SmartAccounts.js"
 export { TestUSDC } from "./TestUSDC.artifact.js"

@@ -5,7 +5,7 @@
  * else is needed.
  */
 import { typedDataFromJson } from "@pay/core"
-import { delegate7702, safeAccount, sandboxChain } from "@pay/sandbox-chain"
+import { delegate7702, safeAccount, sandboxChain, thirdwebAccount } from "@pay/sandbox-chain"
 import { createPublicClient, createWalletClient, type Hex, http } from "viem"
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts"
 
@@ -22,11 +22,12 @@ export interface WalletOptions {
   readonly faucet?: bigint
   /**
    * What the buyer's account is (sandbox only for the smart ones): the key
-   * itself (`eoa`, the default), a one-owner Safe of the key (deployed by the
-   * wallet first, or with `counterfactual` left to the engine to deploy: it
-   * signs ERC-6492), or the key delegated by EIP-7702 to Simple7702Account.
+   * itself (`eoa`, the default), a one-owner Safe or a thirdweb ERC-4337
+   * account of the key (deployed by the wallet first, or with
+   * `counterfactual` left to the engine to deploy: it signs ERC-6492), or the
+   * key delegated by EIP-7702 to Simple7702Account.
    */
-  readonly account?: "eoa" | "safe" | "7702"
+  readonly account?: "eoa" | "safe" | "4337" | "7702"
   readonly counterfactual?: boolean
   readonly log?: (line: string) => void
 }
@@ -208,14 +209,14 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
 
 /**
  * A smart account of `owner` as the wallet pays with it, on the sandbox chain
- * through its public RPC: a Safe (deployed here, the owner's key paying the
- * gas the faucet gave it, unless `counterfactual`) or the owner's key
- * delegated by EIP-7702 (the owner sends the delegation itself).
+ * through its public RPC: a Safe or a thirdweb account (deployed here, the
+ * owner's key paying the gas the faucet gave it, unless `counterfactual`) or
+ * the owner's key delegated by EIP-7702 (the owner sends the delegation itself).
  */
 const smartBuyer = async (
   engineUrl: string,
   owner: PrivateKeyAccount,
-  kind: "safe" | "7702",
+  kind: "safe" | "4337" | "7702",
   options: {
     readonly counterfactual: boolean
     readonly gas: (address: string) => Promise<unknown>
@@ -236,22 +237,25 @@ const smartBuyer = async (
       sign: (json: string) => delegated.signTypedData(typedDataFromJson(json))
     }
   }
-  const safe = await safeAccount({
-    client,
-    owner,
-    saltNonce: BigInt(
-      `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("hex")}`
-    )
-  })
+  const saltNonce = BigInt(
+    `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("hex")}`
+  )
+  const account =
+    kind === "safe"
+      ? await safeAccount({ client, owner, saltNonce })
+      : await thirdwebAccount({ client, owner, saltNonce })
+  const name = kind === "safe" ? "Safe" : "thirdweb ERC-4337 account"
   if (options.counterfactual) {
-    options.log(`Safe ${safe.address}, not deployed: it signs with ERC-6492, the engine deploys it`)
+    options.log(
+      `${name} ${account.address}, not deployed: it signs with ERC-6492, the engine deploys it`
+    )
   } else {
     await options.gas(owner.address)
-    await safe.deploy(wallet)
-    options.log(`Safe ${safe.address} deployed`)
+    await account.deploy(wallet)
+    options.log(`${name} ${account.address} deployed`)
   }
   return {
-    address: safe.address,
-    sign: (json: string) => safe.signTypedData(typedDataFromJson(json))
+    address: account.address,
+    sign: (json: string) => account.signTypedData(typedDataFromJson(json))
   }
 }

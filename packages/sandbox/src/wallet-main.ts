@@ -5,15 +5,16 @@
  * names (`https://shop.example/pay/pay_…` is paid through
  * `https://shop.example/pay`); `--engine <url>` or ENGINE_URL names it
  * instead (needed for a bare `pay_…` id; default http://127.0.0.1:8080).
- * WALLET_KEY (0x…) pays from a key of your own. `--account safe|7702` pays
- * as a smart account of the key: a one-owner Safe (`--counterfactual`: not
- * deployed, the engine deploys it) or the key delegated by EIP-7702.
+ * WALLET_KEY (0x…) pays from a key of your own. `--account safe|4337|7702`
+ * pays as a smart account of the key: a one-owner Safe or a thirdweb ERC-4337
+ * account (`--counterfactual`: not deployed, the engine deploys it), or the
+ * key delegated by EIP-7702.
  */
 import type { Hex } from "viem"
 import { chooseEngine, payWithWallet } from "./Wallet.js"
 
 const USAGE =
-  "usage: pay-sandbox-wallet <payment link or pay_… id> --api-key <wallet app key> [--engine <engine URL>] [--account eoa|safe|7702] [--counterfactual]"
+  "usage: pay-sandbox-wallet <payment link or pay_… id> --api-key <wallet app key> [--engine <engine URL>] [--account eoa|safe|4337|7702] [--counterfactual]"
 
 const args = process.argv.slice(2)
 const flag = (name: string) => {
@@ -24,12 +25,12 @@ const VALUED = new Set(["--api-key", "--engine", "--account"])
 const payment = args.find((a, i) => !a.startsWith("--") && !VALUED.has(args[i - 1] ?? ""))
 const kind = flag("--account") ?? "eoa"
 const counterfactual = args.includes("--counterfactual")
-if (kind !== "eoa" && kind !== "safe" && kind !== "7702") {
-  console.error(`--account must be eoa, safe or 7702, not ${kind}\n${USAGE}`)
+if (kind !== "eoa" && kind !== "safe" && kind !== "4337" && kind !== "7702") {
+  console.error(`--account must be eoa, safe, 4337 or 7702, not ${kind}\n${USAGE}`)
   process.exit(2)
 }
-if (counterfactual && kind !== "safe") {
-  console.error(`--counterfactual is for --account safe only\n${USAGE}`)
+if (counterfactual && kind !== "safe" && kind !== "4337") {
+  console.error(`--counterfactual is for --account safe or 4337 only\n${USAGE}`)
   process.exit(2)
 }
 const apiKey = flag("--api-key") ?? process.env.WALLET_API_KEY
