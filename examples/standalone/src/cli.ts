@@ -9,7 +9,8 @@
  */
 import { existsSync } from "node:fs"
 import { Args, Command, Options, Span } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import {
   API_VERSIONS,
   AuditEntryId,

@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { type FreshChainRun, Partners } from "@pay/core"
 import { Cause, Console, Effect, Option } from "effect"
 import { startStandalone } from "./app.js"

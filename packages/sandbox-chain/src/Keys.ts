@@ -2,8 +2,11 @@
  * The sandbox chain's fixed development keys. They are public: never use them,
  * or anything derived from them, on a real network.
  */
-import { getContractAddress, type Hex } from "viem"
-import { privateKeyToAddress } from "viem/accounts"
+import { type Address, getContractAddress, type Hex } from "viem"
+
+// Each key's address is written out, not derived at load: deriving it takes the first
+// secp256k1 multiplication's tables, tens of milliseconds every process that imports this
+// (the CLI among them) would pay. Keys.test.ts checks each against its key.
 
 /**
  * The collector: the engine's submitting key on the sandbox chain, the payee
@@ -13,7 +16,7 @@ import { privateKeyToAddress } from "viem/accounts"
  */
 export const COLLECTOR_PRIVATE_KEY: Hex =
   "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
-export const COLLECTOR_ADDRESS = privateKeyToAddress(COLLECTOR_PRIVATE_KEY)
+export const COLLECTOR_ADDRESS: Address = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
 
 /**
  * The deployer: keccak256("pay-engine sandbox-chain deployer"). It deploys the
@@ -22,7 +25,7 @@ export const COLLECTOR_ADDRESS = privateKeyToAddress(COLLECTOR_PRIVATE_KEY)
  */
 export const DEPLOYER_PRIVATE_KEY: Hex =
   "0xaca457e23d146bcc73a113b5b85f8af05d16aa36d69cb1c7880ff19876f79799"
-export const DEPLOYER_ADDRESS = privateKeyToAddress(DEPLOYER_PRIVATE_KEY)
+export const DEPLOYER_ADDRESS: Address = "0x0dBe442DFED2f620C77C900811d816794b5A3eC3"
 
 /** Where the test USDC lives on every sandbox chain: the deployer's nonce-0 contract. */
 export const TEST_USDC_ADDRESS = getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 0n })
@@ -60,7 +63,7 @@ export const ENTRY_POINT_V06_ADDRESS = "0x5FF137D4b0FDCD49DcA30c7CF57E578a026d27
  */
 export const ACCOUNT_DEPLOYER_PRIVATE_KEY: Hex =
   "0xa38fbc0f66cfa709ccb7e4ce47fb82a8743b94f29645fbf0388870ec1b894b4f"
-export const ACCOUNT_DEPLOYER_ADDRESS = privateKeyToAddress(ACCOUNT_DEPLOYER_PRIVATE_KEY)
+export const ACCOUNT_DEPLOYER_ADDRESS: Address = "0xF28bF1b15DD32CA957B24F8A79Ba8BC6F57F7953"
 
 /** Ether given at genesis to the collector, the deployer and the account deployer (10,000 ETH each). */
 export const GENESIS_BALANCE_WEI = 10n ** 22n
