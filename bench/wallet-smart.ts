@@ -1,20 +1,20 @@
 /**
  * The smart-account row of the wallet flows (issue 38): the same wallet flow,
  * one wallet at a time, paid by key pairs (the baseline, in the same run), by
- * deployed Safes (ERC-1271) and by Safes not deployed yet (ERC-6492: the
- * engine's deploy job deploys each first); for each, confirm → succeeded and
+ * deployed Safes and thirdweb ERC-4337 accounts (ERC-1271) and by each not
+ * deployed yet (ERC-6492: the engine's deploy job deploys each first); for each, confirm → succeeded and
  * confirm → settled, the chain calls the engine made per payment (the sandbox
  * chain counts the calls it answers: GET /sandbox's `rpcCalls`, read before and
  * after the phase, during which nothing else calls the chain), and the gas of
  * the collection and of the deployment, read from their receipts afterwards.
  *
- * The Safes are made beforehand, outside the timed phase: their owners are
- * given test ether by the faucet (`gas: true`), deploy their own Safe (the
- * deployed kind), and the Safes are given USDC.
+ * The accounts are made beforehand, outside the timed phase: their owners are
+ * given test ether by the faucet (`gas: true`), deploy their own account (the
+ * deployed kinds), and the accounts are given USDC.
  */
 
 import { typedDataFromJson } from "@pay/core"
-import { safeAccount } from "@pay/sandbox-chain"
+import { type FactoryAccount, safeAccount, thirdwebAccount } from "@pay/sandbox-chain"
 import { createPublicClient, createWalletClient, type Hex, http, parseAbiItem } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { createPayment, inParallel, type Target } from "./client.js"
@@ -26,8 +26,16 @@ import {
   type Percentiles
 } from "./wallet-support.js"
 
-export const SMART_KINDS = ["key pair", "Safe, deployed", "Safe, not deployed"] as const
+export const SMART_KINDS = [
+  "key pair",
+  "Safe, deployed",
+  "Safe, not deployed",
+  "4337, deployed",
+  "4337, not deployed"
+] as const
 export type SmartKind = (typeof SMART_KINDS)[number]
+
+const deployed = (kind: SmartKind) => kind.endsWith(", deployed")
 
 export interface SmartRow {
   readonly kind: SmartKind
@@ -43,7 +51,25 @@ export interface SmartRow {
   readonly deployGas: number
 }
 
-const PROXY_CREATION = parseAbiItem("event ProxyCreation(address indexed proxy, address singleton)")
+/** The factory's event that says it deployed the account at `address` (Safe or thirdweb). */
+const deploymentLogs = (
+  client: ReturnType<typeof chainOf>["client"],
+  kind: SmartKind,
+  address: Hex
+) =>
+  kind.startsWith("Safe")
+    ? client.getLogs({
+        event: parseAbiItem("event ProxyCreation(address indexed proxy, address singleton)"),
+        args: { proxy: address },
+        fromBlock: 0n
+      })
+    : client.getLogs({
+        event: parseAbiItem(
+          "event AccountCreated(address indexed account, address indexed accountAdmin)"
+        ),
+        args: { account: address },
+        fromBlock: 0n
+      })
 
 const chainOf = (url: string) => {
   const transport = http(`${url}/sandbox/rpc`)
@@ -56,7 +82,7 @@ const chainOf = (url: string) => {
   return { transport, chain, client: createPublicClient({ chain, transport, cacheTime: 0 }) }
 }
 
-/** `count` buyers of a kind, funded with `funds` (minor units); Safes made (and deployed) first. */
+/** `count` buyers of a kind, funded with `funds` (minor units); accounts made (and deployed) first. */
 export const smartBuyers = async (
   http_: Http,
   url: string,
@@ -81,17 +107,20 @@ export const smartBuyers = async (
   for (let i = 0; i < count; i++) {
     const key = generatePrivateKey()
     const owner = privateKeyToAccount(key)
-    const safe = await safeAccount({ client, owner, saltNonce: BigInt(i + 1) })
-    if (kind === "Safe, deployed") {
+    const made = { client, owner, saltNonce: BigInt(i + 1) }
+    const account: FactoryAccount = kind.startsWith("Safe")
+      ? await safeAccount(made)
+      : await thirdwebAccount(made)
+    if (deployed(kind)) {
       await faucet(owner.address, 1n, true)
-      await safe.deploy(createWalletClient({ account: owner, chain, transport }))
+      await account.deploy(createWalletClient({ account: owner, chain, transport }))
     }
-    await faucet(safe.address, funds)
+    await faucet(account.address, funds)
     buyers.push({
       key,
-      address: safe.address,
-      account: `eip155:31337:${safe.address}`,
-      signJson: (json) => safe.signTypedData(typedDataFromJson(json))
+      address: account.address,
+      account: `eip155:31337:${account.address}`,
+      signJson: (json) => account.signTypedData(typedDataFromJson(json))
     })
   }
   return buyers
@@ -141,12 +170,8 @@ export const smartRow = async (
     const hash = payment.transaction?.hash as Hex | undefined
     if (hash === undefined) throw new Error(`payment ${job.paymentId} has no transaction`)
     collectGas += (await client.getTransactionReceipt({ hash })).gasUsed
-    if (kind === "Safe, not deployed") {
-      const [created] = await client.getLogs({
-        event: PROXY_CREATION,
-        args: { proxy: job.buyer.address },
-        fromBlock: 0n
-      })
+    if (kind !== "key pair" && !deployed(kind)) {
+      const [created] = await deploymentLogs(client, kind, job.buyer.address as Hex)
       if (created === undefined) throw new Error(`${job.buyer.address} was not deployed`)
       deployGas += (await client.getTransactionReceipt({ hash: created.transactionHash })).gasUsed
     }

@@ -136,7 +136,7 @@ export interface WalletResult {
   readonly httpFloorMs: Percentiles
   readonly sequential: WalletPhase
   readonly concurrent: WalletPhase
-  /** Key pairs, deployed Safes and Safes not deployed, one at a time (wallet-smart.ts). */
+  /** Key pairs, then Safes and thirdweb accounts deployed and not, one at a time (wallet-smart.ts). */
   readonly smartAccounts: ReadonlyArray<SmartRow>
   readonly chain: ChainResult
   readonly memory: {
@@ -582,7 +582,7 @@ const measure = async (
     log(`${settings.payments} flows, ${settings.concurrency} wallets at once…`)
     const concurrent = await phase(ctx, jobs.slice(first + settings.payments), settings.concurrency)
     log(
-      `${settings.smartPayments} flows each, one at a time: key pairs, deployed Safes, Safes not deployed…`
+      `${settings.smartPayments} flows each, one at a time: key pairs, Safes and thirdweb ERC-4337 accounts, deployed and not…`
     )
     const smartAccounts: Array<SmartRow> = []
     for (const [k, kind] of SMART_KINDS.entries()) {
@@ -656,7 +656,8 @@ export const walletSettings = (): WalletSettings => {
     chainRounds,
     // Build, start and setup, then a quarter of a second a flow (its settlement included) and
     // a round at most.
-    deadlineMs: 90_000 + (warmup + 2 * payments + chainRounds + 3 * smartPayments) * 250,
+    deadlineMs:
+      90_000 + (warmup + 2 * payments + chainRounds + SMART_KINDS.length * smartPayments) * 250,
     cpuProfileDir: process.env.BENCH_WALLET_CPU_PROF
   }
 }
