@@ -75,6 +75,16 @@ export interface ThirdwebAccount extends FactoryAccount {
 
 type AnyPublicClient = PublicClient<Transport, Chain | undefined> | Client
 
+/** What makes a factory account: the chain, its owner's key, its salt, where the contracts are. */
+export interface FactoryAccountOptions {
+  readonly client: AnyPublicClient
+  readonly owner: PrivateKeyAccount
+  /** Which of the owner's accounts: each number its own address (absent: the default one). */
+  readonly saltNonce?: bigint
+  /** The contracts' addresses: the sandbox chain's (SMART_ACCOUNT_ADDRESSES) when absent. */
+  readonly addresses?: SmartAccountAddresses
+}
+
 const SAFE_MESSAGE_TYPES = { SafeMessage: [{ name: "message", type: "bytes" }] } as const
 
 const codeOf = (client: AnyPublicClient, address: Address) =>
@@ -125,12 +135,7 @@ const factoryAccount = <K extends FactoryAccount["kind"]>(args: {
  * message)` under the Safe's own domain, `message` being the typed data's
  * EIP-712 hash; wrapped in ERC-6492 with its factory call while not deployed.
  */
-export const safeAccount = async (args: {
-  readonly client: AnyPublicClient
-  readonly owner: PrivateKeyAccount
-  readonly saltNonce?: bigint
-  readonly addresses?: SmartAccountAddresses
-}): Promise<SafeAccount> => {
+export const safeAccount = async (args: FactoryAccountOptions): Promise<SafeAccount> => {
   const client = args.client as PublicClient
   const at = args.addresses ?? SMART_ACCOUNT_ADDRESSES
   const saltNonce = args.saltNonce ?? 0n
@@ -195,12 +200,7 @@ const ACCOUNT_MESSAGE_TYPES = { AccountMessage: [{ name: "message", type: "bytes
  * `message` being the ABI encoding of the typed data's EIP-712 hash; wrapped in
  * ERC-6492 with `createAccount(owner, data)` while not deployed.
  */
-export const thirdwebAccount = async (args: {
-  readonly client: AnyPublicClient
-  readonly owner: PrivateKeyAccount
-  readonly saltNonce?: bigint
-  readonly addresses?: SmartAccountAddresses
-}): Promise<ThirdwebAccount> => {
+export const thirdwebAccount = async (args: FactoryAccountOptions): Promise<ThirdwebAccount> => {
   const client = args.client as PublicClient
   const factory = (args.addresses ?? SMART_ACCOUNT_ADDRESSES).thirdwebAccountFactory
   const data =

@@ -11,6 +11,7 @@ export {
   type DelegatedAccount,
   delegate7702,
   type FactoryAccount,
+  type FactoryAccountOptions,
   type SafeAccount,
   type SmartAccount,
   type SmartAccountAddresses,
