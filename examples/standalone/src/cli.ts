@@ -147,6 +147,8 @@ const onDatabase = (database: string) =>
             database,
             // The CLI serves no requests: the engine's default body limit.
             publicUrl: "http://localhost",
+            // A command reads little, on its own: no worker thread to start (and load) for it.
+            sqliteReadWorker: false,
             ...secrets
           }).pipe(
             Layer.mapError(databaseError(database)),
