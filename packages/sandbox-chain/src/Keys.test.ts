@@ -1,3 +1,4 @@
+import { getContractAddress } from "viem"
 import { privateKeyToAddress } from "viem/accounts"
 import { describe, expect, it } from "vitest"
 import {
@@ -6,7 +7,9 @@ import {
   COLLECTOR_ADDRESS,
   COLLECTOR_PRIVATE_KEY,
   DEPLOYER_ADDRESS,
-  DEPLOYER_PRIVATE_KEY
+  DEPLOYER_PRIVATE_KEY,
+  SMART_ACCOUNT_ADDRESSES,
+  TEST_USDC_ADDRESS
 } from "./Keys.js"
 
 describe("the sandbox chain's keys", () => {
@@ -16,5 +19,20 @@ describe("the sandbox chain's keys", () => {
     ["account deployer", ACCOUNT_DEPLOYER_PRIVATE_KEY, ACCOUNT_DEPLOYER_ADDRESS]
   ])("the %s's written-out address is its key's, checksummed", (_, key, address) => {
     expect(address).toBe(privateKeyToAddress(key))
+  })
+
+  it("each contract's written-out address is where its deployer's nonce puts it", () => {
+    const deployed = (nonce: bigint) => getContractAddress({ from: DEPLOYER_ADDRESS, nonce })
+    const factory = deployed(5n)
+    expect({ TEST_USDC_ADDRESS, ...SMART_ACCOUNT_ADDRESSES }).toEqual({
+      TEST_USDC_ADDRESS: deployed(0n),
+      safeSingleton: deployed(1n),
+      safeProxyFactory: deployed(2n),
+      safeFallbackHandler: deployed(3n),
+      simple7702Account: deployed(4n),
+      thirdwebAccountFactory: factory,
+      // The implementation the factory's constructor creates: the factory's nonce 1.
+      thirdwebAccount: getContractAddress({ from: factory, nonce: 1n })
+    })
   })
 })

@@ -2,11 +2,11 @@
  * The sandbox chain's fixed development keys. They are public: never use them,
  * or anything derived from them, on a real network.
  */
-import { type Address, getContractAddress, type Hex } from "viem"
+import type { Address, Hex } from "viem"
 
-// Each key's address is written out, not derived at load: deriving it takes the first
-// secp256k1 multiplication's tables, tens of milliseconds every process that imports this
-// (the CLI among them) would pay. Keys.test.ts checks each against its key.
+// Each key's address, and each contract's, is written out, not derived at load: deriving them
+// takes the first secp256k1 multiplication's tables and keccak's, tens of milliseconds every
+// process that imports this (the CLI among them) would pay. Keys.test.ts derives each again.
 
 /**
  * The collector: the engine's submitting key on the sandbox chain, the payee
@@ -28,9 +28,7 @@ export const DEPLOYER_PRIVATE_KEY: Hex =
 export const DEPLOYER_ADDRESS: Address = "0x0dBe442DFED2f620C77C900811d816794b5A3eC3"
 
 /** Where the test USDC lives on every sandbox chain: the deployer's nonce-0 contract. */
-export const TEST_USDC_ADDRESS = getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 0n })
-
-const THIRDWEB_ACCOUNT_FACTORY = getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 5n })
+export const TEST_USDC_ADDRESS: Address = "0x1cd2272Cf2400da5cB86ccc008e3bE381C167116"
 
 /**
  * Where the smart-account contracts live on every sandbox chain: the
@@ -39,13 +37,13 @@ const THIRDWEB_ACCOUNT_FACTORY = getContractAddress({ from: DEPLOYER_ADDRESS, no
  * its factory's constructor creates (the factory's nonce 1).
  */
 export const SMART_ACCOUNT_ADDRESSES = {
-  safeSingleton: getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 1n }),
-  safeProxyFactory: getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 2n }),
-  safeFallbackHandler: getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 3n }),
-  simple7702Account: getContractAddress({ from: DEPLOYER_ADDRESS, nonce: 4n }),
-  thirdwebAccountFactory: THIRDWEB_ACCOUNT_FACTORY,
-  thirdwebAccount: getContractAddress({ from: THIRDWEB_ACCOUNT_FACTORY, nonce: 1n })
-} as const
+  safeSingleton: "0x06C90Af8377c5C0Cb19B136A0aDB1a20600D060c",
+  safeProxyFactory: "0x52AB69f2850c9Da0Bd79d615e7c0eF1db90CC78D",
+  safeFallbackHandler: "0xeDE07dc6191611cFe0Ac287b1Bd4fA73EBe3b5E7",
+  simple7702Account: "0x7CB90C47E2b7c0aC03cfab7388928D5715076E51",
+  thirdwebAccountFactory: "0xc76fE24547C0a6091A91fafAe02E9bE9c3DeD6e6",
+  thirdwebAccount: "0xc6DA509F677f9d04982f31b24a1aFAF1572c2bcD"
+} as const satisfies Record<string, Address>
 
 /**
  * ERC-4337's EntryPoint v0.6, at its address on every public chain: what
