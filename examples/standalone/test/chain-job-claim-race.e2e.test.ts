@@ -29,6 +29,7 @@ import {
   removeSetup,
   type Served,
   startChain,
+  TEN_FIFTY,
   waitForPayment
 } from "./chain-work-support.js"
 import { client, type E2eServer, startServer } from "./e2e-support.js"
@@ -40,10 +41,7 @@ const scope = Effect.runSync(Scope.make())
 const setups: Array<EngineSetup> = []
 let chain: ChainProcess
 
-/** 10.50 USD in USDC; fees 0.10 + 1.5 % (packages/core/src/fees/Fees.ts), the rest settled. */
-const PAID = 10_500_000n
-const FEES = 100_000n + 157_500n
-const SETTLED = PAID - FEES
+const { paid: PAID, settled: SETTLED } = TEN_FIFTY
 
 beforeAll(async () => {
   requireBundles("chain")

@@ -28,6 +28,7 @@ import {
   startChain,
   startEngine,
   startRpcProxy,
+  TEN_FIFTY,
   tokenBalance,
   transfersOnChain,
   waitForPayment
@@ -42,10 +43,7 @@ const setups: Array<EngineSetup> = []
 let chain: ChainProcess
 let proxy: RpcProxy
 
-/** 10.50 USD in USDC; fees 0.10 + 1.5 % (packages/core/src/fees/Fees.ts), the rest settled. */
-const PAID = 10_500_000n
-const FEES = 100_000n + 157_500n
-const SETTLED = PAID - FEES
+const { paid: PAID, fees: FEES, settled: SETTLED } = TEN_FIFTY
 
 beforeAll(async () => {
   requireChainWorkBundles()

@@ -526,6 +526,47 @@ export const openLedger = async (
   }
 }
 
+const TEN_FIFTY_PAID = 10_500_000n
+const TEN_FIFTY_FEES = 100_000n + 157_500n
+
+/**
+ * The payment the chain-work files make: 10.50 USD paid in USDC (6 decimals) at 1:1, under
+ * engineSetup's default fees, 0.10 + 1.5 % = 0.2575 USDC (packages/core/src/fees/Fees.ts: the
+ * fixed part in major units, the percentage of the amount paid rounded half up); what the
+ * merchant is settled is the rest.
+ */
+export const TEN_FIFTY = {
+  cents: 1050,
+  paid: TEN_FIFTY_PAID,
+  fees: TEN_FIFTY_FEES,
+  settled: TEN_FIFTY_PAID - TEN_FIFTY_FEES
+} as const
+
+export interface ChainWork {
+  readonly chain: ChainProcess
+  readonly proxy: RpcProxy
+  readonly setup: EngineSetup
+  readonly engine: Instance
+  readonly shop: Shop
+}
+
+/**
+ * What a file that kills and restarts the engine opens first: the chain in its own process,
+ * the fault-injecting RPC proxy in front of it, one engine process on its own SQLite file and
+ * PAY_CONFIG (`options`), and a shop on it.
+ */
+export const openChainWork = async (
+  spawned: Array<ChildProcess>,
+  options: PayConfigOptions = {}
+): Promise<ChainWork> => {
+  requireChainWorkBundles()
+  const chain = await startChain(spawned)
+  const proxy = await startRpcProxy(chain.rpcUrl)
+  const setup = engineSetup(chain, proxy, undefined, options)
+  const engine = await startEngine("engine", setup, spawned)
+  return { chain, proxy, setup, engine, shop: await openShop(engine, setup, chain) }
+}
+
 /** Starts an engine process on the setup (its database, its PAY_CONFIG). */
 export const startEngine = (
   name: string,

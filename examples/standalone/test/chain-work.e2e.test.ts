@@ -20,21 +20,18 @@ import {
   confirmAsWallet,
   createPayment,
   type EngineSetup,
-  engineSetup,
   fundedBuyer,
   isSettled,
   kill,
   type Ledger,
   mineUntil,
+  openChainWork,
   openLedger,
-  openShop,
   removeSetup,
-  requireChainWorkBundles,
   type Shop,
   sleep,
-  startChain,
   startEngine,
-  startRpcProxy,
+  TEN_FIFTY,
   transfersOnChain,
   waitForPayment
 } from "./chain-work-support.js"
@@ -50,23 +47,10 @@ let setup: EngineSetup
 let engine: Instance
 let shop: Shop
 
-/**
- * 10.50 USD paid in USDC (6 decimals) at 1:1; fees 0.10 + 1.5 % = 0.2575 USDC
- * (packages/core/src/fees/Fees.ts: the fixed part in major units, the
- * percentage of the amount paid rounded half up; settled = paid - fees).
- */
-const CENTS = 1050
-const PAID = 10_500_000n
-const FEES = 100_000n + 157_500n
-const SETTLED = PAID - FEES
+const { cents: CENTS, paid: PAID, fees: FEES, settled: SETTLED } = TEN_FIFTY
 
 beforeAll(async () => {
-  requireChainWorkBundles()
-  chain = await startChain(spawned)
-  proxy = await startRpcProxy(chain.rpcUrl)
-  setup = engineSetup(chain, proxy, undefined, { stuckAfterSeconds: 2 })
-  engine = await startEngine("engine", setup, spawned)
-  shop = await openShop(engine, setup, chain)
+  ;({ chain, proxy, setup, engine, shop } = await openChainWork(spawned, { stuckAfterSeconds: 2 }))
 }, 120_000)
 
 afterAll(async () => {

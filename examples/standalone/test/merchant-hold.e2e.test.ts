@@ -30,6 +30,7 @@ import {
   startChain,
   startEngine,
   startRpcProxy,
+  TEN_FIFTY,
   transfersOnChain,
   waitForPayment,
   walletApi
@@ -44,9 +45,7 @@ const setups: Array<EngineSetup> = []
 let chain: ChainProcess
 let proxy: RpcProxy
 
-const CENTS = 1050
-const PAID = 10_500_000n
-const SETTLED = PAID - (100_000n + 157_500n)
+const { cents: CENTS, paid: PAID, settled: SETTLED } = TEN_FIFTY
 
 beforeAll(async () => {
   requireChainWorkBundles()

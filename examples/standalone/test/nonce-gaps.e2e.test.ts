@@ -34,6 +34,7 @@ import {
   type Shop,
   startChain,
   startEngine,
+  TEN_FIFTY,
   transfersOnChain,
   waitForPayment
 } from "./chain-work-support.js"
@@ -51,9 +52,7 @@ let B: Instance
 let shop: Shop
 
 /** 10.50 USD in USDC; fees 0.10 + 1.5 % (core fees/Fees.ts), the rest settled. */
-const CENTS = 1050
-const PAID = 10_500_000n
-const SETTLED = PAID - (100_000n + 157_500n)
+const { cents: CENTS, paid: PAID, settled: SETTLED } = TEN_FIFTY
 const PAYMENTS = 6
 
 beforeAll(async () => {

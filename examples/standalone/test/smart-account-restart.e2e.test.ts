@@ -19,17 +19,14 @@ import {
   confirmAsWallet,
   createPayment,
   type EngineSetup,
-  engineSetup,
   isSettled,
   kill,
+  openChainWork,
   openLedger,
-  openShop,
   removeSetup,
-  requireChainWorkBundles,
   type Shop,
-  startChain,
   startEngine,
-  startRpcProxy,
+  TEN_FIFTY,
   transfersOnChain,
   waitForPayment
 } from "./chain-work-support.js"
@@ -45,11 +42,8 @@ let setup: EngineSetup
 let engine: Instance
 let shop: Shop
 
-/** 10.50 USD in USDC; fees 0.10 + 1.5 % (as chain-work.e2e.test.ts). */
-const CENTS = 1050
-const PAID = 10_500_000n
-const FEES = 100_000n + 157_500n
-const SETTLED = PAID - FEES
+const { cents: CENTS, paid: PAID, settled: SETTLED } = TEN_FIFTY
+
 /** Each kind's factory call, as the proxy sees it sent, and the event that says it deployed. */
 const FACTORIES = {
   safe: {
@@ -83,13 +77,8 @@ interface CounterfactualBuyer extends Buyer {
 }
 
 beforeAll(async () => {
-  requireChainWorkBundles()
-  chain = await startChain(spawned)
+  ;({ chain, proxy, setup, engine, shop } = await openChainWork(spawned, { stuckAfterSeconds: 2 }))
   expect(chain.accountDeployerPrivateKey).toMatch(/^0x[0-9a-f]{64}$/)
-  proxy = await startRpcProxy(chain.rpcUrl)
-  setup = engineSetup(chain, proxy, undefined, { stuckAfterSeconds: 2 })
-  engine = await startEngine("engine", setup, spawned)
-  shop = await openShop(engine, setup, chain)
 }, 120_000)
 
 afterAll(async () => {
