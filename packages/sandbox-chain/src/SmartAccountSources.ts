@@ -86,6 +86,23 @@ export const readSmartAccountSource = (source: SmartAccountSource) => {
 
 const THIRDWEB_CONTRACTS = { packageName: "@thirdweb-dev/contracts", version: "3.15.0" } as const
 
+let checkedRoot: string | undefined
+
+/** The installed package's folder, once it is known to be the version named. */
+const thirdwebRoot = (): string => {
+  if (checkedRoot !== undefined) return checkedRoot
+  const require = createRequire(import.meta.url)
+  const manifest = require.resolve(`${THIRDWEB_CONTRACTS.packageName}/package.json`)
+  const installed = JSON.parse(readFileSync(manifest, "utf8")) as { version: string }
+  if (installed.version !== THIRDWEB_CONTRACTS.version) {
+    throw new Error(
+      `${THIRDWEB_CONTRACTS.packageName} is ${installed.version}, not ${THIRDWEB_CONTRACTS.version}`
+    )
+  }
+  checkedRoot = dirname(manifest)
+  return checkedRoot
+}
+
 /**
  * thirdweb's account factory, compiled from the installed package: every import is relative, so
  * a source's solc name is its path inside the package. The factory's constructor deploys the
@@ -96,17 +113,7 @@ export const THIRDWEB_ACCOUNT_FACTORY_TARGET = {
   contractName: "AccountFactory",
   sourceName: "prebuilts/account/non-upgradeable/AccountFactory.sol",
   settings: { evmVersion: "paris", optimizer: { enabled: true, runs: 20 } },
-  readSource: (path: string): string => {
-    const require = createRequire(import.meta.url)
-    const manifest = require.resolve(`${THIRDWEB_CONTRACTS.packageName}/package.json`)
-    const installed = JSON.parse(readFileSync(manifest, "utf8")) as { version: string }
-    if (installed.version !== THIRDWEB_CONTRACTS.version) {
-      throw new Error(
-        `${THIRDWEB_CONTRACTS.packageName} is ${installed.version}, not ${THIRDWEB_CONTRACTS.version}`
-      )
-    }
-    return readFileSync(join(dirname(manifest), path), "utf8")
-  }
+  readSource: (path: string): string => readFileSync(join(thirdwebRoot(), path), "utf8")
 } as const satisfies SolidityTarget
 
 /** Where the compiled factory comes from, as its artifact names it. */
