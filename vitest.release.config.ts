@@ -8,5 +8,6 @@ import base, { releaseSuites } from "./vitest.config.js"
 // (embedding in Express, Hono, Bun, plain Node, the two-tier deployment, the example wallet).
 export default defineConfig({
   ...base,
-  test: { ...base.test, include: [...releaseSuites], exclude: [] }
+  // A process per file: these install, build and spawn, and their modules are few.
+  test: { ...base.test, pool: "forks", include: [...releaseSuites], exclude: [] }
 })

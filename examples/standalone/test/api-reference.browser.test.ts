@@ -112,7 +112,9 @@ describe("the API reference page (/docs) in Chromium", () => {
 
   it("tries a request from the page: Scalar's client calls this server directly, no proxy", async () => {
     const page = await browser.newPage()
-    page.setDefaultTimeout(10_000)
+    // Scalar renders its operations from a 3 MB bundle: on a loaded two-core machine the first
+    // button has been seen to take over 10 s to appear, so each step may take most of the test's time.
+    page.setDefaultTimeout(45_000)
     await page.goto(`${server.baseUrl}/docs`)
     await page.getByRole("button", { name: /Test Request \(post \/v1\/merchants\)/ }).click()
     const answered = page.waitForResponse(
@@ -127,7 +129,7 @@ describe("the API reference page (/docs) in Chromium", () => {
     expect(browser.offLoopback).toEqual([])
     expect(browser.cspViolations).toEqual([])
     await page.close()
-  })
+  }, 120_000)
 
   it("sends a Content-Security-Policy that allows this server only, and no framing", async () => {
     const response = await fetch(`${server.baseUrl}/docs`)
