@@ -138,3 +138,51 @@ describe("a refusal of a setting the engine owns", () => {
     ])
   })
 })
+
+describe("the settings a start refuses, each value", () => {
+  // What the process tests once started the server for, one start per value: one start of
+  // process-settings.e2e now gives them all at once, the values are told apart here.
+  it.each([
+    [
+      { PAY_SANDBOX: "yes" },
+      'PAY_SANDBOX is "yes"; it must be 1 (the sandbox on any address) or 0 (loopback only, the default)'
+    ],
+    [{ PAY_SECRET: btoa("too short") }, "PAY_SECRET must be at least 32 random bytes (it holds 9)"],
+    [{ PAY_SECRET: "not base64!" }, "PAY_SECRET must be standard base64"],
+    ...["5,soon", "", "604801", Array.from({ length: 51 }, () => "1").join(",")].map(
+      (schedule) =>
+        [
+          { PAY_WEBHOOK_RETRY_SCHEDULE: schedule },
+          "; it must be up to 50 whole numbers of seconds"
+        ] as const
+    ),
+    [
+      { PAY_WEBHOOK_LEASE_SECONDS: "1" },
+      'PAY_WEBHOOK_LEASE_SECONDS is "1"; it must be from 2 to 600'
+    ],
+    ...["0", "3651", "forever"].map(
+      (days) =>
+        [
+          { PAY_BUYER_DATA_RETENTION_DAYS: days },
+          `PAY_BUYER_DATA_RETENTION_DAYS is "${days}"`
+        ] as const
+    ),
+    [{ PAY_BASE_PATH: "pay/" }, 'PAY_BASE_PATH is "pay/"; it must be empty or a path like /pay'],
+    [
+      { PAY_FETCH_ALLOW_PRIVATE: "yes" },
+      'PAY_FETCH_ALLOW_PRIVATE is "yes"; it must be 1 (on) or 0 (off, the default)'
+    ],
+    [
+      { PAY_SQLITE_READ_WORKER: "yes" },
+      'PAY_SQLITE_READ_WORKER is "yes"; it must be 1 (on, the default) or 0 (off)'
+    ]
+  ] as ReadonlyArray<readonly [Record<string, string>, string]>)(
+    "%j: one line, naming it",
+    (env, message) => {
+      const lines = linesFor(env) ?? []
+      expect(lines, JSON.stringify(lines)).toHaveLength(1)
+      expect(lines[0]).toMatch(/^error: /)
+      expect(lines[0]).toContain(message)
+    }
+  )
+})

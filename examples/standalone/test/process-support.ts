@@ -45,17 +45,22 @@ export const stop = (child: ChildProcess) =>
     child.kill("SIGTERM")
   })
 
+/** The server started with `env`, which must exit: its exit code and what it printed. */
+export const startRefused = async (env: NodeJS.ProcessEnv) => {
+  const [runtime, args] = serverCommand()
+  return await promisify(execFile)(runtime, args, { env, cwd: root, timeout: 30_000 }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => e
+  )
+}
+
 /** The server started with `env` exits with 1 at once, printing `message`. */
 export const expectStartRefused = async (
   env: NodeJS.ProcessEnv,
   message: string,
   options: { readonly oneLine?: boolean } = {}
 ) => {
-  const [runtime, args] = serverCommand()
-  const refused = await promisify(execFile)(runtime, args, { env, cwd: root }).then(
-    () => undefined,
-    (e: { code: number; stdout: string; stderr: string }) => e
-  )
+  const refused = await startRefused(env)
   expect(refused?.code).toBe(1)
   expect(`${refused?.stdout}${refused?.stderr}`).toContain(message)
   // The operator's to fix: said in one line, without a stack trace.

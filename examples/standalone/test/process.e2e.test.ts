@@ -16,7 +16,6 @@ import {
   cli,
   cliOn,
   dir,
-  expectStartRefused,
   MIGRATIONS,
   processHooks,
   refusal,
@@ -129,6 +128,16 @@ describe("npm start and the CLI", () => {
       const key = server.output().match(/\n\s+(pk_\S+)\n/)?.[1]
       const status = async (path: string, apiKey: string) =>
         (await fetch(`${server.url}${path}`, { headers: { "Api-Key": apiKey } })).status
+      /** Asks again every 100 ms until the key is refused with 401; a key never refused fails the test. */
+      const refusedSoon = async (path: string, apiKey: string) => {
+        const deadline = Date.now() + 20_000
+        let last = await status(path, apiKey)
+        while (last !== 401 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 100))
+          last = await status(path, apiKey)
+        }
+        expect(last, path).toBe(401)
+      }
       const [partner] = JSON.parse((await run("partners", "list", "--json")).stdout)
       const listed = JSON.parse(
         (await run("keys", "list", "--partner", partner.id, "--json")).stdout
@@ -159,10 +168,9 @@ describe("npm start and the CLI", () => {
       await run("keys", "revoke", listed[0].id, "--partner", partner.id)
       const revokeLast = (await run("keys", "revoke", rotated.id, "--partner", partner.id)).stdout
       expect(revokeLast).toContain(`Revoked ${rotated.id}`)
-      // Another process revoked them: refused within 5 seconds.
-      await new Promise((resolve) => setTimeout(resolve, 5000))
+      // Another process revoked them: refused once the server's cache of keys (5 s) lapses.
       for (const secret of [key!, created.secret, rotated.secret]) {
-        expect(await status("/v1/api-keys", secret)).toBe(401)
+        await refusedSoon("/v1/api-keys", secret)
       }
       const text = (await run("keys", "list", "--partner", partner.id)).stdout
       expect(text.match(/ revoked /g)).toHaveLength(3)
@@ -190,9 +198,8 @@ describe("npm start and the CLI", () => {
         ).stdout
       )
       await run("apps", "keys", "revoke", next.id, "--app", app.id)
-      await new Promise((resolve) => setTimeout(resolve, 5000))
-      expect(await status(gateway, app.apiKey)).toBe(401)
-      expect(await status(gateway, next.secret)).toBe(401)
+      await refusedSoon(gateway, app.apiKey)
+      await refusedSoon(gateway, next.secret)
 
       for (const [args, message] of [
         [["keys", "list", "--partner", "nope"], "is not a partner id"],
@@ -338,7 +345,7 @@ describe("npm start and the CLI", () => {
     expect(await stop(server.child)).toBe(0)
   }, 120_000)
 
-  it("PAY_FETCH_ALLOW_PRIVATE: off by default (a loopback logo refused, no warning); 1 with the test CA in NODE_EXTRA_CA_CERTS fetches it, with a warning; another value stops the start", async () => {
+  it("PAY_FETCH_ALLOW_PRIVATE: off by default (a loopback logo refused, no warning); 1 with the test CA in NODE_EXTRA_CA_CERTS fetches it, with a warning (another value: process-settings.e2e)", async () => {
     const logos = await startLogoServer()
     try {
       logos.set("/logo.png", await plainImage(600, "png"), "image/png")
@@ -394,18 +401,12 @@ describe("npm start and the CLI", () => {
       } finally {
         expect(await stop(open.child)).toBe(0)
       }
-
-      await expectStartRefused(
-        { ...env, PAY_FETCH_ALLOW_PRIVATE: "yes" },
-        'PAY_FETCH_ALLOW_PRIVATE is "yes"; it must be 1 (on) or 0 (off, the default)',
-        { oneLine: true }
-      )
     } finally {
       await logos.close()
     }
   }, 90_000)
 
-  it("PAY_SQLITE_READ_WORKER: lists payments and their statistics alike with the read worker (the default) and without it (0); another value stops the start", async () => {
+  it("PAY_SQLITE_READ_WORKER: lists payments and their statistics alike with the read worker (the default) and without it (0) (another value: process-settings.e2e)", async () => {
     const listed = async (readWorker: string | undefined) => {
       const env = {
         ...baseEnv,
@@ -462,10 +463,5 @@ describe("npm start and the CLI", () => {
       expect(rest.more).toBe(false)
       expect(all.stats).toEqual(rest.stats)
     }
-    await expectStartRefused(
-      { ...sqliteEnv, PAY_SQLITE_READ_WORKER: "yes" },
-      'PAY_SQLITE_READ_WORKER is "yes"; it must be 1 (on, the default) or 0 (off)',
-      { oneLine: true }
-    )
   }, 90_000)
 })
