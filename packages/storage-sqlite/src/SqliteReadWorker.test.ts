@@ -6,19 +6,19 @@
  * worker's program here is better-sqlite3's (`npm run start:bun` keeps the reads on its
  * thread).
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { type PaymentPageQuery, PaymentStore } from "@pay/core"
 import { paymentStorageContract, statisticsFixture } from "@pay/core/contracts"
 import { Effect, Exit } from "effect"
-import { build } from "esbuild"
-import { afterAll, beforeAll } from "vitest"
+import { afterAll } from "vitest"
 import { layer } from "./node.js"
 import { SqliteDatabase } from "./SqliteDatabase.js"
 import type { SqliteReadWorkerOptions } from "./SqliteReadWorker.js"
+import { bundledForTests } from "./TestBundle.testing.js"
 
 const onBun = "Bun" in globalThis
 const dir = mkdtempSync(join(tmpdir(), "pay-sqlite-read-worker-"))
@@ -26,32 +26,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 let n = 0
 const freshFile = () => join(dir, `reads-${n++}.sqlite`)
 
-// The worker's program bundled once for the file, as the standalone server ships it
-// (examples/build.mjs): each test's worker then starts in a fraction of a second, where
-// running it from its TypeScript sources through tsx took 2.5 s each, 10 s on a loaded machine.
-// Built inside the package, so the bundle finds better-sqlite3 in node_modules.
-mkdirSync(fileURLToPath(new URL("../.tmp/", import.meta.url)), { recursive: true })
-const built = mkdtempSync(join(fileURLToPath(new URL("../.tmp/", import.meta.url)), "read-worker-"))
-afterAll(() => rmSync(built, { recursive: true, force: true }))
+// The worker's program bundled, as the standalone server ships it: each test's worker starts in
+// a fraction of a second.
+// (None on Bun, where the suite is skipped.)
 const readWorker: SqliteReadWorkerOptions = {
-  script: pathToFileURL(join(built, "read-worker.mjs"))
+  script: onBun ? new URL("about:blank") : pathToFileURL(bundledForTests("read-worker-node.ts"))
 }
-beforeAll(async () => {
-  await build({
-    entryPoints: [fileURLToPath(new URL("./read-worker-node.ts", import.meta.url))],
-    outfile: fileURLToPath(readWorker.script),
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    conditions: ["@pay/source"],
-    external: ["better-sqlite3"],
-    banner: {
-      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
-    },
-    logLevel: "warning"
-  })
-}, 60_000)
 const onWorker = () => layer({ filename: freshFile(), readWorker })
 
 describe.skipIf(onBun)("SQLite reads on a worker thread", () => {

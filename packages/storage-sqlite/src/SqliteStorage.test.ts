@@ -18,10 +18,13 @@ import { afterAll, it as vitestIt } from "vitest"
 import { applyMigrations, migrations, type SqliteMigration } from "./Migrations.js"
 import { runtimeDriver, runtimeDriverName } from "./RuntimeDriver.testing.js"
 import { makeSqliteStores } from "./SqliteStores.js"
+import { bundledForTests } from "./TestBundle.testing.js"
 
 const { layer, migrateFile, openConnection } = runtimeDriver
 
 const dir = mkdtempSync(join(tmpdir(), "pay-sqlite-"))
+// Node runs the migrating processes' program bundled; Bun runs its TypeScript as it is.
+const migrateFileBundle = "Bun" in globalThis ? "" : bundledForTests("migrate-file.testing.ts")
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const engineOn = (filename: string) =>
@@ -197,12 +200,12 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
     "migrates each migration once when several processes start on a new file together",
     async () => {
       const filename = join(dir, "race.sqlite")
-      const script = join(import.meta.dirname, "migrate-file.testing.ts")
-      // Each process runs under this runtime: Bun as itself, Node through tsx.
+      // Each process runs under this runtime: Bun the TypeScript itself, Node its bundle.
       const args =
         "Bun" in globalThis
-          ? ["--conditions=@pay/source", script, filename]
-          : ["--conditions=@pay/source", "--import", "tsx", script, filename]
+          ? ["--conditions=@pay/source", join(import.meta.dirname, "migrate-file.testing.ts")]
+          : [migrateFileBundle]
+      args.push(filename)
       const outputs = await Promise.all(
         Array.from(
           { length: 4 },
