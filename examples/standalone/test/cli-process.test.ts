@@ -56,6 +56,22 @@ const launch = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = baseEnv) =
 const cli = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = baseEnv) =>
   run(process.execPath, [bundle, ...args], env)
 
+/**
+ * `check` on every item, four at a time: each runs CLI processes of its own, independent of the
+ * others', and a run of them one after another left cores idle while each started.
+ */
+const eachConcurrently = async <A>(
+  items: ReadonlyArray<A>,
+  check: (item: A) => Promise<void>
+): Promise<void> => {
+  let next = 0
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < items.length) await check(items[next++]!)
+    })
+  )
+}
+
 /** The bundle on a terminal (a pseudo-terminal from util-linux's `script`): what a person sees. */
 const onTerminal = async (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) => {
   const command = [process.execPath, bundle, ...args].map((a) => `'${a}'`).join(" ")
@@ -178,12 +194,12 @@ describe("help", async () => {
       ["secret"],
       ["migrate"]
     ]
-    for (const page of pages) {
+    await eachConcurrently(pages, async (page) => {
       const help = await cli([...page, "--help"])
       expect(help.status, page.join(" ")).toBe(0)
       expect(help.stdout, page.join(" ")).not.toMatch(DOUBLED)
       expect(help.stdout, page.join(" ")).toContain(`$ ${["pay", ...page].join(" ")}`)
-    }
+    })
     // An argument's description is its own, not its choices said again.
     const setStatus = (await cli(["merchants", "set-status", "--help"])).stdout
     expect(setStatus).toContain("  Its new status")
@@ -254,7 +270,7 @@ describe("refusals", async () => {
         "database postgres://pay@127.0.0.1:1/pay (PAY_DATABASE/--database): PgClient: Failed to connect: connect ECONNREFUSED 127.0.0.1:1"
       ]
     ]
-    for (const [args, code, message] of cases) {
+    await eachConcurrently(cases, async ([args, code, message]) => {
       const line = await refusal(cli([...args, "--json"]))
       const parsed = JSON.parse(line) as {
         error: { code: string; message: string; database?: string }
@@ -270,7 +286,7 @@ describe("refusals", async () => {
       expect(text).toContain(message)
       if (code === "not_found") expect(text.endsWith(` (database: ${database})`)).toBe(true)
       else expect(text).not.toContain("(database:")
-    }
+    })
   }, 120_000)
 
   it("refuses a mistyped SQLite path without creating it, from --database or PAY_DATABASE", async () => {
