@@ -15,10 +15,10 @@ import { type PaymentPageQuery, PaymentStore } from "@pay/core"
 import { paymentStorageContract, statisticsFixture } from "@pay/core/contracts"
 import { Effect, Exit } from "effect"
 import { afterAll } from "vitest"
+import { bundledForTests } from "../test/TestBundle.js"
 import { layer } from "./node.js"
 import { SqliteDatabase } from "./SqliteDatabase.js"
 import type { SqliteReadWorkerOptions } from "./SqliteReadWorker.js"
-import { bundledForTests } from "./TestBundle.testing.js"
 
 const onBun = "Bun" in globalThis
 const dir = mkdtempSync(join(tmpdir(), "pay-sqlite-read-worker-"))

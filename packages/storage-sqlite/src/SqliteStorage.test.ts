@@ -15,10 +15,10 @@ import {
 } from "@pay/core"
 import { Effect } from "effect"
 import { afterAll, it as vitestIt } from "vitest"
+import { bundledForTests } from "../test/TestBundle.js"
 import { applyMigrations, migrations, type SqliteMigration } from "./Migrations.js"
 import { runtimeDriver, runtimeDriverName } from "./RuntimeDriver.testing.js"
 import { makeSqliteStores } from "./SqliteStores.js"
-import { bundledForTests } from "./TestBundle.testing.js"
 
 const { layer, migrateFile, openConnection } = runtimeDriver
 
