@@ -16,7 +16,7 @@ import { Effect } from "effect"
 import { type Address, custom, type Hex, toHex } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { makeEvmChain } from "../packages/chain-evm/src/EvmChain.js"
-import { typedDataJson } from "../packages/core/src/chain/Eip3009.js"
+import { signingRequest, typedDataJson } from "../packages/core/src/chain/Permission.js"
 import type { Caip2, Caip19 } from "../packages/core/src/shared/Caip.js"
 import { COLLECTOR_PRIVATE_KEY } from "../packages/sandbox-chain/src/Keys.js"
 import type { ServerProcess } from "./server-process.js"
@@ -170,7 +170,11 @@ export const measureChain = async (options: {
       validBefore: BigInt(Math.floor(Date.now() / 1000) + 3600),
       nonce: toHex(crypto.getRandomValues(new Uint8Array(32)))
     }
-    const signature = await signTypedDataJson(buyer.key, typedDataJson(domain, auth))
+    const permission = { kind: "eip3009", authorization: auth } as const
+    const signature = await signTypedDataJson(
+      buyer.key,
+      typedDataJson(signingRequest(permission, domain.chainId, domain))
+    )
     label = "token domain (confirm, cached)"
     await run(chain.tokenDomain(asset))
     label = "balanceOf (confirm)"
@@ -180,7 +184,7 @@ export const measureChain = async (options: {
     await run(chain.codeAt(chainId, buyer.address))
     if (balance < auth.value) throw new Error(`chain round: ${buyer.address} holds ${balance}`)
     label = "estimate receiveWithAuthorization (submit)"
-    await sendAndWatch(await run(chain.receiveCall(asset, auth, signature)), "submit")
+    await sendAndWatch(await run(chain.receiveCall(asset, permission, signature)), "submit")
     label = "estimate transfer (settle)"
     await sendAndWatch(await run(chain.transferCall(asset, DESTINATION, auth.value)), "settle")
   }

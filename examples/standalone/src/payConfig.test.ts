@@ -244,3 +244,137 @@ describe("PAY_CONFIG networks' deployer", () => {
     }
   })
 })
+
+describe("PAY_CONFIG prices", () => {
+  const ETH_USD = "eip155:1:0x5f4eC3Df9cbd43714FE2740f5E3616155c5b8419"
+  const SEQUENCER = "eip155:8453:0xBCF85224fc0756B9Fa45aA7892530B47e10b6433"
+  const readPrices = (
+    prices: unknown,
+    { rates = {}, base = {} }: { rates?: unknown; base?: Record<string, unknown> } = {}
+  ) => {
+    const path = join(dir, `pay-config-${n++}.json`)
+    writeFileSync(
+      path,
+      JSON.stringify({
+        networks: [network("eip155:1"), network("eip155:8453", base)],
+        rates,
+        ...(prices === undefined ? {} : { prices })
+      })
+    )
+    return { path, result: readPayConfig(path, {}) }
+  }
+  const refusal = (result: Either.Either<unknown, string>) =>
+    Either.getLeft(result).pipe((m) => m._tag === "Some" && m.value)
+
+  it("gives the setup its feeds, pairs in capitals, and each network's sequencer feed", () => {
+    const { result } = readPrices(
+      {
+        "eth/usd": { feed: ETH_USD, maxAgeSeconds: 3600 },
+        "EUR/USD": {
+          feed: "eip155:8453:0xc91D87E81faB8f93699ECf7Ee9B44D11e1D53F0F",
+          heartbeatSeconds: 86_400,
+          fallbackToRate: true
+        }
+      },
+      { rates: { "USD/EUR": "0.92" }, base: { sequencerUptimeFeed: SEQUENCER } }
+    )
+    expect(Either.getOrThrow(result).prices).toEqual({
+      feeds: {
+        "ETH/USD": { feed: ETH_USD, maxAgeSeconds: 3600 },
+        "EUR/USD": {
+          feed: "eip155:8453:0xc91D87E81faB8f93699ECf7Ee9B44D11e1D53F0F",
+          heartbeatSeconds: 86_400,
+          fallbackToRate: true
+        }
+      },
+      sequencerUptimeFeeds: { "eip155:8453": SEQUENCER }
+    })
+  })
+
+  it("has none without a prices section: the rate table prices alone", () => {
+    expect(Either.getOrThrow(readPrices(undefined).result).prices).toBeUndefined()
+  })
+
+  it("refuses a pair that is not BASE/QUOTE, naming it", () => {
+    for (const wrong of ["ETHUSD", "ETH/USD/EUR", "ETH-X/USD", "/USD"]) {
+      expect(refusal(readPrices({ [wrong]: { feed: ETH_USD } }).result)).toBe(
+        `PAY_CONFIG: prices.${wrong} must be BASE/QUOTE (letters and digits, 1 to 16 each)`
+      )
+    }
+    expect(refusal(readPrices({ "ETH/eth": { feed: ETH_USD } }).result)).toBe(
+      "PAY_CONFIG: prices.ETH/eth must be two different currencies"
+    )
+    expect(
+      refusal(readPrices({ "ETH/USD": { feed: ETH_USD }, "eth/usd": { feed: ETH_USD } }).result)
+    ).toBe("PAY_CONFIG: prices.eth/usd: ETH/USD is given twice")
+  })
+
+  it("refuses a feed that is not a CAIP-10 account, or not on a network of the file", () => {
+    const { path, result } = readPrices({
+      "ETH/USD": { feed: "0x5f4eC3Df9cbd43714FE2740f5E3616155c5b8419" }
+    })
+    expect(refusal(result)).toBe(
+      `PAY_CONFIG ${path}: prices.ETH/USD.feed must be a CAIP-10 account id like eip155:8453:0xabc…`
+    )
+    expect(refusal(readPrices({ "ETH/USD": { feed: "eip155:1:0x1234" } }).result)).toMatch(
+      /prices\.ETH\/USD\.feed 0x1234 is not a valid EVM address/
+    )
+    expect(
+      refusal(
+        readPrices({ "ETH/USD": { feed: "eip155:10:0x13e3Ee699D1909E989722E753853AE30b17e08c5" } })
+          .result
+      )
+    ).toBe(
+      "PAY_CONFIG: prices.ETH/USD.feed is on eip155:10, which is not a network of the file (eip155:1, eip155:8453)"
+    )
+    const missing = readPrices({ "ETH/USD": { maxAgeSeconds: 60 } })
+    expect(refusal(missing.result)).toBe(
+      `PAY_CONFIG ${missing.path}: prices.ETH/USD.feed is missing`
+    )
+  })
+
+  it("refuses seconds that are not positive whole numbers, naming the field", () => {
+    for (const field of ["maxAgeSeconds", "heartbeatSeconds"]) {
+      for (const wrong of [0, -60, 1.5, "3600", null]) {
+        const { path, result } = readPrices({ "ETH/USD": { feed: ETH_USD, [field]: wrong } })
+        expect(refusal(result), `${field}: ${JSON.stringify(wrong)}`).toBe(
+          `PAY_CONFIG ${path}: prices.ETH/USD.${field} must be a positive whole number of seconds`
+        )
+      }
+    }
+  })
+
+  it("refuses fallbackToRate without the pair in rates (either way round counts), or not a boolean", () => {
+    expect(refusal(readPrices({ "ETH/USD": { feed: ETH_USD, fallbackToRate: true } }).result)).toBe(
+      "PAY_CONFIG: prices.ETH/USD.fallbackToRate needs rates to have ETH/USD (or USD/ETH)"
+    )
+    const reversed = readPrices(
+      { "ETH/USD": { feed: ETH_USD, fallbackToRate: true } },
+      { rates: { "usd/eth": "0.0003" } }
+    )
+    expect(Either.getOrThrow(reversed.result).prices?.feeds["ETH/USD"]?.fallbackToRate).toBe(true)
+    // Without the fallback, the pair need not be in rates.
+    expect(
+      Either.isRight(readPrices({ "ETH/USD": { feed: ETH_USD, fallbackToRate: false } }).result)
+    ).toBe(true)
+    const { path, result } = readPrices({ "ETH/USD": { feed: ETH_USD, fallbackToRate: "yes" } })
+    expect(refusal(result)).toBe(
+      `PAY_CONFIG ${path}: prices.ETH/USD.fallbackToRate must be true or false (a JSON boolean, not a string or a number)`
+    )
+  })
+
+  it("refuses a sequencer-uptime feed that is not on the network's own chain", () => {
+    expect(
+      refusal(
+        readPrices({ "ETH/USD": { feed: ETH_USD } }, { base: { sequencerUptimeFeed: ETH_USD } })
+          .result
+      )
+    ).toBe(
+      "PAY_CONFIG: networks.1.sequencerUptimeFeed is not on eip155:8453 (the network's own chain)"
+    )
+    const { path, result } = readPrices(undefined, { base: { sequencerUptimeFeed: "base" } })
+    expect(refusal(result)).toBe(
+      `PAY_CONFIG ${path}: networks[1].sequencerUptimeFeed must be a CAIP-10 account id like eip155:8453:0xabc…`
+    )
+  })
+})

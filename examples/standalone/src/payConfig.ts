@@ -5,7 +5,12 @@
  * sandbox chain. Every field is documented in the README.
  */
 import { readFileSync } from "node:fs"
-import type { ChainSetup, EvmNetworkConfig } from "@pay/chain-evm"
+import type {
+  ChainSetup,
+  EvmNetworkConfig,
+  PriceFeedConfig,
+  PriceFeedSettings
+} from "@pay/chain-evm"
 import {
   AmountInput,
   Caip2Schema,
@@ -14,7 +19,10 @@ import {
   chainOfCaip19,
   FeeScheduleSchema,
   GatewaySettings,
-  parseRate
+  lookup,
+  parseCaip10,
+  parseRate,
+  type RateTable
 } from "@pay/core"
 import { Either, ParseResult, Schema } from "effect"
 import { type Hex, http, isHex } from "viem"
@@ -52,6 +60,16 @@ const Token = Schema.Struct({
   iconUrl: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   priceCurrency: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(16))
 })
+
+/** A price feed's aggregator, a CAIP-10 account (`eip155:1:0x5f4e…`). */
+const FeedAccount = Schema.String.pipe(
+  Schema.filter((s) => {
+    const parsed = parseCaip10(s)
+    return Either.isLeft(parsed)
+      ? parsed.left
+      : parsed.right.chain.namespace === "eip155" || "must be on an EVM (eip155) network"
+  })
+)
 
 const Network = Schema.Struct({
   chainId: Caip2Schema,
@@ -99,6 +117,12 @@ const Network = Schema.Struct({
   deployerKeyEnv: Schema.optionalWith(Schema.String, { exact: true }),
   /** The most gas one such deployment may take (the engine's default: 500,000). */
   deploymentGasCap: Schema.optionalWith(GasCap, { exact: true }),
+  /**
+   * The L2's sequencer-uptime feed (CAIP-10 on this network): while the
+   * sequencer is down, or for an hour after it is back, this network's price
+   * feeds are not used.
+   */
+  sequencerUptimeFeed: Schema.optionalWith(FeedAccount, { exact: true }),
   tokens: Schema.Array(Token).pipe(Schema.minItems(1))
 })
 
@@ -109,6 +133,32 @@ const Rates = Schema.Record({
   value: Schema.String.pipe(
     Schema.filter((s) => Either.isRight(parseRate(s)) || "must be a positive decimal number")
   )
+})
+
+const SECONDS_MESSAGE = "must be a positive whole number of seconds"
+const Seconds = Schema.Number.annotations({ message: () => SECONDS_MESSAGE }).pipe(
+  Schema.filter((n) => (Number.isSafeInteger(n) && n > 0) || SECONDS_MESSAGE)
+)
+
+/**
+ * Live prices: a pair to its Chainlink-style feed. The pair and the checks
+ * that need the rest of the file (the feed's network, the fallback's rate)
+ * are checked in `toChainSetup`: a record key the schema refuses is only
+ * said to be "unexpected".
+ */
+const PriceFeeds = Schema.Record({
+  key: Schema.String,
+  value: Schema.Struct({
+    feed: FeedAccount,
+    maxAgeSeconds: Schema.optionalWith(Seconds, { exact: true }),
+    heartbeatSeconds: Schema.optionalWith(Seconds, { exact: true }),
+    fallbackToRate: Schema.optionalWith(
+      Schema.Boolean.annotations({
+        message: () => "must be true or false (a JSON boolean, not a string or a number)"
+      }),
+      { exact: true }
+    )
+  })
 })
 
 /**
@@ -145,6 +195,7 @@ const job = (field: keyof typeof ENGINE_FIELDS, unit: string) =>
 export const PayConfigFile = Schema.Struct({
   networks: Schema.Array(Network).pipe(Schema.minItems(1)),
   rates: Schema.optionalWith(Rates, { default: () => ({}) }),
+  prices: Schema.optionalWith(PriceFeeds, { exact: true }),
   /**
    * Left out, the engine's default applies (or PAY_QUOTE_LOCK_SECONDS). The
    * file keeps a range of its own, 10 to 3,600 whole seconds (documented so),
@@ -274,6 +325,61 @@ const deployerKeyOf = (
   return Either.right(key)
 }
 
+/**
+ * The price feeds, checked against the rest of the file: each feed on a
+ * configured network, each sequencer feed on its own network, a pair given
+ * once (case does not matter), and a fallback only to a rate the table has.
+ */
+const pricesOf = (
+  file: PayConfigFile,
+  rates: RateTable
+): Either.Either<PriceFeedSettings | undefined, string> => {
+  const chains = file.networks.map((n) => n.chainId as string)
+  const chainOf = (feed: string) => feed.slice(0, feed.lastIndexOf(":"))
+  const sequencerUptimeFeeds: Record<string, string> = {}
+  for (const [i, n] of file.networks.entries()) {
+    if (n.sequencerUptimeFeed === undefined) continue
+    if (chainOf(n.sequencerUptimeFeed) !== n.chainId) {
+      return Either.left(
+        `PAY_CONFIG: networks.${i}.sequencerUptimeFeed is not on ${n.chainId} (the network's own chain)`
+      )
+    }
+    sequencerUptimeFeeds[n.chainId] = n.sequencerUptimeFeed
+  }
+  if (file.prices === undefined) return Either.right(undefined)
+  const feeds: Record<string, PriceFeedConfig> = {}
+  for (const [given, feed] of Object.entries(file.prices)) {
+    const pair = given.toUpperCase()
+    const [base = "", quote = ""] = pair.split("/")
+    if (!/^[A-Z0-9]{1,16}\/[A-Z0-9]{1,16}$/.test(pair)) {
+      return Either.left(
+        `PAY_CONFIG: prices.${given} must be BASE/QUOTE (letters and digits, 1 to 16 each)`
+      )
+    }
+    if (base === quote) {
+      return Either.left(`PAY_CONFIG: prices.${given} must be two different currencies`)
+    }
+    if (feeds[pair] !== undefined) {
+      return Either.left(`PAY_CONFIG: prices.${given}: ${pair} is given twice`)
+    }
+    if (!chains.includes(chainOf(feed.feed))) {
+      return Either.left(
+        `PAY_CONFIG: prices.${given}.feed is on ${chainOf(feed.feed)}, which is not a network of the file (${chains.join(", ")})`
+      )
+    }
+    if (feed.fallbackToRate === true && lookup(rates, base, quote) === undefined) {
+      return Either.left(
+        `PAY_CONFIG: prices.${given}.fallbackToRate needs rates to have ${pair} (or ${quote}/${base})`
+      )
+    }
+    feeds[pair] = feed
+  }
+  return Either.right({
+    feeds,
+    ...(Object.keys(sequencerUptimeFeeds).length === 0 ? {} : { sequencerUptimeFeeds })
+  })
+}
+
 export const toChainSetup = (
   file: PayConfigFile,
   env: NodeJS.ProcessEnv
@@ -322,6 +428,8 @@ export const toChainSetup = (
   for (const [pair, value] of Object.entries(file.rates)) {
     rates[pair.toUpperCase()] = Either.getOrThrow(parseRate(value))
   }
+  const prices = pricesOf(file, rates)
+  if (Either.isLeft(prices)) return Either.left(prices.left)
   return Either.right({
     networks,
     registryNetworks: file.networks.map((n) => ({
@@ -331,6 +439,7 @@ export const toChainSetup = (
     })),
     registryTokens: file.networks.flatMap((n) => n.tokens),
     rates,
+    ...(prices.right === undefined ? {} : { prices: prices.right }),
     ...(file.fees === undefined ? {} : { fees: file.fees }),
     ...(file.jobs === undefined
       ? {}

@@ -18,6 +18,10 @@ import * as Sandbox from "@pay/sandbox-chain"
 import { Effect, type Scope } from "effect"
 import { type Hex, http, toHex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+
+/** An EIP-3009 authorization as the chain port takes it. */
+const eip3009 = (authorization: ReceiveAuthorization) =>
+  ({ kind: "eip3009", authorization }) as const
 import { makeEvmChain } from "./EvmChain.js"
 
 const setup = Effect.gen(function* () {
@@ -127,7 +131,7 @@ describe("the EVM chain adapter on the sandbox chain", () => {
           const signature = yield* Effect.promise(() => signed(buyerKey, domain, auth))
           expect(yield* isSignedByPayer(domain, auth, signature)).toBe(true)
 
-          const call = yield* chain.receiveCall(asset, auth, signature)
+          const call = yield* chain.receiveCall(asset, eip3009(auth), signature)
           expect(call.to).toBe(sandbox.token.address)
           const sent = yield* send(chain, call)
           expect(sent.hash).toMatch(/^0x[0-9a-f]{64}$/)
@@ -144,7 +148,7 @@ describe("the EVM chain adapter on the sandbox chain", () => {
           )
 
           // The same authorization again: the token refuses it before anything is sent.
-          const again = yield* Effect.flip(chain.receiveCall(asset, auth, signature))
+          const again = yield* Effect.flip(chain.receiveCall(asset, eip3009(auth), signature))
           expect(again._tag).toBe("TransferRefused")
         })
       )
@@ -163,7 +167,7 @@ describe("the EVM chain adapter on the sandbox chain", () => {
         const before = yield* Effect.promise(() =>
           sandbox.publicClient.getTransactionCount({ address: sandbox.collector.address })
         )
-        const refused = yield* Effect.flip(chain.receiveCall(asset, auth, forged))
+        const refused = yield* Effect.flip(chain.receiveCall(asset, eip3009(auth), forged))
         expect(refused._tag).toBe("TransferRefused")
         expect(
           yield* Effect.promise(() =>
@@ -198,7 +202,7 @@ describe("the EVM chain adapter on the sandbox chain", () => {
               params: [Number(auth.validBefore)]
             })
           )
-          const refused = yield* Effect.flip(chain.receiveCall(asset, auth, signature))
+          const refused = yield* Effect.flip(chain.receiveCall(asset, eip3009(auth), signature))
           expect(refused._tag).toBe("TransferRefused")
           expect(yield* chain.balanceOf(asset, buyer)).toBe(5_000_000n)
         })

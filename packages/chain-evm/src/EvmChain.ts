@@ -18,8 +18,11 @@ import {
   ChainUnavailable,
   type Eip712Domain,
   type FeeQuote,
-  RECEIVE_WITH_AUTHORIZATION_TYPES,
-  type ReceiveAuthorization,
+  type NetworkTransaction,
+  PERMIT2_ADDRESS,
+  type Permission,
+  signingRequest,
+  type TokenAuthorization,
   TransactionRejected,
   type TransactionState,
   TransferRefused,
@@ -34,6 +37,7 @@ import {
   type Hex,
   isAddressEqual,
   keccak256,
+  parseAbi,
   type PrivateKeyAccount,
   type PublicClient,
   TransactionNotFoundError,
@@ -43,6 +47,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts"
 import type { AccountDeployment } from "./AccountDeployment.js"
 import { eip3009TokenAbi } from "./Eip3009Abi.js"
+import { nonceBit, permit2Abi, permit2Calldata } from "./Permit2Call.js"
 import { receiveCalldata } from "./ReceiveCall.js"
 import { simulated, simulationRefusal, simulationRequest } from "./ReceiveSimulator.js"
 import {
@@ -85,7 +90,14 @@ export interface EvmNetworkConfig {
   readonly pollingIntervalMs?: number
   /** A transaction pending this long is replaced at a higher fee (default 60 s). */
   readonly stuckAfterMs?: number
-  readonly tokens: ReadonlyArray<Omit<ChainToken, "address">>
+  readonly tokens: ReadonlyArray<
+    Omit<ChainToken, "address" | "authorization"> & {
+      /** How buyers authorize the transfer (default `eip3009`; `permit2` for any other ERC-20). */
+      readonly authorization?: TokenAuthorization
+    }
+  >
+  /** Uniswap's Permit2 on this network (default: its canonical address, the same on most chains). */
+  readonly permit2?: Address
   /**
    * A test network, whose tokens are worth nothing (default false). When every
    * network is one, the engine runs in test mode: its payments say `livemode: false`.
@@ -133,6 +145,10 @@ const watched =
       }) as typeof inner.request
     }
   }
+
+const erc20AllowanceAbi = parseAbi([
+  "function allowance(address owner, address spender) view returns (uint256)"
+])
 
 const addressOfAsset = (asset: Caip19): Address =>
   asset.slice(asset.lastIndexOf(":") + 1) as Address
@@ -183,7 +199,12 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
           etaSeconds: config.etaSeconds,
           pollIntervalMs,
           stuckAfterMs: config.stuckAfterMs ?? 60_000,
-          tokens: config.tokens.map((t) => ({ ...t, address: addressOfAsset(t.asset) })),
+          tokens: config.tokens.map((t) => ({
+            ...t,
+            address: addressOfAsset(t.asset),
+            authorization: t.authorization ?? "eip3009"
+          })),
+          permit2: config.permit2 ?? PERMIT2_ADDRESS,
           testnet: config.testnet === true,
           ...(config.instance === undefined ? {} : { instance: config.instance }),
           ...(deployer === undefined ? {} : { deployer: deployer.address, deploymentGasCap })
@@ -310,10 +331,37 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         )
       )
 
-    const receiveCall = (asset: Caip19, auth: ReceiveAuthorization, signature: Hex) =>
-      Effect.flatMap(forAsset(asset), (c) =>
-        estimated(c, c.token.address, receiveCalldata(auth, signature))
+    const allowance = (asset: Caip19, owner: Address, spender: Address) =>
+      Effect.flatMap(forAsset(asset), ({ publicClient, network, token }) =>
+        call(network.chainId, () =>
+          publicClient.readContract({
+            address: token.address,
+            abi: erc20AllowanceAbi,
+            functionName: "allowance",
+            args: [owner, spender]
+          })
+        )
       )
+
+    /** The contract the collector calls to take the payment, and its calldata. */
+    const takeCall = (token: Address, permission: Permission, signature: Hex) =>
+      permission.kind === "eip3009"
+        ? { to: token, data: receiveCalldata(permission.authorization, signature) }
+        : { to: permission.permit2, data: permit2Calldata(permission, signature) }
+
+    const receiveCall = (asset: Caip19, permission: Permission, signature: Hex) =>
+      Effect.flatMap(forAsset(asset), (c) => {
+        const { to, data } = takeCall(c.token.address, permission, signature)
+        return estimated(c, to, data)
+      })
+
+    /** The typed data the buyer signed: the token's domain for EIP-3009, Permit2's own else. */
+    const signedRequest = (asset: Caip19, permission: Permission, numericId: number) =>
+      permission.kind === "eip3009"
+        ? Effect.map(tokenDomain(asset), (domain) =>
+            signingRequest(permission, BigInt(numericId), domain)
+          )
+        : Effect.succeed(signingRequest(permission, BigInt(numericId), undefined))
 
     /**
      * viem's verification (one `eth_call` of the ERC-6492 universal validator,
@@ -321,9 +369,9 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
      * answers `false` for a call that failed for any reason, which is the
      * buyer's fault only when the node answered with a revert.
      */
-    const verifyAuthorization = (asset: Caip19, auth: ReceiveAuthorization, signature: Hex) =>
-      Effect.flatMap(Effect.zip(forAsset(asset), tokenDomain(asset)), ([c, domain]) =>
-        Effect.suspend(() => {
+    const verifyAuthorization = (asset: Caip19, permission: Permission, signature: Hex) =>
+      Effect.flatMap(forAsset(asset), (c) =>
+        Effect.flatMap(signedRequest(asset, permission, c.numericId), (request) => {
           let failure: unknown
           const client = createPublicClient({
             chain: c.publicClient.chain,
@@ -334,13 +382,10 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
           })
           return call(c.network.chainId, async () => {
             const valid = await client.verifyTypedData({
-              address: auth.from,
-              domain,
-              types: RECEIVE_WITH_AUTHORIZATION_TYPES,
-              primaryType: "ReceiveWithAuthorization",
-              message: { ...auth },
+              ...request,
+              address: permission.authorization.from,
               signature
-            })
+            } as Parameters<typeof client.verifyTypedData>[0])
             if (!valid && failure !== undefined && !isRevert(failure)) throw failure
             return valid
           })
@@ -353,21 +398,21 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
 
     const simulateReceive = (
       asset: Caip19,
-      auth: ReceiveAuthorization,
+      permission: Permission,
       signature: Hex,
       deployment?: AccountDeployment
     ) =>
       Effect.flatMap(
         forAsset(asset),
         (c): Effect.Effect<void, ChainUnavailable | TransferRefused> => {
-          const data = receiveCalldata(auth, signature)
+          const { to: target, data } = takeCall(c.token.address, permission, signature)
           const chainId = c.network.chainId
           if (deployment === undefined) {
             return Effect.tryPromise({
               try: () =>
                 c.publicClient.call({
                   account: c.account.address,
-                  to: c.token.address,
+                  to: target,
                   data,
                   blockTag: "pending"
                 }),
@@ -384,7 +429,7 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
           }
           const request = simulationRequest(
             { collector: c.account.address, deployer: c.deployer.address },
-            c.token.address,
+            target,
             data,
             deployment
           )
@@ -557,17 +602,53 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         })
       )
 
-    const authorizationUsed = (asset: Caip19, authorizer: Address, nonce: Hex, atBlock?: bigint) =>
-      Effect.flatMap(forAsset(asset), ({ publicClient, network, token }) =>
-        call(network.chainId, () =>
+    const authorizationUsed = (asset: Caip19, permission: Permission, atBlock?: bigint) =>
+      Effect.flatMap(forAsset(asset), ({ publicClient, network, token }) => {
+        const auth = permission.authorization
+        const at = atBlock === undefined ? {} : { blockNumber: atBlock }
+        if (permission.kind === "permit2") {
+          const { wordPos, bit } = nonceBit(auth.nonce)
+          return call(network.chainId, () =>
+            publicClient
+              .readContract({
+                address: permission.permit2,
+                abi: permit2Abi,
+                functionName: "nonceBitmap",
+                args: [auth.from, wordPos],
+                ...at
+              })
+              .then((word) => (word & bit) !== 0n)
+          )
+        }
+        return call(network.chainId, () =>
           publicClient.readContract({
             address: token.address,
             abi: eip3009TokenAbi,
             functionName: "authorizationState",
-            args: [authorizer, nonce],
-            ...(atBlock === undefined ? {} : { blockNumber: atBlock })
+            args: [auth.from, auth.nonce],
+            ...at
           })
         )
+      })
+
+    const transaction = (chainId: Caip2, hash: Hex) =>
+      Effect.flatMap(forChain(chainId), (c) =>
+        call(chainId, async (): Promise<NetworkTransaction | undefined> => {
+          const tx = await c.publicClient.getTransaction({ hash }).catch((error: unknown) => {
+            if (error instanceof TransactionNotFoundError) return undefined
+            throw error
+          })
+          return tx === undefined
+            ? undefined
+            : {
+                hash: tx.hash,
+                from: tx.from,
+                to: tx.to ?? null,
+                value: tx.value,
+                input: tx.input,
+                nonce: tx.nonce
+              }
+        })
       )
 
     return Chain.of({
@@ -575,6 +656,7 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
       authorizationUsed,
       tokenDomain,
       balanceOf,
+      allowance,
       receiveCall,
       verifyAuthorization,
       simulateReceive,
@@ -586,6 +668,7 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
       fees,
       sign,
       broadcast,
-      transactionState
+      transactionState,
+      transaction
     })
   })

@@ -30,6 +30,10 @@ import {
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { eip3009TokenAbi } from "./Eip3009Abi.js"
+
+/** An EIP-3009 authorization as the chain port takes it. */
+const eip3009 = (authorization: ReceiveAuthorization) =>
+  ({ kind: "eip3009", authorization }) as const
 import { DEFAULT_DEPLOYMENT_GAS_CAP, type EvmNetworkConfig, makeEvmChain } from "./EvmChain.js"
 
 const SANDBOX = Sandbox.CAIP2_CHAIN_ID as Caip2
@@ -223,13 +227,17 @@ describe("verifyAuthorization", () => {
         const payer = yield* buyer(sandbox, 0n)
         const auth = authorizationFor(payer.address, sandbox.collector.address, 1_000_000n)
         const good = yield* signed(payer.key, domain, auth)
-        expect(yield* chain.verifyAuthorization(asset, auth, good)).toBe(true)
+        expect(yield* chain.verifyAuthorization(asset, eip3009(auth), good)).toBe(true)
         const forged = yield* signed(generatePrivateKey(), domain, auth)
-        expect(yield* chain.verifyAuthorization(asset, auth, forged)).toBe(false)
+        expect(yield* chain.verifyAuthorization(asset, eip3009(auth), forged)).toBe(false)
         // Another authorization than the one signed.
-        expect(yield* chain.verifyAuthorization(asset, { ...auth, value: 2n }, good)).toBe(false)
+        expect(yield* chain.verifyAuthorization(asset, eip3009({ ...auth, value: 2n }), good)).toBe(
+          false
+        )
         // Not 65 bytes, from an account without code: the validator reverts, which is "no".
-        expect(yield* chain.verifyAuthorization(asset, auth, `0x${"11".repeat(100)}`)).toBe(false)
+        expect(
+          yield* chain.verifyAuthorization(asset, eip3009(auth), `0x${"11".repeat(100)}`)
+        ).toBe(false)
         // ERC-6492 whose factory deploys nothing: still no account to ask, so no.
         const wrapped = serializeErc6492Signature({
           address: sandbox.token.address,
@@ -240,7 +248,7 @@ describe("verifyAuthorization", () => {
           }),
           signature: good
         })
-        expect(yield* chain.verifyAuthorization(asset, auth, wrapped)).toBe(false)
+        expect(yield* chain.verifyAuthorization(asset, eip3009(auth), wrapped)).toBe(false)
       })
     )
   )
@@ -253,7 +261,9 @@ describe("verifyAuthorization", () => {
         yield* rpc(sandbox, "hardhat_setCode", [account, ACCEPTS_ANY_SIGNATURE])
         expect(yield* chain.codeAt(SANDBOX, account)).toBe(ACCEPTS_ANY_SIGNATURE)
         const auth = authorizationFor(account, sandbox.collector.address, 1_000_000n)
-        expect(yield* chain.verifyAuthorization(asset, auth, `0x${"22".repeat(97)}`)).toBe(true)
+        expect(yield* chain.verifyAuthorization(asset, eip3009(auth), `0x${"22".repeat(97)}`)).toBe(
+          true
+        )
       })
     )
   )
@@ -280,11 +290,11 @@ describe("verifyAuthorization", () => {
         const auth = authorizationFor(payer.address, sandbox.collector.address, 1_000_000n)
         const forged = yield* signed(generatePrivateKey(), domain, auth)
         down = true
-        const failed = yield* Effect.flip(chain.verifyAuthorization(asset, auth, forged))
+        const failed = yield* Effect.flip(chain.verifyAuthorization(asset, eip3009(auth), forged))
         expect(failed._tag).toBe("ChainUnavailable")
         // A key pair's good signature is still recovered without the node.
         const good = yield* signed(payer.key, domain, auth)
-        expect(yield* chain.verifyAuthorization(asset, auth, good)).toBe(true)
+        expect(yield* chain.verifyAuthorization(asset, eip3009(auth), good)).toBe(true)
       })
     )
   })
@@ -314,7 +324,7 @@ describe("receiveCall", () => {
           yield* sandbox.faucet(account, 2_000_000n)
           const auth = authorizationFor(account, sandbox.collector.address, 1_500_000n)
           const signature: Hex = `0x${"33".repeat(130)}`
-          const call = yield* chain.receiveCall(asset, auth, signature)
+          const call = yield* chain.receiveCall(asset, eip3009(auth), signature)
           const decoded = decodeFunctionData({ abi: eip3009TokenAbi, data: call.data })
           expect(decoded.functionName).toBe("receiveWithAuthorization")
           expect(decoded.args).toEqual([
@@ -326,7 +336,7 @@ describe("receiveCall", () => {
             auth.nonce,
             signature
           ])
-          yield* chain.simulateReceive(asset, auth, signature)
+          yield* chain.simulateReceive(asset, eip3009(auth), signature)
           // Sent as the collector: the token took the bytes form.
           const { pending } = yield* chain.collectorNonce(SANDBOX)
           const tx = yield* chain.sign(SANDBOX, {
@@ -351,7 +361,7 @@ describe("receiveCall", () => {
         const payer = yield* buyer(sandbox, 1_000_000n)
         const auth = authorizationFor(payer.address, sandbox.collector.address, 1_000_000n)
         const signature = yield* signed(payer.key, domain, auth)
-        const call = yield* chain.receiveCall(asset, auth, signature)
+        const call = yield* chain.receiveCall(asset, eip3009(auth), signature)
         const decoded = decodeFunctionData({ abi: eip3009TokenAbi, data: call.data })
         expect(decoded.args).toHaveLength(9)
         expect(decoded.args?.[7]).toBe(signature.slice(0, 66))
@@ -369,15 +379,15 @@ describe("simulateReceive", () => {
           const { chain, sandbox, asset, domain } = yield* setup()
           const payer = yield* buyer(sandbox, 3_000_000n)
           const auth = authorizationFor(payer.address, sandbox.collector.address, 1_000_000n)
-          yield* chain.simulateReceive(asset, auth, yield* signed(payer.key, domain, auth))
+          yield* chain.simulateReceive(asset, eip3009(auth), yield* signed(payer.key, domain, auth))
           const forged = yield* signed(generatePrivateKey(), domain, auth)
-          const refused = yield* Effect.flip(chain.simulateReceive(asset, auth, forged))
+          const refused = yield* Effect.flip(chain.simulateReceive(asset, eip3009(auth), forged))
           expect(refused).toMatchObject({
             _tag: "TransferRefused",
             reason: "FiatTokenV2: invalid signature"
           })
           expect(yield* chain.balanceOf(asset, payer.address)).toBe(3_000_000n)
-          expect(yield* chain.authorizationUsed(asset, payer.address, auth.nonce)).toBe(false)
+          expect(yield* chain.authorizationUsed(asset, eip3009(auth))).toBe(false)
         })
       )
   )
@@ -399,9 +409,9 @@ describe("simulateReceive", () => {
             args: [payer.address, 1_000_000n]
           })
         }
-        yield* chain.simulateReceive(asset, auth, signature, deployment)
+        yield* chain.simulateReceive(asset, eip3009(auth), signature, deployment)
         // Without the factory call the buyer cannot pay: it ran, and first.
-        const alone = yield* Effect.flip(chain.simulateReceive(asset, auth, signature))
+        const alone = yield* Effect.flip(chain.simulateReceive(asset, eip3009(auth), signature))
         expect(alone._tag).toBe("TransferRefused")
         // Nothing was sent.
         expect(yield* chain.balanceOf(asset, payer.address)).toBe(0n)
@@ -430,12 +440,14 @@ describe("simulateReceive", () => {
           }
           yield* chain.simulateReceive(
             asset,
-            auth,
+            eip3009(auth),
             yield* signed(payer.key, domain, auth),
             deployment
           )
           const forged = yield* signed(generatePrivateKey(), domain, auth)
-          const refused = yield* Effect.flip(chain.simulateReceive(asset, auth, forged, deployment))
+          const refused = yield* Effect.flip(
+            chain.simulateReceive(asset, eip3009(auth), forged, deployment)
+          )
           expect(refused).toMatchObject({
             _tag: "TransferRefused",
             reason: "FiatTokenV2: invalid signature"
@@ -460,7 +472,12 @@ describe("simulateReceive", () => {
           })
         }
         const refused = yield* Effect.flip(
-          chain.simulateReceive(asset, auth, yield* signed(payer.key, domain, auth), deployment)
+          chain.simulateReceive(
+            asset,
+            eip3009(auth),
+            yield* signed(payer.key, domain, auth),
+            deployment
+          )
         )
         expect(refused._tag).toBe("TransferRefused")
         expect(refused._tag === "TransferRefused" && refused.reason).toMatch(
@@ -477,7 +494,7 @@ describe("simulateReceive", () => {
         const payer = yield* buyer(sandbox, 1_000_000n)
         const auth = authorizationFor(payer.address, sandbox.collector.address, 1_000_000n)
         const refused = yield* Effect.flip(
-          chain.simulateReceive(asset, auth, yield* signed(payer.key, domain, auth), {
+          chain.simulateReceive(asset, eip3009(auth), yield* signed(payer.key, domain, auth), {
             factory: sandbox.token.address,
             factoryData: "0x"
           })
@@ -514,7 +531,7 @@ describe("simulateReceive", () => {
         const payer = yield* buyer(sandbox, 1_000_000n)
         const auth = authorizationFor(payer.address, sandbox.collector.address, 1_000_000n)
         const failed = yield* Effect.flip(
-          chain.simulateReceive(asset, auth, yield* signed(payer.key, domain, auth), {
+          chain.simulateReceive(asset, eip3009(auth), yield* signed(payer.key, domain, auth), {
             factory: sandbox.token.address,
             factoryData: "0x"
           })

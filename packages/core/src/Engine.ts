@@ -94,6 +94,7 @@ export const noChain = Layer.succeed(
     networks: [],
     tokenDomain: (asset) => none(asset),
     balanceOf: (asset) => none(asset),
+    allowance: (asset) => none(asset),
     receiveCall: (asset) => none(asset),
     verifyAuthorization: (asset) => none(asset),
     simulateReceive: (asset) => none(asset),
@@ -106,6 +107,7 @@ export const noChain = Layer.succeed(
     sign: (chainId) => none(chainId),
     broadcast: (chainId) => none(chainId),
     transactionState: (chainId) => none(chainId),
+    transaction: (chainId) => none(chainId),
     authorizationUsed: (asset) => none(asset)
   })
 )

@@ -36,6 +36,7 @@ export {
   ChainUnavailable,
   type FeeQuote,
   livemodeOf,
+  type NetworkTransaction,
   networkOf,
   type SignedTransaction,
   TransactionRejected,
@@ -46,10 +47,8 @@ export {
 } from "./chain/Chain.js"
 export {
   type Eip712Domain,
-  isSignedByPayer,
   RECEIVE_WITH_AUTHORIZATION_TYPES,
-  type ReceiveAuthorization,
-  typedDataFromJson
+  type ReceiveAuthorization
 } from "./chain/Eip3009.js"
 export {
   accountSignatureOf,
@@ -57,6 +56,24 @@ export {
   type PayerSignature,
   parsePayerSignature
 } from "./chain/PayerSignature.js"
+export {
+  isSignedBy,
+  isSignedByPayer,
+  PAYMENT_WITNESS_TYPE,
+  PAYMENT_WITNESS_TYPE_STRING,
+  type PaymentWitness,
+  PERMIT2_ADDRESS,
+  PERMIT2_WITNESS_TYPES,
+  type Permission,
+  type PermissionSource,
+  permissionOf,
+  type SigningRequest,
+  signingRequest,
+  TOKEN_AUTHORIZATIONS,
+  type TokenAuthorization,
+  typedDataFromJson,
+  typedDataJson
+} from "./chain/Permission.js"
 export type { FreshChainRun } from "./chainwork/ChainInstances.js"
 export { ChainJobStore } from "./chainwork/ChainJobStore.js"
 export {
@@ -122,7 +139,8 @@ export type { NoOptionsCode } from "./gateway/NoOptionsCode.js"
 export type { PayableToken } from "./gateway/Offers.js"
 export {
   type PaymentOptionColumns,
-  paymentOptionFromColumns
+  paymentOptionFromColumns,
+  paymentOptionTextColumns
 } from "./gateway/PaymentOptionColumns.js"
 export { paymentIdOfSegment } from "./gateway/PaymentRef.js"
 export {
@@ -329,7 +347,15 @@ export {
   PaymentsSettings
 } from "./payments/PaymentsConfig.js"
 export { gatewayUrl } from "./payments/Views.js"
-export { lookup, Prices, parseRate, type Rate, type RateTable } from "./pricing/Pricing.js"
+export {
+  type FeedReading,
+  lookup,
+  type PriceQuote,
+  Prices,
+  parseRate,
+  type Rate,
+  type RateTable
+} from "./pricing/Pricing.js"
 export {
   bucketSettings,
   RateLimitSettings,

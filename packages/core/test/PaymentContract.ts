@@ -125,6 +125,9 @@ const anOption = (
     paymentId: payment.id,
     account: "eip155:8453:0x00000000000000000000000000000000000000b0" as Caip10,
     asset: USDC_BASE,
+    method: "eip3009",
+    approvals: [],
+    rate: null,
     authorization: {
       from: "0x00000000000000000000000000000000000000b0",
       to: "0x00000000000000000000000000000000000000c0",
@@ -817,6 +820,38 @@ export const paymentStorageContract = (
             authorization: { value: 1n, validAfter: 1_700_000_000n, validBefore: 2n ** 64n },
             expiresAt: new Date(T0 + 123_456_789),
             createdAt: new Date(T0 + 999)
+          }),
+          // Paid through Permit2 after two approvals, at a rate crossed through two feed rounds.
+          anOption(p, {
+            method: "permit2",
+            approvals: [0n, MAX_TOKEN],
+            rate: {
+              numerator: 10n ** 40n + 7n,
+              denominator: 3n,
+              readings: [
+                {
+                  pair: "EUR/USD",
+                  feed: "eip155:1:0xb49f677943BC038e9857d61E7d053CaA2C1734C1",
+                  roundId: 2n ** 80n - 1n,
+                  answer: 108_000_000n,
+                  decimals: 8,
+                  updatedAt: new Date(T0 - 86_000_000)
+                },
+                {
+                  pair: "ETH/USD",
+                  feed: "eip155:1:0x5f4eC3Df9cbd43714FE2740f5E3616155c5b8419",
+                  roundId: 18_446_744_073_709_562_000n,
+                  answer: -1n,
+                  decimals: 18,
+                  updatedAt: new Date(T0)
+                }
+              ]
+            }
+          }),
+          anOption(p, {
+            method: "permit2",
+            approvals: [MAX_TOKEN],
+            rate: { numerator: 1n, denominator: 1n, readings: [] }
           })
         ]
         yield* gateway.insertOptions(options)

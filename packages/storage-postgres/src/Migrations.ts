@@ -30,6 +30,7 @@ import settlementHeld from "./migrations/0022_settlement_held.js"
 import chainJobFailing from "./migrations/0023_chain_job_failing.js"
 import referenceStatistics from "./migrations/0024_reference_statistics.js"
 import deployJobs from "./migrations/0025_deploy_jobs.js"
+import optionMethod from "./migrations/0026_option_method.js"
 
 const byName = {
   "0001_initial": initial,
@@ -56,7 +57,8 @@ const byName = {
   "0022_settlement_held": settlementHeld,
   "0023_chain_job_failing": chainJobFailing,
   "0024_reference_statistics": referenceStatistics,
-  "0025_deploy_jobs": deployJobs
+  "0025_deploy_jobs": deployJobs,
+  "0026_option_method": optionMethod
 }
 
 export const migrations = Migrator.fromRecord(byName)

@@ -15,7 +15,8 @@ import {
   type PaymentId,
   type PaymentOption,
   type PaymentOptionColumns,
-  paymentOptionFromColumns
+  paymentOptionFromColumns,
+  paymentOptionTextColumns
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import { orDieSql } from "./PgErrors.js"
@@ -73,7 +74,8 @@ export const makePgGatewayStore = (sql: SqlClient) => {
         quoted: o.quoted,
         collect_data: o.collectData,
         created_at: o.createdAt,
-        client_id: o.clientId
+        client_id: o.clientId,
+        ...paymentOptionTextColumns(o)
       }))
     )}`
 

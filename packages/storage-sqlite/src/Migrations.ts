@@ -30,6 +30,7 @@ import rateLimits from "./migrations/0021_rate_limits.js"
 import settlementHeld from "./migrations/0022_settlement_held.js"
 import chainJobFailing from "./migrations/0023_chain_job_failing.js"
 import deployJobs from "./migrations/0024_deploy_jobs.js"
+import optionMethod from "./migrations/0025_option_method.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -63,7 +64,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 21, name: "rate_limits", apply: rateLimits },
   { id: 22, name: "settlement_held", apply: settlementHeld },
   { id: 23, name: "chain_job_failing", apply: chainJobFailing },
-  { id: 24, name: "deploy_jobs", apply: deployJobs }
+  { id: 24, name: "deploy_jobs", apply: deployJobs },
+  { id: 25, name: "option_method", apply: optionMethod }
 ]
 
 /** A migration applied by this call: its id and name. */

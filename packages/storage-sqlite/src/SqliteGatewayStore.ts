@@ -12,7 +12,8 @@ import {
   type PaymentId,
   type PaymentOption,
   type PaymentOptionColumns,
-  paymentOptionFromColumns
+  paymentOptionFromColumns,
+  paymentOptionTextColumns
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import type { GroupCommit } from "./GroupCommit.js"
@@ -59,8 +60,8 @@ export const makeSqliteGatewayStore = (
 ) => {
   const insertSql = db.prepare(`INSERT INTO payment_options (id, payment_id, account, asset, value,
       auth_from, auth_to, valid_after, valid_before, nonce, expires_at, quoted, collect_data,
-      created_at, client_id)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      created_at, client_id, method, approvals, rate)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
   const findSql = db.prepare("SELECT * FROM payment_options WHERE id = ?")
   const saveSql = db.prepare(`INSERT INTO collected_data (payment_id, account, data, collected_at)
     VALUES (?, ?, ?, ?)
@@ -102,6 +103,7 @@ export const makeSqliteGatewayStore = (
           }
           for (const o of options) {
             const a = o.authorization
+            const text = paymentOptionTextColumns(o)
             insertSql.run(
               o.id,
               o.paymentId,
@@ -117,7 +119,10 @@ export const makeSqliteGatewayStore = (
               o.quoted ? 1 : 0,
               o.collectData ? 1 : 0,
               o.createdAt.getTime(),
-              o.clientId
+              o.clientId,
+              text.method,
+              text.approvals,
+              text.rate
             )
           }
           return "inserted"

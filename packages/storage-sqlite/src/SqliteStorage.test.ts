@@ -115,7 +115,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [21, "rate_limits"],
         [22, "settlement_held"],
         [23, "chain_job_failing"],
-        [24, "deploy_jobs"]
+        [24, "deploy_jobs"],
+        [25, "option_method"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

@@ -17,6 +17,10 @@ import { type Address, getAddress, type Hex, serializeErc6492Signature } from "v
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { ACCOUNT_CODE, COLLECTOR, DEPLOYER, ScriptedChain } from "./ScriptedChain.js"
 
+/** An EIP-3009 authorization as the chain port takes it. */
+const eip3009 = (authorization: ReceiveAuthorization) =>
+  ({ kind: "eip3009", authorization }) as const
+
 const SMART = "0x00000000000000000000000000000000000005A0" as Address
 const FACTORY = getAddress("0x0000000000000000000000000000000000000fac")
 const DEPLOYMENT = { factory: FACTORY, factoryData: "0xc0ffee01" as Hex }
@@ -61,22 +65,24 @@ describe("ScriptedChain: smart accounts and the deployer", () => {
         })
       )
       expect(yield* chain.codeAt(fake.chainId, key.address)).toBe("0x")
-      expect(yield* chain.verifyAuthorization(fake.asset, auth, signature)).toBe(true)
-      expect(yield* chain.verifyAuthorization(fake.asset, { ...auth, value: 1n }, signature)).toBe(
-        false
-      )
+      expect(yield* chain.verifyAuthorization(fake.asset, eip3009(auth), signature)).toBe(true)
+      expect(
+        yield* chain.verifyAuthorization(fake.asset, eip3009({ ...auth, value: 1n }), signature)
+      ).toBe(false)
 
       // Deployed, accepting: its verdict; then refusing: the token says so too.
       const account = fake.addSmartAccount(SMART, { deployed: true })
       expect(yield* chain.codeAt(fake.chainId, SMART)).toBe(ACCOUNT_CODE)
-      expect(yield* chain.verifyAuthorization(fake.asset, authorizationOf(SMART), INNER)).toBe(true)
+      expect(
+        yield* chain.verifyAuthorization(fake.asset, eip3009(authorizationOf(SMART)), INNER)
+      ).toBe(true)
       account.accepts = () => false
-      expect(yield* chain.verifyAuthorization(fake.asset, authorizationOf(SMART), INNER)).toBe(
-        false
-      )
+      expect(
+        yield* chain.verifyAuthorization(fake.asset, eip3009(authorizationOf(SMART)), INNER)
+      ).toBe(false)
       fake.mint(SMART, 1_000_000n)
       expect(
-        yield* refusal(chain.simulateReceive(fake.asset, authorizationOf(SMART), INNER))
+        yield* refusal(chain.simulateReceive(fake.asset, eip3009(authorizationOf(SMART)), INNER))
       ).toMatch(/invalid signature/)
     })
   )
@@ -88,18 +94,18 @@ describe("ScriptedChain: smart accounts and the deployer", () => {
       fake.addSmartAccount(SMART, { deployment: DEPLOYMENT })
       fake.mint(SMART, 1_000_000n)
       const auth = authorizationOf(SMART)
-      expect(yield* chain.verifyAuthorization(fake.asset, auth, WRAPPED)).toBe(true)
-      yield* chain.simulateReceive(fake.asset, auth, INNER, DEPLOYMENT)
+      expect(yield* chain.verifyAuthorization(fake.asset, eip3009(auth), WRAPPED)).toBe(true)
+      yield* chain.simulateReceive(fake.asset, eip3009(auth), INNER, DEPLOYMENT)
       // Not deployed yet: the token cannot ask it, and nothing was deployed by the checks.
-      expect(yield* refusal(chain.receiveCall(fake.asset, auth, INNER))).toMatch(
+      expect(yield* refusal(chain.receiveCall(fake.asset, eip3009(auth), INNER))).toMatch(
         /invalid signature/
       )
       expect(fake.codeOf(SMART)).toBe("0x")
       // A factory call that deploys someone else does not make the payer's signature good.
       const other = { factory: FACTORY, factoryData: "0x99" as Hex }
-      expect(yield* refusal(chain.simulateReceive(fake.asset, auth, INNER, other))).toMatch(
-        /does not deploy the payer/
-      )
+      expect(
+        yield* refusal(chain.simulateReceive(fake.asset, eip3009(auth), INNER, other))
+      ).toMatch(/does not deploy the payer/)
     })
   )
 

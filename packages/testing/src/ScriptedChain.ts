@@ -28,6 +28,9 @@ import {
   ChainUnavailable,
   type FeeQuote,
   isSignedByPayer,
+  type NetworkTransaction,
+  PERMIT2_ADDRESS,
+  type Permission,
   parsePayerSignature,
   type ReceiveAuthorization,
   TransactionRejected,
@@ -231,9 +234,12 @@ export class ScriptedChain {
           name: "USD Coin",
           decimals: 6,
           iconUrl: null,
-          priceCurrency: "USD"
+          priceCurrency: "USD",
+          authorization: "eip3009"
         }
-      ]
+      ],
+      // No Permit2 is scripted: its tokens are EIP-3009's.
+      permit2: PERMIT2_ADDRESS
     }
     this.service = this.makeService()
     this.layer = Layer.succeed(Chain, this.service)
@@ -562,6 +568,14 @@ export class ScriptedChain {
     }
   }
 
+  /** The authorization of an EIP-3009 permission: the only kind this chain scripts. */
+  private eip3009(permission: Permission): ReceiveAuthorization {
+    if (permission.kind !== "eip3009") {
+      throw new Error("ScriptedChain scripts EIP-3009 tokens only, not Permit2")
+    }
+    return permission.authorization
+  }
+
   private makeService(): Chain["Type"] {
     return Chain.of({
       networks: [this.network],
@@ -580,10 +594,11 @@ export class ScriptedChain {
           Effect.zipRight(this.checkChain(asset)),
           Effect.map(() => this.balance(owner))
         ),
-      receiveCall: (asset, auth, signature) =>
+      receiveCall: (asset, permission, signature) =>
         this.enter("receiveCall", asset).pipe(
           Effect.zipRight(this.checkChain(asset)),
           Effect.flatMap((): Effect.Effect<ChainCall, TransferRefused> => {
+            const auth = this.eip3009(permission)
             const refused = this.receiveRefusal(auth, signature)
             if (refused !== undefined) return Effect.fail(new TransferRefused({ reason: refused }))
             const call: TxCall = {
@@ -624,18 +639,20 @@ export class ScriptedChain {
               : { number: atBlock, timestamp: this.blockTimes.get(atBlock) ?? 0n }
           )
         ),
-      authorizationUsed: (asset, authorizer, nonce, atBlock) =>
+      authorizationUsed: (asset, permission, atBlock) =>
         this.enter("authorizationUsed", asset).pipe(
           Effect.zipRight(this.checkChain(asset)),
           Effect.map(() => {
-            const usedAt = this.usedAuthorizations.get(`${authorizer.toLowerCase()}/${nonce}`)
+            const { from, nonce } = this.eip3009(permission)
+            const usedAt = this.usedAuthorizations.get(`${from.toLowerCase()}/${nonce}`)
             return usedAt !== undefined && (atBlock === undefined || usedAt <= atBlock)
           })
         ),
-      verifyAuthorization: (asset, auth, signature) =>
+      verifyAuthorization: (asset, permission, signature) =>
         this.enter("verifyAuthorization", asset).pipe(
           Effect.zipRight(this.checkChain(asset)),
           Effect.flatMap(() => {
+            const auth = this.eip3009(permission)
             const parsed = parsePayerSignature(signature)
             if (typeof parsed === "string") return Effect.succeed(false)
             if (parsed.kind !== "counterfactual") return this.signatureValid(auth, parsed.signature)
@@ -651,10 +668,11 @@ export class ScriptedChain {
             )
           })
         ),
-      simulateReceive: (asset, auth, signature, deployment) =>
+      simulateReceive: (asset, permission, signature, deployment) =>
         this.enter("simulateReceive", asset).pipe(
           Effect.zipRight(this.checkChain(asset)),
           Effect.flatMap((): Effect.Effect<void, TransferRefused> => {
+            const auth = this.eip3009(permission)
             const deploys =
               deployment === undefined ? undefined : this.accountDeployedBy(deployment)
             const account = this.accounts.get(auth.from.toLowerCase())
@@ -816,7 +834,20 @@ export class ScriptedChain {
               ? { _tag: "Pending" }
               : { _tag: "Unknown" }
           })
-        )
+        ),
+      transaction: (chainId, hash) =>
+        this.enter("transaction", chainId).pipe(
+          Effect.zipRight(this.checkChain(chainId)),
+          Effect.map((): NetworkTransaction | undefined => {
+            const tx = this.minedByHash.get(hash) ?? this.mempool.find((t) => t.hash === hash)
+            return tx === undefined
+              ? undefined
+              : { hash, from: tx.sender, to: tx.to, value: 0n, input: tx.data, nonce: tx.nonce }
+          })
+        ),
+      // No buyer here approves anything: the scripted token is paid by EIP-3009 alone.
+      allowance: (asset) =>
+        this.enter("allowance", asset).pipe(Effect.zipRight(this.checkChain(asset)), Effect.as(0n))
     })
   }
 }

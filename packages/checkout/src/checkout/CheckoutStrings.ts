@@ -119,7 +119,9 @@ const en: CheckoutStrings = {
       "The test network was restarted before the payment went through. Nothing was taken.",
     account_deployment_failed:
       "Your wallet's account could not be set up on the network. Nothing was taken.",
-    signature_rejected: "Your wallet's account no longer accepts this signature. Nothing was taken."
+    signature_rejected:
+      "Your wallet's account no longer accepts this signature. Nothing was taken.",
+    approval_failed: "Your wallet's approval of the token did not go through. Nothing was taken."
   }
 }
 
@@ -187,7 +189,8 @@ const es: CheckoutStrings = {
     chain_reset: "La red de pruebas se reinició antes de completar el pago. No se cobró nada.",
     account_deployment_failed:
       "No se pudo crear la cuenta de su billetera en la red. No se cobró nada.",
-    signature_rejected: "La cuenta de su billetera ya no acepta esta firma. No se cobró nada."
+    signature_rejected: "La cuenta de su billetera ya no acepta esta firma. No se cobró nada.",
+    approval_failed: "La aprobación del token en su billetera no se completó. No se cobró nada."
   }
 }
 

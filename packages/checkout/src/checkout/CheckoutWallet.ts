@@ -67,6 +67,15 @@ const Address = Schema.String.pipe(
 const OptionsBody = Schema.Struct({ address: Address })
 const ConfirmBody = Schema.Struct({
   optionId: Schema.String.pipe(Schema.maxLength(128)),
+  // The hashes of the Permit2 approvals the page had the wallet send first, in order.
+  approvals: Schema.optionalWith(
+    Schema.Array(
+      Schema.String.pipe(
+        Schema.pattern(/^0x[0-9a-fA-F]{64}$/, { message: () => "must be a transaction hash" })
+      )
+    ).pipe(Schema.maxItems(2)),
+    { default: () => [] }
+  ),
   // Any wallet's: a smart account's, an ERC-6492 wrapper (the gateway checks the rest).
   signature: Schema.String.pipe(
     Schema.maxLength(2 + 2 * MAX_SIGNATURE_BYTES),
@@ -101,7 +110,9 @@ export const checkoutWallet = Effect.gen(function* () {
       // Why there is none, in the page's language (the browser sends the page's Accept-Language).
       const language = languageOf(exchange.request.header("accept-language"))
       return json(200, {
-        options: offered.options.map(({ option, action, collectData }) => {
+        options: offered.options.map(({ option, actions, collectData }) => {
+          // The signature last; before it, the approvals of Permit2 the wallet sends first.
+          const action = actions[actions.length - 1]!
           const chainId = action.data.chain_id
           return {
             id: option.id,
@@ -112,6 +123,7 @@ export const checkoutWallet = Effect.gen(function* () {
             expiresAt: option.quoted ? toUnixSeconds(option.expiresAt) : null,
             signer: action.data.params[0],
             typedData: action.data.params[1],
+            transactions: actions.slice(0, -1).map((a) => a.data.params[0]),
             collectDataUrl: collectData === null ? null : relativeToPage(collectData.url)
           }
         }),
@@ -125,11 +137,14 @@ export const checkoutWallet = Effect.gen(function* () {
     Effect.gen(function* () {
       const id = exchange.pathParams.id as PaymentId
       yield* limit(id, "confirm")
-      const { optionId, signature } = yield* decodeBody(ConfirmBody, exchange.body)
+      const { optionId, approvals, signature } = yield* decodeBody(ConfirmBody, exchange.body)
       const refused = yield* gateway
         .confirm(
           id,
-          { optionId, results: [{ type: "walletRpc", data: [signature] }] },
+          {
+            optionId,
+            results: [...approvals, signature].map((data) => ({ type: "walletRpc", data: [data] }))
+          },
           CHECKOUT_WALLET
         )
         .pipe(

@@ -10,7 +10,8 @@
 import { Context, type Effect, Schema } from "effect"
 import type { Address, Hex } from "viem"
 import type { Caip2, Caip19 } from "../shared/Caip.js"
-import type { Eip712Domain, ReceiveAuthorization } from "./Eip3009.js"
+import type { Eip712Domain } from "./Eip3009.js"
+import type { Permission, TokenAuthorization } from "./Permission.js"
 
 export interface ChainToken {
   readonly asset: Caip19
@@ -24,6 +25,11 @@ export interface ChainToken {
    * USDC, `EUR` for EURC), else its own symbol, priced through the rate table.
    */
   readonly priceCurrency: string
+  /**
+   * How a buyer authorizes the transfer (Permission.ts): the token's own
+   * EIP-3009 (USDC, EURC), or Permit2 for any other ERC-20 (USDT, DAI).
+   */
+  readonly authorization: TokenAuthorization
 }
 
 export interface ChainNetwork {
@@ -43,6 +49,8 @@ export interface ChainNetwork {
   /** A transaction still pending this long is replaced (same nonce, higher fee). */
   readonly stuckAfterMs: number
   readonly tokens: ReadonlyArray<ChainToken>
+  /** Uniswap's Permit2 on this network: what a `permit2` token's buyers approve and sign for. */
+  readonly permit2: Address
   /**
    * A test network: its tokens are worth nothing (a public testnet, the
    * sandbox chain). Absent or false: a network of real money.
@@ -93,6 +101,17 @@ export interface SignedTransaction {
   readonly hash: Hex
   /** The serialized signed transaction, for `eth_sendRawTransaction`. */
   readonly raw: Hex
+}
+
+/** A transaction as the network has it (pending or mined), for checking one a buyer sent. */
+export interface NetworkTransaction {
+  readonly hash: Hex
+  readonly from: Address
+  /** Null for a contract creation. */
+  readonly to: Address | null
+  readonly value: bigint
+  readonly input: Hex
+  readonly nonce: number
 }
 
 /** What the network knows of a transaction now. */
@@ -156,39 +175,47 @@ export class Chain extends Context.Tag("@pay/core/Chain")<
     /** The token's EIP-712 domain, read from the contract (cached: it never changes). */
     readonly tokenDomain: (asset: Caip19) => Effect.Effect<Eip712Domain, ChainUnavailable>
     readonly balanceOf: (asset: Caip19, owner: Address) => Effect.Effect<bigint, ChainUnavailable>
+    /** How much of the token `owner` lets `spender` take (ERC-20 `allowance`). */
+    readonly allowance: (
+      asset: Caip19,
+      owner: Address,
+      spender: Address
+    ) => Effect.Effect<bigint, ChainUnavailable>
     /**
-     * The collector's `receiveWithAuthorization` call, checked against the
-     * next block (a call that would revert is `TransferRefused`). A 65-byte
-     * signature goes in the `v, r, s` form, any other in FiatToken v2.2's
-     * `bytes signature` form (ERC-1271 accounts); never an ERC-6492 wrapper:
-     * the caller passes the account's own signature.
+     * The collector's call that takes the payment, checked against the next
+     * block (a call that would revert is `TransferRefused`): the token's
+     * `receiveWithAuthorization` for EIP-3009 (a 65-byte signature in the
+     * `v, r, s` form, any other in FiatToken v2.2's `bytes signature` form,
+     * for ERC-1271 accounts), Permit2's `permitWitnessTransferFrom` to the
+     * collector for Permit2. Never an ERC-6492 wrapper: the caller passes the
+     * account's own signature.
      */
     readonly receiveCall: (
       asset: Caip19,
-      authorization: ReceiveAuthorization,
+      permission: Permission,
       signature: Hex
     ) => Effect.Effect<ChainCall, ChainUnavailable | TransferRefused>
     /**
-     * Whether `signature` is `authorization.from`'s, as a node checks it: an
-     * ECDSA recovery for an account without code, the account's ERC-1271
-     * `isValidSignature` for one with code (a contract, an EIP-7702
-     * delegation), and for an ERC-6492 signature the same after its factory
-     * call, simulated. One `eth_call`; nothing is sent.
+     * Whether `signature` is the payer's signature of the permission, as a
+     * node checks it: an ECDSA recovery for an account without code, the
+     * account's ERC-1271 `isValidSignature` for one with code (a contract, an
+     * EIP-7702 delegation), and for an ERC-6492 signature the same after its
+     * factory call, simulated. One `eth_call`; nothing is sent.
      */
     readonly verifyAuthorization: (
       asset: Caip19,
-      authorization: ReceiveAuthorization,
+      permission: Permission,
       signature: Hex
     ) => Effect.Effect<boolean, ChainUnavailable>
     /**
-     * The collector's `receiveWithAuthorization`, simulated (`eth_call` from
-     * the collector, nothing sent): `TransferRefused` with the token's reason
-     * when it would revert. For an account not deployed yet, `deployment` is
-     * run first in the same simulated call; `signature` is then the inner one.
+     * The collector's `receiveCall`, simulated (`eth_call` from the collector,
+     * nothing sent): `TransferRefused` with the reason when it would revert.
+     * For an account not deployed yet, `deployment` is run first in the same
+     * simulated call; `signature` is then the inner one.
      */
     readonly simulateReceive: (
       asset: Caip19,
-      authorization: ReceiveAuthorization,
+      permission: Permission,
       signature: Hex,
       deployment?: AccountDeployment
     ) => Effect.Effect<void, ChainUnavailable | TransferRefused>
@@ -245,14 +272,19 @@ export class Chain extends Context.Tag("@pay/core/Chain")<
       chainId: Caip2,
       hash: Hex
     ) => Effect.Effect<TransactionState, ChainUnavailable>
+    /** The transaction, pending or mined, as the network has it; undefined when it has none. */
+    readonly transaction: (
+      chainId: Caip2,
+      hash: Hex
+    ) => Effect.Effect<NetworkTransaction | undefined, ChainUnavailable>
     /**
-     * Whether the token has used (or cancelled) the authorizer's EIP-3009
-     * authorization `nonce`, as of block `atBlock` (the latest without it).
+     * Whether the permission's nonce is used (or cancelled), as of block
+     * `atBlock` (the latest without it): the token's EIP-3009 authorization
+     * state, or Permit2's nonce bitmap.
      */
     readonly authorizationUsed: (
       asset: Caip19,
-      authorizer: Address,
-      nonce: Hex,
+      permission: Permission,
       atBlock?: bigint
     ) => Effect.Effect<boolean, ChainUnavailable>
   }

@@ -9,7 +9,7 @@ import {
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { describe, expect, it } from "vitest"
-import { signatureOf } from "../gateway/ConfirmInput.js"
+import { confirmResultsOf } from "../gateway/ConfirmInput.js"
 import { accountSignatureOf, MAX_SIGNATURE_BYTES, parsePayerSignature } from "./PayerSignature.js"
 
 const key = privateKeyToAccount(generatePrivateKey())
@@ -65,8 +65,10 @@ describe("parsePayerSignature", () => {
   })
 })
 
-describe("signatureOf (the confirm's results)", () => {
+describe("confirmResultsOf (the confirm's results)", () => {
   const result = (signature: unknown) => [{ type: "walletRpc", data: [signature] }]
+  const signatureOf = (results: ReturnType<typeof result>) =>
+    Either.map(confirmResultsOf(results), (r) => r.signature)
   const field = (signature: unknown) => {
     const checked = signatureOf(result(signature))
     return Either.isLeft(checked) ? checked.left[0] : undefined
@@ -86,5 +88,31 @@ describe("signatureOf (the confirm's results)", () => {
     for (const bad of ["0x123", "0x", "0xzz", "1234", 42, null]) {
       expect(field(bad)?.field).toBe("results.0.data.0")
     }
+  })
+
+  const hash = `0x${"12".repeat(32)}` as Hex
+  const rpc = (data: unknown) => ({ type: "walletRpc", data: [data] })
+
+  it("takes the approvals' hashes before the signature, up to the option's approvals", () => {
+    expect(confirmResultsOf([rpc(hash), rpc(hash), rpc(ecdsa)], 2)).toEqual(
+      Either.right({ approvals: [hash, hash], signature: ecdsa })
+    )
+    // An allowance that came since the options: the wallet was given the signature alone.
+    expect(confirmResultsOf([rpc(ecdsa)], 2)).toEqual(
+      Either.right({ approvals: [], signature: ecdsa })
+    )
+  })
+
+  it("refuses more results than actions, and a hash that is none, naming the field", () => {
+    const over = confirmResultsOf([rpc(hash), rpc(ecdsa)], 0)
+    expect(Either.isLeft(over) && over.left[0]?.field).toBe("results")
+    const tooMany = confirmResultsOf([rpc(hash), rpc(hash), rpc(ecdsa)], 1)
+    expect(Either.isLeft(tooMany) && tooMany.left[0]?.message).toMatch(/1 to 2/)
+    const notHash = confirmResultsOf([rpc("0x1234"), rpc(ecdsa)], 1)
+    expect(Either.isLeft(notHash) && notHash.left[0]?.field).toBe("results.0.data.0")
+    const notRpc = confirmResultsOf([{ type: "other", data: [hash] }, rpc(ecdsa)], 1)
+    expect(Either.isLeft(notRpc) && notRpc.left[0]?.field).toBe("results.0.type")
+    const badSignature = confirmResultsOf([rpc(hash), rpc("0xzz")], 1)
+    expect(Either.isLeft(badSignature) && badSignature.left[0]?.field).toBe("results.1.data.0")
   })
 })

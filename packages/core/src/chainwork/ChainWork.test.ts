@@ -192,6 +192,9 @@ const offeredPayment = (
       paymentId: payment.id,
       account: `${CHAIN_ID}:${from}` as Caip10,
       asset: ASSET,
+      method: "eip3009",
+      approvals: [],
+      rate: null,
       authorization: {
         from,
         to: COLLECTOR,

@@ -13,8 +13,9 @@
  */
 import { Effect, Option } from "effect"
 import type { Address } from "viem"
-import { Chain, type ChainNetwork, tokenOf } from "../chain/Chain.js"
+import { Chain, type ChainNetwork, type ChainUnavailable, tokenOf } from "../chain/Chain.js"
 import { accountSignatureOf, parsePayerSignature } from "../chain/PayerSignature.js"
+import { type Permission, permissionOf } from "../chain/Permission.js"
 import { computeFees, FeesConfig, feeRuleFor } from "../fees/Fees.js"
 import { merchantPayable } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
@@ -32,7 +33,7 @@ import { Payments } from "../payments/Payments.js"
 import { addressOfCaip10, type Caip10 } from "../shared/Caip.js"
 import { ChainWorkConfig } from "./ChainWorkConfig.js"
 import { cancelCall } from "./NonceGaps.js"
-import { done, type Held, handover } from "./Step.js"
+import { again, done, type Held, handover, type Step } from "./Step.js"
 import type { Transactions } from "./Transactions.js"
 
 const addressOf = (account: Caip10) => addressOfCaip10(account) as Address
@@ -84,15 +85,19 @@ export const makeCollectStep = ({
         }
         const option = found.value
         const auth = option.authorization
+        const permission = permissionOf(option, network)
         const expiredAt = (head: { readonly timestamp: bigint }) =>
           head.timestamp >= auth.validBefore
         const failureFor = (head: { readonly timestamp: bigint }) =>
           expiredAt(head) ? ("authorization_expired" as const) : ("transaction_reverted" as const)
 
         if (held.transfers.length === 0) {
+          // The buyer's approvals of Permit2 first: the transfer cannot pass before they are in.
+          const waiting = yield* approvalsMined(payload.approvals ?? [], network, payment, auth)
+          if (waiting !== undefined) return waiting
           // The account's own signature: an ERC-6492 wrapper's inner one (its deploy job ran).
           const call = yield* callOrRefusal(
-            chain.receiveCall(option.asset, auth, accountSignatureOf(payload.signature))
+            chain.receiveCall(option.asset, permission, accountSignatureOf(payload.signature))
           )
           if (call._tag === "Call")
             return yield* sendTransfer(held, network, "call", call.call, undefined)
@@ -114,15 +119,17 @@ export const makeCollectStep = ({
             payment.id,
             expiredAt(head)
               ? "authorization_expired"
-              : refusedSignature(payload.signature, call.reason)
-                ? "signature_rejected"
-                : "transaction_reverted"
+              : (yield* approvalShort(permission, option))
+                ? "approval_failed"
+                : refusedSignature(payload.signature, call.reason)
+                  ? "signature_rejected"
+                  : "transaction_reverted"
           )
           return done
         }
 
         if (payment.status === "processing") {
-          const lapsed = yield* lapsedUnused(network, option.asset, auth)
+          const lapsed = yield* lapsedUnused(network, option.asset, permission)
           if (lapsed) {
             // Nothing can collect it any more: the payment fails now; the job goes on to
             // use its nonce (a cancel replaces the call), so no gap is left behind.
@@ -159,17 +166,62 @@ export const makeCollectStep = ({
     const lapsedUnused = (
       network: ChainNetwork,
       asset: PaymentOption["asset"],
-      auth: PaymentOption["authorization"]
+      permission: Permission
     ) =>
       Effect.gen(function* () {
+        const auth = permission.authorization
         const head = yield* chain.head(network.chainId)
         const depth = BigInt(Math.max(1, network.confirmations) - 1)
         if (head.number < depth) return false
         const settledAt = head.number - depth
         const block = depth === 0n ? head : yield* chain.head(network.chainId, settledAt)
         if (block.timestamp <= auth.validBefore) return false
-        return !(yield* chain.authorizationUsed(asset, auth.from, auth.nonce, settledAt))
+        return !(yield* chain.authorizationUsed(asset, permission, settledAt))
       })
+
+    /**
+     * Whether the buyer's approvals are mined: undefined once they all are
+     * (the transfer may go), else the step to take. One that reverted, or
+     * that no block took before the authorization expired, fails the payment
+     * (`approval_failed`); nothing was sent, so there is no nonce to use up.
+     */
+    const approvalsMined = (
+      hashes: ReadonlyArray<`0x${string}`>,
+      network: ChainNetwork,
+      payment: Payment,
+      auth: PaymentOption["authorization"]
+    ): Effect.Effect<
+      Step | undefined,
+      ChainUnavailable | Effect.Effect.Error<ReturnType<typeof fail>>
+    > =>
+      Effect.gen(function* () {
+        for (const hash of hashes) {
+          const state = yield* chain.transactionState(network.chainId, hash)
+          if (state._tag === "Mined" && state.success) continue
+          const head = yield* chain.head(network.chainId)
+          if ((state._tag === "Mined" && !state.success) || head.timestamp >= auth.validBefore) {
+            yield* Effect.logWarning(
+              `payment ${payment.id}: the buyer's approval ${hash} ${state._tag === "Mined" ? "reverted" : "was not mined before the authorization expired"}`
+            )
+            yield* fail(payment.id, "approval_failed")
+            return done
+          }
+          return again(
+            network.pollIntervalMs,
+            `waiting for the buyer's approval ${hash} to be mined`
+          )
+        }
+        return undefined
+      })
+
+    /** Whether a Permit2 transfer was refused for want of the buyer's allowance. */
+    const approvalShort = (permission: Permission, option: PaymentOption) =>
+      permission.kind !== "permit2"
+        ? Effect.succeed(false)
+        : Effect.map(
+            chain.allowance(option.asset, permission.authorization.from, permission.permit2),
+            (allowed) => allowed < permission.authorization.value
+          )
 
     const fail = (paymentId: PaymentId, failureCode: Payment["failureCode"] & string) =>
       payments

@@ -73,7 +73,12 @@ export const makeDeployStep = (
             const collect = newChainJob(
               payment.id,
               network.chainId,
-              { kind: "collect", optionId: payload.optionId, signature: payload.signature },
+              {
+                kind: "collect",
+                optionId: payload.optionId,
+                signature: payload.signature,
+                approvals: payload.approvals
+              },
               now()
             )
             if (yield* store.requeue(collect, "collect")) yield* wake

@@ -81,9 +81,10 @@ export const WalletActionView = Schema.Struct({
   type: Schema.Literal("walletRpc"),
   data: Schema.Struct({
     chain_id: Schema.String.annotations({ examples: ["eip155:8453"] }),
-    method: Schema.Literal("eth_signTypedData_v4"),
+    method: Schema.Literal("eth_signTypedData_v4", "eth_sendTransaction"),
     params: Schema.Array(Schema.String).annotations({
-      description: "[signer address, the EIP-712 typed data as a JSON string]"
+      description:
+        "eth_signTypedData_v4: [signer address, the EIP-712 typed data as a JSON string]; eth_sendTransaction: [the transaction as a JSON string: from, to, data, value, chainId] (a Permit2 option's approval, sent before the signature)"
     })
   })
 }).annotations({ identifier: "Action" })
@@ -167,7 +168,10 @@ export const ConfirmRequest = Schema.Struct({
   optionId: Schema.String,
   results: Schema.Array(
     Schema.Struct({ type: Schema.String, data: Schema.Array(Schema.Unknown) })
-  ).annotations({ description: "One result per action of the option, in order" }),
+  ).annotations({
+    description:
+      "One result per action of the option, in order: an eth_sendTransaction's transaction hash, an eth_signTypedData_v4's signature"
+  }),
   collectedData: Schema.optional(Schema.NullOr(CollectedDataInput))
 }).annotations({ identifier: "ConfirmPaymentRequest" })
 

@@ -7,10 +7,10 @@
  * in the same write; the chain work (chainwork/) submits and watches it.
  */
 import { Effect, Either, Option } from "effect"
-import { type Hex, toHex } from "viem"
-import { Chain, type ChainUnavailable, networkOf } from "../chain/Chain.js"
-import { isSignedByPayer, typedDataJson } from "../chain/Eip3009.js"
+import { encodeFunctionData, type Hex, maxUint256, parseAbi, toHex } from "viem"
+import { Chain, ChainUnavailable, networkOf } from "../chain/Chain.js"
 import { parsePayerSignature } from "../chain/PayerSignature.js"
+import { isSignedBy, permissionOf, signingRequest, typedDataJson } from "../chain/Permission.js"
 import { ChainWork, newChainJob } from "../chainwork/ChainWork.js"
 import { HttpConfig } from "../http/HttpConfig.js"
 import { merchantPayable, merchantStatusOf } from "../merchants/Merchant.js"
@@ -31,7 +31,7 @@ import {
 } from "../payments/PaymentOption.js"
 import { effectiveStatus } from "../payments/PaymentStateMachine.js"
 import { Payments } from "../payments/Payments.js"
-import { Prices, type Rate } from "../pricing/Pricing.js"
+import { type PriceQuote, Prices } from "../pricing/Pricing.js"
 import { EngineSecret } from "../secrets/EngineSecret.js"
 import { type Caip10, chainOfCaip10 } from "../shared/Caip.js"
 import { InvalidInput } from "../shared/Errors.js"
@@ -45,7 +45,7 @@ import {
   type SubmittedField
 } from "./CollectData.js"
 import { COLLECT_TOKEN_PARAM, collectDataToken, isCollectDataToken } from "./CollectDataToken.js"
-import { signatureOf, type WalletResult } from "./ConfirmInput.js"
+import { confirmResultsOf, type WalletResult } from "./ConfirmInput.js"
 import { GatewayConfig, mustCollectData } from "./GatewayConfig.js"
 import {
   ChainUnreachable,
@@ -62,15 +62,22 @@ export interface WalletIdentity {
   readonly iconUrl: string | null
 }
 
-/** An `eth_signTypedData_v4` action, as wallets receive it. */
+/**
+ * A `walletRpc` action, as wallets receive it: the typed data to sign
+ * (`eth_signTypedData_v4`: the signer, the typed data as JSON), or a
+ * transaction to send first (`eth_sendTransaction`: the transaction as JSON,
+ * a Permit2 option's approval).
+ */
 export interface WalletAction {
   readonly type: "walletRpc"
   readonly data: {
     readonly chain_id: string
-    readonly method: "eth_signTypedData_v4"
-    readonly params: readonly [string, string]
+    readonly method: "eth_signTypedData_v4" | "eth_sendTransaction"
+    readonly params: ReadonlyArray<string>
   }
 }
+
+const erc20Approve = parseAbi(["function approve(address spender, uint256 amount)"])
 
 export interface ConfirmRequest {
   readonly optionId: string
@@ -140,17 +147,86 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         return { payment, merchant: Option.getOrUndefined(merchant), at: now() }
       })
 
-    const actionOf = (option: PaymentOption) =>
+    /** The option's network, which must still be one of the engine's. */
+    const networkFor = (option: PaymentOption) => {
+      const chainId = chainOfCaip10(option.account)
+      const network = networkOf(chain.networks, chainId)
+      return network === undefined
+        ? Effect.fail(new ChainUnavailable({ chainId, message: "not a configured network" }))
+        : Effect.succeed(network)
+    }
+
+    /** What the option's buyer signs, and the typed data it signs it as. */
+    const signingFor = (option: PaymentOption) =>
+      Effect.gen(function* () {
+        const network = yield* networkFor(option)
+        const permission = permissionOf(option, network)
+        const domain =
+          permission.kind === "eip3009" ? yield* chain.tokenDomain(option.asset) : undefined
+        return {
+          network,
+          permission,
+          request: signingRequest(permission, BigInt(network.reference), domain)
+        }
+      })
+
+    /**
+     * The Permit2 approvals the buyer must send before it signs, from its
+     * allowance now (PaymentOption.approvals says why a short one is reset).
+     */
+    const approvalsFor = (option: PaymentOption) =>
+      option.method !== "permit2"
+        ? Effect.succeed<ReadonlyArray<bigint>>([])
+        : Effect.flatMap(networkFor(option), (network) =>
+            Effect.map(
+              chain.allowance(option.asset, option.authorization.from, network.permit2),
+              (allowed): ReadonlyArray<bigint> =>
+                allowed >= option.authorization.value
+                  ? []
+                  : allowed === 0n
+                    ? [maxUint256]
+                    : [0n, maxUint256]
+            )
+          )
+
+    /** The option's actions: its approvals (sent in order, gas paid by the buyer), then the signature. */
+    const actionsOf = (option: PaymentOption, approvals: ReadonlyArray<bigint>) =>
       Effect.map(
-        chain.tokenDomain(option.asset),
-        (domain): WalletAction => ({
-          type: "walletRpc",
-          data: {
-            chain_id: chainOfCaip10(option.account),
-            method: "eth_signTypedData_v4",
-            params: [option.authorization.from, typedDataJson(domain, option.authorization)]
-          }
-        })
+        signingFor(option),
+        ({ network, permission, request }): ReadonlyArray<WalletAction> => {
+          const chainId = chainOfCaip10(option.account)
+          const approve = (amount: bigint): WalletAction => ({
+            type: "walletRpc",
+            data: {
+              chain_id: chainId,
+              method: "eth_sendTransaction",
+              params: [
+                JSON.stringify({
+                  from: option.authorization.from,
+                  to: permission.kind === "permit2" ? permission.token : undefined,
+                  data: encodeFunctionData({
+                    abi: erc20Approve,
+                    functionName: "approve",
+                    args: [network.permit2, amount]
+                  }),
+                  value: "0x0",
+                  chainId: toHex(BigInt(network.reference))
+                })
+              ]
+            }
+          })
+          return [
+            ...approvals.map(approve),
+            {
+              type: "walletRpc",
+              data: {
+                chain_id: chainId,
+                method: "eth_signTypedData_v4",
+                params: [option.authorization.from, typedDataJson(request)]
+              }
+            }
+          ]
+        }
       )
 
     /**
@@ -160,7 +236,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
     const pricedFor = (payment: Payment) =>
       Effect.gen(function* () {
         const settled = yield* settlements.listByMerchant(payment.merchantId)
-        const rates = new Map<string, Rate | undefined>()
+        const rates = new Map<string, PriceQuote | undefined>()
         const unit = payment.amount.unit
         if (unit.kind === "fiat") {
           for (const network of chain.networks) {
@@ -216,16 +292,18 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
           newOptionId: () => `opt_${makeIdBody(at.getTime())}` as OptionId,
           newNonce: randomNonce
         })
-        const withActions = yield* Effect.forEach(offered, (option) =>
-          actionOf(option).pipe(
-            Effect.map((action) => ({ option, action })),
+        const withActions = yield* Effect.forEach(offered, (offer) =>
+          Effect.gen(function* () {
+            const option = { ...offer, approvals: yield* approvalsFor(offer) }
+            return { option, actions: yield* actionsOf(option, option.approvals) }
+          }).pipe(
             // The wallet gets the options that could be made (WIRE.md has no place for why one
             // is missing); the operator gets the network, the RPC host and the cause.
             Effect.catchTag("ChainUnavailable", (e) =>
               Effect.as(
                 Effect.logWarning("payment option left out: the network did not answer", {
                   paymentId: payment.id,
-                  asset: option.asset,
+                  asset: offer.asset,
                   chainId: e.chainId,
                   rpcHost: e.rpcHost ?? null,
                   errorCode: e.errorCode ?? null,
@@ -376,15 +454,16 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         const payment = yield* payments.find(id)
         const option = yield* optionOf(payment, optionId)
         yield* merchantActive(payment)
-        const action = yield* actionOf(option).pipe(
-          Effect.mapError((e) => new ChainUnreachable({ chainId: e.chainId }))
-        )
-        return [action]
+        // The allowance now: a buyer who approved since the options is not asked again (USDT
+        // would refuse a second approval of a non-zero allowance).
+        return yield* Effect.flatMap(approvalsFor(option), (approvals) =>
+          actionsOf(option, approvals)
+        ).pipe(Effect.mapError((e) => new ChainUnreachable({ chainId: e.chainId })))
       })
 
-    const notPayers = (option: PaymentOption) =>
+    const notPayers = (option: PaymentOption, field: string) =>
       InvalidInput.of(
-        "results.0.data.0",
+        field,
         `is not ${option.authorization.from}'s signature of the offered authorization`
       )
 
@@ -397,18 +476,19 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
      * the collect job is to send is the signature as stored (`stored`), and
      * whether the account must be deployed first (`deploy`).
      */
-    const checkSignature = (option: PaymentOption, sent: Hex) =>
+    const checkSignature = (option: PaymentOption, sent: Hex, field: string) =>
       Effect.gen(function* () {
         const parsed = parsePayerSignature(sent)
         if (typeof parsed === "string") {
-          return yield* InvalidInput.of("results.0.data.0", parsed)
+          return yield* InvalidInput.of(field, parsed)
         }
         const auth = option.authorization
         const chainId = chainOfCaip10(option.account)
-        const domain = yield* chain.tokenDomain(option.asset)
-        if (parsed.kind === "ecdsa" && (yield* isSignedByPayer(domain, auth, parsed.signature))) {
+        const { permission, request } = yield* signingFor(option)
+        if (parsed.kind === "ecdsa" && (yield* isSignedBy(request, auth.from, parsed.signature))) {
           return {
             payer: parsed,
+            permission,
             stored: parsed.signature,
             simulate: "if the account has code",
             deploy: false,
@@ -417,13 +497,14 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         }
         const valid = yield* chain.verifyAuthorization(
           option.asset,
-          auth,
+          permission,
           parsed.kind === "counterfactual" ? parsed.wrapped : parsed.signature
         )
-        if (!valid) return yield* notPayers(option)
+        if (!valid) return yield* notPayers(option, field)
         if (parsed.kind !== "counterfactual") {
           return {
             payer: parsed,
+            permission,
             stored: parsed.signature,
             simulate: true,
             deploy: false,
@@ -434,18 +515,80 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         const deployed = (yield* chain.codeAt(chainId, auth.from)) !== "0x"
         if (!deployed && networkOf(chain.networks, chainId)?.deployer === undefined) {
           return yield* InvalidInput.of(
-            "results.0.data.0",
+            field,
             `is an undeployed account's (ERC-6492), which this engine does not deploy on ${chainId}: deploy ${auth.from} first`
           )
         }
         return {
           payer: parsed,
+          permission,
           stored: parsed.wrapped,
           simulate: true,
           deploy: !deployed,
           deployment: parsed.deployment
         } as const
       })
+
+    /**
+     * Where the buyer's approvals of Permit2 are: each must be a transaction
+     * the network has, not reverted. Whether it approves enough is read once
+     * it is mined (its sender may be a bundler, for a smart account): by the
+     * simulation here, or by the collect job, which waits for it.
+     */
+    const approvalsSent = (option: PaymentOption, hashes: ReadonlyArray<Hex>) =>
+      Effect.gen(function* () {
+        const chainId = chainOfCaip10(option.account)
+        let pending = false
+        for (const [i, hash] of hashes.entries()) {
+          const state = yield* chain.transactionState(chainId, hash)
+          if (state._tag === "Unknown") {
+            return yield* InvalidInput.of(
+              `results.${i}.data.0`,
+              `is no transaction ${chainId} has: send the approval, then confirm with its hash`
+            )
+          }
+          if (state._tag === "Mined" && !state.success) {
+            return yield* InvalidInput.of(
+              `results.${i}.data.0`,
+              "reverted: the approval did not go through (fetch the option's actions again)"
+            )
+          }
+          if (state._tag === "Pending") pending = true
+        }
+        return pending ? ("pending" as const) : ("mined" as const)
+      })
+
+    /** A simulated transfer's refusal, said for what the buyer can do about it. */
+    const refusalOf = (option: PaymentOption, reason: string, field: string) =>
+      Effect.gen(function* () {
+        if (option.method === "permit2") {
+          const network = yield* networkFor(option)
+          const allowed = yield* chain.allowance(
+            option.asset,
+            option.authorization.from,
+            network.permit2
+          )
+          if (allowed < option.authorization.value) {
+            return InvalidInput.of(
+              "results",
+              `${option.authorization.from} has not approved Permit2 (${network.permit2}) for this amount of the token: send the approval first (fetch the option's actions again)`
+            )
+          }
+        }
+        return InvalidInput.of(
+          field,
+          `is refused by the token when it is tried on the chain: ${reason}`
+        )
+      }).pipe(
+        Effect.catchTag("ChainUnavailable", () =>
+          Effect.succeed(
+            InvalidInput.of(
+              field,
+              `is refused by the token when it is tried on the chain: ${reason}`
+            )
+          )
+        )
+      )
 
     /**
      * Checks a confirm against the option offered, then moves the payment to
@@ -460,13 +603,15 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         if (now().getTime() >= option.expiresAt.getTime()) {
           return yield* new QuoteExpired({ optionId: option.id })
         }
-        const signature = signatureOf(request.results)
-        if (Either.isLeft(signature)) {
+        const results = confirmResultsOf(request.results, option.approvals.length)
+        if (Either.isLeft(results)) {
           return yield* new InvalidInput({
-            message: `${signature.left[0]?.field}: ${signature.left[0]?.message}`,
-            issues: signature.left
+            message: `${results.left[0]?.field}: ${results.left[0]?.message}`,
+            issues: results.left
           })
         }
+        const { approvals, signature } = results.right
+        const signatureField = `results.${approvals.length}.data.0`
         const unreachable = (e: ChainUnavailable) =>
           Effect.zipRight(
             Effect.logWarning("confirm: the network did not answer", {
@@ -478,7 +623,10 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
             }),
             Effect.fail(new ChainUnreachable({ chainId: e.chainId }))
           )
-        const checked = yield* checkSignature(option, signature.right).pipe(
+        const checked = yield* checkSignature(option, signature, signatureField).pipe(
+          Effect.catchTag("ChainUnavailable", unreachable)
+        )
+        const approving = yield* approvalsSent(option, approvals).pipe(
           Effect.catchTag("ChainUnavailable", unreachable)
         )
         // A key pair's signature costs no call of its own: the code is read beside the balance.
@@ -500,25 +648,26 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
             balance: balance.toString()
           })
         }
-        if (checked.simulate === true || code !== "0x") {
+        // A Permit2 transfer is always tried (the allowance decides too), unless an approval is
+        // still pending: it cannot pass before, and the collect job waits for it.
+        const simulate =
+          option.method === "permit2"
+            ? approving === "mined"
+            : checked.simulate === true || code !== "0x"
+        if (simulate) {
           // A signature the account accepts may still be one the token refuses (an EIP-7702
           // delegate without ERC-1271, an account that checks another hash): the token decides.
           yield* chain
             .simulateReceive(
               option.asset,
-              option.authorization,
+              checked.permission,
               checked.payer.signature,
               checked.deploy ? checked.deployment : undefined
             )
             .pipe(
               Effect.catchTag("ChainUnavailable", unreachable),
               Effect.catchTag("TransferRefused", (e) =>
-                Effect.fail(
-                  InvalidInput.of(
-                    "results.0.data.0",
-                    `is refused by the token when it is tried on the chain: ${e.reason}`
-                  )
-                )
+                Effect.flatMap(refusalOf(option, e.reason, signatureField), Effect.fail)
               )
             )
         }
@@ -531,7 +680,8 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
           {
             kind: checked.deploy ? "deploy" : "collect",
             optionId: option.id,
-            signature: checked.stored
+            signature: checked.stored,
+            approvals
           },
           now()
         )

@@ -60,6 +60,9 @@ const seeded = Effect.gen(function* () {
       paymentId: payment.id,
       account,
       asset: "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19,
+      method: "eip3009",
+      approvals: [],
+      rate: null,
       authorization: {
         from: "0x00000000000000000000000000000000000000b0",
         to: "0x00000000000000000000000000000000000000c0",

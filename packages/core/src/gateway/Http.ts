@@ -100,14 +100,14 @@ export const gatewayHandlers = Effect.gen(function* () {
             )
           : null
         return json(200, {
-          options: options.map(({ option, action, collectData }) => ({
+          options: options.map(({ option, actions, collectData }) => ({
             id: option.id,
             account: option.account,
             amount: amountView(
               { unit: { kind: "token", asset: option.asset }, value: option.authorization.value },
               registry
             ),
-            actions: [action],
+            actions,
             etaS: gateway.etaSeconds(option),
             expiresAt: option.quoted ? toUnixSeconds(option.expiresAt) : null,
             collectData

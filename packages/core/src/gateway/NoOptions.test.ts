@@ -5,6 +5,7 @@ import { Either } from "effect"
 import type { Address } from "viem"
 import { describe, expect, it } from "vitest"
 import type { ChainNetwork } from "../chain/Chain.js"
+import { PERMIT2_ADDRESS } from "../chain/Permission.js"
 import type { Payment } from "../payments/Payment.js"
 import { lookup, parseRate } from "../pricing/Pricing.js"
 import type { Amount } from "../shared/Amount.js"
@@ -30,6 +31,7 @@ const sandbox: ChainNetwork = {
   pollIntervalMs: 1000,
   stuckAfterMs: 60_000,
   etaSeconds: 2,
+  permit2: PERMIT2_ADDRESS,
   tokens: [
     {
       asset: SANDBOX_USDC,
@@ -38,7 +40,8 @@ const sandbox: ChainNetwork = {
       name: "USD Coin",
       decimals: 6,
       iconUrl: null,
-      priceCurrency: "USD"
+      priceCurrency: "USD",
+      authorization: "eip3009"
     }
   ]
 }

@@ -2,6 +2,7 @@ import { Either } from "effect"
 import type { Address, Hex } from "viem"
 import { describe, expect, it } from "vitest"
 import type { ChainNetwork } from "../chain/Chain.js"
+import { PERMIT2_ADDRESS } from "../chain/Permission.js"
 import type { PartnerId } from "../identity/Partner.js"
 import type { MerchantId } from "../merchants/Merchant.js"
 import type { Payment, PaymentId } from "../payments/Payment.js"
@@ -28,6 +29,7 @@ const network = (chainId: string, tokens: ChainNetwork["tokens"]): ChainNetwork 
   pollIntervalMs: 1000,
   stuckAfterMs: 60_000,
   etaSeconds: 5,
+  permit2: PERMIT2_ADDRESS,
   tokens
 })
 const token = (asset: Caip19, symbol: string, priceCurrency: string, decimals = 6) => ({
@@ -37,7 +39,8 @@ const token = (asset: Caip19, symbol: string, priceCurrency: string, decimals = 
   name: symbol,
   decimals,
   iconUrl: null,
-  priceCurrency
+  priceCurrency,
+  authorization: "eip3009" as const
 })
 const networks = [
   network("eip155:31337", [token(usdcA, "USDC", "USD"), token(eurcA, "EURC", "EUR")]),

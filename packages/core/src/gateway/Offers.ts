@@ -10,7 +10,7 @@ import { type ChainNetwork, type ChainToken, networkOf } from "../chain/Chain.js
 import type { ReceiveAuthorization } from "../chain/Eip3009.js"
 import type { Payment } from "../payments/Payment.js"
 import type { OptionId, PaymentOption } from "../payments/PaymentOption.js"
-import { convert, type Rate } from "../pricing/Pricing.js"
+import { convert, type PriceQuote } from "../pricing/Pricing.js"
 import { addressOfCaip10, type Caip10, type Caip19, chainOfCaip10 } from "../shared/Caip.js"
 
 export interface OfferInput {
@@ -20,7 +20,7 @@ export interface OfferInput {
   /** Assets the merchant has a live crypto settlement for. */
   readonly settledAssets: ReadonlySet<string>
   /** `1 from = rate to`, or undefined when the engine has no price. */
-  readonly rate: (from: string, to: string) => Rate | undefined
+  readonly rate: (from: string, to: string) => PriceQuote | undefined
   readonly now: Date
   readonly quoteLockMs: number
   readonly collectData: boolean
@@ -43,21 +43,26 @@ const seconds = (date: Date): bigint => BigInt(Math.floor(date.getTime() / 1000)
  */
 const wholeSecond = (date: Date): Date => new Date(Math.floor(date.getTime() / 1000) * 1000)
 
-/** The token amount that pays `payment`, and whether a rate was used; undefined if none can. */
+/** The token amount that pays `payment`, and the rate used, if any; undefined if none can. */
 const priceIn = (
   payment: Payment,
   token: { readonly asset: Caip19; readonly decimals: number; readonly priceCurrency: string },
   rate: OfferInput["rate"]
-): { readonly value: bigint; readonly quoted: boolean } | undefined => {
+):
+  | { readonly value: bigint; readonly quoted: boolean; readonly rate: PriceQuote | null }
+  | undefined => {
   const unit = payment.amount.unit
   if (unit.kind === "token") {
-    return unit.asset === token.asset ? { value: payment.amount.value, quoted: false } : undefined
+    return unit.asset === token.asset
+      ? { value: payment.amount.value, quoted: false, rate: null }
+      : undefined
   }
   const r = rate(unit.currency.code, token.priceCurrency)
   if (r === undefined) return undefined
   return {
     value: convert(payment.amount.value, unit.currency.decimals, r, token.decimals),
-    quoted: true
+    quoted: true,
+    rate: r
   }
 }
 
@@ -68,6 +73,8 @@ export interface PayableToken {
   /** In the token's minor units, at the current price for a fiat payment. */
   readonly value: bigint
   readonly quoted: boolean
+  /** The rate `value` was converted at; null for a payment asked in the token. */
+  readonly rate: PriceQuote | null
 }
 
 /**
@@ -82,9 +89,7 @@ export const payableTokens = (
     network.tokens.flatMap((token): ReadonlyArray<PayableToken> => {
       if (!input.settledAssets.has(token.asset)) return []
       const price = priceIn(input.payment, token, input.rate)
-      return price === undefined || price.value <= 0n
-        ? []
-        : [{ network, token, value: price.value, quoted: price.quoted }]
+      return price === undefined || price.value <= 0n ? [] : [{ network, token, ...price }]
     })
   )
 
@@ -120,7 +125,11 @@ export const offers = (input: OfferInput): ReadonlyArray<PaymentOption> => {
         paymentId: payment.id,
         account,
         asset: token.asset,
+        method: token.authorization,
         authorization,
+        // Read from the chain by the gateway: whether the buyer's allowance covers it.
+        approvals: [],
+        rate: price.rate,
         expiresAt,
         quoted: price.quoted,
         collectData: input.collectData,

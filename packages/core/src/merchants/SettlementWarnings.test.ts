@@ -10,6 +10,7 @@ import { partnerWithMerchant } from "../../test/PartnerFixture.js"
 import { unitGround } from "../../test/UnitLayers.js"
 import { embedderActor } from "../audit/AuditEntry.js"
 import { Chain, type ChainNetwork } from "../chain/Chain.js"
+import { PERMIT2_ADDRESS } from "../chain/Permission.js"
 import { Partners } from "../partners/Partners.js"
 import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
 import { defaultNetworks, defaultTokens, makeTokenRegistry } from "../shared/TokenRegistry.js"
@@ -37,6 +38,7 @@ const sandbox: ChainNetwork = {
   pollIntervalMs: 1000,
   stuckAfterMs: 60_000,
   etaSeconds: 2,
+  permit2: PERMIT2_ADDRESS,
   testnet: true,
   tokens: [
     {
@@ -46,7 +48,8 @@ const sandbox: ChainNetwork = {
       name: "USD Coin",
       decimals: 6,
       iconUrl: null,
-      priceCurrency: "USD"
+      priceCurrency: "USD",
+      authorization: "eip3009"
     }
   ]
 }

@@ -37,6 +37,11 @@ export interface CollectPayload {
   /** The option confirmed: its authorization is what was signed. */
   readonly optionId: string
   readonly signature: Hex
+  /**
+   * A Permit2 option's approvals, as the buyer's wallet sent them (their
+   * hashes): the transfer is sent once they are mined. Absent: none.
+   */
+  readonly approvals?: ReadonlyArray<Hex> | undefined
 }
 
 export interface SettlePayload {
@@ -57,6 +62,8 @@ export interface DeployPayload {
   readonly optionId: string
   /** The whole ERC-6492 signature: its factory and calldata deploy the account. */
   readonly signature: Hex
+  /** As a collect's: handed on to the collect job queued once the account is deployed. */
+  readonly approvals?: ReadonlyArray<Hex> | undefined
 }
 
 export type ChainJobPayload = CollectPayload | SettlePayload | DeployPayload
@@ -81,7 +88,14 @@ export const payloadToJson = (payload: ChainJobPayload): string =>
           amount: payload.amount.toString(),
           ...(payload.release === true ? { release: true } : {})
         }
-      : { kind: payload.kind, optionId: payload.optionId, signature: payload.signature }
+      : {
+          kind: payload.kind,
+          optionId: payload.optionId,
+          signature: payload.signature,
+          ...(payload.approvals === undefined || payload.approvals.length === 0
+            ? {}
+            : { approvals: payload.approvals })
+        }
   )
 
 /** A stored payload back: its JSON text, or the object a JSON column gives. */
@@ -99,7 +113,8 @@ export const payloadFromJson = (
     : {
         kind: p.kind === "deploy" ? "deploy" : "collect",
         optionId: p.optionId as string,
-        signature: p.signature as Hex
+        signature: p.signature as Hex,
+        ...(Array.isArray(p.approvals) ? { approvals: p.approvals as ReadonlyArray<Hex> } : {})
       }
 }
 

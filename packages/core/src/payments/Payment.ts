@@ -61,7 +61,13 @@ export const FAILURE_CODES = [
    * (an owner removed, a delegation switched), or deployed otherwise than
    * its ERC-6492 signature said.
    */
-  "signature_rejected"
+  "signature_rejected",
+  /**
+   * The buyer's approval of Permit2 (the transaction it sent before
+   * signing a Permit2 payment) reverted, or never reached a block before
+   * the option expired: nothing was taken.
+   */
+  "approval_failed"
 ] as const
 export type FailureCode = (typeof FAILURE_CODES)[number]
 

@@ -1,11 +1,14 @@
 /**
  * A payment option: one way for one buyer account to pay one payment, with
- * the exact EIP-3009 authorization the wallet is asked to sign. Options are
+ * the exact authorization the wallet is asked to sign (EIP-3009's, or a
+ * Permit2 transfer's: chain/Permission.ts). Options are
  * stored when offered, so a confirm is checked against what was offered (the
  * amount, the payee, the time window), never against what the wallet echoes.
  */
 import { type Brand, Context, type Effect, type Option } from "effect"
 import type { ReceiveAuthorization } from "../chain/Eip3009.js"
+import type { TokenAuthorization } from "../chain/Permission.js"
+import type { PriceQuote } from "../pricing/Pricing.js"
 import type { Caip10, Caip19 } from "../shared/Caip.js"
 import type { PaymentId } from "./Payment.js"
 
@@ -19,8 +22,23 @@ export interface PaymentOption {
   readonly paymentId: PaymentId
   readonly account: Caip10
   readonly asset: Caip19
+  /** How the buyer authorizes the transfer: what it signs (chain/Permission.ts). */
+  readonly method: TokenAuthorization
   /** The token amount, in the token's minor units: `authorization.value`. */
   readonly authorization: ReceiveAuthorization
+  /**
+   * The ERC-20 `approve(Permit2, amount)` transactions the buyer sends
+   * before it signs, in order: none when its allowance covers the payment
+   * (and for EIP-3009); the most there is when it has none; zero first when
+   * it has some, short (USDT refuses to change one non-zero allowance to
+   * another, and a token does not say whether it does).
+   */
+  readonly approvals: ReadonlyArray<bigint>
+  /**
+   * The rate a fiat price was converted at, frozen for the option, with the
+   * feed rounds it was read from; null when the payment was asked in the token.
+   */
+  readonly rate: PriceQuote | null
   /**
    * When the quote goes stale (confirm answers 409 `quote_expired`): the
    * authorization's `validBefore`, never after the payment's own expiry.

@@ -57,8 +57,12 @@ describe("pricing", () => {
   it.effect("serves a table through the port", () =>
     Effect.gen(function* () {
       const prices = yield* Prices
-      expect(yield* prices.rate("USD", "USD")).toEqual({ numerator: 1n, denominator: 1n })
-      expect(yield* prices.rate("USD", "EUR")).toEqual({ numerator: 100n, denominator: 108n })
+      expect(yield* prices.rate("USD", "USD")).toEqual({ numerator: 1n, denominator: 1n, readings: [] })
+      expect(yield* prices.rate("USD", "EUR")).toEqual({
+        numerator: 100n,
+        denominator: 108n,
+        readings: []
+      })
       expect(yield* prices.rate("USD", "JPY")).toBeUndefined()
     }).pipe(Effect.provide(Prices.fromTable({ "EUR/USD": rate("1.08") })))
   )

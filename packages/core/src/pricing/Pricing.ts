@@ -36,11 +36,43 @@ export interface RateTable {
   readonly [pair: string]: Rate
 }
 
+/**
+ * One round of an on-chain price feed (a Chainlink-style aggregator), as a
+ * quote was computed from it: stored with each option priced from it, so a
+ * payment can say which round its price came from.
+ */
+export interface FeedReading {
+  /** The pair the feed prices, as configured: `ETH/USD` (1 ETH = answer USD). */
+  readonly pair: string
+  /** The aggregator, as a CAIP-10 account: `eip155:1:0x5f4e…`. */
+  readonly feed: string
+  readonly roundId: bigint
+  /** The feed's answer, in units of 10^-decimals. */
+  readonly answer: bigint
+  readonly decimals: number
+  /** When the round was last updated, as the feed reports it. */
+  readonly updatedAt: Date
+}
+
+/** A rate, with where it came from. */
+export interface PriceQuote extends Rate {
+  /**
+   * The feed rounds the rate was computed from (two for a rate crossed
+   * through a third currency); none when it came from the operator's rate
+   * table, or is a currency's 1:1 with itself.
+   */
+  readonly readings: ReadonlyArray<FeedReading>
+}
+
 export class Prices extends Context.Tag("@pay/core/Prices")<
   Prices,
   {
-    /** How many units of `to` one unit of `from` is worth; undefined when unknown. */
-    readonly rate: (from: string, to: string) => Effect.Effect<Rate | undefined>
+    /**
+     * How many units of `to` one unit of `from` is worth; undefined when
+     * unknown, or when the source refuses to price it now (a stale feed):
+     * the options it would price are left out, never priced wrong.
+     */
+    readonly rate: (from: string, to: string) => Effect.Effect<PriceQuote | undefined>
   }
 >() {
   /** Prices from a fixed table: each currency at 1:1 with itself, a pair either way round. */
@@ -52,12 +84,12 @@ export class Prices extends Context.Tag("@pay/core/Prices")<
   }
 }
 
-export const lookup = (table: RateTable, from: string, to: string): Rate | undefined => {
-  if (from === to) return { numerator: 1n, denominator: 1n }
+export const lookup = (table: RateTable, from: string, to: string): PriceQuote | undefined => {
+  if (from === to) return { numerator: 1n, denominator: 1n, readings: [] }
   const direct = table[`${from}/${to}`]
-  if (direct !== undefined) return direct
+  if (direct !== undefined) return { ...direct, readings: [] }
   const reverse = table[`${to}/${from}`]
-  return reverse === undefined ? undefined : invert(reverse)
+  return reverse === undefined ? undefined : { ...invert(reverse), readings: [] }
 }
 
 /** Ceiling division of non-negative bigints. */

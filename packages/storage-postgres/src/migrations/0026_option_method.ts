@@ -1,0 +1,19 @@
+/**
+ * How each option is paid (core chain/Permission.ts): `method` (EIP-3009, or
+ * Permit2 for tokens without it), the Permit2 approvals the buyer sends first
+ * (`approvals`, decimal amounts, comma-separated, in order: empty for none)
+ * and the rate a fiat price was converted at with the feed rounds it came
+ * from (`rate`, JSON; null for a price asked in the token). Options stored
+ * before were all EIP-3009, needed no approval, and kept no rate. Adding
+ * columns with constant defaults rewrites no rows.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+export default Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE payment_options
+    ADD COLUMN method text NOT NULL DEFAULT 'eip3009' CHECK (method IN ('eip3009', 'permit2')),
+    ADD COLUMN approvals text NOT NULL DEFAULT '',
+    ADD COLUMN rate text`
+})
