@@ -378,3 +378,26 @@ describe("PAY_CONFIG prices", () => {
     )
   })
 })
+
+describe("PAY_CONFIG tokens' authorization", () => {
+  const withToken = (extra: Record<string, unknown>) => {
+    const n = network("eip155:1")
+    return read([{ ...n, tokens: [{ ...n.tokens[0], ...extra }] }])
+  }
+
+  it("is EIP-3009 unless the token says Permit2, and the network's tokens carry it", () => {
+    const tokensOf = (result: ReturnType<typeof read>["result"]) =>
+      Effect.runSync(makeEvmChain(Either.getOrThrow(result).networks)).networks[0]!.tokens
+    expect(tokensOf(withToken({}).result)[0]!.authorization).toBe("eip3009")
+    expect(tokensOf(withToken({ authorization: "permit2" }).result)[0]!.authorization).toBe(
+      "permit2"
+    )
+  })
+
+  it("refuses any other, naming the field and what it may be", () => {
+    const { result } = withToken({ authorization: "permit" })
+    expect(Either.isLeft(result) && result.left).toMatch(
+      /networks\[0\]\.tokens\[0\]\.authorization must be one of "eip3009", "permit2"/
+    )
+  })
+})

@@ -22,7 +22,9 @@ import {
   lookup,
   parseCaip10,
   parseRate,
-  type RateTable
+  type RateTable,
+  TOKEN_AUTHORIZATIONS,
+  type TokenAuthorization
 } from "@pay/core"
 import { Either, ParseResult, Schema } from "effect"
 import { type Hex, http, isHex } from "viem"
@@ -52,13 +54,29 @@ const GasCap = Schema.declare(
   )
 )
 
+// One message for every value refused, rather than one per literal tried.
+const TokenAuthorizationField = Schema.String.pipe(
+  Schema.filter(
+    (s): s is TokenAuthorization => (TOKEN_AUTHORIZATIONS as ReadonlyArray<string>).includes(s),
+    { message: () => `must be one of ${TOKEN_AUTHORIZATIONS.map((a) => `"${a}"`).join(", ")}` }
+  )
+)
+
 const Token = Schema.Struct({
   asset: Caip19Schema,
   symbol: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(16)),
   name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)),
   decimals: Schema.Int.pipe(Schema.between(0, 77)),
   iconUrl: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
-  priceCurrency: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(16))
+  priceCurrency: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(16)),
+  /**
+   * How buyers authorize the transfer: the token's own EIP-3009 (USDC, EURC:
+   * the default), or Uniswap's Permit2 for any other ERC-20 (USDT, DAI).
+   */
+  authorization: Schema.optionalWith(TokenAuthorizationField, {
+    default: () => "eip3009" as const,
+    exact: true
+  })
 })
 
 /** A price feed's aggregator, a CAIP-10 account (`eip155:1:0x5f4e…`). */

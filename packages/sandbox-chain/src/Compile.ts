@@ -1,11 +1,12 @@
 /**
  * Compiles the sandbox's Solidity with solc-js (offline: the compiler ships
  * inside the `solc` package), each source read from this package or from
- * node_modules. Two targets: contracts/TestUSDC.sol (`npm run compile -w
- * @pay/sandbox-chain`) and thirdweb's ERC-4337 account factory from its npm
- * sources (`npm run accounts -w @pay/sandbox-chain`, SmartAccountSources.ts).
- * Both scripts write a committed artifact; the tests that check an artifact
- * against its sources use the same compile.
+ * node_modules. The targets: the contracts in contracts/ (`npm run compile -w
+ * @pay/sandbox-chain`, SANDBOX_CONTRACT_TARGETS) and thirdweb's ERC-4337
+ * account factory from its npm sources (`npm run accounts -w
+ * @pay/sandbox-chain`, SmartAccountSources.ts). Both scripts write committed
+ * artifacts; the tests that check an artifact against its sources use the same
+ * compile.
  */
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
@@ -45,17 +46,40 @@ export interface CompiledContract<S extends SolcSettings = SolcSettings> {
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..")
 
-/** The sandbox's test USDC, with OpenZeppelin 5 from node_modules (which needs cancun). */
-export const TEST_USDC_TARGET = {
-  contractName: "TestUSDC",
-  sourceName: "contracts/TestUSDC.sol",
-  settings: { evmVersion: "cancun", optimizer: { enabled: true, runs: 200 } },
-  readSource: (path: string): string =>
-    readFileSync(
-      path === "contracts/TestUSDC.sol" ? join(packageRoot, path) : require.resolve(path),
-      "utf8"
-    )
-} as const satisfies SolidityTarget
+// OpenZeppelin 5 needs cancun; the sandbox's own contracts are compiled the same way.
+const SETTINGS = { evmVersion: "cancun", optimizer: { enabled: true, runs: 200 } } as const
+
+/** One of this package's contracts/: its own source from here, imports from node_modules. */
+const contractTarget = <N extends string>(contractName: N) => {
+  const sourceName = `contracts/${contractName}.sol` as const
+  return {
+    contractName,
+    sourceName,
+    settings: SETTINGS,
+    readSource: (path: string): string =>
+      readFileSync(path === sourceName ? join(packageRoot, path) : require.resolve(path), "utf8")
+  } as const satisfies SolidityTarget
+}
+
+/** The sandbox's test USDC, with OpenZeppelin 5 from node_modules. */
+export const TEST_USDC_TARGET = contractTarget("TestUSDC")
+/** A USDT whose transfers and approve return nothing; no imports. */
+export const TEST_USDT_TARGET = contractTarget("TestUSDT")
+/** An 18-decimal DAI, OpenZeppelin 5's ERC20. */
+export const TEST_DAI_TARGET = contractTarget("TestDAI")
+/** Permit2's signature transfers, our own implementation; no imports. */
+export const SANDBOX_PERMIT2_TARGET = contractTarget("SandboxPermit2")
+/** A Chainlink-style price (and sequencer-uptime) feed; no imports. */
+export const SANDBOX_PRICE_FEED_TARGET = contractTarget("SandboxPriceFeed")
+
+/** Every contract of contracts/, each compiled to src/<contractName>.artifact.ts. */
+export const SANDBOX_CONTRACT_TARGETS = [
+  TEST_USDC_TARGET,
+  TEST_USDT_TARGET,
+  TEST_DAI_TARGET,
+  SANDBOX_PERMIT2_TARGET,
+  SANDBOX_PRICE_FEED_TARGET
+] as const
 
 interface SolcError {
   readonly severity: "error" | "warning" | "info"
@@ -141,5 +165,5 @@ export const compileSolidity = <T extends SolidityTarget>(
   }
 }
 
-/** Compiles contracts/TestUSDC.sol. */
+/** Compiles contracts/TestUSDC.sol (its artifact test calls it). */
 export const compileTestUsdc = () => compileSolidity(TEST_USDC_TARGET)

@@ -8,8 +8,12 @@ import {
   COLLECTOR_PRIVATE_KEY,
   DEPLOYER_ADDRESS,
   DEPLOYER_PRIVATE_KEY,
+  PRICE_FEED_ADDRESSES,
+  SANDBOX_PERMIT2_DEPLOYED_ADDRESS,
   SMART_ACCOUNT_ADDRESSES,
-  TEST_USDC_ADDRESS
+  TEST_DAI_ADDRESS,
+  TEST_USDC_ADDRESS,
+  TEST_USDT_ADDRESS
 } from "./Keys.js"
 
 describe("the sandbox chain's keys", () => {
@@ -33,6 +37,18 @@ describe("the sandbox chain's keys", () => {
       thirdwebAccountFactory: factory,
       // The implementation the factory's constructor creates: the factory's nonce 1.
       thirdwebAccount: getContractAddress({ from: factory, nonce: 1n })
+    })
+    expect({
+      TEST_USDT_ADDRESS,
+      TEST_DAI_ADDRESS,
+      SANDBOX_PERMIT2_DEPLOYED_ADDRESS,
+      ...PRICE_FEED_ADDRESSES
+    }).toEqual({
+      TEST_USDT_ADDRESS: deployed(6n),
+      TEST_DAI_ADDRESS: deployed(7n),
+      SANDBOX_PERMIT2_DEPLOYED_ADDRESS: deployed(8n),
+      "ETH/USD": deployed(9n),
+      "EUR/USD": deployed(10n)
     })
   })
 })

@@ -20,8 +20,9 @@ export const COLLECTOR_ADDRESS: Address = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb
 
 /**
  * The deployer: keccak256("pay-engine sandbox-chain deployer"). It deploys the
- * test USDC as its first transaction when the chain starts, so the token's
- * address never changes, and it alone may mint (the faucet).
+ * test USDC as its first transaction when the chain starts, then the other
+ * contracts, so their addresses never change; it alone may mint (the faucet)
+ * and move the price feeds.
  */
 export const DEPLOYER_PRIVATE_KEY: Hex =
   "0xaca457e23d146bcc73a113b5b85f8af05d16aa36d69cb1c7880ff19876f79799"
@@ -43,6 +44,31 @@ export const SMART_ACCOUNT_ADDRESSES = {
   simple7702Account: "0x7CB90C47E2b7c0aC03cfab7388928D5715076E51",
   thirdwebAccountFactory: "0xc76fE24547C0a6091A91fafAe02E9bE9c3DeD6e6",
   thirdwebAccount: "0xc6DA509F677f9d04982f31b24a1aFAF1572c2bcD"
+} as const satisfies Record<string, Address>
+
+/**
+ * The tokens paid through Permit2 rather than EIP-3009, the deployer's nonce 6
+ * and 7 contracts: a test USDT (no return values, Tether's approve rule) and
+ * an 18-decimal test DAI. Deployed at start after the smart-account contracts,
+ * before any mint.
+ */
+export const TEST_USDT_ADDRESS: Address = "0xAeA7703447C872C13Cdd0E845905C7Cc1193A3FD"
+export const TEST_DAI_ADDRESS: Address = "0x1FB43ad5007A3A9a6286f0b8eCB86E7F9841553f"
+
+/**
+ * Permit2's address on every chain Uniswap deployed it to, which wallets and
+ * its SDK (`PERMIT2_ADDRESS`) sign for: the sandbox puts its own Permit2
+ * (contracts/SandboxPermit2.sol) there by copying the runtime code of the
+ * deployer's nonce-8 contract, `SANDBOX_PERMIT2_DEPLOYED_ADDRESS`.
+ */
+export const PERMIT2_ADDRESS: Address = "0x000000000022D473030F116dDEE9F6B43aC78BA3"
+export const SANDBOX_PERMIT2_DEPLOYED_ADDRESS: Address =
+  "0x76226295458CE12291C3733b6145eBC6138D19ba"
+
+/** The price feeds (contracts/SandboxPriceFeed.sol, 8 decimals): the deployer's nonce 9 and 10 contracts. */
+export const PRICE_FEED_ADDRESSES = {
+  "ETH/USD": "0xad57004796bd80c9ab73b8117Db295C407Fd301f",
+  "EUR/USD": "0x4C701Ea108073645059f5ce20C9EBA19F6017266"
 } as const satisfies Record<string, Address>
 
 /**

@@ -12,7 +12,14 @@ import {
 } from "viem"
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts"
 import { isPublicMethod } from "./JsonRpc.js"
-import { COLLECTOR_ADDRESS, TEST_USDC_ADDRESS } from "./Keys.js"
+import {
+  COLLECTOR_ADDRESS,
+  PERMIT2_ADDRESS,
+  PRICE_FEED_ADDRESSES,
+  TEST_DAI_ADDRESS,
+  TEST_USDC_ADDRESS,
+  TEST_USDT_ADDRESS
+} from "./Keys.js"
 import {
   make,
   SandboxChain,
@@ -248,11 +255,55 @@ layer(sandboxLayer(), { timeout: 60_000 })("SandboxChain with one chain", (it) =
             asset: `eip155:31337/erc20:${TEST_USDC_ADDRESS}`,
             symbol: "USDC",
             name: "USD Coin",
-            decimals: 6
+            decimals: 6,
+            authorization: "eip3009"
+          },
+          {
+            asset: `eip155:31337/erc20:${TEST_USDT_ADDRESS}`,
+            symbol: "USDT",
+            name: "Tether USD",
+            decimals: 6,
+            authorization: "permit2"
+          },
+          {
+            asset: `eip155:31337/erc20:${TEST_DAI_ADDRESS}`,
+            symbol: "DAI",
+            name: "Dai Stablecoin",
+            decimals: 18,
+            authorization: "permit2"
+          },
+          {
+            asset: "eip155:31337/slip44:60",
+            symbol: "ETH",
+            name: "Ether",
+            decimals: 18,
+            authorization: "native"
           }
-        ]
+        ],
+        permit2: "eip155:31337:0x000000000022D473030F116dDEE9F6B43aC78BA3",
+        priceFeeds: {
+          "ETH/USD": `eip155:31337:${PRICE_FEED_ADDRESSES["ETH/USD"]}`,
+          "EUR/USD": `eip155:31337:${PRICE_FEED_ADDRESSES["EUR/USD"]}`
+        }
       })
       expect(chain.token.version).toBe("2")
+      expect(chain.tokens[0]).toBe(chain.token)
+      expect(chain.tokens.map((t) => [t.symbol, t.address, t.authorization, t.version])).toEqual([
+        ["USDC", TEST_USDC_ADDRESS, "eip3009", "2"],
+        ["USDT", TEST_USDT_ADDRESS, "permit2", undefined],
+        ["DAI", TEST_DAI_ADDRESS, "permit2", undefined]
+      ])
+      expect(chain.native).toEqual({
+        asset: "eip155:31337/slip44:60",
+        symbol: "ETH",
+        name: "Ether",
+        decimals: 18
+      })
+      expect(chain.permit2).toBe(PERMIT2_ADDRESS)
+      const permit2Code = yield* Effect.promise(() =>
+        chain.publicClient.getCode({ address: PERMIT2_ADDRESS })
+      )
+      expect(permit2Code?.length).toBeGreaterThan(1_000)
       const collectorWei = yield* Effect.promise(() =>
         chain.publicClient.getBalance({ address: chain.collector.address })
       )
@@ -285,6 +336,45 @@ layer(sandboxLayer(), { timeout: 60_000 })("SandboxChain with one chain", (it) =
         chain.publicClient.getTransactionReceipt({ hash: first.txHash })
       )
       expect(receipt.status).toBe("success")
+    })
+  )
+
+  it.effect("gives each token and ether; refuses an asset it does not have", () =>
+    Effect.gen(function* () {
+      const chain = yield* SandboxChain
+      const buyer = newBuyer()
+      for (const token of chain.tokens) {
+        const amount = 3n * 10n ** BigInt(token.decimals)
+        const given = yield* chain.faucet(buyer.address, amount, token.symbol)
+        expect(given.balance).toBe(amount)
+        const held = yield* Effect.promise(() =>
+          chain.publicClient.readContract({
+            address: token.address,
+            abi: chain.token.abi,
+            functionName: "balanceOf",
+            args: [buyer.address]
+          })
+        )
+        expect(held, token.symbol).toBe(amount)
+      }
+      // Ether: a transfer from the deployer, its transaction the engine can see.
+      const ether = yield* chain.faucet(buyer.address, 2n * 10n ** 18n, "ETH")
+      const again = yield* chain.faucet(buyer.address, 1n, "ETH")
+      expect(again.balance).toBe(2n * 10n ** 18n + 1n)
+      const transfer = yield* Effect.promise(() =>
+        chain.publicClient.getTransaction({ hash: ether.txHash })
+      )
+      expect([transfer.to?.toLowerCase(), transfer.value]).toEqual([
+        buyer.address.toLowerCase(),
+        2n * 10n ** 18n
+      ])
+      // More than the deployer holds: it is topped up first.
+      const lots = yield* chain.faucet(buyer.address, 20_000n * 10n ** 18n, "ETH")
+      expect(lots.balance).toBe(20_002n * 10n ** 18n + 1n)
+
+      const unknown = yield* Effect.flip(chain.faucet(buyer.address, 1n, "WBTC"))
+      expect(unknown._tag).toBe("SandboxChainError")
+      expect(unknown.message).toBe('The faucet has no "WBTC": it gives USDC, USDT, DAI, ETH')
     })
   )
 

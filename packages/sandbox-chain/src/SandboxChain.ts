@@ -1,30 +1,35 @@
 /**
  * The sandbox chain as a scoped Effect resource: a fresh in-process EVM
- * (chain id 31337, automine) with the test USDC deployed by the fixed deployer
- * key as its first transaction, so the token's address, and its CAIP-19 id,
- * are the same after every restart while balances start from nothing. It
- * gives raw JSON-RPC (for a `/sandbox/rpc` route), viem clients over it, the
- * collector account, a faucet and the description `GET /sandbox` serves.
+ * (chain id 31337, automine) with the test tokens (USDC by EIP-3009, USDT and
+ * DAI by Permit2), Permit2 at its canonical address and two price feeds,
+ * deployed by the fixed deployer key as its first transactions, so their
+ * addresses, and the tokens' CAIP-19 ids, are the same after every restart
+ * while balances start from nothing. It gives raw JSON-RPC (for a
+ * `/sandbox/rpc` route), viem clients over it, the collector account, a
+ * faucet, the feeds' controls and the description `GET /sandbox` serves.
  */
 import { randomUUID } from "node:crypto"
 import { Context, Data, Effect, Layer, type Scope } from "effect"
 import {
+  type Abi,
   type Address,
   type Chain,
   type CustomTransport,
-  concat,
   createPublicClient,
   createWalletClient,
   custom,
   defineChain,
-  encodeAbiParameters,
   getAddress,
   type Hash,
   type Hex,
   isAddress,
+  maxInt256,
   maxUint256,
+  minInt256,
   type PrivateKeyAccount,
   type PublicClient,
+  parseAbi,
+  parseEventLogs,
   type WalletClient
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
@@ -41,20 +46,17 @@ import {
   ACCOUNT_DEPLOYER_ADDRESS,
   ACCOUNT_DEPLOYER_PRIVATE_KEY,
   COLLECTOR_PRIVATE_KEY,
-  DEPLOYER_ADDRESS,
   DEPLOYER_PRIVATE_KEY,
-  ENTRY_POINT_V06_ADDRESS,
   GENESIS_BALANCE_WEI,
+  PERMIT2_ADDRESS,
+  PRICE_FEED_ADDRESSES,
   SMART_ACCOUNT_ADDRESSES,
-  TEST_USDC_ADDRESS
+  TEST_DAI_ADDRESS,
+  TEST_USDC_ADDRESS,
+  TEST_USDT_ADDRESS
 } from "./Keys.js"
-import {
-  CompatibilityFallbackHandler,
-  SafeProxyFactory,
-  Safe as SafeSingleton,
-  Simple7702Account,
-  ThirdwebAccountFactory
-} from "./SmartAccounts.artifact.js"
+import { deploySandboxContracts, type PriceFeedPair } from "./SandboxContracts.js"
+import { SandboxPriceFeed } from "./SandboxPriceFeed.artifact.js"
 import {
   type DelegatedAccount,
   delegate7702,
@@ -64,7 +66,9 @@ import {
   type ThirdwebAccount,
   thirdwebAccount
 } from "./SmartAccounts.js"
+import { TestDAI } from "./TestDAI.artifact.js"
 import { TestUSDC } from "./TestUSDC.artifact.js"
+import { TestUSDT } from "./TestUSDT.artifact.js"
 
 export const CAIP2_CHAIN_ID = `eip155:${CHAIN_ID}` as const
 
@@ -83,36 +87,68 @@ export const sandboxChain: Chain<undefined> = defineChain({
 
 export type SandboxChainDefinition = typeof sandboxChain
 
-/** A token as `GET /sandbox` lists it. */
+/**
+ * How a buyer pays with an asset: a signed EIP-3009 authorization the token
+ * itself checks (USDC), a signed Permit2 transfer after approving Permit2 once
+ * (USDT, DAI), or a transaction of their own (ether).
+ */
+export type SandboxAuthorization = "eip3009" | "permit2" | "native"
+
+/** An asset as `GET /sandbox` lists it. */
 export interface SandboxTokenDescription {
-  /** CAIP-19, e.g. `eip155:31337/erc20:0x1cd2…` (checksummed). */
+  /** CAIP-19, e.g. `eip155:31337/erc20:0x1cd2…` (checksummed), `eip155:31337/slip44:60`. */
   readonly asset: string
   readonly symbol: string
   readonly name: string
   readonly decimals: number
+  readonly authorization: SandboxAuthorization
 }
 
 /** The body of `GET /sandbox`, less `rpcUrl`, which only the HTTP adapter knows. */
 export interface SandboxDescription {
   readonly chainId: typeof CAIP2_CHAIN_ID
   readonly collector: Address
+  /** USDC, USDT, DAI, then ether. */
   readonly tokens: ReadonlyArray<SandboxTokenDescription>
+  /** CAIP-10 of Permit2's canonical address, `eip155:31337:0x0000…22D4…8BA3`. */
+  readonly permit2: string
+  /** CAIP-10 of each Chainlink-style feed. */
+  readonly priceFeeds: { readonly [P in PriceFeedPair]: string }
 }
 
-export interface SandboxToken extends SandboxTokenDescription {
+/** A test ERC-20 of the sandbox chain. */
+export interface SandboxToken<TAbi extends Abi = Abi> extends SandboxTokenDescription {
   readonly address: Address
-  /** The EIP-712 domain version, read from the contract ("2"). */
-  readonly version: string
-  readonly abi: typeof TestUSDC.abi
+  readonly authorization: "eip3009" | "permit2"
+  /** The token's EIP-712 domain version ("2" for USDC); absent for a token without a domain. */
+  readonly version?: string
+  readonly abi: TAbi
 }
+
+/** The test USDC: EIP-3009, its domain version read from the contract. */
+export interface SandboxUsdc extends SandboxToken<typeof TestUSDC.abi> {
+  readonly authorization: "eip3009"
+  readonly version: string
+}
+
+/** The chain's ether, as CAIP-19 names a native asset (SLIP-44 coin type 60). */
+export const SANDBOX_NATIVE = {
+  asset: `${CAIP2_CHAIN_ID}/slip44:60`,
+  symbol: "ETH",
+  name: "Ether",
+  decimals: 18
+} as const
+
+/** What the faucet gives: a test token (minted) or ether (sent by the deployer). */
+export type FaucetSymbol = "USDC" | "USDT" | "DAI" | "ETH"
 
 export interface FaucetResult {
   readonly txHash: Hash
-  /** The account's token balance after the mint, in minor units (6 decimals). */
+  /** The account's balance of the asset afterwards, in its minor units. */
   readonly balance: bigint
 }
 
-/** The chain could not start, or a faucet request was refused or failed. */
+/** The chain could not start, or a faucet or feed request was refused or failed. */
 export class SandboxChainError extends Data.TaggedError("SandboxChainError")<{
   readonly message: string
   readonly cause?: unknown
@@ -149,11 +185,37 @@ export interface SandboxChainService {
     readonly account: PrivateKeyAccount
     readonly walletClient: SandboxWalletClient
   }
-  readonly token: SandboxToken
-  /** Mints test USDC (minor units) to `account`. */
+  /** The test USDC (also `tokens[0]`). */
+  readonly token: SandboxUsdc
+  /** USDC (EIP-3009), USDT and DAI (Permit2), in that order. */
+  readonly tokens: readonly [
+    SandboxUsdc,
+    SandboxToken<typeof TestUSDT.abi>,
+    SandboxToken<typeof TestDAI.abi>
+  ]
+  readonly native: typeof SANDBOX_NATIVE
+  /** Permit2's canonical address, where the sandbox's own Permit2 runs. */
+  readonly permit2: Address
+  /** The Chainlink-style feeds (8 decimals), which the deployer moves with `setPrice`. */
+  readonly priceFeeds: typeof PRICE_FEED_ADDRESSES
+  /**
+   * Starts a new round of a feed: at the block's time, or with the times given
+   * (a stale price). Resolves with the round's id.
+   */
+  readonly setPrice: (
+    pair: PriceFeedPair,
+    answer: bigint,
+    round?: { readonly startedAt: bigint; readonly updatedAt: bigint }
+  ) => Effect.Effect<{ readonly roundId: bigint }, SandboxChainError>
+  /**
+   * Gives `account` `amount` minor units of an asset: a mint of USDC (the
+   * default), USDT or DAI, or ether sent by the deployer. Any other symbol
+   * (it may come from a request) is refused.
+   */
   readonly faucet: (
     account: string,
-    amount: bigint
+    amount: bigint,
+    symbol?: FaucetSymbol | (string & {})
   ) => Effect.Effect<FaucetResult, SandboxChainError>
   readonly description: SandboxDescription
   /**
@@ -208,6 +270,13 @@ interface Closable {
   closed: boolean
 }
 
+// What the chain reads of each token at start: what it lists is the contract's, never assumed.
+const METADATA_ABI = parseAbi([
+  "function name() view returns (string)",
+  "function symbol() view returns (string)",
+  "function decimals() view returns (uint8)"
+])
+
 const openChain = async (options: SandboxChainOptions) => {
   const collectorKey = options.collectorPrivateKey ?? COLLECTOR_PRIVATE_KEY
   const collector = accountFor(collectorKey)
@@ -247,69 +316,47 @@ const openChain = async (options: SandboxChainOptions) => {
     createWalletClient({ account, chain: sandboxChain, transport, pollingInterval: POLLING_MS })
   const deployerWallet = walletFor(deployer)
 
-  const deployHash = await deployerWallet.deployContract({
-    abi: TestUSDC.abi,
-    bytecode: TestUSDC.bytecode
-  })
-  const deployed = await publicClient.waitForTransactionReceipt({ hash: deployHash })
-  if (deployed.status !== "success" || deployed.contractAddress == null) {
-    throw new Error(`deploying TestUSDC failed (${deployed.status})`)
-  }
-  const address = getAddress(deployed.contractAddress)
-  if (address !== TEST_USDC_ADDRESS) {
-    throw new Error(`TestUSDC landed at ${address}, not ${TEST_USDC_ADDRESS}`)
-  }
-  // The smart-account contracts, at the deployer's next nonces (Keys.ts): sent at once, mined
-  // as they arrive, checked together.
-  const contracts = [
-    { artifact: SafeSingleton, at: SMART_ACCOUNT_ADDRESSES.safeSingleton },
-    { artifact: SafeProxyFactory, at: SMART_ACCOUNT_ADDRESSES.safeProxyFactory },
-    { artifact: CompatibilityFallbackHandler, at: SMART_ACCOUNT_ADDRESSES.safeFallbackHandler },
-    { artifact: Simple7702Account, at: SMART_ACCOUNT_ADDRESSES.simple7702Account },
-    {
-      artifact: ThirdwebAccountFactory,
-      at: SMART_ACCOUNT_ADDRESSES.thirdwebAccountFactory,
-      // constructor(address _defaultAdmin, IEntryPoint _entrypoint)
-      constructorArgs: encodeAbiParameters(
-        [{ type: "address" }, { type: "address" }],
-        [DEPLOYER_ADDRESS, ENTRY_POINT_V06_ADDRESS]
-      )
-    }
-  ]
-  const hashes: Array<Hash> = []
-  for (const c of contracts) {
-    const data = concat([
-      c.artifact.bytecode as Hex,
-      "constructorArgs" in c ? c.constructorArgs : "0x"
+  await deploySandboxContracts({ deployer, request: eip1193 })
+  const read = (address: Address) =>
+    Promise.all([
+      publicClient.readContract({ address, abi: METADATA_ABI, functionName: "name" }),
+      publicClient.readContract({ address, abi: METADATA_ABI, functionName: "symbol" }),
+      publicClient.readContract({ address, abi: METADATA_ABI, functionName: "decimals" })
     ])
-    hashes.push(await deployerWallet.sendTransaction({ data }))
-  }
-  for (const [i, hash] of hashes.entries()) {
-    const receipt = await publicClient.waitForTransactionReceipt({ hash })
-    const c = contracts[i]!
-    if (receipt.status !== "success" || receipt.contractAddress == null) {
-      throw new Error(`deploying ${c.artifact.source} failed (${receipt.status})`)
-    }
-    if (getAddress(receipt.contractAddress) !== c.at) {
-      throw new Error(`${c.artifact.source} landed at ${receipt.contractAddress}, not ${c.at}`)
-    }
-  }
-  const contract = { address, abi: TestUSDC.abi } as const
-  const [name, symbol, decimals, version] = await Promise.all([
-    publicClient.readContract({ ...contract, functionName: "name" }),
-    publicClient.readContract({ ...contract, functionName: "symbol" }),
-    publicClient.readContract({ ...contract, functionName: "decimals" }),
-    publicClient.readContract({ ...contract, functionName: "version" })
-  ])
-  const token: SandboxToken = {
+  const erc20 = <const A extends Abi>(
+    address: Address,
+    abi: A,
+    authorization: "eip3009" | "permit2",
+    [name, symbol, decimals]: readonly [string, string, number]
+  ): SandboxToken<A> => ({
     asset: `${CAIP2_CHAIN_ID}/erc20:${address}`,
     symbol,
     name,
     decimals,
+    authorization,
     address,
-    version,
-    abi: TestUSDC.abi
+    abi
+  })
+  const [usdc, usdt, dai, version] = await Promise.all([
+    read(TEST_USDC_ADDRESS),
+    read(TEST_USDT_ADDRESS),
+    read(TEST_DAI_ADDRESS),
+    publicClient.readContract({
+      address: TEST_USDC_ADDRESS,
+      abi: TestUSDC.abi,
+      functionName: "version"
+    })
+  ])
+  const token: SandboxUsdc = {
+    ...erc20(TEST_USDC_ADDRESS, TestUSDC.abi, "eip3009", usdc),
+    authorization: "eip3009",
+    version
   }
+  const tokens = [
+    token,
+    erc20(TEST_USDT_ADDRESS, TestUSDT.abi, "permit2", usdt),
+    erc20(TEST_DAI_ADDRESS, TestDAI.abi, "permit2", dai)
+  ] as const
   return {
     state,
     served,
@@ -320,10 +367,56 @@ const openChain = async (options: SandboxChainOptions) => {
     walletFor,
     deployerWallet,
     token,
+    tokens,
     collector,
     collectorKey
   }
 }
+
+type Opened = Awaited<ReturnType<typeof openChain>>
+
+// Every test token has these two, whatever else its ABI says.
+const MINTABLE_ABI = parseAbi([
+  "function mint(address to, uint256 amount)",
+  "function balanceOf(address account) view returns (uint256)"
+])
+
+const mint = async (chain: Opened, token: Address, to: Address, amount: bigint) => {
+  const contract = { address: token, abi: MINTABLE_ABI } as const
+  const txHash = await chain.deployerWallet.writeContract({
+    ...contract,
+    functionName: "mint",
+    args: [to, amount]
+  })
+  const receipt = await chain.publicClient.waitForTransactionReceipt({ hash: txHash })
+  if (receipt.status !== "success") throw new Error(`mint ${txHash} reverted`)
+  const balance = await chain.publicClient.readContract({
+    ...contract,
+    functionName: "balanceOf",
+    args: [to]
+  })
+  return { txHash, balance }
+}
+
+// A transfer, not hardhat_setBalance: the account receives ether as from a wallet, in a
+// transaction the engine can see. The deployer is topped up first when it lacks the amount,
+// so the faucet never runs dry.
+const sendEther = async (chain: Opened, to: Address, amount: bigint) => {
+  const from = chain.deployerWallet.account.address
+  const held = await chain.publicClient.getBalance({ address: from })
+  if (held < amount + GAS_RESERVE_WEI) {
+    await chain.eip1193({
+      method: "hardhat_setBalance",
+      params: [from, `0x${(amount + GENESIS_BALANCE_WEI).toString(16)}`]
+    })
+  }
+  const txHash = await chain.deployerWallet.sendTransaction({ to, value: amount })
+  const receipt = await chain.publicClient.waitForTransactionReceipt({ hash: txHash })
+  if (receipt.status !== "success") throw new Error(`sending ether ${txHash} reverted`)
+  return { txHash, balance: await chain.publicClient.getBalance({ address: to }) }
+}
+
+const GAS_RESERVE_WEI = 10n ** 18n
 
 /** Starts a sandbox chain for the life of the scope. */
 export const make = (
@@ -344,11 +437,13 @@ export const make = (
           chain.state.closed = true
         })
     )
-    const { token, publicClient, deployerWallet } = opened
-    // One mint at a time: each is the deployer's next nonce.
-    const mints = yield* Effect.makeSemaphore(1)
+    const { token, tokens, publicClient, deployerWallet } = opened
+    // One send from the deployer at a time (mints, ether, feeds, accounts): each is its next nonce.
+    const deployerSends = yield* Effect.makeSemaphore(1)
+    const failed = (what: string) => (cause: unknown) =>
+      new SandboxChainError({ message: `${what}: ${(cause as Error).message}`, cause })
 
-    const faucet = (account: string, amount: bigint) =>
+    const faucet: SandboxChainService["faucet"] = (account, amount, symbol = "USDC") =>
       Effect.gen(function* () {
         if (!isAddress(account, { strict: false })) {
           return yield* new SandboxChainError({ message: `${account} is not an EVM address` })
@@ -357,43 +452,94 @@ export const make = (
           return yield* new SandboxChainError({ message: "amount must be a positive uint256" })
         }
         const to = getAddress(account)
-        const contract = { address: token.address, abi: token.abi } as const
-        return yield* mints.withPermits(1)(
+        const erc20 = tokens.find((t) => t.symbol === symbol)
+        if (erc20 === undefined && symbol !== SANDBOX_NATIVE.symbol) {
+          return yield* new SandboxChainError({
+            message: `The faucet has no ${JSON.stringify(symbol)}: it gives ${[...tokens.map((t) => t.symbol), SANDBOX_NATIVE.symbol].join(", ")}`
+          })
+        }
+        return yield* deployerSends.withPermits(1)(
           Effect.tryPromise({
-            try: async () => {
-              const txHash = await deployerWallet.writeContract({
-                ...contract,
-                functionName: "mint",
-                args: [to, amount]
-              })
-              const receipt = await publicClient.waitForTransactionReceipt({ hash: txHash })
-              if (receipt.status !== "success") throw new Error(`mint ${txHash} reverted`)
-              const balance = await publicClient.readContract({
-                ...contract,
-                functionName: "balanceOf",
-                args: [to]
-              })
-              return { txHash, balance }
-            },
-            catch: (cause) =>
-              new SandboxChainError({
-                message: `The faucet failed: ${(cause as Error).message}`,
-                cause
-              })
+            try: () =>
+              erc20 === undefined
+                ? sendEther(opened, to, amount)
+                : mint(opened, erc20.address, to, amount),
+            catch: failed("The faucet failed")
           })
         )
-      }).pipe(Effect.withSpan("SandboxChain.faucet"))
+      }).pipe(Effect.withSpan("SandboxChain.faucet", { attributes: { symbol } }))
 
+    const setPrice: SandboxChainService["setPrice"] = (pair, answer, round) =>
+      Effect.gen(function* () {
+        if (!Object.hasOwn(PRICE_FEED_ADDRESSES, pair)) {
+          return yield* new SandboxChainError({
+            message: `No price feed for ${JSON.stringify(pair)}: ${Object.keys(PRICE_FEED_ADDRESSES).join(", ")}`
+          })
+        }
+        if (answer < minInt256 || answer > maxInt256) {
+          return yield* new SandboxChainError({ message: "answer must be an int256" })
+        }
+        if (
+          round !== undefined &&
+          [round.startedAt, round.updatedAt].some((t) => t < 0n || t > maxUint256)
+        ) {
+          return yield* new SandboxChainError({
+            message: "startedAt and updatedAt must be uint256"
+          })
+        }
+        const feed = { address: PRICE_FEED_ADDRESSES[pair], abi: SandboxPriceFeed.abi } as const
+        return yield* deployerSends.withPermits(1)(
+          Effect.tryPromise({
+            try: async () => {
+              const hash =
+                round === undefined
+                  ? await deployerWallet.writeContract({
+                      ...feed,
+                      functionName: "setAnswer",
+                      args: [answer]
+                    })
+                  : await deployerWallet.writeContract({
+                      ...feed,
+                      functionName: "setRound",
+                      args: [answer, round.startedAt, round.updatedAt]
+                    })
+              const receipt = await publicClient.waitForTransactionReceipt({ hash })
+              if (receipt.status !== "success") throw new Error(`${hash} reverted`)
+              // The round from the receipt's own event: the feed's latest may be a later one by now.
+              const [updated] = parseEventLogs({
+                abi: SandboxPriceFeed.abi,
+                eventName: "AnswerUpdated",
+                logs: receipt.logs
+              })
+              if (updated === undefined) throw new Error(`${hash} started no round`)
+              return { roundId: updated.args.roundId }
+            },
+            catch: failed(`Setting ${pair} failed`)
+          })
+        )
+      }).pipe(Effect.withSpan("SandboxChain.setPrice", { attributes: { pair } }))
+
+    const caip10 = (address: Address) => `${CAIP2_CHAIN_ID}:${address}`
+    const listed = (t: SandboxTokenDescription): SandboxTokenDescription => ({
+      asset: t.asset,
+      symbol: t.symbol,
+      name: t.name,
+      decimals: t.decimals,
+      authorization: t.authorization
+    })
     const description: SandboxDescription = {
       chainId: CAIP2_CHAIN_ID,
       collector: opened.collector.address,
-      tokens: [
-        { asset: token.asset, symbol: token.symbol, name: token.name, decimals: token.decimals }
-      ]
+      tokens: [...tokens.map(listed), { ...SANDBOX_NATIVE, authorization: "native" }],
+      permit2: caip10(PERMIT2_ADDRESS),
+      priceFeeds: {
+        "ETH/USD": caip10(PRICE_FEED_ADDRESSES["ETH/USD"]),
+        "EUR/USD": caip10(PRICE_FEED_ADDRESSES["EUR/USD"])
+      }
     }
 
     const smartAccount: SandboxChainService["smartAccount"] = (args) =>
-      mints
+      deployerSends
         .withPermits(1)(
           Effect.tryPromise({
             try: async (): Promise<SafeAccount | ThirdwebAccount | DelegatedAccount> => {
@@ -448,6 +594,11 @@ export const make = (
         walletClient: opened.walletFor(opened.collector)
       },
       token,
+      tokens,
+      native: SANDBOX_NATIVE,
+      permit2: PERMIT2_ADDRESS,
+      priceFeeds: PRICE_FEED_ADDRESSES,
+      setPrice,
       faucet,
       description
     })

@@ -1,12 +1,20 @@
 /**
  * A small wallet, as a script: it pays a payment through the engine's
  * gateway with a local key, the way wallet SDKs do (WIRE.md section 1). On
- * the sandbox it first gets test USDC from the faucet. viem signs; nothing
+ * the sandbox it first gets test tokens from the faucet. viem signs and
+ * sends (a Permit2 token's approval, when the option asks for one); nothing
  * else is needed.
  */
 import { typedDataFromJson } from "@pay/core"
 import { delegate7702, safeAccount, sandboxChain, thirdwebAccount } from "@pay/sandbox-chain"
-import { createPublicClient, createWalletClient, type Hex, http } from "viem"
+import {
+  type Address,
+  createPublicClient,
+  createWalletClient,
+  type Hex,
+  hexToBigInt,
+  http
+} from "viem"
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts"
 
 export interface WalletOptions {
@@ -29,6 +37,8 @@ export interface WalletOptions {
    */
   readonly account?: "eoa" | "safe" | "4337" | "7702"
   readonly counterfactual?: boolean
+  /** The token to pay with, by symbol (`USDC`, `USDT`, `DAI`): the first option offered when absent. */
+  readonly token?: string
   readonly log?: (line: string) => void
 }
 
@@ -142,19 +152,38 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
     r.ok ? r.json().catch(() => undefined) : undefined
   )
   const chainId: string = sandbox?.chainId ?? "eip155:31337"
-  const faucet = (address: string, amount: bigint, gas = false) =>
+  const faucet = (address: string, amount: bigint, gas = false, token?: string) =>
     request(`${options.engineUrl}/sandbox/faucet`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ account: `${chainId}:${address}`, amount: amount.toString(), gas })
+      body: JSON.stringify({
+        account: `${chainId}:${address}`,
+        amount: amount.toString(),
+        gas,
+        ...(token === undefined ? {} : { token })
+      })
     }).then((r) => r.json())
+  // The sandbox's token of that symbol, to be given by the faucet and chosen among the options.
+  const wanted =
+    options.token === undefined
+      ? undefined
+      : (sandbox?.tokens as ReadonlyArray<{ asset: string; symbol: string }> | undefined)?.find(
+          (t) => t.symbol.toUpperCase() === options.token?.toUpperCase()
+        )
+  if (options.token !== undefined && sandbox !== undefined && wanted === undefined) {
+    throw new Error(`the sandbox has no token ${options.token}`)
+  }
   const kind = options.account ?? "eoa"
   if (kind !== "eoa" && sandbox === undefined) {
     throw new Error(`--account ${kind} needs the sandbox (its faucet and /sandbox/rpc)`)
   }
   const buyer =
     kind === "eoa"
-      ? { address: owner.address, sign: (json: string) => signTypedDataJson(privateKey, json) }
+      ? {
+          address: owner.address,
+          sign: (json: string) => signTypedDataJson(privateKey, json),
+          send: sendFrom(options.engineUrl, owner)
+        }
       : await smartBuyer(options.engineUrl, owner, kind, {
           counterfactual: options.counterfactual === true,
           gas: (address) => faucet(address, 1n, true),
@@ -163,7 +192,7 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
   const account = `${chainId}:${buyer.address}`
   log(`buyer ${account}${kind === "eoa" ? "" : ` (${kind} of ${owner.address})`}`)
   if (options.faucet !== undefined && sandbox !== undefined) {
-    const minted = await faucet(buyer.address, options.faucet)
+    const minted = await faucet(buyer.address, options.faucet, false, wanted?.symbol)
     log(`faucet: balance ${minted.balance} (tx ${minted.txHash})`)
   }
 
@@ -173,11 +202,16 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
     accounts: [account],
     refresh: null
   })
-  const option = offered.options[0]
+  const option =
+    wanted === undefined
+      ? offered.options[0]
+      : // biome-ignore lint/suspicious/noExplicitAny: the engine's JSON, read as WIRE.md describes it
+        offered.options.find((o: any) => String(o.amount.unit).endsWith(wanted.asset))
   if (option === undefined) {
     // The engine says why in words (noOptionsReason): a merchant settled only on another network, say.
     const why = offered.noOptionsReason?.message
-    throw new Error(`the engine offered no option for this account${why ? `: ${why}` : ""}`)
+    const what = wanted === undefined ? "" : ` in ${wanted.symbol}`
+    throw new Error(`the engine offered no option${what} for this account${why ? `: ${why}` : ""}`)
   }
   log(
     `option ${option.id}: ${option.amount.value} ${option.amount.display?.assetSymbol ?? option.amount.unit}`
@@ -188,6 +222,19 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
   })
   const results = []
   for (const action of actions) {
+    if (action.data.method === "eth_sendTransaction") {
+      // A Permit2 token's approval: sent from the buyer's account, its gas paid by the buyer.
+      if (buyer.send === undefined) {
+        throw new Error(
+          `a ${kind} account cannot send the option's approval here: approve Permit2 for the token from the account first`
+        )
+      }
+      if (sandbox !== undefined) await faucet(buyer.address, 1n, true)
+      const hash = await buyer.send(action.data.params[0])
+      log(`approval sent: ${hash}`)
+      results.push({ type: "walletRpc", data: [hash] })
+      continue
+    }
     results.push({
       type: "walletRpc",
       data: [await buyer.sign(action.data.params[1])]
@@ -205,6 +252,25 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
     log(`status: ${status.status}`)
   }
   return { status: status.status, txId: status.info?.txId ?? null, buyer: account }
+}
+
+/**
+ * Sends an `eth_sendTransaction` action's transaction (its JSON) from `owner`
+ * over the sandbox's public RPC, and waits for it to be mined.
+ */
+const sendFrom = (engineUrl: string, owner: PrivateKeyAccount) => async (json: string) => {
+  const transport = http(`${engineUrl}/sandbox/rpc`)
+  const chain = { ...sandboxChain, rpcUrls: { default: { http: [] } } }
+  const client = createPublicClient({ chain, transport, cacheTime: 0, pollingInterval: 50 })
+  const wallet = createWalletClient({ account: owner, chain, transport, pollingInterval: 50 })
+  const tx = JSON.parse(json) as { to: Address; data: Hex; value?: Hex }
+  const hash = await wallet.sendTransaction({
+    to: tx.to,
+    data: tx.data,
+    value: tx.value === undefined ? 0n : hexToBigInt(tx.value)
+  })
+  await client.waitForTransactionReceipt({ hash })
+  return hash
 }
 
 /**
@@ -234,7 +300,9 @@ const smartBuyer = async (
     options.log(`delegated ${owner.address} to Simple7702Account (EIP-7702)`)
     return {
       address: delegated.address,
-      sign: (json: string) => delegated.signTypedData(typedDataFromJson(json))
+      sign: (json: string) => delegated.signTypedData(typedDataFromJson(json)),
+      // The delegated EOA sends as itself.
+      send: sendFrom(engineUrl, owner)
     }
   }
   const saltNonce = BigInt(
@@ -256,6 +324,7 @@ const smartBuyer = async (
   }
   return {
     address: account.address,
-    sign: (json: string) => account.signTypedData(typedDataFromJson(json))
+    sign: (json: string) => account.signTypedData(typedDataFromJson(json)),
+    send: undefined
   }
 }

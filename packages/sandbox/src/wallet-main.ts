@@ -8,20 +8,21 @@
  * WALLET_KEY (0x…) pays from a key of your own. `--account safe|4337|7702`
  * pays as a smart account of the key: a one-owner Safe or a thirdweb ERC-4337
  * account (`--counterfactual`: not deployed, the engine deploys it), or the
- * key delegated by EIP-7702.
+ * key delegated by EIP-7702. `--token USDC|USDT|DAI` pays in that token
+ * (default USDC), approving Permit2 first when the option asks for it.
  */
 import type { Hex } from "viem"
 import { chooseEngine, payWithWallet } from "./Wallet.js"
 
 const USAGE =
-  "usage: pay-sandbox-wallet <payment link or pay_… id> --api-key <wallet app key> [--engine <engine URL>] [--account eoa|safe|4337|7702] [--counterfactual]"
+  "usage: pay-sandbox-wallet <payment link or pay_… id> --api-key <wallet app key> [--engine <engine URL>] [--account eoa|safe|4337|7702] [--counterfactual] [--token USDC|USDT|DAI]"
 
 const args = process.argv.slice(2)
 const flag = (name: string) => {
   const i = args.indexOf(name)
   return i === -1 ? undefined : args[i + 1]
 }
-const VALUED = new Set(["--api-key", "--engine", "--account"])
+const VALUED = new Set(["--api-key", "--engine", "--account", "--token"])
 const payment = args.find((a, i) => !a.startsWith("--") && !VALUED.has(args[i - 1] ?? ""))
 const kind = flag("--account") ?? "eoa"
 const counterfactual = args.includes("--counterfactual")
@@ -49,6 +50,7 @@ payWithWallet({
   apiKey,
   account: kind,
   counterfactual,
+  token: flag("--token") ?? "USDC",
   ...(privateKey === undefined ? { faucet: 1_000_000_000n } : { privateKey }),
   log: (line: string) => console.log(line)
 }).then(

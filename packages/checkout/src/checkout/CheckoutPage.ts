@@ -75,6 +75,8 @@ const scriptStrings = (s: CheckoutStrings) => ({
   noWallet: s.noWallet,
   walletRejected: s.walletRejected,
   quoteRefreshed: s.quoteRefreshed,
+  approveInWallet: s.approveInWallet,
+  signInWallet: s.signInWallet,
   insufficientBalance: s.insufficientBalance,
   somethingWrong: s.somethingWrong,
   signAndPay: s.signAndPay,

@@ -248,10 +248,22 @@ export const CHECKOUT_STATUS_SCRIPT = `(function () {
       return;
     }
     button.disabled = true;
+    var approvals = [], steps = o.transactions.length + 1;
+    // A token paid through Permit2 is approved first (a transaction each), then the payment signed.
+    function approve(i) {
+      if (i >= o.transactions.length) return Promise.resolve();
+      message(strings.approveInWallet.replace("{step}", String(i + 1)).replace("{steps}", String(steps)));
+      return session.provider.request({ method: "eth_sendTransaction", params: [JSON.parse(o.transactions[i])] })
+        .then(function (hash) { approvals.push(hash); return approve(i + 1); });
+    }
     switchChain(session.provider, o.chainId)
       .then(function () { return collected(o.collectDataUrl); })
-      .then(function () { return session.provider.request({ method: "eth_signTypedData_v4", params: [o.signer, o.typedData] }); })
-      .then(function (signature) { return api("confirm", { optionId: o.id, signature: signature }); })
+      .then(function () { return approve(0); })
+      .then(function () {
+        if (approvals.length > 0) message(strings.signInWallet);
+        return session.provider.request({ method: "eth_signTypedData_v4", params: [o.signer, o.typedData] });
+      })
+      .then(function (signature) { return api("confirm", { optionId: o.id, approvals: approvals, signature: signature }); })
       .then(function (r) {
         button.disabled = false;
         if (r.status === 200) { render(r.body); poll(25000); return; }

@@ -44,6 +44,14 @@ export interface CheckoutStrings {
   readonly noWallet: string
   readonly walletRejected: string
   readonly quoteRefreshed: string
+  /**
+   * Shown while the wallet is asked to approve the token for Permit2 (a
+   * transaction, once per token) before it signs; `{step}` and `{steps}` are
+   * replaced ("1", "2").
+   */
+  readonly approveInWallet: string
+  /** Shown while the wallet is asked to sign, after an approval. */
+  readonly signInWallet: string
   /** `{amount}` is replaced with what the account needs. */
   readonly insufficientBalance: string
   readonly somethingWrong: string
@@ -92,6 +100,9 @@ const en: CheckoutStrings = {
   noWallet: "No browser wallet was found. Scan the code with your phone instead.",
   walletRejected: "The wallet did not sign. Nothing was paid.",
   quoteRefreshed: "The price was updated. Check the amount and sign again.",
+  approveInWallet:
+    "Step {step} of {steps}: approve the token in your wallet. This is needed once per token, and pays a small network fee.",
+  signInWallet: "Last step: sign the payment in your wallet.",
   insufficientBalance: "This account does not hold enough: {amount} is needed.",
   somethingWrong: "Something went wrong. Try again.",
   returnToShop: "Return to the shop",
@@ -162,6 +173,9 @@ const es: CheckoutStrings = {
   signAndPay: "Firmar y pagar",
   noWallet: "No se encontró ninguna billetera en el navegador. Escanea el código con tu teléfono.",
   walletRejected: "La billetera no firmó. No se pagó nada.",
+  approveInWallet:
+    "Paso {step} de {steps}: apruebe el token en su billetera. Se hace una vez por token y cuesta una pequeña tarifa de red.",
+  signInWallet: "Último paso: firme el pago en su billetera.",
   quoteRefreshed: "El precio se actualizó. Revisa el importe y vuelve a firmar.",
   insufficientBalance: "Esta cuenta no tiene saldo suficiente: se necesitan {amount}.",
   somethingWrong: "Algo salió mal. Inténtalo de nuevo.",
