@@ -9,7 +9,7 @@
  * faucet, the feeds' controls and the description `GET /sandbox` serves.
  */
 import { randomUUID } from "node:crypto"
-import { Context, Data, Effect, Layer, type Scope } from "effect"
+import { Context, Data, Duration, Effect, Layer, type Scope } from "effect"
 import {
   type Abi,
   type Address,
@@ -261,6 +261,9 @@ export interface SandboxChainOptions {
 }
 
 const POLLING_MS = 50
+
+/** How often the sandbox's feeds post their answer again (a real feed's heartbeat). */
+const HEARTBEAT = Duration.minutes(30)
 
 /** A local account whose nonces this chain instance alone tracks, so concurrent sends work. */
 const accountFor = (privateKey: Hex) =>
@@ -518,6 +521,28 @@ export const make = (
           })
         )
       }).pipe(Effect.withSpan("SandboxChain.setPrice", { attributes: { pair } }))
+
+    // A real feed's heartbeat: each answer is posted again every 30 minutes, so a sandbox that
+    // runs for days still prices (an engine refuses a round older than its feed's heartbeat,
+    // an hour for ETH/USD). A round a test set stays until then.
+    const heartbeat = Effect.forEach(
+      Object.keys(PRICE_FEED_ADDRESSES) as ReadonlyArray<PriceFeedPair>,
+      (pair) =>
+        Effect.tryPromise({
+          try: () =>
+            publicClient.readContract({
+              address: PRICE_FEED_ADDRESSES[pair],
+              abi: SandboxPriceFeed.abi,
+              functionName: "latestRoundData"
+            }),
+          catch: failed(`Reading ${pair} failed`)
+        }).pipe(Effect.flatMap(([, answer]) => setPrice(pair, answer)))
+    ).pipe(
+      Effect.catchAll((e) => Effect.logWarning(`sandbox price heartbeat: ${e.message}`)),
+      Effect.delay(HEARTBEAT),
+      Effect.forever
+    )
+    yield* Effect.forkScoped(heartbeat)
 
     const caip10 = (address: Address) => `${CAIP2_CHAIN_ID}:${address}`
     const listed = (t: SandboxTokenDescription): SandboxTokenDescription => ({

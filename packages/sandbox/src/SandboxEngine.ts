@@ -1,6 +1,7 @@
 /**
  * The sandbox as an engine's network: a real local EVM in process (chain
- * `eip155:31337`, `@pay/sandbox-chain`) with a test USDC, and the routes
+ * `eip155:31337`, `@pay/sandbox-chain`) with a test USDC (EIP-3009), USDT and
+ * DAI (Permit2), priced by the chain's own ETH/USD and EUR/USD feeds, and the routes
  * `GET /sandbox` (what it is), `POST /sandbox/rpc` (its JSON-RPC, for wallets
  * and scripts) and `POST /sandbox/faucet` (test tokens). The chain starts fresh
  * with its process: balances reset, the token's address stays the same.
@@ -23,18 +24,19 @@ import {
 import * as Sandbox from "@pay/sandbox-chain"
 import { Effect, Either } from "effect"
 
-/** A fixed rate, so euro payments can be paid in the sandbox's USDC. */
-const SANDBOX_EUR_USD = { numerator: 108n, denominator: 100n }
-
-/** The sandbox chain as the engine's one network, its token priced 1:1 in USD. */
+/**
+ * The sandbox chain as the engine's one network: its stablecoins priced 1:1
+ * in USD, euros through the chain's EUR/USD feed (and ether through its
+ * ETH/USD feed), read as live prices are on any network.
+ */
 export const sandboxChainSetup = (sandbox: Sandbox.SandboxChainService): ChainSetup => {
-  const token = {
-    asset: sandbox.token.asset as Caip19,
-    symbol: sandbox.token.symbol,
-    name: sandbox.token.name,
-    decimals: sandbox.token.decimals,
+  const tokens = sandbox.tokens.map((t) => ({
+    asset: t.asset as Caip19,
+    symbol: t.symbol,
+    name: t.name,
+    decimals: t.decimals,
     iconUrl: null
-  }
+  }))
   const chainId = Sandbox.CAIP2_CHAIN_ID as Caip2
   return {
     networks: [
@@ -48,7 +50,11 @@ export const sandboxChainSetup = (sandbox: Sandbox.SandboxChainService): ChainSe
         etaSeconds: 1,
         transport: sandbox.transport,
         pollingIntervalMs: 25,
-        tokens: [{ ...token, priceCurrency: "USD" }],
+        tokens: sandbox.tokens.map((t, i) => ({
+          ...tokens[i]!,
+          priceCurrency: "USD",
+          authorization: t.authorization
+        })),
         // Free test tokens and a publicly known key: the engine runs in test mode.
         testnet: true,
         // It starts fresh with every start: the engine starts its nonces and work afresh.
@@ -56,8 +62,16 @@ export const sandboxChainSetup = (sandbox: Sandbox.SandboxChainService): ChainSe
       }
     ],
     registryNetworks: [{ chainId, name: "Pay sandbox", iconUrl: null }],
-    registryTokens: [token],
-    rates: { "EUR/USD": SANDBOX_EUR_USD },
+    registryTokens: tokens,
+    rates: {},
+    prices: {
+      feeds: Object.fromEntries(
+        Object.entries(sandbox.priceFeeds).map(([pair, address]) => [
+          pair,
+          { feed: `${chainId}:${address}` }
+        ])
+      )
+    },
     // So the data-collection flow can be tried: asked for payments of 1,000 USD or EUR and more.
     gateway: {
       collectData: {
@@ -83,7 +97,9 @@ const amountOf = (value: unknown): Either.Either<bigint, string> => {
   if (typeof value === "string" && /^[1-9][0-9]{0,77}$/.test(value)) {
     return Either.right(BigInt(value))
   }
-  return Either.left('must be a positive whole number of minor units (6 decimals), e.g. "25000000"')
+  return Either.left(
+    'must be a positive whole number of the token\'s minor units (USDC and USDT: 6 decimals, DAI and ETH: 18), e.g. "25000000"'
+  )
 }
 
 /** What `gas: true` gives an account: 1 ether, in wei. */
@@ -125,9 +141,13 @@ export const sandboxRoutes = (
       Effect.gen(function* () {
         const body = exchange.body
         if (typeof body !== "object" || body === null || Array.isArray(body)) {
-          return yield* invalid("body", "must be a JSON object {account, amount}")
+          return yield* invalid("body", "must be a JSON object {account, amount, token?}")
         }
-        const { account, amount, gas } = body as Record<string, unknown>
+        const { account, amount, gas, token } = body as Record<string, unknown>
+        const symbols = sandbox.description.tokens.map((t) => t.symbol)
+        if (token !== undefined && (typeof token !== "string" || !symbols.includes(token))) {
+          return yield* invalid("token", `must be one of ${symbols.join(", ")}`)
+        }
         if (gas !== undefined && typeof gas !== "boolean") {
           return yield* invalid("gas", "must be true or false")
         }
@@ -149,7 +169,7 @@ export const sandboxRoutes = (
           )
         }
         const minted = yield* sandbox
-          .faucet(address, value.right)
+          .faucet(address, value.right, typeof token === "string" ? token : "USDC")
           .pipe(Effect.mapError((e) => invalid("amount", e.message)))
         return json(200, {
           txHash: minted.txHash,
