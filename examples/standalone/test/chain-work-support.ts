@@ -73,6 +73,14 @@ export interface ChainProcess {
   readonly child: ChildProcess
   readonly rpcUrl: string
   readonly token: { readonly asset: string; readonly address: Address; readonly decimals: number }
+  /** Every token of the chain: USDC (EIP-3009), USDT and DAI (Permit2). */
+  readonly tokens: ReadonlyArray<{
+    readonly asset: string
+    readonly address: Address
+    readonly symbol: string
+    readonly decimals: number
+    readonly authorization: "eip3009" | "permit2"
+  }>
   readonly collector: Address
   readonly collectorPrivateKey: Hex
   /** The key that sends undeployed accounts' factory calls, funded with ether only. */
@@ -119,6 +127,7 @@ export const startChain = (
         child,
         rpcUrl: ready.rpcUrl,
         token: ready.token,
+        tokens: ready.tokens,
         collector: ready.collector,
         collectorPrivateKey: ready.collectorPrivateKey,
         accountDeployerPrivateKey: ready.accountDeployerPrivateKey,
@@ -150,9 +159,16 @@ export interface PayConfigOptions {
   readonly jobs?: Json
 }
 
+const TOKEN_NAMES: Readonly<Record<string, string>> = {
+  USDC: "USD Coin",
+  USDT: "Tether USD",
+  DAI: "Dai Stablecoin"
+}
+
 /**
  * A PAY_CONFIG network entry for the chain process, reached at `rpcUrl` (the
- * chain's own or a proxy's): its test USDC priced in USD, polled every 50 ms.
+ * chain's own or a proxy's): its test USDC, USDT and DAI priced in USD (each
+ * paid as the chain says), polled every 50 ms.
  */
 export const chainProcessNetwork = (chain: ChainProcess, rpcUrl: string) => ({
   chainId: "eip155:31337",
@@ -164,15 +180,14 @@ export const chainProcessNetwork = (chain: ChainProcess, rpcUrl: string) => ({
   ...(chain.accountDeployerPrivateKey === undefined
     ? {}
     : { deployerKey: chain.accountDeployerPrivateKey }),
-  tokens: [
-    {
-      asset: chain.token.asset,
-      symbol: "USDC",
-      name: "USD Coin",
-      decimals: 6,
-      priceCurrency: "USD"
-    }
-  ]
+  tokens: chain.tokens.map((t) => ({
+    asset: t.asset,
+    symbol: t.symbol,
+    name: TOKEN_NAMES[t.symbol] ?? t.symbol,
+    decimals: t.decimals,
+    priceCurrency: "USD",
+    authorization: t.authorization
+  }))
 })
 
 /**
@@ -422,10 +437,11 @@ export const transfersOnChain = async (
   chain: ChainProcess,
   from: Address,
   to: Address,
-  fromBlock = 0n
+  fromBlock = 0n,
+  token: Address = chain.token.address
 ): Promise<ReadonlyArray<bigint>> => {
   const logs = await chain.client.getLogs({
-    address: chain.token.address,
+    address: token,
     event: TRANSFER,
     args: { from, to },
     fromBlock,

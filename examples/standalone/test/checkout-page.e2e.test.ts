@@ -218,6 +218,7 @@ describe("the checkout page at gatewayUrl", () => {
         "id",
         "network",
         "signer",
+        "transactions",
         "typedData"
       ].sort()
     )

@@ -100,13 +100,18 @@ export const MIGRATIONS = [
   "0021_rate_limits",
   "0022_settlement_held",
   "0023_chain_job_failing",
-  "0024_deploy_jobs"
+  "0024_deploy_jobs",
+  "0025_option_method"
 ]
-/** PostgreSQL's: one more, the reference search's finer statistics (its 0024; deploy jobs 0025). */
+/**
+ * PostgreSQL's: one more, the reference search's finer statistics (its 0024; deploy jobs 0025,
+ * how options are paid 0026).
+ */
 export const PG_MIGRATIONS = [
-  ...MIGRATIONS.slice(0, -1),
+  ...MIGRATIONS.slice(0, -2),
   "0024_reference_statistics",
-  "0025_deploy_jobs"
+  "0025_deploy_jobs",
+  "0026_option_method"
 ]
 
 /** An entry as `pay audit --json` prints it. */

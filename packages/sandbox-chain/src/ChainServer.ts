@@ -10,9 +10,10 @@
  *
  * ## Faucet
  *
- * `sandbox_faucet` with params `[address, amount]` (amount in minor units, 6
- * decimals: a decimal string such as `"25000000"`, a 0x quantity or a safe
- * integer) mints TestUSDC to `address` and answers
+ * `sandbox_faucet` with params `[address, amount, token?]` (amount in the
+ * token's minor units: a decimal string such as `"25000000"`, a 0x quantity
+ * or a safe integer; token `USDC`, the default, `USDT` or `DAI`) mints that
+ * test token to `address` and answers
  * `{ txHash, balance }` (balance: the account's token balance afterwards, a
  * decimal string). It is on this server only, not on the engine's
  * `/sandbox/rpc`. It signs with the deployer key reading the deployer's nonce
@@ -162,10 +163,15 @@ const makeFaucet = (sandbox: SandboxChainService) => {
     chain: sandboxChain,
     transport: sandbox.transport
   })
-  const contract = { address: sandbox.token.address, abi: sandbox.token.abi } as const
   let queue: Promise<unknown> = Promise.resolve()
 
-  const mint = async (to: Hex, amount: bigint): Promise<{ txHash: Hash; balance: string }> => {
+  const mint = async (
+    to: Hex,
+    amount: bigint,
+    token: (typeof sandbox.tokens)[number]
+  ): Promise<{ txHash: Hash; balance: string }> => {
+    // Every sandbox token mints and reads balances alike (`mint(to, amount)`, ERC-20).
+    const contract = { address: token.address, abi: sandbox.token.abi } as const
     if ((await sandbox.request({ method: "hardhat_getAutomine" })) !== true) {
       throw new FaucetRefusal(
         SERVER_ERROR,
@@ -197,7 +203,14 @@ const makeFaucet = (sandbox: SandboxChainService) => {
 
   return async (request: EdrRequest): Promise<EdrResponse> => {
     const params = Array.isArray(request.params) ? request.params : []
-    const [account, value] = params as Array<unknown>
+    const [account, value, symbol] = params as Array<unknown>
+    const token = sandbox.tokens.find((t) => t.symbol === (symbol ?? "USDC"))
+    if (token === undefined) {
+      return errorOf(request.id, {
+        code: INVALID_PARAMS,
+        message: `${FAUCET_METHOD} params: [address, amount, token?]; the token must be one of ${sandbox.tokens.map((t) => t.symbol).join(", ")}`
+      })
+    }
     if (typeof account !== "string" || !isAddress(account, { strict: false })) {
       return errorOf(request.id, {
         code: INVALID_PARAMS,
@@ -211,7 +224,7 @@ const makeFaucet = (sandbox: SandboxChainService) => {
         message: `${FAUCET_METHOD} params: [address, amount]; the amount must be a positive whole number of minor units, e.g. "25000000"`
       })
     }
-    const run = queue.then(() => mint(account, amount))
+    const run = queue.then(() => mint(account, amount, token))
     queue = run.catch(() => undefined)
     try {
       return { jsonrpc: "2.0", id: request.id, result: await run }

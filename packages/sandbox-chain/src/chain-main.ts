@@ -7,7 +7,9 @@
  * one JSON line on stdout:
  *
  *   {"rpcUrl","chainId":"eip155:31337","token":{"asset","address","symbol","decimals"},
- *    "collector","collectorPrivateKey","deployerPrivateKey"}
+ *    "tokens":[{"asset","address","symbol","decimals","authorization"}],"priceFeeds",
+ *    "collector","collectorPrivateKey","deployerPrivateKey","accountDeployerPrivateKey",
+ *    "accounts"}
  *
  * and nothing else there (diagnostics go to stderr). SIGTERM or SIGINT: stops
  * listening, stops the chain, exits 0. A start failure exits 1.
@@ -67,6 +69,14 @@ const main = async () => {
         symbol: sandbox.token.symbol,
         decimals: sandbox.token.decimals
       },
+      tokens: sandbox.tokens.map((t) => ({
+        asset: t.asset,
+        address: t.address,
+        symbol: t.symbol,
+        decimals: t.decimals,
+        authorization: t.authorization
+      })),
+      priceFeeds: sandbox.priceFeeds,
       collector: sandbox.collector.address,
       collectorPrivateKey: sandbox.collector.privateKey,
       deployerPrivateKey: DEPLOYER_PRIVATE_KEY,

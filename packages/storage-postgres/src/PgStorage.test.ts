@@ -74,7 +74,8 @@ describe("PostgreSQL storage, several instances", () => {
         "settlement_held",
         "chain_job_failing",
         "reference_statistics",
-        "deploy_jobs"
+        "deploy_jobs",
+        "option_method"
       ])
     })
   )

@@ -173,10 +173,10 @@ const es: CheckoutStrings = {
   signAndPay: "Firmar y pagar",
   noWallet: "No se encontró ninguna billetera en el navegador. Escanea el código con tu teléfono.",
   walletRejected: "La billetera no firmó. No se pagó nada.",
-  approveInWallet:
-    "Paso {step} de {steps}: apruebe el token en su billetera. Se hace una vez por token y cuesta una pequeña tarifa de red.",
-  signInWallet: "Último paso: firme el pago en su billetera.",
   quoteRefreshed: "El precio se actualizó. Revisa el importe y vuelve a firmar.",
+  approveInWallet:
+    "Paso {step} de {steps}: aprueba el token en tu billetera. Se hace una vez por token y cuesta una pequeña tarifa de red.",
+  signInWallet: "Último paso: firma el pago en tu billetera.",
   insufficientBalance: "Esta cuenta no tiene saldo suficiente: se necesitan {amount}.",
   somethingWrong: "Algo salió mal. Inténtalo de nuevo.",
   returnToShop: "Volver a la tienda",
