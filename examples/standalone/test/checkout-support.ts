@@ -102,6 +102,11 @@ export const injectWallet = async (
   options: {
     readonly chainId?: string
     readonly rejectSigning?: boolean
+    /**
+     * Answers `eth_sendTransaction` (the transaction as the page passed it, numbers in hex):
+     * sends it and resolves with its hash. Without it the method is unsupported.
+     */
+    readonly sendTransaction?: (tx: Record<string, string>) => Promise<`0x${string}`>
     readonly account?: {
       readonly address: `0x${string}`
       readonly signTypedData: (typed: TypedDataDefinition) => Promise<`0x${string}`>
@@ -109,7 +114,7 @@ export const injectWallet = async (
   } = {}
 ): Promise<Array<WalletCall>> => {
   const { privateKeyToAccount } = await import("viem/accounts")
-  const { hexToBigInt } = await import("viem")
+  const { typedDataFromJson } = await import("@pay/core")
   const account = options.account ?? privateKeyToAccount(key)
   const calls: Array<WalletCall> = []
   let chainId = options.chainId ?? "0x1"
@@ -132,21 +137,16 @@ export const injectWallet = async (
         if (chainId !== "0x7a69") {
           return JSON.stringify({ error: { code: 4900, message: `signing on ${chainId}` } })
         }
-        const typed = JSON.parse(params[1] as string)
-        const { EIP712Domain: _, ...types } = typed.types
-        const message = Object.fromEntries(
-          Object.entries(typed.message as Record<string, string>).map(([k, v]) => [
-            k,
-            ["value", "validAfter", "validBefore"].includes(k) ? hexToBigInt(v as `0x${string}`) : v
-          ])
-        )
-        const signature = await account.signTypedData({
-          domain: { ...typed.domain, chainId: hexToBigInt(typed.domain.chainId) },
-          types,
-          primaryType: typed.primaryType,
-          message
-        } as TypedDataDefinition)
+        // Any typed data the page is handed (EIP-3009's, a Permit2 permit with its witness).
+        const signature = await account.signTypedData(typedDataFromJson(params[1] as string))
         return JSON.stringify({ result: signature })
+      }
+      case "eth_sendTransaction": {
+        if (options.sendTransaction === undefined) {
+          return JSON.stringify({ error: { code: 4200, message: `${method} is not supported` } })
+        }
+        const tx = params[0] as Record<string, string>
+        return JSON.stringify({ result: await options.sendTransaction(tx) })
       }
       default:
         return JSON.stringify({ error: { code: 4200, message: `${method} is not supported` } })

@@ -12,6 +12,7 @@ import { logoCaptureLayer } from "@pay/logos"
 import { type LogoServer, plainImage, startLogoServer } from "@pay/logos/testing"
 import { Effect, Option } from "effect"
 import type { Page } from "playwright-core"
+import { createWalletClient, hexToBigInt } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, type TestBrowser } from "./browser-support.js"
@@ -26,6 +27,8 @@ import { type Client, client, type E2eServer, eventually, startServer } from "./
 import {
   baseOnlyMerchant,
   fund,
+  MERCHANT_DESTINATION,
+  merchantSettledIn,
   newBuyer,
   paymentFor,
   settledMerchant,
@@ -302,6 +305,65 @@ describe("the checkout page in Chromium", () => {
     expect(shop).toEqual([`${SHOP}/thanks?order=7&paymentId=${paymentId}`])
     expect(errors).toEqual([])
     expect(browser.offLoopback).toEqual([])
+    expect(browser.cspViolations).toEqual([])
+    await page.close()
+  })
+
+  it("takes USDT through Permit2: the page shows the approval step, the wallet sends it, then signs the permit", async () => {
+    const usdt = server.sandbox.tokens.find((t) => t.symbol === "USDT")!
+    const { merchantId: usdtMerchant } = await merchantSettledIn(partner, [
+      { asset: usdt.asset, destination: `eip155:31337:${MERCHANT_DESTINATION}` }
+    ])
+    const buyer = newBuyer()
+    await Effect.runPromise(server.sandbox.faucet(buyer.address, 10_500_000n, "USDT"))
+    await Effect.runPromise(server.sandbox.faucet(buyer.address, 10n ** 17n, "ETH"))
+    const { paymentId } = await paymentFor(partner, usdtMerchant, "1050", { checkout })
+    const { page, errors } = await openPage()
+    // What the page said while the wallet was asked for each thing.
+    const shown: Array<string> = []
+    const wallet = createWalletClient({
+      account: privateKeyToAccount(buyer.key),
+      chain: server.sandbox.chain,
+      transport: server.sandbox.transport
+    })
+    const calls = await injectWallet(page, buyer.key, {
+      chainId: "0x7a69",
+      sendTransaction: async (tx) => {
+        shown.push(await page.locator("#wallet-message").innerText())
+        expect(tx.from).toBe(buyer.address)
+        return wallet.sendTransaction({
+          to: tx.to as `0x${string}`,
+          data: tx.data as `0x${string}`,
+          value: hexToBigInt(tx.value as `0x${string}`)
+        })
+      }
+    })
+    await goto(page, paymentId)
+    await page.getByRole("button", { name: "Connect wallet (Test Wallet)" }).click()
+    await page.getByRole("radio", { name: /^10\.50 USDT · / }).waitFor()
+    await page.getByRole("button", { name: "Sign and pay" }).click()
+    await page.locator('body[data-state="succeeded"]').waitFor({ timeout: 20_000 })
+    expect(calls.map((c) => c.method)).toEqual([
+      "eth_requestAccounts",
+      "eth_chainId",
+      "eth_sendTransaction",
+      "eth_signTypedData_v4"
+    ])
+    expect(shown).toEqual([
+      "Step 1 of 2: approve the token in your wallet. This is needed once per token, and pays a small network fee."
+    ])
+    const permit = JSON.parse((calls[3]!.params as Array<string>)[1]!)
+    expect(permit.primaryType).toBe("PermitWitnessTransferFrom")
+    expect(permit.message.witness.paymentId).toBe(paymentId)
+    // Paid once, in USDT: the buyer's balance is gone, in one transfer.
+    const balance = await server.sandbox.publicClient.readContract({
+      address: usdt.address,
+      abi: server.sandbox.token.abi,
+      functionName: "balanceOf",
+      args: [buyer.address]
+    })
+    expect(balance).toBe(0n)
+    expect(errors).toEqual([])
     expect(browser.cspViolations).toEqual([])
     await page.close()
   })

@@ -154,7 +154,10 @@ describe("Permit2 through a kill (SQLite, the chain in its own process)", () => 
     engine = await startEngine("engine", setup, spawned)
     const payment = await waitForPayment(() => engine, paymentId, isSettled)
     expect(payment.status).toBe("succeeded")
-    expect(payment.tokenAmount).toEqual({ asset: usdt.asset, value: PAID.toString() })
+    expect(payment.tokenAmount).toMatchObject({
+      unit: `caip19/${usdt.asset}`,
+      value: PAID.toString()
+    })
     await exactlyAfterQuiet(
       async () => ({
         collected: await usdtTransfers(buyer.address, chain.collector),
