@@ -252,6 +252,25 @@ describe.each(STORES)("Permit2 tokens and live prices on %s", (store) => {
     expect(await balanceOf("USDT", buyer.address)).toBe(20_000_000n - 10_500_000n)
   })
 
+  it("ranks the options for what the buyer holds: affordable first, no approval before an approval", async () => {
+    const buyer = newBuyer()
+    // DAI with an allowance, USDT without one, no USDC at all.
+    await faucet(buyer, "DAI", 20n * 10n ** 18n)
+    await approve(buyer, "DAI", maxUint256)
+    await faucet(buyer, "USDT", 20_000_000n)
+    const payment = await paymentFor(partner, merchantId, "1050")
+    const offered = await offeredTo(payment.paymentId, buyer)
+    const symbolOf = (o: Json) =>
+      server.sandbox.tokens.find((t) => o.amount.unit.endsWith(t.asset))?.symbol
+    expect(offered.options.map((o: Json) => [symbolOf(o), o.affordable, o.actions.length])).toEqual(
+      [
+        ["DAI", true, 1],
+        ["USDT", true, 2],
+        ["USDC", false, 1]
+      ]
+    )
+  })
+
   it("a permit replayed for another payment is refused, and nothing moves but the one paid", async () => {
     const buyer = newBuyer()
     await faucet(buyer, "USDT", 30_000_000n)

@@ -111,7 +111,11 @@ export const PaymentOptionView = Schema.Struct({
   expiresAt: Schema.NullOr(UnixSeconds).annotations({
     description: "When the locked price goes stale (confirm then answers 409 quote_expired)"
   }),
-  collectData: Schema.NullOr(CollectDataView)
+  collectData: Schema.NullOr(CollectDataView),
+  affordable: Schema.NullOr(Schema.Boolean).annotations({
+    description:
+      "Whether the account holds enough of the token, read when the options were made (false: offered all the same, ranked last; null: not read, or the network did not answer). Not in the reference: wallets that do not know it ignore it"
+  })
 }).annotations({ identifier: "PaymentOption" })
 
 export const OptionsRequest = Schema.Struct({

@@ -8,7 +8,7 @@
  */
 import { Effect, Either, Option } from "effect"
 import { encodeFunctionData, type Hex, maxUint256, parseAbi, toHex } from "viem"
-import { Chain, ChainUnavailable, networkOf } from "../chain/Chain.js"
+import { Chain, ChainUnavailable, networkOf, tokenOf } from "../chain/Chain.js"
 import { parsePayerSignature } from "../chain/PayerSignature.js"
 import { isSignedBy, permissionOf, signingRequest, typedDataJson } from "../chain/Permission.js"
 import { ChainWork, newChainJob } from "../chainwork/ChainWork.js"
@@ -34,6 +34,7 @@ import { Payments } from "../payments/Payments.js"
 import { type PriceQuote, Prices } from "../pricing/Pricing.js"
 import { EngineSecret } from "../secrets/EngineSecret.js"
 import { type Caip10, chainOfCaip10 } from "../shared/Caip.js"
+import { findCurrency } from "../shared/Currency.js"
 import { InvalidInput } from "../shared/Errors.js"
 import { makeIdBody } from "../shared/Ids.js"
 import { spanned } from "../shared/Spans.js"
@@ -53,6 +54,13 @@ import {
   InsufficientBalance,
   QuoteExpired
 } from "./GatewayErrors.js"
+import {
+  allowanceKey,
+  balanceBudget,
+  balanceKey,
+  makeSharedReads,
+  rankOptions
+} from "./Holdings.js"
 import { noOptionsReason } from "./NoOptions.js"
 import { offers, payableTokens } from "./Offers.js"
 
@@ -103,6 +111,23 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
     const secret = yield* EngineSecret
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
+    // Balances and allowances read for options, shared for a few seconds (Holdings.ts).
+    const sharedReads = makeSharedReads(() => clock.unsafeCurrentTimeMillis())
+
+    /**
+     * Whether the buyer holds enough for the option, if this request may still read a
+     * balance: a read the network does not answer leaves it unknown, not the option out.
+     */
+    const affordable = (option: PaymentOption, budget: ReturnType<typeof balanceBudget>) =>
+      budget.take()
+        ? sharedReads(
+            balanceKey(option.asset, option.authorization.from),
+            chain.balanceOf(option.asset, option.authorization.from)
+          ).pipe(
+            Effect.map((balance): boolean | undefined => balance >= option.authorization.value),
+            Effect.orElseSucceed(() => undefined)
+          )
+        : Effect.succeed(undefined)
 
     const payableNow = (payment: Payment): Effect.Effect<void, PaymentExpired | InvalidState> => {
       const status = effectiveStatus(payment, now())
@@ -179,7 +204,10 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         ? Effect.succeed<ReadonlyArray<bigint>>([])
         : Effect.flatMap(networkFor(option), (network) =>
             Effect.map(
-              chain.allowance(option.asset, option.authorization.from, network.permit2),
+              sharedReads(
+                allowanceKey(option.asset, option.authorization.from, network.permit2),
+                chain.allowance(option.asset, option.authorization.from, network.permit2)
+              ),
               (allowed): ReadonlyArray<bigint> =>
                 allowed >= option.authorization.value
                   ? []
@@ -292,10 +320,15 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
           newOptionId: () => `opt_${makeIdBody(at.getTime())}` as OptionId,
           newNonce: randomNonce
         })
+        const budget = balanceBudget()
         const withActions = yield* Effect.forEach(offered, (offer) =>
           Effect.gen(function* () {
             const option = { ...offer, approvals: yield* approvalsFor(offer) }
-            return { option, actions: yield* actionsOf(option, option.approvals) }
+            return {
+              option,
+              actions: yield* actionsOf(option, option.approvals),
+              affordable: yield* affordable(option, budget)
+            }
           }).pipe(
             // The wallet gets the options that could be made (WIRE.md has no place for why one
             // is missing); the operator gets the network, the RPC host and the cause.
@@ -314,7 +347,16 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
             )
           )
         )
-        const available = withActions.filter((o) => o !== undefined)
+        const available = rankOptions(
+          withActions.filter((o) => o !== undefined),
+          (o) => ({
+            affordable: o.affordable,
+            approvals: o.option.approvals.length,
+            stable:
+              findCurrency(tokenOf(chain.networks, o.option.asset)?.token.priceCurrency ?? "") !==
+              undefined
+          })
+        )
         // Why there is none, in words, for the wallet (NoOptions.ts).
         const noOptions =
           available.length > 0

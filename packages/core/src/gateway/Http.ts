@@ -100,7 +100,7 @@ export const gatewayHandlers = Effect.gen(function* () {
             )
           : null
         return json(200, {
-          options: options.map(({ option, actions, collectData }) => ({
+          options: options.map(({ option, actions, collectData, affordable }) => ({
             id: option.id,
             account: option.account,
             amount: amountView(
@@ -110,7 +110,8 @@ export const gatewayHandlers = Effect.gen(function* () {
             actions,
             etaS: gateway.etaSeconds(option),
             expiresAt: option.quoted ? toUnixSeconds(option.expiresAt) : null,
-            collectData
+            collectData,
+            affordable: affordable ?? null
           })),
           info,
           collectData,
