@@ -34,6 +34,7 @@ export const bunReleaseSuites = [
   "examples/standalone/test/multi-instance.e2e.test.ts",
   "examples/standalone/test/chain-work.e2e.test.ts",
   "examples/standalone/test/smart-accounts.e2e.test.ts",
+  "examples/standalone/test/permit2.e2e.test.ts",
   "examples/standalone/test/webhook-delivery.e2e.test.ts"
 ]
 
