@@ -417,8 +417,10 @@ describe("the chain as its own process (examples/standalone/dist/chain.mjs)", ()
       "collector",
       "collectorPrivateKey",
       "deployerPrivateKey",
+      "priceFeeds",
       "rpcUrl",
-      "token"
+      "token",
+      "tokens"
     ])
     expect(ready.rpcUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     expect(ready.chainId).toBe("eip155:31337")
@@ -428,6 +430,20 @@ describe("the chain as its own process (examples/standalone/dist/chain.mjs)", ()
       symbol: "USDC",
       decimals: 6
     })
+    // Every token, each with how it is paid, and the feeds.
+    expect(
+      (ready as unknown as { tokens: Array<{ symbol: string; authorization: string }> }).tokens.map(
+        (t) => [t.symbol, t.authorization]
+      )
+    ).toEqual([
+      ["USDC", "eip3009"],
+      ["USDT", "permit2"],
+      ["DAI", "permit2"]
+    ])
+    expect(Object.keys((ready as unknown as { priceFeeds: object }).priceFeeds)).toEqual([
+      "ETH/USD",
+      "EUR/USD"
+    ])
     expect(ready.collector).toBe(COLLECTOR_ADDRESS)
     expect(ready.collectorPrivateKey).toBe(COLLECTOR_PRIVATE_KEY)
     expect(ready.deployerPrivateKey).toBe(DEPLOYER_PRIVATE_KEY)
