@@ -9,7 +9,16 @@
  * `Prices.fromTable` does. Reads are kept a few seconds per feed and shared by
  * concurrent callers, so a burst of checkouts makes one RPC call per feed.
  */
-import { findCurrency, lookup, Prices, parseCaip10, type Rate, type RateTable } from "@pay/core"
+import {
+  type FeedReading,
+  findCurrency,
+  lookup,
+  type PriceQuote,
+  Prices,
+  parseCaip10,
+  type Rate,
+  type RateTable
+} from "@pay/core"
 import {
   Cause,
   Deferred,
@@ -32,10 +41,6 @@ import {
   type Transport
 } from "viem"
 import { describe, isRevert, unavailable } from "./RpcErrors.js"
-
-// Named from the port itself: @pay/core's index does not export these two types (yet).
-type PriceQuote = NonNullable<Effect.Effect.Success<ReturnType<Prices["Type"]["rate"]>>>
-type FeedReading = PriceQuote["readings"][number]
 
 /** The two reads of `AggregatorV3Interface` the engine makes. */
 export const aggregatorV3Abi = parseAbi([
