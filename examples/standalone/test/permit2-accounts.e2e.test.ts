@@ -43,25 +43,25 @@ import {
   confirm,
   gatewayStatus,
   MERCHANT_DESTINATION,
-  merchantSettledIn,
   options,
   paymentFor,
   walletClient
 } from "./gateway-support.js"
+import {
+  erc20,
+  everyTokenMerchant,
+  PERMIT2,
+  tokenBalance,
+  tokenOf,
+  tokenTransfers
+} from "./permit2-support.js"
 
-const PERMIT2: Address = "0x000000000022D473030F116dDEE9F6B43aC78BA3"
 /** 10.50 USD in the sandbox's USDT (6 decimals) and DAI (18); the sandbox takes no fees. */
 const USDT_PRICE = 10_500_000n
 const DAI_PRICE = 105n * 10n ** 17n
 /** Ether for an owner's own transactions (a Safe transaction, `execute`, an approval). */
 const GAS_MONEY = 10n ** 17n
 
-const erc20 = parseAbi([
-  "function approve(address spender, uint256 amount)",
-  "function allowance(address owner, address spender) view returns (uint256)",
-  "function balanceOf(address owner) view returns (uint256)",
-  "event Transfer(address indexed from, address indexed to, uint256 value)"
-])
 /** Safe 1.4.1's transaction entry points (the sandbox's singleton). */
 const safeAbi = parseAbi([
   "function nonce() view returns (uint256)",
@@ -90,15 +90,7 @@ describe.each(STORES)("smart accounts pay through Permit2 on %s", (store) => {
     partner = client(() => server.baseUrl)
     wallet = (await walletClient(server)).api
     // Settled in every sandbox token, so each account is offered USDC, USDT and DAI.
-    merchantId = (
-      await merchantSettledIn(
-        partner,
-        server.sandbox.tokens.map((t) => ({
-          asset: t.asset,
-          destination: `eip155:31337:${MERCHANT_DESTINATION}`
-        }))
-      )
-    ).merchantId
+    merchantId = await everyTokenMerchant(partner, server)
   }, 120_000)
 
   afterAll(() => server?.stop())
@@ -107,18 +99,8 @@ describe.each(STORES)("smart accounts pay through Permit2 on %s", (store) => {
   const chain = () => server.sandbox
   const caip10 = (account: SmartAccount) => `eip155:31337:${account.address}`
 
-  const token = (symbol: "USDT" | "DAI") => {
-    const found = chain().tokens.find((t) => t.symbol === symbol)
-    if (found === undefined) throw new Error(`no sandbox ${symbol}`)
-    return found
-  }
-  const balanceOf = (symbol: "USDT" | "DAI", owner: Address) =>
-    chain().publicClient.readContract({
-      address: token(symbol).address,
-      abi: erc20,
-      functionName: "balanceOf",
-      args: [owner]
-    })
+  const token = (symbol: "USDT" | "DAI") => tokenOf(server, symbol)
+  const balanceOf = (symbol: "USDT" | "DAI", owner: Address) => tokenBalance(server, symbol, owner)
   const allowance = (symbol: "USDT" | "DAI", owner: Address) =>
     chain().publicClient.readContract({
       address: token(symbol).address,
@@ -127,13 +109,7 @@ describe.each(STORES)("smart accounts pay through Permit2 on %s", (store) => {
       args: [owner, PERMIT2]
     })
   const transfersFrom = (symbol: "USDT" | "DAI", from: Address) =>
-    chain().publicClient.getContractEvents({
-      address: token(symbol).address,
-      abi: erc20,
-      eventName: "Transfer",
-      args: { from },
-      fromBlock: 0n
-    })
+    tokenTransfers(server, symbol, { from })
 
   /** A new owner key, with ether for the transactions it sends for its account. */
   const newOwner = async () => {

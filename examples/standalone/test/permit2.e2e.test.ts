@@ -19,8 +19,7 @@ import {
   encodeFunctionData,
   type Hex,
   hexToBigInt,
-  maxUint256,
-  parseAbi
+  maxUint256
 } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -38,19 +37,19 @@ import {
   confirm,
   gatewayStatus,
   MERCHANT_DESTINATION,
-  merchantSettledIn,
   newBuyer,
   options,
   paymentFor,
   walletClient
 } from "./gateway-support.js"
-
-const PERMIT2 = "0x000000000022D473030F116dDEE9F6B43aC78BA3"
-const erc20 = parseAbi([
-  "function approve(address spender, uint256 amount)",
-  "function balanceOf(address owner) view returns (uint256)",
-  "event Transfer(address indexed from, address indexed to, uint256 value)"
-])
+import {
+  erc20,
+  everyTokenMerchant,
+  PERMIT2,
+  tokenBalance,
+  tokenOf,
+  tokenTransfers
+} from "./permit2-support.js"
 
 const encodeApprove = (amount: bigint) =>
   encodeFunctionData({ abi: erc20, functionName: "approve", args: [PERMIT2, amount] })
@@ -66,39 +65,15 @@ describe.each(STORES)("Permit2 tokens and live prices on %s", (store) => {
     partner = client(() => server.baseUrl)
     wallet = (await walletClient(server)).api
     // Settled in every sandbox token, so each buyer is offered all three.
-    merchantId = (
-      await merchantSettledIn(
-        partner,
-        server.sandbox.tokens.map((t) => ({
-          asset: t.asset,
-          destination: `eip155:31337:${MERCHANT_DESTINATION}`
-        }))
-      )
-    ).merchantId
+    merchantId = await everyTokenMerchant(partner, server)
   }, 120_000)
 
   afterAll(() => server?.stop())
 
-  const token = (symbol: string) => {
-    const found = server.sandbox.tokens.find((t) => t.symbol === symbol)
-    if (found === undefined) throw new Error(`no sandbox ${symbol}`)
-    return found
-  }
-  const balanceOf = (symbol: string, owner: Address) =>
-    server.sandbox.publicClient.readContract({
-      address: token(symbol).address,
-      abi: erc20,
-      functionName: "balanceOf",
-      args: [owner]
-    })
-  const transfers = async (symbol: string, args: { from?: Address; to?: Address }) =>
-    server.sandbox.publicClient.getContractEvents({
-      address: token(symbol).address,
-      abi: erc20,
-      eventName: "Transfer",
-      args,
-      fromBlock: 0n
-    })
+  const token = (symbol: string) => tokenOf(server, symbol)
+  const balanceOf = (symbol: string, owner: Address) => tokenBalance(server, symbol, owner)
+  const transfers = (symbol: string, args: { from?: Address; to?: Address }) =>
+    tokenTransfers(server, symbol, args)
   /** The faucet route, for a token (and test ether for the buyer's own transactions). */
   const faucet = async (buyer: Buyer, symbol: string, amount: bigint) => {
     const response = await fetch(`${server.baseUrl}/sandbox/faucet`, {

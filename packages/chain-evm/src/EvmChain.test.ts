@@ -22,6 +22,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 /** An EIP-3009 authorization as the chain port takes it. */
 const eip3009 = (authorization: ReceiveAuthorization) =>
   ({ kind: "eip3009", authorization }) as const
+
 import { makeEvmChain } from "./EvmChain.js"
 
 const setup = Effect.gen(function* () {

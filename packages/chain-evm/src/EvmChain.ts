@@ -37,9 +37,9 @@ import {
   type Hex,
   isAddressEqual,
   keccak256,
-  parseAbi,
   type PrivateKeyAccount,
   type PublicClient,
+  parseAbi,
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
   type Transport

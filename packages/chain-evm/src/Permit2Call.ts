@@ -9,10 +9,11 @@
 import {
   PAYMENT_WITNESS_TYPE,
   PAYMENT_WITNESS_TYPE_STRING,
-  type Permission,
-  type PaymentWitness
+  type PaymentWitness,
+  type Permission
 } from "@pay/core"
 import {
+  concat,
   encodeAbiParameters,
   encodeFunctionData,
   type Hex,
@@ -22,7 +23,6 @@ import {
   parseAbi,
   size,
   slice,
-  concat,
   stringToHex,
   toHex
 } from "viem"

@@ -34,6 +34,7 @@ import { eip3009TokenAbi } from "./Eip3009Abi.js"
 /** An EIP-3009 authorization as the chain port takes it. */
 const eip3009 = (authorization: ReceiveAuthorization) =>
   ({ kind: "eip3009", authorization }) as const
+
 import { DEFAULT_DEPLOYMENT_GAS_CAP, type EvmNetworkConfig, makeEvmChain } from "./EvmChain.js"
 
 const SANDBOX = Sandbox.CAIP2_CHAIN_ID as Caip2

@@ -57,7 +57,11 @@ describe("pricing", () => {
   it.effect("serves a table through the port", () =>
     Effect.gen(function* () {
       const prices = yield* Prices
-      expect(yield* prices.rate("USD", "USD")).toEqual({ numerator: 1n, denominator: 1n, readings: [] })
+      expect(yield* prices.rate("USD", "USD")).toEqual({
+        numerator: 1n,
+        denominator: 1n,
+        readings: []
+      })
       expect(yield* prices.rate("USD", "EUR")).toEqual({
         numerator: 100n,
         denominator: 108n,
