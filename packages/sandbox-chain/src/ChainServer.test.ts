@@ -153,6 +153,14 @@ describe("serveChain (in process)", () => {
     expect(bad.error?.code).toBe(-32602)
     expect((await call(url, FAUCET_METHOD, [SINK, "-1"])).error?.code).toBe(-32602)
     expect((await call(url, FAUCET_METHOD, [SINK, "0"])).error?.code).toBe(-32602)
+    // Any of the chain's tokens by symbol: its own balance, none of the others'.
+    const usdt = await rpc<{ balance: string }>(url, FAUCET_METHOD, [SINK, "7", "USDT"])
+    expect(usdt.balance).toBe("7")
+    const dai = await rpc<{ balance: string }>(url, FAUCET_METHOD, [SINK, "10", "DAI"])
+    expect(dai.balance).toBe("10")
+    const unknown = await call(url, FAUCET_METHOD, [SINK, "1", "WBTC"])
+    expect(unknown.error?.code).toBe(-32602)
+    expect(unknown.error?.message).toMatch(/USDC, USDT, DAI/)
 
     // Automine off: the faucet refuses rather than leave a mint pending.
     await rpc(url, "evm_setAutomine", [false])
