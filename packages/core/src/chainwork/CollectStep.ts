@@ -206,10 +206,14 @@ export const makeCollectStep = ({
             yield* fail(payment.id, "approval_failed")
             return done
           }
-          return again(
-            network.pollIntervalMs,
-            `waiting for the buyer's approval ${hash} to be mined`
-          )
+          // A wait, not a failure (a note would count as one, and back off): the approval is
+          // the buyer's to get mined, and its hash is recorded in the job since the confirm.
+          yield* Effect.logDebug("chain job step", {
+            step: "approval",
+            txHash: hash,
+            state: state._tag
+          })
+          return again(network.pollIntervalMs)
         }
         return undefined
       })
