@@ -97,6 +97,12 @@ export interface Buyer {
   readonly account: string
   /** How it signs the typed data JSON, when not with `key` itself (a smart account). */
   readonly signJson?: (typedDataJson: string) => Promise<Hex>
+  /**
+   * How it signs an `eth_sendTransaction` action's transaction (its JSON: a Permit2
+   * approval), answering the raw transaction the wallet then sends; a buyer without it
+   * cannot pay an option that asks for a transaction (wallet-permit2.ts).
+   */
+  readonly signTransactionJson?: (transactionJson: string) => Promise<Hex>
 }
 
 export const newBuyer = (): Buyer => {

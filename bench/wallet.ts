@@ -16,9 +16,14 @@
  * this process, polled); after each phase the partner's view of every payment
  * (GET /v1/payments/{id}) is checked to show it settled.
  *
+ * Then the Permit2 rows (wallet-permit2.ts): USDT paid through Permit2 with as many wallets
+ * at once, by buyers holding an allowance already and by buyers approving in the flow, and
+ * the USDC phase again after them; then the smart-account rows (wallet-smart.ts).
+ *
  * Part of `npm run bench`; `npm run bench:wallet` runs it alone and writes
- * bench/results/wallet.json. BENCH_WALLET_PAYMENTS (per phase), BENCH_WALLET_CONCURRENCY
- * and BENCH_WALLET_CHAIN_ROUNDS size it; BENCH_WALLET_CPU_PROF=<dir> has the server write a
+ * bench/results/wallet.json. BENCH_WALLET_PAYMENTS (per phase), BENCH_WALLET_CONCURRENCY,
+ * BENCH_WALLET_PERMIT2_PAYMENTS (per Permit2 row; default BENCH_WALLET_PAYMENTS, 0 for none),
+ * BENCH_WALLET_SMART_PAYMENTS and BENCH_WALLET_CHAIN_ROUNDS size it; BENCH_WALLET_CPU_PROF=<dir> has the server write a
  * V8 CPU profile there when it stops (each phase's `monotonicUs` locates it in the
  * profile). Bounded in time; it stops its server and removes its files whatever happens.
  */
@@ -40,6 +45,13 @@ import {
 } from "./client.js"
 import { killAllNow, ROOT, type ServerProcess, startServer } from "./server-process.js"
 import { type ChainResult, measureChain } from "./wallet-chain.js"
+import {
+  formatPermit2,
+  type Permit2Result,
+  permit2Buyers,
+  sandboxUsdt,
+  usdtMerchant
+} from "./wallet-permit2.js"
 import { SMART_KINDS, type SmartRow, smartBuyers, smartPayments, smartRow } from "./wallet-smart.js"
 import {
   type Buyer,
@@ -47,6 +59,7 @@ import {
   expectStatus,
   type Http,
   httpClient,
+  type Json,
   MS_PER_TICK,
   monotonicUs,
   newBuyer,
@@ -66,6 +79,8 @@ export interface WalletSettings {
   readonly chainRounds: number
   /** Payments of each kind of account in the smart-account row (wallet-smart.ts). */
   readonly smartPayments: number
+  /** Payments in each Permit2 row, with `concurrency` wallets (wallet-permit2.ts); 0: none. */
+  readonly permit2Payments: number
   readonly deadlineMs: number
   /** Where the server writes a V8 CPU profile when it stops (--cpu-prof), if anywhere. */
   readonly cpuProfileDir?: string | undefined
@@ -121,6 +136,22 @@ export interface WalletPhase {
   readonly rssAfterBytes: number
   /** When it ran, in CLOCK_MONOTONIC microseconds: the clock of a V8 CPU profile's samples. */
   readonly monotonicUs: readonly [number, number]
+  /** The calls the sandbox chain answered during the phase, per flow (GET /sandbox `rpcCalls`;
+   * the engine's, and the wallets' own sends when they send transactions). */
+  readonly chainCallsPerFlow: number
+  /** The same, by JSON-RPC method. */
+  readonly chainCallsPerFlowByMethod: Readonly<Record<string, number>>
+  /** The gas of the collection (the engine's transaction taking the buyer's tokens), per flow. */
+  readonly collectGas: number
+  /** The wallets' own transactions (Permit2 approvals), when they sent any. */
+  readonly approval?: {
+    /** Sending them (eth_sendRawTransaction through /sandbox/rpc), per flow. */
+    readonly sendMs: Percentiles
+    /** From the wallet sending its approval to the settlement seen. */
+    readonly toSettledMs: Percentiles
+    /** Their gas (paid by the buyer), per flow. */
+    readonly gas: number
+  }
 }
 
 /** Issue 18's target: payments taken from confirm to settled, a second, with 10 wallets. */
@@ -138,6 +169,8 @@ export interface WalletResult {
   readonly concurrent: WalletPhase
   /** Key pairs, then Safes and thirdweb accounts deployed and not, one at a time (wallet-smart.ts). */
   readonly smartAccounts: ReadonlyArray<SmartRow>
+  /** USDT through Permit2 with `concurrency` wallets, beside `concurrent` (wallet-permit2.ts). */
+  readonly permit2?: Permit2Result
   readonly chain: ChainResult
   readonly memory: {
     readonly rssIdleBytes: number
@@ -163,6 +196,8 @@ const LONG_POLL_MS = 10_000
 const DB_POLL_MS = 1
 const HTTP_FLOOR_SAMPLES = 200
 const CHAIN_WARMUP = 5
+/** Permit2 flows of each kind paid one at a time before its rows, not counted. */
+const PERMIT2_WARMUP = 10
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
 
 /** A payment's settlement as the database showed it: when it was seen settled, its status. */
@@ -246,6 +281,16 @@ interface FlowResult {
   readonly times: FlowTimes
   readonly succeededAt: number
   readonly settledAt: number
+  /** The wallet's own transactions (a Permit2 approval), when it sent any. */
+  readonly approval:
+    | {
+        /** Sending them (eth_sendRawTransaction), summed. */
+        readonly sendMs: number
+        /** From sending the first to the settlement seen: the flow's time, approval included. */
+        readonly toSettledMs: number
+        readonly hashes: ReadonlyArray<string>
+      }
+    | undefined
 }
 
 /** When (performance.now()) each of a wallet's steps ended, and the payment's final status. */
@@ -258,13 +303,22 @@ export interface WalletPaid {
   readonly confirmDone: number
   /** When the status long-poll answered "succeeded". */
   readonly succeededAt: number
+  /** When the wallet sent its first transaction (a Permit2 approval); NaN when it sent none. */
+  readonly approveStart: number
+  /** The time spent sending the wallet's transactions (eth_sendRawTransaction), summed. */
+  readonly approveMs: number
+  /** The hashes of the transactions the wallet sent (its approvals), in order. */
+  readonly approvals: ReadonlyArray<string>
 }
 
 /**
  * One wallet paying one payment, as payWithWallet does: options, fetch, its signature
  * (signTypedDataJson, in this process), confirm, then the status long-poll until final;
  * throws unless the payment reached `succeeded`. `beforeConfirm` runs between the signing
- * and the confirm (outside the timed calls).
+ * and the confirm (outside the timed calls). An option whose actions ask for transactions
+ * first (a Permit2 approval) has each signed by the buyer (`signTransactionJson`, not
+ * timed) and sent raw through /sandbox/rpc (on the flow's clock: the wallet waits on it),
+ * and the confirm carries their hashes before the signature.
  */
 export const walletPays = async (
   http: Http,
@@ -292,9 +346,32 @@ export const walletPays = async (
     "fetch"
   )
   const fetchDone = performance.now()
-  const action = fetched.actions?.[0]
+  const actions: ReadonlyArray<Json> = fetched.actions ?? []
+  const action = actions.at(-1)
   if (action?.data?.method !== "eth_signTypedData_v4") {
     throw new Error(`fetch: no typed data to sign: ${JSON.stringify(fetched)}`)
+  }
+  const approvals: Array<string> = []
+  let approveStart = Number.NaN
+  let approveMs = 0
+  for (const tx of actions.slice(0, -1)) {
+    if (tx?.data?.method !== "eth_sendTransaction" || buyer.signTransactionJson === undefined) {
+      throw new Error(`fetch: ${buyer.account} cannot answer the action ${JSON.stringify(tx)}`)
+    }
+    const raw = await buyer.signTransactionJson(tx.data.params[0])
+    const sent = performance.now()
+    if (Number.isNaN(approveStart)) approveStart = sent
+    const answer = await expectStatus(
+      http.call("POST", "/sandbox/rpc", {
+        body: { jsonrpc: "2.0", id: 1, method: "eth_sendRawTransaction", params: [raw] }
+      }),
+      "eth_sendRawTransaction"
+    )
+    approveMs += performance.now() - sent
+    if (typeof answer?.result !== "string") {
+      throw new Error(`the approval was not sent: ${JSON.stringify(answer)}`)
+    }
+    approvals.push(answer.result)
   }
   const typed = action.data.params[1]
   const signature = await (buyer.signJson?.(typed) ?? signTypedDataJson(buyer.key, typed))
@@ -303,7 +380,10 @@ export const walletPays = async (
   let status = await expectStatus(
     http.call("POST", `${base}/confirm?maxPollMs=0`, {
       headers,
-      body: { optionId: option.id, results: [{ type: "walletRpc", data: [signature] }] }
+      body: {
+        optionId: option.id,
+        results: [...approvals, signature].map((answer) => ({ type: "walletRpc", data: [answer] }))
+      }
     }),
     "confirm"
   )
@@ -321,7 +401,17 @@ export const walletPays = async (
   if (status.status !== "succeeded") {
     throw new Error(`payment ${paymentId} ended ${status.status}: ${JSON.stringify(status)}`)
   }
-  return { started, optionsDone, fetchDone, confirmStart, confirmDone, succeededAt }
+  return {
+    started,
+    optionsDone,
+    fetchDone,
+    confirmStart,
+    confirmDone,
+    succeededAt,
+    approveStart,
+    approveMs,
+    approvals
+  }
 }
 
 /**
@@ -330,10 +420,12 @@ export const walletPays = async (
  */
 const flow = async (ctx: Context, paymentId: string, buyer: Buyer): Promise<FlowResult> => {
   let seen = undefined as ReturnType<Context["watcher"]["watch"]> | undefined
-  const { started, optionsDone, fetchDone, confirmStart, confirmDone, succeededAt } =
-    await walletPays(ctx.http, ctx.walletHeaders, paymentId, buyer, () => {
-      seen = ctx.watcher.watch(paymentId)
-    })
+  const paid = await walletPays(ctx.http, ctx.walletHeaders, paymentId, buyer, () => {
+    seen = ctx.watcher.watch(paymentId)
+  })
+  const { started, optionsDone, fetchDone, confirmStart, confirmDone, succeededAt } = paid
+  // The signing, the wallet's work, is what lies between fetch and confirm but the sends.
+  const sign = confirmStart - fetchDone - paid.approveMs
   if (seen === undefined) throw new Error(`payment ${paymentId}: not watched`)
   const recordedAt = await seen.recorded
   if (Number.isNaN(recordedAt)) throw new Error(`payment ${paymentId}: no transaction recorded`)
@@ -352,16 +444,27 @@ const flow = async (ctx: Context, paymentId: string, buyer: Buyer): Promise<Flow
       submitted: recordedAt - confirmDone,
       succeeded: succeededAt - confirmDone,
       settled: settled.at - confirmDone,
-      total: succeededAt - started - (confirmStart - fetchDone),
-      sign: confirmStart - fetchDone
+      total: succeededAt - started - sign,
+      sign
     },
     succeededAt,
-    settledAt: settled.at
+    settledAt: settled.at,
+    approval:
+      paid.approvals.length === 0
+        ? undefined
+        : {
+            sendMs: paid.approveMs,
+            toSettledMs: settled.at - paid.approveStart,
+            hashes: paid.approvals
+          }
   }
 }
 
-/** The partner's view of each payment (GET /v1/payments/{id}) shows it settled, with its hash. */
-const checkSettled = (ctx: Context, paymentIds: ReadonlyArray<string>) =>
+/**
+ * The partner's view of each payment (GET /v1/payments/{id}) shows it settled, with its hash;
+ * the hash of each payment's collection.
+ */
+const checkSettled = (ctx: Context, paymentIds: ReadonlyArray<string>): Promise<Array<string>> =>
   inParallel(paymentIds.length, 10, async (i) => {
     const id = paymentIds[i]!
     const view = await expectStatus(
@@ -378,7 +481,45 @@ const checkSettled = (ctx: Context, paymentIds: ReadonlyArray<string>) =>
     ) {
       throw new Error(`payment ${id} is not shown settled: ${JSON.stringify(view)}`)
     }
+    const hash = view.transaction?.hash
+    if (typeof hash !== "string") throw new Error(`payment ${id} shows no transaction`)
+    return hash
   })
+
+/** The calls the sandbox chain has answered since it started, by method (GET /sandbox `rpcCalls`). */
+const chainCallsServed = async (http: Http): Promise<Record<string, number>> => {
+  const described = await expectStatus(http.call("GET", "/sandbox"), "GET /sandbox")
+  return (described.rpcCalls ?? {}) as Record<string, number>
+}
+
+/** The calls answered between two readings, by method, per flow. */
+const callsPerFlow = (
+  before: Record<string, number>,
+  after: Record<string, number>,
+  flows: number
+): Record<string, number> =>
+  Object.fromEntries(
+    Object.entries(after)
+      .map(([method, count]) => [method, (count - (before[method] ?? 0)) / flows] as const)
+      .filter(([, perFlow]) => perFlow > 0)
+  )
+
+/** The gas the transactions used, summed, from their receipts (through /sandbox/rpc). */
+const gasUsed = async (http: Http, hashes: ReadonlyArray<string>): Promise<number> => {
+  const used = await inParallel(hashes.length, 10, async (i) => {
+    const answer: Json = await expectStatus(
+      http.call("POST", "/sandbox/rpc", {
+        body: { jsonrpc: "2.0", id: i, method: "eth_getTransactionReceipt", params: [hashes[i]] }
+      }),
+      "eth_getTransactionReceipt"
+    )
+    if (answer?.result?.status !== "0x1") {
+      throw new Error(`${hashes[i]}: no successful receipt: ${JSON.stringify(answer)}`)
+    }
+    return Number(BigInt(answer.result.gasUsed))
+  })
+  return used.reduce((a, b) => a + b, 0)
+}
 
 const rssPeakBytes = (pid: number): number => {
   const kb = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
@@ -390,6 +531,7 @@ const phase = async (
   jobs: ReadonlyArray<{ readonly paymentId: string; readonly buyer: Buyer }>,
   wallets: number
 ): Promise<WalletPhase> => {
+  const callsBefore = await chainCallsServed(ctx.http)
   const cpuBefore = ctx.server.cpuTicks()
   const clientBefore = process.cpuUsage()
   const startUs = monotonicUs()
@@ -402,10 +544,16 @@ const phase = async (
   const cpuMs = (ctx.server.cpuTicks() - cpuBefore) * MS_PER_TICK
   const client = process.cpuUsage(clientBefore)
   const monotonicEnd = monotonicUs()
-  await checkSettled(
+  const chainCalls = callsPerFlow(callsBefore, await chainCallsServed(ctx.http), jobs.length)
+  // Afterwards, outside the times and the counts: the views, and the receipts for the gas.
+  const collections = await checkSettled(
     ctx,
     jobs.map((job) => job.paymentId)
   )
+  const approvals = results.flatMap((r) => (r.approval === undefined ? [] : [r.approval]))
+  if (approvals.length !== 0 && approvals.length !== results.length) {
+    throw new Error(`${approvals.length} of the phase's ${results.length} flows sent an approval`)
+  }
   const lastSucceeded = Math.max(...results.map((r) => r.succeededAt))
   const lastSettled = Math.max(...results.map((r) => r.settledAt))
   return {
@@ -420,7 +568,23 @@ const phase = async (
     serverCpuMsPerFlow: cpuMs / jobs.length,
     clientCpuMsPerFlow: (client.user + client.system) / 1000 / jobs.length,
     rssAfterBytes: ctx.server.rssBytes(),
-    monotonicUs: [startUs, monotonicEnd]
+    monotonicUs: [startUs, monotonicEnd],
+    chainCallsPerFlow: Object.values(chainCalls).reduce((a, b) => a + b, 0),
+    chainCallsPerFlowByMethod: chainCalls,
+    collectGas: (await gasUsed(ctx.http, collections)) / jobs.length,
+    ...(approvals.length === 0
+      ? {}
+      : {
+          approval: {
+            sendMs: percentiles(approvals.map((a) => a.sendMs)),
+            toSettledMs: percentiles(approvals.map((a) => a.toSettledMs)),
+            gas:
+              (await gasUsed(
+                ctx.http,
+                approvals.flatMap((a) => a.hashes)
+              )) / approvals.length
+          }
+        })
   }
 }
 
@@ -490,15 +654,41 @@ const setUp = async (
   settings: WalletSettings
 ) => {
   const { target, walletHeaders, partnerHeaders } = await walletShop(server, http, database)
-  const flows = settings.warmup + 2 * settings.payments
+  // The USDC phases, then (with Permit2 rows) the 10-wallet phase again after them.
+  const flows = settings.warmup + 2 * settings.payments + settings.permit2Payments
   const paymentIds = await inParallel(flows, 10, (i) => createPayment(target, 2_000_000 + i))
   const buyers = await fundedBuyers(http, flows + CHAIN_WARMUP + settings.chainRounds)
+  const jobs = paymentIds.map((paymentId, i) => ({ paymentId, buyer: buyers[i]! }))
   return {
     target,
     walletHeaders,
     partnerHeaders,
-    jobs: paymentIds.map((paymentId, i) => ({ paymentId, buyer: buyers[i]! })),
-    chainBuyers: buyers.slice(flows)
+    jobs: jobs.slice(0, settings.warmup + 2 * settings.payments),
+    eip3009After: jobs.slice(settings.warmup + 2 * settings.payments),
+    chainBuyers: buyers.slice(flows),
+    permit2: settings.permit2Payments === 0 ? undefined : await setUpPermit2(server, http, settings)
+  }
+}
+
+/**
+ * A merchant settled in the sandbox USDT, its payments, and its buyers (funded, approved
+ * or not): the warm-up's of each kind first, then each row's.
+ */
+const setUpPermit2 = async (server: ServerProcess, http: Http, settings: WalletSettings) => {
+  const usdt = await sandboxUsdt(http)
+  const target = await usdtMerchant(server, http, usdt.asset)
+  const each = PERMIT2_WARMUP + settings.permit2Payments
+  const paymentIds = await inParallel(2 * each, 10, (i) => createPayment(target, 4_000_000 + i))
+  const held = await permit2Buyers(http, usdt, each, BUYER_FUNDS, true)
+  const fresh = await permit2Buyers(http, usdt, each, BUYER_FUNDS, false)
+  const jobsOf = (ids: ReadonlyArray<string>, buyers: ReadonlyArray<Buyer>) =>
+    ids.map((paymentId, i) => ({ paymentId, buyer: buyers[i]! }))
+  const heldJobs = jobsOf(paymentIds.slice(0, each), held)
+  const freshJobs = jobsOf(paymentIds.slice(each), fresh)
+  return {
+    warmup: [...heldJobs.slice(0, PERMIT2_WARMUP), ...freshJobs.slice(0, PERMIT2_WARMUP)],
+    allowanceHeld: heldJobs.slice(PERMIT2_WARMUP),
+    approveInFlow: freshJobs.slice(PERMIT2_WARMUP)
   }
 }
 
@@ -557,12 +747,8 @@ const measure = async (
   let watcher: ReturnType<typeof transactionWatcher> | undefined
   try {
     log("setting up: a merchant settled in the sandbox USDC, a wallet app, funded buyers…")
-    const { target, walletHeaders, partnerHeaders, jobs, chainBuyers } = await setUp(
-      server,
-      http,
-      database,
-      settings
-    )
+    const { target, walletHeaders, partnerHeaders, jobs, eip3009After, chainBuyers, permit2 } =
+      await setUp(server, http, database, settings)
     watcher = transactionWatcher(database)
     const ctx: Context = { server, http, walletHeaders, partnerHeaders, watcher }
 
@@ -581,6 +767,27 @@ const measure = async (
     const sequential = await phase(ctx, jobs.slice(first, first + settings.payments), 1)
     log(`${settings.payments} flows, ${settings.concurrency} wallets at once…`)
     const concurrent = await phase(ctx, jobs.slice(first + settings.payments), settings.concurrency)
+    let permit2Result: Permit2Result | undefined
+    if (permit2 !== undefined) {
+      log(
+        `Permit2 (USDT): ${PERMIT2_WARMUP} flows of each kind to warm up, then ${settings.permit2Payments} ` +
+          `with ${settings.concurrency} wallets at once, the allowance held, then ` +
+          `${settings.permit2Payments} approving in the flow; then ${settings.permit2Payments} ` +
+          "USDC (EIP-3009) flows again…"
+      )
+      for (const job of permit2.warmup) await flow(ctx, job.paymentId, job.buyer)
+      await sleep(500)
+      const allowanceHeld = await phase(ctx, permit2.allowanceHeld, settings.concurrency)
+      const approveInFlow = await phase(ctx, permit2.approveInFlow, settings.concurrency)
+      const again = await phase(ctx, eip3009After, settings.concurrency)
+      permit2Result = {
+        payments: settings.permit2Payments,
+        warmup: PERMIT2_WARMUP,
+        allowanceHeld,
+        approveInFlow,
+        eip3009After: again
+      }
+    }
     log(
       `${settings.smartPayments} flows each, one at a time: key pairs, Safes and thirdweb ERC-4337 accounts, deployed and not…`
     )
@@ -612,6 +819,7 @@ const measure = async (
         warmup: settings.warmup,
         chainRounds: settings.chainRounds,
         smartPayments: settings.smartPayments,
+        permit2Payments: settings.permit2Payments,
         deadlineMs: settings.deadlineMs
       },
       machine,
@@ -619,6 +827,7 @@ const measure = async (
       sequential,
       concurrent,
       smartAccounts,
+      ...(permit2Result === undefined ? {} : { permit2: permit2Result }),
       chain,
       memory: {
         rssIdleBytes,
@@ -648,8 +857,12 @@ export const walletSettings = (): WalletSettings => {
   const chainRounds = envInteger("BENCH_WALLET_CHAIN_ROUNDS", 100, 1)
   const warmup = Math.min(20, payments)
   const smartPayments = envInteger("BENCH_WALLET_SMART_PAYMENTS", 20, 1)
+  // As many as the USDC phase with 10 wallets they are read against, by default.
+  const permit2Payments = envInteger("BENCH_WALLET_PERMIT2_PAYMENTS", payments, 0)
+  const permit2Flows = permit2Payments === 0 ? 0 : 2 * PERMIT2_WARMUP + 3 * permit2Payments
   return {
     smartPayments,
+    permit2Payments,
     payments,
     concurrency: envInteger("BENCH_WALLET_CONCURRENCY", 10, 1),
     warmup,
@@ -657,7 +870,9 @@ export const walletSettings = (): WalletSettings => {
     // Build, start and setup, then a quarter of a second a flow (its settlement included) and
     // a round at most.
     deadlineMs:
-      90_000 + (warmup + 2 * payments + chainRounds + SMART_KINDS.length * smartPayments) * 250,
+      90_000 +
+      (warmup + 2 * payments + chainRounds + SMART_KINDS.length * smartPayments + permit2Flows) *
+        250,
     cpuProfileDir: process.env.BENCH_WALLET_CPU_PROF
   }
 }
@@ -726,7 +941,10 @@ export const formatWallet = (r: WalletResult): Array<string> => {
       `${n(r.memory.rssAfterBytes / MB, 0)} MB at the end, peak (VmHWM) ` +
       `${n(r.memory.rssPeakBytes / MB, 0)} MB`,
     `  HTTP round trip of a route doing nothing (GET /sandbox): p50 ${n(r.httpFloorMs.p50, 2)} ms, ` +
-      `p99 ${n(r.httpFloorMs.p99, 2)} ms`,
+      `p99 ${n(r.httpFloorMs.p99, 2)} ms`
+  )
+  if (r.permit2 !== undefined) lines.push(...formatPermit2(con, r.permit2, n))
+  lines.push(
     "",
     `  The chain alone: the engine's chain calls for one payment, made by its EVM adapter as ` +
       `it makes them (confirm, collect, settle), but bare through /sandbox/rpc, ${chain.rounds} ` +
