@@ -202,6 +202,27 @@ describe.each(STORES)("Permit2 tokens and live prices on %s", (store) => {
     expect(await transfers("DAI", { from: buyer.address })).toHaveLength(1)
   })
 
+  it("actions fetched after the approval ask for the permit alone, and it pays with the signature alone", async () => {
+    const buyer = newBuyer()
+    await faucet(buyer, "USDT", 20_000_000n)
+    const payment = await paymentFor(partner, merchantId, "1050")
+    const option = optionIn(await offeredTo(payment.paymentId, buyer), "USDT")
+    expect(option.actions).toHaveLength(2)
+    // The wallet approves, then fetches the actions again at once: the allowance is read
+    // afresh, so USDT is not asked for a second approval (which it would refuse).
+    await approve(buyer, "USDT", maxUint256)
+    const fetched = await wallet.request("POST", `/v1/gateway/payment/${payment.paymentId}/fetch`, {
+      body: { optionId: option.id, data: "" }
+    })
+    expect(fetched.status, fetched.text).toBe(200)
+    expect(fetched.body.actions.map((a: Json) => a.data.method)).toEqual(["eth_signTypedData_v4"])
+    const results = await walletResults(buyer, fetched.body.actions)
+    const confirmed = await confirm(wallet, payment.paymentId, { optionId: option.id, results })
+    expect(confirmed.status, confirmed.text).toBe(200)
+    await settled(payment.paymentId)
+    expect(await transfers("USDT", { from: buyer.address })).toHaveLength(1)
+  })
+
   it("a short non-zero allowance: approve(0), then approve(max), then the permit", async () => {
     const buyer = newBuyer()
     await faucet(buyer, "USDT", 20_000_000n)

@@ -197,17 +197,22 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
 
     /**
      * The Permit2 approvals the buyer must send before it signs, from its
-     * allowance now (PaymentOption.approvals says why a short one is reset).
+     * allowance (PaymentOption.approvals says why a short one is reset): as
+     * read in the last few seconds for options, read afresh when `fresh` (the
+     * actions fetched just before the wallet acts, maybe just after it approved).
      */
-    const approvalsFor = (option: PaymentOption) =>
+    const approvalsFor = (option: PaymentOption, fresh = false) =>
       option.method !== "permit2"
         ? Effect.succeed<ReadonlyArray<bigint>>([])
-        : Effect.flatMap(networkFor(option), (network) =>
-            Effect.map(
-              sharedReads(
-                allowanceKey(option.asset, option.authorization.from, network.permit2),
-                chain.allowance(option.asset, option.authorization.from, network.permit2)
-              ),
+        : Effect.flatMap(networkFor(option), (network) => {
+            const read = chain.allowance(option.asset, option.authorization.from, network.permit2)
+            return Effect.map(
+              fresh
+                ? read
+                : sharedReads(
+                    allowanceKey(option.asset, option.authorization.from, network.permit2),
+                    read
+                  ),
               (allowed): ReadonlyArray<bigint> =>
                 allowed >= option.authorization.value
                   ? []
@@ -215,7 +220,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
                     ? [maxUint256]
                     : [0n, maxUint256]
             )
-          )
+          })
 
     /** The option's actions: its approvals (sent in order, gas paid by the buyer), then the signature. */
     const actionsOf = (option: PaymentOption, approvals: ReadonlyArray<bigint>) =>
@@ -498,7 +503,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         yield* merchantActive(payment)
         // The allowance now: a buyer who approved since the options is not asked again (USDT
         // would refuse a second approval of a non-zero allowance).
-        return yield* Effect.flatMap(approvalsFor(option), (approvals) =>
+        return yield* Effect.flatMap(approvalsFor(option, true), (approvals) =>
           actionsOf(option, approvals)
         ).pipe(Effect.mapError((e) => new ChainUnreachable({ chainId: e.chainId })))
       })
