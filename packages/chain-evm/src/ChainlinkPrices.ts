@@ -13,24 +13,14 @@ import {
   type FeedReading,
   findCurrency,
   lookup,
+  makeSharedReads,
   type PriceQuote,
   Prices,
   parseCaip10,
   type Rate,
   type RateTable
 } from "@pay/core"
-import {
-  Cause,
-  Deferred,
-  Effect,
-  Either,
-  Exit,
-  FiberId,
-  FiberSet,
-  Layer,
-  Metric,
-  type Scope
-} from "effect"
+import { Effect, Either, Layer, Metric, type Scope } from "effect"
 import {
   type Address,
   BaseError,
@@ -263,23 +253,19 @@ const feedAnswered = (error: unknown) =>
 
 /**
  * Latest rounds, each feed read at most once per TTL however many ask (a
- * failed read too: a down RPC is not asked by every checkout), in the
- * service's own fibers: a caller given up on does not cut a read others wait
- * for. A priced feed's `decimals()` is read with its first round and kept.
+ * failed read too: a down RPC is not asked by every checkout), shared as
+ * core's SharedReads shares them. A priced feed's `decimals()` is read with
+ * its first round and kept.
  */
 const makeRoundReader = (config: ChainlinkPricesConfig) =>
   Effect.gen(function* () {
     const ttlMs = config.cacheTtlMs ?? DEFAULT_PRICE_CACHE_TTL_MS
     const clock = yield* Effect.clock
-    const reads = yield* FiberSet.make()
     const clients = new Map<string, PublicClient>(
       config.networks.map((n) => [n.chainId, createPublicClient({ transport: n.transport })])
     )
     const decimalsKept = new Map<string, number>()
-    const kept = new Map<
-      string,
-      { readonly round: Deferred.Deferred<Round, Refusal>; until: number }
-    >()
+    const shared = yield* makeSharedReads(ttlMs)
 
     const call = <A>(source: Source, read: (client: PublicClient) => Promise<A>) =>
       Effect.tryPromise({
@@ -324,30 +310,7 @@ const makeRoundReader = (config: ChainlinkPricesConfig) =>
 
     return {
       clock,
-      latest: (source: Source, priced: boolean) =>
-        Effect.suspend(() => {
-          const found = kept.get(source.feed)
-          if (found !== undefined && clock.unsafeCurrentTimeMillis() < found.until) {
-            return Deferred.await(found.round)
-          }
-          // Set before anything yields, so the callers that follow wait for this read.
-          const entry = {
-            round: Deferred.unsafeMake<Round, Refusal>(FiberId.none),
-            until: Infinity
-          }
-          kept.set(source.feed, entry)
-          const read = readRound(source, priced).pipe(
-            Effect.onExit((exit) =>
-              Effect.sync(() => {
-                if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause))
-                  kept.delete(source.feed)
-                else entry.until = clock.unsafeCurrentTimeMillis() + ttlMs
-              })
-            ),
-            Effect.intoDeferred(entry.round)
-          )
-          return Effect.zipRight(FiberSet.run(reads, read), Deferred.await(entry.round))
-        })
+      latest: (source: Source, priced: boolean) => shared(source.feed, readRound(source, priced))
     }
   })
 

@@ -424,6 +424,7 @@ export { makeIdBody, randomBase62 } from "./shared/Ids.js"
 export { LANGUAGES, type Language, languageOf } from "./shared/Language.js"
 export { type LruCache, makeLruCache } from "./shared/LruCache.js"
 export { type EffectRunner, startInOwnScope } from "./shared/OwnScope.js"
+export { makeSharedReads, type SharedRead } from "./shared/SharedReads.js"
 export { toUnixSeconds } from "./shared/Time.js"
 export {
   defaultNetworks,

@@ -37,6 +37,7 @@ import { type Caip10, chainOfCaip10 } from "../shared/Caip.js"
 import { findCurrency } from "../shared/Currency.js"
 import { InvalidInput } from "../shared/Errors.js"
 import { makeIdBody } from "../shared/Ids.js"
+import { makeSharedReads } from "../shared/SharedReads.js"
 import { spanned } from "../shared/Spans.js"
 import { TokenRegistry } from "../shared/TokenRegistry.js"
 import {
@@ -58,7 +59,7 @@ import {
   allowanceKey,
   balanceBudget,
   balanceKey,
-  makeSharedReads,
+  HOLDINGS_TTL_MS,
   rankOptions
 } from "./Holdings.js"
 import { noOptionsReason } from "./NoOptions.js"
@@ -112,7 +113,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
     // Balances and allowances read for options, shared for a few seconds (Holdings.ts).
-    const sharedReads = makeSharedReads(() => clock.unsafeCurrentTimeMillis())
+    const sharedReads = yield* makeSharedReads(HOLDINGS_TTL_MS)
 
     /**
      * Whether the buyer holds enough for the option, if this request may still read a

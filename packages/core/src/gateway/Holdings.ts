@@ -3,41 +3,17 @@
  * (token, account)'s balance, so an option the buyer cannot afford is marked
  * and ranked last, and a Permit2 token's allowance, which decides its
  * approvals. Anyone with an `App-Id` can ask for options, so every read is
- * kept for a few seconds and shared by concurrent requests (one read in
- * flight per key, which no caller's interruption cancels), and one request
- * reads at most `MAX_BALANCE_READS` balances: past them its options are
- * offered unmarked.
+ * kept for a few seconds and shared by concurrent requests (shared/
+ * SharedReads.ts, by the keys below), and one request reads at most
+ * `MAX_BALANCE_READS` balances: past them its options are offered unmarked.
  */
-import { Effect, Fiber } from "effect"
 import type { Address } from "viem"
-import type { ChainUnavailable } from "../chain/Chain.js"
 import type { Caip19 } from "../shared/Caip.js"
-import { makeTtlCache } from "../shared/TtlCache.js"
 
 /** How long a read is kept: long enough to absorb a burst, short enough to follow a payment. */
 export const HOLDINGS_TTL_MS = 5_000
 /** The most balances one options request reads (20 accounts times a chain's tokens could be more). */
 export const MAX_BALANCE_READS = 16
-const MAX_ENTRIES = 10_000
-
-type Read = Effect.Effect<bigint, ChainUnavailable>
-
-/** A cache of chain reads by key, each read once per TTL however many ask at once. */
-export const makeSharedReads = (now: () => number) => {
-  const cache = makeTtlCache<Fiber.Fiber<bigint, ChainUnavailable>>(HOLDINGS_TTL_MS, MAX_ENTRIES)
-  return (key: string, read: Read): Read =>
-    Effect.suspend(() => {
-      const known = cache.get(key, now())
-      if (known !== undefined) return Fiber.join(known)
-      return Effect.flatMap(Effect.forkDaemon(read), (fiber) => {
-        cache.set(key, fiber, now())
-        return Fiber.join(fiber)
-      })
-    })
-}
-
-export type SharedReads = ReturnType<typeof makeSharedReads>
-
 export const balanceKey = (asset: Caip19, owner: Address) =>
   `balance/${asset}/${owner.toLowerCase()}`
 
