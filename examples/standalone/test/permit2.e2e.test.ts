@@ -9,7 +9,7 @@
  * round leaving the option out. Every payment counts the transfers and the
  * balances it moved.
  */
-import { signTypedDataJson } from "@pay/sandbox"
+import { payWithWallet, signTypedDataJson } from "@pay/sandbox"
 import type { PriceFeedPair } from "@pay/sandbox-chain"
 import { Effect } from "effect"
 import {
@@ -58,12 +58,15 @@ describe.each(STORES)("Permit2 tokens and live prices on %s", (store) => {
   let server: E2eServer
   let partner: Client
   let wallet: Client
+  let walletKey: string
   let merchantId: string
 
   beforeAll(async () => {
     server = await startServer(store)
     partner = client(() => server.baseUrl)
-    wallet = (await walletClient(server)).api
+    const app = await walletClient(server)
+    wallet = app.api
+    walletKey = app.apiKey
     // Settled in every sandbox token, so each buyer is offered all three.
     merchantId = await everyTokenMerchant(partner, server)
   }, 120_000)
@@ -221,6 +224,23 @@ describe.each(STORES)("Permit2 tokens and live prices on %s", (store) => {
     expect(confirmed.status, confirmed.text).toBe(200)
     await settled(payment.paymentId)
     expect(await transfers("USDT", { from: buyer.address })).toHaveLength(1)
+  })
+
+  it("the sandbox wallet pays in DAI: its faucet gives whole tokens in DAI's 18 decimals, it approves, then signs", async () => {
+    const payment = await paymentFor(partner, merchantId, "1050")
+    const lines: Array<string> = []
+    const outcome = await payWithWallet({
+      engineUrl: server.baseUrl,
+      payment: payment.paymentId,
+      apiKey: walletKey,
+      token: "DAI",
+      faucetTokens: 20n,
+      log: (line) => lines.push(line)
+    })
+    expect(outcome.status, lines.join("\n")).toBe("succeeded")
+    const buyer = outcome.buyer.slice(outcome.buyer.lastIndexOf(":") + 1) as Address
+    expect(lines.some((l) => l.startsWith("approval sent: 0x"))).toBe(true)
+    expect(await balanceOf("DAI", buyer)).toBe(20n * 10n ** 18n - 105n * 10n ** 17n)
   })
 
   it("a short non-zero allowance: approve(0), then approve(max), then the permit", async () => {

@@ -26,8 +26,13 @@ export interface WalletOptions {
   readonly apiKey: string
   /** The buyer's key; a new one when absent. */
   readonly privateKey?: Hex
-  /** Ask the sandbox faucet for this many minor units first (sandbox only). */
+  /** Ask the sandbox faucet for this many minor units of the token first (sandbox only). */
   readonly faucet?: bigint
+  /**
+   * Or for this many whole tokens, in the token's own decimals (1,000 is
+   * 10^9 minor units of USDC, 10^21 of DAI). `faucet` wins when both are given.
+   */
+  readonly faucetTokens?: bigint
   /**
    * What the buyer's account is (sandbox only for the smart ones): the key
    * itself (`eoa`, the default), a one-owner Safe or a thirdweb ERC-4337
@@ -167,9 +172,11 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
   const wanted =
     options.token === undefined
       ? undefined
-      : (sandbox?.tokens as ReadonlyArray<{ asset: string; symbol: string }> | undefined)?.find(
-          (t) => t.symbol.toUpperCase() === options.token?.toUpperCase()
-        )
+      : (
+          sandbox?.tokens as
+            | ReadonlyArray<{ asset: string; symbol: string; decimals: number }>
+            | undefined
+        )?.find((t) => t.symbol.toUpperCase() === options.token?.toUpperCase())
   if (options.token !== undefined && sandbox !== undefined && wanted === undefined) {
     throw new Error(`the sandbox has no token ${options.token}`)
   }
@@ -191,8 +198,15 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
         })
   const account = `${chainId}:${buyer.address}`
   log(`buyer ${account}${kind === "eoa" ? "" : ` (${kind} of ${owner.address})`}`)
-  if (options.faucet !== undefined && sandbox !== undefined) {
-    const minted = await faucet(buyer.address, options.faucet, false, wanted?.symbol)
+  // Whole tokens in the token's decimals: the faucet's amount is in its minor units.
+  const faucetAmount =
+    options.faucet ??
+    (options.faucetTokens === undefined
+      ? undefined
+      : options.faucetTokens *
+        10n ** BigInt(wanted?.decimals ?? sandbox?.tokens?.[0]?.decimals ?? 6))
+  if (faucetAmount !== undefined && sandbox !== undefined) {
+    const minted = await faucet(buyer.address, faucetAmount, false, wanted?.symbol)
     log(`faucet: balance ${minted.balance} (tx ${minted.txHash})`)
   }
 

@@ -51,7 +51,7 @@ payWithWallet({
   account: kind,
   counterfactual,
   token: flag("--token") ?? "USDC",
-  ...(privateKey === undefined ? { faucet: 1_000_000_000n } : { privateKey }),
+  ...(privateKey === undefined ? { faucetTokens: 1000n } : { privateKey }),
   log: (line: string) => console.log(line)
 }).then(
   (outcome) => {
