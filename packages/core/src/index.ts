@@ -75,7 +75,7 @@ export {
   typedDataJson
 } from "./chain/Permission.js"
 export type { FreshChainRun } from "./chainwork/ChainInstances.js"
-export { ChainJobStore } from "./chainwork/ChainJobStore.js"
+export { ChainJobStore, type ReturnableFunds } from "./chainwork/ChainJobStore.js"
 export {
   type ChainTransferColumns,
   chainTransferFromColumns
@@ -257,6 +257,8 @@ export {
   type NewChainJob,
   NOT_FAILING,
   NonceTaken,
+  TransactionClaimed,
+  type BuyerTransfer,
   payloadFromJson,
   payloadToJson,
   queuedJob,

@@ -27,7 +27,9 @@ export interface ChainToken {
   readonly priceCurrency: string
   /**
    * How a buyer authorizes the transfer (Permission.ts): the token's own
-   * EIP-3009 (USDC, EURC), or Permit2 for any other ERC-20 (USDT, DAI).
+   * EIP-3009 (USDC, EURC), Permit2 for any other ERC-20 (USDT, DAI), or
+   * `native` for the network's own coin (`eip155:1/slip44:60`, ETH), whose
+   * `address` is then EIP-7528's `NATIVE_COIN_ADDRESS`.
    */
   readonly authorization: TokenAuthorization
 }
@@ -85,6 +87,8 @@ export interface ChainCall {
   readonly to: Address
   readonly data: Hex
   readonly gas: bigint
+  /** The coin sent with it, in wei: a native settlement's amount. Absent: none. */
+  readonly value?: bigint | undefined
 }
 
 /** EIP-1559 fees, in wei per gas. */
@@ -174,6 +178,7 @@ export class Chain extends Context.Tag("@pay/core/Chain")<
     readonly networks: ReadonlyArray<ChainNetwork>
     /** The token's EIP-712 domain, read from the contract (cached: it never changes). */
     readonly tokenDomain: (asset: Caip19) => Effect.Effect<Eip712Domain, ChainUnavailable>
+    /** The owner's balance of the token, or of the coin for a native asset. */
     readonly balanceOf: (asset: Caip19, owner: Address) => Effect.Effect<bigint, ChainUnavailable>
     /** How much of the token `owner` lets `spender` take (ERC-20 `allowance`). */
     readonly allowance: (
@@ -230,7 +235,10 @@ export class Chain extends Context.Tag("@pay/core/Chain")<
       chainId: Caip2,
       deployment: AccountDeployment
     ) => Effect.Effect<ChainCall, ChainUnavailable | TransferRefused>
-    /** The collector's ERC-20 `transfer` of `value` to `to`, checked the same way. */
+    /**
+     * The collector's ERC-20 `transfer` of `value` to `to`, checked the same
+     * way; for a native asset, a plain transfer of the coin (`ChainCall.value`).
+     */
     readonly transferCall: (
       asset: Caip19,
       to: Address,

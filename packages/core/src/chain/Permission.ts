@@ -31,10 +31,24 @@ import {
   type ReceiveAuthorization
 } from "./Eip3009.js"
 
-/** How a token is paid: its own EIP-3009 authorization, or a Permit2 signature transfer. */
-export type TokenAuthorization = "eip3009" | "permit2"
+/**
+ * How a token is paid: its own EIP-3009 authorization, a Permit2 signature
+ * transfer, or (`native`, the network's own coin) a transfer the buyer's
+ * wallet sends itself (chainwork/NativeCollect.ts watches it).
+ */
+export type TokenAuthorization = "eip3009" | "permit2" | "native"
 
-export const TOKEN_AUTHORIZATIONS: ReadonlyArray<TokenAuthorization> = ["eip3009", "permit2"]
+export const TOKEN_AUTHORIZATIONS: ReadonlyArray<TokenAuthorization> = [
+  "eip3009",
+  "permit2",
+  "native"
+]
+
+/**
+ * The address a network's own coin is named by where an address is expected
+ * (EIP-7528): the coin has no contract.
+ */
+export const NATIVE_COIN_ADDRESS: Address = "0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE"
 
 /** Uniswap's Permit2, at the same address on every chain it is deployed on (and on the sandbox's). */
 export const PERMIT2_ADDRESS: Address = "0x000000000022D473030F116dDEE9F6B43aC78BA3"
@@ -235,12 +249,19 @@ export interface PermissionSource {
   readonly authorization: ReceiveAuthorization
 }
 
-/** The permission an option's buyer signs, on its network (whose Permit2 it names). */
+/**
+ * The permission an option's buyer signs, on its network (whose Permit2 it
+ * names). A native option has none (its buyer sends the coin): asking for
+ * one is a defect of the caller.
+ */
 export const permissionOf = (
   option: PermissionSource,
   network: { readonly permit2: Address }
-): Permission =>
-  option.method === "eip3009"
+): Permission => {
+  if (option.method === "native") {
+    throw new Error(`option ${option.id} is paid in the native coin: nothing is signed`)
+  }
+  return option.method === "eip3009"
     ? { kind: "eip3009", authorization: option.authorization }
     : {
         kind: "permit2",
@@ -250,3 +271,4 @@ export const permissionOf = (
         permit2: network.permit2,
         witness: { paymentId: option.paymentId, optionId: option.id }
       }
+}

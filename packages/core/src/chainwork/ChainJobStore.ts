@@ -27,7 +27,25 @@ import type {
   NonceTaken
 } from "../payments/ChainJob.js"
 import type { ChainTransaction, PaymentId, PaymentSettlement } from "../payments/Payment.js"
-import type { Caip2, Caip10 } from "../shared/Caip.js"
+import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
+
+/**
+ * Coin (or a token) that reached the collector without paying for anything:
+ * a native transfer mined on its payment but not as its option asked. Kept
+ * for an operator to send back to `from`.
+ */
+export interface ReturnableFunds {
+  readonly chainId: Caip2
+  /** The transaction that brought them: one record each. */
+  readonly txHash: `0x${string}`
+  readonly paymentId: PaymentId
+  readonly asset: Caip19
+  readonly from: Address
+  readonly value: bigint
+  /** Why they pay nothing: the payment's failure code. */
+  readonly reason: string
+  readonly recordedAt: Date
+}
 
 export class ChainJobStore extends Context.Tag("@pay/core/ChainJobStore")<
   ChainJobStore,
@@ -122,6 +140,21 @@ export class ChainJobStore extends Context.Tag("@pay/core/ChainJobStore")<
      * (`pay payments settle`: an operator settling again). True when queued.
      */
     readonly requeue: (job: NewChainJob, kind: ChainJobKind) => Effect.Effect<boolean>
+    /**
+     * Records coin that reached the collector without paying anything (a
+     * native transfer of the wrong value, say), for an operator to return.
+     * Once per transaction: recording it again changes nothing.
+     */
+    readonly recordReturnable: (funds: ReturnableFunds) => Effect.Effect<void>
+    /** Returnable funds recorded, newest first. */
+    readonly returnable: (limit: number) => Effect.Effect<ReadonlyArray<ReturnableFunds>>
+    /**
+     * What the collector holds of `asset` for others (the ledger of
+     * chainwork/CollectorLedger.ts): the settlement amounts of the asset's
+     * succeeded payments not settled yet (pending, held, no destination),
+     * plus its returnable funds.
+     */
+    readonly owedIn: (asset: Caip19) => Effect.Effect<bigint>
     /** The payment's job of a kind, if any. */
     readonly findByPayment: (
       paymentId: PaymentId,

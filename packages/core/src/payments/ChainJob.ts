@@ -42,6 +42,21 @@ export interface CollectPayload {
    * hashes): the transfer is sent once they are mined. Absent: none.
    */
   readonly approvals?: ReadonlyArray<Hex> | undefined
+  /**
+   * A native option's payment: the transfer the buyer's wallet sent (its
+   * hash, sender and nonce as the network had them at the confirm), watched
+   * instead of sending anything. `signature` is then `0x`. Claimed by one
+   * payment only: the stores refuse a second job naming the same hash on the
+   * same network (`TransactionClaimed`).
+   */
+  readonly paid?: BuyerTransfer | undefined
+}
+
+/** A transfer the buyer sent (a native option's), as the collect job watches it. */
+export interface BuyerTransfer {
+  readonly hash: Hex
+  readonly from: Address
+  readonly nonce: number
 }
 
 export interface SettlePayload {
@@ -94,7 +109,10 @@ export const payloadToJson = (payload: ChainJobPayload): string =>
           signature: payload.signature,
           ...(payload.approvals === undefined || payload.approvals.length === 0
             ? {}
-            : { approvals: payload.approvals })
+            : { approvals: payload.approvals }),
+          ...(payload.kind === "collect" && payload.paid !== undefined
+            ? { paid: payload.paid }
+            : {})
         }
   )
 
@@ -114,7 +132,8 @@ export const payloadFromJson = (
         kind: p.kind === "deploy" ? "deploy" : "collect",
         optionId: p.optionId as string,
         signature: p.signature as Hex,
-        ...(Array.isArray(p.approvals) ? { approvals: p.approvals as ReadonlyArray<Hex> } : {})
+        ...(Array.isArray(p.approvals) ? { approvals: p.approvals as ReadonlyArray<Hex> } : {}),
+        ...(p.paid !== undefined && p.paid !== null ? { paid: p.paid as BuyerTransfer } : {})
       }
 }
 
@@ -250,6 +269,8 @@ export interface ChainTransfer {
   readonly to: Address
   readonly data: Hex
   readonly gas: bigint
+  /** The coin it sends, in wei (a native settlement's amount); 0 for a contract call. */
+  readonly value: bigint
   readonly maxFeePerGas: bigint
   readonly maxPriorityFeePerGas: bigint
   /** The signed transaction, sent again as it is whenever the node has lost it. */
@@ -281,6 +302,15 @@ export class ChainJobLeaseLost extends Schema.TaggedError<ChainJobLeaseLost>()(
  * instance took it between the read (`nextNonce`) and the write. Nothing was
  * written; sign again at the nonce the sequence gives now.
  */
+/**
+ * A native option's confirm named a transfer another payment has claimed
+ * already: the job is not queued, and nothing of the confirm is written.
+ */
+export class TransactionClaimed extends Schema.TaggedError<TransactionClaimed>()(
+  "TransactionClaimed",
+  { chainId: Schema.String, hash: Schema.String }
+) {}
+
 export class NonceTaken extends Schema.TaggedError<NonceTaken>()("NonceTaken", {
   jobId: Schema.String,
   nonce: Schema.Number

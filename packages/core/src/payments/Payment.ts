@@ -67,7 +67,13 @@ export const FAILURE_CODES = [
    * signing a Permit2 payment) reverted, or never reached a block before
    * the option expired: nothing was taken.
    */
-  "approval_failed"
+  "approval_failed",
+  /**
+   * A native-coin payment's transfer was mined, but not as the option asked:
+   * another sender, another recipient or another value. What it moved to the
+   * collector is recorded as returnable funds (`pay funds returnable`).
+   */
+  "transaction_mismatch"
 ] as const
 export type FailureCode = (typeof FAILURE_CODES)[number]
 
@@ -99,7 +105,14 @@ export interface PaymentFees {
   readonly fixed: bigint
   /** The percentage rate as configured, a decimal string: "0.4" is 0.4 %. */
   readonly percentage: string
-  /** `fixed` plus the percentage part, never more than the amount paid. */
+  /**
+   * A native-coin payment's settlement gas, in the coin: the gas its transfer
+   * to the merchant may burn (limit × max fee per gas, quoted when the payment
+   * was collected). Absent for a token, whose settlement gas is the
+   * operator's.
+   */
+  readonly network?: bigint | undefined
+  /** `fixed` plus the percentage part (plus `network`), never more than the amount paid. */
   readonly total: bigint
 }
 
@@ -141,11 +154,17 @@ export interface PaymentSettlement {
 export const feesFromColumns = (
   fixed: string | null,
   percentage: string | null,
-  total: string | null
+  total: string | null,
+  network: string | null = null
 ): PaymentFees | null =>
   fixed === null || percentage === null || total === null
     ? null
-    : { fixed: BigInt(fixed), percentage, total: BigInt(total) }
+    : {
+        fixed: BigInt(fixed),
+        percentage,
+        total: BigInt(total),
+        ...(network === null ? {} : { network: BigInt(network) })
+      }
 
 /** A settlement from its stored columns, null when the payment has none. */
 export const settlementFromColumns = (c: {

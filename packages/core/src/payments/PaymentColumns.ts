@@ -51,6 +51,8 @@ export interface PaymentColumns extends PaymentStatusColumns {
   readonly fee_fixed: string | null
   readonly fee_percentage: string | null
   readonly fee_total: string | null
+  /** A native-coin payment's settlement gas (decimal text); null for a token. */
+  readonly fee_network: string | null
   readonly settlement_amount: string | null
   readonly settlement_status: string | null
   readonly settlement_destination: string | null
@@ -126,7 +128,7 @@ export const paymentFromColumns = (r: PaymentColumns, d: PaymentDriverValues): P
     r.refund_id === null || d.refundCreatedAt === null
       ? null
       : { id: r.refund_id as RefundId, createdAt: d.refundCreatedAt },
-  fees: feesFromColumns(r.fee_fixed, r.fee_percentage, r.fee_total),
+  fees: feesFromColumns(r.fee_fixed, r.fee_percentage, r.fee_total, r.fee_network),
   settlement: settlementFromColumns({
     status: r.settlement_status,
     amount: r.settlement_amount,

@@ -8,7 +8,7 @@ import type { Outbox } from "../events/Event.js"
 import type { IdempotencyCompletion } from "../idempotency/IdempotencyStore.js"
 import type { PartnerId } from "../identity/Partner.js"
 import type { Caip2, Caip19 } from "../shared/Caip.js"
-import type { ChainJobLeaseLost, NonceTaken } from "./ChainJob.js"
+import type { ChainJobLeaseLost, NonceTaken, TransactionClaimed } from "./ChainJob.js"
 import type {
   Payment,
   PaymentId,
@@ -103,7 +103,10 @@ export class PaymentStore extends Context.Tag("@pay/core/PaymentStore")<
       change: PaymentChange,
       completion?: IdempotencyCompletion,
       outbox?: Outbox<Payment>
-    ) => Effect.Effect<Option.Option<Payment>, ChainJobLeaseLost | NonceTaken>
+    ) => Effect.Effect<
+      Option.Option<Payment>,
+      ChainJobLeaseLost | NonceTaken | TransactionClaimed
+    >
     /**
      * Up to `limit` unpaid payments whose time has come, soonest first: the
      * sweep expires each through `transition`, so each expiry is written with

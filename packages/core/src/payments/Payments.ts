@@ -290,7 +290,11 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       completion?: (payment: Payment) => IdempotencyCompletion
     ) =>
       transitionFenced(id, change, completion).pipe(
-        Effect.catchTags({ ChainJobLeaseLost: Effect.die, NonceTaken: Effect.die })
+        Effect.catchTags({
+          ChainJobLeaseLost: Effect.die,
+          NonceTaken: Effect.die,
+          TransactionClaimed: Effect.die
+        })
       )
 
     /** The status fields of the partner's payment, which must be the header's merchant's. */
