@@ -132,7 +132,9 @@ const en: CheckoutStrings = {
       "Your wallet's account could not be set up on the network. Nothing was taken.",
     signature_rejected:
       "Your wallet's account no longer accepts this signature. Nothing was taken.",
-    approval_failed: "Your wallet's approval of the token did not go through. Nothing was taken."
+    approval_failed: "Your wallet's approval of the token did not go through. Nothing was taken.",
+    transaction_mismatch:
+      "The transfer your wallet sent is not the one this payment asked for. The merchant can return what arrived."
   }
 }
 
@@ -204,7 +206,9 @@ const es: CheckoutStrings = {
     account_deployment_failed:
       "No se pudo crear la cuenta de su billetera en la red. No se cobró nada.",
     signature_rejected: "La cuenta de su billetera ya no acepta esta firma. No se cobró nada.",
-    approval_failed: "La aprobación del token en su billetera no se completó. No se cobró nada."
+    approval_failed: "La aprobación del token en su billetera no se completó. No se cobró nada.",
+    transaction_mismatch:
+      "La transferencia que envió su billetera no es la que pedía este pago. El comercio puede devolver lo recibido."
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * A stored chain transfer read back, for the SQL stores: the columns SQLite
- * and PostgreSQL return alike (text, gas and fees as decimal text) are mapped
- * here, once. The nonce (SQLite: INTEGER, a number; PostgreSQL: bigint, text)
+ * and PostgreSQL return alike (text; gas, value and fees as decimal text) are
+ * mapped here, once. The nonce (SQLite: INTEGER, a number; PostgreSQL: bigint, text)
  * and the time (ms integers; timestamptz, a Date) come back differently, so
  * each store converts them and passes them in.
  */
@@ -18,8 +18,10 @@ export interface ChainTransferColumns {
   readonly purpose: string
   readonly to_address: string
   readonly data: string
-  /** Decimal text, as are both fees: exact at any size. */
+  /** Decimal text, as are the value and both fees: exact at any size. */
   readonly gas: string
+  /** The coin the transfer sends, in wei (0 for a contract call). */
+  readonly value: string
   readonly max_fee_per_gas: string
   readonly max_priority_fee_per_gas: string
   readonly raw: string
@@ -41,6 +43,7 @@ export const chainTransferFromColumns = (
   to: r.to_address as Address,
   data: r.data as Hex,
   gas: BigInt(r.gas),
+  value: BigInt(r.value),
   maxFeePerGas: BigInt(r.max_fee_per_gas),
   maxPriorityFeePerGas: BigInt(r.max_priority_fee_per_gas),
   raw: r.raw as Hex,

@@ -27,11 +27,13 @@ import {
   heldStart,
   newChainJob
 } from "../payments/ChainJob.js"
-import type { Payment, PaymentId } from "../payments/Payment.js"
+import type { Payment, PaymentFees, PaymentId } from "../payments/Payment.js"
 import { GatewayStore, type OptionId, type PaymentOption } from "../payments/PaymentOption.js"
 import { Payments } from "../payments/Payments.js"
 import { addressOfCaip10, type Caip10 } from "../shared/Caip.js"
 import { ChainWorkConfig } from "./ChainWorkConfig.js"
+import { nativeTokenOf } from "./CollectorLedger.js"
+import { makeNativeCollect } from "./NativeCollect.js"
 import { cancelCall } from "./NonceGaps.js"
 import { again, done, type Held, handover, type Step } from "./Step.js"
 import type { Transactions } from "./Transactions.js"
@@ -69,6 +71,7 @@ export const makeCollectStep = ({
     const merchants = yield* MerchantStore
     const { leaseMs } = yield* ChainWorkConfig
     const feeSchedule = yield* FeesConfig
+    const native = yield* makeNativeCollect
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis())
 
@@ -84,6 +87,17 @@ export const makeCollectStep = ({
           return done
         }
         const option = found.value
+        if (payload.paid !== undefined) {
+          // A native option's: the buyer sent the coin; nothing to send, only to watch.
+          return yield* native.watchTransfer(
+            network,
+            payment,
+            option,
+            payload.paid,
+            (mined) => succeed(held, payment, network, mined),
+            (code) => fail(payment.id, code)
+          )
+        }
         const auth = option.authorization
         const permission = permissionOf(option, network)
         const expiredAt = (head: { readonly timestamp: bigint }) =>
@@ -240,17 +254,26 @@ export const makeCollectStep = ({
      * once (`Handover`). A destination missing, a zero amount or a refusal
      * leaves the settle job without a transfer, for its own step to decide.
      */
-    const succeed = (held: Held, payment: Payment, network: ChainNetwork, mined: ChainTransfer) =>
+    const succeed = (
+      held: Held,
+      payment: Payment,
+      network: ChainNetwork,
+      mined: Pick<ChainTransfer, "hash" | "nonce">
+    ) =>
       Effect.gen(function* () {
         const paid = payment.tokenAmount
         if (paid === null)
           return yield* Effect.dieMessage(`payment ${payment.id} has no token amount`)
         const token = tokenOf(chain.networks, paid.asset)?.token
-        const fees = computeFees(
+        const charged = computeFees(
           feeRuleFor(feeSchedule, payment.partnerId, payment.merchantId),
           paid.value,
           token?.decimals ?? 0
         )
+        const fees =
+          token?.authorization === "native" && nativeTokenOf(network) !== undefined
+            ? withSettlementGas(charged, paid.value, yield* settlementGas(network))
+            : charged
         const at = now()
         const amount = paid.value - fees.total
         const settle = newChainJob(
@@ -314,5 +337,24 @@ export const makeCollectStep = ({
         return handover(heldJob(queued))
       })
 
+    /**
+     * The most the settlement of a native payment can burn: a plain transfer's gas at the
+     * network's max fee now. It is kept as the fees' `network` part, so the merchant's coin
+     * pays its own settlement and the operator's gas money never does (CollectorLedger.ts);
+     * a transfer to a contract that needs more, or a replacement at a higher fee, burns the
+     * difference from the operator's gas money, which the ledger checks first.
+     */
+    const settlementGas = (network: ChainNetwork) =>
+      Effect.map(chain.fees(network.chainId), (quote) => NATIVE_TRANSFER_GAS * quote.maxFeePerGas)
+
     return collectStep
   })
+
+/** A plain transfer of the coin to an account without code. */
+export const NATIVE_TRANSFER_GAS = 21_000n
+
+/** The fees with the settlement's gas added (`network`), never more in all than the amount paid. */
+export const withSettlementGas = (fees: PaymentFees, paid: bigint, gas: bigint): PaymentFees => {
+  const network = gas < paid - fees.total ? gas : paid - fees.total
+  return { ...fees, network, total: fees.total + network }
+}

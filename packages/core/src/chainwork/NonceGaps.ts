@@ -36,6 +36,7 @@ import {
 import type { ChainJob, ChainTransfer } from "../payments/ChainJob.js"
 import { GatewayStore, type OptionId } from "../payments/PaymentOption.js"
 import { ChainJobStore } from "./ChainJobStore.js"
+import type { GasMoneyShort } from "./CollectorLedger.js"
 
 /** A zero-value transfer to oneself: the cheapest transaction that uses a nonce. */
 const CANCEL_GAS = 21_000n
@@ -63,13 +64,18 @@ export type SignRecordSend = <A, E, R>(
     readonly nonce: number | null
     /** Who signs and sends it: the job's sender (`senderOf`), whose nonce sequence it takes. */
     readonly sender: Address
+    /**
+     * What of the coin the collector owes the transaction pays out: a native
+     * settle job's amount (CollectorLedger.ts). Absent: nothing.
+     */
+    readonly payingOut?: bigint | undefined
   },
   network: ChainNetwork,
   purpose: ChainTransfer["purpose"],
   call: ChainCall,
   previous: ChainTransfer | undefined,
   record: (transfer: ChainTransfer) => Effect.Effect<A, E, R>
-) => Effect.Effect<A, E | ChainUnavailable, R>
+) => Effect.Effect<A, E | ChainUnavailable | GasMoneyShort, R>
 
 export const makeNonceGaps = (signRecordSend: SignRecordSend) =>
   Effect.gen(function* () {

@@ -20,6 +20,7 @@ import {
 } from "../chain/Chain.js"
 import { type ChainJob, type ChainTransfer, senderOf } from "../payments/ChainJob.js"
 import { ChainJobStore } from "./ChainJobStore.js"
+import { makeCollectorLedger } from "./CollectorLedger.js"
 import { makeNonceGaps, type SignRecordSend } from "./NonceGaps.js"
 import { again, type Held, type Step } from "./Step.js"
 
@@ -57,6 +58,7 @@ export const jobSender = (
 export const makeTransactions = Effect.gen(function* () {
   const store = yield* ChainJobStore
   const chain = yield* Chain
+  const ledger = yield* makeCollectorLedger
   const clock = yield* Effect.clock
   const now = () => new Date(clock.unsafeCurrentTimeMillis())
   // One send at a time per (network, sender) in this process, so its nonces reach the node in
@@ -102,6 +104,8 @@ export const makeTransactions = Effect.gen(function* () {
                   bump(previous.maxPriorityFeePerGas)
                 )
               }
+        // The collector's gas never spends the coin it holds for others (CollectorLedger.ts).
+        if (asSender === undefined) yield* ledger.covers(network, call, fees, job.payingOut ?? 0n)
         const signed = yield* chain.sign(chainId, { ...call, ...fees, nonce }, asSender)
         const transfer: ChainTransfer = {
           hash: signed.hash,
@@ -113,6 +117,7 @@ export const makeTransactions = Effect.gen(function* () {
           to: call.to,
           data: call.data,
           gas: call.gas,
+          value: call.value ?? 0n,
           ...fees,
           raw: signed.raw,
           createdAt: now()
@@ -178,7 +183,14 @@ export const makeTransactions = Effect.gen(function* () {
   ) =>
     Effect.gen(function* () {
       const sender = yield* jobSender(held.job, held.transfers, network)
-      const job = { id: held.job.id, nonce: held.job.nonce, sender }
+      const payload = held.job.payload
+      const job = {
+        id: held.job.id,
+        nonce: held.job.nonce,
+        sender,
+        // A settle job's payment succeeded: its amount is counted among what the collector owes.
+        payingOut: payload.kind === "settle" ? (call.value ?? 0n) : 0n
+      }
       yield* signRecordSend(job, network, purpose, call, previous, (transfer) =>
         Effect.gen(function* () {
           const paid = purpose === "call" && held.job.payload.kind === "collect"
@@ -314,7 +326,7 @@ export const makeTransactions = Effect.gen(function* () {
           held,
           network,
           newest.purpose,
-          { to: newest.to, data: newest.data, gas: newest.gas },
+          { to: newest.to, data: newest.data, gas: newest.gas, value: newest.value },
           newest
         )
       }

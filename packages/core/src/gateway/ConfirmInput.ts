@@ -104,3 +104,35 @@ const signatureIn = (
   }
   return Either.right(signature)
 }
+
+/**
+ * A native option's result: its one action is the transfer of the coin
+ * (`eth_sendTransaction`), and its data the transaction's hash, lowercased
+ * (a hash is claimed by one payment only, whatever its case).
+ */
+export const nativeResultOf = (
+  results: ReadonlyArray<WalletResult>
+): Either.Either<Hex, ReadonlyArray<FieldIssue>> => {
+  if (results.length !== 1) {
+    return Either.left([
+      {
+        field: "results",
+        message: `must hold one result per action of the option (1: the transfer's transaction hash), not ${results.length}`
+      }
+    ])
+  }
+  const result = results[0]!
+  if (result.type !== "walletRpc")
+    return Either.left([{ field: "results.0.type", message: 'must be "walletRpc"' }])
+  const hash = result.data[0]
+  if (typeof hash !== "string" || !TRANSACTION_HASH.test(hash)) {
+    return Either.left([
+      {
+        field: "results.0.data.0",
+        message:
+          "must be the eth_sendTransaction result: the transaction's hash, 0x and 64 hex digits"
+      }
+    ])
+  }
+  return Either.right(hash.toLowerCase() as Hex)
+}

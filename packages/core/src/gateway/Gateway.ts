@@ -47,7 +47,7 @@ import {
   type SubmittedField
 } from "./CollectData.js"
 import { COLLECT_TOKEN_PARAM, collectDataToken, isCollectDataToken } from "./CollectDataToken.js"
-import { confirmResultsOf, type WalletResult } from "./ConfirmInput.js"
+import { confirmResultsOf, nativeResultOf, type WalletResult } from "./ConfirmInput.js"
 import { GatewayConfig, mustCollectData } from "./GatewayConfig.js"
 import {
   ChainUnreachable,
@@ -223,45 +223,75 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
             )
           })
 
-    /** The option's actions: its approvals (sent in order, gas paid by the buyer), then the signature. */
-    const actionsOf = (option: PaymentOption, approvals: ReadonlyArray<bigint>) =>
+    /**
+     * A native option's one action: the transfer of the exact value to the collector, sent
+     * by the buyer's wallet (which pays its gas), its `data` the option's reference (its
+     * random 32-byte nonce) that binds the transfer to the option.
+     */
+    const transferAction = (option: PaymentOption) =>
       Effect.map(
-        signingFor(option),
-        ({ network, permission, request }): ReadonlyArray<WalletAction> => {
-          const chainId = chainOfCaip10(option.account)
-          const approve = (amount: bigint): WalletAction => ({
+        networkFor(option),
+        (network): ReadonlyArray<WalletAction> => [
+          {
             type: "walletRpc",
             data: {
-              chain_id: chainId,
+              chain_id: chainOfCaip10(option.account),
               method: "eth_sendTransaction",
               params: [
                 JSON.stringify({
                   from: option.authorization.from,
-                  to: permission.kind === "permit2" ? permission.token : undefined,
-                  data: encodeFunctionData({
-                    abi: erc20Approve,
-                    functionName: "approve",
-                    args: [network.permit2, amount]
-                  }),
-                  value: "0x0",
+                  to: option.authorization.to,
+                  value: toHex(option.authorization.value),
+                  data: option.authorization.nonce,
                   chainId: toHex(BigInt(network.reference))
                 })
               ]
             }
-          })
-          return [
-            ...approvals.map(approve),
-            {
-              type: "walletRpc",
-              data: {
-                chain_id: chainId,
-                method: "eth_signTypedData_v4",
-                params: [option.authorization.from, typedDataJson(request)]
-              }
-            }
-          ]
-        }
+          }
+        ]
       )
+
+    /** The option's actions: its approvals (sent in order, gas paid by the buyer), then the signature. */
+    const actionsOf = (option: PaymentOption, approvals: ReadonlyArray<bigint>) =>
+      option.method === "native"
+        ? transferAction(option)
+        : Effect.map(
+            signingFor(option),
+            ({ network, permission, request }): ReadonlyArray<WalletAction> => {
+              const chainId = chainOfCaip10(option.account)
+              const approve = (amount: bigint): WalletAction => ({
+                type: "walletRpc",
+                data: {
+                  chain_id: chainId,
+                  method: "eth_sendTransaction",
+                  params: [
+                    JSON.stringify({
+                      from: option.authorization.from,
+                      to: permission.kind === "permit2" ? permission.token : undefined,
+                      data: encodeFunctionData({
+                        abi: erc20Approve,
+                        functionName: "approve",
+                        args: [network.permit2, amount]
+                      }),
+                      value: "0x0",
+                      chainId: toHex(BigInt(network.reference))
+                    })
+                  ]
+                }
+              })
+              return [
+                ...approvals.map(approve),
+                {
+                  type: "walletRpc",
+                  data: {
+                    chain_id: chainId,
+                    method: "eth_signTypedData_v4",
+                    params: [option.authorization.from, typedDataJson(request)]
+                  }
+                }
+              ]
+            }
+          )
 
     /**
      * What offers are made from: the payment, the networks, the assets its merchant settles in
@@ -639,6 +669,84 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
       )
 
     /**
+     * A native option's confirm: the transfer the buyer's wallet sent, which
+     * the network must have (pending or mined) and whose `data` must be the
+     * option's reference. Anything else about it (sender, recipient, value)
+     * is the collect job's to judge once it is mined: a mismatch then fails
+     * the payment and keeps what arrived as returnable funds, which a refusal
+     * here could not. The hash is claimed in the write that starts the
+     * payment: a transfer confirmed on one payment cannot pay another.
+     */
+    const confirmNative = (
+      payment: Payment,
+      option: PaymentOption,
+      request: ConfirmRequest,
+      wallet: WalletIdentity | undefined,
+      unreachable: (e: ChainUnavailable) => Effect.Effect<never, ChainUnreachable>
+    ) =>
+      Effect.gen(function* () {
+        const result = nativeResultOf(request.results)
+        if (Either.isLeft(result)) {
+          return yield* new InvalidInput({
+            message: `${result.left[0]?.field}: ${result.left[0]?.message}`,
+            issues: result.left
+          })
+        }
+        const hash = result.right
+        const field = "results.0.data.0"
+        const chainId = chainOfCaip10(option.account)
+        const sent = yield* chain
+          .transaction(chainId, hash)
+          .pipe(Effect.catchTag("ChainUnavailable", unreachable))
+        if (sent === undefined) {
+          return yield* InvalidInput.of(
+            field,
+            `is no transaction ${chainId} has: send the transfer, then confirm with its hash`
+          )
+        }
+        if (sent.input.toLowerCase() !== option.authorization.nonce.toLowerCase()) {
+          return yield* InvalidInput.of(
+            field,
+            `is not this option's transfer: its data must be the option's reference, ${option.authorization.nonce}`
+          )
+        }
+        yield* collectedFor(option, request.collectedData)
+        const collect = newChainJob(
+          payment.id,
+          chainId,
+          {
+            kind: "collect",
+            optionId: option.id,
+            signature: "0x",
+            paid: { hash, from: sent.from, nonce: sent.nonce }
+          },
+          now()
+        )
+        yield* chainWork
+          .queueHeld(collect, (job) =>
+            payments.transitionFenced(payment.id, {
+              _tag: "StartProcessing",
+              tokenAmount: { asset: option.asset, value: option.authorization.value },
+              buyer: {
+                account: option.account,
+                providerName: wallet?.name ?? null,
+                providerIcon: wallet?.iconUrl ?? null
+              },
+              transaction: null,
+              collect: job
+            })
+          )
+          .pipe(
+            Effect.catchTags({
+              ChainJobLeaseLost: Effect.die,
+              NonceTaken: Effect.die,
+              TransactionClaimed: () =>
+                InvalidInput.of(field, "is the transfer of another payment already")
+            })
+          )
+      })
+
+    /**
      * Checks a confirm against the option offered, then moves the payment to
      * `processing` with its `collect` job in one write, and wakes the chain work.
      */
@@ -648,18 +756,6 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         const option = yield* optionOf(payment, request.optionId)
         yield* payableNow(payment)
         yield* merchantActive(payment)
-        if (now().getTime() >= option.expiresAt.getTime()) {
-          return yield* new QuoteExpired({ optionId: option.id })
-        }
-        const results = confirmResultsOf(request.results, option.approvals.length)
-        if (Either.isLeft(results)) {
-          return yield* new InvalidInput({
-            message: `${results.left[0]?.field}: ${results.left[0]?.message}`,
-            issues: results.left
-          })
-        }
-        const { approvals, signature } = results.right
-        const signatureField = `results.${approvals.length}.data.0`
         const unreachable = (e: ChainUnavailable) =>
           Effect.zipRight(
             Effect.logWarning("confirm: the network did not answer", {
@@ -671,6 +767,21 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
             }),
             Effect.fail(new ChainUnreachable({ chainId: e.chainId }))
           )
+        if (now().getTime() >= option.expiresAt.getTime()) {
+          return yield* new QuoteExpired({ optionId: option.id })
+        }
+        if (option.method === "native") {
+          return yield* confirmNative(payment, option, request, wallet, unreachable)
+        }
+        const results = confirmResultsOf(request.results, option.approvals.length)
+        if (Either.isLeft(results)) {
+          return yield* new InvalidInput({
+            message: `${results.left[0]?.field}: ${results.left[0]?.message}`,
+            issues: results.left
+          })
+        }
+        const { approvals, signature } = results.right
+        const signatureField = `results.${approvals.length}.data.0`
         const checked = yield* checkSignature(option, signature, signatureField).pipe(
           Effect.catchTag("ChainUnavailable", unreachable)
         )

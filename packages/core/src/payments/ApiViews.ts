@@ -116,6 +116,10 @@ export const PaymentView = Schema.Struct({
       fixed: AmountView,
       percentage: Schema.String.annotations({
         description: 'The percentage rate applied, as a decimal string: "0.4" is 0.4 %'
+      }),
+      network: Schema.optional(AmountView).annotations({
+        description:
+          "A native-coin payment only: the gas its settlement to the merchant may burn (a plain transfer's gas limit at the network's max fee when the payment was collected), kept so that the merchant's coin pays its own settlement; included in total"
       })
     })
   ).annotations({

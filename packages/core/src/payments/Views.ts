@@ -145,7 +145,8 @@ const settlementFields = (p: Payment, registry: TokenRegistryShape) => {
           fees: {
             total: inToken(p.fees.total),
             fixed: inToken(p.fees.fixed),
-            percentage: p.fees.percentage
+            percentage: p.fees.percentage,
+            ...(p.fees.network === undefined ? {} : { network: inToken(p.fees.network) })
           }
         }
       : {})
