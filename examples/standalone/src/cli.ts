@@ -15,6 +15,7 @@ import {
   API_VERSIONS,
   AuditEntryId,
   AuditStore,
+  ChainJobStore,
   ChainWork,
   cliActor,
   type InvalidInput,
@@ -378,6 +379,61 @@ const paymentsSettle = Command.make(
   )
 )
 
+const RETURNABLE_LIMIT_MAX = 1000
+
+/**
+ * Coin that reached the collector without paying for anything (a native transfer mined
+ * otherwise than its option asked): the operator sends it back to its sender by hand.
+ */
+const fundsReturnable = Command.make(
+  "returnable",
+  {
+    limit: Options.integer("limit").pipe(
+      Options.withPseudoName("count"),
+      Options.withDescription(
+        `At most this many records (1 to ${RETURNABLE_LIMIT_MAX}, default 50)`
+      ),
+      Options.withDefault(50)
+    ),
+    database,
+    json
+  },
+  ({ limit, database, json }) =>
+    Effect.gen(function* () {
+      if (!Number.isInteger(limit) || limit < 1 || limit > RETURNABLE_LIMIT_MAX) {
+        return yield* Effect.fail(invalidInput(`--limit must be 1 to ${RETURNABLE_LIMIT_MAX}`))
+      }
+      const funds = yield* Effect.flatMap(ChainJobStore, (store) => store.returnable(limit)).pipe(
+        Effect.provide(onDatabase(database))
+      )
+      yield* print(
+        json,
+        funds.map((f) => ({
+          chainId: f.chainId,
+          txHash: f.txHash,
+          paymentId: f.paymentId,
+          asset: f.asset,
+          from: f.from,
+          value: f.value.toString(),
+          reason: f.reason,
+          recordedAt: f.recordedAt.toISOString()
+        })),
+        funds.length === 0
+          ? "No returnable funds."
+          : funds
+              .map(
+                (f) =>
+                  `${f.recordedAt.toISOString()}  ${f.value} of ${f.asset} from ${f.from}  tx ${f.txHash}  payment ${f.paymentId} (${f.reason})`
+              )
+              .join("\n")
+      )
+    })
+).pipe(
+  Command.withDescription(
+    "List funds that reached the collector without paying for anything (a native transfer of another value, say), newest first: send them back to their sender"
+  )
+)
+
 const AUDIT_LIMIT_MAX = 1000
 const isPartnerId = Schema.is(PartnerId)
 const isAuditEntryId = Schema.is(AuditEntryId)
@@ -564,6 +620,10 @@ const pay = Command.make("pay").pipe(
     Command.make("payments").pipe(
       Command.withDescription("One payment's details, and settling one again"),
       Command.withSubcommands([paymentsGet, paymentsSettle])
+    ),
+    Command.make("funds").pipe(
+      Command.withDescription("Funds the collector holds that pay for nothing"),
+      Command.withSubcommands([fundsReturnable])
     ),
     Command.make("apps").pipe(
       Command.withDescription("Wallet apps (wallets calling the gateway) and their keys"),

@@ -81,6 +81,8 @@ export interface ChainProcess {
     readonly decimals: number
     readonly authorization: "eip3009" | "permit2"
   }>
+  /** The chain's price feeds (their addresses): ETH/USD and EUR/USD. */
+  readonly priceFeeds: Readonly<Record<string, Address>>
   readonly collector: Address
   readonly collectorPrivateKey: Hex
   /** The key that sends undeployed accounts' factory calls, funded with ether only. */
@@ -128,6 +130,7 @@ export const startChain = (
         rpcUrl: ready.rpcUrl,
         token: ready.token,
         tokens: ready.tokens,
+        priceFeeds: ready.priceFeeds,
         collector: ready.collector,
         collectorPrivateKey: ready.collectorPrivateKey,
         accountDeployerPrivateKey: ready.accountDeployerPrivateKey,
@@ -157,7 +160,19 @@ export interface PayConfigOptions {
   readonly fees?: Json
   /** Laid over the `jobs` settings below. */
   readonly jobs?: Json
+  /** Also takes the chain's ETH (a native option), priced at the chain's ETH/USD feed. */
+  readonly native?: boolean
 }
+
+/** The chain's ETH, as a PAY_CONFIG token: paid by the buyer's own transfer. */
+export const NATIVE_ETH = {
+  asset: "eip155:31337/slip44:60",
+  symbol: "ETH",
+  name: "Ether",
+  decimals: 18,
+  priceCurrency: "ETH",
+  authorization: "native"
+} as const
 
 const TOKEN_NAMES: Readonly<Record<string, string>> = {
   USDC: "USD Coin",
@@ -190,6 +205,11 @@ export const chainProcessNetwork = (chain: ChainProcess, rpcUrl: string) => ({
   }))
 })
 
+const withNative = <N extends { readonly tokens: ReadonlyArray<unknown> }>(
+  network: N,
+  native: boolean
+): N => (native ? { ...network, tokens: [...network.tokens, NATIVE_ETH] } : network)
+
 /**
  * A PAY_CONFIG whose one network is the chain behind `proxy` (or the chain's
  * own URL); short leases and polls.
@@ -207,11 +227,14 @@ export const engineSetup = (
     JSON.stringify({
       networks: [
         {
-          ...chainProcessNetwork(chain, proxy.url),
+          ...withNative(chainProcessNetwork(chain, proxy.url), options.native === true),
           confirmations: options.confirmations ?? 1,
           stuckAfterSeconds: options.stuckAfterSeconds ?? 30
         }
       ],
+      ...(options.native === true
+        ? { prices: { "ETH/USD": { feed: `eip155:31337:${chain.priceFeeds["ETH/USD"]}` } } }
+        : {}),
       quoteLockSeconds: 300,
       fees: options.fees ?? { default: { fixed: "0.10", percentage: "1.5" } },
       jobs: { pollMs: 50, leaseSeconds: 2, ...options.jobs }
