@@ -171,6 +171,7 @@ const expectSettledOnce = async (
       paid: await coinTransfers(buyer.address, chain.collector),
       // The merchant's earlier settlements (of earlier payments) stay as they were.
       settled: (await coinTransfers(chain.collector, shop.destination)).slice(settledBefore.length)
+    }),
     {
       paid: [{ hash, value: PAID }],
       settled: [{ hash: payment.settlement.txHash, value: settledAmount }]

@@ -25,6 +25,7 @@ import {
 import {
   type Buyer,
   confirm,
+  fund,
   merchantSettledIn,
   newBuyer,
   options,
@@ -79,15 +80,16 @@ describe.each(STORES)("the native coin on %s", (store) => {
     await chain().waitForTransactionReceipt({ hash })
     return hash
   }
-  /** The ETH option offered to a funded buyer for a new 10.50 USD payment. */
+  /** The ETH option offered to a buyer holding ETH and USDC, for a new 10.50 USD payment. */
   const ethOption = async () => {
     const buyer = newBuyer()
     await faucet(buyer, 10n ** 18n)
+    await fund(server, buyer, 20_000_000n)
     const payment = await paymentFor(partner, merchantId, "1050")
     const offered = await options(wallet, payment.paymentId, [buyer.account])
     expect(offered.status, offered.text).toBe(200)
     const units = offered.body.options.map((o: Json) => o.amount.unit)
-    // A stablecoin first: the cheapest for the buyer, and no price risk.
+    // Both affordable: the stablecoin first (the cheapest for the buyer, and no price risk).
     expect(units).toEqual([`caip19/${server.sandbox.token.asset}`, `caip19/${ETH}`])
     const option = offered.body.options[1]
     return { buyer, payment, option }

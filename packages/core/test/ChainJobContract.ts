@@ -7,13 +7,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
 import type { Address, Hex } from "viem"
-import { ChainJobStore } from "../src/chainwork/ChainJobStore.js"
+import { ChainJobStore, type ReturnableFunds } from "../src/chainwork/ChainJobStore.js"
 import { StorageProbe } from "../src/health/StorageProbe.js"
 import { Partner, type PartnerId } from "../src/identity/Partner.js"
 import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
 import { MerchantStore } from "../src/merchants/MerchantStore.js"
 import { PartnerStore } from "../src/partners/PartnerStore.js"
 import type {
+  BuyerTransfer,
   ChainJob,
   ChainJobId,
   ChainJobKind,
@@ -48,6 +49,10 @@ const at = (ms: number) => new Date(T0 + ms)
 const BASE = "eip155:8453" as Caip2
 const ETH = "eip155:1" as Caip2
 const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
+/** The network's own coin (CAIP-19 slip44:60). */
+const ETH_BASE = "eip155:8453/slip44:60" as Caip19
+const ETH_MAINNET = "eip155:1/slip44:60" as Caip19
+const BUYER = "0x00000000000000000000000000000000000000b0" as Address
 const MAX_UINT256 = 2n ** 256n - 1n
 /** The network's deployer: a deploy job's sender, with a nonce sequence of its own. */
 const DEPLOYER = "0x0000000000000000000000000000000000000De0" as Address
@@ -172,6 +177,7 @@ const aTransfer = (
     to: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
     data: `0xe3ee160e${"00".repeat(32)}AbCd` as Hex,
     gas: 95_000n,
+    value: 0n,
     maxFeePerGas: 2_000_000_000n,
     maxPriorityFeePerGas: 1_000_000n,
     raw: `0x02f8${"aB".repeat(120)}${mark}` as Hex,
@@ -1270,6 +1276,267 @@ export const chainJobStorageContract = (
         expect((yield* jobs.transfersOf(deploy.id)).map((t) => [t.sender, t.nonce])).toEqual([
           [DEPLOYER, 0]
         ])
+      })
+    )
+
+    test(
+      "keeps a transfer's value (the coin it sends) exactly, past 2^64, however it is recorded",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const payments = yield* PaymentStore
+        const jobs = yield* ChainJobStore
+        const coin = 2n ** 64n + 123n
+        const p = yield* payment()
+        const job = aJob(p.id, "settle", {
+          payload: { kind: "settle", asset: ETH_BASE, amount: coin }
+        })
+        yield* jobs.requeue(job, "settle")
+        const [first] = yield* jobs.claimDue(at(10), 1, LEASE)
+        const lease = first!.lease
+        const nonce = yield* jobs.nextNonce(BASE, COLLECTOR, 3)
+        // A native settlement sends coin to a plain address: no data.
+        const send = aTransfer(lease, nonce, 20, {
+          to: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA0dEaD",
+          data: "0x",
+          gas: 21_000n,
+          value: coin
+        })
+        const widest = aTransfer(lease, nonce, 25, { value: MAX_UINT256 })
+        yield* jobs.recordTransfer(lease, send)
+        yield* jobs.recordTransfer(lease, widest)
+        expect(yield* jobs.transfersOf(job.id)).toEqual([send, widest])
+        yield* jobs.release(lease, at(30), null, at(30), NOT_FAILING)
+        const [second] = yield* jobs.claimDue(at(30), 1, LEASE)
+        expect(second!.transfers.map((t) => t.value)).toEqual([coin, MAX_UINT256])
+        const [atNonce] = yield* jobs.transfersAtNonce(BASE, COLLECTOR, nonce)
+        expect(atNonce!.transfer).toEqual(send)
+
+        // A replacement recorded for the job once it is over.
+        yield* jobs.complete(second!.lease, at(40))
+        const replacement = aTransfer(lease, nonce, 45, { value: coin + 1n })
+        expect(yield* jobs.recordReplacement(replacement)).toBe(true)
+        expect((yield* jobs.transfersOf(job.id)).map((t) => t.value)).toEqual([
+          coin,
+          MAX_UINT256,
+          coin + 1n
+        ])
+
+        // A held job's first transfer, queued with the payment change.
+        const q = yield* payment("processing")
+        const settle = aJob(q.id, "settle", { runAt: at(50), createdAt: at(50) })
+        const heldLease = { jobId: settle.id, token: `held-${settle.id}` }
+        const heldTransfer = aTransfer(heldLease, nonce + 1, 50, { value: coin + 2n })
+        yield* payments.transition(q.id, "processing", {
+          status: "succeeded",
+          at: at(50),
+          finalAt: at(50),
+          txId: "0x3",
+          fees,
+          settlement: pending,
+          enqueue: {
+            ...settle,
+            held: { lease: heldLease, leaseUntil: at(50 + LEASE), transfer: heldTransfer }
+          }
+        })
+        expect(yield* jobs.transfersOf(settle.id)).toEqual([heldTransfer])
+        expect((yield* jobs.transfersOf(settle.id))[0]!.value).toBe(coin + 2n)
+      })
+    )
+
+    test(
+      "a buyer's transfer is claimed by one payment: another's collect job naming it on the same chain is refused, nothing written",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const payments = yield* PaymentStore
+        const jobs = yield* ChainJobStore
+        const mark = (seq++).toString(16).padStart(8, "0")
+        const paid: BuyerTransfer = {
+          hash: `0x${"c1".repeat(28)}${mark}` as Hex,
+          from: BUYER,
+          nonce: 7
+        }
+        const nativeJob = (paymentId: PaymentId, chainId: Caip2, runAt: number): NewChainJob =>
+          aJob(paymentId, "collect", {
+            chainId,
+            runAt: at(runAt),
+            createdAt: at(runAt),
+            payload: { kind: "collect", optionId: `opt_${uniqueBody()}`, signature: "0x", paid }
+          })
+        const confirm = (p: Payment, job: NewChainJob) =>
+          payments.transition(p.id, "requires_action", {
+            status: "processing",
+            at: job.createdAt,
+            finalAt: null,
+            tokenAmount: { asset: ETH_BASE, value: 10n ** 18n },
+            enqueue: job
+          })
+
+        const p = yield* payment("requires_action")
+        const first = nativeJob(p.id, BASE, 10)
+        expect(Option.isSome(yield* confirm(p, first))).toBe(true)
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "collect"))).toEqual(queued(first))
+
+        // Another payment naming the same transfer on the same chain: refused, nothing written.
+        const q = yield* payment("requires_action")
+        const refused = yield* Effect.flip(confirm(q, nativeJob(q.id, BASE, 20)))
+        expect(refused._tag).toBe("TransactionClaimed")
+        expect(refused).toMatchObject({ chainId: BASE, hash: paid.hash })
+        const unchanged = Option.getOrThrow(yield* payments.find(q.id))
+        expect(unchanged).toEqual(q)
+        expect(unchanged.status).toBe("requires_action")
+        expect(Option.isNone(yield* jobs.findByPayment(q.id, "collect"))).toBe(true)
+
+        // The same hash on another chain is another transaction.
+        const elsewhere = nativeJob(q.id, ETH, 30)
+        const moved = yield* payments.transition(q.id, "requires_action", {
+          status: "processing",
+          at: at(30),
+          finalAt: null,
+          tokenAmount: { asset: ETH_MAINNET, value: 10n ** 18n },
+          enqueue: elsewhere
+        })
+        expect(Option.getOrThrow(moved).status).toBe("processing")
+        expect(Option.getOrThrow(yield* jobs.findByPayment(q.id, "collect"))).toEqual(
+          queued(elsewhere)
+        )
+
+        // The payment's own job again: kept as it is, no refusal.
+        expect(yield* jobs.requeue(nativeJob(p.id, BASE, 40), "collect")).toBe(false)
+        // Its job over, the transfer stays claimed.
+        const claimed = yield* claimAll(at(50))
+        yield* jobs.complete(claimed.get(first.id)!.lease, at(51))
+        const r = yield* payment("requires_action")
+        const again = yield* Effect.flip(confirm(r, nativeJob(r.id, BASE, 60)))
+        expect(again._tag).toBe("TransactionClaimed")
+        expect(Option.getOrThrow(yield* payments.find(r.id))).toEqual(r)
+        expect(Option.isNone(yield* jobs.findByPayment(r.id, "collect"))).toBe(true)
+        // Collect jobs naming no buyer's transfer are never refused for it.
+        const s = yield* payment("requires_action")
+        expect(Option.isSome(yield* confirm(s, aJob(s.id, "collect")))).toBe(true)
+      })
+    )
+
+    test(
+      "records returnable funds once per transaction and lists them newest first",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const jobs = yield* ChainJobStore
+        const p = yield* payment("failed")
+        const funds = (txByte: string, recordedAt: number, fields: Partial<ReturnableFunds> = {}) =>
+          ({
+            chainId: BASE,
+            txHash: `0x${txByte.repeat(32)}`,
+            paymentId: p.id,
+            asset: ETH_BASE,
+            from: BUYER,
+            value: 2n ** 70n + 1n,
+            reason: "transaction_mismatch",
+            recordedAt: at(recordedAt),
+            ...fields
+          }) as ReturnableFunds
+        expect(yield* jobs.returnable(10)).toEqual([])
+        const older = funds("a1", 10)
+        const newer = funds("a2", 20, { value: MAX_UINT256 })
+        const sameTime = funds("a3", 20, { chainId: ETH, asset: ETH_MAINNET, value: 1n })
+        yield* jobs.recordReturnable(older)
+        yield* jobs.recordReturnable(newer)
+        yield* jobs.recordReturnable(sameTime)
+        // The same transaction again changes nothing, whatever it says.
+        yield* jobs.recordReturnable({ ...older, value: 5n, recordedAt: at(30) })
+        yield* jobs.recordReturnable(older)
+        // Newest first; at the same moment, by chain then transaction, descending.
+        expect(yield* jobs.returnable(10)).toEqual([newer, sameTime, older])
+        expect(yield* jobs.returnable(1)).toEqual([newer])
+        expect(yield* jobs.returnable(0)).toEqual([])
+        // The same hash on another chain is another transaction.
+        const otherChain = funds("a1", 5, { chainId: ETH })
+        yield* jobs.recordReturnable(otherChain)
+        expect(yield* jobs.returnable(10)).toEqual([newer, sameTime, older, otherChain])
+      })
+    )
+
+    test(
+      "owes, in an asset, the succeeded payments' unsettled settlements and its returnable funds, exactly",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const jobs = yield* ChainJobStore
+        const big = 2n ** 64n + 1n
+        expect(yield* jobs.owedIn(ETH_BASE)).toBe(0n)
+        const inEth = { asset: ETH_BASE, value: 3n * big }
+        const settlement = (status: PaymentSettlement["status"], amount: bigint) => ({
+          ...pending,
+          status,
+          amount,
+          ...(status === "settled"
+            ? { destination: DESTINATION, txHash: `0x${"5e".repeat(32)}`, settledAt: at(9) }
+            : {})
+        })
+        // Owed: pending, held and with no destination.
+        yield* payment("succeeded", {
+          tokenAmount: inEth,
+          fees,
+          settlement: settlement("pending", big)
+        })
+        yield* payment("succeeded", {
+          tokenAmount: inEth,
+          fees,
+          settlement: settlement("held", big + 2n)
+        })
+        const undelivered = yield* payment("succeeded", {
+          tokenAmount: inEth,
+          fees,
+          settlement: settlement("no_destination", 3n)
+        })
+        // Not owed: settled, another asset, not succeeded.
+        yield* payment("succeeded", {
+          tokenAmount: inEth,
+          fees,
+          settlement: settlement("settled", 2n ** 100n)
+        })
+        yield* payment("succeeded", {
+          tokenAmount: { asset: ETH_MAINNET, value: big },
+          fees,
+          settlement: settlement("pending", 2n ** 90n)
+        })
+        yield* payment("succeeded", { fees, settlement: settlement("pending", 2n ** 80n) })
+        yield* payment("processing", { tokenAmount: inEth })
+        yield* payment("failed", { tokenAmount: inEth })
+        const owedPayments = big + (big + 2n) + 3n
+        expect(yield* jobs.owedIn(ETH_BASE)).toBe(owedPayments)
+
+        // Returnable funds of the asset are owed too (to their senders), once each.
+        const returned: ReturnableFunds = {
+          chainId: BASE,
+          txHash: `0x${"f1".repeat(32)}`,
+          paymentId: undelivered.id,
+          asset: ETH_BASE,
+          from: BUYER,
+          value: 2n ** 70n + 7n,
+          reason: "transaction_mismatch",
+          recordedAt: at(20)
+        }
+        yield* jobs.recordReturnable(returned)
+        yield* jobs.recordReturnable(returned)
+        yield* jobs.recordReturnable({
+          ...returned,
+          chainId: ETH,
+          asset: ETH_MAINNET,
+          value: 2n ** 75n
+        })
+        expect(yield* jobs.owedIn(ETH_BASE)).toBe(owedPayments + 2n ** 70n + 7n)
+        expect(yield* jobs.owedIn(ETH_MAINNET)).toBe(2n ** 90n + 2n ** 75n)
+        expect(yield* jobs.owedIn(USDC_BASE)).toBe(2n ** 80n)
+
+        // A payment that succeeds is owed until its settlement lands.
+        const p = yield* payment("processing", { tokenAmount: inEth })
+        yield* succeededWithSettleJob(p.id)
+        expect(yield* jobs.owedIn(ETH_BASE)).toBe(owedPayments + 2n ** 70n + 7n + pending.amount)
+        const [claimed] = yield* jobs.claimDue(at(40), 5, LEASE)
+        yield* jobs.complete(claimed!.lease, at(46), {
+          paymentId: p.id,
+          settlement: settlement("settled", pending.amount)
+        })
+        expect(yield* jobs.owedIn(ETH_BASE)).toBe(owedPayments + 2n ** 70n + 7n)
       })
     )
   })

@@ -9,7 +9,13 @@ import { Partner, type PartnerId } from "../src/identity/Partner.js"
 import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
 import { MerchantStore } from "../src/merchants/MerchantStore.js"
 import { PartnerStore } from "../src/partners/PartnerStore.js"
-import type { Payment, PaymentId, PaymentStatus, RefundId } from "../src/payments/Payment.js"
+import type {
+  Payment,
+  PaymentFees,
+  PaymentId,
+  PaymentStatus,
+  RefundId
+} from "../src/payments/Payment.js"
 import {
   type CollectedDataRecord,
   GatewayStore,
@@ -45,6 +51,8 @@ const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
 const USDC_ETH = "eip155:1/erc20:0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48" as Caip19
 const BIG_TOKEN = "eip155:8453/erc20:0x0000000000000000000000000000000000000b1c" as Caip19
 const MAX_TOKEN = 2n ** 256n - 1n
+/** The network's own coin (CAIP-19 slip44:60). */
+const ETH_BASE = "eip155:8453/slip44:60" as Caip19
 
 let seq = 0
 const uniqueBody = (ms: number) => {
@@ -500,6 +508,67 @@ export const paymentStorageContract = (
     )
 
     test(
+      "keeps a native payment's network fee exactly, and none for a token's, written or transitioned",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const store = yield* PaymentStore
+        const native: PaymentFees = {
+          fixed: 10n ** 15n,
+          percentage: "0.4",
+          network: 2n ** 64n + 21_000n,
+          total: 2n ** 65n
+        }
+        const token: PaymentFees = { fixed: 10_000n, percentage: "0.3", total: 41_500n }
+        const paid = (fees: PaymentFees) =>
+          aPayment(partner.id, merchants[0]!.id, {
+            status: "succeeded",
+            tokenAmount: { asset: ETH_BASE, value: 10n ** 18n },
+            buyer: buyer("0x00000000000000000000000000000000000000b1"),
+            txId: `0x${"34".repeat(32)}`,
+            finalAt: new Date(T0 + 5),
+            fees
+          })
+        const withNetwork = paid(native)
+        const without = paid(token)
+        yield* store.insert(withNetwork)
+        yield* store.insert(without)
+        expect(Option.getOrThrow(yield* store.find(withNetwork.id))).toEqual(withNetwork)
+        expect(Option.getOrThrow(yield* store.find(withNetwork.id)).fees?.network).toBe(
+          2n ** 64n + 21_000n
+        )
+        // Absent stays absent (not a network fee of 0, not an undefined key).
+        expect(Option.getOrThrow(yield* store.find(without.id)).fees).toStrictEqual(token)
+
+        // Transitioned: written with the fees, replaced whole with them, kept without them.
+        const p = aPayment(partner.id, merchants[1]!.id, {
+          status: "processing",
+          tokenAmount: { asset: ETH_BASE, value: 10n ** 18n },
+          buyer: buyer("0x00000000000000000000000000000000000000b2")
+        })
+        yield* store.insert(p)
+        const at = new Date(T0 + 20_000)
+        const succeeded = yield* store.transition(p.id, "processing", {
+          status: "succeeded",
+          at,
+          finalAt: at,
+          txId: "0x1",
+          fees: native
+        })
+        expect(Option.getOrThrow(succeeded).fees).toEqual(native)
+        expect(Option.getOrThrow(yield* store.find(p.id)).fees).toEqual(native)
+        yield* store.transition(p.id, "succeeded", { status: "succeeded", at, finalAt: at })
+        expect(Option.getOrThrow(yield* store.find(p.id)).fees).toEqual(native)
+        yield* store.transition(p.id, "succeeded", {
+          status: "succeeded",
+          at,
+          finalAt: at,
+          fees: token
+        })
+        expect(Option.getOrThrow(yield* store.find(p.id)).fees).toStrictEqual(token)
+      })
+    )
+
+    test(
       "keeps each payment's mode (live, test, or none when stored before it was recorded) as written",
       Effect.gen(function* () {
         const { partner, merchants } = yield* setup
@@ -852,6 +921,12 @@ export const paymentStorageContract = (
             method: "permit2",
             approvals: [MAX_TOKEN],
             rate: { numerator: 1n, denominator: 1n, readings: [] }
+          }),
+          // Paid in the network's own coin: the buyer's wallet sends it, nothing is signed.
+          anOption(p, {
+            asset: ETH_BASE,
+            method: "native",
+            authorization: { value: 10n ** 18n + 2n ** 64n }
           })
         ]
         yield* gateway.insertOptions(options)

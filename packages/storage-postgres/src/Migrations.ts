@@ -31,6 +31,7 @@ import chainJobFailing from "./migrations/0023_chain_job_failing.js"
 import referenceStatistics from "./migrations/0024_reference_statistics.js"
 import deployJobs from "./migrations/0025_deploy_jobs.js"
 import optionMethod from "./migrations/0026_option_method.js"
+import nativeCoin from "./migrations/0027_native_coin.js"
 
 const byName = {
   "0001_initial": initial,
@@ -58,7 +59,8 @@ const byName = {
   "0023_chain_job_failing": chainJobFailing,
   "0024_reference_statistics": referenceStatistics,
   "0025_deploy_jobs": deployJobs,
-  "0026_option_method": optionMethod
+  "0026_option_method": optionMethod,
+  "0027_native_coin": nativeCoin
 }
 
 export const migrations = Migrator.fromRecord(byName)

@@ -13,6 +13,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import {
   type Caip2,
   type Caip10,
+  type Caip19,
   type ChainJob,
   type ChainJobId,
   type ChainJobKind,
@@ -28,10 +29,13 @@ import {
   type PaymentId,
   payloadFromJson,
   payloadToJson,
-  settlementStatusToColumns
+  type ReturnableFunds,
+  settlementStatusToColumns,
+  TransactionClaimed
 } from "@pay/core"
 import { Effect, Option } from "effect"
-import { orDieSql } from "./PgErrors.js"
+import type { Address } from "viem"
+import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { writeEvents } from "./PgEventStore.js"
 
 interface JobRow {
@@ -103,6 +107,44 @@ const jobFromJson = (j: Record<string, unknown>): JobRow => {
 const toTransfer = (r: TransferRow): ChainTransfer =>
   chainTransferFromColumns(r, { nonce: Number(r.nonce), createdAt: r.created_at })
 
+interface ReturnableRow {
+  readonly chain_id: string
+  readonly tx_hash: string
+  readonly payment_id: string
+  readonly asset: string
+  readonly from_address: string
+  /** numeric comes back as text: exact. */
+  readonly value: string
+  readonly reason: string
+  readonly recorded_at: Date
+}
+
+const toReturnable = (r: ReturnableRow): ReturnableFunds => ({
+  chainId: r.chain_id as Caip2,
+  txHash: r.tx_hash as ReturnableFunds["txHash"],
+  paymentId: r.payment_id as PaymentId,
+  asset: r.asset as Caip19,
+  from: r.from_address as Address,
+  value: BigInt(r.value),
+  reason: r.reason,
+  recordedAt: r.recorded_at
+})
+
+/** Migration 0027's unique index: a buyer's transfer named by one collect job per chain. */
+const CLAIMED_TRANSFER = "chain_jobs_claimed_transfer"
+
+/**
+ * A job's insert refused by that index, as the port's `TransactionClaimed`:
+ * another payment's collect job names the same buyer's transfer on its chain.
+ */
+export const onTransactionClaimed = (job: NewChainJob | undefined) =>
+  onUniqueViolation(CLAIMED_TRANSFER, () => {
+    const paid = job?.payload.kind === "collect" ? job.payload.paid : undefined
+    return job === undefined || paid === undefined
+      ? Effect.dieMessage(`${CLAIMED_TRANSFER} refused a job that names no buyer's transfer`)
+      : Effect.fail(new TransactionClaimed({ chainId: job.chainId, hash: paid.hash }))
+  })
+
 /** The columns a queued job is inserted with, in the order of `jobValues`. */
 export const JOB_COLUMNS = `(id, payment_id, kind, chain_id, payload, state, run_at, attempts,
   created_at, updated_at)`
@@ -118,10 +160,11 @@ const leaseLost = (lease: ChainJobLease) =>
 
 const insertTransfer = (sql: SqlClient, t: ChainTransfer) =>
   sql`INSERT INTO chain_transfers (hash, job_id, chain_id, sender, nonce, purpose, to_address,
-      data, gas, max_fee_per_gas, max_priority_fee_per_gas, raw, created_at)
+      data, gas, value, max_fee_per_gas, max_priority_fee_per_gas, raw, created_at)
     VALUES (${t.hash}, ${t.jobId}, ${t.chainId}, ${t.sender}, ${t.nonce}, ${t.purpose}, ${t.to},
-      ${t.data}, ${t.gas.toString()}::numeric, ${t.maxFeePerGas.toString()}::numeric,
-      ${t.maxPriorityFeePerGas.toString()}::numeric, ${t.raw}, ${t.createdAt})
+      ${t.data}, ${t.gas.toString()}::numeric, ${t.value.toString()}::numeric,
+      ${t.maxFeePerGas.toString()}::numeric, ${t.maxPriorityFeePerGas.toString()}::numeric,
+      ${t.raw}, ${t.createdAt})
     ON CONFLICT (hash) DO NOTHING`
 
 /**
@@ -356,10 +399,11 @@ export const makePgChainJobStore = (sql: SqlClient) => {
           SELECT id FROM chain_jobs WHERE id = ${t.jobId} AND state = 'done' FOR SHARE
         ), inserted AS (
           INSERT INTO chain_transfers (hash, job_id, chain_id, sender, nonce, purpose, to_address,
-            data, gas, max_fee_per_gas, max_priority_fee_per_gas, raw, created_at)
+            data, gas, value, max_fee_per_gas, max_priority_fee_per_gas, raw, created_at)
           SELECT ${t.hash}, ${t.jobId}, ${t.chainId}, ${t.sender}, ${t.nonce}, ${t.purpose},
-            ${t.to}, ${t.data}, ${t.gas.toString()}::numeric, ${t.maxFeePerGas.toString()}::numeric,
-            ${t.maxPriorityFeePerGas.toString()}::numeric, ${t.raw}, ${t.createdAt}
+            ${t.to}, ${t.data}, ${t.gas.toString()}::numeric, ${t.value.toString()}::numeric,
+            ${t.maxFeePerGas.toString()}::numeric, ${t.maxPriorityFeePerGas.toString()}::numeric,
+            ${t.raw}, ${t.createdAt}
           FROM job
           ON CONFLICT (hash) DO NOTHING
         ) SELECT EXISTS (SELECT 1 FROM job) AS done`.pipe(
@@ -411,6 +455,32 @@ export const makePgChainJobStore = (sql: SqlClient) => {
           last_error = ${lastError}, updated_at = ${now}
         WHERE id = ${jobId} AND state = 'active' RETURNING 1 AS ended`.pipe(
         Effect.map((rows) => rows.length === 1),
+        orDieSql
+      ),
+
+    recordReturnable: (funds) =>
+      sql`INSERT INTO returnable_funds (chain_id, tx_hash, payment_id, asset, from_address, value,
+          reason, recorded_at)
+        VALUES (${funds.chainId}, ${funds.txHash}, ${funds.paymentId}, ${funds.asset},
+          ${funds.from}, ${funds.value.toString()}::numeric, ${funds.reason}, ${funds.recordedAt})
+        ON CONFLICT (chain_id, tx_hash) DO NOTHING`.pipe(Effect.asVoid, orDieSql),
+
+    returnable: (limit) =>
+      sql<ReturnableRow>`SELECT * FROM returnable_funds
+        ORDER BY recorded_at DESC, chain_id DESC, tx_hash DESC LIMIT ${Math.max(0, limit)}`.pipe(
+        Effect.map((rows) => rows.map(toReturnable)),
+        orDieSql
+      ),
+
+    // numeric sums are exact; one statement, so both see the same snapshot.
+    owedIn: (asset) =>
+      sql<{ readonly owed: string }>`SELECT (
+          coalesce((SELECT sum(settlement_amount) FROM payments
+            WHERE token_asset = ${asset} AND status = 'succeeded'
+              AND settlement_status IN ('pending', 'no_destination')), 0)
+          + coalesce((SELECT sum(value) FROM returnable_funds WHERE asset = ${asset}), 0)
+        )::text AS owed`.pipe(
+        Effect.map(([row]) => BigInt(row?.owed ?? "0")),
         orDieSql
       )
   })

@@ -20,7 +20,13 @@ import {
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import { DAY_OF_CREATED_AT } from "./migrations/0004_payment_aggregates.js"
-import { completeHeldJob, insertHeldJob, JOB_COLUMNS, jobValues } from "./PgChainJobStore.js"
+import {
+  completeHeldJob,
+  insertHeldJob,
+  JOB_COLUMNS,
+  jobValues,
+  onTransactionClaimed
+} from "./PgChainJobStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { writeEvents } from "./PgEventStore.js"
 import { withCompletion, writeCompletion } from "./PgIdempotencyStore.js"
@@ -147,6 +153,7 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
         fee_fixed: p.fees?.fixed.toString() ?? null,
         fee_percentage: p.fees?.percentage ?? null,
         fee_total: p.fees?.total.toString() ?? null,
+        fee_network: p.fees?.network?.toString() ?? null,
         settlement_amount: p.settlement?.amount.toString() ?? null,
         settlement_status: settlementStatusToColumns(p.settlement?.status ?? null).status,
         settlement_held: settlementStatusToColumns(p.settlement?.status ?? null).held,
@@ -217,6 +224,8 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
             THEN ${fees?.percentage ?? null}::text ELSE fee_percentage END,
           fee_total = CASE WHEN ${fees !== null}::boolean
             THEN ${fees?.total.toString() ?? null}::numeric ELSE fee_total END,
+          fee_network = CASE WHEN ${fees !== null}::boolean
+            THEN ${fees?.network?.toString() ?? null}::numeric ELSE fee_network END,
           settlement_amount = CASE WHEN ${settlement !== null}::boolean
             THEN ${settlement?.amount.toString() ?? null}::numeric ELSE settlement_amount END,
           settlement_status = CASE WHEN ${settlement !== null}::boolean
@@ -251,8 +260,8 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
         )
       // The chain work a change carries (the job it ends, a held job with its first transfer),
       // the completion and the events are written only when the change applied, in its
-      // transaction (a lost lease or a taken nonce rolls it all back); without any of them,
-      // the one statement is the whole write.
+      // transaction (a lost lease, a taken nonce or a buyer's transfer another payment claimed
+      // rolls it all back); without any of them, the one statement is the whole write.
       const alone =
         completion === undefined &&
         outbox === undefined &&
@@ -275,7 +284,7 @@ export const makePgPaymentStore = (sql: SqlClient, prepared: PreparedStatements)
                     })
               )
             )
-      ).pipe(orDieSql)
+      ).pipe(onTransactionClaimed(queue), orDieSql)
     },
 
     dueForExpiry: (now, limit) =>

@@ -75,7 +75,8 @@ describe("PostgreSQL storage, several instances", () => {
         "chain_job_failing",
         "reference_statistics",
         "deploy_jobs",
-        "option_method"
+        "option_method",
+        "native_coin"
       ])
     })
   )

@@ -31,6 +31,7 @@ import settlementHeld from "./migrations/0022_settlement_held.js"
 import chainJobFailing from "./migrations/0023_chain_job_failing.js"
 import deployJobs from "./migrations/0024_deploy_jobs.js"
 import optionMethod from "./migrations/0025_option_method.js"
+import nativeCoin from "./migrations/0026_native_coin.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -65,7 +66,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 22, name: "settlement_held", apply: settlementHeld },
   { id: 23, name: "chain_job_failing", apply: chainJobFailing },
   { id: 24, name: "deploy_jobs", apply: deployJobs },
-  { id: 25, name: "option_method", apply: optionMethod }
+  { id: 25, name: "option_method", apply: optionMethod },
+  { id: 26, name: "native_coin", apply: nativeCoin }
 ]
 
 /** A migration applied by this call: its id and name. */

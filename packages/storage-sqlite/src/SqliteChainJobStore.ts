@@ -10,6 +10,7 @@
 import {
   type Caip2,
   type Caip10,
+  type Caip19,
   type ChainJob,
   type ChainJobId,
   type ChainJobKind,
@@ -27,9 +28,12 @@ import {
   type PaymentSettlement,
   payloadFromJson,
   payloadToJson,
-  settlementStatusToColumns
+  type ReturnableFunds,
+  settlementStatusToColumns,
+  TransactionClaimed
 } from "@pay/core"
 import { Effect, Option } from "effect"
+import type { Address } from "viem"
 import type { GroupCommit } from "./GroupCommit.js"
 import type { SqliteConnection, SqliteValue } from "./SqliteDatabase.js"
 
@@ -59,6 +63,33 @@ interface TransferRow extends ChainTransferColumns {
   nonce: number
   created_at: number
 }
+
+interface ReturnableRow {
+  chain_id: string
+  tx_hash: string
+  payment_id: string
+  asset: string
+  from_address: string
+  /** Decimal text: exact at any size. */
+  value: string
+  reason: string
+  recorded_at: number
+}
+
+const toReturnable = (r: ReturnableRow): ReturnableFunds => ({
+  chainId: r.chain_id as Caip2,
+  txHash: r.tx_hash as ReturnableFunds["txHash"],
+  paymentId: r.payment_id as PaymentId,
+  asset: r.asset as Caip19,
+  from: r.from_address as Address,
+  value: BigInt(r.value),
+  reason: r.reason,
+  recordedAt: new Date(r.recorded_at)
+})
+
+/** Decimal texts added exactly (SQLite's sum over TEXT is a float's). */
+const sumExactly = (rows: ReadonlyArray<{ readonly amount: string | null }>): bigint =>
+  rows.reduce((total, r) => (r.amount === null ? total : total + BigInt(r.amount)), 0n)
 
 /**
  * SQLite's own (PgChainJobStore has its twin): times are ms and the nonce a number
@@ -108,6 +139,15 @@ export const chainWorkRefusal = (defect: unknown) =>
   defect instanceof ChainJobLeaseLost || defect instanceof NonceTaken
     ? Option.some(Effect.fail(defect))
     : Option.none()
+
+/**
+ * A payment change's refusals, thrown inside its write, as failures: the chain
+ * work's, and a buyer's transfer another payment has claimed (its job not queued).
+ */
+export const paymentChangeRefusal = (
+  defect: unknown
+): Option.Option<Effect.Effect<never, ChainJobLeaseLost | NonceTaken | TransactionClaimed>> =>
+  defect instanceof TransactionClaimed ? Option.some(Effect.fail(defect)) : chainWorkRefusal(defect)
 
 /**
  * The chain job store, and `enqueue` for the payment store: the job's row,
@@ -168,8 +208,8 @@ export const makeSqliteChainJobStore = (
     setDestination: q(`UPDATE chain_jobs SET destination = ?, updated_at = ?
       WHERE id = ? AND lease_token = ?`),
     recordTransfer: q(`INSERT INTO chain_transfers (hash, job_id, chain_id, sender, nonce, purpose,
-        to_address, data, gas, max_fee_per_gas, max_priority_fee_per_gas, raw, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        to_address, data, gas, value, max_fee_per_gas, max_priority_fee_per_gas, raw, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (hash) DO NOTHING`),
     complete: q(`UPDATE chain_jobs SET state = 'done', lease_token = NULL, lease_until = NULL,
         updated_at = ?
@@ -193,8 +233,9 @@ export const makeSqliteChainJobStore = (
       ORDER BY t.created_at, t.hash`),
     /** A replacement for a job that is over: its nonce is no holder's to watch. */
     recordReplacement: q(`INSERT INTO chain_transfers (hash, job_id, chain_id, sender, nonce,
-        purpose, to_address, data, gas, max_fee_per_gas, max_priority_fee_per_gas, raw, created_at)
-      SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+        purpose, to_address, data, gas, value, max_fee_per_gas, max_priority_fee_per_gas, raw,
+        created_at)
+      SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
       WHERE EXISTS (SELECT 1 FROM chain_jobs WHERE id = ? AND state = 'done')
       ON CONFLICT (hash) DO NOTHING`),
     isDone: q("SELECT 1 AS done FROM chain_jobs WHERE id = ? AND state = 'done'"),
@@ -206,7 +247,22 @@ export const makeSqliteChainJobStore = (
     activeOn: q("SELECT * FROM chain_jobs WHERE state = 'active' AND chain_id = ? ORDER BY id"),
     endJob: q(`UPDATE chain_jobs SET state = 'done', lease_token = NULL, lease_until = NULL,
         last_error = ?, updated_at = ?
-      WHERE id = ? AND state = 'active'`)
+      WHERE id = ? AND state = 'active'`),
+    /** The payment whose collect job names the buyer's transfer already (the unique index's). */
+    claimedBy: q(`SELECT payment_id FROM chain_jobs
+      WHERE chain_id = ? AND json_extract(payload, '$.paid.hash') = ?
+        AND kind = 'collect' AND json_extract(payload, '$.paid.hash') IS NOT NULL`),
+    recordReturnable: q(`INSERT INTO returnable_funds (chain_id, tx_hash, payment_id, asset,
+        from_address, value, reason, recorded_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (chain_id, tx_hash) DO NOTHING`),
+    returnable: q(`SELECT * FROM returnable_funds
+      ORDER BY recorded_at DESC, chain_id DESC, tx_hash DESC LIMIT ?`),
+    /** Migration 0026's partial index (payments_owed) holds these, by asset. */
+    owedSettlements: q(`SELECT settlement_amount AS amount FROM payments
+      WHERE token_asset = ? AND status = 'succeeded'
+        AND settlement_status IN ('pending', 'no_destination')`),
+    owedReturnable: q("SELECT value AS amount FROM returnable_funds WHERE asset = ?")
   }
 
   const jobParams = (job: NewChainJob): Array<SqliteValue> => [
@@ -230,6 +286,7 @@ export const makeSqliteChainJobStore = (
     t.to,
     t.data,
     t.gas.toString(),
+    t.value.toString(),
     t.maxFeePerGas.toString(),
     t.maxPriorityFeePerGas.toString(),
     t.raw,
@@ -246,11 +303,29 @@ export const makeSqliteChainJobStore = (
   }
 
   /**
+   * Throws `TransactionClaimed` when the job is a collect naming a buyer's
+   * transfer (a native payment's) that another payment's job names already on
+   * its chain. Read in the writing transaction, which holds SQLite's one write
+   * lock: nobody can claim it in between (the unique index backs this up).
+   */
+  const refuseClaimed = (job: NewChainJob) => {
+    const paid = job.payload.kind === "collect" ? job.payload.paid : undefined
+    if (paid === undefined) return
+    const claimed = sql.claimedBy.get(job.chainId, paid.hash) as { payment_id: string } | undefined
+    // The payment's own job is kept as it is (a job of its kind queued already).
+    if (claimed !== undefined && claimed.payment_id !== job.paymentId) {
+      throw new TransactionClaimed({ chainId: job.chainId, hash: paid.hash })
+    }
+  }
+
+  /**
    * Queues the job in the caller's transaction. A held one goes in with its
    * lease and its first transfer (its nonce taken), and must be the payment's
-   * job of its kind: its holder runs it at once.
+   * job of its kind: its holder runs it at once. A buyer's transfer another
+   * payment claimed throws `TransactionClaimed`, before anything is written.
    */
   const enqueue = (job: NewChainJob) => {
+    refuseClaimed(job)
     const start = job.held
     if (start === undefined) {
       sql.insert.run(...jobParams(job))
@@ -469,7 +544,36 @@ export const makeSqliteChainJobStore = (
       Effect.sync(() => (sql.activeOn.all(chainId) as Array<JobRow>).map(toJob)),
 
     endJob: (jobId, lastError, now) =>
-      writes.write(() => Number(sql.endJob.run(lastError, now.getTime(), jobId).changes) === 1)
+      writes.write(() => Number(sql.endJob.run(lastError, now.getTime(), jobId).changes) === 1),
+
+    recordReturnable: (funds) =>
+      writes.write(() => {
+        sql.recordReturnable.run(
+          funds.chainId,
+          funds.txHash,
+          funds.paymentId,
+          funds.asset,
+          funds.from,
+          funds.value.toString(),
+          funds.reason,
+          funds.recordedAt.getTime()
+        )
+      }),
+
+    returnable: (limit) =>
+      Effect.sync(() =>
+        (sql.returnable.all(Math.max(0, limit)) as Array<ReturnableRow>).map(toReturnable)
+      ),
+
+    owedIn: (asset) =>
+      Effect.sync(() =>
+        // One read transaction: both sums see the same moment.
+        db.transaction(
+          () =>
+            sumExactly(sql.owedSettlements.all(asset) as Array<{ amount: string | null }>) +
+            sumExactly(sql.owedReturnable.all(asset) as Array<{ amount: string }>)
+        )
+      )
   })
 
   return { store, enqueue, completeHeld }

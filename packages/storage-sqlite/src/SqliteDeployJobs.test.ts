@@ -74,6 +74,7 @@ describe(`SQLite deploy jobs, migration 0024 (${runtimeDriverName})`, () => {
             to: DEPLOYER,
             data: "0x01",
             gas: 250_000n,
+            value: 0n,
             maxFeePerGas: 2n,
             maxPriorityFeePerGas: 1n,
             raw: "0x02",
@@ -90,6 +91,8 @@ describe(`SQLite deploy jobs, migration 0024 (${runtimeDriverName})`, () => {
         )
 
         const db = openConnection(filename)
+        // Back to the columns 0024 knew: migration 0026 added chain_transfers.value after it.
+        db.exec("ALTER TABLE chain_transfers DROP COLUMN value")
         const snapshot = () => ({
           jobs: db.prepare("SELECT * FROM chain_jobs ORDER BY id").all(),
           transfers: db.prepare("SELECT * FROM chain_transfers ORDER BY hash").all(),

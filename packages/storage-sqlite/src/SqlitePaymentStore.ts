@@ -23,7 +23,7 @@ import {
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import type { GroupCommit } from "./GroupCommit.js"
-import { chainWorkRefusal, settlementToStorage } from "./SqliteChainJobStore.js"
+import { paymentChangeRefusal, settlementToStorage } from "./SqliteChainJobStore.js"
 import type { SqliteConnection, SqliteValue } from "./SqliteDatabase.js"
 import { isUniqueViolation } from "./SqliteErrors.js"
 import { makeSqlitePaymentQueries } from "./SqlitePaymentQueries.js"
@@ -40,11 +40,12 @@ import {
 
 const MAX_I63 = 2n ** 63n - 1n
 
-/** The payment's fee columns: fixed, percentage, total. */
+/** The payment's fee columns: fixed, percentage, total, network (null for a token's). */
 const feesToStorage = (f: PaymentFees | null): Array<SqliteValue> => [
   f?.fixed.toString() ?? null,
   f?.percentage ?? null,
-  f?.total.toString() ?? null
+  f?.total.toString() ?? null,
+  f?.network?.toString() ?? null
 ]
 
 /** `CASE WHEN ? = 1 THEN ? …` pairs: each column's new value, when one is given. */
@@ -73,10 +74,10 @@ export const makeSqlitePaymentStore = (
     reference_folded, amount_unit, amount_value, amount_minor, amount_sort, status, failure_code,
     cancelled_reason, expires_at, created_at, updated_at, final_at, checkout, token_asset,
     token_chain, token_value, buyer_account, buyer_key, buyer_provider_name, buyer_provider_icon,
-    tx_network, tx_hash, tx_nonce, tx_id, fee_fixed, fee_percentage, fee_total, settlement_amount,
-    settlement_status, settlement_held, settlement_destination, settlement_tx_hash, settled_at,
-    livemode)
-    VALUES (${placeholders(38)})`)
+    tx_network, tx_hash, tx_nonce, tx_id, fee_fixed, fee_percentage, fee_total, fee_network,
+    settlement_amount, settlement_status, settlement_held, settlement_destination,
+    settlement_tx_hash, settled_at, livemode)
+    VALUES (${placeholders(39)})`)
   const findSql = db.prepare(`${SELECT} WHERE p.id = ?`)
   const findStatusSql = db.prepare(`SELECT id, partner_id, merchant_id, status, expires_at,
     failure_code, token_asset, token_value, tx_id FROM payments WHERE id = ?`)
@@ -103,6 +104,7 @@ export const makeSqlitePaymentStore = (
       fee_fixed = CASE WHEN ? = 1 THEN ? ELSE fee_fixed END,
       fee_percentage = CASE WHEN ? = 1 THEN ? ELSE fee_percentage END,
       fee_total = CASE WHEN ? = 1 THEN ? ELSE fee_total END,
+      fee_network = CASE WHEN ? = 1 THEN ? ELSE fee_network END,
       settlement_amount = CASE WHEN ? = 1 THEN ? ELSE settlement_amount END,
       settlement_status = CASE WHEN ? = 1 THEN ? ELSE settlement_status END,
       settlement_held = CASE WHEN ? = 1 THEN ? ELSE settlement_held END,
@@ -246,14 +248,15 @@ export const makeSqlitePaymentStore = (
             countSucceeded(updated.value)
           }
           // Only with the change that applied; a job of the kind already queued is kept. A lost
-          // lease or a taken nonce throws: the write is rolled back to its savepoint.
+          // lease, a taken nonce or a buyer's transfer another payment claimed throws: the write
+          // is rolled back to its savepoint.
           if (c.completes !== undefined) chainJobs.completeHeld(c.completes, c.at)
           if (c.enqueue !== undefined) chainJobs.enqueue(c.enqueue)
           complete(completion)
           if (Option.isSome(updated)) publish(outbox, updated.value)
           return updated
         })
-        .pipe(Effect.catchSomeDefect(chainWorkRefusal)),
+        .pipe(Effect.catchSomeDefect(paymentChangeRefusal)),
 
     dueForExpiry: (now, limit) =>
       Effect.sync(() =>

@@ -116,7 +116,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [22, "settlement_held"],
         [23, "chain_job_failing"],
         [24, "deploy_jobs"],
-        [25, "option_method"]
+        [25, "option_method"],
+        [26, "native_coin"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

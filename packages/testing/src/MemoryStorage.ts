@@ -61,6 +61,7 @@ import {
   queuedJob,
   RateLimitStore,
   RefundExists,
+  type ReturnableFunds,
   type RotateOutcome,
   randomBase62,
   refill,
@@ -70,6 +71,7 @@ import {
   SettlementStore,
   StorageProbe,
   type TokenBucketSettings,
+  TransactionClaimed,
   type WalletApp,
   WalletAppStore,
   type WebhookAttempt,
@@ -144,6 +146,8 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
   const apps = new Map<string, WalletApp>()
   const jobs = new Map<string, JobRow>()
   const transfers = new Map<string, ChainTransfer>()
+  /** Returnable funds, by chain and transaction (one record each). */
+  const returnables = new Map<string, ReturnableFunds>()
   const logos = new Map<string, FrozenLogo>()
   /** The next nonce to hand out, per chain and sender. */
   const nonces = new Map<string, number>()
@@ -535,7 +539,7 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
     findStatus: (id) => Effect.sync(() => Option.fromNullable(payments.get(id))),
     findStatusNow: (id) => Option.fromNullable(payments.get(id)),
     transition: (id, from, change, completion, outbox) =>
-      chainWrite(() => {
+      changeWrite(() => {
         const current = payments.get(id)
         if (current === undefined || current.status !== from) return Option.none()
         const next = applyChange(current, change)
@@ -669,6 +673,7 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
    */
   const enqueuing = (job: NewChainJob) => {
     const start = job.held
+    refuseClaimed(job)
     if (jobOf(job.paymentId, job.payload.kind) !== undefined) {
       // A held job is run at once by its holder: it must be the one queued.
       if (start !== undefined)
@@ -700,6 +705,26 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
   }
 
   /**
+   * `TransactionClaimed` when `job` is a collect naming a buyer's transfer that another
+   * payment's collect job names on the same chain (the databases' unique index): one payment
+   * claims a transfer, whatever became of its job.
+   */
+  const refuseClaimed = (job: NewChainJob) => {
+    const paid = job.payload.kind === "collect" ? job.payload.paid : undefined
+    if (paid === undefined) return
+    for (const { job: other } of jobs.values()) {
+      if (
+        other.paymentId !== job.paymentId &&
+        other.chainId === job.chainId &&
+        other.payload.kind === "collect" &&
+        other.payload.paid?.hash === paid.hash
+      ) {
+        throw new TransactionClaimed({ chainId: job.chainId, hash: paid.hash })
+      }
+    }
+  }
+
+  /**
    * The write that takes `transfer`'s nonce from its sender's sequence, checked first:
    * `NonceTaken` when the sequence has passed it.
    */
@@ -727,6 +752,23 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
         return Effect.succeed(write())
       } catch (error) {
         if (error instanceof ChainJobLeaseLost || error instanceof NonceTaken) {
+          return Effect.fail(error)
+        }
+        throw error
+      }
+    })
+
+  /** A payment change: the chain work's refusals, or a buyer's transfer claimed, nothing changed. */
+  const changeWrite = <A>(write: () => A) =>
+    Effect.suspend((): Effect.Effect<A, ChainJobLeaseLost | NonceTaken | TransactionClaimed> => {
+      try {
+        return Effect.succeed(write())
+      } catch (error) {
+        if (
+          error instanceof ChainJobLeaseLost ||
+          error instanceof NonceTaken ||
+          error instanceof TransactionClaimed
+        ) {
           return Effect.fail(error)
         }
         throw error
@@ -845,6 +887,8 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
           throw new Error(`a ${job.payload.kind} job queued as ${kind}`)
         const existing = jobOf(job.paymentId, kind)
         if (existing?.job.state === "active") return false
+        // What the databases' unique index refuses, a defect here as there.
+        refuseClaimed(job)
         // Queued again, a held settlement is under way: `pending` from here.
         const payment = payments.get(job.paymentId)
         if (payment?.settlement?.status === "held") {
@@ -922,6 +966,40 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
         endJob(row, now)
         row.job = { ...row.job, lastError }
         return true
+      }),
+    recordReturnable: (funds) =>
+      Effect.sync(() => {
+        requirePayment(funds.paymentId)
+        const key = JSON.stringify([funds.chainId, funds.txHash])
+        if (!returnables.has(key)) returnables.set(key, funds)
+      }),
+    returnable: (limit) =>
+      Effect.sync(() =>
+        [...returnables.values()]
+          .sort(
+            (a, b) =>
+              b.recordedAt.getTime() - a.recordedAt.getTime() ||
+              (a.chainId < b.chainId ? 1 : a.chainId > b.chainId ? -1 : 0) ||
+              (a.txHash < b.txHash ? 1 : a.txHash > b.txHash ? -1 : 0)
+          )
+          .slice(0, Math.max(0, limit))
+      ),
+    owedIn: (asset) =>
+      Effect.sync(() => {
+        let owed = 0n
+        for (const p of payments.values()) {
+          const status = p.settlement?.status
+          if (
+            p.status === "succeeded" &&
+            p.tokenAmount?.asset === asset &&
+            p.settlement !== null &&
+            status !== "settled"
+          ) {
+            owed += p.settlement.amount
+          }
+        }
+        for (const funds of returnables.values()) if (funds.asset === asset) owed += funds.value
+        return owed
       })
   })
 

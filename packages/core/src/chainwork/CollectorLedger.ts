@@ -13,7 +13,7 @@
  * The check runs under the process's send lock of the collector, so one
  * instance's transactions are checked one at a time; two instances signing
  * in the same instant could each count the same spare coin once (a window
- * of one transaction's gas, documented in docs/security.md).
+ * of one transaction's gas, documented in docs/operations.md).
  */
 import { Effect, Schema } from "effect"
 import { Chain, type ChainCall, type ChainNetwork, type FeeQuote } from "../chain/Chain.js"
