@@ -8,7 +8,7 @@
  * with `transaction_mismatch`, what it brought kept as returnable funds. Every
  * payment counts the transfers and the balances it moved.
  */
-import { ChainJobStore } from "@pay/core"
+import { type Caip19, ChainJobStore } from "@pay/core"
 import { Effect } from "effect"
 import { type Address, createWalletClient, type Hex, hexToBigInt } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -33,7 +33,7 @@ import {
   walletClient
 } from "./gateway-support.js"
 
-const ETH = "eip155:31337/slip44:60"
+const ETH = "eip155:31337/slip44:60" as Caip19
 /** 10.50 USD at the sandbox's ETH/USD feed (3,000 USD): 0.0035 ETH. */
 const TEN_FIFTY_IN_WEI = 3_500_000_000_000_000n
 
