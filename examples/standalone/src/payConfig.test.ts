@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { makeEvmChain } from "@pay/chain-evm"
-import { livemodeOf } from "@pay/core"
+import { livemodeOf, NATIVE_COIN_ADDRESS } from "@pay/core"
 import { Effect, Either } from "effect"
 import type { Hex } from "viem"
 import { privateKeyToAddress } from "viem/accounts"
@@ -397,7 +397,104 @@ describe("PAY_CONFIG tokens' authorization", () => {
   it("refuses any other, naming the field and what it may be", () => {
     const { result } = withToken({ authorization: "permit" })
     expect(Either.isLeft(result) && result.left).toMatch(
-      /networks\[0\]\.tokens\[0\]\.authorization must be one of "eip3009", "permit2"/
+      /networks\[0\]\.tokens\[0\]\.authorization must be one of "eip3009", "permit2", "native"/
+    )
+  })
+})
+
+describe("PAY_CONFIG native coins", () => {
+  const ether = (chainId: string, extra: Record<string, unknown> = {}) => ({
+    asset: `${chainId}/slip44:60`,
+    symbol: "ETH",
+    name: "Ether",
+    decimals: 18,
+    priceCurrency: "ETH",
+    authorization: "native",
+    ...extra
+  })
+  const withTokens = (chainId: string, ...tokens: ReadonlyArray<Record<string, unknown>>) => {
+    const n = network(chainId)
+    return read([{ ...n, tokens: [n.tokens[0], ...tokens] }]).result
+  }
+  const refusal = (result: ReturnType<typeof withTokens>) =>
+    Either.isLeft(result) ? result.left : "(accepted)"
+
+  it("takes the network's coin by its slip44 coin type, as given, named by EIP-7528's address", () => {
+    const setup = Either.getOrThrow(
+      withTokens("eip155:8453", ether("eip155:8453", { iconUrl: null }))
+    )
+    expect(setup.networks[0]?.tokens[1]).toEqual({
+      asset: "eip155:8453/slip44:60",
+      symbol: "ETH",
+      name: "Ether",
+      decimals: 18,
+      iconUrl: null,
+      priceCurrency: "ETH",
+      authorization: "native"
+    })
+    expect(setup.registryTokens.map((t) => t.asset)).toContain("eip155:8453/slip44:60")
+    const tokens = Effect.runSync(makeEvmChain(setup.networks)).networks[0]!.tokens
+    expect(tokens[1]).toMatchObject({
+      asset: "eip155:8453/slip44:60",
+      address: NATIVE_COIN_ADDRESS,
+      authorization: "native",
+      decimals: 18
+    })
+    // Polygon's POL and BNB Chain's BNB have coin types of their own.
+    const polygon = withTokens(
+      "eip155:137",
+      ether("eip155:137", { asset: "eip155:137/slip44:966", symbol: "POL", priceCurrency: "POL" })
+    )
+    expect(Either.isRight(polygon)).toBe(true)
+  })
+
+  it("refuses an ERC-20 asset paid natively, naming the field and how a coin is named", () => {
+    const result = withTokens(
+      "eip155:8453",
+      ether("eip155:8453", {
+        asset: "eip155:8453/erc20:0x4200000000000000000000000000000000000006"
+      })
+    )
+    expect(refusal(result)).toBe(
+      'PAY_CONFIG: networks.0.tokens.1.asset: a native coin (authorization "native") is named eip155:8453/slip44:<coin type> (ETH: eip155:8453/slip44:60), not eip155:8453/erc20:0x4200000000000000000000000000000000000006'
+    )
+  })
+
+  it("refuses a coin paid by EIP-3009 (the default) or Permit2, naming the field and what to give", () => {
+    for (const authorization of ["eip3009", "permit2", undefined]) {
+      const token = ether("eip155:8453", { authorization })
+      if (authorization === undefined) delete (token as { authorization?: unknown }).authorization
+      expect(refusal(withTokens("eip155:8453", token))).toBe(
+        `PAY_CONFIG: networks.0.tokens.1.authorization: eip155:8453/slip44:60 is the network's native coin: give "authorization": "native" ("${authorization ?? "eip3009"}" is for ERC-20 tokens)`
+      )
+    }
+  })
+
+  it("refuses a coin of another chain, another kind of asset, and a second coin on one network", () => {
+    expect(refusal(withTokens("eip155:8453", ether("eip155:1")))).toBe(
+      "PAY_CONFIG: networks.0.tokens.1.asset is not on eip155:8453"
+    )
+    expect(
+      refusal(
+        withTokens(
+          "eip155:8453",
+          ether("eip155:8453", {
+            asset: "eip155:8453/erc721:0x4200000000000000000000000000000000000006",
+            authorization: "permit2"
+          })
+        )
+      )
+    ).toMatch(/^PAY_CONFIG: networks\.0\.tokens\.1\.asset: authorization "permit2" takes an ERC-20/)
+    expect(
+      refusal(
+        withTokens(
+          "eip155:8453",
+          ether("eip155:8453"),
+          ether("eip155:8453", { asset: "eip155:8453/slip44:966", symbol: "POL" })
+        )
+      )
+    ).toBe(
+      "PAY_CONFIG: networks.0.tokens.2: a network has one native coin, and networks.0.tokens.1 is it already"
     )
   })
 })

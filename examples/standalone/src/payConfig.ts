@@ -71,7 +71,9 @@ const Token = Schema.Struct({
   priceCurrency: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(16)),
   /**
    * How buyers authorize the transfer: the token's own EIP-3009 (USDC, EURC:
-   * the default), or Uniswap's Permit2 for any other ERC-20 (USDT, DAI).
+   * the default), Uniswap's Permit2 for any other ERC-20 (USDT, DAI), or
+   * `native` for the network's own coin (`eip155:1/slip44:60`, ETH), which
+   * the buyer's wallet sends itself (`tokenAssetProblem` checks the pair).
    */
   authorization: Schema.optionalWith(TokenAuthorizationField, {
     default: () => "eip3009" as const,
@@ -271,6 +273,31 @@ const REQUIRED_FIELDS: Readonly<Record<string, string>> = {
   "networks[].tokens[].priceCurrency": "the currency its price follows, e.g. USD"
 }
 
+/**
+ * What is wrong with a token's asset for its authorization, if anything: a
+ * native coin is named `<chain>/slip44:<coin type>` (ETH is 60 on every EVM
+ * chain, L2s included; POL 966, BNB 714), and EIP-3009 and Permit2 take an
+ * ERC-20 (`<chain>/erc20:0x…`). The asset is on the network's chain already.
+ */
+const tokenAssetProblem = (
+  t: PayConfigFile["networks"][number]["tokens"][number],
+  place: string,
+  chainId: string
+): string | undefined => {
+  const namespace = t.asset.slice(t.asset.indexOf("/") + 1, t.asset.lastIndexOf(":"))
+  if (t.authorization === "native") {
+    return namespace === "slip44"
+      ? undefined
+      : `PAY_CONFIG: ${place}.asset: a native coin (authorization "native") is named ${chainId}/slip44:<coin type> (ETH: ${chainId}/slip44:60), not ${t.asset}`
+  }
+  if (namespace === "slip44") {
+    return `PAY_CONFIG: ${place}.authorization: ${t.asset} is the network's native coin: give "authorization": "native" ("${t.authorization}" is for ERC-20 tokens)`
+  }
+  return namespace === "erc20"
+    ? undefined
+    : `PAY_CONFIG: ${place}.asset: authorization "${t.authorization}" takes an ERC-20, ${chainId}/erc20:0x…, not ${t.asset}`
+}
+
 /** Reads and checks the file; every problem is one line naming its place in the file. */
 export const readPayConfig = (
   path: string,
@@ -418,9 +445,20 @@ export const toChainSetup = (
     }
     const deployer = deployerKeyOf(n, i, key, env)
     if (Either.isLeft(deployer)) return Either.left(deployer.left)
+    let native: number | undefined
     for (const [j, t] of n.tokens.entries()) {
       if (chainOfCaip19(t.asset) !== n.chainId) {
         return Either.left(`PAY_CONFIG: networks.${i}.tokens.${j}.asset is not on ${n.chainId}`)
+      }
+      const problem = tokenAssetProblem(t, `networks.${i}.tokens.${j}`, n.chainId)
+      if (problem !== undefined) return Either.left(problem)
+      if (t.authorization === "native") {
+        if (native !== undefined) {
+          return Either.left(
+            `PAY_CONFIG: networks.${i}.tokens.${j}: a network has one native coin, and networks.${i}.tokens.${native} is it already`
+          )
+        }
+        native = j
       }
     }
     networks.push({

@@ -10,12 +10,14 @@ import {
   type Caip2,
   type Caip19,
   type Chain,
+  type ChainCall,
   isSignedByPayer,
+  NATIVE_COIN_ADDRESS,
   RECEIVE_WITH_AUTHORIZATION_TYPES,
   type ReceiveAuthorization
 } from "@pay/core"
 import * as Sandbox from "@pay/sandbox-chain"
-import { Effect, type Scope } from "effect"
+import { Cause, Effect, Exit, type Scope } from "effect"
 import { type Hex, http, toHex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 
@@ -24,6 +26,9 @@ const eip3009 = (authorization: ReceiveAuthorization) =>
   ({ kind: "eip3009", authorization }) as const
 
 import { makeEvmChain } from "./EvmChain.js"
+
+/** The sandbox chain's ether, as a native token. */
+const ETHER = Sandbox.SANDBOX_NATIVE.asset as Caip19
 
 const setup = Effect.gen(function* () {
   const sandbox = yield* Sandbox.make()
@@ -45,6 +50,15 @@ const setup = Effect.gen(function* () {
           decimals: 6,
           iconUrl: null,
           priceCurrency: "USD"
+        },
+        {
+          asset: ETHER,
+          symbol: "ETH",
+          name: "Ether",
+          decimals: 18,
+          iconUrl: null,
+          priceCurrency: "ETH",
+          authorization: "native"
         }
       ]
     }
@@ -78,7 +92,7 @@ const scoped = <A, E>(body: Effect.Effect<A, E, Scope.Scope>) => Effect.scoped(b
 const SANDBOX = Sandbox.CAIP2_CHAIN_ID as Caip2
 
 /** The steps the durable chain work takes: the call, a nonce, fees, signed offline, sent raw. */
-const send = (chain: Chain["Type"], call: { to: Hex; data: Hex; gas: bigint }) =>
+const send = (chain: Chain["Type"], call: ChainCall) =>
   Effect.gen(function* () {
     const { pending } = yield* chain.collectorNonce(SANDBOX)
     const fees = yield* chain.fees(SANDBOX)
@@ -268,6 +282,166 @@ describe("the EVM chain adapter on the sandbox chain", () => {
         expect((yield* Effect.flip(chain.tokenDomain(other)))._tag).toBe("ChainUnavailable")
       })
     )
+  )
+})
+
+describe("the network's native coin on the sandbox chain", () => {
+  /** The ether an account holds, read from the chain itself. */
+  const etherOf = (sandbox: Sandbox.SandboxChainService, address: Hex) =>
+    Effect.promise(() => sandbox.publicClient.getBalance({ address }))
+
+  it.live("is named by EIP-7528's address, and its balance is the account's ether", () =>
+    scoped(
+      Effect.gen(function* () {
+        const { chain, sandbox } = yield* setup
+        const token = chain.networks[0]?.tokens.find((t) => t.asset === ETHER)
+        expect(token).toMatchObject({ address: NATIVE_COIN_ADDRESS, authorization: "native" })
+        const buyer = privateKeyToAccount(generatePrivateKey()).address
+        expect(yield* chain.balanceOf(ETHER, buyer)).toBe(0n)
+        yield* sandbox.faucet(buyer, 1_234_567_890_123n, "ETH")
+        expect(yield* chain.balanceOf(ETHER, buyer)).toBe(1_234_567_890_123n)
+        expect(yield* chain.balanceOf(ETHER, sandbox.collector.address)).toBe(
+          yield* etherOf(sandbox, sandbox.collector.address)
+        )
+      })
+    )
+  )
+
+  it.live(
+    "sends a plain transfer from the collector: the destination gets exactly its value, the collector pays it and the gas",
+    () =>
+      scoped(
+        Effect.gen(function* () {
+          const { chain, sandbox } = yield* setup
+          const merchant = privateKeyToAccount(generatePrivateKey()).address
+          const value = 1_500_000_000_000_000_000n
+          const call = yield* chain.transferCall(ETHER, merchant, value)
+          expect(call).toMatchObject({ to: merchant, data: "0x", value })
+          // 21,000 (the node may answer a wei or so over) with the headroom every estimate gets.
+          expect(call.gas).toBeGreaterThanOrEqual(26_250n)
+          expect(call.gas).toBeLessThan(26_300n)
+          const collectorBefore = yield* etherOf(sandbox, sandbox.collector.address)
+          const sent = yield* send(chain, call)
+          expect((yield* mined(chain, sent.hash)).success).toBe(true)
+          const receipt = yield* Effect.promise(() =>
+            sandbox.publicClient.getTransactionReceipt({ hash: sent.hash })
+          )
+          const tx = yield* chain.transaction(SANDBOX, sent.hash)
+          expect(tx).toMatchObject({ to: merchant, value, input: "0x" })
+          expect(yield* chain.balanceOf(ETHER, merchant)).toBe(value)
+          expect(yield* etherOf(sandbox, sandbox.collector.address)).toBe(
+            collectorBefore - value - receipt.gasUsed * receipt.effectiveGasPrice
+          )
+        })
+      )
+  )
+
+  it.live(
+    "estimates a contract destination's own gas, and refuses a transfer that cannot go through",
+    () =>
+      scoped(
+        Effect.gen(function* () {
+          const { chain, sandbox } = yield* setup
+          // A Safe takes ether in its receive(), which logs it: more than a plain transfer's gas.
+          const safe = yield* sandbox.smartAccount({
+            kind: "safe",
+            owner: privateKeyToAccount(generatePrivateKey())
+          })
+          const call = yield* chain.transferCall(ETHER, safe.address, 10n ** 15n)
+          expect(call.gas).toBeGreaterThan(26_300n)
+          expect((yield* mined(chain, (yield* send(chain, call)).hash)).success).toBe(true)
+          expect(yield* chain.balanceOf(ETHER, safe.address)).toBe(10n ** 15n)
+          // A contract that takes no ether (the USDC) reverts: refused unsent, with the reason.
+          const reverts = yield* Effect.flip(
+            chain.transferCall(ETHER, sandbox.token.address, 10n ** 15n)
+          )
+          expect(reverts._tag).toBe("TransferRefused")
+          // More than the collector holds.
+          const merchant = privateKeyToAccount(generatePrivateKey()).address
+          const short = yield* Effect.flip(chain.transferCall(ETHER, merchant, 10n ** 40n))
+          expect(short).toMatchObject({ _tag: "TransferRefused" })
+          expect((short as { reason: string }).reason).toMatch(/insufficient|funds|balance/i)
+        })
+      )
+  )
+
+  it.live("is never asked what only a token contract answers: each such call is a defect", () =>
+    scoped(
+      Effect.gen(function* () {
+        const { chain, sandbox } = yield* setup
+        const buyer = privateKeyToAccount(generatePrivateKey()).address
+        const auth = authorizationFor(buyer, sandbox.collector.address, 1n)
+        const permission = eip3009(auth)
+        const signature = `0x${"11".repeat(65)}` as Hex
+        const calls = [
+          chain.tokenDomain(ETHER),
+          chain.allowance(ETHER, buyer, sandbox.permit2),
+          chain.receiveCall(ETHER, permission, signature),
+          chain.verifyAuthorization(ETHER, permission, signature),
+          chain.simulateReceive(ETHER, permission, signature),
+          chain.authorizationUsed(ETHER, permission)
+        ] as ReadonlyArray<Effect.Effect<unknown, unknown>>
+        for (const attempt of calls) {
+          const exit = yield* Effect.exit(attempt)
+          expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+          if (Exit.isFailure(exit)) {
+            expect(Cause.pretty(exit.cause)).toContain(`${ETHER} is the network's native coin`)
+          }
+        }
+      })
+    )
+  )
+
+  it.live("is configured only as slip44, and a slip44 asset only as native", () =>
+    Effect.gen(function* () {
+      const network = {
+        chainId: "eip155:8453" as Caip2,
+        name: "Base",
+        collectorKey: generatePrivateKey(),
+        confirmations: 1,
+        etaSeconds: 2,
+        transport: http("http://127.0.0.1:1")
+      }
+      const token = {
+        symbol: "ETH",
+        name: "Ether",
+        decimals: 18,
+        iconUrl: null,
+        priceCurrency: "ETH"
+      }
+      const made = (tokens: Parameters<typeof makeEvmChain>[0][number]["tokens"]) =>
+        Effect.exit(makeEvmChain([{ ...network, tokens }]))
+      const ok = yield* made([
+        { ...token, asset: "eip155:8453/slip44:60" as Caip19, authorization: "native" }
+      ])
+      expect(Exit.isSuccess(ok)).toBe(true)
+      const refusals = [
+        [
+          {
+            ...token,
+            asset: "eip155:8453/erc20:0x4200000000000000000000000000000000000006" as Caip19,
+            authorization: "native" as const
+          },
+          "a native coin is named eip155:8453/slip44:<coin type>"
+        ],
+        [
+          { ...token, asset: "eip155:8453/slip44:60" as Caip19, authorization: "permit2" as const },
+          "which takes an ERC-20"
+        ],
+        [
+          { ...token, asset: "eip155:8453/slip44:60" as Caip19 },
+          "authorization eip3009, which takes an ERC-20"
+        ],
+        [
+          { ...token, asset: "eip155:1/slip44:60" as Caip19, authorization: "native" as const },
+          "is not an asset of eip155:8453"
+        ]
+      ] as const
+      for (const [t, message] of refusals) {
+        const exit = yield* made([t])
+        expect(Exit.isFailure(exit) && Cause.pretty(exit.cause)).toContain(message)
+      }
+    })
   )
 })
 

@@ -16,8 +16,10 @@ import {
   type ChainNetwork,
   type ChainToken,
   ChainUnavailable,
+  chainOfCaip19,
   type Eip712Domain,
   type FeeQuote,
+  NATIVE_COIN_ADDRESS,
   type NetworkTransaction,
   PERMIT2_ADDRESS,
   type Permission,
@@ -34,6 +36,7 @@ import {
   type Address,
   createPublicClient,
   encodeFunctionData,
+  getAddress,
   type Hex,
   isAddressEqual,
   keccak256,
@@ -92,7 +95,11 @@ export interface EvmNetworkConfig {
   readonly stuckAfterMs?: number
   readonly tokens: ReadonlyArray<
     Omit<ChainToken, "address" | "authorization"> & {
-      /** How buyers authorize the transfer (default `eip3009`; `permit2` for any other ERC-20). */
+      /**
+       * How buyers authorize the transfer (default `eip3009`; `permit2` for any
+       * other ERC-20; `native` for the network's own coin, whose asset is
+       * `<chainId>/slip44:<coin type>`, e.g. `eip155:1/slip44:60`).
+       */
       readonly authorization?: TokenAuthorization
     }
   >
@@ -121,6 +128,8 @@ interface Connected {
 const GAS_HEADROOM_PERCENT = 25n
 /** The tip when the node suggests none (1 gwei would be a lot on an L2; 0.01 gwei is ignored). */
 const MIN_PRIORITY_FEE = 1_000_000n
+/** A node's words for a sender short of the coin a call sends (value plus gas). */
+const INSUFFICIENT_FUNDS = /insufficient funds|insufficient balance|exceeds balance/i
 /** A Safe proxy's deployment with its setup is about 260,000 gas: room for it and its headroom. */
 export const DEFAULT_DEPLOYMENT_GAS_CAP = 500_000n
 
@@ -152,6 +161,42 @@ const erc20AllowanceAbi = parseAbi([
 
 const addressOfAsset = (asset: Caip19): Address =>
   asset.slice(asset.lastIndexOf(":") + 1) as Address
+
+/**
+ * A configured token as the port names it: a native coin by EIP-7528's
+ * address (it has no contract), an ERC-20 by its contract's. The asset must
+ * agree with the authorization: a coin is `slip44`, a token `erc20`, both on
+ * the network's own chain.
+ */
+const tokenOfConfig = (chainId: Caip2, t: EvmNetworkConfig["tokens"][number]): ChainToken => {
+  const authorization = t.authorization ?? "eip3009"
+  if (chainOfCaip19(t.asset) !== chainId) {
+    throw new TypeError(`network ${chainId}: token ${t.asset} is not an asset of ${chainId}`)
+  }
+  const namespace = t.asset.slice(t.asset.indexOf("/") + 1, t.asset.lastIndexOf(":"))
+  if (authorization === "native" ? namespace !== "slip44" : namespace !== "erc20") {
+    throw new TypeError(
+      authorization === "native"
+        ? `network ${chainId}: token ${t.asset} has authorization native, but a native coin is named ${chainId}/slip44:<coin type>`
+        : `network ${chainId}: token ${t.asset} has authorization ${authorization}, which takes an ERC-20 (${chainId}/erc20:0x…)`
+    )
+  }
+  return {
+    ...t,
+    address: authorization === "native" ? NATIVE_COIN_ADDRESS : addressOfAsset(t.asset),
+    authorization
+  }
+}
+
+/**
+ * What only a contract does (its EIP-712 domain, an allowance, a signed
+ * transfer) asked of a native coin: the caller's mistake, a defect rather
+ * than a call to EIP-7528's address, where no contract is.
+ */
+const notForNative = (asset: Caip19, what: string) =>
+  Effect.dieMessage(
+    `${asset} is the network's native coin: it has no contract, so no ${what} (a native option's buyer sends the coin itself)`
+  )
 
 /** Said when a node refuses or ignores the simulation of an account not deployed yet. */
 const NEEDS_OVERRIDES =
@@ -199,11 +244,7 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
           etaSeconds: config.etaSeconds,
           pollIntervalMs,
           stuckAfterMs: config.stuckAfterMs ?? 60_000,
-          tokens: config.tokens.map((t) => ({
-            ...t,
-            address: addressOfAsset(t.asset),
-            authorization: t.authorization ?? "eip3009"
-          })),
+          tokens: config.tokens.map((t) => tokenOfConfig(config.chainId, t)),
           permit2: config.permit2 ?? PERMIT2_ADDRESS,
           testnet: config.testnet === true,
           ...(config.instance === undefined ? {} : { instance: config.instance }),
@@ -240,6 +281,11 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
             new ChainUnavailable({ chainId: asset, message: `no configured network has ${asset}` })
           )
     }
+    /** The asset's network and token, when the token is a contract: never a native coin. */
+    const forContract = (asset: Caip19, what: string) =>
+      Effect.flatMap(forAsset(asset), (found) =>
+        found.token.authorization === "native" ? notForNative(asset, what) : Effect.succeed(found)
+      )
     const call = <A>(chainId: string, run: () => Promise<A>) =>
       Effect.tryPromise({
         try: run,
@@ -267,72 +313,97 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
       Effect.suspend(() => {
         const known = domains.get(asset)
         if (known !== undefined) return Effect.succeed(known)
-        return Effect.flatMap(forAsset(asset), ({ publicClient, network, token }) =>
-          // EIP-5267 where the token has it; else its name() and version().
-          call(network.chainId, () =>
-            publicClient
-              .readContract({
-                address: token.address,
-                abi: eip3009TokenAbi,
-                functionName: "eip712Domain"
-              })
-              .then(([, name, version, chainId, verifyingContract]) => ({
-                name,
-                version,
-                chainId,
-                verifyingContract
-              }))
-              .catch(async () => ({
-                name: await publicClient.readContract({
+        return Effect.flatMap(
+          forContract(asset, "EIP-712 domain"),
+          ({ publicClient, network, token }) =>
+            // EIP-5267 where the token has it; else its name() and version().
+            call(network.chainId, () =>
+              publicClient
+                .readContract({
                   address: token.address,
                   abi: eip3009TokenAbi,
-                  functionName: "name"
-                }),
-                version: await publicClient.readContract({
-                  address: token.address,
-                  abi: eip3009TokenAbi,
-                  functionName: "version"
-                }),
-                chainId: BigInt(network.reference),
-                verifyingContract: token.address
-              }))
-          ).pipe(Effect.tap((domain) => Effect.sync(() => domains.set(asset, domain))))
+                  functionName: "eip712Domain"
+                })
+                .then(([, name, version, chainId, verifyingContract]) => ({
+                  name,
+                  version,
+                  chainId,
+                  verifyingContract
+                }))
+                .catch(async () => ({
+                  name: await publicClient.readContract({
+                    address: token.address,
+                    abi: eip3009TokenAbi,
+                    functionName: "name"
+                  }),
+                  version: await publicClient.readContract({
+                    address: token.address,
+                    abi: eip3009TokenAbi,
+                    functionName: "version"
+                  }),
+                  chainId: BigInt(network.reference),
+                  verifyingContract: token.address
+                }))
+            ).pipe(Effect.tap((domain) => Effect.sync(() => domains.set(asset, domain))))
         )
       })
 
+    /** The token's `balanceOf`; for a native coin, the account's balance of it. */
     const balanceOf = (asset: Caip19, owner: Address) =>
       Effect.flatMap(forAsset(asset), ({ publicClient, network, token }) =>
         call(network.chainId, () =>
-          publicClient.readContract({
-            address: token.address,
-            abi: eip3009TokenAbi,
-            functionName: "balanceOf",
-            args: [owner]
-          })
+          token.authorization === "native"
+            ? publicClient.getBalance({ address: owner })
+            : publicClient.readContract({
+                address: token.address,
+                abi: eip3009TokenAbi,
+                functionName: "balanceOf",
+                args: [owner]
+              })
         )
       )
 
     /**
      * The call with its gas, estimated against the next block: a revert there
-     * (a used or expired authorization, a forged signature) is a refusal; any
-     * other failure is the network's.
+     * (a used or expired authorization, a forged signature, a destination
+     * contract that takes no coin) is a refusal; so is, for a call sending
+     * `value` of the coin, a sender that lacks it. Any other failure is the
+     * network's.
      */
-    const estimated = (c: Connected, to: Address, data: Hex, from: Address = c.account.address) =>
+    const estimated = (
+      c: Connected,
+      to: Address,
+      data: Hex,
+      from: Address = c.account.address,
+      value?: bigint
+    ) =>
       Effect.tryPromise({
-        try: () => c.publicClient.estimateGas({ account: from, to, data, blockTag: "pending" }),
-        // Only a revert is the token's word; anything else may pass, and is tried again.
+        try: () =>
+          c.publicClient.estimateGas({
+            account: from,
+            to,
+            data,
+            ...(value === undefined ? {} : { value }),
+            blockTag: "pending"
+          }),
+        // Only a revert (or a coin short) is a refusal; anything else may pass, and is tried again.
         catch: (error): ChainUnavailable | TransferRefused =>
-          isRevert(error)
+          isRevert(error) || (value !== undefined && INSUFFICIENT_FUNDS.test(nodeMessage(error)))
             ? new TransferRefused({ reason: describe(error) })
             : unavailable(c.network.chainId, error)
       }).pipe(
         Effect.map(
-          (gas): ChainCall => ({ to, data, gas: gas + (gas * GAS_HEADROOM_PERCENT) / 100n })
+          (gas): ChainCall => ({
+            to,
+            data,
+            gas: gas + (gas * GAS_HEADROOM_PERCENT) / 100n,
+            ...(value === undefined ? {} : { value })
+          })
         )
       )
 
     const allowance = (asset: Caip19, owner: Address, spender: Address) =>
-      Effect.flatMap(forAsset(asset), ({ publicClient, network, token }) =>
+      Effect.flatMap(forContract(asset, "allowance"), ({ publicClient, network, token }) =>
         call(network.chainId, () =>
           publicClient.readContract({
             address: token.address,
@@ -350,7 +421,7 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         : { to: permission.permit2, data: permit2Calldata(permission, signature) }
 
     const receiveCall = (asset: Caip19, permission: Permission, signature: Hex) =>
-      Effect.flatMap(forAsset(asset), (c) => {
+      Effect.flatMap(forContract(asset, "signed transfer to receive"), (c) => {
         const { to, data } = takeCall(c.token.address, permission, signature)
         return estimated(c, to, data)
       })
@@ -370,7 +441,7 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
      * buyer's fault only when the node answered with a revert.
      */
     const verifyAuthorization = (asset: Caip19, permission: Permission, signature: Hex) =>
-      Effect.flatMap(forAsset(asset), (c) =>
+      Effect.flatMap(forContract(asset, "signed authorization to verify"), (c) =>
         Effect.flatMap(signedRequest(asset, permission, c.numericId), (request) => {
           let failure: unknown
           const client = createPublicClient({
@@ -403,7 +474,7 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
       deployment?: AccountDeployment
     ) =>
       Effect.flatMap(
-        forAsset(asset),
+        forContract(asset, "signed transfer to simulate"),
         (c): Effect.Effect<void, ChainUnavailable | TransferRefused> => {
           const { to: target, data } = takeCall(c.token.address, permission, signature)
           const chainId = c.network.chainId
@@ -495,13 +566,38 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         )
       })
 
+    /**
+     * The collector's ERC-20 `transfer`; for a native coin, a plain transfer
+     * of `value` wei, its gas estimated all the same (21,000 to an account
+     * without code, more to a contract whose `receive` does work).
+     */
     const transferCall = (asset: Caip19, to: Address, value: bigint) =>
       Effect.flatMap(forAsset(asset), (c) =>
-        estimated(
-          c,
-          c.token.address,
-          encodeFunctionData({ abi: eip3009TokenAbi, functionName: "transfer", args: [to, value] })
-        )
+        c.token.authorization === "native"
+          ? Effect.zipRight(
+              // Not every node refuses an estimate short of the value (EDR does not): asked first.
+              call(c.network.chainId, () =>
+                c.publicClient.getBalance({ address: c.account.address, blockTag: "pending" })
+              ).pipe(
+                Effect.filterOrFail(
+                  (held) => held >= value,
+                  (held) =>
+                    new TransferRefused({
+                      reason: `insufficient funds: the collector holds ${held} wei of ${asset}, less than the ${value} it would send`
+                    })
+                )
+              ),
+              estimated(c, to, "0x", c.account.address, value)
+            )
+          : estimated(
+              c,
+              c.token.address,
+              encodeFunctionData({
+                abi: eip3009TokenAbi,
+                functionName: "transfer",
+                args: [to, value]
+              })
+            )
       )
 
     const head = (chainId: Caip2, atBlock?: bigint) =>
@@ -550,7 +646,8 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
               chainId: c.numericId,
               to: tx.to,
               data: tx.data,
-              value: 0n,
+              // A native coin's settlement sends it; a contract call sends none.
+              value: tx.value ?? 0n,
               gas: tx.gas,
               nonce: tx.nonce,
               maxFeePerGas: tx.maxFeePerGas,
@@ -603,33 +700,36 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
       )
 
     const authorizationUsed = (asset: Caip19, permission: Permission, atBlock?: bigint) =>
-      Effect.flatMap(forAsset(asset), ({ publicClient, network, token }) => {
-        const auth = permission.authorization
-        const at = atBlock === undefined ? {} : { blockNumber: atBlock }
-        if (permission.kind === "permit2") {
-          const { wordPos, bit } = nonceBit(auth.nonce)
+      Effect.flatMap(
+        forContract(asset, "authorization to look up"),
+        ({ publicClient, network, token }) => {
+          const auth = permission.authorization
+          const at = atBlock === undefined ? {} : { blockNumber: atBlock }
+          if (permission.kind === "permit2") {
+            const { wordPos, bit } = nonceBit(auth.nonce)
+            return call(network.chainId, () =>
+              publicClient
+                .readContract({
+                  address: permission.permit2,
+                  abi: permit2Abi,
+                  functionName: "nonceBitmap",
+                  args: [auth.from, wordPos],
+                  ...at
+                })
+                .then((word) => (word & bit) !== 0n)
+            )
+          }
           return call(network.chainId, () =>
-            publicClient
-              .readContract({
-                address: permission.permit2,
-                abi: permit2Abi,
-                functionName: "nonceBitmap",
-                args: [auth.from, wordPos],
-                ...at
-              })
-              .then((word) => (word & bit) !== 0n)
+            publicClient.readContract({
+              address: token.address,
+              abi: eip3009TokenAbi,
+              functionName: "authorizationState",
+              args: [auth.from, auth.nonce],
+              ...at
+            })
           )
         }
-        return call(network.chainId, () =>
-          publicClient.readContract({
-            address: token.address,
-            abi: eip3009TokenAbi,
-            functionName: "authorizationState",
-            args: [auth.from, auth.nonce],
-            ...at
-          })
-        )
-      })
+      )
 
     const transaction = (chainId: Caip2, hash: Hex) =>
       Effect.flatMap(forChain(chainId), (c) =>
@@ -642,8 +742,9 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
             ? undefined
             : {
                 hash: tx.hash,
-                from: tx.from,
-                to: tx.to ?? null,
+                // Checksummed, as the engine names addresses everywhere else (the node's are lowercase).
+                from: getAddress(tx.from),
+                to: tx.to === null || tx.to === undefined ? null : getAddress(tx.to),
                 value: tx.value,
                 input: tx.input,
                 nonce: tx.nonce

@@ -1,7 +1,8 @@
 /**
  * The sandbox as an engine's network: a real local EVM in process (chain
  * `eip155:31337`, `@pay/sandbox-chain`) with a test USDC (EIP-3009), USDT and
- * DAI (Permit2), priced by the chain's own ETH/USD and EUR/USD feeds, and the routes
+ * DAI (Permit2) and the chain's own ether (paid natively), priced by the
+ * chain's own ETH/USD and EUR/USD feeds, and the routes
  * `GET /sandbox` (what it is), `POST /sandbox/rpc` (its JSON-RPC, for wallets
  * and scripts) and `POST /sandbox/faucet` (test tokens). The chain starts fresh
  * with its process: balances reset, the token's address stays the same.
@@ -26,17 +27,20 @@ import { Effect, Either } from "effect"
 
 /**
  * The sandbox chain as the engine's one network: its stablecoins priced 1:1
- * in USD, euros through the chain's EUR/USD feed (and ether through its
- * ETH/USD feed), read as live prices are on any network.
+ * in USD, euros through the chain's EUR/USD feed, and its ether (a native
+ * coin: the buyer's wallet sends it) in ETH, through its ETH/USD feed, read
+ * as live prices are on any network.
  */
 export const sandboxChainSetup = (sandbox: Sandbox.SandboxChainService): ChainSetup => {
-  const tokens = sandbox.tokens.map((t) => ({
+  const info = (t: Omit<Sandbox.SandboxTokenDescription, "authorization">) => ({
     asset: t.asset as Caip19,
     symbol: t.symbol,
     name: t.name,
     decimals: t.decimals,
     iconUrl: null
-  }))
+  })
+  // USDC, USDT and DAI, then ether: the order GET /sandbox lists them in.
+  const tokens = [...sandbox.tokens.map(info), info(sandbox.native)]
   const chainId = Sandbox.CAIP2_CHAIN_ID as Caip2
   return {
     networks: [
@@ -50,11 +54,15 @@ export const sandboxChainSetup = (sandbox: Sandbox.SandboxChainService): ChainSe
         etaSeconds: 1,
         transport: sandbox.transport,
         pollingIntervalMs: 25,
-        tokens: sandbox.tokens.map((t, i) => ({
-          ...tokens[i]!,
-          priceCurrency: "USD",
-          authorization: t.authorization
-        })),
+        tokens: [
+          ...sandbox.tokens.map((t) => ({
+            ...info(t),
+            priceCurrency: "USD",
+            authorization: t.authorization
+          })),
+          // The chain's own coin, priced in itself: USD to ETH through the ETH/USD feed.
+          { ...info(sandbox.native), priceCurrency: "ETH", authorization: "native" as const }
+        ],
         // Free test tokens and a publicly known key: the engine runs in test mode.
         testnet: true,
         // It starts fresh with every start: the engine starts its nonces and work afresh.

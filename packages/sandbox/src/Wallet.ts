@@ -2,8 +2,9 @@
  * A small wallet, as a script: it pays a payment through the engine's
  * gateway with a local key, the way wallet SDKs do (WIRE.md section 1). On
  * the sandbox it first gets test tokens from the faucet. viem signs and
- * sends (a Permit2 token's approval, when the option asks for one); nothing
- * else is needed.
+ * sends: every `eth_signTypedData_v4` action is signed, every
+ * `eth_sendTransaction` one (a Permit2 token's approval, a native coin's
+ * transfer) sent as given, in order; nothing else is needed.
  */
 import { typedDataFromJson } from "@pay/core"
 import { delegate7702, safeAccount, sandboxChain, thirdwebAccount } from "@pay/sandbox-chain"
@@ -13,7 +14,10 @@ import {
   createWalletClient,
   type Hex,
   hexToBigInt,
-  http
+  http,
+  isAddress,
+  isAddressEqual,
+  isHex
 } from "viem"
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts"
 
@@ -42,7 +46,11 @@ export interface WalletOptions {
    */
   readonly account?: "eoa" | "safe" | "4337" | "7702"
   readonly counterfactual?: boolean
-  /** The token to pay with, by symbol (`USDC`, `USDT`, `DAI`): the first option offered when absent. */
+  /**
+   * The token to pay with, by symbol (`USDC`, `USDT`, `DAI`, or `ETH`, the
+   * chain's own coin, sent in a transaction of the buyer's): the first option
+   * offered when absent.
+   */
   readonly token?: string
   readonly log?: (line: string) => void
 }
@@ -144,6 +152,141 @@ const call = async (options: WalletOptions, method: string, path: string, body?:
 export const signTypedDataJson = (privateKey: Hex, json: string): Promise<Hex> =>
   privateKeyToAccount(privateKey).signTypedData(typedDataFromJson(json))
 
+/** An action of `fetch`'s answer, as WIRE.md describes it. */
+export interface WalletAction {
+  readonly type: string
+  readonly data: {
+    readonly chain_id?: string
+    readonly method: string
+    readonly params: ReadonlyArray<string>
+  }
+}
+
+/** A confirm's result: an action's answer (a signature, a transaction's hash). */
+export interface WalletResult {
+  readonly type: "walletRpc"
+  readonly data: ReadonlyArray<string>
+}
+
+/** An `eth_sendTransaction` action's transaction, read from its JSON. */
+export interface TransactionRequest {
+  readonly from?: Address
+  readonly to: Address
+  readonly data: Hex
+  readonly value: bigint
+  readonly chainId?: number
+  readonly gas?: bigint
+}
+
+/** A 0x quantity (`"0x0"`, `"0xde0b6b3a7640000"`), as JSON-RPC writes value and chainId. */
+const quantity = (field: string, value: unknown): bigint => {
+  if (typeof value !== "string" || !/^0x[0-9a-fA-F]+$/.test(value)) {
+    throw new Error(
+      `the transaction's ${field} must be a 0x hex quantity, not ${JSON.stringify(value)}`
+    )
+  }
+  return hexToBigInt(value as Hex)
+}
+
+/**
+ * The transaction of an `eth_sendTransaction` action (its JSON param), as it
+ * will be sent: `to`, `data` (default `0x`) and `value` (default 0) as
+ * given, `chainId` and `gas` when given, `from` to check against the sender.
+ */
+export const transactionOf = (json: string): TransactionRequest => {
+  let raw: Record<string, unknown>
+  try {
+    raw = JSON.parse(json)
+  } catch {
+    throw new Error(`the action's transaction is not JSON: ${json.slice(0, 80)}`)
+  }
+  if (typeof raw !== "object" || raw === null) {
+    throw new Error("the action's transaction is not a JSON object")
+  }
+  const address = (field: string, value: unknown): Address => {
+    if (typeof value !== "string" || !isAddress(value, { strict: false })) {
+      throw new Error(`the transaction's ${field} must be an address, not ${JSON.stringify(value)}`)
+    }
+    return value
+  }
+  const data = raw.data ?? raw.input ?? "0x"
+  if (typeof data !== "string" || !isHex(data, { strict: true })) {
+    throw new Error(`the transaction's data must be 0x hex, not ${JSON.stringify(data)}`)
+  }
+  return {
+    ...(raw.from === undefined ? {} : { from: address("from", raw.from) }),
+    to: address("to", raw.to),
+    data,
+    value: raw.value === undefined ? 0n : quantity("value", raw.value),
+    ...(raw.chainId === undefined ? {} : { chainId: Number(quantity("chainId", raw.chainId)) }),
+    ...(raw.gas === undefined ? {} : { gas: quantity("gas", raw.gas) })
+  }
+}
+
+/** ERC-20 `approve(address,uint256)`: a Permit2 token's approval, said as one in the log. */
+const APPROVE_SELECTOR = "0x095ea7b3"
+
+/** The buyer as the actions need it: its address, its signature, its sends (none: it cannot). */
+export interface ActingBuyer {
+  readonly address: Address
+  readonly sign: (typedDataJson: string) => Promise<Hex>
+  readonly send: ((transaction: TransactionRequest) => Promise<Hex>) | undefined
+}
+
+/**
+ * The results of `fetch`'s actions, one per action, in order: each
+ * `eth_sendTransaction` sent as given (from the buyer's own address; `fund`
+ * first, to give it the coin it needs) and answered with its hash, each
+ * `eth_signTypedData_v4` signed. Any other method is refused.
+ */
+export const resultsOf = async (
+  actions: ReadonlyArray<WalletAction>,
+  buyer: ActingBuyer,
+  options: {
+    /** What kind of account it is, to say why it cannot send. */
+    readonly kind?: string
+    /** Called before each send: tops the account's coin up where it can. */
+    readonly fund?: (transaction: TransactionRequest) => Promise<void>
+    readonly log?: (line: string) => void
+  } = {}
+): Promise<ReadonlyArray<WalletResult>> => {
+  const log = options.log ?? (() => {})
+  const results: Array<WalletResult> = []
+  for (const [i, action] of actions.entries()) {
+    const { method, params } = action.data
+    if (method === "eth_sendTransaction") {
+      const transaction = transactionOf(params[0] ?? "")
+      if (transaction.from !== undefined && !isAddressEqual(transaction.from, buyer.address)) {
+        throw new Error(
+          `action ${i} is a transaction from ${transaction.from}, not from this wallet's ${buyer.address}`
+        )
+      }
+      if (buyer.send === undefined) {
+        throw new Error(
+          transaction.data.startsWith(APPROVE_SELECTOR)
+            ? `a ${options.kind ?? "smart"} account cannot send the option's approval here: approve Permit2 for the token from the account first`
+            : `a ${options.kind ?? "smart"} account cannot send the option's transaction here: pay in a token it signs for`
+        )
+      }
+      await options.fund?.(transaction)
+      const hash = await buyer.send(transaction)
+      log(
+        `${transaction.data.startsWith(APPROVE_SELECTOR) ? "approval" : "transaction"} sent: ${hash}`
+      )
+      results.push({ type: "walletRpc", data: [hash] })
+    } else if (method === "eth_signTypedData_v4") {
+      results.push({ type: "walletRpc", data: [await buyer.sign(params[1] ?? "")] })
+    } else {
+      throw new Error(`action ${i} asks for ${method}, which this wallet does not do`)
+    }
+  }
+  return results
+}
+
+/** Test ether kept for gas beside what a transaction sends, and given with a top-up. */
+const GAS_ETHER = 10n ** 16n
+const TOP_UP_ETHER = 10n ** 18n
+
 export const payWithWallet = async (options: WalletOptions): Promise<WalletOutcome> => {
   const log = options.log ?? (() => {})
   const privateKey = options.privateKey ?? generatePrivateKey()
@@ -167,7 +310,30 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
         gas,
         ...(token === undefined ? {} : { token })
       })
-    }).then((r) => r.json())
+    }).then(async (r) => {
+      // biome-ignore lint/suspicious/noExplicitAny: the engine's JSON, read as api.md describes it
+      const body = (await r.json().catch(() => undefined)) as any
+      if (!r.ok) throw new Error(`the sandbox faucet refused: ${r.status} ${body?.message ?? ""}`)
+      return body
+    })
+  /**
+   * On the sandbox, the ether a transaction needs (what it sends, and its
+   * gas), from the faucet when the account holds less: a transfer that adds
+   * to the balance (the faucet's `gas: true` would set it to 1 ether).
+   */
+  const fund = async (address: Address, transaction: TransactionRequest) => {
+    if (sandbox === undefined) return
+    const client = createPublicClient({
+      chain: { ...sandboxChain, rpcUrls: { default: { http: [] } } },
+      transport: http(`${options.engineUrl}/sandbox/rpc`),
+      cacheTime: 0
+    })
+    const held = await client.getBalance({ address })
+    const needed = transaction.value + GAS_ETHER
+    if (held >= needed) return
+    const given = await faucet(address, needed - held + TOP_UP_ETHER, false, "ETH")
+    log(`faucet: ether balance ${given.balance} (tx ${given.txHash})`)
+  }
   // The sandbox's token of that symbol, to be given by the faucet and chosen among the options.
   const wanted =
     options.token === undefined
@@ -234,26 +400,13 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
     optionId: option.id,
     data: ""
   })
-  const results = []
-  for (const action of actions) {
-    if (action.data.method === "eth_sendTransaction") {
-      // A Permit2 token's approval: sent from the buyer's account, its gas paid by the buyer.
-      if (buyer.send === undefined) {
-        throw new Error(
-          `a ${kind} account cannot send the option's approval here: approve Permit2 for the token from the account first`
-        )
-      }
-      if (sandbox !== undefined) await faucet(buyer.address, 1n, true)
-      const hash = await buyer.send(action.data.params[0])
-      log(`approval sent: ${hash}`)
-      results.push({ type: "walletRpc", data: [hash] })
-      continue
-    }
-    results.push({
-      type: "walletRpc",
-      data: [await buyer.sign(action.data.params[1])]
-    })
-  }
+  // A Permit2 token's approvals, or a native coin's transfer: sent from the buyer's account,
+  // its gas (and the coin it sends) paid by the buyer; then the signature, if any.
+  const results = await resultsOf(actions, buyer, {
+    kind,
+    fund: (transaction) => fund(buyer.address, transaction),
+    log
+  })
   let status = await call(options, "POST", `/v1/gateway/payment/${id}/confirm?maxPollMs=10000`, {
     optionId: option.id,
     results
@@ -269,23 +422,31 @@ export const payWithWallet = async (options: WalletOptions): Promise<WalletOutco
 }
 
 /**
- * Sends an `eth_sendTransaction` action's transaction (its JSON) from `owner`
- * over the sandbox's public RPC, and waits for it to be mined.
+ * Sends an `eth_sendTransaction` action's transaction from `owner` over the
+ * sandbox's public RPC, as given (to, data, value; its gas when given, else
+ * estimated; on its chainId, which the node must be), and waits for it to be
+ * mined.
  */
-const sendFrom = (engineUrl: string, owner: PrivateKeyAccount) => async (json: string) => {
-  const transport = http(`${engineUrl}/sandbox/rpc`)
-  const chain = { ...sandboxChain, rpcUrls: { default: { http: [] } } }
-  const client = createPublicClient({ chain, transport, cacheTime: 0, pollingInterval: 50 })
-  const wallet = createWalletClient({ account: owner, chain, transport, pollingInterval: 50 })
-  const tx = JSON.parse(json) as { to: Address; data: Hex; value?: Hex }
-  const hash = await wallet.sendTransaction({
-    to: tx.to,
-    data: tx.data,
-    value: tx.value === undefined ? 0n : hexToBigInt(tx.value)
-  })
-  await client.waitForTransactionReceipt({ hash })
-  return hash
-}
+const sendFrom =
+  (engineUrl: string, owner: PrivateKeyAccount) => async (tx: TransactionRequest) => {
+    const transport = http(`${engineUrl}/sandbox/rpc`)
+    // The transaction's own chain: viem refuses to send it to a node on another.
+    const chain = {
+      ...sandboxChain,
+      id: tx.chainId ?? sandboxChain.id,
+      rpcUrls: { default: { http: [] } }
+    }
+    const client = createPublicClient({ chain, transport, cacheTime: 0, pollingInterval: 50 })
+    const wallet = createWalletClient({ account: owner, chain, transport, pollingInterval: 50 })
+    const hash = await wallet.sendTransaction({
+      to: tx.to,
+      data: tx.data,
+      value: tx.value,
+      ...(tx.gas === undefined ? {} : { gas: tx.gas })
+    })
+    await client.waitForTransactionReceipt({ hash })
+    return hash
+  }
 
 /**
  * A smart account of `owner` as the wallet pays with it, on the sandbox chain

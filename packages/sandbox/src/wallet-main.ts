@@ -8,14 +8,16 @@
  * WALLET_KEY (0x…) pays from a key of your own. `--account safe|4337|7702`
  * pays as a smart account of the key: a one-owner Safe or a thirdweb ERC-4337
  * account (`--counterfactual`: not deployed, the engine deploys it), or the
- * key delegated by EIP-7702. `--token USDC|USDT|DAI` pays in that token
- * (default USDC), approving Permit2 first when the option asks for it.
+ * key delegated by EIP-7702. `--token USDC|USDT|DAI|ETH` pays in that token
+ * (default USDC), approving Permit2 first when the option asks for it; ETH,
+ * the chain's own coin, is paid by sending the option's transaction as given
+ * (the faucet gives 1,000 test ether first, and tops up a key short of it).
  */
 import type { Hex } from "viem"
 import { chooseEngine, payWithWallet } from "./Wallet.js"
 
 const USAGE =
-  "usage: pay-sandbox-wallet <payment link or pay_… id> --api-key <wallet app key> [--engine <engine URL>] [--account eoa|safe|4337|7702] [--counterfactual] [--token USDC|USDT|DAI]"
+  "usage: pay-sandbox-wallet <payment link or pay_… id> --api-key <wallet app key> [--engine <engine URL>] [--account eoa|safe|4337|7702] [--counterfactual] [--token USDC|USDT|DAI|ETH]"
 
 const args = process.argv.slice(2)
 const flag = (name: string) => {

@@ -11,6 +11,9 @@
  * - Live status: a long-poll of `{link}/status`; each change is written into the
  *   page's `role=status` region (announced to screen readers), and a final state
  *   sends the buyer to the payment's success or error URL after a moment.
+ * - Pay from a browser wallet: the option's transactions first, in order, each
+ *   confirmed by its hash (a Permit2 token's approvals; a native coin's
+ *   transfer, which pays by itself), then its typed data signed, if it has any.
  */
 export const CHECKOUT_STATUS_SCRIPT = `(function () {
   "use strict";
@@ -221,6 +224,7 @@ export const CHECKOUT_STATUS_SCRIPT = `(function () {
     var o = selected(), amount = $("token-amount");
     if (o) amount.textContent = strings.youPay.replace("{amount}", strings.onNetwork.replace("{token}", o.amount).replace("{network}", o.network));
     show(amount, !!amount.textContent);
+    if (o) $("wallet-pay").textContent = o.typedData ? strings.signAndPay : strings.sendAndPay;
   }
   function switchChain(provider, chainId) {
     var wanted = "0x" + Number(chainId.split(":")[1]).toString(16);
@@ -248,22 +252,23 @@ export const CHECKOUT_STATUS_SCRIPT = `(function () {
       return;
     }
     button.disabled = true;
-    var approvals = [], steps = o.transactions.length + 1;
-    // A token paid through Permit2 is approved first (a transaction each), then the payment signed.
-    function approve(i) {
+    var hashes = [], signs = !!o.typedData, steps = o.transactions.length + (signs ? 1 : 0);
+    function send(i) {
       if (i >= o.transactions.length) return Promise.resolve();
-      message(strings.approveInWallet.replace("{step}", String(i + 1)).replace("{steps}", String(steps)));
+      message(!signs && i === steps - 1 ? strings.sendInWallet.replace("{amount}", o.amount)
+        : strings.approveInWallet.replace("{step}", String(i + 1)).replace("{steps}", String(steps)));
       return session.provider.request({ method: "eth_sendTransaction", params: [JSON.parse(o.transactions[i])] })
-        .then(function (hash) { approvals.push(hash); return approve(i + 1); });
+        .then(function (hash) { hashes.push(hash); return send(i + 1); });
     }
     switchChain(session.provider, o.chainId)
       .then(function () { return collected(o.collectDataUrl); })
-      .then(function () { return approve(0); })
+      .then(function () { return send(0); })
       .then(function () {
-        if (approvals.length > 0) message(strings.signInWallet);
+        if (!signs) return;
+        if (hashes.length > 0) message(strings.signInWallet);
         return session.provider.request({ method: "eth_signTypedData_v4", params: [o.signer, o.typedData] });
       })
-      .then(function (signature) { return api("confirm", { optionId: o.id, approvals: approvals, signature: signature }); })
+      .then(function (signature) { return api("confirm", { optionId: o.id, approvals: hashes, signature: signature }); })
       .then(function (r) {
         button.disabled = false;
         if (r.status === 200) { render(r.body); poll(25000); return; }

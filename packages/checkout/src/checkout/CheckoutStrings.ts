@@ -41,6 +41,8 @@ export interface CheckoutStrings {
   /** Why no way to pay is offered, by the gateway's code (gateway/NoOptions.ts says which words go in). */
   readonly noOptions: Readonly<Record<NoOptionsCode, string>>
   readonly signAndPay: string
+  /** The pay button's words for an option the wallet pays by sending a transaction (a native coin). */
+  readonly sendAndPay: string
   readonly noWallet: string
   readonly walletRejected: string
   readonly quoteRefreshed: string
@@ -52,6 +54,12 @@ export interface CheckoutStrings {
   readonly approveInWallet: string
   /** Shown while the wallet is asked to sign, after an approval. */
   readonly signInWallet: string
+  /**
+   * Shown while the wallet is asked to send the payment itself (a native
+   * coin's transfer: one step, nothing signed); `{amount}` is replaced
+   * ("0.0035 ETH").
+   */
+  readonly sendInWallet: string
   /** `{amount}` is replaced with what the account needs. */
   readonly insufficientBalance: string
   readonly somethingWrong: string
@@ -97,12 +105,15 @@ const en: CheckoutStrings = {
   noWayToPay: "No way to pay",
   noOptions: NO_OPTIONS_EN.reasons,
   signAndPay: "Sign and pay",
+  sendAndPay: "Pay from wallet",
   noWallet: "No browser wallet was found. Scan the code with your phone instead.",
   walletRejected: "The wallet did not sign. Nothing was paid.",
   quoteRefreshed: "The price was updated. Check the amount and sign again.",
   approveInWallet:
     "Step {step} of {steps}: approve the token in your wallet. This is needed once per token, and pays a small network fee.",
   signInWallet: "Last step: sign the payment in your wallet.",
+  sendInWallet:
+    "Confirm the payment in your wallet: it sends {amount} and pays a small network fee.",
   insufficientBalance: "This account does not hold enough: {amount} is needed.",
   somethingWrong: "Something went wrong. Try again.",
   returnToShop: "Return to the shop",
@@ -173,12 +184,15 @@ const es: CheckoutStrings = {
     network_unavailable: "La red no respondió ({networks}). Inténtalo de nuevo en un momento."
   },
   signAndPay: "Firmar y pagar",
+  sendAndPay: "Pagar desde la billetera",
   noWallet: "No se encontró ninguna billetera en el navegador. Escanea el código con tu teléfono.",
   walletRejected: "La billetera no firmó. No se pagó nada.",
   quoteRefreshed: "El precio se actualizó. Revisa el importe y vuelve a firmar.",
   approveInWallet:
     "Paso {step} de {steps}: aprueba el token en tu billetera. Se hace una vez por token y cuesta una pequeña tarifa de red.",
   signInWallet: "Último paso: firma el pago en tu billetera.",
+  sendInWallet:
+    "Confirma el pago en tu billetera: envía {amount} y cuesta una pequeña tarifa de red.",
   insufficientBalance: "Esta cuenta no tiene saldo suficiente: se necesitan {amount}.",
   somethingWrong: "Algo salió mal. Inténtalo de nuevo.",
   returnToShop: "Volver a la tienda",

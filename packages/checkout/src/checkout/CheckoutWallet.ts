@@ -7,11 +7,15 @@
  * none can reach a browser.
  *
  * - `POST {link}/options` `{"address": "0x…"}`: the options for that address
- *   on every network the engine has, each with what the browser's wallet signs
- *   (the EIP-712 typed data) and the amount in words; with none, `reason`: why,
- *   in the page's language.
- * - `POST {link}/confirm` `{"optionId", "signature"}`: the confirm; answers the
- *   page's status object. A stale quote is 409 `quote_expired` (the page asks
+ *   on every network the engine has, each with what the browser's wallet
+ *   sends first (`transactions`: a Permit2 token's approvals, or a native
+ *   coin's one transfer, which is then the payment itself), what it signs
+ *   after (the EIP-712 typed data; `null` for a native coin) and the amount
+ *   in words; with none, `reason`: why, in the page's language.
+ * - `POST {link}/confirm` `{"optionId", "approvals", "signature"}`: the
+ *   confirm, with the hashes of the transactions sent (in order) and the
+ *   signature, if the option has one to sign; answers the page's status
+ *   object. A stale quote is 409 `quote_expired` (the page asks
  *   again), a short balance 409 `insufficient_balance` with the amount needed.
  *
  * They answer only what the buyer's own wallet would be shown: no partner,
@@ -67,7 +71,8 @@ const Address = Schema.String.pipe(
 const OptionsBody = Schema.Struct({ address: Address })
 const ConfirmBody = Schema.Struct({
   optionId: Schema.String.pipe(Schema.maxLength(128)),
-  // The hashes of the Permit2 approvals the page had the wallet send first, in order.
+  // The hashes of the transactions the page had the wallet send, in order: a Permit2 token's
+  // approvals, or a native coin's transfer.
   approvals: Schema.optionalWith(
     Schema.Array(
       Schema.String.pipe(
@@ -76,10 +81,13 @@ const ConfirmBody = Schema.Struct({
     ).pipe(Schema.maxItems(2)),
     { default: () => [] }
   ),
-  // Any wallet's: a smart account's, an ERC-6492 wrapper (the gateway checks the rest).
-  signature: Schema.String.pipe(
-    Schema.maxLength(2 + 2 * MAX_SIGNATURE_BYTES),
-    Schema.pattern(/^0x[0-9a-fA-F]{2,}$/, { message: () => "must be a 0x-prefixed hex string" })
+  // Any wallet's: a smart account's, an ERC-6492 wrapper (the gateway checks the rest). None
+  // for a native coin, paid by its transfer alone.
+  signature: Schema.optional(
+    Schema.String.pipe(
+      Schema.maxLength(2 + 2 * MAX_SIGNATURE_BYTES),
+      Schema.pattern(/^0x[0-9a-fA-F]{2,}$/, { message: () => "must be a 0x-prefixed hex string" })
+    )
   )
 })
 
@@ -111,9 +119,10 @@ export const checkoutWallet = Effect.gen(function* () {
       const language = languageOf(exchange.request.header("accept-language"))
       return json(200, {
         options: offered.options.map(({ option, actions, collectData }) => {
-          // The signature last; before it, the approvals of Permit2 the wallet sends first.
-          const action = actions[actions.length - 1]!
-          const chainId = action.data.chain_id
+          // The transactions the wallet sends, in order (Permit2's approvals, or a native coin's
+          // transfer, which pays by itself), then the signature, if the option has one.
+          const signing = actions.find((a) => a.data.method === "eth_signTypedData_v4")
+          const chainId = actions[0]!.data.chain_id
           return {
             id: option.id,
             account: option.account,
@@ -121,9 +130,11 @@ export const checkoutWallet = Effect.gen(function* () {
             network: chain.networks.find((n) => n.chainId === chainId)?.name ?? chainId,
             amount: amountText(option.asset, option.authorization.value),
             expiresAt: option.quoted ? toUnixSeconds(option.expiresAt) : null,
-            signer: action.data.params[0],
-            typedData: action.data.params[1],
-            transactions: actions.slice(0, -1).map((a) => a.data.params[0]),
+            signer: signing?.data.params[0] ?? null,
+            typedData: signing?.data.params[1] ?? null,
+            transactions: actions
+              .filter((a) => a.data.method === "eth_sendTransaction")
+              .map((a) => a.data.params[0]),
             collectDataUrl: collectData === null ? null : relativeToPage(collectData.url)
           }
         }),
@@ -143,7 +154,9 @@ export const checkoutWallet = Effect.gen(function* () {
           id,
           {
             optionId,
-            results: [...approvals, signature].map((data) => ({ type: "walletRpc", data: [data] }))
+            results: [...approvals, ...(signature === undefined ? [] : [signature])].map(
+              (data) => ({ type: "walletRpc", data: [data] })
+            )
           },
           CHECKOUT_WALLET
         )
