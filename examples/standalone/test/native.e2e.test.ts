@@ -9,7 +9,7 @@
  * payment counts the transfers and the balances it moved.
  */
 import { type Caip19, ChainJobStore } from "@pay/core"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { type Address, createWalletClient, type Hex, hexToBigInt } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -134,7 +134,8 @@ describe.each(STORES)("the native coin on %s", (store) => {
   }
 
   it("ETH: one transfer from the buyer, settled once, less fees that pay the settlement's own gas", async () => {
-    const startBlock = await chain().getBlockNumber()
+    // Blocks from the next one on: the current one may hold an earlier test's settlement.
+    const startBlock = (await chain().getBlockNumber()) + 1n
     const { buyer, payment, option } = await ethOption()
     expect(option.amount.value).toBe(TEN_FIFTY_IN_WEI.toString())
     const tx = transferOf(option)
@@ -229,7 +230,8 @@ describe.each(STORES)("the native coin on %s", (store) => {
   })
 
   it("a transfer of another value fails its payment (transaction_mismatch); what arrived is returnable", async () => {
-    const startBlock = await chain().getBlockNumber()
+    // Blocks from the next one on: the current one may hold an earlier test's settlement.
+    const startBlock = (await chain().getBlockNumber()) + 1n
     const { buyer, payment, option } = await ethOption()
     const tx = transferOf(option)
     const wrong = tx.value + 1n
@@ -268,5 +270,82 @@ describe.each(STORES)("the native coin on %s", (store) => {
     expect(
       (await coinTransfers(server.sandbox.collector.address, destination, startBlock)).length
     ).toBe(0)
+  })
+})
+
+/**
+ * The coin is sent before the confirm: a confirm that reaches the engine after the option's
+ * price lock still pays when the transfer was mined within the lock, and only then.
+ */
+describe("a native transfer confirmed after its option's price lock", () => {
+  let server: E2eServer
+  let partner: Client
+  let wallet: Client
+  let merchantId: string
+
+  beforeAll(async () => {
+    server = await startServer("sqlite", { quoteLockMs: Option.some(2_000) })
+    partner = client(() => server.baseUrl)
+    wallet = (await walletClient(server)).api
+    const destination = privateKeyToAccount(generatePrivateKey()).address
+    merchantId = (
+      await merchantSettledIn(partner, [{ asset: ETH, destination: `eip155:31337:${destination}` }])
+    ).merchantId
+  }, 120_000)
+
+  afterAll(() => server?.stop())
+
+  const offer = async () => {
+    const buyer = newBuyer()
+    await server.sandbox.faucet(buyer.address, 10n ** 18n, "ETH").pipe(Effect.runPromise)
+    const payment = await paymentFor(partner, merchantId, "1050")
+    const offered = await options(wallet, payment.paymentId, [buyer.account])
+    expect(offered.status, offered.text).toBe(200)
+    const option = offered.body.options[0]
+    const tx = JSON.parse(option.actions[0].data.params[0])
+    const send = async () => {
+      const hash = await createWalletClient({
+        account: privateKeyToAccount(buyer.key),
+        chain: server.sandbox.chain,
+        transport: server.sandbox.transport
+      }).sendTransaction({ to: tx.to, value: hexToBigInt(tx.value), data: tx.data })
+      await server.sandbox.publicClient.waitForTransactionReceipt({ hash })
+      return hash
+    }
+    /** Until the lock has ended by the engine's clock (the option's expiresAt, in seconds). */
+    const lockEnded = () =>
+      eventually(async () => expect(Date.now()).toBeGreaterThan(option.expiresAt * 1000 + 50), {
+        timeoutMs: 10_000
+      })
+    const confirmWith = (hash: Hex) =>
+      confirm(wallet, payment.paymentId, { optionId: option.id, results: resultOf(hash) })
+    return { payment, option, send, lockEnded, confirmWith }
+  }
+  const resultOf = (hash: Hex) => [{ type: "walletRpc", data: [hash] }]
+
+  it("mined within the lock: paid", async () => {
+    const { payment, send, lockEnded, confirmWith } = await offer()
+    const hash = await send()
+    await lockEnded()
+    const confirmed = await confirmWith(hash)
+    expect(confirmed.status, confirmed.text).toBe(200)
+    await eventually(
+      async () => {
+        const view = await partner.get(`/v1/payments/${payment.paymentId}`)
+        expect(view.body.status).toBe("succeeded")
+      },
+      { timeoutMs: 30_000 }
+    )
+  })
+
+  it("mined after the lock: quote_expired, nothing claimed", async () => {
+    const { payment, send, lockEnded, confirmWith } = await offer()
+    await lockEnded()
+    const hash = await send()
+    const confirmed = await confirmWith(hash)
+    expect(confirmed.status, confirmed.text).toBe(409)
+    expect(confirmed.body.code).toBe("quote_expired")
+    const view = await partner.get(`/v1/payments/${payment.paymentId}`)
+    expect(view.body.status).toBe("requires_action")
   })
 })

@@ -609,19 +609,19 @@ export const makeEvmChain = (configs: ReadonlyArray<EvmNetworkConfig>) =>
         ).pipe(Effect.map((block) => ({ number: block.number, timestamp: block.timestamp })))
       )
 
+    // A read: any address's count (a native payment's buyer's too), no key needed.
     const collectorNonce = (chainId: Caip2, atBlock?: bigint, sender?: Address) =>
-      Effect.flatMap(forChain(chainId), (c) =>
-        Effect.flatMap(senderOf(c, sender), ({ address }) =>
-          call(chainId, () =>
-            Promise.all([
-              atBlock === undefined
-                ? c.publicClient.getTransactionCount({ address, blockTag: "latest" })
-                : c.publicClient.getTransactionCount({ address, blockNumber: atBlock }),
-              c.publicClient.getTransactionCount({ address, blockTag: "pending" })
-            ])
-          ).pipe(Effect.map(([latest, pending]) => ({ latest, pending })))
-        )
-      )
+      Effect.flatMap(forChain(chainId), (c) => {
+        const address = sender ?? c.account.address
+        return call(chainId, () =>
+          Promise.all([
+            atBlock === undefined
+              ? c.publicClient.getTransactionCount({ address, blockTag: "latest" })
+              : c.publicClient.getTransactionCount({ address, blockNumber: atBlock }),
+            c.publicClient.getTransactionCount({ address, blockTag: "pending" })
+          ])
+        ).pipe(Effect.map(([latest, pending]) => ({ latest, pending })))
+      })
 
     const fees = (chainId: Caip2) =>
       Effect.flatMap(forChain(chainId), (c) =>

@@ -248,8 +248,9 @@ export class Chain extends Context.Tag("@pay/core/Chain")<
     readonly head: (chainId: Caip2, atBlock?: bigint) => Effect.Effect<ChainHead, ChainUnavailable>
     /**
      * The collector's transaction count (or `sender`'s: the network's
-     * deployer): mined (`latest`, or as of block `atBlock` when given) and
-     * with the node's pool (`pending`).
+     * deployer, or any account, such as a native payment's buyer): mined
+     * (`latest`, or as of block `atBlock` when given) and with the node's
+     * pool (`pending`).
      */
     readonly collectorNonce: (
       chainId: Caip2,

@@ -668,6 +668,16 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         )
       )
 
+    /** Whether the transfer is in a block made before the option's price lock ended. */
+    const minedInTime = (option: PaymentOption, hash: Hex) =>
+      Effect.gen(function* () {
+        const chainId = chainOfCaip10(option.account)
+        const state = yield* chain.transactionState(chainId, hash)
+        if (state._tag !== "Mined") return false
+        const block = yield* chain.head(chainId, state.blockNumber)
+        return block.timestamp < option.authorization.validBefore
+      })
+
     /**
      * A native option's confirm: the transfer the buyer's wallet sent, which
      * the network must have (pending or mined) and whose `data` must be the
@@ -682,7 +692,8 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
       option: PaymentOption,
       request: ConfirmRequest,
       wallet: WalletIdentity | undefined,
-      unreachable: (e: ChainUnavailable) => Effect.Effect<never, ChainUnreachable>
+      unreachable: (e: ChainUnavailable) => Effect.Effect<never, ChainUnreachable>,
+      lockExpired: boolean
     ) =>
       Effect.gen(function* () {
         const result = nativeResultOf(request.results)
@@ -709,6 +720,14 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
             field,
             `is not this option's transfer: its data must be the option's reference, ${option.authorization.nonce}`
           )
+        }
+        // The coin is sent before the confirm: a confirm that arrives after the price lock
+        // still pays when the transfer was mined within it (the wallet cannot take it back).
+        if (
+          lockExpired &&
+          !(yield* minedInTime(option, hash).pipe(Effect.catchTag("ChainUnavailable", unreachable)))
+        ) {
+          return yield* new QuoteExpired({ optionId: option.id })
         }
         yield* collectedFor(option, request.collectedData)
         const collect = newChainJob(
@@ -767,12 +786,11 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
             }),
             Effect.fail(new ChainUnreachable({ chainId: e.chainId }))
           )
-        if (now().getTime() >= option.expiresAt.getTime()) {
-          return yield* new QuoteExpired({ optionId: option.id })
-        }
+        const lockExpired = now().getTime() >= option.expiresAt.getTime()
         if (option.method === "native") {
-          return yield* confirmNative(payment, option, request, wallet, unreachable)
+          return yield* confirmNative(payment, option, request, wallet, unreachable, lockExpired)
         }
+        if (lockExpired) return yield* new QuoteExpired({ optionId: option.id })
         const results = confirmResultsOf(request.results, option.approvals.length)
         if (Either.isLeft(results)) {
           return yield* new InvalidInput({
