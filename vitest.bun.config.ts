@@ -35,6 +35,7 @@ export const bunReleaseSuites = [
   "examples/standalone/test/chain-work.e2e.test.ts",
   "examples/standalone/test/smart-accounts.e2e.test.ts",
   "examples/standalone/test/permit2.e2e.test.ts",
+  "examples/standalone/test/native.e2e.test.ts",
   "examples/standalone/test/webhook-delivery.e2e.test.ts"
 ]
 
