@@ -59,10 +59,10 @@ export {
 export {
   isSignedBy,
   isSignedByPayer,
+  NATIVE_COIN_ADDRESS,
   PAYMENT_WITNESS_TYPE,
   PAYMENT_WITNESS_TYPE_STRING,
   type PaymentWitness,
-  NATIVE_COIN_ADDRESS,
   PERMIT2_ADDRESS,
   PERMIT2_WITNESS_TYPES,
   type Permission,
@@ -79,7 +79,9 @@ export type { FreshChainRun } from "./chainwork/ChainInstances.js"
 export { ChainJobStore, type ReturnableFunds } from "./chainwork/ChainJobStore.js"
 export {
   type ChainTransferColumns,
-  chainTransferFromColumns
+  chainTransferFromColumns,
+  type ReturnableFundsColumns,
+  returnableFromColumns
 } from "./chainwork/ChainTransferColumns.js"
 export { ChainWork, failed } from "./chainwork/ChainWork.js"
 export {
@@ -243,6 +245,7 @@ export {
 export { PartnerStore } from "./partners/PartnerStore.js"
 export { type NewPartner, Partners } from "./partners/Partners.js"
 export {
+  type BuyerTransfer,
   type ChainJob,
   type ChainJobId,
   type ChainJobKind,
@@ -258,13 +261,12 @@ export {
   type NewChainJob,
   NOT_FAILING,
   NonceTaken,
-  TransactionClaimed,
-  type BuyerTransfer,
   payloadFromJson,
   payloadToJson,
   queuedJob,
   type SettlePayload,
-  senderOf
+  senderOf,
+  TransactionClaimed
 } from "./payments/ChainJob.js"
 export {
   type Buyer,

@@ -13,7 +13,6 @@ import type { Fragment } from "@effect/sql/Statement"
 import {
   type Caip2,
   type Caip10,
-  type Caip19,
   type ChainJob,
   type ChainJobId,
   type ChainJobKind,
@@ -30,11 +29,12 @@ import {
   payloadFromJson,
   payloadToJson,
   type ReturnableFunds,
+  type ReturnableFundsColumns,
+  returnableFromColumns,
   settlementStatusToColumns,
   TransactionClaimed
 } from "@pay/core"
 import { Effect, Option } from "effect"
-import type { Address } from "viem"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { writeEvents } from "./PgEventStore.js"
 
@@ -107,28 +107,11 @@ const jobFromJson = (j: Record<string, unknown>): JobRow => {
 const toTransfer = (r: TransferRow): ChainTransfer =>
   chainTransferFromColumns(r, { nonce: Number(r.nonce), createdAt: r.created_at })
 
-interface ReturnableRow {
-  readonly chain_id: string
-  readonly tx_hash: string
-  readonly payment_id: string
-  readonly asset: string
-  readonly from_address: string
-  /** numeric comes back as text: exact. */
-  readonly value: string
-  readonly reason: string
+interface ReturnableRow extends ReturnableFundsColumns {
   readonly recorded_at: Date
 }
 
-const toReturnable = (r: ReturnableRow): ReturnableFunds => ({
-  chainId: r.chain_id as Caip2,
-  txHash: r.tx_hash as ReturnableFunds["txHash"],
-  paymentId: r.payment_id as PaymentId,
-  asset: r.asset as Caip19,
-  from: r.from_address as Address,
-  value: BigInt(r.value),
-  reason: r.reason,
-  recordedAt: r.recorded_at
-})
+const toReturnable = (r: ReturnableRow): ReturnableFunds => returnableFromColumns(r, r.recorded_at)
 
 /** Migration 0027's unique index: a buyer's transfer named by one collect job per chain. */
 const CLAIMED_TRANSFER = "chain_jobs_claimed_transfer"

@@ -10,7 +10,6 @@
 import {
   type Caip2,
   type Caip10,
-  type Caip19,
   type ChainJob,
   type ChainJobId,
   type ChainJobKind,
@@ -29,11 +28,12 @@ import {
   payloadFromJson,
   payloadToJson,
   type ReturnableFunds,
+  type ReturnableFundsColumns,
+  returnableFromColumns,
   settlementStatusToColumns,
   TransactionClaimed
 } from "@pay/core"
 import { Effect, Option } from "effect"
-import type { Address } from "viem"
 import type { GroupCommit } from "./GroupCommit.js"
 import type { SqliteConnection, SqliteValue } from "./SqliteDatabase.js"
 
@@ -64,28 +64,12 @@ interface TransferRow extends ChainTransferColumns {
   created_at: number
 }
 
-interface ReturnableRow {
-  chain_id: string
-  tx_hash: string
-  payment_id: string
-  asset: string
-  from_address: string
-  /** Decimal text: exact at any size. */
-  value: string
-  reason: string
+interface ReturnableRow extends ReturnableFundsColumns {
   recorded_at: number
 }
 
-const toReturnable = (r: ReturnableRow): ReturnableFunds => ({
-  chainId: r.chain_id as Caip2,
-  txHash: r.tx_hash as ReturnableFunds["txHash"],
-  paymentId: r.payment_id as PaymentId,
-  asset: r.asset as Caip19,
-  from: r.from_address as Address,
-  value: BigInt(r.value),
-  reason: r.reason,
-  recordedAt: new Date(r.recorded_at)
-})
+const toReturnable = (r: ReturnableRow): ReturnableFunds =>
+  returnableFromColumns(r, new Date(r.recorded_at))
 
 /** Decimal texts added exactly (SQLite's sum over TEXT is a float's). */
 const sumExactly = (rows: ReadonlyArray<{ readonly amount: string | null }>): bigint =>

@@ -7,7 +7,9 @@
  */
 
 import type { ChainJobId, ChainTransfer } from "../payments/ChainJob.js"
-import type { Caip2 } from "../shared/Caip.js"
+import type { PaymentId } from "../payments/Payment.js"
+import type { Caip2, Caip19 } from "../shared/Caip.js"
+import type { ReturnableFunds } from "./ChainJobStore.js"
 
 /** The columns of a chain transfer, as both drivers return them. */
 export interface ChainTransferColumns {
@@ -48,4 +50,30 @@ export const chainTransferFromColumns = (
   maxPriorityFeePerGas: BigInt(r.max_priority_fee_per_gas),
   raw: r.raw as Hex,
   createdAt: d.createdAt
+})
+
+/** The columns of a returnable funds record, as both drivers return them (value as decimal text). */
+export interface ReturnableFundsColumns {
+  readonly chain_id: string
+  readonly tx_hash: string
+  readonly payment_id: string
+  readonly asset: string
+  readonly from_address: string
+  readonly value: string
+  readonly reason: string
+}
+
+/** A stored returnable funds record read back; the time is each store's to convert. */
+export const returnableFromColumns = (
+  r: ReturnableFundsColumns,
+  recordedAt: Date
+): ReturnableFunds => ({
+  chainId: r.chain_id as Caip2,
+  txHash: r.tx_hash as ReturnableFunds["txHash"],
+  paymentId: r.payment_id as PaymentId,
+  asset: r.asset as Caip19,
+  from: r.from_address as ReturnableFunds["from"],
+  value: BigInt(r.value),
+  reason: r.reason,
+  recordedAt
 })

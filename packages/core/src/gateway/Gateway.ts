@@ -16,6 +16,7 @@ import { HttpConfig } from "../http/HttpConfig.js"
 import { merchantPayable, merchantStatusOf } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
 import { SettlementStore } from "../merchants/SettlementStore.js"
+import type { NewChainJob } from "../payments/ChainJob.js"
 import {
   InvalidState,
   MerchantInactive,
@@ -29,7 +30,7 @@ import {
   type OptionId,
   type PaymentOption
 } from "../payments/PaymentOption.js"
-import { effectiveStatus } from "../payments/PaymentStateMachine.js"
+import { effectiveStatus, type PaymentTransition } from "../payments/PaymentStateMachine.js"
 import { Payments } from "../payments/Payments.js"
 import { type PriceQuote, Prices } from "../pricing/Pricing.js"
 import { EngineSecret } from "../secrets/EngineSecret.js"
@@ -64,6 +65,23 @@ import {
 } from "./Holdings.js"
 import { noOptionsReason } from "./NoOptions.js"
 import { offers, payableTokens } from "./Offers.js"
+
+/** What a confirm writes: the payment to `processing`, paid by the option, with its collect job. */
+const startProcessing = (
+  option: PaymentOption,
+  wallet: WalletIdentity | undefined,
+  collect: NewChainJob
+): PaymentTransition => ({
+  _tag: "StartProcessing",
+  tokenAmount: { asset: option.asset, value: option.authorization.value },
+  buyer: {
+    account: option.account,
+    providerName: wallet?.name ?? null,
+    providerIcon: wallet?.iconUrl ?? null
+  },
+  transaction: null,
+  collect
+})
 
 /** The wallet app a request came from: its name and icon describe the buyer's wallet. */
 export interface WalletIdentity {
@@ -743,17 +761,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
         )
         yield* chainWork
           .queueHeld(collect, (job) =>
-            payments.transitionFenced(payment.id, {
-              _tag: "StartProcessing",
-              tokenAmount: { asset: option.asset, value: option.authorization.value },
-              buyer: {
-                account: option.account,
-                providerName: wallet?.name ?? null,
-                providerIcon: wallet?.iconUrl ?? null
-              },
-              transaction: null,
-              collect: job
-            })
+            payments.transitionFenced(payment.id, startProcessing(option, wallet, job))
           )
           .pipe(
             Effect.catchTags({
@@ -863,17 +871,7 @@ export class Gateway extends Effect.Service<Gateway>()("@pay/core/Gateway", {
           now()
         )
         yield* chainWork.queueHeld(collect, (job) =>
-          payments.transition(id, {
-            _tag: "StartProcessing",
-            tokenAmount: { asset: option.asset, value: option.authorization.value },
-            buyer: {
-              account: option.account,
-              providerName: wallet?.name ?? null,
-              providerIcon: wallet?.iconUrl ?? null
-            },
-            transaction: null,
-            collect: job
-          })
+          payments.transition(id, startProcessing(option, wallet, job))
         )
       })
 

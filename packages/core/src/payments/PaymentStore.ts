@@ -103,10 +103,7 @@ export class PaymentStore extends Context.Tag("@pay/core/PaymentStore")<
       change: PaymentChange,
       completion?: IdempotencyCompletion,
       outbox?: Outbox<Payment>
-    ) => Effect.Effect<
-      Option.Option<Payment>,
-      ChainJobLeaseLost | NonceTaken | TransactionClaimed
-    >
+    ) => Effect.Effect<Option.Option<Payment>, ChainJobLeaseLost | NonceTaken | TransactionClaimed>
     /**
      * Up to `limit` unpaid payments whose time has come, soonest first: the
      * sweep expires each through `transition`, so each expiry is written with
