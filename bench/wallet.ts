@@ -18,11 +18,15 @@
  *
  * Then the Permit2 rows (wallet-permit2.ts): USDT paid through Permit2 with as many wallets
  * at once, by buyers holding an allowance already and by buyers approving in the flow, and
- * the USDC phase again after them; then the smart-account rows (wallet-smart.ts).
+ * the USDC phase again after them; then the native row (wallet-native.ts): the sandbox's ETH
+ * with as many wallets at once, each buyer sending its own transfer (signed, not timed, then
+ * sent raw through /sandbox/rpc within the timed flow) and confirming with its hash; then the
+ * smart-account rows (wallet-smart.ts).
  *
  * Part of `npm run bench`; `npm run bench:wallet` runs it alone and writes
  * bench/results/wallet.json. BENCH_WALLET_PAYMENTS (per phase), BENCH_WALLET_CONCURRENCY,
  * BENCH_WALLET_PERMIT2_PAYMENTS (per Permit2 row; default BENCH_WALLET_PAYMENTS, 0 for none),
+ * BENCH_WALLET_NATIVE_PAYMENTS (the native row; default BENCH_WALLET_PAYMENTS, 0 for none),
  * BENCH_WALLET_SMART_PAYMENTS and BENCH_WALLET_CHAIN_ROUNDS size it; BENCH_WALLET_CPU_PROF=<dir> has the server write a
  * V8 CPU profile there when it stops (each phase's `monotonicUs` locates it in the
  * profile). Bounded in time; it stops its server and removes its files whatever happens.
@@ -45,6 +49,15 @@ import {
 } from "./client.js"
 import { killAllNow, ROOT, type ServerProcess, startServer } from "./server-process.js"
 import { type ChainResult, measureChain } from "./wallet-chain.js"
+import {
+  formatNative,
+  NATIVE_FUNDS,
+  type NativeResult,
+  nativeBuyers,
+  nativeFees,
+  nativeMerchant,
+  sandboxNative
+} from "./wallet-native.js"
 import {
   formatPermit2,
   type Permit2Result,
@@ -81,6 +94,8 @@ export interface WalletSettings {
   readonly smartPayments: number
   /** Payments in each Permit2 row, with `concurrency` wallets (wallet-permit2.ts); 0: none. */
   readonly permit2Payments: number
+  /** Payments in the native (ETH) row, with `concurrency` wallets (wallet-native.ts); 0: none. */
+  readonly nativePayments: number
   readonly deadlineMs: number
   /** Where the server writes a V8 CPU profile when it stops (--cpu-prof), if anywhere. */
   readonly cpuProfileDir?: string | undefined
@@ -143,7 +158,7 @@ export interface WalletPhase {
   readonly chainCallsPerFlowByMethod: Readonly<Record<string, number>>
   /** The gas of the collection (the engine's transaction taking the buyer's tokens), per flow. */
   readonly collectGas: number
-  /** The wallets' own transactions (Permit2 approvals), when they sent any. */
+  /** The wallets' own transactions (Permit2 approvals, a native transfer), when they sent any. */
   readonly approval?: {
     /** Sending them (eth_sendRawTransaction through /sandbox/rpc), per flow. */
     readonly sendMs: Percentiles
@@ -171,6 +186,8 @@ export interface WalletResult {
   readonly smartAccounts: ReadonlyArray<SmartRow>
   /** USDT through Permit2 with `concurrency` wallets, beside `concurrent` (wallet-permit2.ts). */
   readonly permit2?: Permit2Result
+  /** ETH, the buyer's own transfer, with `concurrency` wallets, beside `concurrent` (wallet-native.ts). */
+  readonly native?: NativeResult
   readonly chain: ChainResult
   readonly memory: {
     readonly rssIdleBytes: number
@@ -198,6 +215,8 @@ const HTTP_FLOOR_SAMPLES = 200
 const CHAIN_WARMUP = 5
 /** Permit2 flows of each kind paid one at a time before its rows, not counted. */
 const PERMIT2_WARMUP = 10
+/** Native (ETH) flows paid one at a time before its row, not counted. */
+const NATIVE_WARMUP = 10
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url))
 
 /** A payment's settlement as the database showed it: when it was seen settled, its status. */
@@ -281,7 +300,7 @@ interface FlowResult {
   readonly times: FlowTimes
   readonly succeededAt: number
   readonly settledAt: number
-  /** The wallet's own transactions (a Permit2 approval), when it sent any. */
+  /** The wallet's own transactions (a Permit2 approval, a native transfer), when it sent any. */
   readonly approval:
     | {
         /** Sending them (eth_sendRawTransaction), summed. */
@@ -303,11 +322,12 @@ export interface WalletPaid {
   readonly confirmDone: number
   /** When the status long-poll answered "succeeded". */
   readonly succeededAt: number
-  /** When the wallet sent its first transaction (a Permit2 approval); NaN when it sent none. */
+  /** When the wallet sent its first transaction (a Permit2 approval, a native transfer); NaN
+   * when it sent none. */
   readonly approveStart: number
   /** The time spent sending the wallet's transactions (eth_sendRawTransaction), summed. */
   readonly approveMs: number
-  /** The hashes of the transactions the wallet sent (its approvals), in order. */
+  /** The hashes of the transactions the wallet sent (its approvals, its transfer), in order. */
   readonly approvals: ReadonlyArray<string>
 }
 
@@ -318,7 +338,9 @@ export interface WalletPaid {
  * and the confirm (outside the timed calls). An option whose actions ask for transactions
  * first (a Permit2 approval) has each signed by the buyer (`signTransactionJson`, not
  * timed) and sent raw through /sandbox/rpc (on the flow's clock: the wallet waits on it),
- * and the confirm carries their hashes before the signature.
+ * and the confirm carries their hashes before the signature. A native option's one action
+ * is a transaction (the transfer of the coin): signed and sent the same way, and the confirm
+ * carries its hash alone.
  */
 export const walletPays = async (
   http: Http,
@@ -348,13 +370,15 @@ export const walletPays = async (
   const fetchDone = performance.now()
   const actions: ReadonlyArray<Json> = fetched.actions ?? []
   const action = actions.at(-1)
-  if (action?.data?.method !== "eth_signTypedData_v4") {
+  // A native option's actions are its transfer alone: nothing to sign but the transaction.
+  const signs = action?.data?.method === "eth_signTypedData_v4"
+  if (!signs && action?.data?.method !== "eth_sendTransaction") {
     throw new Error(`fetch: no typed data to sign: ${JSON.stringify(fetched)}`)
   }
   const approvals: Array<string> = []
   let approveStart = Number.NaN
   let approveMs = 0
-  for (const tx of actions.slice(0, -1)) {
+  for (const tx of signs ? actions.slice(0, -1) : actions) {
     if (tx?.data?.method !== "eth_sendTransaction" || buyer.signTransactionJson === undefined) {
       throw new Error(`fetch: ${buyer.account} cannot answer the action ${JSON.stringify(tx)}`)
     }
@@ -373,8 +397,11 @@ export const walletPays = async (
     }
     approvals.push(answer.result)
   }
-  const typed = action.data.params[1]
-  const signature = await (buyer.signJson?.(typed) ?? signTypedDataJson(buyer.key, typed))
+  const typed = signs ? action.data.params[1] : undefined
+  const signature =
+    typed === undefined
+      ? undefined
+      : await (buyer.signJson?.(typed) ?? signTypedDataJson(buyer.key, typed))
   beforeConfirm()
   const confirmStart = performance.now()
   let status = await expectStatus(
@@ -382,7 +409,10 @@ export const walletPays = async (
       headers,
       body: {
         optionId: option.id,
-        results: [...approvals, signature].map((answer) => ({ type: "walletRpc", data: [answer] }))
+        results: [...approvals, ...(signature === undefined ? [] : [signature])].map((answer) => ({
+          type: "walletRpc",
+          data: [answer]
+        }))
       }
     }),
     "confirm"
@@ -666,8 +696,24 @@ const setUp = async (
     jobs: jobs.slice(0, settings.warmup + 2 * settings.payments),
     eip3009After: jobs.slice(settings.warmup + 2 * settings.payments),
     chainBuyers: buyers.slice(flows),
-    permit2: settings.permit2Payments === 0 ? undefined : await setUpPermit2(server, http, settings)
+    permit2:
+      settings.permit2Payments === 0 ? undefined : await setUpPermit2(server, http, settings),
+    native: settings.nativePayments === 0 ? undefined : await setUpNative(server, http, settings)
   }
+}
+
+/**
+ * A merchant settled in the sandbox's ETH alone, its payments, and its buyers (given test
+ * ether, each signing its own transfer): the warm-up's first, then the row's.
+ */
+const setUpNative = async (server: ServerProcess, http: Http, settings: WalletSettings) => {
+  const coin = await sandboxNative(http)
+  const target = await nativeMerchant(server, http, coin.asset)
+  const count = NATIVE_WARMUP + settings.nativePayments
+  const paymentIds = await inParallel(count, 10, (i) => createPayment(target, 5_000_000 + i))
+  const buyers = await nativeBuyers(http, count, NATIVE_FUNDS)
+  const jobs = paymentIds.map((paymentId, i) => ({ paymentId, buyer: buyers[i]! }))
+  return { warmup: jobs.slice(0, NATIVE_WARMUP), row: jobs.slice(NATIVE_WARMUP) }
 }
 
 /**
@@ -747,8 +793,16 @@ const measure = async (
   let watcher: ReturnType<typeof transactionWatcher> | undefined
   try {
     log("setting up: a merchant settled in the sandbox USDC, a wallet app, funded buyers…")
-    const { target, walletHeaders, partnerHeaders, jobs, eip3009After, chainBuyers, permit2 } =
-      await setUp(server, http, database, settings)
+    const {
+      target,
+      walletHeaders,
+      partnerHeaders,
+      jobs,
+      eip3009After,
+      chainBuyers,
+      permit2,
+      native
+    } = await setUp(server, http, database, settings)
     watcher = transactionWatcher(database)
     const ctx: Context = { server, http, walletHeaders, partnerHeaders, watcher }
 
@@ -788,6 +842,26 @@ const measure = async (
         eip3009After: again
       }
     }
+    let nativeResult: NativeResult | undefined
+    if (native !== undefined) {
+      log(
+        `ETH (native transfer): ${NATIVE_WARMUP} flows to warm up, then ${settings.nativePayments} ` +
+          `with ${settings.concurrency} wallets at once, each sending its transfer in the flow…`
+      )
+      for (const job of native.warmup) await flow(ctx, job.paymentId, job.buyer)
+      await sleep(500)
+      const transfer = await phase(ctx, native.row, settings.concurrency)
+      nativeResult = {
+        payments: settings.nativePayments,
+        warmup: NATIVE_WARMUP,
+        transfer,
+        fees: await nativeFees(
+          http,
+          partnerHeaders,
+          native.row.map((job) => job.paymentId)
+        )
+      }
+    }
     log(
       `${settings.smartPayments} flows each, one at a time: key pairs, Safes and thirdweb ERC-4337 accounts, deployed and not…`
     )
@@ -820,6 +894,7 @@ const measure = async (
         chainRounds: settings.chainRounds,
         smartPayments: settings.smartPayments,
         permit2Payments: settings.permit2Payments,
+        nativePayments: settings.nativePayments,
         deadlineMs: settings.deadlineMs
       },
       machine,
@@ -828,6 +903,7 @@ const measure = async (
       concurrent,
       smartAccounts,
       ...(permit2Result === undefined ? {} : { permit2: permit2Result }),
+      ...(nativeResult === undefined ? {} : { native: nativeResult }),
       chain,
       memory: {
         rssIdleBytes,
@@ -860,9 +936,13 @@ export const walletSettings = (): WalletSettings => {
   // As many as the USDC phase with 10 wallets they are read against, by default.
   const permit2Payments = envInteger("BENCH_WALLET_PERMIT2_PAYMENTS", payments, 0)
   const permit2Flows = permit2Payments === 0 ? 0 : 2 * PERMIT2_WARMUP + 3 * permit2Payments
+  // As many as the USDC phase with 10 wallets it is read against, by default.
+  const nativePayments = envInteger("BENCH_WALLET_NATIVE_PAYMENTS", payments, 0)
+  const nativeFlows = nativePayments === 0 ? 0 : NATIVE_WARMUP + nativePayments
   return {
     smartPayments,
     permit2Payments,
+    nativePayments,
     payments,
     concurrency: envInteger("BENCH_WALLET_CONCURRENCY", 10, 1),
     warmup,
@@ -871,7 +951,12 @@ export const walletSettings = (): WalletSettings => {
     // a round at most.
     deadlineMs:
       90_000 +
-      (warmup + 2 * payments + chainRounds + SMART_KINDS.length * smartPayments + permit2Flows) *
+      (warmup +
+        2 * payments +
+        chainRounds +
+        SMART_KINDS.length * smartPayments +
+        permit2Flows +
+        nativeFlows) *
         250,
     cpuProfileDir: process.env.BENCH_WALLET_CPU_PROF
   }
@@ -944,6 +1029,7 @@ export const formatWallet = (r: WalletResult): Array<string> => {
       `p99 ${n(r.httpFloorMs.p99, 2)} ms`
   )
   if (r.permit2 !== undefined) lines.push(...formatPermit2(con, r.permit2, n))
+  if (r.native !== undefined) lines.push(...formatNative(con, r.native, r.permit2?.eip3009After, n))
   lines.push(
     "",
     `  The chain alone: the engine's chain calls for one payment, made by its EVM adapter as ` +

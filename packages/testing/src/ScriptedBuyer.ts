@@ -2,12 +2,15 @@
  * A buyer in a test: a wallet that pays through the engine's wallet gateway as
  * wallet SDKs do (WIRE.md section 1): the payment, its options for the
  * buyer's account, the action to sign, the signature (EIP-712, EIP-3009's
- * `ReceiveWithAuthorization`, signed here with a local key), the confirm. The
+ * `ReceiveWithAuthorization`, signed here with a local key), the confirm. A
+ * native option's action is a transaction to send instead (the coin to the
+ * collector, the option's reference as its data): the wallet sends it
+ * (`send`, onto the scripted chain) and confirms with its hash. The
  * requests go to the engine's own `fetch`: the gateway's code, its checks and
  * its errors are the ones a real wallet meets.
  */
 import { typedDataFromJson } from "@pay/core"
-import type { Hex } from "viem"
+import { type Address, type Hex, hexToBigInt } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 
 /** The buyer's key: a private key (hex), or none for a new one each payment. */
@@ -74,6 +77,33 @@ export const signTypedDataJson = (privateKey: Hex, json: string): Promise<Hex> =
 /** The authorization's nonce in a typed-data request: what the chain's transfer will carry. */
 export const authorizationNonceOf = (json: string): Hex => JSON.parse(json).message.nonce as Hex
 
+/** The transaction an `eth_sendTransaction` action asks the wallet to send: a native option's transfer. */
+export interface WalletTransaction {
+  readonly from: Address
+  readonly to: Address
+  /** The coin it sends, in wei. */
+  readonly value: bigint
+  /** A native option's reference: the option's 32-byte authorization nonce. */
+  readonly data: Hex
+  /** The network's chain id, as hex (`0x14a34` for Base Sepolia). */
+  readonly chainId: Hex
+}
+
+/** Reads an action's `eth_sendTransaction` request (its one param), from the JSON the engine sent. */
+export const walletTransactionOf = (json: string): WalletTransaction => {
+  const tx = JSON.parse(json)
+  return {
+    from: tx.from as Address,
+    to: tx.to as Address,
+    value: hexToBigInt(tx.value ?? "0x0"),
+    data: (tx.data ?? "0x") as Hex,
+    chainId: tx.chainId as Hex
+  }
+}
+
+/** The wallet's `eth_sendTransaction`: sends the transaction, answers its hash. */
+export type SendTransaction = (tx: WalletTransaction) => Hex | Promise<Hex>
+
 export interface SignedPayment {
   readonly optionId: string
   /** The buyer's CAIP-10 account. */
@@ -84,6 +114,8 @@ export interface SignedPayment {
   /** The CAIP-19 asset paid with. */
   readonly asset: string
   readonly authorizationNonces: ReadonlyArray<Hex>
+  /** The transactions the wallet sent for the option's actions (a native option's transfer), by hash. */
+  readonly sent: ReadonlyArray<Hex>
   readonly results: ReadonlyArray<{ readonly type: "walletRpc"; readonly data: ReadonlyArray<Hex> }>
 }
 
@@ -97,13 +129,18 @@ const optionMatches = (option: Json, token: string): boolean => {
 /**
  * The wallet's part up to the confirm: the options for the buyer's account on
  * `chainId`, the one for `token` (its symbol or CAIP-19 asset; the first
- * offered otherwise), its actions signed.
+ * offered otherwise), its actions signed, or sent with `send` (a native
+ * option's transfer, from the buyer's address): the results hold their hashes.
  */
 export const signPayment = async (
   gateway: Gateway,
   paymentId: string,
   chainId: string,
-  given: { readonly token?: string | undefined; readonly account?: BuyerKey | undefined }
+  given: {
+    readonly token?: string | undefined
+    readonly account?: BuyerKey | undefined
+    readonly send?: SendTransaction | undefined
+  }
 ): Promise<SignedPayment> => {
   const privateKey = given.account ?? generatePrivateKey()
   const address = privateKeyToAccount(privateKey).address
@@ -131,7 +168,20 @@ export const signPayment = async (
   const { actions } = await gateway.call("POST", `${path}/fetch`, { optionId: option.id, data: "" })
   const results = []
   const authorizationNonces: Array<Hex> = []
+  const sent: Array<Hex> = []
   for (const action of actions as ReadonlyArray<Json>) {
+    if (action.data.method === "eth_sendTransaction") {
+      if (given.send === undefined) {
+        throw new Error(`option ${option.id} asks the wallet to send a transaction: give send`)
+      }
+      // A wallet sends from its own account.
+      const tx = { ...walletTransactionOf(action.data.params[0]), from: address }
+      authorizationNonces.push(tx.data)
+      const hash = await given.send(tx)
+      sent.push(hash)
+      results.push({ type: "walletRpc" as const, data: [hash] })
+      continue
+    }
     const typed: string = action.data.params[1]
     authorizationNonces.push(authorizationNonceOf(typed))
     results.push({ type: "walletRpc" as const, data: [await signTypedDataJson(privateKey, typed)] })
@@ -144,6 +194,7 @@ export const signPayment = async (
     amount: BigInt(option.amount.value),
     asset: unit.startsWith("caip19/") ? unit.slice("caip19/".length) : unit,
     authorizationNonces,
+    sent,
     results
   }
 }

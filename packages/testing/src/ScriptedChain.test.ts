@@ -3,11 +3,14 @@
  * gateway's confirm use them: code per address, signatures checked as a node
  * would (ECDSA for an EOA, a scripted verdict for a smart account, ERC-6492
  * with the factory call first), the factory call and its refusals, and the
- * deployer's nonces apart from the collector's.
+ * deployer's nonces apart from the collector's; and the network's own coin
+ * (opt-in): a buyer's transfer, the collector's settlement, gas, the node's
+ * refusal of a sender short of coin, a revert and a drop.
  */
 import { describe, expect, it } from "@effect/vitest"
 import {
   type ChainUnavailable,
+  NATIVE_COIN_ADDRESS,
   RECEIVE_WITH_AUTHORIZATION_TYPES,
   type ReceiveAuthorization,
   type TransferRefused
@@ -15,7 +18,7 @@ import {
 import { Effect } from "effect"
 import { type Address, getAddress, type Hex, serializeErc6492Signature } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { ACCOUNT_CODE, COLLECTOR, DEPLOYER, ScriptedChain } from "./ScriptedChain.js"
+import { ACCOUNT_CODE, COLLECTOR, DEPLOYER, GAS_MONEY, ScriptedChain } from "./ScriptedChain.js"
 
 /** An EIP-3009 authorization as the chain port takes it. */
 const eip3009 = (authorization: ReceiveAuthorization) =>
@@ -164,5 +167,141 @@ describe("ScriptedChain: smart accounts and the deployer", () => {
       expect((yield* chain.deploymentCall(fake.chainId, DEPLOYMENT)).gas).toBe(90_000n)
       expect(new ScriptedChain({ deployer: null }).network.deployer).toBeUndefined()
     })
+  )
+})
+
+describe("ScriptedChain: the network's own coin", () => {
+  const BUYER = "0x00000000000000000000000000000000000000B1" as Address
+  const MERCHANT = "0x00000000000000000000000000000000000000D1" as Address
+  const REFERENCE = `0x${"ab".repeat(32)}` as Hex
+
+  it("is opt-in: the default network has USDC only and counts no coin", () => {
+    const fake = new ScriptedChain()
+    expect(fake.network.tokens.map((t) => t.authorization)).toEqual(["eip3009"])
+    expect(fake.nativeAsset).toBeUndefined()
+    expect(fake.coinBalance(COLLECTOR)).toBe(0n)
+    expect(() => fake.sendTransaction({ from: BUYER, to: COLLECTOR, value: 1n })).toThrow(/native/)
+  })
+
+  it.effect(
+    "a buyer's transfer: pending until the next block, then value moved, gas burned, nonce used",
+    () =>
+      Effect.gen(function* () {
+        const fake = new ScriptedChain({ native: true })
+        const chain = fake.service
+        const eth = fake.nativeAsset!
+        expect(eth).toBe("eip155:8453/slip44:60")
+        expect(fake.network.tokens.find((t) => t.asset === eth)).toMatchObject({
+          address: NATIVE_COIN_ADDRESS,
+          symbol: "ETH",
+          decimals: 18,
+          priceCurrency: "ETH",
+          authorization: "native"
+        })
+        // The collector starts with gas money; a buyer pays value and gas.
+        expect(yield* chain.balanceOf(eth, COLLECTOR)).toBe(GAS_MONEY)
+        const send = { from: BUYER, to: COLLECTOR, value: 5_000n, data: REFERENCE }
+        expect(() => fake.sendTransaction(send)).toThrow(/insufficient funds/)
+        fake.mintCoin(BUYER, fake.sendCost(send))
+
+        const hash = fake.sendTransaction(send)
+        expect(yield* chain.transactionState(fake.chainId, hash)).toEqual({ _tag: "Pending" })
+        expect(yield* chain.transaction(fake.chainId, hash)).toEqual({
+          hash,
+          from: BUYER,
+          to: COLLECTOR,
+          value: 5_000n,
+          input: REFERENCE,
+          nonce: 0
+        })
+        expect(yield* chain.collectorNonce(fake.chainId, undefined, BUYER)).toEqual({
+          latest: 0,
+          pending: 1
+        })
+
+        const [mined] = fake.mine()
+        expect(mined).toMatchObject({ hash, success: true, call: { kind: "coin" } })
+        // 21,000 and 16 a byte of data, at the base fee and its tip (2 gwei, the max fee).
+        expect(mined!.gasCost).toBe((21_000n + 32n * 16n) * 2_000_000_000n)
+        expect(yield* chain.transactionState(fake.chainId, hash)).toMatchObject({
+          _tag: "Mined",
+          success: true
+        })
+        expect(fake.coinBalance(BUYER)).toBe(0n)
+        expect(fake.coinBalance(COLLECTOR)).toBe(GAS_MONEY + 5_000n)
+        expect(yield* chain.collectorNonce(fake.chainId, undefined, BUYER)).toEqual({
+          latest: 1,
+          pending: 1
+        })
+      })
+  )
+
+  it.effect(
+    "the collector's settlement: a plain transfer with value, signed, broadcast, its gas burned",
+    () =>
+      Effect.gen(function* () {
+        const fake = new ScriptedChain({ native: true, gasMoney: 10n ** 15n })
+        const chain = fake.service
+        const eth = fake.nativeAsset!
+        expect(yield* refusal(chain.transferCall(eth, MERCHANT, 2n * 10n ** 15n))).toMatch(
+          /insufficient funds/
+        )
+        const call = yield* chain.transferCall(eth, MERCHANT, 4n * 10n ** 14n)
+        expect(call).toEqual({ to: MERCHANT, data: "0x", gas: 21_000n, value: 4n * 10n ** 14n })
+        const signed = yield* chain.sign(fake.chainId, { ...call, ...fake.quote, nonce: 0 })
+        expect(fake.signed.at(-1)).toMatchObject({ value: 4n * 10n ** 14n, call: { kind: "coin" } })
+        yield* chain.broadcast(fake.chainId, signed.raw)
+        expect(fake.mined.map((t) => [t.call.kind, t.success, t.gasCost])).toEqual([
+          ["coin", true, 21_000n * 2_000_000_000n]
+        ])
+        expect(fake.coinBalance(MERCHANT)).toBe(4n * 10n ** 14n)
+        expect(fake.coinBalance(COLLECTOR)).toBe(10n ** 15n - 4n * 10n ** 14n - 42n * 10n ** 12n)
+        // A sender that cannot pay the worst of a transaction is refused by the node.
+        const more = yield* chain.sign(fake.chainId, {
+          ...call,
+          value: 6n * 10n ** 14n,
+          ...fake.quote,
+          nonce: 1
+        })
+        expect((yield* Effect.flip(chain.broadcast(fake.chainId, more.raw))).message).toMatch(
+          /insufficient funds for gas \* price \+ value/
+        )
+      })
+  )
+
+  it.effect(
+    "scripted failures: a revert burns gas and moves nothing; a dropped transfer's nonce is taken by the wallet's cancel",
+    () =>
+      Effect.gen(function* () {
+        const fake = new ScriptedChain({ native: true })
+        const chain = fake.service
+        fake.mintCoin(BUYER, 10n ** 18n)
+        const reverted = fake.sendTransaction({ from: BUYER, to: COLLECTOR, value: 7n })
+        fake.revertIf = (tx) => tx.hash === reverted
+        fake.mine()
+        expect(yield* chain.transactionState(fake.chainId, reverted)).toMatchObject({
+          success: false
+        })
+        expect(fake.coinBalance(COLLECTOR)).toBe(GAS_MONEY)
+        expect(fake.coinBalance(BUYER)).toBe(10n ** 18n - 21_000n * 2_000_000_000n)
+
+        const dropped = fake.sendTransaction({ from: BUYER, to: COLLECTOR, value: 7n })
+        fake.dropIf = (tx) => tx.hash === dropped
+        const [cancel] = fake.mine()
+        expect(cancel).toMatchObject({
+          sender: BUYER,
+          to: BUYER,
+          nonce: 1,
+          call: { kind: "cancel" }
+        })
+        expect(fake.dropped.map((t) => t.hash)).toEqual([dropped])
+        expect(yield* chain.transactionState(fake.chainId, dropped)).toEqual({ _tag: "Unknown" })
+        expect(yield* chain.transaction(fake.chainId, dropped)).toBeUndefined()
+        expect(yield* chain.collectorNonce(fake.chainId, undefined, BUYER)).toEqual({
+          latest: 2,
+          pending: 2
+        })
+        expect(fake.coinBalance(COLLECTOR)).toBe(GAS_MONEY)
+      })
   )
 })

@@ -1,6 +1,7 @@
 /**
  * A scripted EVM behind the chain port, for unit tests of the chain work: one
- * network with one token and the collector's address, per-sender nonces
+ * network with one token (and its own coin, with `native`) and the
+ * collector's address, per-sender nonces
  * (mined and pending), a mempool, blocks mined on demand (or after every
  * accepted broadcast) that take the pending transactions in nonce order when
  * they pay the base fee, receipts that revert when the token would (an
@@ -15,6 +16,18 @@
  * are EOAs: their signatures are recovered (ECDSA). The network's deployer
  * signs and counts nonces of its own, beside the collector.
  *
+ * The network's own coin (`native`, off unless given): a token the engine
+ * takes by a transfer the buyer's wallet sends (`sendTransaction`: pooled,
+ * mined at the next block like any other), coin balances per address
+ * (`coinBalance`, `mintCoin`; the collector and the deployer start with gas
+ * money), transactions that carry value, and gas: each mined transaction
+ * burns its whole gas limit at its effective price (the base fee and its tip,
+ * at most its max fee) from its sender, reverted or not, and the node refuses
+ * one its sender cannot pay for. Without `native` no coin is counted, as
+ * before. A test scripts the buyer's transfer going wrong as it would: another
+ * value sent, a revert (`revertIf`), a transfer dropped and its nonce taken by
+ * the wallet's cancel (`dropIf`).
+ *
  * A signed transaction is the JSON of its fields (as hex) and its hash the
  * keccak of that: the same fields always sign to the same transaction.
  */
@@ -28,6 +41,7 @@ import {
   ChainUnavailable,
   type FeeQuote,
   isSignedByPayer,
+  NATIVE_COIN_ADDRESS,
   type NetworkTransaction,
   PERMIT2_ADDRESS,
   type Permission,
@@ -52,6 +66,23 @@ export const ACCOUNT_CODE = "0x60806040" as Hex
 /** The gas a scripted factory call takes, unless a test says otherwise. */
 export const DEPLOYMENT_GAS = 250_000n
 const GWEI = 1_000_000_000n
+/** A plain transfer of the coin to an account without code (core's settlement gas). */
+export const NATIVE_TRANSFER_GAS = 21_000n
+/** The gas money the collector and the deployer start with, when the chain scripts the coin: 1 ETH. */
+export const GAS_MONEY = 10n ** 18n
+
+/** The coin a native asset names on `chainId` (SLIP-44's 60, ether's coin type). */
+export const nativeAssetOf = (chainId: Caip2) => `${chainId}/slip44:60` as Caip19
+
+/**
+ * A transaction's intrinsic gas, as a wallet estimates a plain transfer to an
+ * account without code: 21,000, and 16 a non-zero byte of data, 4 a zero byte.
+ */
+export const intrinsicGas = (data: Hex): bigint => {
+  let gas = NATIVE_TRANSFER_GAS
+  for (let i = 2; i < data.length; i += 2) gas += data.slice(i, i + 2) === "00" ? 4n : 16n
+  return gas
+}
 
 export type ChainMethod = Exclude<keyof Chain["Type"], "networks">
 
@@ -73,8 +104,14 @@ export type TxCall =
       readonly factory: Address
       readonly factoryData: Hex
     }
-  /** A zero-value transfer to oneself, without data (the engine's cancel). */
+  /** A zero-value transfer to oneself, without data (the engine's cancel, or a wallet's). */
   | { readonly kind: "cancel" }
+  /**
+   * A transfer of the coin, the transaction's `value` to its `to`: a buyer's
+   * (`sendTransaction`, its data the option's reference) or the collector's
+   * settlement of a native payment (no data).
+   */
+  | { readonly kind: "coin" }
   /** A transaction the engine did not send (another process with the key, say). */
   | { readonly kind: "external" }
 
@@ -88,6 +125,8 @@ export interface FakeTx extends UnsignedTransaction {
 export interface MinedTx extends FakeTx {
   readonly blockNumber: bigint
   readonly success: boolean
+  /** The coin its gas burned from its sender: 0 when the chain counts no coin (no `native`). */
+  readonly gasCost: bigint
 }
 
 export interface ScriptedChainOptions {
@@ -110,6 +149,30 @@ export interface ScriptedChainOptions {
   readonly deployer?: Address | null
   /** The most gas a factory call may take (the network's `deploymentGasCap`). */
   readonly deploymentGasCap?: bigint
+  /**
+   * The network's own coin as a token the engine takes (`authorization:
+   * "native"`, asset `<chainId>/slip44:60`, after USDC): `true` for ETH, or
+   * its symbol and name. It turns on the coin's accounting (balances, value,
+   * gas). Default: none, the network has USDC only and counts no coin.
+   */
+  readonly native?: boolean | { readonly symbol?: string; readonly name?: string }
+  /** With `native`: the coin the collector and the deployer start with (`GAS_MONEY`, 1 ETH, unless given). */
+  readonly gasMoney?: bigint
+}
+
+/** A transaction a wallet sends (`eth_sendTransaction`): the buyer's transfer of the coin. */
+export interface WalletSend {
+  readonly from: Address
+  readonly to: Address
+  readonly value: bigint
+  readonly data?: Hex
+  /** The wallet's gas limit: the transfer's intrinsic gas unless given. */
+  readonly gas?: bigint
+  /** The sender's next nonce (counting its pooled transactions) unless given. */
+  readonly nonce?: number
+  /** The node's quote (`quote`) unless given. */
+  readonly maxFeePerGas?: bigint
+  readonly maxPriorityFeePerGas?: bigint
 }
 
 /** An account the test scripts as a smart account: how it checks signatures and how it is deployed. */
@@ -129,10 +192,18 @@ const unjson = <A>(text: string): A =>
     typeof v === "string" && /^\d+n$/.test(v) ? BigInt(v.slice(0, -1)) : v
   )
 
-const decodeCall = (sender: Address, to: Address, data: Hex): TxCall => {
-  if (data === "0x") return to === sender ? { kind: "cancel" } : { kind: "external" }
-  const text = hexToString(data)
-  return text.startsWith("{") ? unjson<TxCall>(text) : { kind: "external" }
+const decodeCall = (sender: Address, to: Address, data: Hex, value: bigint): TxCall => {
+  if (data === "0x") {
+    if (value > 0n) return { kind: "coin" }
+    return to === sender ? { kind: "cancel" } : { kind: "external" }
+  }
+  try {
+    const text = hexToString(data)
+    return text.startsWith("{") ? unjson<TxCall>(text) : { kind: "external" }
+  } catch {
+    // Data that is not one of this chain's calls (random bytes that start like JSON).
+    return { kind: "external" }
+  }
 }
 
 const same = (a: Address, b: Address) => a.toLowerCase() === b.toLowerCase()
@@ -141,6 +212,8 @@ export class ScriptedChain {
   readonly chainId: Caip2
   readonly token: Address
   readonly asset: Caip19
+  /** The network's own coin as the engine takes it (`native`), or undefined. */
+  readonly nativeAsset: Caip19 | undefined
   readonly network: ChainNetwork
   readonly service: Chain["Type"]
   readonly layer: Layer.Layer<Chain>
@@ -158,6 +231,13 @@ export class ScriptedChain {
   readonly down = new Set<ChainMethod>()
   /** Whether a transaction mined reverts (beyond what the token itself refuses). */
   revertIf: (tx: FakeTx) => boolean = () => false
+  /**
+   * Whether a pooled transaction is dropped instead of mined: at the block
+   * that would take it, the node forgets it and its sender's wallet sends a
+   * cancel at its nonce (a zero-value transfer to itself), mined in its place.
+   * A buyer's transfer dropped so fails its payment `transaction_dropped`.
+   */
+  dropIf: (tx: FakeTx) => boolean = () => false
   /** A reason for the token to refuse `receiveCall`, or undefined. */
   refuseReceive: (auth: ReceiveAuthorization) => string | undefined = () => undefined
   /** A reason for the token to refuse `transferCall`, or undefined. */
@@ -195,8 +275,14 @@ export class ScriptedChain {
   readonly signed: Array<FakeTx> = []
   /** Every broadcast the node took into its pool, in order. */
   readonly broadcasts: Array<FakeTx> = []
+  /** Every transaction a wallet sent (`sendTransaction`), in order: not among `broadcasts`. */
+  readonly walletSends: Array<FakeTx> = []
+  /** Every transaction `dropIf` dropped, in order. */
+  readonly dropped: Array<FakeTx> = []
   readonly calls = new Map<ChainMethod, number>()
   private readonly balances = new Map<string, bigint>()
+  /** Each address's coin, when the chain counts it (`native`). */
+  private readonly coins = new Map<string, bigint>()
   /** Each used authorization, with the block that used it. */
   private readonly usedAuthorizations = new Map<string, bigint>()
   /** Each mined block's time, where it differs from the head's. */
@@ -210,6 +296,14 @@ export class ScriptedChain {
     this.chainId = options.chainId ?? CHAIN_ID
     this.token = options.token ?? TOKEN
     this.asset = `${this.chainId}/erc20:${this.token}` as Caip19
+    const native =
+      options.native === undefined || options.native === false
+        ? undefined
+        : options.native === true
+          ? {}
+          : options.native
+    this.nativeAsset = native === undefined ? undefined : nativeAssetOf(this.chainId)
+    const symbol = native?.symbol ?? "ETH"
     this.now = options.now
     this.deployer = options.deployer === null ? undefined : (options.deployer ?? DEPLOYER)
     this.network = {
@@ -236,10 +330,29 @@ export class ScriptedChain {
           iconUrl: null,
           priceCurrency: "USD",
           authorization: "eip3009"
-        }
+        },
+        ...(this.nativeAsset === undefined
+          ? []
+          : [
+              {
+                asset: this.nativeAsset,
+                address: NATIVE_COIN_ADDRESS,
+                symbol,
+                name: native?.name ?? (symbol === "ETH" ? "Ether" : symbol),
+                decimals: 18,
+                iconUrl: null,
+                priceCurrency: symbol,
+                authorization: "native" as const
+              }
+            ])
       ],
       // No Permit2 is scripted: its tokens are EIP-3009's.
       permit2: PERMIT2_ADDRESS
+    }
+    if (this.nativeAsset !== undefined) {
+      const gasMoney = options.gasMoney ?? GAS_MONEY
+      this.mintCoin(COLLECTOR, gasMoney)
+      if (this.deployer !== undefined) this.mintCoin(this.deployer, gasMoney)
     }
     this.service = this.makeService()
     this.layer = Layer.succeed(Chain, this.service)
@@ -254,6 +367,76 @@ export class ScriptedChain {
 
   mint(owner: Address, value: bigint): void {
     this.balances.set(owner.toLowerCase(), this.balance(owner) + value)
+  }
+
+  /** `owner`'s coin, in wei (counted with `native` only). */
+  coinBalance(owner: Address): bigint {
+    return this.coins.get(owner.toLowerCase()) ?? 0n
+  }
+
+  /** Gives `owner` coin (a negative value takes it away): a faucet, or gas money. */
+  mintCoin(owner: Address, wei: bigint): void {
+    this.coins.set(owner.toLowerCase(), this.coinBalance(owner) + wei)
+  }
+
+  /** The most a wallet's transaction can cost its sender: its value, and its gas at its max fee. */
+  sendCost(tx: WalletSend): bigint {
+    const gas = tx.gas ?? intrinsicGas(tx.data ?? "0x")
+    return tx.value + gas * (tx.maxFeePerGas ?? this.quote.maxFeePerGas)
+  }
+
+  /**
+   * A wallet sends a transaction (`eth_sendTransaction`, signed with the
+   * sender's key): pooled as pending, mined at the next block (`mine()`, or
+   * the one after the engine's next broadcast with `automine`), as any other
+   * pooled transaction is: its value moves from the sender to `to`, its gas
+   * burns, its sender's nonce is used. Answers its hash, as the wallet does.
+   * Throws, as a node refuses it, when the sender cannot pay for it (with
+   * `native`) or its nonce is used.
+   */
+  sendTransaction(send: WalletSend): Hex {
+    if (this.nativeAsset === undefined && send.value > 0n) {
+      throw new Error("ScriptedChain: no coin to send without the `native` option")
+    }
+    const nonce = send.nonce ?? this.pendingNonce(send.from)
+    if (nonce < this.latestNonce(send.from)) {
+      throw new Error(`nonce too low: ${send.from}'s next is ${this.latestNonce(send.from)}`)
+    }
+    const cost = this.sendCost(send)
+    if (this.nativeAsset !== undefined && this.coinBalance(send.from) < cost) {
+      throw new Error(
+        `insufficient funds for gas * price + value: ${send.from} holds ${this.coinBalance(send.from)} wei, the transaction may cost ${cost}`
+      )
+    }
+    const fields = {
+      to: send.to,
+      data: send.data ?? ("0x" as Hex),
+      value: send.value,
+      gas: send.gas ?? intrinsicGas(send.data ?? "0x"),
+      maxFeePerGas: send.maxFeePerGas ?? this.quote.maxFeePerGas,
+      maxPriorityFeePerGas: send.maxPriorityFeePerGas ?? this.quote.maxPriorityFeePerGas,
+      nonce
+    }
+    const raw = stringToHex(
+      json({ chainId: this.chainId, wallet: true, sender: send.from, ...fields })
+    )
+    const tx: FakeTx = {
+      ...fields,
+      hash: keccak256(raw),
+      raw,
+      sender: send.from,
+      call:
+        fields.value === 0n && fields.data === "0x" && same(send.to, send.from)
+          ? { kind: "cancel" }
+          : { kind: "coin" }
+    }
+    // A replacement (same sender and nonce) takes the pooled one's place, as a wallet's "speed up".
+    for (const t of [...this.mempool]) {
+      if (same(t.sender, tx.sender) && t.nonce === nonce) this.drop(t.hash)
+    }
+    this.mempool.push(tx)
+    this.walletSends.push(tx)
+    return tx.hash
   }
 
   /** The code at `address`: `0x` for an EOA (or an account not deployed yet). */
@@ -374,8 +557,9 @@ export class ScriptedChain {
 
   /**
    * Mines one block: for each sender, its pooled transactions from its next
-   * nonce on, in order, while each pays the base fee. Pooled ones whose
-   * nonce is now used are dropped.
+   * nonce on, in order, while each pays the base fee (one `dropIf` says to
+   * drop is replaced by its sender's cancel). Pooled ones whose nonce is now
+   * used are dropped.
    */
   mine(): ReadonlyArray<MinedTx> {
     this.followClock()
@@ -387,21 +571,65 @@ export class ScriptedChain {
       for (;;) {
         const next = this.latestNonce(sender as Address)
         const tx = this.mempool.find((t) => t.sender.toLowerCase() === sender && t.nonce === next)
-        if (tx === undefined || tx.maxFeePerGas < this.baseFee) break
-        this.drop(tx.hash)
-        const mined: MinedTx = {
-          ...tx,
-          blockNumber: this.blockNumber,
-          success: this.execute(tx)
+        if (tx === undefined) break
+        if (this.dropIf(tx)) {
+          this.drop(tx.hash)
+          this.dropped.push(tx)
+          included.push(this.include(this.walletCancel(tx)))
+          continue
         }
-        this.record(mined)
-        included.push(mined)
+        if (tx.maxFeePerGas < this.baseFee) break
+        this.drop(tx.hash)
+        included.push(this.include(tx))
       }
     }
     for (const tx of [...this.mempool]) {
       if (tx.nonce < this.latestNonce(tx.sender)) this.drop(tx.hash)
     }
     return included
+  }
+
+  /** A transaction executed in the block being mined: its gas burned, its effect, recorded. */
+  private include(tx: FakeTx): MinedTx {
+    const gasCost = this.burnGas(tx)
+    const mined: MinedTx = {
+      ...tx,
+      blockNumber: this.blockNumber,
+      success: this.execute(tx),
+      gasCost
+    }
+    this.record(mined)
+    return mined
+  }
+
+  /**
+   * The gas a mined transaction burns from its sender, when the chain counts
+   * the coin: its whole gas limit at its effective price (the base fee and
+   * its tip, at most its max fee), never more than the sender holds.
+   */
+  private burnGas(tx: FakeTx): bigint {
+    if (this.nativeAsset === undefined) return 0n
+    const tipped = this.baseFee + tx.maxPriorityFeePerGas
+    const price = tipped < tx.maxFeePerGas ? tipped : tx.maxFeePerGas
+    const cost = tx.gas * price
+    const held = this.coinBalance(tx.sender)
+    const burned = cost < held ? cost : held
+    this.mintCoin(tx.sender, -burned)
+    return burned
+  }
+
+  /** The cancel a wallet sends in place of its pooled `tx`: nothing to itself, at its nonce. */
+  private walletCancel(tx: FakeTx): FakeTx {
+    const fields = {
+      to: tx.sender,
+      data: "0x" as Hex,
+      gas: NATIVE_TRANSFER_GAS,
+      maxFeePerGas: tx.maxFeePerGas * 2n,
+      maxPriorityFeePerGas: tx.maxPriorityFeePerGas * 2n,
+      nonce: tx.nonce
+    }
+    const raw = stringToHex(json({ cancels: tx.hash, sender: tx.sender, ...fields }))
+    return { ...fields, hash: keccak256(raw), raw, sender: tx.sender, call: { kind: "cancel" } }
   }
 
   /**
@@ -450,9 +678,25 @@ export class ScriptedChain {
     return this.mempool.some((t) => t.hash === hash) ? "Pending" : "Unknown"
   }
 
-  /** The token's effect of a mined transaction: false when it reverts, and then nothing moved. */
+  /**
+   * The effect of a mined transaction: its value (the coin it sends), then
+   * the token's call; false when it reverts, and then nothing moved.
+   */
   private execute(tx: FakeTx): boolean {
     if (this.revertIf(tx)) return false
+    const value = tx.value ?? 0n
+    if (value > 0n) {
+      if (this.coinBalance(tx.sender) < value) return false
+      if (!this.executeCall(tx)) return false
+      this.mintCoin(tx.sender, -value)
+      this.mintCoin(tx.to, value)
+      return true
+    }
+    return this.executeCall(tx)
+  }
+
+  /** The token's effect of a mined transaction's call: false when it reverts. */
+  private executeCall(tx: FakeTx): boolean {
     const call = tx.call
     switch (call.kind) {
       case "receive": {
@@ -489,6 +733,7 @@ export class ScriptedChain {
         this.setCode(call.account, ACCOUNT_CODE)
         return true
       case "cancel":
+      case "coin":
       case "external":
         return true
     }
@@ -547,7 +792,9 @@ export class ScriptedChain {
   }
 
   private checkChain(chainId: string): Effect.Effect<void, ChainUnavailable> {
-    return chainId === this.chainId || chainId === this.asset
+    return chainId === this.chainId ||
+      chainId === this.asset ||
+      (this.nativeAsset !== undefined && chainId === this.nativeAsset)
       ? Effect.void
       : Effect.fail(new ChainUnavailable({ chainId, message: "not a configured network" }))
   }
@@ -557,6 +804,7 @@ export class ScriptedChain {
     return {
       to: fields.to,
       data: fields.data,
+      ...(fields.value === undefined ? {} : { value: fields.value }),
       gas: fields.gas,
       maxFeePerGas: fields.maxFeePerGas,
       maxPriorityFeePerGas: fields.maxPriorityFeePerGas,
@@ -564,7 +812,7 @@ export class ScriptedChain {
       sender: fields.sender,
       raw,
       hash: keccak256(raw),
-      call: decodeCall(fields.sender, fields.to, fields.data)
+      call: decodeCall(fields.sender, fields.to, fields.data, fields.value ?? 0n)
     }
   }
 
@@ -592,7 +840,9 @@ export class ScriptedChain {
       balanceOf: (asset, owner) =>
         this.enter("balanceOf", asset).pipe(
           Effect.zipRight(this.checkChain(asset)),
-          Effect.map(() => this.balance(owner))
+          Effect.map(() =>
+            asset === this.nativeAsset ? this.coinBalance(owner) : this.balance(owner)
+          )
         ),
       receiveCall: (asset, permission, signature) =>
         this.enter("receiveCall", asset).pipe(
@@ -620,6 +870,18 @@ export class ScriptedChain {
         this.enter("transferCall", asset).pipe(
           Effect.zipRight(this.checkChain(asset)),
           Effect.flatMap((): Effect.Effect<ChainCall, TransferRefused> => {
+            if (asset === this.nativeAsset) {
+              // A plain transfer of the coin: no contract, the value sent with the transaction.
+              const held = this.coinBalance(COLLECTOR)
+              const refused =
+                this.refuseTransfer(to, value) ??
+                (held < value
+                  ? `insufficient funds: the collector holds ${held} wei of ${asset}, less than the ${value} it would send`
+                  : undefined)
+              if (refused !== undefined)
+                return Effect.fail(new TransferRefused({ reason: refused }))
+              return Effect.succeed({ to, data: "0x", gas: NATIVE_TRANSFER_GAS, value })
+            }
             const refused =
               this.refuseTransfer(to, value) ??
               (this.balance(COLLECTOR) < value
@@ -757,6 +1019,8 @@ export class ScriptedChain {
                 nonce: tx.nonce,
                 to: tx.to,
                 data: tx.data,
+                // Only a transaction that sends coin names a value: the others sign as before.
+                ...(tx.value === undefined || tx.value === 0n ? {} : { value: tx.value }),
                 gas: tx.gas,
                 maxFeePerGas: tx.maxFeePerGas,
                 maxPriorityFeePerGas: tx.maxPriorityFeePerGas
@@ -792,6 +1056,16 @@ export class ScriptedChain {
             // "already known" and "nonce too low" are success to the port.
             if (this.stateOf(tx.hash) !== "Unknown" || tx.nonce < this.latestNonce(tx.sender)) {
               return Effect.void
+            }
+            // With the coin counted, a sender that cannot pay the worst of it is refused, as geth does.
+            const cost = tx.gas * tx.maxFeePerGas + (tx.value ?? 0n)
+            if (this.nativeAsset !== undefined && this.coinBalance(tx.sender) < cost) {
+              return Effect.fail(
+                new TransactionRejected({
+                  chainId,
+                  reason: `insufficient funds for gas * price + value: have ${this.coinBalance(tx.sender)} want ${cost}`
+                })
+              )
             }
             const rival = this.mempool.find(
               (t) => same(t.sender, tx.sender) && t.nonce === tx.nonce
@@ -842,7 +1116,14 @@ export class ScriptedChain {
             const tx = this.minedByHash.get(hash) ?? this.mempool.find((t) => t.hash === hash)
             return tx === undefined
               ? undefined
-              : { hash, from: tx.sender, to: tx.to, value: 0n, input: tx.data, nonce: tx.nonce }
+              : {
+                  hash,
+                  from: tx.sender,
+                  to: tx.to,
+                  value: tx.value ?? 0n,
+                  input: tx.data,
+                  nonce: tx.nonce
+                }
           })
         ),
       // No buyer here approves anything: the scripted token is paid by EIP-3009 alone.

@@ -290,3 +290,162 @@ describe("createTestEngine", () => {
     expect(engine.now().getTime()).toBe(before)
   })
 })
+
+describe("createTestEngine with eth: the network's own coin", () => {
+  /** A merchant settled in the test network's ETH (and USDC), and a payment in USD. */
+  const ethShopOn = async (engine: TestEngine) => {
+    const partner = await engine.partners.create({ name: "Coin platform" })
+    const api = partnerApi(engine, partner.apiKey)
+    const merchant = await api("POST", "/v1/merchants", {
+      merchantName: "Coin shop",
+      merchantEmail: "owner@coin.example"
+    })
+    const merchantId = merchant.body.merchant.id as string
+    const destination = `${engine.network.chainId}:${MERCHANT_WALLET}`
+    const settlements = await api("POST", `/v1/merchants/${merchantId}/settlements/crypto`, {
+      settlements: [
+        { asset: engine.network.usdc, destination },
+        { asset: engine.network.eth, destination }
+      ]
+    })
+    expect(settlements.status, JSON.stringify(settlements.body)).toBeLessThan(300)
+    expect(
+      (await api("POST", "/v1/webhook-endpoints", { url: "https://coin.test/hooks" })).status
+    ).toBe(201)
+    const newPayment = async (cents = "1250") => {
+      const created = await api(
+        "POST",
+        "/v1/payments",
+        { referenceId: "ORDER-ETH", amount: { value: cents, unit: "iso4217/USD" } },
+        { "merchant-id": merchantId }
+      )
+      expect(created.status).toBe(201)
+      return created.body.paymentId as string
+    }
+    return { api, newPayment }
+  }
+
+  /** 12.50 USD at 3,000 USD an ETH, in wei, rounded up. */
+  const TWELVE_FIFTY_IN_WEI = 4_166_666_666_666_667n
+
+  it("is off by default: the network offers USDC only", async () => {
+    const engine = await start()
+    expect(engine.network.eth).toBeUndefined()
+    expect(engine.chain.network.tokens.map((t) => t.symbol)).toEqual(["USDC"])
+  })
+
+  it("pays in ETH by the buyer's transfer, succeeds, and settles the amount less fees, fees.network paying the settlement's gas", async () => {
+    const engine = await start({
+      eth: true,
+      settings: { fees: { default: { fixed: "0", percentage: "1" } } }
+    })
+    expect(engine.network.eth).toBe("eip155:84532/slip44:60")
+    const shop = await ethShopOn(engine)
+    const id = await shop.newPayment()
+    const collector = engine.chain.network.collector
+    const gasMoney = engine.chain.coinBalance(collector)
+
+    const paid = await engine.pay(id, { token: "ETH" })
+
+    expect(paid).toMatchObject({ status: "succeeded", failureCode: null })
+    // One transfer from the buyer to the collector, the option's value, its data the reference.
+    const sent = engine.chain.mined.filter((t) => t.call.kind === "coin" && t.sender !== collector)
+    expect(sent).toHaveLength(1)
+    expect(paid.buyer).toBe(`${engine.network.chainId}:${sent[0]!.sender}`)
+    expect(sent[0]).toMatchObject({ to: collector, value: TWELVE_FIFTY_IN_WEI, success: true })
+    expect(sent[0]!.data).toMatch(/^0x[0-9a-f]{64}$/)
+
+    const settlement = await engine.settle(id)
+
+    // 1 % of the amount, and a plain transfer's gas (21,000) at the quoted max fee (2 gwei).
+    const percentage = (TWELVE_FIFTY_IN_WEI + 50n) / 100n
+    const network = 21_000n * engine.chain.quote.maxFeePerGas
+    expect(settlement?.status).toBe("settled")
+    expect(settlement?.amount).toBe(TWELVE_FIFTY_IN_WEI - percentage - network)
+    expect(engine.chain.coinBalance(MERCHANT_WALLET)).toBe(settlement?.amount)
+    const read = await shop.api("GET", `/v1/payments/${id}`)
+    expect(read.body.fees).toMatchObject({
+      total: { value: (percentage + network).toString() },
+      network: { value: network.toString() }
+    })
+    // The settlement's gas came out of the fees, not the operator's gas money.
+    const settled = engine.chain.mined.filter((t) => t.sender === collector)
+    expect(settled).toHaveLength(1)
+    expect(settled[0]!.gasCost).toBe(network)
+    expect(engine.chain.coinBalance(collector)).toBe(gasMoney + percentage)
+    expect(engine.deliveries().map((d) => d.type)).toEqual([
+      "payment.processing",
+      "payment.succeeded",
+      "payment.settled"
+    ])
+  })
+
+  it("USDC beside it: still offered first and paid as before, the collector's gas paid from its gas money", async () => {
+    const engine = await start({ eth: true })
+    const shop = await ethShopOn(engine)
+    const collector = engine.chain.network.collector
+    const gasMoney = engine.chain.coinBalance(collector)
+    const id = await shop.newPayment()
+
+    expect((await engine.pay(id)).status).toBe("succeeded")
+    await engine.settle(id)
+
+    const kinds = engine.chain.mined.map((t) => t.call.kind)
+    expect(kinds).toEqual(["receive", "transfer"])
+    const burned = engine.chain.mined.reduce((sum, t) => sum + t.gasCost, 0n)
+    expect(burned).toBeGreaterThan(0n)
+    expect(engine.chain.coinBalance(collector)).toBe(gasMoney - burned)
+  })
+
+  it("a transfer of another value: failed, transaction_mismatch, what arrived kept at the collector", async () => {
+    const engine = await start({ eth: true })
+    const shop = await ethShopOn(engine)
+    const id = await shop.newPayment()
+    const collector = engine.chain.network.collector
+    const gasMoney = engine.chain.coinBalance(collector)
+
+    const outcome = await engine.pay(id, {
+      token: "ETH",
+      transfer: (asked) => ({ ...asked, value: asked.value - 1n })
+    })
+
+    expect(outcome).toMatchObject({ status: "failed", failureCode: "transaction_mismatch" })
+    expect(engine.chain.coinBalance(collector)).toBe(gasMoney + TWELVE_FIFTY_IN_WEI - 1n)
+    expect(engine.deliveries().filter((d) => d.type === "payment.failed")).toHaveLength(1)
+    expect(engine.deliveries().filter((d) => d.type === "payment.succeeded")).toHaveLength(0)
+  })
+
+  it("a dropped transfer (the wallet's cancel took its nonce): failed, transaction_dropped, nothing moved", async () => {
+    const engine = await start({ eth: true })
+    const shop = await ethShopOn(engine)
+    const id = await shop.newPayment()
+    const collector = engine.chain.network.collector
+    const gasMoney = engine.chain.coinBalance(collector)
+    engine.chain.dropIf = (tx) => tx.call.kind === "coin" && tx.sender !== collector
+
+    const outcome = await engine.pay(id, { token: "ETH" })
+
+    expect(outcome).toMatchObject({ status: "failed", failureCode: "transaction_dropped" })
+    expect(engine.chain.dropped).toHaveLength(1)
+    expect(engine.chain.mined.map((t) => t.call.kind)).toEqual(["cancel"])
+    expect(engine.chain.coinBalance(collector)).toBe(gasMoney)
+    expect(engine.deliveries().filter((d) => d.type === "payment.failed")).toHaveLength(1)
+  })
+
+  it("a transfer the chain reverts (failOnChain): failed, transaction_reverted", async () => {
+    const engine = await start({ eth: true })
+    const shop = await ethShopOn(engine)
+    const outcome = await engine.failOnChain(await shop.newPayment(), { token: "ETH" })
+    expect(outcome).toMatchObject({ status: "failed", failureCode: "transaction_reverted" })
+  })
+
+  it("an unfunded buyer: its wallet cannot send the transfer, and the payment still waits", async () => {
+    const engine = await start({ eth: true })
+    const shop = await ethShopOn(engine)
+    const id = await shop.newPayment()
+    await expect(engine.pay(id, { token: "ETH", fund: false })).rejects.toThrow(
+      /insufficient funds/
+    )
+    expect((await shop.api("GET", `/v1/payments/${id}`)).body.status).toBe("requires_action")
+  })
+})

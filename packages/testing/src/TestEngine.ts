@@ -3,11 +3,15 @@
  * in-memory stores, a scripted chain and a clock the test moves, with a
  * scripted buyer and webhooks captured. Nothing native, nothing on the
  * network: a platform's unit tests run its "order paid" code against the
- * engine's real routes, state machine, chain work and webhook delivery.
+ * engine's real routes, state machine, chain work and webhook delivery. With
+ * `eth`, the network's own coin is offered too, paid by a transfer the
+ * scripted buyer sends onto the scripted chain.
  */
 import {
   type Caip2,
   ChainWork,
+  defaultNetworks,
+  defaultTokens,
   type EmbeddedPaymentEngine,
   embedPaymentEngine,
   isFinal,
@@ -15,15 +19,18 @@ import {
   type PaymentEngineSettings,
   type PaymentId,
   Payments,
+  Prices,
+  parseRate,
+  TokenRegistry,
   WebhookSigningTime,
   WebhookWork
 } from "@pay/core"
-import { Effect } from "effect"
-import type { Address } from "viem"
+import { Effect, Either } from "effect"
+import type { Address, Hex } from "viem"
 import { type CapturedDelivery, CapturedWebhooks, type WebhookHandler } from "./CapturedWebhooks.js"
 import { ControlledClock } from "./ControlledClock.js"
 import { openMemoryStorage } from "./MemoryStorage.js"
-import { type BuyerKey, gatewayOf, signPayment } from "./ScriptedBuyer.js"
+import { type BuyerKey, gatewayOf, signPayment, type WalletTransaction } from "./ScriptedBuyer.js"
 import { ScriptedChain } from "./ScriptedChain.js"
 
 /** Base Sepolia and its USDC: a test network, so the engine runs in test mode. */
@@ -48,6 +55,14 @@ export interface TestEngineOptions {
    * Default: every delivery answered 200, kept for `deliveries()`.
    */
   readonly webhooks?: WebhookHandler
+  /**
+   * The network's own coin beside its USDC: ETH (`network.eth`), offered for
+   * a merchant settled in it, priced at `usdPrice` USD an ETH ("3000" unless
+   * given), paid by a transfer the buyer's wallet sends (`pay(id, { token:
+   * "ETH" })`). The chain then counts the coin: the collector holds 1 ETH of
+   * gas money, and every transaction burns gas. Default: off, USDC only.
+   */
+  readonly eth?: boolean | { readonly usdPrice?: string }
 }
 
 export interface PayOptions {
@@ -55,8 +70,17 @@ export interface PayOptions {
   readonly token?: string
   /** The buyer's private key. Default: a new key each payment. */
   readonly account?: BuyerKey
-  /** Mint the option's amount to the buyer first, as a funded wallet. Default true. */
+  /**
+   * Mint the option's amount to the buyer first, as a funded wallet (for an
+   * ETH option, the coin its transfer may cost: value and gas). Default true.
+   */
   readonly fund?: boolean
+  /**
+   * An ETH option: the transaction the buyer's wallet sends instead of the
+   * one asked, given that one (another `value`: the payment fails
+   * `transaction_mismatch`, and what arrived is kept returnable).
+   */
+  readonly transfer?: (asked: WalletTransaction) => WalletTransaction
 }
 
 export interface ScriptedPayment {
@@ -91,8 +115,8 @@ export interface TestEngine extends EmbeddedPaymentEngine {
   readonly settled: () => Promise<void>
   /** The scripted chain, for what the helpers above do not script (a node down, a balance). */
   readonly chain: ScriptedChain
-  /** The network the chain is (`eip155:84532`, Base Sepolia) and its USDC. */
-  readonly network: { readonly chainId: string; readonly usdc: string }
+  /** The network the chain is (`eip155:84532`, Base Sepolia), its USDC, and its ETH with `eth`. */
+  readonly network: { readonly chainId: string; readonly usdc: string; readonly eth?: string }
 }
 
 const startOf = (startAt: Date | number | undefined): number => {
@@ -102,16 +126,43 @@ const startOf = (startAt: Date | number | undefined): number => {
   return ms
 }
 
+/** ETH's price in USD, as `eth` gives it; undefined without `eth`. */
+const ethPriceOf = (eth: TestEngineOptions["eth"]): string | undefined => {
+  if (eth === undefined || eth === false) return undefined
+  const price = eth === true ? undefined : eth.usdPrice
+  if (price === undefined) return "3000"
+  if (Either.isLeft(parseRate(price))) {
+    throw new RangeError(
+      `eth.usdPrice must be a positive decimal number such as "3000"; got ${price}`
+    )
+  }
+  return price
+}
+
 export const createTestEngine = async (options: TestEngineOptions = {}): Promise<TestEngine> => {
   const clock = new ControlledClock(startOf(options.startAt))
+  const ethPrice = ethPriceOf(options.eth)
   const chain = new ScriptedChain({
     chainId: TEST_CHAIN_ID,
     token: TEST_USDC,
     name: "Base Sepolia (scripted)",
     testnet: true,
     now: () => clock.now(),
-    pollIntervalMs: 1_000
+    pollIntervalMs: 1_000,
+    ...(ethPrice === undefined ? {} : { native: true })
   })
+  const eth = chain.nativeAsset
+  // ETH named in amounts' displays, and priced: the default registry and rates know neither.
+  const forEth =
+    eth === undefined || ethPrice === undefined
+      ? {}
+      : {
+          tokens: TokenRegistry.layer(defaultNetworks, [
+            ...defaultTokens,
+            { asset: eth, symbol: "ETH", name: "Ether", decimals: 18, iconUrl: null }
+          ]),
+          prices: Prices.fromTable({ "ETH/USD": Either.getOrThrow(parseRate(ethPrice)) })
+        }
   const webhooks = new CapturedWebhooks(clock, options.webhooks)
   const storage = openMemoryStorage()
   const settings = options.settings ?? {}
@@ -128,7 +179,8 @@ export const createTestEngine = async (options: TestEngineOptions = {}): Promise
       webhookDelivery: { pollMs: 60_000, ...settings.webhookDelivery },
       storage: storage.layer,
       chain: chain.layer,
-      webhookSender: webhooks.layer
+      webhookSender: webhooks.layer,
+      ...forEth
     },
     // Signatures stamped with the real time, so the platform's check of the stamp passes.
     (effect) =>
@@ -184,22 +236,38 @@ export const createTestEngine = async (options: TestEngineOptions = {}): Promise
     onChain: "succeeds" | "reverts"
   ): Promise<ScriptedPayment> => {
     await clock.settled()
-    const signed = await signPayment(gateway, paymentId, chain.chainId, given)
-    if (given.fund !== false) chain.mint(signed.address, signed.amount)
+    /** The wallet sends an ETH option's transfer (funded first): pooled, mined after the confirm. */
+    const send = (asked: WalletTransaction): Hex => {
+      const tx = given.transfer?.(asked) ?? asked
+      if (given.fund !== false) chain.mintCoin(tx.from, chain.sendCost(tx))
+      const hash = chain.sendTransaction(tx)
+      if (onChain === "reverts") {
+        const before = chain.revertIf
+        chain.revertIf = (t) => t.hash === hash || before(t)
+      }
+      return hash
+    }
+    const signed = await signPayment(gateway, paymentId, chain.chainId, { ...given, send })
+    if (given.fund !== false && signed.asset !== eth) chain.mint(signed.address, signed.amount)
     if (onChain === "reverts") {
       const nonces = new Set(signed.authorizationNonces.map((n) => n.toLowerCase()))
       const before = chain.revertIf
       chain.revertIf = (tx) =>
         (tx.call.kind === "receive" && nonces.has(tx.call.authNonce.toLowerCase())) || before(tx)
     }
-    await gateway.call(
-      "POST",
-      `/v1/gateway/payment/${encodeURIComponent(paymentId)}/confirm?maxPollMs=0`,
-      {
-        optionId: signed.optionId,
-        results: signed.results
-      }
-    )
+    try {
+      await gateway.call(
+        "POST",
+        `/v1/gateway/payment/${encodeURIComponent(paymentId)}/confirm?maxPollMs=0`,
+        {
+          optionId: signed.optionId,
+          results: signed.results
+        }
+      )
+    } finally {
+      // The buyer's transfer, confirmed while pending, is mined at the network's next block.
+      if (signed.sent.length > 0) chain.mine()
+    }
     return finalOf(paymentId, signed.buyer)
   }
 
@@ -240,6 +308,6 @@ export const createTestEngine = async (options: TestEngineOptions = {}): Promise
     clearDeliveries: () => webhooks.clear(),
     settled: () => clock.settled(),
     chain,
-    network: { chainId: chain.chainId, usdc: chain.asset }
+    network: { chainId: chain.chainId, usdc: chain.asset, ...(eth === undefined ? {} : { eth }) }
   }
 }
