@@ -101,17 +101,19 @@ export const MIGRATIONS = [
   "0022_settlement_held",
   "0023_chain_job_failing",
   "0024_deploy_jobs",
-  "0025_option_method"
+  "0025_option_method",
+  "0026_native_coin"
 ]
 /**
  * PostgreSQL's: one more, the reference search's finer statistics (its 0024; deploy jobs 0025,
- * how options are paid 0026).
+ * how options are paid 0026, the native coin 0027).
  */
 export const PG_MIGRATIONS = [
-  ...MIGRATIONS.slice(0, -2),
+  ...MIGRATIONS.slice(0, -3),
   "0024_reference_statistics",
   "0025_deploy_jobs",
-  "0026_option_method"
+  "0026_option_method",
+  "0027_native_coin"
 ]
 
 /** An entry as `pay audit --json` prints it. */

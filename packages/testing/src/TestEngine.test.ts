@@ -136,7 +136,6 @@ describe("createTestEngine", () => {
     await engine.decline(id)
     for (let i = 0; i < 50 && engine.deliveries().length === 0; i++)
       await new Promise((r) => setTimeout(r, 10))
-    console.log("DEBUG", engine.deliveries().length)
 
     const read = await shop.api("GET", `/v1/payments/${id}`)
     expect(read.body).toMatchObject({ status: "cancelled", cancelledReason: "cancelled_by_user" })
