@@ -173,7 +173,7 @@ const program = (host: StandaloneHost) => {
         [
           `  Sandbox chain ${sandbox.description.chainId} (no PAY_CONFIG): it starts fresh with every start.`,
           `    JSON-RPC: ${config.publicUrl}/sandbox/rpc   test USDC: ${sandbox.token.asset}`,
-          `    USDT and DAI too, paid through Permit2 (GET ${config.publicUrl}/sandbox lists every token)`,
+          `    USDT and DAI too (through Permit2), and ETH (GET ${config.publicUrl}/sandbox lists every token)`,
           `    Test tokens: curl -X POST ${config.publicUrl}/sandbox/faucet -H "Content-Type: application/json" \\`,
           `      -d '{"account": "${sandbox.description.chainId}:0x<your address>", "amount": "100000000", "token": "USDC"}'`
         ].join("\n")
