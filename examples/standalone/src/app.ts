@@ -39,6 +39,8 @@ type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl"> &
       | "paymentLifetimeMs"
       | "maxLongPollMs"
       | "maxHeldLongPolls"
+      | "maxHeldPublicLongPolls"
+      | "maxHeldLongPollsPerPayment"
       | "expirySweepMs"
       | "basePath"
       | "fetchAllowPrivate"
@@ -78,6 +80,12 @@ const engineOptions = (
       : { paymentLifetimeMs: given.paymentLifetimeMs }),
     ...(given.maxLongPollMs === undefined ? {} : { maxLongPollMs: given.maxLongPollMs }),
     ...(given.maxHeldLongPolls === undefined ? {} : { maxHeldLongPolls: given.maxHeldLongPolls }),
+    ...(given.maxHeldPublicLongPolls === undefined
+      ? {}
+      : { maxHeldPublicLongPolls: given.maxHeldPublicLongPolls }),
+    ...(given.maxHeldLongPollsPerPayment === undefined
+      ? {}
+      : { maxHeldLongPollsPerPayment: given.maxHeldLongPollsPerPayment }),
     ...(given.expirySweepMs === undefined ? {} : { expirySweepMs: given.expirySweepMs }),
     ...(given.rateLimits === undefined ? {} : { rateLimits: given.rateLimits }),
     ...(given.metrics === undefined ? {} : { metrics: given.metrics }),

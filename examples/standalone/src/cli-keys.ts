@@ -2,10 +2,12 @@
  * `npm run pay -- keys …` and `npm run pay -- apps keys …`: the operator's
  * hand on API keys. Unlike the partner API, the CLI may revoke a partner's
  * last active key (the way out when it leaked), and it is the only way to
- * manage wallet apps' keys.
+ * manage wallet apps' keys. The CLI is the operator: it may give a
+ * partner's key any scopes (the API holds a key to its own).
  */
 import { Args, Command, Options } from "@effect/cli"
 import {
+  API_KEY_SCOPES,
   ApiKeyId,
   ApiKeys,
   apiKeyView,
@@ -44,12 +46,13 @@ const keyLine = (key: KeyRecord, now: Date) =>
     `created ${key.createdAt.toISOString()}`,
     `last used ${key.lastUsedAt?.toISOString() ?? "never"}`,
     ...(key.expiresAt ? [`expires ${key.expiresAt.toISOString()}`] : []),
+    ...(key.ownerKind === "partner" ? [`scopes ${key.scopes.join(",")}`] : []),
     ...(key.name === null ? [] : [key.name])
   ].join("  ")
 
 const showSecret = (what: string, key: KeyRecord, secret: string) =>
   [
-    `${what} ${key.id}${key.name === null ? "" : ` (${key.name})`}.`,
+    `${what} ${key.id}${key.name === null ? "" : ` (${key.name})`}${key.ownerKind === "partner" ? `, scopes ${key.scopes.join(",")}` : ""}.`,
     "API key, shown only this once, store it now:",
     "",
     `  ${secret}`,
@@ -80,6 +83,18 @@ const checkedOverlap = (seconds: number) =>
         invalidInput(`--overlap-seconds must be 0 to ${MAX_ROTATION_OVERLAP_SECONDS} (30 days)`)
       )
 
+const scopesOption = Options.text("scopes").pipe(
+  Options.withPseudoName("read,payments"),
+  Options.withDescription(
+    `What the key may do, comma-separated, among: ${API_KEY_SCOPES.join(", ")} (default: all of them)`
+  ),
+  Options.optional
+)
+
+/** `--scopes a,b` as a list; the service says what is wrong with it (InvalidInput). */
+const scopesOf = (text: Option.Option<string>) =>
+  Option.getOrNull(Option.map(text, (t) => t.split(",").map((s) => s.trim())))
+
 /** The key commands for one kind of owner, found by `findOwner` from its flag. */
 const ownerKeyCommands = (
   parts: CliParts,
@@ -95,7 +110,11 @@ const ownerKeyCommands = (
       if (tag === "ApiKeyNotFound") return Effect.fail(notFound(`no key ${keyId} of this owner`))
       if (tag === "ApiKeyInactive")
         return Effect.fail(refused(`${keyId} is revoked or expired: rotate an active key`))
-      if (tag === "InvalidInput") return Effect.fail(invalidInput((e as Error).message))
+      if (tag === "InvalidInput") {
+        // The service names its fields as the API does: `scopes: …` is `--scopes …` here.
+        const message = (e as Error).message.replace(/^scopes: /, "--scopes ")
+        return Effect.fail(invalidInput(message))
+      }
       return Effect.fail(e)
     })
 
@@ -127,6 +146,7 @@ const ownerKeyCommands = (
         Options.withDescription("When the key stops working, RFC 3339 (default: never)"),
         Options.optional
       ),
+      scopes: scopesOption,
       database,
       json
     },
@@ -139,7 +159,11 @@ const ownerKeyCommands = (
         }
         const { key, secret } = yield* (yield* ApiKeys).create(
           owner,
-          { name: Option.getOrNull(o.name), expiresAt: Option.getOrNull(expiresAt) },
+          {
+            name: Option.getOrNull(o.name),
+            expiresAt: Option.getOrNull(expiresAt),
+            scopes: scopesOf(o.scopes)
+          },
           { actor: cliActor }
         )
         yield* print(o.json, { ...apiKeyView(key), secret }, showSecret("Created key", key, secret))

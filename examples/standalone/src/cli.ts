@@ -26,6 +26,7 @@ import {
   Partners,
   PaymentId,
   Payments,
+  parseCaip10,
   type ResealReport,
   resealStoredValues,
   WalletApps
@@ -35,6 +36,7 @@ import {
   type ConfigError,
   Console,
   Effect,
+  Either,
   Layer,
   Logger,
   LogLevel,
@@ -348,15 +350,36 @@ const paymentsSettle = Command.make(
       Args.withSchema(PaymentId),
       Args.withDescription("The succeeded payment (pay_…) whose funds stayed with the engine")
     ),
+    destination: Options.text("destination").pipe(
+      Options.withPseudoName("eip155:…:0x…"),
+      Options.withDescription(
+        "Send it here (a CAIP-10 account on the asset's chain) instead of where it was due when the payment succeeded; recorded in the audit trail"
+      ),
+      Options.optional
+    ),
     database,
     json
   },
-  ({ paymentId, database, json }) =>
+  ({ paymentId, destination, database, json }) =>
     Effect.gen(function* () {
       const noPayment = () => notFound(`No payment ${paymentId}`)
+      const given = Option.getOrUndefined(destination)?.trim()
+      // Checked before the database is opened: a malformed account touches nothing.
+      const parsed = given === undefined ? undefined : parseCaip10(given)
+      if (parsed !== undefined && Either.isLeft(parsed)) {
+        return yield* Effect.fail(
+          invalidInput(`--destination ${parsed.left}, not ${JSON.stringify(given)}`)
+        )
+      }
+      const to = parsed === undefined ? undefined : Either.getOrThrow(parsed).value
       const queued = yield* (yield* ChainWork)
-        .settleAgain(paymentId)
-        .pipe(Effect.catchTag("PaymentNotFound", () => Effect.fail(noPayment())))
+        .settleAgain(paymentId, to === undefined ? undefined : { destination: to, actor: cliActor })
+        .pipe(
+          Effect.catchTag("PaymentNotFound", () => Effect.fail(noPayment())),
+          Effect.catchTag("InvalidInput", (e) =>
+            Effect.fail(invalidInput(`--destination ${e.message.replace(/^destination:? ?/, "")}`))
+          )
+        )
       if (!queued) {
         const payment = yield* (yield* Payments)
           .find(paymentId)
@@ -369,13 +392,15 @@ const paymentsSettle = Command.make(
       }
       yield* print(
         json,
-        { paymentId, queued: true },
-        `Settlement of ${paymentId} queued: a running server sends it to the merchant's current settlement destination for the asset.`
+        { paymentId, queued: true, ...(to === undefined ? {} : { destination: to }) },
+        to === undefined
+          ? `Settlement of ${paymentId} queued: a running server sends it to the destination it was due to when the payment succeeded (the merchant's current one if it had none then).`
+          : `Settlement of ${paymentId} queued to ${to} (recorded in the audit trail): a running server sends it.`
       )
     }).pipe(Effect.provide(onDatabase(database)))
 ).pipe(
   Command.withDescription(
-    "Settle again a succeeded payment whose merchant had no settlement for the asset paid (after adding one), or whose settlement is held while its merchant is not active"
+    "Settle again a succeeded payment whose merchant had no settlement for the asset paid (after adding one), or whose settlement is held while its merchant is not active; --destination sends it elsewhere, audited"
   )
 )
 

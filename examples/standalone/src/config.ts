@@ -46,6 +46,10 @@ export interface StandaloneConfig {
   readonly maxLongPollMs?: number | undefined
   /** PAY_MAX_HELD_LONG_POLLS: status long-polls held at once; one more is 503 with Retry-After. */
   readonly maxHeldLongPolls?: number | undefined
+  /** PAY_MAX_HELD_PUBLIC_LONG_POLLS: public (payment link) status long-polls held at once. */
+  readonly maxHeldPublicLongPolls?: number | undefined
+  /** PAY_MAX_HELD_LONG_POLLS_PER_PAYMENT: public status long-polls held at once on one payment. */
+  readonly maxHeldLongPollsPerPayment?: number | undefined
   /** PAY_EXPIRY_SWEEP_SECONDS: how often the expiry sweep records the payments whose time passed. */
   readonly expirySweepMs?: number | undefined
   /** PAY_MAX_CONNECTIONS: connections open at once (node's `server.maxConnections`; not on Bun). */
@@ -108,6 +112,16 @@ export const ENGINE_VARIABLES = {
   },
   PAY_MAX_LONG_POLL_MS: { fields: PaymentsSettings.fields, key: "maxLongPollMs", perUnit: 1 },
   PAY_MAX_HELD_LONG_POLLS: { fields: PaymentsSettings.fields, key: "maxHeldLongPolls", perUnit: 1 },
+  PAY_MAX_HELD_PUBLIC_LONG_POLLS: {
+    fields: PaymentsSettings.fields,
+    key: "maxHeldPublicLongPolls",
+    perUnit: 1
+  },
+  PAY_MAX_HELD_LONG_POLLS_PER_PAYMENT: {
+    fields: PaymentsSettings.fields,
+    key: "maxHeldLongPollsPerPayment",
+    perUnit: 1
+  },
   PAY_EXPIRY_SWEEP_SECONDS: {
     fields: PaymentsSettings.fields,
     key: "expirySweepMs",
@@ -195,6 +209,8 @@ export const SETTINGS: Readonly<Record<string, string>> = {
   PAY_BUYER_DATA_RETENTION_DAYS: `a whole number of days from ${range("PAY_BUYER_DATA_RETENTION_DAYS").from} to ${range("PAY_BUYER_DATA_RETENTION_DAYS").to}`,
   PAY_MAX_LONG_POLL_MS: `a whole number from ${range("PAY_MAX_LONG_POLL_MS").from} to ${range("PAY_MAX_LONG_POLL_MS").to}`,
   PAY_MAX_HELD_LONG_POLLS: `a whole number from ${range("PAY_MAX_HELD_LONG_POLLS").from} to ${range("PAY_MAX_HELD_LONG_POLLS").to}`,
+  PAY_MAX_HELD_PUBLIC_LONG_POLLS: `a whole number from ${range("PAY_MAX_HELD_PUBLIC_LONG_POLLS").from} to ${range("PAY_MAX_HELD_PUBLIC_LONG_POLLS").to}`,
+  PAY_MAX_HELD_LONG_POLLS_PER_PAYMENT: `a whole number from ${range("PAY_MAX_HELD_LONG_POLLS_PER_PAYMENT").from} to ${range("PAY_MAX_HELD_LONG_POLLS_PER_PAYMENT").to}`,
   PAY_MAX_CONNECTIONS: "a whole number from 1 to 10000000",
   PAY_EXPIRY_SWEEP_SECONDS: `a number of seconds from ${expirySweep.from} to ${expirySweep.to}, at most 3 decimals (e.g. 0.5)`,
   PAY_WEBHOOK_RETRY_SCHEDULE: `up to ${retrySchedule.most} whole numbers of seconds from ${retrySchedule.from} to ${retrySchedule.to}, comma-separated (e.g. 5,300,1800)`,
@@ -565,6 +581,8 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   }),
   maxLongPollMs: engineWholeNumber("PAY_MAX_LONG_POLL_MS"),
   maxHeldLongPolls: engineWholeNumber("PAY_MAX_HELD_LONG_POLLS"),
+  maxHeldPublicLongPolls: engineWholeNumber("PAY_MAX_HELD_PUBLIC_LONG_POLLS"),
+  maxHeldLongPollsPerPayment: engineWholeNumber("PAY_MAX_HELD_LONG_POLLS_PER_PAYMENT"),
   expirySweepMs: Config.option(Config.string("PAY_EXPIRY_SWEEP_SECONDS")).pipe(
     Config.mapOrFail((given) => {
       if (Option.isNone(given)) return Either.right(undefined)

@@ -97,6 +97,14 @@ const ENV_OPTIONS: Readonly<
   PAY_PAYMENT_LIFETIME_SECONDS: { option: "paymentLifetimeMs", read: (c) => c.paymentLifetimeMs },
   PAY_MAX_LONG_POLL_MS: { option: "maxLongPollMs", read: (c) => c.maxLongPollMs },
   PAY_MAX_HELD_LONG_POLLS: { option: "maxHeldLongPolls", read: (c) => c.maxHeldLongPolls },
+  PAY_MAX_HELD_PUBLIC_LONG_POLLS: {
+    option: "maxHeldPublicLongPolls",
+    read: (c) => c.maxHeldPublicLongPolls
+  },
+  PAY_MAX_HELD_LONG_POLLS_PER_PAYMENT: {
+    option: "maxHeldLongPollsPerPayment",
+    read: (c) => c.maxHeldLongPollsPerPayment
+  },
   PAY_EXPIRY_SWEEP_SECONDS: { option: "expirySweepMs", read: (c) => c.expirySweepMs },
   PAY_QUOTE_LOCK_SECONDS: {
     option: "gateway.quoteLockMs",

@@ -6,8 +6,9 @@
  * signal exits at once. A start that fails says why in one line per problem
  * (startErrors.ts). `main.ts` (Node) and `main.bun.ts` (Bun) pass their host.
  */
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
+import { dirname, join, resolve } from "node:path"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { type FreshChainRun, Partners } from "@pay/core"
 import { Cause, Console, Effect, Option } from "effect"
@@ -128,6 +129,32 @@ const portFree = (config: {
         probe.listen(config.port, config.host, () => probe.close(() => resume(Effect.void)))
       })
 
+/**
+ * Where the first partner's new key goes: never stdout, whose lines a log collector keeps
+ * (with PAY_LOG_FORMAT=json the banner shares the stream with the JSON log lines). On a
+ * terminal, stderr, for the person who started the server; else (a service manager, a
+ * container, a pipe) a new file only its owner may read (0600), next to the SQLite
+ * database (else in the working directory), whose path the banner names.
+ */
+export const showBootstrapKey = (
+  partnerId: string,
+  apiKey: string,
+  database: string,
+  terminal: boolean = process.stderr.isTTY === true
+): Effect.Effect<string> =>
+  terminal
+    ? Effect.as(
+        Console.error(`  Its API key, shown only this once, store it now:\n\n    ${apiKey}\n`),
+        "  Its API key is above (on stderr), shown only this once."
+      )
+    : Effect.sync(() => {
+        const folder = isPostgresUrl(database) ? process.cwd() : dirname(resolve(database))
+        const file = join(folder, `bootstrap-api-key-${partnerId}.txt`)
+        // "wx": a new file only, never one already there (nor through a link someone left).
+        writeFileSync(file, `${apiKey}\n`, { mode: 0o600, flag: "wx" })
+        return `  Its API key is in ${file} (readable by this user only): store it, then delete the file.`
+      })
+
 const program = (host: StandaloneHost) => {
   /** The settings a failed start's lines name, once read. */
   const context: { -readonly [K in keyof StartContext]: StartContext[K] } = {}
@@ -192,15 +219,15 @@ const program = (host: StandaloneHost) => {
           (partners) => Console.log(lostKeyLines(partners.map((p) => p.id)))
         ),
       onSome: ({ partnerId, apiKey }) =>
-        Console.log(
-          [
-            `First start: created partner ${partnerId} ("Default partner").`,
-            Option.isSome(config.bootstrapApiKey)
-              ? "  Its API key is the one in PAY_BOOTSTRAP_API_KEY."
-              : `  Its API key, shown only this once, store it now:\n\n    ${apiKey}\n`,
-            `  Try: curl -H "Api-Key: <key>" ${config.publicUrl}/v1/merchants`
-          ].join("\n")
-        )
+        Effect.gen(function* () {
+          yield* Console.log(`First start: created partner ${partnerId} ("Default partner").`)
+          const where = Option.isSome(config.bootstrapApiKey)
+            ? "  Its API key is the one in PAY_BOOTSTRAP_API_KEY."
+            : yield* showBootstrapKey(partnerId, apiKey, config.database)
+          yield* Console.log(
+            `${where}\n  Try: curl -H "Api-Key: <key>" ${config.publicUrl}/v1/merchants`
+          )
+        })
     })
     return yield* Effect.never
   }).pipe(

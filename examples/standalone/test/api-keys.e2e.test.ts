@@ -26,8 +26,8 @@ import {
   storedText
 } from "./e2e-support.js"
 
-const VIEW_FIELDS = ["createdAt", "expiresAt", "id", "lastUsedAt", "name", "revokedAt"]
-const CREATED_FIELDS = ["createdAt", "expiresAt", "id", "name", "secret"]
+const VIEW_FIELDS = ["createdAt", "expiresAt", "id", "lastUsedAt", "name", "revokedAt", "scopes"]
+const CREATED_FIELDS = ["createdAt", "expiresAt", "id", "name", "scopes", "secret"]
 const KEY_ID = /^key_[0-9A-Za-z]{20}$/
 const SECRET = /^pk_[0-9A-Za-z]{12}_[0-9A-Za-z]{40}$/
 
@@ -280,14 +280,16 @@ describe.each(STORES)("%s: API keys", (store) => {
       name: "audited",
       expiresAt: null,
       revokedAt: null,
-      rotatedTo: null
+      rotatedTo: null,
+      scopes: created.body.scopes
     })
     expect(rotation.after).toEqual({
       id: created.body.id,
       name: "audited",
       expiresAt: null,
       revokedAt: rotated.body.previousKey.revokedAt,
-      rotatedTo: rotated.body.id
+      rotatedTo: rotated.body.id,
+      scopes: created.body.scopes
     })
     const text = JSON.stringify(entries)
     expect(text).not.toContain(created.body.secret)

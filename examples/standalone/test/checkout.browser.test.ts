@@ -309,6 +309,52 @@ describe("the checkout page in Chromium", () => {
     await page.close()
   })
 
+  it("waits for IC_COMPLETE from the data-collection window it opened, at the engine's origin, and no other", async () => {
+    const buyer = newBuyer()
+    await fund(server, buyer, 10_500_000n)
+    const { paymentId } = await paymentFor(partner, merchantId, "1050", { checkout })
+    const { page, errors } = await openPage()
+    const calls = await injectWallet(page, buyer.key, { chainId: "0x7a69" })
+    // The option asks for the buyer's data: its collect URL is a page of the engine's origin.
+    await page.route(`**/${paymentId}/options`, async (route) => {
+      const response = await route.fetch()
+      const body = await response.json()
+      for (const option of body.options) option.collectDataUrl = "collect-probe"
+      await route.fulfill({ response, json: body })
+    })
+    await goto(page, paymentId)
+    await page.getByRole("button", { name: "Connect wallet (Test Wallet)" }).click()
+    await page.getByRole("radio", { name: /^10\.50 USDC · / }).waitFor()
+    const [popup] = await Promise.all([
+      page.waitForEvent("popup"),
+      page.getByRole("button", { name: "Sign and pay" }).click()
+    ])
+    await popup.waitForLoadState()
+    expect(popup.url()).toBe(`${server.baseUrl}/collect-probe`)
+    const COMPLETE = { type: "IC_COMPLETE", success: true }
+    const signing = () => calls.filter((c) => c.method === "eth_signTypedData_v4").length
+    // The engine's origin, but not the window it opened: the page itself (any script on it).
+    await page.evaluate((m) => window.postMessage(m, "*"), COMPLETE)
+    // The window it opened, but at another origin (localhost is not 127.0.0.1). Navigated from
+    // within, as a page would: a navigation by the browser itself would cut the opener.
+    const elsewhere = `${server.baseUrl.replace("127.0.0.1", "localhost")}/elsewhere`
+    await popup.evaluate((url) => window.location.assign(url), elsewhere)
+    await popup.waitForURL(elsewhere)
+    await popup.evaluate((m) => window.opener.postMessage(m, "*"), COMPLETE)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(signing()).toBe(0)
+    // The window it opened, back at the engine's origin: heard, and the payment goes on.
+    await popup.evaluate((url) => window.location.assign(url), `${server.baseUrl}/collect-probe`)
+    await popup.waitForURL(`${server.baseUrl}/collect-probe`)
+    await popup.evaluate((m) => window.opener.postMessage(m, "*"), COMPLETE)
+    await page.locator('body[data-state="succeeded"]').waitFor({ timeout: 20_000 })
+    expect(signing()).toBe(1)
+    expect(errors).toEqual([])
+    expect(browser.offLoopback).toEqual([])
+    await popup.close()
+    await page.close()
+  })
+
   it("takes USDT through Permit2: the page shows the approval step, the wallet sends it, then signs the permit", async () => {
     const usdt = server.sandbox.tokens.find((t) => t.symbol === "USDT")!
     const { merchantId: usdtMerchant } = await merchantSettledIn(partner, [

@@ -237,6 +237,11 @@ describe("refusals", async () => {
         "No payment pay_00000000000000000000"
       ],
       [
+        ["payments", "settle", "pay_00000000000000000000", "--destination", "0xdead"],
+        "invalid_input",
+        "--destination must be a CAIP-10 account id like eip155:8453:0xabc…"
+      ],
+      [
         ["payments", "get", "pay_00000000000000000000"],
         "not_found",
         "No payment pay_00000000000000000000"

@@ -207,6 +207,22 @@ const CASES: Record<Exclude<Row, keyof typeof NOT_PROVOKED>, Case> = {
     provoke: async (world) => world.partner.get(`/v1/merchants/${await merchantOfOther(world)}`),
     names: ["mrch_", "another partner"]
   },
+  InsufficientScope: {
+    provoke: async ({ partner, merchantId }) => {
+      const readOnly = await partner.request("POST", "/v1/api-keys", {
+        idempotencyKey: newKey(),
+        body: { scopes: ["read"] }
+      })
+      expect(readOnly.status, readOnly.text).toBe(201)
+      return partner.request("POST", "/v1/payments", {
+        key: readOnly.body.secret,
+        idempotencyKey: newKey(),
+        headers: { "merchant-id": merchantId },
+        body: { referenceId: "order-scope", amount: { unit: "iso4217/USD", value: "1050" } }
+      })
+    },
+    names: ["payments scope", "POST /v1/payments", "this key's scopes: read"]
+  },
   CollectTokenInvalid: {
     provoke: async ({ main, partner, merchantId }) => {
       const { paymentId } = await paymentFor(partner, merchantId)

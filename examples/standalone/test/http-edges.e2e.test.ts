@@ -3,6 +3,7 @@
  * the HTTP exchange every route shares (system routes, authentication,
  * versions, body reading, routing and the error shape).
  */
+import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   client,
@@ -20,6 +21,34 @@ import {
   startServer,
   uniqueToken
 } from "./e2e-support.js"
+import { paymentFor, settledMerchant, walletClient } from "./gateway-support.js"
+
+/** A POST with exactly these headers: no Content-Type unless given (fetch adds one to a string body). */
+const postUntyped = (url: string, headers: Record<string, string>, body: string) =>
+  new Promise<{ status: number; text: string; body: unknown }>((resolve, reject) => {
+    const request = httpRequest(url, {
+      method: "POST",
+      headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }
+    })
+    request.on("error", reject)
+    request.on("response", (response) => {
+      let text = ""
+      response.setEncoding("utf8")
+      response.on("data", (chunk: string) => {
+        text += chunk
+      })
+      response.on("end", () => {
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(text)
+        } catch {
+          parsed = undefined
+        }
+        resolve({ status: response.statusCode ?? 0, text, body: parsed })
+      })
+    })
+    request.end(body)
+  })
 
 describe.each(STORES)("%s", (store) => {
   let server: E2eServer
@@ -332,6 +361,48 @@ describe.each(STORES)("%s", (store) => {
         415,
         "unsupported_media_type"
       )
+    })
+
+    it("a body without a Content-Type, on every JSON route: 415 (a browser may send one cross-site)", async () => {
+      const { paymentId } = await paymentFor(api, await settledMerchant(api))
+      const wallet = await walletClient(server)
+      const gateway = { "api-key": wallet.apiKey, accept: "application/json" }
+      const routes: ReadonlyArray<readonly [string, Record<string, string>, string]> = [
+        ["/v1/merchants", { "api-key": PARTNER_KEY, "idempotency-key": newKey() }, "{}"],
+        [`/v1/gateway/payment/${paymentId}/options`, gateway, '{"accounts":[]}'],
+        [`/v1/gateway/payment/${paymentId}/confirm`, gateway, '{"optionId":"x","results":[]}'],
+        [`/${paymentId}/options`, {}, '{"address":"0x0"}'],
+        [`/${paymentId}/confirm`, {}, '{"optionId":"x","results":[]}'],
+        ["/sandbox/faucet", {}, '{"account":"eip155:31337:0x0","amount":"1"}'],
+        ["/sandbox/rpc", {}, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}']
+      ]
+      for (const [path, headers, body] of routes) {
+        const response = await postUntyped(`${server.baseUrl}${path}`, headers, body)
+        expect(response, path).toMatchObject({
+          status: 415,
+          body: { code: "unsupported_media_type" }
+        })
+      }
+      // The same bodies sent as JSON reach the routes.
+      const rpc = await postUntyped(
+        `${server.baseUrl}/sandbox/rpc`,
+        { "content-type": "application/json; charset=utf-8" },
+        '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}'
+      )
+      expect(rpc).toMatchObject({ status: 200, body: { result: "0x7a69" } })
+      const options = await postUntyped(
+        `${server.baseUrl}/${paymentId}/options`,
+        { "content-type": "application/json; charset=utf-8" },
+        '{"address":"0x0"}'
+      )
+      expect(options.status).not.toBe(415)
+      // A route that takes no body still answers an empty POST without a Content-Type.
+      const cancel = await postUntyped(
+        `${server.baseUrl}/v1/gateway/payment/${paymentId}/cancel`,
+        gateway,
+        ""
+      )
+      expect(cancel, cancel.text).toMatchObject({ status: 200, body: { status: "cancelled" } })
     })
 
     it("Content-Type: application/json; charset=utf-8 is JSON", async () => {

@@ -6,7 +6,7 @@
  * as their npm scripts do on either.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, readFileSync, rmSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { type Client, client } from "./e2e-support.js"
 
@@ -137,4 +137,19 @@ export const stopAll = async (children: ReadonlyArray<ChildProcess>, graceMs = 3
   }, graceMs)
   await gone
   clearTimeout(late)
+}
+
+/**
+ * The first partner's key, as a first start without a terminal leaves it: in a file only its
+ * owner may read, which the banner names (never in the server's output); read, then removed.
+ * Undefined when the output names no such file.
+ */
+export const bootstrapKeyOf = (output: string): string | undefined => {
+  const file = output.match(/Its API key is in (\S+) \(readable by this user only\)/)?.[1]
+  if (file === undefined) return undefined
+  if ((statSync(file).mode & 0o777) !== 0o600) throw new Error(`${file} is readable by others`)
+  const key = readFileSync(file, "utf8").trim()
+  // Stored, as the banner asks: the file goes (on PostgreSQL it is in the working directory).
+  rmSync(file)
+  return key
 }

@@ -174,12 +174,10 @@ describe("limits", () => {
       expect(refused.body).toEqual({ code: "too_many_long_polls", message: expect.any(String) })
       // A status without maxPollMs is no long-poll: answered as ever.
       expect((await getStatus(api, ids[3]!, merchant.id)).status).toBe(200)
-      // A wallet's long-poll counts against the same cap.
+      expect(refused.body.message).toContain("maxHeldLongPolls")
+      // A wallet's long-poll is a public one: it counts apart (maxHeldPublicLongPolls).
       const wallet = (await walletClient(server)).api
-      const walletRefused = await gatewayStatus(wallet, ids[3]!, 1)
-      expectError(walletRefused, 503, "too_many_long_polls")
-      expect(walletRefused.headers.get("retry-after")).toBe(refused.headers.get("retry-after"))
-      expect((await gatewayStatus(wallet, ids[3]!)).status).toBe(200)
+      expect((await gatewayStatus(wallet, ids[3]!, 1)).status).toBe(200)
 
       // The 3 held are answered when their payments change (cancelled here).
       for (const id of ids.slice(0, 3)) {
@@ -207,6 +205,82 @@ describe("limits", () => {
       await untilAdmitted(ids[3]!)
       // Well before the 30 s the polls asked for.
       expect(Date.now() - started).toBeLessThan(20_000)
+    }, 60_000)
+  })
+
+  describe("public long-polls, capped apart at 3 (maxHeldPublicLongPolls)", () => {
+    let open: E2eServer
+    let shop: Merchant
+    const openPay = () => payClient(open)
+
+    beforeAll(async () => {
+      open = await startServer("sqlite", { maxHeldLongPolls: 3, maxHeldPublicLongPolls: 3 })
+      shop = await createMerchant(openPay(), "Open Shop")
+    })
+
+    afterAll(async () => {
+      await open?.stop()
+    })
+
+    /** The checkout page's status poll on `id`: anyone with the link may send it. */
+    const pagePoll = (id: string, maxPollMs: number, signal?: AbortSignal) =>
+      fetch(`${open.baseUrl}/${id}/status?maxPollMs=${maxPollMs}`, {
+        headers: { accept: "application/json" },
+        ...(signal === undefined ? {} : { signal })
+      })
+
+    it("one link polled past the public cap gets 503 naming it; partners' polls are still held", async () => {
+      const { paymentId } = await newPayment(openPay(), shop.id)
+      const leaving = new AbortController()
+      const held = [1, 2, 3].map(() =>
+        pagePoll(paymentId, 30_000, leaving.signal).catch(() => "aborted")
+      )
+      try {
+        // Probes (1 ms: an admitted one answers at once) until the 3 are held.
+        let refused: Response | undefined
+        for (let i = 0; i < 100 && refused === undefined; i++) {
+          const probe = await pagePoll(paymentId, 1)
+          if (probe.status === 503) refused = probe
+          else {
+            expect(probe.status).toBe(200)
+            await sleep(200)
+          }
+        }
+        expect(refused?.status).toBe(503)
+        expect(Number(refused!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+        const body = (await refused!.json()) as { code: string; message: string }
+        expect(body.code).toBe("too_many_long_polls")
+        expect(body.message).toContain("maxHeldPublicLongPolls")
+
+        // Partners' long-polls are held (not refused): each answers the change it waited for.
+        const theirs = await Promise.all(
+          [1, 2, 3].map(async () => (await newPayment(openPay(), shop.id)).paymentId)
+        )
+        const partnerPolls = theirs.map((id) =>
+          fetch(`${open.baseUrl}/v1/payments/${id}/status?maxPollMs=30000`, {
+            headers: { "api-key": PARTNER_KEY, "merchant-id": shop.id }
+          })
+        )
+        // The 3 are held once a 4th partner poll is refused by their own cap.
+        const otherApi = client(() => open.baseUrl)
+        for (let i = 0; i < 100; i++) {
+          const probe = await getStatus(otherApi, paymentId, shop.id, "?maxPollMs=1")
+          if (probe.status === 503) {
+            expect(probe.body.message).toContain("maxHeldLongPolls")
+            break
+          }
+          expect(probe.status).toBe(200)
+          await sleep(200)
+        }
+        for (const id of theirs) await openPay().payments.cancel(id, { merchantId: shop.id })
+        for (const answer of await Promise.all(partnerPolls)) {
+          expect(answer.status).toBe(200)
+          expect(((await answer.json()) as { status: string }).status).toBe("cancelled")
+        }
+      } finally {
+        leaving.abort()
+        await Promise.all(held)
+      }
     }, 60_000)
   })
 })

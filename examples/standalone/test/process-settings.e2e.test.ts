@@ -9,6 +9,7 @@ import { join } from "node:path"
 import { freshSchema } from "@pay/storage-postgres/testing"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { bootstrapKeyOf } from "./instances-support.js"
 import {
   type AuditJson,
   appsScenario,
@@ -47,7 +48,7 @@ describe("npm start under a path", () => {
       expect(page).toContain('src="/pay/docs/scalar.js')
       expect(page).toContain("/pay/openapi.json")
       expect((await fetch(`${server.url}/pay/docs/scalar.js?v=1`)).status).toBe(200)
-      const key = server.output().match(/\n\s+(pk_\S+)\n/)?.[1]
+      const key = bootstrapKeyOf(server.output())
       const merchant = (await (
         await fetch(`${server.url}/pay/v1/merchants`, {
           method: "POST",
@@ -169,7 +170,7 @@ describe("npm start and the CLI on PostgreSQL", () => {
     expect(migrated).toEqual({ applied: PG_MIGRATIONS })
     expect(JSON.parse((await cliOn(env)("migrate", "--json")).stdout)).toEqual({ applied: [] })
     const first = await startServer(env)
-    const key = first.output().match(/\n\s+(pk_\S+)\n/)?.[1]
+    const key = bootstrapKeyOf(first.output())
     expect(key, first.output()).toBeDefined()
     // The URL is shown, never its password.
     const shown = new URL(url)

@@ -102,18 +102,20 @@ export const MIGRATIONS = [
   "0023_chain_job_failing",
   "0024_deploy_jobs",
   "0025_option_method",
-  "0026_native_coin"
+  "0026_native_coin",
+  "0027_key_scopes"
 ]
 /**
  * PostgreSQL's: one more, the reference search's finer statistics (its 0024; deploy jobs 0025,
- * how options are paid 0026, the native coin 0027).
+ * how options are paid 0026, the native coin 0027, API keys' scopes 0028).
  */
 export const PG_MIGRATIONS = [
-  ...MIGRATIONS.slice(0, -3),
+  ...MIGRATIONS.slice(0, -4),
   "0024_reference_statistics",
   "0025_deploy_jobs",
   "0026_option_method",
-  "0027_native_coin"
+  "0027_native_coin",
+  "0028_key_scopes"
 ]
 
 /** An entry as `pay audit --json` prints it. */

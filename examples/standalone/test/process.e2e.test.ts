@@ -9,6 +9,7 @@ import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { plainImage, startLogoServer } from "@pay/logos/testing"
 import { describe, expect, it } from "vitest"
+import { bootstrapKeyOf } from "./instances-support.js"
 import {
   type AuditJson,
   appsScenario,
@@ -49,7 +50,7 @@ describe("npm start and the CLI", () => {
 
   it("prints a key on first start, serves it, works beside the CLI, and stops cleanly", async () => {
     const first = await startServer()
-    const key = first.output().match(/\n\s+(pk_\S+)\n/)?.[1]
+    const key = bootstrapKeyOf(first.output())
     expect(key, first.output()).toBeDefined()
     expect(first.output()).toContain("/docs")
 
@@ -125,7 +126,7 @@ describe("npm start and the CLI", () => {
     const run = cliOn(env)
     const server = await startServer(env)
     try {
-      const key = server.output().match(/\n\s+(pk_\S+)\n/)?.[1]
+      const key = bootstrapKeyOf(server.output())
       const status = async (path: string, apiKey: string) =>
         (await fetch(`${server.url}${path}`, { headers: { "Api-Key": apiKey } })).status
       /** Asks again every 100 ms until the key is refused with 401; a key never refused fails the test. */
@@ -150,6 +151,34 @@ describe("npm start and the CLI", () => {
       )
       expect(created.secret).toMatch(/^pk_/)
       expect(await status("/v1/api-keys", created.secret)).toBe(200)
+      expect(created.scopes).toEqual([
+        "read",
+        "payments",
+        "merchants",
+        "webhooks",
+        "refunds",
+        "keys"
+      ])
+      // The operator gives a key the scopes asked; it is held to them.
+      const scoped = JSON.parse(
+        (
+          await run(
+            "keys",
+            "create",
+            "--partner",
+            partner.id,
+            "--scopes",
+            "payments,read",
+            "--json"
+          )
+        ).stdout
+      )
+      expect(scoped.scopes).toEqual(["read", "payments"])
+      expect(await status("/v1/api-keys", scoped.secret)).toBe(200)
+      const scopedLine = (await run("keys", "list", "--partner", partner.id)).stdout
+        .split("\n")
+        .find((line) => line.startsWith(scoped.id))
+      expect(scopedLine).toContain("scopes read,payments")
       // The last key too: the CLI is the way out when it leaked.
       const rotated = JSON.parse(
         (
@@ -208,6 +237,10 @@ describe("npm start and the CLI", () => {
         [["keys", "revoke", "key_0000000000ZZZZZZZZZZ", "--partner", partner.id], "no key"],
         [["keys", "rotate", rotated.id, "--partner", partner.id], "is revoked or expired"],
         [["keys", "create", "--partner", partner.id, "--expires-at", "soon"], "--expires-at"],
+        [
+          ["keys", "create", "--partner", partner.id, "--scopes", "read,admin"],
+          "--scopes must be among"
+        ],
         [["apps", "keys", "list", "--app", "app_0000000000ZZZZZZZZZZ"], "no wallet app"]
       ] as const) {
         const refused = await refusal(run(...args))
@@ -223,7 +256,7 @@ describe("npm start and the CLI", () => {
     const env = { ...sqliteEnv, PAY_DATABASE: join(dir, "audit", "pay.sqlite") }
     const run = cliOn(env)
     const server = await startServer(env)
-    const key = server.output().match(/\n\s+(pk_\S+)\n/)?.[1]
+    const key = bootstrapKeyOf(server.output())
     expect(key, server.output()).toBeDefined()
     const call = async (method: string, path: string, body?: unknown) => {
       const response = await fetch(`${server.url}${path}`, {

@@ -16,6 +16,7 @@ import { payWithWallet } from "@pay/sandbox"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Client, eventually, type Json } from "./e2e-support.js"
 import {
+  bootstrapKeyOf,
   bundle,
   type Instance,
   nodeBinary,
@@ -102,7 +103,7 @@ const walkThrough = async (instance: Instance, key: string, wallet: string, orde
 describe("npm start, the walk-through, Ctrl-C, npm start again", () => {
   it("pays and settles after the restart: the sandbox's new run said, its nonces started afresh, nothing retried", async () => {
     const first = await startInstance("first", env, children, { startTimeoutMs: 30_000 })
-    const key = first.output().match(/\n\s+(pk_\S+)\n/)?.[1]
+    const key = bootstrapKeyOf(first.output())
     expect(key, first.output()).toBeDefined()
     const wallet = (await pay("apps", "create", "--name", "My wallet", "--json")).apiKey as string
     const before = await walkThrough(first, key!, wallet, "ORDER-1")

@@ -264,6 +264,8 @@ const configOf = (settings: typeof EngineSettings.Type): EngineConfig => ({
     paymentLifetimeMs: settings.paymentLifetimeMs,
     maxLongPollMs: settings.maxLongPollMs,
     maxHeldLongPolls: settings.maxHeldLongPolls,
+    maxHeldPublicLongPolls: settings.maxHeldPublicLongPolls,
+    maxHeldLongPollsPerPayment: settings.maxHeldLongPollsPerPayment,
     expirySweepMs: settings.expirySweepMs
   },
   gateway: settings.gateway,

@@ -196,6 +196,16 @@ export {
 } from "./keys/KeyStore.js"
 export { apiKeyView } from "./keys/KeyView.js"
 export {
+  ALL_SCOPES,
+  API_KEY_SCOPES,
+  ApiKeyScope,
+  InsufficientScope,
+  scopeOfRoute,
+  scopesFromText,
+  scopesProblem,
+  scopesToText
+} from "./keys/Scopes.js"
+export {
   type FrozenLogo,
   LogoCapture,
   type LogoRefusalCode,

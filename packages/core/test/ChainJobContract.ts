@@ -7,6 +7,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, type Layer, Option } from "effect"
 import type { Address, Hex } from "viem"
+import { AuditEntry, type AuditEntryId, cliActor } from "../src/audit/AuditEntry.js"
+import { AuditStore } from "../src/audit/AuditStore.js"
+import { auditEntryOf } from "../src/audit/NewAuditEntry.js"
 import { ChainJobStore, type ReturnableFunds } from "../src/chainwork/ChainJobStore.js"
 import { StorageProbe } from "../src/health/StorageProbe.js"
 import { Partner, type PartnerId } from "../src/identity/Partner.js"
@@ -43,6 +46,7 @@ export type ChainJobStores =
   | PaymentStore
   | ChainJobStore
   | StorageProbe
+  | AuditStore
 
 const T0 = Date.UTC(2026, 3, 1)
 const at = (ms: number) => new Date(T0 + ms)
@@ -652,6 +656,52 @@ export const chainJobStorageContract = (
         const again = Option.getOrThrow(yield* jobs.findByPayment(p.id, "settle"))
         expect(again.payload).toEqual(plain.payload)
         expect("release" in again.payload).toBe(false)
+      })
+    )
+
+    test(
+      "keeps an operator's destination override on the payload, its audit entry written only with the queueing",
+      Effect.gen(function* () {
+        const { payment } = yield* setup
+        const jobs = yield* ChainJobStore
+        const audit = yield* AuditStore
+        const p = yield* payment()
+        const destination = "eip155:8453:0x00000000000000000000000000000000000000E1" as Caip10
+        const redirected = aJob(p.id, "settle", {
+          payload: {
+            kind: "settle",
+            asset: USDC_BASE,
+            amount: 10_458_000n,
+            release: true,
+            destination
+          }
+        })
+        const entry = auditEntryOf(
+          { id: `aud_${makeIdBody(at(0).getTime())}` as AuditEntryId, at: at(0) },
+          {
+            partnerId: p.partnerId,
+            actor: cliActor,
+            action: "payment.settlement_redirected",
+            subject: p.id,
+            merchantId: p.merchantId,
+            before: { destination: null },
+            after: { destination }
+          }
+        )
+        expect(yield* jobs.requeue(redirected, "settle", [entry])).toBe(true)
+        expect(Option.getOrThrow(yield* jobs.findByPayment(p.id, "settle")).payload).toEqual(
+          redirected.payload
+        )
+        const listed = yield* audit.list({ partnerId: p.partnerId, limit: 10 })
+        expect(listed.map((e) => [e.action, e.subject, e.after])).toEqual([
+          ["payment.settlement_redirected", p.id, { destination }]
+        ])
+        // Still active: not queued again, and nothing more recorded.
+        const second = { ...entry, id: `aud_${makeIdBody(at(1).getTime())}` as AuditEntryId }
+        expect(yield* jobs.requeue(aJob(p.id, "settle"), "settle", [new AuditEntry(second)])).toBe(
+          false
+        )
+        expect(yield* audit.list({ partnerId: p.partnerId, limit: 10 })).toHaveLength(1)
       })
     )
 

@@ -3,6 +3,7 @@
  * (all random), so tests never clash on the keys table's unique columns.
  */
 import { type ApiKeyId, type KeyOwner, KeyRecord } from "../src/keys/KeyRecord.js"
+import { ALL_SCOPES } from "../src/keys/Scopes.js"
 import { generateApiKey, hashApiKey } from "../src/shared/ApiKey.js"
 import { makeIdBody } from "../src/shared/Ids.js"
 
@@ -24,6 +25,7 @@ export const aKeyRecord = (
     revokedAt: null,
     lastUsedAt: null,
     rotatedTo: null,
+    scopes: ALL_SCOPES,
     ...fields
   })
 }

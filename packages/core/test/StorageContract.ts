@@ -229,6 +229,57 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
       )
 
       test(
+        "keeps each key's scopes, and a rotation's replacement its own",
+        Effect.gen(function* () {
+          const partner = aPartner()
+          const first = storedKey(partner)
+          yield* (yield* PartnerStore).insert(partner, first)
+          const keys = yield* KeyStore
+          const owner = ownerOf(partner)
+          const readOnly = storedKey(partner, { createdAt: new Date(tick()), scopes: ["read"] })
+          const some = storedKey(partner, {
+            createdAt: new Date(tick()),
+            scopes: ["payments", "refunds", "keys"]
+          })
+          yield* keys.insert(readOnly)
+          yield* keys.insert(some)
+          expect(Option.getOrThrow(yield* keys.find(owner, readOnly.id)).scopes).toEqual(["read"])
+          expect(Option.getOrThrow(yield* keys.findByHash(some.hash)).scopes).toEqual([
+            "payments",
+            "refunds",
+            "keys"
+          ])
+          expect(Option.getOrThrow(yield* keys.find(owner, first.id)).scopes).toEqual([
+            "read",
+            "payments",
+            "merchants",
+            "webhooks",
+            "refunds",
+            "keys"
+          ])
+          const replacement = storedKey(partner, {
+            createdAt: new Date(tick()),
+            scopes: ["payments", "refunds", "keys"]
+          })
+          const at = replacement.createdAt
+          const rotated = yield* keys.rotate(
+            owner,
+            some.id,
+            replacement,
+            later(replacement, 1000),
+            at
+          )
+          expect(rotated._tag).toBe("Rotated")
+          expect(Option.getOrThrow(yield* keys.find(owner, replacement.id)).scopes).toEqual([
+            "payments",
+            "refunds",
+            "keys"
+          ])
+          expect(Option.getOrThrow(yield* keys.find(owner, some.id)).scopes).toEqual(some.scopes)
+        })
+      )
+
+      test(
         "revokes a key once; with keepOneActive, never the owner's last active one",
         Effect.gen(function* () {
           const partner = aPartner()
@@ -1292,6 +1343,25 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
           expect(failed.map((r) => r.delivery.eventId)).toEqual([a1.id])
           const page = yield* store.list({ endpointId: endpoints[0]!.id, before: a2.id, limit: 10 })
           expect(page.map((r) => r.delivery.eventId)).toEqual([b1.id, a1.id])
+        })
+      )
+
+      test(
+        "never more in flight to one partner's endpoints together than its limit (perPartner)",
+        Effect.gen(function* () {
+          const { write } = yield* deliverySetup({}, {}, {})
+          const store = yield* WebhookDeliveryStore
+          for (let i = 0; i < 4; i++) yield* write(`pay_${i}`)
+          const at = new Date(tick())
+          // 12 due (3 endpoints, 4 each, room 8 each): the partner's 5 only.
+          const first = yield* store.claimDue(at, 100, 60_000, 8, 5)
+          expect(first.length).toBe(5)
+          expect(yield* store.claimDue(at, 100, 60_000, 8, 5)).toEqual([])
+          // One settled: one more place, whichever endpoint it goes to.
+          yield* store.record(first[0]!.lease, outcome("delivered", at))
+          expect((yield* store.claimDue(at, 100, 60_000, 8, 5)).length).toBe(1)
+          // Without a partner cap, the rest.
+          expect((yield* store.claimDue(at, 100, 60_000, 8)).length).toBe(6)
         })
       )
 

@@ -7,7 +7,7 @@ import { rmSync } from "node:fs"
 import { createServer, type Server } from "node:https"
 import type { AddressInfo } from "node:net"
 import type { LogoRefused } from "@pay/core"
-import { Effect, Either } from "effect"
+import { Effect, Either, Logger } from "effect"
 import sharp from "sharp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeLogoCapture } from "./LogoCaptureLayer.js"
@@ -96,6 +96,32 @@ describe("makeLogoCapture", () => {
       code: "icon_too_small",
       retryable: false
     })
+  })
+
+  it("names no address a host resolved to to the partner; the operator's log line does", async () => {
+    const lines: Array<unknown> = []
+    const logger = Logger.make(({ message }) => lines.push(message))
+    const result = await Effect.runPromise(
+      Effect.either(
+        makeLogoCapture({
+          ca: certificates.ca,
+          resolve: async () => [{ address: "10.20.30.40", family: 4 }]
+        }).capture("https://intranet.test/logo.png")
+      ).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+    )
+    const message = Either.match(result, { onLeft: (e) => e.message, onRight: () => "captured" })
+    expect(message).toContain("intranet.test is not allowed, it resolves to a private address")
+    expect(message).not.toContain("10.20.30.40")
+    expect(lines).toEqual([
+      [
+        "logo URL refused",
+        expect.objectContaining({
+          host: "intranet.test",
+          resolvedTo: "10.20.30.40",
+          refusedAddress: "10.20.30.40"
+        })
+      ]
+    ])
   })
 
   it("checks at most maxConcurrentChecks images at once (default 2); the others wait their turn", async () => {

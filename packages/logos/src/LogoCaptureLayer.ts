@@ -7,7 +7,12 @@
 import { type FrozenLogo, LogoCapture, type LogoRefusalCode, LogoRefused } from "@pay/core"
 import { Effect, Layer } from "effect"
 import { checkLogo, type LogoLimits } from "./LogoImage.js"
-import { makeSafeFetch, type SafeFetchOptions, type SafeFetchRefusal } from "./SafeFetch.js"
+import {
+  makeSafeFetch,
+  resolvedLogFields,
+  type SafeFetchOptions,
+  type SafeFetchRefusal
+} from "./SafeFetch.js"
 
 export interface LogoCaptureOptions extends SafeFetchOptions {
   readonly limits?: LogoLimits
@@ -39,6 +44,12 @@ export const makeLogoCapture = (
         // Interrupting the capture (a client gone, a shutdown) aborts the fetch.
         const fetched = yield* Effect.promise((signal) => fetchImage(url, { signal }))
         if (!fetched.ok) {
+          // The partner's message names no address a host resolved to; the operator's log does.
+          if (fetched.kind === "address_not_allowed" && fetched.resolved !== undefined)
+            yield* Effect.logWarning("logo URL refused", {
+              reason: fetched.message,
+              ...resolvedLogFields(fetched.resolved)
+            })
           return yield* new LogoRefused({
             code: refusalCodes[fetched.kind],
             message: fetched.message

@@ -14,7 +14,12 @@ import { dirname, join } from "node:path"
 import tls from "node:tls"
 import { fileURLToPath } from "node:url"
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
-import { makeSafeFetch, type SafeFetchOptions, type SafeFetchResult } from "./SafeFetch.js"
+import {
+  makeSafeFetch,
+  resolvedLogFields,
+  type SafeFetchOptions,
+  type SafeFetchResult
+} from "./SafeFetch.js"
 import { makeTestCertificates } from "./TestCertificates.testing.js"
 
 const MB2 = 2 * 1024 * 1024
@@ -328,7 +333,11 @@ describe("SafeFetch over loopback HTTPS", () => {
       refusedNow(at("/ok", "[::1]", v6?.port ?? v4.port), {}, "::1 is a loopback address"))
 
     it("https://localhost:<port>/, through the system resolver", () =>
-      refusedNow(at("/ok", "localhost"), {}, "localhost resolved to", "a loopback address"))
+      refusedNow(
+        at("/ok", "localhost"),
+        {},
+        "localhost is not allowed, it resolves to a loopback address"
+      ))
 
     it("https://[::ffff:127.0.0.1]:<port>/", () =>
       refusedNow(
@@ -341,8 +350,33 @@ describe("SafeFetch over loopback HTTPS", () => {
       refusedNow(
         at("/ok", "mixed.test"),
         { resolve: resolver({ "mixed.test": ["93.184.215.14", "127.0.0.1"] }).resolve },
-        "mixed.test resolved to 127.0.0.1, a loopback address"
+        "mixed.test is not allowed, it resolves to a loopback address"
       ))
+
+    it("names no address a host resolved to in the message; keeps them for the operator's log", async () => {
+      const resolve = resolver({ "intranet.test": ["10.1.2.3", "10.9.8.7"] }).resolve
+      const result = await makeSafeFetch({ ca, resolve })(at("/ok", "intranet.test"))
+      expectRefused(
+        result,
+        "address_not_allowed",
+        "intranet.test is not allowed",
+        "a private address"
+      )
+      if (result.ok) return
+      expect(result.message).not.toMatch(/10\.\d/)
+      expect(result.kind === "address_not_allowed" && result.resolved).toEqual({
+        host: "intranet.test",
+        addresses: ["10.1.2.3", "10.9.8.7"],
+        refused: "10.1.2.3"
+      })
+      expect(
+        resolvedLogFields(result.kind === "address_not_allowed" ? result.resolved : undefined)
+      ).toEqual({
+        host: "intranet.test",
+        resolvedTo: "10.1.2.3, 10.9.8.7",
+        refusedAddress: "10.1.2.3"
+      })
+    })
 
     it("private, metadata, NAT64 and 6to4 answers (off this machine: never connected to)", async () => {
       const resolve = resolver({
@@ -356,17 +390,17 @@ describe("SafeFetch over loopback HTTPS", () => {
       await refusedNow(
         at("/ok", "private.test"),
         { resolve },
-        "private.test resolved to 10.0.0.5, a private address"
+        "private.test is not allowed, it resolves to a private address"
       )
       await refusedNow(
         at("/ok", "meta.test"),
         { resolve },
-        "169.254.169.254, a cloud metadata address"
+        "meta.test is not allowed, it resolves to a cloud metadata address"
       )
       await refusedNow(
         at("/ok", "meta6.test"),
         { resolve },
-        "fd00:ec2::254, a cloud metadata address"
+        "meta6.test is not allowed, it resolves to a cloud metadata address"
       )
       await refusedNow(at("/ok", "nat64.test"), { resolve }, "a NAT64 cloud metadata address")
       await refusedNow(at("/ok", "sixtofour.test"), { resolve }, "a 6to4 private address")
@@ -413,7 +447,7 @@ describe("SafeFetch over loopback HTTPS", () => {
     expectRefused(
       await fetch(at("/ok")),
       "address_not_allowed",
-      "logo.test resolved to 169.254.169.254"
+      "logo.test is not allowed, it resolves to a cloud metadata address"
     )
     expect(spy).not.toHaveBeenCalled()
   })
@@ -482,7 +516,11 @@ describe("SafeFetch over loopback HTTPS", () => {
         resolve: resolver({ "public.test": ["127.0.0.1"] }).resolve
       })(at(`/to/302?location=${encodeURIComponent(loopback)}`, "public.test"))
       // Without allowPrivate the first hop is refused already: nothing is requested.
-      expectRefused(result, "address_not_allowed", "public.test resolved to 127.0.0.1")
+      expectRefused(
+        result,
+        "address_not_allowed",
+        "public.test is not allowed, it resolves to a loopback address"
+      )
       expect(spy).not.toHaveBeenCalled()
     })
   })

@@ -32,8 +32,17 @@ import { classifyAddress, describeRange } from "./AddressPolicy.js"
 export type SafeFetchRefusal =
   /** Not an absolute https URL (also after a redirect: "redirected to http:"). */
   | { readonly kind: "invalid_url"; readonly message: string }
-  /** The host is (or resolved to) an address that is not public; names the host and the range. */
-  | { readonly kind: "address_not_allowed"; readonly message: string }
+  /**
+   * The host is (or resolves to) an address that is not public. The message names the host
+   * and the range, never the addresses a name resolved to: a partner reads it, and the
+   * addresses would map the operator's internal DNS for them. Those go in `resolved`, for
+   * the operator's log line.
+   */
+  | {
+      readonly kind: "address_not_allowed"
+      readonly message: string
+      readonly resolved?: ResolvedHost
+    }
   /** DNS, TLS, connect, HTTP status, time limit, too many redirects. */
   | { readonly kind: "unreachable"; readonly message: string }
   | { readonly kind: "too_large"; readonly message: string }
@@ -49,6 +58,15 @@ export type SafeFetchResult =
   | ({ readonly ok: false } & SafeFetchRefusal)
 
 export type ResolvedAddress = { readonly address: string; readonly family: 4 | 6 }
+
+/** A refused host name's DNS answers: for the operator's log only, never a partner's message. */
+export type ResolvedHost = {
+  readonly host: string
+  /** Every answer, in the resolver's order. */
+  readonly addresses: ReadonlyArray<string>
+  /** The first answer refused. */
+  readonly refused: string
+}
 
 export interface SafeFetchOptions {
   /**
@@ -100,6 +118,19 @@ const refuse = (
   kind,
   message
 })
+
+/**
+ * The operator's log line for a refused host name: the addresses it resolved to, which the
+ * partner's message leaves out. Empty for any other refusal.
+ */
+export const resolvedLogFields = (resolved: ResolvedHost | undefined): Record<string, unknown> =>
+  resolved === undefined
+    ? {}
+    : {
+        host: resolved.host,
+        resolvedTo: resolved.addresses.join(", "),
+        refusedAddress: resolved.refused
+      }
 
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
 
@@ -229,10 +260,12 @@ export const resolveTarget = async (
   for (const { address } of answers) {
     const verdict = classifyAddress(address, { allowPrivate })
     if (!verdict.allowed)
-      return refuse(
-        "address_not_allowed",
-        `${host} resolved to ${address}, ${describeRange(verdict.range)}:${notPublic}`
-      )
+      return {
+        ok: false,
+        kind: "address_not_allowed",
+        message: `${host} is not allowed, it resolves to ${describeRange(verdict.range)}:${notPublic}`,
+        resolved: { host, addresses: answers.map((a) => a.address), refused: address }
+      }
     checked.push({ address, family: isIP(address) === 6 ? 6 : 4 })
   }
   return { addresses: checked, literal: false }

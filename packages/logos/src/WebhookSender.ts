@@ -21,6 +21,8 @@ import {
   errorText,
   pinnedLookup,
   type ResolvedAddress,
+  type ResolvedHost,
+  resolvedLogFields,
   resolveTarget,
   type Target
 } from "./SafeFetch.js"
@@ -62,20 +64,38 @@ export const makeWebhookSender = (options: WebhookSenderOptions = {}) => {
         ? `the response body was cut by the time limit, ${request.timeoutMs} ms`
         : `no response within ${request.timeoutMs} ms, the time limit`
 
-  /** Where the send may connect: the checked addresses, or why nowhere. */
-  const check = async (url: URL, signal: AbortSignal): Promise<Target | string> => {
-    if (url.protocol === "http:" && !allowPrivate) return `https is required: ${plainHttpRule}`
+  /**
+   * Where the send may connect: the checked addresses, or why nowhere. The reason is the
+   * partner's to read (it lands in the delivery attempt), so it names no address a host
+   * resolved to; `resolved` keeps them for the operator's log line.
+   */
+  const check = async (
+    url: URL,
+    signal: AbortSignal
+  ): Promise<Target | { readonly reason: string; readonly resolved?: ResolvedHost }> => {
+    if (url.protocol === "http:" && !allowPrivate)
+      return { reason: `https is required: ${plainHttpRule}` }
     if (url.protocol !== "https:" && url.protocol !== "http:")
-      return `https is required (not ${url.protocol})`
+      return { reason: `https is required (not ${url.protocol})` }
     const target = await resolveTarget(url, { allowPrivate, resolve: options.resolve, signal })
-    if ("ok" in target) return target.message
+    if ("ok" in target)
+      return target.kind === "address_not_allowed" && target.resolved !== undefined
+        ? { reason: target.message, resolved: target.resolved }
+        : { reason: target.message }
     const notLoopback = target.addresses.find((a) => !isLoopback(a.address))
     if (url.protocol === "http:" && notLoopback !== undefined)
-      return `https is required: ${
-        target.literal
-          ? notLoopback.address
-          : `${bareHost(url)} resolved to ${notLoopback.address}, which`
-      } is not a loopback address, and ${plainHttpRule}`
+      return target.literal
+        ? {
+            reason: `https is required: ${notLoopback.address} is not a loopback address, and ${plainHttpRule}`
+          }
+        : {
+            reason: `https is required: ${bareHost(url)} resolves to an address that is not loopback, and ${plainHttpRule}`,
+            resolved: {
+              host: bareHost(url),
+              addresses: target.addresses.map((a) => a.address),
+              refused: notLoopback.address
+            }
+          }
     return target
   }
 
@@ -150,15 +170,27 @@ export const makeWebhookSender = (options: WebhookSenderOptions = {}) => {
       outgoing.end(payload)
     })
 
-  const attempt = async (request: WebhookRequest, signal: AbortSignal): Promise<Outcome> => {
+  /** The send's outcome; `resolved` when a host name's answers refused it, for the log. */
+  const attempt = async (
+    request: WebhookRequest,
+    signal: AbortSignal
+  ): Promise<Outcome & { readonly resolved?: ResolvedHost }> => {
     if (!URL.canParse(request.url))
       return noResponse("the URL is not valid: an absolute https URL is expected")
     const url = new URL(request.url)
     const to = await check(url, signal)
-    return typeof to === "string" ? noResponse(to) : exchange(url, to, request, signal)
+    return "reason" in to
+      ? {
+          ...noResponse(to.reason),
+          ...(to.resolved === undefined ? {} : { resolved: to.resolved })
+        }
+      : exchange(url, to, request, signal)
   }
 
-  const send = async (request: WebhookRequest, fiber: AbortSignal): Promise<WebhookResponse> => {
+  const send = async (
+    request: WebhookRequest,
+    fiber: AbortSignal
+  ): Promise<WebhookResponse & { readonly resolved?: ResolvedHost }> => {
     const started = performance.now()
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(timedOut), request.timeoutMs)
@@ -179,7 +211,18 @@ export const makeWebhookSender = (options: WebhookSenderOptions = {}) => {
     }
   }
 
-  return WebhookSender.of({ send: (request) => Effect.promise((fiber) => send(request, fiber)) })
+  return WebhookSender.of({
+    send: (request) =>
+      Effect.gen(function* () {
+        const { resolved, ...response } = yield* Effect.promise((fiber) => send(request, fiber))
+        if (resolved !== undefined)
+          yield* Effect.logWarning("webhook send refused", {
+            reason: response.error,
+            ...resolvedLogFields(resolved)
+          })
+        return response
+      })
+  })
 }
 
 /** `WebhookSender` for an engine: `PAY_FETCH_ALLOW_PRIVATE=1` maps to `allowPrivate`. */

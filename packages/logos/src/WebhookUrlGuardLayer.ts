@@ -7,7 +7,7 @@
 import { httpsUrlProblem, WebhookUrlGuard, WebhookUrlRefused } from "@pay/core"
 import { Effect, Layer } from "effect"
 import { classifyAddress } from "./AddressPolicy.js"
-import { type ResolvedAddress, resolveTarget } from "./SafeFetch.js"
+import { type ResolvedAddress, resolvedLogFields, resolveTarget } from "./SafeFetch.js"
 
 export interface WebhookUrlGuardOptions {
   readonly allowPrivate?: boolean
@@ -36,7 +36,15 @@ export const makeWebhookUrlGuard = (options: WebhookUrlGuardOptions = {}) => {
         const target = yield* Effect.promise(() =>
           resolveTarget(parsed!, { allowPrivate, resolve: options.resolve })
         )
-        if ("ok" in target) return yield* new WebhookUrlRefused({ reason: target.message })
+        if ("ok" in target) {
+          // The partner's reason names no address a host resolved to; the operator's log does.
+          if (target.kind === "address_not_allowed" && target.resolved !== undefined)
+            yield* Effect.logWarning("webhook URL refused", {
+              reason: target.message,
+              ...resolvedLogFields(target.resolved)
+            })
+          return yield* new WebhookUrlRefused({ reason: target.message })
+        }
         if (plainLoopback && !target.addresses.every((a) => isLoopback(a.address))) {
           return yield* new WebhookUrlRefused({
             reason:

@@ -32,6 +32,7 @@ import referenceStatistics from "./migrations/0024_reference_statistics.js"
 import deployJobs from "./migrations/0025_deploy_jobs.js"
 import optionMethod from "./migrations/0026_option_method.js"
 import nativeCoin from "./migrations/0027_native_coin.js"
+import keyScopes from "./migrations/0028_key_scopes.js"
 
 const byName = {
   "0001_initial": initial,
@@ -60,7 +61,8 @@ const byName = {
   "0024_reference_statistics": referenceStatistics,
   "0025_deploy_jobs": deployJobs,
   "0026_option_method": optionMethod,
-  "0027_native_coin": nativeCoin
+  "0027_native_coin": nativeCoin,
+  "0028_key_scopes": keyScopes
 }
 
 export const migrations = Migrator.fromRecord(byName)

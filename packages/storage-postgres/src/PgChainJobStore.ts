@@ -35,6 +35,7 @@ import {
   TransactionClaimed
 } from "@pay/core"
 import { Effect, Option } from "effect"
+import { insertAuditEntries } from "./PgAuditStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { writeEvents } from "./PgEventStore.js"
 
@@ -204,6 +205,20 @@ const fenced =
     )
 
 export const makePgChainJobStore = (sql: SqlClient) => {
+  /** Queues the job again when its previous run is done (one statement); whether it did. */
+  const requeued = (job: NewChainJob) =>
+    sql`WITH queued AS (INSERT INTO chain_jobs AS j ${sql.literal(JOB_COLUMNS)}
+              SELECT ${jobValues(sql, job)}
+              ON CONFLICT (payment_id, kind) DO UPDATE SET
+                chain_id = excluded.chain_id, payload = excluded.payload, state = 'active',
+                run_at = excluded.run_at, lease_token = NULL, lease_until = NULL, nonce = NULL,
+                destination = NULL, last_error = NULL, failures = 0, failing_since = NULL,
+                stuck_since = NULL, updated_at = excluded.updated_at
+              WHERE j.state = 'done'
+              RETURNING id, payment_id),
+            unheld AS (UPDATE payments p SET settlement_held = false
+              FROM queued WHERE p.id = queued.payment_id AND p.settlement_held)
+            SELECT id FROM queued`.pipe(Effect.map((rows) => rows.length === 1))
   const held = (lease: ChainJobLease) => sql`id = ${lease.jobId} AND lease_token = ${lease.token}`
 
   return ChainJobStore.of({
@@ -330,25 +345,20 @@ export const makePgChainJobStore = (sql: SqlClient) => {
             .pipe(orDieSql)
     },
 
-    requeue: (job, kind) =>
+    requeue: (job, kind, audit) =>
       job.payload.kind !== kind
         ? Effect.die(new Error(`a ${job.payload.kind} job queued as ${kind}`))
-        : // Queued again, a held settlement is under way: `pending` from here.
-          sql`WITH queued AS (INSERT INTO chain_jobs AS j ${sql.literal(JOB_COLUMNS)}
-              SELECT ${jobValues(sql, job)}
-              ON CONFLICT (payment_id, kind) DO UPDATE SET
-                chain_id = excluded.chain_id, payload = excluded.payload, state = 'active',
-                run_at = excluded.run_at, lease_token = NULL, lease_until = NULL, nonce = NULL,
-                destination = NULL, last_error = NULL, failures = 0, failing_since = NULL,
-                stuck_since = NULL, updated_at = excluded.updated_at
-              WHERE j.state = 'done'
-              RETURNING id, payment_id),
-            unheld AS (UPDATE payments p SET settlement_held = false
-              FROM queued WHERE p.id = queued.payment_id AND p.settlement_held)
-            SELECT id FROM queued`.pipe(
-            Effect.map((rows) => rows.length === 1),
-            orDieSql
-          ),
+        : // Queued again, a held settlement is under way: `pending` from here; an operator's
+          // override recorded in the same transaction, only when it queued.
+          sql
+            .withTransaction(
+              Effect.gen(function* () {
+                const queued = yield* requeued(job)
+                if (queued && audit !== undefined) yield* insertAuditEntries(sql, audit)
+                return queued
+              })
+            )
+            .pipe(orDieSql),
 
     findByPayment: (paymentId, kind) =>
       sql<JobRow>`SELECT * FROM chain_jobs WHERE payment_id = ${paymentId} AND kind = ${kind}`.pipe(

@@ -1,12 +1,20 @@
 /**
- * API keys on PostgreSQL (migration 0017): one table for partners' and
+ * API keys on PostgreSQL (migrations 0017, 0028 for scopes): one table for partners' and
  * wallet apps' keys. A revocation that must leave the owner another key
  * first takes a transaction-scoped advisory lock on the owner: under READ
  * COMMITTED, two transactions revoking an owner's last two keys would each
  * still see the other's key active and both succeed.
  */
 import type { SqlClient } from "@effect/sql"
-import { type ApiKeyId, ApiKeyLookupTaken, type KeyOwner, KeyRecord, KeyStore } from "@pay/core"
+import {
+  type ApiKeyId,
+  ApiKeyLookupTaken,
+  type KeyOwner,
+  KeyRecord,
+  KeyStore,
+  scopesFromText,
+  scopesToText
+} from "@pay/core"
 import { Effect, Option } from "effect"
 import { writeAudit } from "./PgAuditStore.js"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
@@ -24,6 +32,8 @@ interface KeyRow {
   readonly revoked_at: Date | null
   readonly last_used_at: Date | null
   readonly rotated_to: string | null
+  /** Comma-separated (migration 0028). */
+  readonly scopes: string
 }
 
 // PostgreSQL's own mapping (SqliteKeyStore.ts has its twin): times are Date here.
@@ -39,7 +49,8 @@ const toKey = (r: KeyRow) =>
     expiresAt: r.expires_at,
     revokedAt: r.revoked_at,
     lastUsedAt: r.last_used_at,
-    rotatedTo: r.rotated_to as ApiKeyId | null
+    rotatedTo: r.rotated_to as ApiKeyId | null,
+    scopes: scopesFromText(r.scopes)
   })
 
 const first = (rows: ReadonlyArray<KeyRow>) => Option.map(Option.fromNullable(rows[0]), toKey)
@@ -54,9 +65,10 @@ const onTaken = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 /** A key's row, inside the caller's transaction. */
 export const insertKeyRow = (sql: SqlClient.SqlClient, k: KeyRecord) =>
   sql`INSERT INTO keys (id, owner_kind, owner_id, name, lookup_id, hash, created_at, expires_at,
-      revoked_at, last_used_at, rotated_to)
+      revoked_at, last_used_at, rotated_to, scopes)
     VALUES (${k.id}, ${k.ownerKind}, ${k.ownerId}, ${k.name}, ${k.lookupId}, ${k.hash},
-      ${k.createdAt}, ${k.expiresAt}, ${k.revokedAt}, ${k.lastUsedAt}, ${k.rotatedTo})`
+      ${k.createdAt}, ${k.expiresAt}, ${k.revokedAt}, ${k.lastUsedAt}, ${k.rotatedTo},
+      ${scopesToText(k.scopes)})`
 
 export const makePgKeyStore = (sql: SqlClient.SqlClient) => {
   const find = (owner: KeyOwner, id: string) =>

@@ -76,7 +76,8 @@ describe("PostgreSQL storage, several instances", () => {
         "reference_statistics",
         "deploy_jobs",
         "option_method",
-        "native_coin"
+        "native_coin",
+        "key_scopes"
       ])
     })
   )

@@ -121,7 +121,7 @@ export const makePgWebhookDeliveryStore = (sql: SqlClient.SqlClient) => {
         return Option.fromNullable((yield* records(rows))[0])
       }).pipe(orDieSql),
 
-    claimDue: (now, limit, leaseMs, perEndpoint) =>
+    claimDue: (now, limit, leaseMs, perEndpoint, perPartner = 1_000_000) =>
       sql
         .withTransaction(
           Effect.gen(function* () {
@@ -136,10 +136,19 @@ export const makePgWebhookDeliveryStore = (sql: SqlClient.SqlClient) => {
             // A new statement: it sees every claim committed before the locks were taken.
             // Endpoint by endpoint, an index range cut at the limit: the cost follows the
             // endpoints and the batch, not the history or a backlog.
+            // Partners count every endpoint of theirs in flight, locked here or not.
             const claimed = yield* sql<DeliveryRow & { lease_token: string }>`WITH busy AS (
                 SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
                 WHERE endpoint_id = ANY(${ids}::text[]) AND lease_until > ${now}
                 GROUP BY endpoint_id
+              ), partners AS (
+                SELECT DISTINCT partner_id FROM webhook_endpoints WHERE id = ANY(${ids}::text[])
+              ), partner_busy AS (
+                SELECT w.partner_id, count(*) AS n
+                FROM partners p JOIN webhook_endpoints w ON w.partner_id = p.partner_id
+                  JOIN webhook_deliveries d ON d.endpoint_id = w.id
+                WHERE d.lease_until > ${now}
+                GROUP BY w.partner_id
               ), due AS (
                 SELECT d.* FROM unnest(${ids}::text[]) AS e(id) CROSS JOIN LATERAL (
                   SELECT d.endpoint_id, d.event_id, d.next_attempt_at, d.event_seq,
@@ -154,10 +163,19 @@ export const makePgWebhookDeliveryStore = (sql: SqlClient.SqlClient) => {
                         AND p.state = 'pending' AND p.event_seq < d.event_seq))
                   ORDER BY d.next_attempt_at, d.event_seq LIMIT ${perEndpoint}
                 ) d
-              ), picked AS (
-                SELECT due.* FROM due LEFT JOIN busy ON busy.endpoint_id = due.endpoint_id
+              ), room AS (
+                SELECT due.*, w.partner_id FROM due LEFT JOIN busy ON busy.endpoint_id = due.endpoint_id
+                  JOIN webhook_endpoints w ON w.id = due.endpoint_id
                 WHERE due.place + coalesce(busy.n, 0) <= ${perEndpoint}
-                ORDER BY due.next_attempt_at, due.event_seq LIMIT ${Math.max(0, limit)}
+              ), ranked AS (
+                SELECT room.*, row_number() OVER (PARTITION BY room.partner_id
+                  ORDER BY room.next_attempt_at, room.event_seq) AS partner_place
+                FROM room
+              ), picked AS (
+                SELECT ranked.* FROM ranked
+                  LEFT JOIN partner_busy pb ON pb.partner_id = ranked.partner_id
+                WHERE ranked.partner_place + coalesce(pb.n, 0) <= ${perPartner}
+                ORDER BY ranked.next_attempt_at, ranked.event_seq LIMIT ${Math.max(0, limit)}
               )
               UPDATE webhook_deliveries t SET lease_token = gen_random_uuid()::text,
                 lease_until = ${new Date(now.getTime() + leaseMs)}

@@ -32,6 +32,7 @@ import chainJobFailing from "./migrations/0023_chain_job_failing.js"
 import deployJobs from "./migrations/0024_deploy_jobs.js"
 import optionMethod from "./migrations/0025_option_method.js"
 import nativeCoin from "./migrations/0026_native_coin.js"
+import keyScopes from "./migrations/0027_key_scopes.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -67,7 +68,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 23, name: "chain_job_failing", apply: chainJobFailing },
   { id: 24, name: "deploy_jobs", apply: deployJobs },
   { id: 25, name: "option_method", apply: optionMethod },
-  { id: 26, name: "native_coin", apply: nativeCoin }
+  { id: 26, name: "native_coin", apply: nativeCoin },
+  { id: 27, name: "key_scopes", apply: keyScopes }
 ]
 
 /** A migration applied by this call: its id and name. */

@@ -8,6 +8,7 @@
  * gives one to the job. uint256 values are decimal TEXT; times are ms.
  */
 import {
+  type AuditEntry,
   type Caip2,
   type Caip10,
   type ChainJob,
@@ -143,7 +144,11 @@ export const makeSqliteChainJobStore = (
   /** Where the job writes go: concurrent payments' share a commit (GroupCommit.ts). */
   writes: GroupCommit,
   /** Writes events in the caller's transaction (the event store's insert). */
-  writeEvents: (events: ReadonlyArray<PayEvent>) => void
+  writeEvents: (events: ReadonlyArray<PayEvent>) => void,
+  /** Writes audit entries in the caller's transaction (an operator's override). */
+  insertAuditEntries: (entries: ReadonlyArray<AuditEntry>) => void = () => {
+    throw new Error("this chain job store writes no audit entries")
+  }
 ) => {
   const q = (sql: string) => db.prepare(sql)
   const sql = {
@@ -452,14 +457,17 @@ export const makeSqliteChainJobStore = (
         })
       ),
 
-    requeue: (job, kind) =>
+    requeue: (job, kind, audit) =>
       Effect.sync(() => {
         if (job.payload.kind !== kind)
           throw new Error(`a ${job.payload.kind} job queued as ${kind}`)
         // Queued again, a held settlement is under way: `pending` from here.
         return db.transaction(() => {
           const queued = sql.requeue.get(...jobParams(job)) !== undefined
-          if (queued) sql.unhold.run(job.paymentId)
+          if (queued) {
+            sql.unhold.run(job.paymentId)
+            if (audit !== undefined) insertAuditEntries(audit)
+          }
           return queued
         })
       }),

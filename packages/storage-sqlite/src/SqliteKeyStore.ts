@@ -1,5 +1,5 @@
 /**
- * API keys on SQLite (migration 0017): one table for partners' and wallet
+ * API keys on SQLite (migrations 0017, 0027 for scopes): one table for partners' and wallet
  * apps' keys. A revocation that must leave the owner another key is one
  * UPDATE whose WHERE clause is that rule: a write statement takes SQLite's
  * write lock before it reads, so two of them (in this process or another)
@@ -12,7 +12,9 @@ import {
   type IdempotencyCompletion,
   type KeyOwner,
   KeyRecord,
-  KeyStore
+  KeyStore,
+  scopesFromText,
+  scopesToText
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import type { SqliteConnection } from "./SqliteDatabase.js"
@@ -30,6 +32,8 @@ interface KeyRow {
   readonly revoked_at: number | null
   readonly last_used_at: number | null
   readonly rotated_to: string | null
+  /** Comma-separated (migration 0027). */
+  readonly scopes: string
 }
 
 const date = (ms: number | null) => (ms === null ? null : new Date(ms))
@@ -47,7 +51,8 @@ const toKey = (r: KeyRow) =>
     expiresAt: date(r.expires_at),
     revokedAt: date(r.revoked_at),
     lastUsedAt: date(r.last_used_at),
-    rotatedTo: r.rotated_to as ApiKeyId | null
+    rotatedTo: r.rotated_to as ApiKeyId | null,
+    scopes: scopesFromText(r.scopes)
   })
 
 /** Active at `?`: neither revoked nor expired by then. */
@@ -62,8 +67,8 @@ export const makeSqliteKeyStore = (
 ) => {
   const sql = {
     insert: db.prepare(`INSERT INTO keys (id, owner_kind, owner_id, name, lookup_id, hash,
-      created_at, expires_at, revoked_at, last_used_at, rotated_to)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      created_at, expires_at, revoked_at, last_used_at, rotated_to, scopes)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     byLookupId: db.prepare("SELECT * FROM keys WHERE lookup_id = ?"),
     byHash: db.prepare("SELECT * FROM keys WHERE hash = ?"),
     byId: db.prepare("SELECT * FROM keys WHERE id = ? AND owner_kind = ? AND owner_id = ?"),
@@ -101,7 +106,8 @@ export const makeSqliteKeyStore = (
       k.expiresAt?.getTime() ?? null,
       k.revokedAt?.getTime() ?? null,
       k.lastUsedAt?.getTime() ?? null,
-      k.rotatedTo
+      k.rotatedTo,
+      scopesToText(k.scopes)
     )
   }
 

@@ -117,7 +117,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [23, "chain_job_failing"],
         [24, "deploy_jobs"],
         [25, "option_method"],
-        [26, "native_coin"]
+        [26, "native_coin"],
+        [27, "key_scopes"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

@@ -436,7 +436,12 @@ export const makeSqliteStores = (
     purge: (before) => Effect.sync(() => Number(idempotencySql.purge.run(before.getTime()).changes))
   })
 
-  const chainJobs = makeSqliteChainJobStore(db, writes, events.writeEvents)
+  const chainJobs = makeSqliteChainJobStore(
+    db,
+    writes,
+    events.writeEvents,
+    auditLog.insertAuditEntries
+  )
 
   return Layer.mergeAll(
     Layer.succeed(RateLimitStore, makeSqliteRateLimitStore(db, writes)),

@@ -3,9 +3,10 @@
  * (SqliteEventStore.ts), claimed under leases, recorded fenced by the
  * lease's token. A claim's first statement is a write (it clears lapsed
  * leases), so its transaction holds SQLite's one write lock from the start
- * and no other connection claims the same rows in between. It reads endpoint
- * by endpoint, each an index range cut at what the endpoint has room for, so
- * its cost follows the endpoints and the batch, not the history or a backlog.
+ * and no other connection claims the same rows in between. It reads the due
+ * deliveries in one bounded statement (`claimScan` rows at most), skipping
+ * endpoints and partners at their in-flight caps: its cost follows the batch,
+ * not the number of endpoints, the history or the backlog of a busy endpoint.
  */
 import {
   type ClaimedDelivery,
@@ -63,6 +64,27 @@ const toAttempt = (r: AttemptRow) =>
     error: r.error
   })
 
+/** A due delivery as the claim reads it, with what its endpoint and partner have in flight. */
+interface DueRow {
+  readonly endpoint_id: string
+  readonly event_id: string
+  readonly event_seq: number
+  readonly attempts: number
+  readonly next_attempt_at: number
+  readonly partner_id: string
+  readonly endpoint_busy: number
+  readonly partner_busy: number
+}
+
+/**
+ * How many due rows one claim reads: room for the batch when its endpoints
+ * bring more than they may take (rows past an endpoint's room are skipped;
+ * at its cap, the next claim skips it in the statement), and bounded, so a
+ * claim's cost never follows the number of endpoints.
+ */
+export const claimScan = (limit: number, perEndpoint: number): number =>
+  Math.max(0, Math.min(limit * Math.max(1, perEndpoint), 4_096))
+
 export const makeSqliteWebhookDeliveryStore = (
   db: SqliteConnection,
   /** Writes an event row alone, without queueing its deliveries. */
@@ -82,20 +104,30 @@ export const makeSqliteWebhookDeliveryStore = (
       ORDER BY attempted_at DESC, rowid DESC`),
     clearLapsed: db.prepare(`UPDATE webhook_deliveries SET lease_token = NULL, lease_until = NULL
       WHERE lease_until IS NOT NULL AND lease_until <= ?`),
-    // How many are leased to each endpoint now (lapsed leases were just cleared).
-    busy: db.prepare(`SELECT endpoint_id, count(*) AS n
-      FROM webhook_deliveries INDEXED BY webhook_deliveries_leased
-      WHERE lease_until IS NOT NULL GROUP BY endpoint_id`),
-    able: db.prepare(`SELECT id FROM webhook_endpoints
-      WHERE status = 'enabled' AND deleted_at IS NULL`),
-    // One endpoint's due deliveries, oldest due first, none waiting for an earlier pending
-    // delivery of its payment there: an index range per endpoint, whatever the backlog.
-    due: db.prepare(`SELECT d.endpoint_id, d.event_id, d.event_seq, d.attempts, d.next_attempt_at
-      FROM webhook_deliveries d INDEXED BY webhook_deliveries_due_by_endpoint
-      WHERE d.endpoint_id = ? AND d.state = 'pending' AND d.next_attempt_at <= ?
-        AND d.lease_until IS NULL
+    // One statement whatever the number of endpoints: the due deliveries in due order (one
+    // index range), skipping those of endpoints and partners already at their in-flight caps
+    // (counted from the leased rows, which the caps keep few), and cut at `scan` rows. The
+    // outer loop is the due index (CROSS JOIN keeps that order), so endpoints with nothing
+    // due cost nothing; a backlog costs only the rows of endpoints at their cap it steps over.
+    due: db.prepare(`WITH busy AS MATERIALIZED (
+        SELECT l.endpoint_id, count(*) AS n
+        FROM webhook_deliveries l INDEXED BY webhook_deliveries_leased
+        WHERE l.lease_until IS NOT NULL GROUP BY l.endpoint_id
+      ), busy_partner AS MATERIALIZED (
+        SELECT x.partner_id, sum(b.n) AS n
+        FROM busy b JOIN webhook_endpoints x ON x.id = b.endpoint_id GROUP BY x.partner_id
+      )
+      SELECT d.endpoint_id, d.event_id, d.event_seq, d.attempts, d.next_attempt_at,
+        w.partner_id, coalesce(b.n, 0) AS endpoint_busy, coalesce(bp.n, 0) AS partner_busy
+      FROM webhook_deliveries d INDEXED BY webhook_deliveries_due
+        CROSS JOIN webhook_endpoints w ON w.id = d.endpoint_id
+        LEFT JOIN busy b ON b.endpoint_id = d.endpoint_id
+        LEFT JOIN busy_partner bp ON bp.partner_id = w.partner_id
+      WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND d.lease_until IS NULL
+        AND w.status = 'enabled' AND w.deleted_at IS NULL
+        AND coalesce(b.n, 0) < ? AND coalesce(bp.n, 0) < ?
         AND (d.payment_id IS NULL OR NOT EXISTS (
-          SELECT 1 FROM webhook_deliveries p
+          SELECT 1 FROM webhook_deliveries p INDEXED BY webhook_deliveries_pending_order
           WHERE p.endpoint_id = d.endpoint_id AND p.payment_id = d.payment_id
             AND p.state = 'pending' AND p.event_seq < d.event_seq))
       ORDER BY d.next_attempt_at, d.event_seq LIMIT ?`),
@@ -160,25 +192,30 @@ export const makeSqliteWebhookDeliveryStore = (
         )
       ),
 
-    claimDue: (now, limit, leaseMs, perEndpoint) =>
+    claimDue: (now, limit, leaseMs, perEndpoint, perPartner = Number.MAX_SAFE_INTEGER) =>
       Effect.sync(() =>
         db.transaction((): ReadonlyArray<ClaimedDelivery> => {
           const at = now.getTime()
           sql.clearLapsed.run(at)
-          const busy = new Map(
-            (sql.busy.all() as Array<{ endpoint_id: string; n: number }>).map((b) => [
-              b.endpoint_id,
-              b.n
-            ])
-          )
-          const candidates: Array<DeliveryRow> = []
-          for (const { id } of sql.able.all() as Array<{ id: string }>) {
-            const room = Math.min(perEndpoint - (busy.get(id) ?? 0), limit)
-            if (room > 0) candidates.push(...(sql.due.all(id, at, room) as Array<DeliveryRow>))
+          const rows = sql.due.all(
+            at,
+            perEndpoint,
+            perPartner,
+            claimScan(limit, perEndpoint)
+          ) as Array<DueRow>
+          // The rows come in due order; each endpoint and partner takes what it has room for.
+          const takenBy = new Map<string, number>()
+          const due: Array<DueRow> = []
+          for (const r of rows) {
+            if (due.length >= limit) break
+            const onEndpoint = takenBy.get(r.endpoint_id) ?? 0
+            const onPartner = takenBy.get(r.partner_id) ?? 0
+            if (r.endpoint_busy + onEndpoint >= perEndpoint) continue
+            if (r.partner_busy + onPartner >= perPartner) continue
+            takenBy.set(r.endpoint_id, onEndpoint + 1)
+            takenBy.set(r.partner_id, onPartner + 1)
+            due.push(r)
           }
-          const due = candidates
-            .sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.event_seq - b.event_seq)
-            .slice(0, Math.max(0, limit))
           return due.map((r) => {
             const token = crypto.randomUUID()
             sql.lease.run(token, at + leaseMs, r.endpoint_id, r.event_id)

@@ -881,7 +881,7 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
           for (const event of settlement.events ?? []) record(event)
         }
       }),
-    requeue: (job, kind) =>
+    requeue: (job, kind, entries) =>
       Effect.sync(() => {
         if (job.payload.kind !== kind)
           throw new Error(`a ${job.payload.kind} job queued as ${kind}`)
@@ -897,6 +897,8 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
             settlement: { ...payment.settlement, status: "pending" }
           })
         }
+        // An operator's override is recorded only with the queueing it came with.
+        if (entries !== undefined) audit(entries)
         if (existing === undefined) {
           enqueuing(job)?.()
           return true
@@ -1165,14 +1167,18 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
       }),
     find: (endpointId, eventId) =>
       Effect.sync(() => Option.map(Option.fromNullable(rowOf(endpointId, eventId)), recordOf)),
-    claimDue: (now, limit, leaseMs, perEndpoint) =>
+    claimDue: (now, limit, leaseMs, perEndpoint, perPartner = Number.MAX_SAFE_INTEGER) =>
       Effect.sync(() => {
         const at = now.getTime()
         const live = (d: DeliveryRow) => d.leaseUntil !== null && d.leaseUntil > at
         const inFlight = new Map<string, number>()
+        const partnerOf = (endpointId: WebhookEndpointId) =>
+          `partner:${endpoints.get(endpointId)?.partnerId}`
+        const count = (key: string) => inFlight.set(key, (inFlight.get(key) ?? 0) + 1)
         for (const d of deliveries) {
           if (live(d)) {
-            inFlight.set(d.delivery.endpointId, (inFlight.get(d.delivery.endpointId) ?? 0) + 1)
+            count(d.delivery.endpointId)
+            count(partnerOf(d.delivery.endpointId))
           }
         }
         const waitsForEarlier = (d: DeliveryRow) =>
@@ -1208,7 +1214,9 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
           const endpointId = row.delivery.endpointId
           const busy = inFlight.get(endpointId) ?? 0
           if (busy >= perEndpoint) continue
+          if ((inFlight.get(partnerOf(endpointId)) ?? 0) >= perPartner) continue
           inFlight.set(endpointId, busy + 1)
+          count(partnerOf(endpointId))
           row.leaseToken = randomBase62(24)
           row.leaseUntil = at + leaseMs
           claimed.push({

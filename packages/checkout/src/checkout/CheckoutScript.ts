@@ -8,12 +8,21 @@
  *   copying by hand.
  * - Countdown: ticks every second from the server's clock (offset by the
  *   browser's), turns prominent in the last minute and is announced once then.
+ *   Expired by the clock, it asks for the status at once rather than wait for
+ *   the held long-poll to end, and again each second until the server agrees
+ *   (its clock may be a moment behind).
  * - Live status: a long-poll of `{link}/status`; each change is written into the
  *   page's `role=status` region (announced to screen readers), and a final state
  *   sends the buyer to the payment's success or error URL after a moment.
  * - Pay from a browser wallet: the option's transactions first, in order, each
  *   confirmed by its hash (a Permit2 token's approvals; a native coin's
  *   transfer, which pays by itself), then its typed data signed, if it has any.
+ *   An option that needs the buyer's data first opens the data-collection page
+ *   and waits for its `IC_COMPLETE`, heard only from the window it opened and
+ *   only at the collect URL's origin (the engine's): any other page or frame
+ *   may post that message too, and must not skip the step.
+ *
+ * Comments inside the script are served to every buyer: the longer whys stay up here.
  */
 export const CHECKOUT_STATUS_SCRIPT = `(function () {
   "use strict";
@@ -61,8 +70,6 @@ export const CHECKOUT_STATUS_SCRIPT = `(function () {
       countdown.className = "countdown urgent";
       countdown.setAttribute("role", "alert");
     }
-    // Expired by the clock: ask now rather than wait for the held long-poll to end, and again
-    // each second until the server agrees (its clock may be a moment behind).
     if (left <= 0) {
       if (state !== "requires_action") return;
       if (polling && held) held.abort(); else poll(0);
@@ -236,11 +243,12 @@ export const CHECKOUT_STATUS_SCRIPT = `(function () {
   function collected(url) {
     if (!url) return Promise.resolve();
     return new Promise(function (done) {
+      var w, o = new URL(url, location.href).origin;
       function heard(e) {
-        if (e.data && e.data.type === "IC_COMPLETE") { window.removeEventListener("message", heard); done(); }
+        if (e.source === w && e.origin === o && e.data && e.data.type === "IC_COMPLETE") { removeEventListener("message", heard); done(); }
       }
-      window.addEventListener("message", heard);
-      window.open(url, "_blank");
+      addEventListener("message", heard);
+      w = window.open(url, "_blank");
     });
   }
   function payNow() {

@@ -54,7 +54,9 @@ export const AUDIT_ACTIONS = [
   "settlement.deleted",
   "api_key.created",
   "api_key.rotated",
-  "api_key.revoked"
+  "api_key.revoked",
+  /** An operator sent a payment's settlement elsewhere than where it was due (`pay payments settle --destination`). */
+  "payment.settlement_redirected"
 ] as const
 export const AuditAction = Schema.Literal(...AUDIT_ACTIONS)
 export type AuditAction = typeof AuditAction.Type

@@ -14,6 +14,7 @@
  */
 import { Context, type Effect, type Option } from "effect"
 import type { Address } from "viem"
+import type { AuditEntry } from "../audit/AuditEntry.js"
 import type { PayEvent } from "../events/Event.js"
 import type {
   ChainJob,
@@ -139,7 +140,12 @@ export class ChainJobStore extends Context.Tag("@pay/core/ChainJobStore")<
      * a `done` one is made active again, due at once, with its nonce cleared
      * (`pay payments settle`: an operator settling again). True when queued.
      */
-    readonly requeue: (job: NewChainJob, kind: ChainJobKind) => Effect.Effect<boolean>
+    readonly requeue: (
+      job: NewChainJob,
+      kind: ChainJobKind,
+      /** Written in the same transaction, only when the job is queued (an operator's override). */
+      audit?: ReadonlyArray<AuditEntry>
+    ) => Effect.Effect<boolean>
     /**
      * Records coin that reached the collector without paying anything (a
      * native transfer of the wrong value, say), for an operator to return.

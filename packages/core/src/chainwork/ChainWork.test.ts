@@ -20,7 +20,8 @@ import {
 import { Clock, Context, Effect, Fiber, Layer, Logger, LogLevel, Option, TestClock } from "effect"
 import { type Address, getAddress, type Hex, serializeErc6492Signature } from "viem"
 import { partnerWithMerchant } from "../../test/PartnerFixture.js"
-import { embedderActor } from "../audit/AuditEntry.js"
+import { cliActor, embedderActor } from "../audit/AuditEntry.js"
+import { AuditStore } from "../audit/AuditStore.js"
 import { payEngineLayer } from "../Engine.js"
 import { engineConfig, type PaymentEngineSettings } from "../EngineOptions.js"
 import { EventStore } from "../events/Event.js"
@@ -621,10 +622,11 @@ describe("ChainWork", () => {
 
           const held = yield* paymentOf(id)
           expect(held.status).toBe("succeeded")
+          // Held with the destination in force when it succeeded: where it will be sent.
           expect(held.settlement).toEqual({
             amount: SETTLED,
             status: "held",
-            destination: null,
+            destination: MERCHANT_ACCOUNT,
             txHash: null,
             settledAt: null
           })
@@ -674,6 +676,114 @@ describe("ChainWork", () => {
             status: "held",
             settled: false
           })
+        }).pipe(Effect.provide(world.engine()))
+      }
+    )
+
+    it.effect(
+      "a destination changed after the payment succeeded redirects none of its money: the settlement goes where it was due",
+      () => {
+        const world = makeWorld()
+        const { fake } = world
+        return Effect.gen(function* () {
+          const shop = yield* openShop()
+          const merchants = yield* Merchants
+          const work = yield* ChainWork
+          const id = yield* confirmedPayment(fake, shop)
+          yield* merchants.setStatus(shop.merchantId, "suspended")
+          expect(yield* drain()).toBe(true)
+          expect((yield* paymentOf(id)).settlement?.status).toBe("held")
+
+          // A key that can change settlements (a stolen one, say) points them elsewhere.
+          const settlements = yield* Settlements
+          const [current] = yield* settlements.list(shop.partner, shop.merchantId)
+          const elsewhere = "0x00000000000000000000000000000000000000E1" as Address
+          yield* settlements.changeDestination(
+            shop.partner,
+            shop.merchantId,
+            current!.id,
+            `${CHAIN_ID}:${elsewhere}` as Caip10,
+            embedderActor
+          )
+          yield* merchants.setStatus(shop.merchantId, "active")
+          expect(yield* work.resumeHeld(shop.merchantId)).toBe(1)
+          expect(yield* drain()).toBe(true)
+
+          expect((yield* paymentOf(id)).settlement).toMatchObject({
+            status: "settled",
+            destination: MERCHANT_ACCOUNT
+          })
+          expect(fake.balance(MERCHANT)).toBe(SETTLED)
+          expect(fake.balance(elsewhere)).toBe(0n)
+          expect(fake.mined.map((t) => t.call.kind)).toEqual(["receive", "transfer"])
+
+          // A payment that succeeds after the change settles to the new one.
+          const next = yield* confirmedPayment(fake, shop)
+          expect(yield* drain()).toBe(true)
+          expect((yield* paymentOf(next)).settlement).toMatchObject({
+            status: "settled",
+            destination: `${CHAIN_ID}:${elsewhere}`
+          })
+          expect(fake.balance(elsewhere)).toBe(SETTLED)
+        }).pipe(Effect.provide(world.engine()))
+      }
+    )
+
+    it.effect(
+      "an operator redirects a held settlement: sent to the destination given, the change audited",
+      () => {
+        const world = makeWorld()
+        const { fake } = world
+        return Effect.gen(function* () {
+          const shop = yield* openShop()
+          const work = yield* ChainWork
+          const id = yield* confirmedPayment(fake, shop)
+          yield* (yield* Merchants).setStatus(shop.merchantId, "suspended")
+          expect(yield* drain()).toBe(true)
+          expect((yield* paymentOf(id)).settlement?.status).toBe("held")
+
+          // Another chain's account cannot receive the asset: refused, nothing queued.
+          const foreign = yield* Effect.flip(
+            work.settleAgain(id, {
+              destination: "eip155:1:0x00000000000000000000000000000000000000E2" as Caip10,
+              actor: cliActor
+            })
+          )
+          expect(foreign).toMatchObject({ _tag: "InvalidInput" })
+          expect((yield* paymentOf(id)).settlement?.status).toBe("held")
+
+          const elsewhere = "0x00000000000000000000000000000000000000E2" as Address
+          expect(
+            yield* work.settleAgain(id, {
+              destination: `${CHAIN_ID}:${elsewhere}` as Caip10,
+              actor: cliActor
+            })
+          ).toBe(true)
+          expect(yield* drain()).toBe(true)
+          expect((yield* paymentOf(id)).settlement).toMatchObject({
+            status: "settled",
+            destination: `${CHAIN_ID}:${elsewhere}`
+          })
+          expect(fake.balance(elsewhere)).toBe(SETTLED)
+          expect(fake.balance(MERCHANT)).toBe(0n)
+          const entries = yield* (yield* AuditStore).list({ limit: 10 })
+          expect(
+            entries
+              .filter((e) => e.action === "payment.settlement_redirected")
+              .map((e) => ({
+                actor: e.actor,
+                subject: e.subject,
+                before: e.before,
+                after: e.after
+              }))
+          ).toEqual([
+            {
+              actor: cliActor,
+              subject: id,
+              before: { destination: MERCHANT_ACCOUNT },
+              after: { destination: `${CHAIN_ID}:${elsewhere}` }
+            }
+          ])
         }).pipe(Effect.provide(world.engine()))
       }
     )

@@ -13,9 +13,12 @@
  * Transactions.ts.
  */
 import { Cause, Effect, Exit, FiberSet, Option, Queue, Random } from "effect"
+import type { AuditActor, AuditEntry } from "../audit/AuditEntry.js"
+import { auditEntryOf, auditStamp } from "../audit/NewAuditEntry.js"
 import { Chain, networkOf } from "../chain/Chain.js"
 import { type MerchantId, merchantPayable } from "../merchants/Merchant.js"
 import { MerchantStore } from "../merchants/MerchantStore.js"
+import { chainMismatch } from "../merchants/Settlements.js"
 import type { ChainJobLeaseLost } from "../payments/ChainJob.js"
 import {
   type ClaimedJob,
@@ -29,7 +32,8 @@ import {
 import type { Payment, PaymentId } from "../payments/Payment.js"
 import { type PaymentCursor, PaymentStore } from "../payments/PaymentStore.js"
 import { Payments } from "../payments/Payments.js"
-import { chainOfCaip19 } from "../shared/Caip.js"
+import { type Caip10, chainOfCaip19 } from "../shared/Caip.js"
+import { InvalidInput } from "../shared/Errors.js"
 import { type FreshChainRun, makeStartFreshChains } from "./ChainInstances.js"
 import { ChainJobStore } from "./ChainJobStore.js"
 import { ChainWorkConfig } from "./ChainWorkConfig.js"
@@ -373,7 +377,11 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
     })
 
     /** The payment's settle job, queued again unless one is active: true when queued. */
-    const requeueSettle = (payment: Payment, release: boolean) =>
+    const requeueSettle = (
+      payment: Payment,
+      release: boolean,
+      redirect?: { readonly destination: Caip10; readonly audit: AuditEntry }
+    ) =>
       Effect.gen(function* () {
         if (payment.tokenAmount === null || payment.settlement === null) return false
         const queued = yield* store.requeue(
@@ -384,11 +392,13 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
               kind: "settle",
               asset: payment.tokenAmount.asset,
               amount: payment.settlement.amount,
-              ...(release ? { release: true as const } : {})
+              ...(release ? { release: true as const } : {}),
+              ...(redirect === undefined ? {} : { destination: redirect.destination })
             },
             now()
           ),
-          "settle"
+          "settle",
+          redirect === undefined ? undefined : [redirect.audit]
         )
         if (queued) yield* wake
         return queued
@@ -401,14 +411,32 @@ export class ChainWork extends Effect.Service<ChainWork>()("@pay/core/ChainWork"
      * operator's move; sent even if the merchant is still not active. False when there is nothing to settle (a settlement under way
      * has its job active: `requeue` leaves it alone).
      */
-    const settleAgain = (paymentId: PaymentId) =>
+    const settleAgain = (
+      paymentId: PaymentId,
+      override?: { readonly destination: Caip10; readonly actor: AuditActor }
+    ) =>
       Effect.gen(function* () {
         const payment = yield* payments.find(paymentId)
         const status = payment.settlement?.status
         if (payment.status !== "succeeded" || (status !== "no_destination" && status !== "held")) {
           return false
         }
-        return yield* requeueSettle(payment, true)
+        if (override === undefined || payment.tokenAmount === null) {
+          return yield* requeueSettle(payment, true)
+        }
+        const mismatch = chainMismatch(payment.tokenAmount.asset, override.destination)
+        if (mismatch !== undefined) return yield* InvalidInput.of("destination", mismatch)
+        // Recorded with the queueing, in its transaction: who sent the money elsewhere, from where.
+        const audit = auditEntryOf(yield* auditStamp, {
+          partnerId: payment.partnerId,
+          actor: override.actor,
+          action: "payment.settlement_redirected",
+          subject: payment.id,
+          merchantId: payment.merchantId,
+          before: { destination: payment.settlement?.destination ?? null },
+          after: { destination: override.destination }
+        })
+        return yield* requeueSettle(payment, true, { destination: override.destination, audit })
       })
 
     /**

@@ -283,6 +283,12 @@ export const makeCollectStep = ({
           at
         )
         const start = heldStart(settle.id, at, leaseMs)
+        // The merchant's destination for the asset now, kept with the payment: the settlement
+        // goes there whenever it is sent (a held one resumed, one the collector sends later), so
+        // a destination changed after the payment succeeded redirects none of its money.
+        const snapshot = (yield* settlements.listByMerchant(payment.merchantId)).find(
+          (s) => s.asset === paid.asset
+        )?.destination
         const write = (settleHeld: HeldStart) =>
           payments.transitionFenced(payment.id, {
             _tag: "Succeed",
@@ -292,7 +298,7 @@ export const makeCollectStep = ({
             settlement: {
               amount,
               status: "pending",
-              destination: null,
+              destination: snapshot ?? null,
               txHash: null,
               settledAt: null
             },
@@ -303,19 +309,16 @@ export const makeCollectStep = ({
         const payable = merchantPayable(
           Option.getOrUndefined(yield* merchants.find(payment.merchantId))
         )
-        const destination =
-          amount === 0n || !payable
-            ? undefined
-            : (yield* settlements.listByMerchant(payment.merchantId)).find(
-                (s) => s.asset === paid.asset
-              )?.destination
+        const destination = amount === 0n || !payable ? undefined : snapshot
         const call =
           destination === undefined
             ? undefined
             : yield* callOrRefusal(chain.transferCall(paid.asset, addressOf(destination), amount))
         const queue = Effect.gen(function* () {
           if (destination === undefined || call?._tag !== "Call") {
-            return yield* Effect.as(write(start), { ...settle, held: start })
+            const unsent: HeldStart =
+              snapshot === undefined ? start : { ...start, destination: snapshot }
+            return yield* Effect.as(write(unsent), { ...settle, held: unsent })
           }
           return yield* signRecordSend(
             { id: settle.id, nonce: null, sender: network.collector },

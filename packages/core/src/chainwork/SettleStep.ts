@@ -118,7 +118,11 @@ export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transacti
               return completed
             }
           }
-          let destination = held.job.destination
+          // The destination in force when the payment succeeded (CollectStep.ts), never one
+          // set since, unless an operator overrode it (audited); only a payment that had none
+          // then looks for the merchant's current one.
+          let destination =
+            held.job.destination ?? payload.destination ?? payment.settlement.destination
           if (destination === null) {
             const live = yield* settlements.listByMerchant(payment.merchantId)
             const match = live.find((s) => s.asset === payload.asset)
@@ -134,6 +138,9 @@ export const makeSettleStep = ({ callOrRefusal, sendTransfer, watch }: Transacti
               return completed
             }
             destination = match.destination
+          }
+          if (held.job.destination === null) {
+            // Fixed on the job before its transfer is signed: the watch reads it from there.
             yield* store.setDestination(held.lease, destination, now())
             held.job = { ...held.job, destination }
           }

@@ -499,3 +499,59 @@ describe("request ids and outcomes", () => {
     })
   )
 })
+
+describe("a JSON body's Content-Type", () => {
+  // The body as the route saw it, or "none" for a route that reads none.
+  const routes = [
+    publicRoute("POST", "/json", (exchange) => Effect.succeed(json(200, { body: exchange.body })), {
+      takesBody: true
+    }),
+    publicRoute("POST", "/bodiless", () => Effect.succeed(json(200, { body: "none" })))
+  ]
+  const post = (url: string, headers: Record<string, string>, body = "") => ({
+    method: "POST",
+    url,
+    header: (name: string) => headers[name],
+    readBody: async () => new TextEncoder().encode(body)
+  })
+  const answer = (url: string, headers: Record<string, string>, body?: string) =>
+    Effect.flatMap(makeEngineHandler(routes, { maxBodyBytes: 1024, authenticators: [] }), (h) =>
+      Effect.promise(() => h(post(url, headers, body)))
+    ).pipe(Effect.map((r) => ({ status: r.status, body: JSON.parse(String(r.body)) })))
+
+  it.effect("refuses a body sent without one (a browser may post that cross-site): 415", () =>
+    Effect.gen(function* () {
+      const refused = yield* answer("/json", {}, '{"a":1}')
+      expect(refused).toMatchObject({ status: 415, body: { code: "unsupported_media_type" } })
+      expect(refused.body.message).toContain("Content-Type: application/json")
+      expect(yield* answer("/json", { "content-type": "text/plain" }, '{"a":1}')).toMatchObject({
+        status: 415
+      })
+      expect(yield* answer("/json", { "content-type": "" }, '{"a":1}')).toMatchObject({
+        status: 415
+      })
+    })
+  )
+
+  it.effect("takes application/json with parameters, and +json types", () =>
+    Effect.gen(function* () {
+      for (const type of [
+        "application/json",
+        "application/json; charset=utf-8",
+        "Application/JSON;charset=UTF-8",
+        "application/merge-patch+json"
+      ])
+        expect(yield* answer("/json", { "content-type": type }, '{"a":1}')).toEqual({
+          status: 200,
+          body: { body: { a: 1 } }
+        })
+    })
+  )
+
+  it.effect("lets an empty body come without one, on a route that reads a body or not", () =>
+    Effect.gen(function* () {
+      expect(yield* answer("/json", {})).toEqual({ status: 200, body: {} })
+      expect(yield* answer("/bodiless", {})).toEqual({ status: 200, body: { body: "none" } })
+    })
+  )
+})

@@ -193,8 +193,11 @@ const requestedVersion = (request: EngineRequest) => {
   return undefined
 }
 
+// A body without a Content-Type is not taken as JSON: a browser may POST one cross-site with no
+// preflight (as it may text/plain), which would open the public checkout and sandbox routes to
+// cross-site requests. Only an empty body may come without one.
 const isJsonContentType = (value: string | undefined): boolean =>
-  value === undefined || /^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(value.trim())
+  value !== undefined && /^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(value.trim())
 
 const isFormContentType = (value: string | undefined): boolean =>
   value === undefined || /^application\/x-www-form-urlencoded\s*(;|$)/i.test(value.trim())
@@ -477,7 +480,7 @@ export const makeEngineHandler = <R>(
       // A caller known at once is admitted here, before any immediate answer; on the second try
       // of a request whose immediate answer fell through (`tryImmediate` false), it was already.
       if (tryImmediate && known !== undefined && admit !== undefined) {
-        const refused = admit(known)
+        const refused = admit(known, route)
         if (refused !== undefined) {
           start.answer = failed(refused, version)
           return ANSWERED
@@ -524,7 +527,7 @@ export const makeEngineHandler = <R>(
             : admit === undefined || !tryImmediate
               ? authenticator.authenticate(request)
               : Effect.flatMap(authenticator.authenticate(request), (caller) => {
-                  const refused = admit(caller)
+                  const refused = admit(caller, route)
                   return refused === undefined ? Effect.succeed(caller) : Effect.fail(refused)
                 })
       return authenticated.pipe(

@@ -116,6 +116,12 @@ export const ApiErrors = {
   ),
   // 403
   Forbidden: row("Forbidden", 403, "forbidden", "A valid key used on another partner's resource"),
+  InsufficientScope: row(
+    "InsufficientScope",
+    403,
+    "insufficient_scope",
+    "The API key lacks the scope the route needs, or would grant a key more scopes or a later end than its own"
+  ),
   CollectTokenInvalid: row(
     "CollectTokenInvalid",
     403,

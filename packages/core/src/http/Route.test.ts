@@ -89,13 +89,16 @@ const handler = makeEngineHandler(routes, {
   ]
 })
 
+/** A request; a body goes as JSON (a body without a Content-Type is refused: Engine.test.ts). */
 const send = (method: string, url: string, headers: Record<string, string> = {}, body?: string) =>
   Effect.flatMap(handler, (handle) =>
     Effect.promise(() =>
       handle({
         method,
         url,
-        header: (name) => headers[name],
+        header: (name) =>
+          headers[name] ??
+          (name === "content-type" && body !== undefined ? "application/json" : undefined),
         readBody: async () => new TextEncoder().encode(body ?? "")
       })
     )

@@ -66,11 +66,17 @@ export interface Authenticator<R = never> {
   /** The caller when known without any work (a key verified a moment ago), else undefined. */
   readonly known?: (request: EngineRequest) => Authenticated | undefined
   /**
-   * Whether an authenticated caller may go on (a rate limit): undefined
-   * admits, a failure refuses. Run once per request, after authentication (a
-   * wrong key is still refused as such) and before the route, without I/O.
+   * Whether an authenticated caller may go on to `route` (a key's scopes, a
+   * rate limit): undefined admits, a failure refuses. Run once per request,
+   * after authentication (a wrong key is still refused as such) and before
+   * the route, without I/O.
    */
-  readonly admit?: ((caller: Authenticated) => ApiFailure | undefined) | undefined
+  readonly admit?:
+    | ((
+        caller: Authenticated,
+        route: { readonly method: string; readonly path: string }
+      ) => ApiFailure | undefined)
+    | undefined
 }
 
 export interface Route<R> {

@@ -27,8 +27,16 @@ export class CurrentApiKey extends Context.Tag("@pay/core/CurrentApiKey")<
   { readonly keyId: string }
 >() {}
 
-/** A wrong key is 401; a valid one past its rate limit (when set) is 429 with Retry-After. */
-const failure = failureOf(ApiErrors.MissingApiKey, ApiErrors.InvalidApiKey, ApiErrors.RateLimited)
+/**
+ * A wrong key is 401; a valid one without the route's scope (keys/Scopes.ts)
+ * 403; past its rate limit (when set) 429 with Retry-After.
+ */
+const failure = failureOf(
+  ApiErrors.MissingApiKey,
+  ApiErrors.InvalidApiKey,
+  ApiErrors.InsufficientScope,
+  ApiErrors.RateLimited
+)
 
 /** The partner key: `Api-Key: <key>`, or `Authorization: Bearer <key>`. */
 export class PartnerApiKey extends HttpApiMiddleware.Tag<PartnerApiKey>()("PartnerApiKey", {

@@ -16,6 +16,7 @@ import {
   MAX_KEY_NAME_LENGTH,
   MAX_ROTATION_OVERLAP_SECONDS
 } from "./KeyRecord.js"
+import { API_KEY_SCOPES, ApiKeyScope, scopesProblem } from "./Scopes.js"
 
 const Time = Schema.String.annotations({ description: "RFC 3339" })
 
@@ -30,6 +31,9 @@ export const ApiKeyView = Schema.Struct({
   revokedAt: Schema.NullOr(Time).annotations({
     description:
       "RFC 3339: when the key stopped, or, after a rotation, will stop being accepted; null if not revoked"
+  }),
+  scopes: Schema.Array(ApiKeyScope).annotations({
+    description: "What the key may do; a route outside them is 403 `insufficient_scope`"
   })
 }).annotations({ identifier: "ApiKey" })
 
@@ -38,6 +42,7 @@ export const CreatedApiKey = Schema.Struct({
   name: ApiKeyView.fields.name,
   createdAt: Time,
   expiresAt: ApiKeyView.fields.expiresAt,
+  scopes: ApiKeyView.fields.scopes,
   secret: Schema.String.annotations({
     description:
       "The key (`pk_…`), sent as `Api-Key`: shown only here and in a replay of this request"
@@ -48,9 +53,28 @@ const FutureTime = Schema.String.pipe(
   Schema.filter((s) => parseRfc3339(s) !== undefined || "must be an RFC 3339 timestamp")
 ).annotations({ description: "RFC 3339, in the future" })
 
+/**
+ * One message for every wrong list (an unknown name, none, one twice), as
+ * the service's own check says it (Scopes.ts), not one issue per element.
+ */
+const Scopes = Schema.Array(Schema.String)
+  .pipe(Schema.filter((scopes) => scopesProblem(scopes) ?? true))
+  .annotations({
+    message: (issue) => ({
+      message:
+        issue._tag === "Refinement" && issue.kind === "Predicate"
+          ? (scopesProblem(issue.actual as ReadonlyArray<string>) ??
+            "is not a valid list of scopes")
+          : `must be a list of scopes among: ${API_KEY_SCOPES.join(", ")}`,
+      override: true
+    }),
+    description: `What the new key may do, each once, among: ${API_KEY_SCOPES.join(", ")}; default: the scopes of the key that creates it, which it may not exceed`
+  })
+
 export const CreateApiKeyRequest = Schema.Struct({
   name: Schema.optional(boundedText(1, MAX_KEY_NAME_LENGTH)),
-  expiresAt: Schema.optional(FutureTime)
+  expiresAt: Schema.optional(FutureTime),
+  scopes: Schema.optional(Scopes)
 }).annotations({ identifier: "CreateApiKeyRequest" })
 
 export const RotateApiKeyRequest = Schema.Struct({

@@ -35,6 +35,14 @@ import {
   MAX_KEY_NAME_LENGTH
 } from "./KeyRecord.js"
 import { KeyStore, type Rotation } from "./KeyStore.js"
+import {
+  ALL_SCOPES,
+  type ApiKeyScope,
+  canonicalScopes,
+  grantRefusal,
+  type InsufficientScope,
+  scopesProblem
+} from "./Scopes.js"
 
 /** Under five seconds: how long another instance may still accept a revoked key. */
 export const VERIFIED_KEY_TTL_MS = 4_000
@@ -45,6 +53,8 @@ export const LAST_USED_PRECISION_MS = 60_000
 export interface NewKeyInput {
   readonly name?: string | null | undefined
   readonly expiresAt?: Date | null | undefined
+  /** What the key may do (Scopes.ts); default: every scope, or the acting key's (`create`'s `by`). */
+  readonly scopes?: ReadonlyArray<string> | null | undefined
 }
 
 /**
@@ -61,7 +71,8 @@ const auditView = (key: KeyRecord) => ({
   id: key.id,
   name: key.name,
   expiresAt: key.expiresAt?.toISOString() ?? null,
-  revokedAt: key.revokedAt?.toISOString() ?? null
+  revokedAt: key.revokedAt?.toISOString() ?? null,
+  scopes: key.scopes
 })
 
 /**
@@ -95,10 +106,13 @@ export const keyCreatedAudit = (owner: KeyOwner, actor: AuditActor | undefined) 
     { action: "api_key.created", subject: key.id, before: null, after: auditView(key) }
   ])
 
+/** What a grant is checked against: the scopes and end of the key a request acts with. */
+export type ActingKey = Pick<KeyRecord, "scopes" | "expiresAt" | "revokedAt">
+
 interface Verified {
   readonly kind: KeyOwnerKind
   readonly owner: object
-  readonly keyId: ApiKeyId
+  readonly key: KeyRecord
   readonly until: number
 }
 
@@ -108,12 +122,15 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
     // Resolved once: a per-request service lookup costs more than the check itself.
     const clock = yield* Effect.clock
     const verified = new Map<string, Verified>()
-    /** The key each owner object handed to a request was verified with: the audit's actor. */
-    const verifiedWith = new WeakMap<object, ApiKeyId>()
+    /**
+     * The key each owner object handed to a request was verified with: the
+     * audit's actor, and the scopes and end a request acting with it is held to.
+     */
+    const verifiedWith = new WeakMap<object, KeyRecord>()
 
     const forget = (keyId: ApiKeyId) => {
       for (const [presented, entry] of verified) {
-        if (entry.keyId === keyId) verified.delete(presented)
+        if (entry.key.id === keyId) verified.delete(presented)
       }
     }
 
@@ -127,7 +144,11 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
         if (expiresAt !== null && expiresAt <= now) {
           return yield* InvalidInput.of("expiresAt", "must be in the future")
         }
-        return { name, expiresAt }
+        const problem = input.scopes == null ? undefined : scopesProblem(input.scopes)
+        if (problem !== undefined) return yield* InvalidInput.of("scopes", problem)
+        const scopes =
+          input.scopes == null ? ALL_SCOPES : canonicalScopes(input.scopes as Array<ApiKeyScope>)
+        return { name, expiresAt, scopes }
       })
 
     /**
@@ -136,7 +157,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
      */
     const mint = (owner: KeyOwner, input: NewKeyInput, at: Date, given?: string | undefined) =>
       Effect.gen(function* () {
-        const { name, expiresAt } = yield* checkInput(input, at)
+        const { name, expiresAt, scopes } = yield* checkInput(input, at)
         const generated = given === undefined ? generateApiKey() : undefined
         const secret = generated?.key ?? given!
         const key = new KeyRecord({
@@ -151,7 +172,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
           expiresAt,
           revokedAt: null,
           lastUsedAt: null,
-          rotatedTo: null
+          rotatedTo: null,
+          scopes
         })
         return { key, secret }
       })
@@ -181,18 +203,46 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
         : attempt
     }
 
-    /** A new key; `actor` (who creates it) for the audit trail, `withKey` what to write with it. */
+    /**
+     * Refuses a key (made, or a rotation's replacement) that `by`, the key a
+     * request acts with, may not grant: more scopes or a later end than its own.
+     */
+    const checkGrant = (by: ActingKey | undefined, key: KeyRecord) => {
+      const refused =
+        by === undefined
+          ? undefined
+          : grantRefusal(
+              { scopes: by.scopes, endsAt: keyEndsAt(by) },
+              { scopes: key.scopes, expiresAt: key.expiresAt }
+            )
+      return refused === undefined ? Effect.void : Effect.fail(refused)
+    }
+
+    /**
+     * A new key; `actor` (who creates it) for the audit trail, `withKey` what
+     * to write with it, `by` the key the request acts with (none for the
+     * operator and the embedder): the new key gets its scopes unless others
+     * are asked, and never more, nor a later end.
+     */
     const create = (
       owner: KeyOwner,
       input: NewKeyInput,
-      options: { readonly actor?: AuditActor | undefined; readonly withKey?: WithNewKey } = {}
+      options: {
+        readonly actor?: AuditActor | undefined
+        readonly withKey?: WithNewKey
+        readonly by?: ActingKey | undefined
+      } = {}
     ) =>
-      mintAndStore(owner, input, (key, secret) =>
-        Effect.gen(function* () {
-          const extras = options.withKey ? yield* options.withKey(key, secret) : {}
-          const audit = yield* keyCreatedAudit(owner, options.actor)
-          yield* store.insert(key, { ...extras, audit })
-        })
+      mintAndStore<InsufficientScope, never>(
+        owner,
+        { ...input, scopes: input.scopes ?? options.by?.scopes },
+        (key, secret) =>
+          Effect.gen(function* () {
+            yield* checkGrant(options.by, key)
+            const extras = options.withKey ? yield* options.withKey(key, secret) : {}
+            const audit = yield* keyCreatedAudit(owner, options.actor)
+            yield* store.insert(key, { ...extras, audit })
+          })
       )
 
     const get = (owner: KeyOwner, id: ApiKeyId) =>
@@ -236,9 +286,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
       })
 
     /**
-     * A new key for the same owner and name, without an expiry; the old one
+     * A new key for the same owner, name, expiry and scopes; the old one
      * stays accepted for `overlapSeconds`, then ends. `withKey` gets the new
-     * key and the old one as the rotation leaves it.
+     * key and the old one as the rotation leaves it; `by` is the key the
+     * request acts with, which may not rotate a key into more than it holds.
      */
     const rotate = (
       owner: KeyOwner,
@@ -246,6 +297,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
       overlapSeconds: number,
       options: {
         readonly actor?: AuditActor | undefined
+        readonly by?: ActingKey | undefined
         readonly withKey?: (
           key: KeyRecord,
           secret: string,
@@ -255,9 +307,15 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
     ) =>
       Effect.gen(function* () {
         const current = yield* get(owner, id)
+        // Refused here, not by the expiry's check in `mint`: an ended key is inactive.
+        if (!isKeyActive(current, new Date(yield* Clock.currentTimeMillis))) {
+          return yield* new ApiKeyInactive({ keyId: id })
+        }
         let old = current
-        const minted = yield* mintAndStore(owner, { name: current.name }, (replacement, secret) =>
+        const same = { name: current.name, expiresAt: current.expiresAt, scopes: current.scopes }
+        const minted = yield* mintAndStore(owner, same, (replacement, secret) =>
           Effect.gen(function* () {
+            yield* checkGrant(options.by, replacement)
             const at = replacement.createdAt
             const endsAt = new Date(at.getTime() + overlapSeconds * 1000)
             // As the store ends it: never later than a revocation already pending.
@@ -320,10 +378,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
         verified.set(presented, {
           kind,
           owner,
-          keyId: key.id,
+          key,
           until: Math.min(now + VERIFIED_KEY_TTL_MS, ends)
         })
-        verifiedWith.set(owner, key.id)
+        verifiedWith.set(owner, key)
       }
       const touch = (key: KeyRecord, now: number) =>
         key.lastUsedAt !== null && key.lastUsedAt.getTime() > now - LAST_USED_PRECISION_MS
@@ -369,7 +427,10 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
     }
 
     /** The key a verified owner object came with; undefined for one that came another way. */
-    const keyOf = (owner: object): ApiKeyId | undefined => verifiedWith.get(owner)
+    const keyOf = (owner: object): ApiKeyId | undefined => verifiedWith.get(owner)?.id
+
+    /** The key a verified owner object came with, as verified; undefined for one that came another way. */
+    const actingKey = (owner: object): KeyRecord | undefined => verifiedWith.get(owner)
 
     return {
       mint,
@@ -380,7 +441,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@pay/core/ApiKeys", {
       revoke,
       rotate,
       verifier,
-      keyOf
+      keyOf,
+      actingKey
     } as const
   })
 }) {}

@@ -19,10 +19,17 @@ const createdView = (key: KeyRecord, secret: string) => ({
   name: key.name,
   createdAt: key.createdAt.toISOString(),
   expiresAt: key.expiresAt?.toISOString() ?? null,
+  scopes: key.scopes,
   secret
 })
 
 const ownerOf = (partner: Partner): KeyOwner => ({ kind: "partner", id: partner.id })
+
+/**
+ * Stands for the acting key of a partner that came without one (never,
+ * through the engine's authenticator): it holds nothing, so it grants nothing.
+ */
+const noKey = { scopes: [], expiresAt: new Date(0), revokedAt: new Date(0) } as const
 
 export const apiKeyHandlers = Effect.gen(function* () {
   const keys = yield* ApiKeys
@@ -31,15 +38,21 @@ export const apiKeyHandlers = Effect.gen(function* () {
       Effect.gen(function* () {
         const partner = yield* CurrentPartner
         const actor = yield* requestActor
-        const { name, expiresAt } = input.payload
+        const { name, expiresAt, scopes } = input.payload
         return yield* idempotentlyWithSecret(input, input.headers["idempotency-key"], (keep) =>
           keys
             .create(
               ownerOf(partner),
               // Checked by the schema: a valid timestamp.
-              { name, expiresAt: expiresAt === undefined ? null : parseRfc3339(expiresAt)! },
+              {
+                name,
+                expiresAt: expiresAt === undefined ? null : parseRfc3339(expiresAt)!,
+                scopes
+              },
               {
                 actor,
+                // The key may grant no more than it holds, nor outlive itself.
+                by: keys.actingKey(partner) ?? noKey,
                 withKey: (key, secret) =>
                   Effect.map(keep(201, createdView(key, secret)), (completion) => ({ completion }))
               }
@@ -81,6 +94,7 @@ export const apiKeyHandlers = Effect.gen(function* () {
           keys
             .rotate(ownerOf(partner), input.path.id, overlap, {
               actor,
+              by: keys.actingKey(partner) ?? noKey,
               withKey: (key, secret, old) =>
                 Effect.map(keep(201, reply(old, key, secret)), (completion) => ({ completion }))
             })

@@ -7,6 +7,7 @@
  */
 import { Schema } from "effect"
 import { prefixedId } from "../shared/Ids.js"
+import { ApiKeyScope } from "./Scopes.js"
 
 /** A rotation's default overlap (24 hours) and its longest (30 days), in seconds. */
 export const DEFAULT_ROTATION_OVERLAP_SECONDS = 86_400
@@ -44,11 +45,16 @@ export class KeyRecord extends Schema.Class<KeyRecord>("KeyRecord")({
   /** When it was last accepted, to within a minute; null if never. */
   lastUsedAt: Schema.NullOr(Schema.DateFromSelf),
   /** The key a rotation replaced it with. */
-  rotatedTo: Schema.NullOr(ApiKeyId)
+  rotatedTo: Schema.NullOr(ApiKeyId),
+  /**
+   * What it may do (Scopes.ts), in the canonical order. A wallet app's key
+   * holds every scope; the gateway reads none of them.
+   */
+  scopes: Schema.Array(ApiKeyScope)
 }) {}
 
 /** When the key stops being accepted (its revocation or its expiry, the earlier), or null. */
-export const keyEndsAt = (key: KeyRecord): Date | null => {
+export const keyEndsAt = (key: Pick<KeyRecord, "revokedAt" | "expiresAt">): Date | null => {
   const { revokedAt, expiresAt } = key
   if (revokedAt === null) return expiresAt
   if (expiresAt === null) return revokedAt

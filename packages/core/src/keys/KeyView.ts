@@ -11,5 +11,6 @@ export const apiKeyView = (key: KeyRecord) => ({
   createdAt: key.createdAt.toISOString(),
   lastUsedAt: iso(key.lastUsedAt),
   expiresAt: iso(key.expiresAt),
-  revokedAt: iso(key.revokedAt)
+  revokedAt: iso(key.revokedAt),
+  scopes: key.scopes
 })

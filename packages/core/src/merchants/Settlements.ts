@@ -49,7 +49,8 @@ export interface RegisteredSettlements {
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-const chainMismatch = (asset: Caip19, destination: Caip10): string | undefined => {
+/** Why `destination` cannot receive `asset` (another chain's account), or undefined. */
+export const chainMismatch = (asset: Caip19, destination: Caip10): string | undefined => {
   const [assetChain, destinationChain] = [chainOfCaip19(asset), chainOfCaip10(destination)]
   return assetChain === destinationChain
     ? undefined

@@ -1,6 +1,7 @@
 /**
  * The partner middlewares' check (PartnerAuth.ts declares them): the key the
- * request presents, verified by the \`Partners\` service, then the key's rate
+ * request presents, verified by the \`Partners\` service, then whether the
+ * key holds the scope the route needs (keys/Scopes.ts), then the key's rate
  * limit when one is set (RateLimits.perApiKey), by the key's id: each key of a
  * partner has its own bucket, and a long-poll held counts once.
  */
@@ -14,6 +15,7 @@ import type { Authenticated, Authenticator } from "../http/Route.js"
 import type { Partner } from "../identity/Partner.js"
 import { CurrentApiKey, LegacyPartnerApiKey, PartnerApiKey } from "../identity/PartnerAuth.js"
 import { ApiKeys } from "../keys/ApiKeys.js"
+import { type ApiKeyScope, InsufficientScope, scopeOfRoute } from "../keys/Scopes.js"
 import { admit, RateLimits } from "../ratelimit/RateLimits.js"
 import { Partners } from "./Partners.js"
 
@@ -104,13 +106,34 @@ export const partnerAuthenticators = Effect.map(
       const partner = partners.known(presentedApiKey(request, legacy))
       return partner === undefined ? undefined : caller(partner)
     }
-    const limited =
-      perApiKey === undefined
-        ? undefined
-        : ({ service }: Authenticated) => {
-            const keyId = keys.keyOf(service as Partner)
-            return keyId === undefined ? undefined : admit(perApiKey, keyId)
-          }
+    // Each route object's scope, looked up once (the hot routes pay a WeakMap hit).
+    const scopes = new WeakMap<object, ApiKeyScope | null>()
+    const scopeOf = (route: { readonly method: string; readonly path: string }) => {
+      let scope = scopes.get(route)
+      if (scope === undefined) {
+        scope = scopeOfRoute(route.method, route.path) ?? null
+        scopes.set(route, scope)
+      }
+      return scope
+    }
+    /**
+     * Refused before the rate limit: a key outside its scopes takes no token.
+     * A route the table misses is refused to every key, and a partner that
+     * came without its key (never, through the engine) holds no scope.
+     */
+    const limited = ({ service }: Authenticated, route: Parameters<typeof scopeOf>[0]) => {
+      const key = keys.actingKey(service as Partner)
+      const scope = scopeOf(route)
+      if (key === undefined || scope === null || !key.scopes.includes(scope)) {
+        return new InsufficientScope({
+          refused: "route",
+          scopes: scope === null ? [] : [scope],
+          held: key?.scopes ?? [],
+          route: `${route.method} ${route.path.replaceAll(/:(\w+)/g, "{$1}")}`
+        })
+      }
+      return perApiKey === undefined ? undefined : admit(perApiKey, key.id)
+    }
     return [
       {
         middleware: PartnerApiKey,

@@ -69,6 +69,12 @@ export interface SettlePayload {
    * active (SettleStep.ts holds the others).
    */
   readonly release?: true | undefined
+  /**
+   * An operator's override of where the settlement goes (`pay payments
+   * settle --destination`, audited), in place of the destination in force
+   * when the payment succeeded.
+   */
+  readonly destination?: Caip10 | undefined
 }
 
 export interface DeployPayload {
@@ -101,7 +107,8 @@ export const payloadToJson = (payload: ChainJobPayload): string =>
           kind: "settle",
           asset: payload.asset,
           amount: payload.amount.toString(),
-          ...(payload.release === true ? { release: true } : {})
+          ...(payload.release === true ? { release: true } : {}),
+          ...(payload.destination === undefined ? {} : { destination: payload.destination })
         }
       : {
           kind: payload.kind,
@@ -126,7 +133,8 @@ export const payloadFromJson = (
         kind: "settle",
         asset: p.asset as Caip19,
         amount: BigInt(p.amount as string),
-        ...(p.release === true ? { release: true as const } : {})
+        ...(p.release === true ? { release: true as const } : {}),
+        ...(typeof p.destination === "string" ? { destination: p.destination as Caip10 } : {})
       }
     : {
         kind: p.kind === "deploy" ? "deploy" : "collect",

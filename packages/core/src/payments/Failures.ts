@@ -25,6 +25,13 @@ declare module "../http/ErrorResponses.js" {
   }
 }
 
+/** What each cap counts, as a refusal names it. */
+const HELD_KINDS = {
+  partner: "long-polls (maxHeldLongPolls)",
+  public: "public long-polls (maxHeldPublicLongPolls)",
+  payment: "public long-polls on this payment (maxHeldLongPollsPerPayment)"
+} as const
+
 export const paymentFailures: FailureReplies<
   | "PaymentNotFound"
   | "InvalidState"
@@ -41,7 +48,7 @@ export const paymentFailures: FailureReplies<
   LongPollsExhausted: (e) => ({
     ...replyOf(
       ApiErrors.TooManyLongPolls,
-      `The server already holds ${e.held} long-polls; retry in ${LONG_POLL_RETRY_AFTER_SECONDS} seconds, or ask without maxPollMs`
+      `The server already holds ${e.held} ${HELD_KINDS[e.cap]}; retry in ${LONG_POLL_RETRY_AFTER_SECONDS} seconds, or ask without maxPollMs`
     ),
     headers: { "retry-after": String(LONG_POLL_RETRY_AFTER_SECONDS) }
   }),

@@ -265,10 +265,19 @@ export class PaymentExpired extends Schema.TaggedError<PaymentExpired>()("Paymen
   paymentId: Schema.String
 }) {}
 
-/** A long-poll refused: this engine already holds as many as it may (`maxHeldLongPolls`). */
+/**
+ * A long-poll refused: this engine already holds as many as it may of its kind
+ * (`cap`: partners' `maxHeldLongPolls`, public `maxHeldPublicLongPolls`, or
+ * public ones for this payment, `maxHeldLongPollsPerPayment`); `held` is that count.
+ */
 export class LongPollsExhausted extends Schema.TaggedError<LongPollsExhausted>()(
   "LongPollsExhausted",
-  { held: Schema.Number }
+  {
+    held: Schema.Number,
+    cap: Schema.optionalWith(Schema.Literal("partner", "public", "payment"), {
+      default: () => "partner" as const
+    })
+  }
 ) {}
 
 export class MerchantInactive extends Schema.TaggedError<MerchantInactive>()("MerchantInactive", {

@@ -24,6 +24,7 @@ import { LongPollsExhausted, type Payment, type PaymentStatus } from "./Payment.
 import { PaymentEvents } from "./PaymentEvents.js"
 import type { PaymentTransition } from "./PaymentStateMachine.js"
 import { Payments, type StatusRead } from "./Payments.js"
+import { defaultPaymentsSettings } from "./PaymentsConfig.js"
 
 /** Payments, and the merchants and partners the fixtures make, over their ground. */
 const engine = (storage: Layer.Layer<PayStorage> = MemoryStorage, settings = {}) =>
@@ -572,4 +573,68 @@ describe("the cap on held long-polls (maxHeldLongPolls)", () => {
       expect(holdNow()).toBeUndefined()
     }).pipe(Effect.provide(capped()))
   )
+})
+
+describe("public long-polls count apart (maxHeldPublicLongPolls, maxHeldLongPollsPerPayment)", () => {
+  it.effect("a full public cap leaves partners' polls held; past it, the cap is named", () =>
+    Effect.gen(function* () {
+      const { partner, merchant, payment, payments } = yield* fixture
+      const other = yield* payments.create(partner, merchant.id, {
+        referenceId: "r2",
+        amount: { unit: USD, value: 1050n }
+      })
+      // One payment's link takes at most 2; the third on it is refused by that cap.
+      const publicPolls = [
+        yield* Effect.fork(payments.walletStatus(payment.id, 10_000)),
+        yield* Effect.fork(payments.walletStatus(payment.id, 10_000))
+      ]
+      yield* TestClock.adjust(Duration.millis(1))
+      expect(yield* Effect.flip(payments.walletStatus(payment.id, 10_000))).toMatchObject({
+        _tag: "LongPollsExhausted",
+        cap: "payment",
+        held: 2
+      })
+      // Another payment's link still gets a place, up to the public cap (3).
+      publicPolls.push(yield* Effect.fork(payments.walletStatus(other.id, 10_000)))
+      yield* TestClock.adjust(Duration.millis(1))
+      expect(yield* Effect.flip(payments.walletStatus(other.id, 10_000))).toMatchObject({
+        _tag: "LongPollsExhausted",
+        cap: "public",
+        held: 3
+      })
+      // Partners' polls are held still, up to their own cap (2), fiber or not.
+      const partnerPoll = yield* Effect.fork(
+        payments.status(partner, merchant.id, payment.id, 10_000)
+      )
+      expect(payments.statusNow(partner, merchant.id, other.id, 10_000, () => {})).toBeInstanceOf(
+        Promise
+      )
+      yield* TestClock.adjust(Duration.millis(1))
+      expect(
+        yield* Effect.flip(payments.status(partner, merchant.id, payment.id, 10_000))
+      ).toMatchObject({ _tag: "LongPollsExhausted", cap: "partner", held: 2 })
+      // All held are answered by the change, and free their places.
+      yield* payments.transition(payment.id, start)
+      expect((yield* Fiber.join(partnerPoll)).payment.status).toBe("processing")
+      expect((yield* Fiber.join(publicPolls[0]!)).payment.status).toBe("processing")
+      expect((yield* Fiber.join(publicPolls[1]!)).payment.status).toBe("processing")
+      const again = yield* Effect.fork(payments.walletStatus(payment.id, 10_000))
+      yield* TestClock.adjust(Duration.millis(1))
+      expect(again.unsafePoll()).toBeNull()
+      yield* Fiber.interrupt(again)
+    }).pipe(
+      Effect.provide(
+        engine(MemoryStorage, {
+          maxHeldLongPolls: 2,
+          maxHeldPublicLongPolls: 3,
+          maxHeldLongPollsPerPayment: 2
+        })
+      )
+    )
+  )
+
+  it("a per-payment cap is on by default", () => {
+    expect(defaultPaymentsSettings.maxHeldLongPollsPerPayment).toBe(32)
+    expect(defaultPaymentsSettings.maxHeldPublicLongPolls).toBe(10_000)
+  })
 })

@@ -82,10 +82,38 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
     const lifetimeMs = config.paymentLifetimeMs
     const maxLongPollMs = config.maxLongPollMs
     const maxHeldLongPolls = config.maxHeldLongPolls
+    const maxHeldPublicLongPolls = config.maxHeldPublicLongPolls
+    const maxHeldPerPayment = config.maxHeldLongPollsPerPayment
     /** How often the sweeper records expired payments (`expirySweepMs`). */
     const sweepEvery = Duration.millis(config.expirySweepMs)
-    /** Long-polls held now, by this engine (both kinds: a fiber's hold and holdNow). */
+    /** Partners' long-polls held now, by this engine (both kinds: a fiber's hold and holdNow). */
     let heldLongPolls = 0
+    /**
+     * Public long-polls (a payment link is all they need) held now, and by
+     * payment: counted apart from partners', so that one link opened many
+     * times cannot refuse every partner's poll (nor every other payment's).
+     */
+    let heldPublic = 0
+    const heldPublicBy = new Map<PaymentId, number>()
+    /** Takes a public place for `id`, or names the cap that refuses it. */
+    const holdPublic = (id: PaymentId): LongPollsExhausted | undefined => {
+      const onPayment = heldPublicBy.get(id) ?? 0
+      if (onPayment >= maxHeldPerPayment) {
+        return new LongPollsExhausted({ held: onPayment, cap: "payment" })
+      }
+      if (heldPublic >= maxHeldPublicLongPolls) {
+        return new LongPollsExhausted({ held: heldPublic, cap: "public" })
+      }
+      heldPublic++
+      heldPublicBy.set(id, onPayment + 1)
+      return undefined
+    }
+    const releasePublic = (id: PaymentId) => {
+      heldPublic--
+      const left = (heldPublicBy.get(id) ?? 1) - 1
+      if (left <= 0) heldPublicBy.delete(id)
+      else heldPublicBy.set(id, left)
+    }
     /**
      * Set by `drain` (the server is stopping): held long-polls are answered now
      * with the status as it is, and later ones at once, so that no request
@@ -355,7 +383,8 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
     const pollStatus = <E>(
       id: PaymentId,
       read: Effect.Effect<PaymentStatusRecord, E>,
-      maxPollMs: number
+      maxPollMs: number,
+      publicPoll = false
     ): Effect.Effect<
       { readonly payment: PaymentStatusRecord; readonly at: Date },
       E | LongPollsExhausted
@@ -394,15 +423,18 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
           if (answersAtOnce(payment, at, maxPollMs)) {
             return Effect.succeed({ payment, at })
           }
-          if (heldLongPolls >= maxHeldLongPolls) {
-            return Effect.fail(new LongPollsExhausted({ held: heldLongPolls }))
-          }
+          if (publicPoll) {
+            const refused = holdPublic(id)
+            if (refused !== undefined) return Effect.fail(refused)
+          } else if (heldLongPolls >= maxHeldLongPolls) {
+            return Effect.fail(new LongPollsExhausted({ held: heldLongPolls, cap: "partner" }))
+          } else heldLongPolls++
           // Counted until the hold ends, however it ends (an answer, an interrupt: the client left).
-          heldLongPolls++
           return Effect.ensuring(
             hold(since, payment, deadlineOf(payment, at, maxPollMs)),
             Effect.sync(() => {
-              heldLongPolls--
+              if (publicPoll) releasePublic(id)
+              else heldLongPolls--
             })
           )
         })
@@ -543,7 +575,11 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
       return found instanceof Promise ? found.then(answer) : answer(found)
     }
 
-    /** Any payment's status, for the wallet holding its link, long-polled. */
+    /**
+     * Any payment's status, for the wallet or the checkout page holding its
+     * link, long-polled: a public poll (`maxHeldPublicLongPolls`, and
+     * `maxHeldLongPollsPerPayment` for this payment).
+     */
     const walletStatus = (id: PaymentId, maxPollMs: number) =>
       pollStatus(
         id,
@@ -552,7 +588,8 @@ export class Payments extends Effect.Service<Payments>()("@pay/core/Payments", {
             ? Effect.succeed(found.value)
             : Effect.fail(new PaymentNotFound({ paymentId: id }))
         ),
-        maxPollMs
+        maxPollMs,
+        true
       )
 
     const cancel = (

@@ -25,11 +25,29 @@ export const PaymentsSettings = Schema.Struct({
     default: () => 30_000
   }),
   /**
-   * The most status long-polls this engine holds at once; one more is answered
-   * 503 `too_many_long_polls` with `Retry-After`.
+   * The most partners' status long-polls (`GET /v1/payments/{id}/status`) this
+   * engine holds at once; one more is answered 503 `too_many_long_polls` with
+   * `Retry-After`. Public polls (below) count apart: anyone holding a payment
+   * link could otherwise fill this and refuse every partner's.
    */
   maxHeldLongPolls: Schema.optionalWith(wholeNumber(1, 10_000_000, "long-polls"), {
     default: () => 20_000
+  }),
+  /**
+   * The most public status long-polls (the checkout page's `/{id}/status` and
+   * the wallet gateway's, which need only the payment's link) held at once;
+   * one more is answered as past `maxHeldLongPolls`.
+   */
+  maxHeldPublicLongPolls: Schema.optionalWith(wholeNumber(1, 10_000_000, "long-polls"), {
+    default: () => 10_000
+  }),
+  /**
+   * The most public status long-polls held at once for one payment: a buyer's
+   * page and wallet need a few; one link opened thousands of times gets the
+   * same refusal past this, and leaves the public cap to other payments.
+   */
+  maxHeldLongPollsPerPayment: Schema.optionalWith(wholeNumber(1, 10_000_000, "long-polls"), {
+    default: () => 32
   }),
   /**
    * How often the expiry sweep runs: it records each payment whose time has

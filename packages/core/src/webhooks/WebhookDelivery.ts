@@ -117,14 +117,17 @@ export class WebhookDeliveryStore extends Context.Tag("@pay/core/WebhookDelivery
      * reached, no live lease, endpoint enabled and not deleted, no earlier
      * pending delivery of the same payment to the same endpoint), each to a
      * new token until `now + leaseMs`, oldest due first; never more than
-     * `perEndpoint` leased at once to one endpoint, across every instance.
-     * Deliveries another instance is claiming at the same moment are skipped.
+     * `perEndpoint` leased at once to one endpoint, nor more than
+     * `perPartner` (none if left out) to one partner's endpoints together,
+     * across every instance. Deliveries another instance is claiming at the
+     * same moment are skipped.
      */
     readonly claimDue: (
       now: Date,
       limit: number,
       leaseMs: number,
-      perEndpoint: number
+      perEndpoint: number,
+      perPartner?: number
     ) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
     /**
      * Records an attempt and its outcome, lets go of the lease and applies

@@ -27,6 +27,7 @@ import {
   type WebhookEndpointStatus,
   WebhookEndpointStore
 } from "./WebhookEndpoint.js"
+import { WebhookDeliveryConfig } from "./WebhookWorkConfig.js"
 
 export class WebhookEndpointNotFound extends Schema.TaggedError<WebhookEndpointNotFound>()(
   "WebhookEndpointNotFound",
@@ -65,6 +66,7 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()(
       const merchants = yield* Merchants
       const events = yield* EventStore
       const deliveries = yield* WebhookDeliveryStore
+      const { maxEndpointsPerPartner } = yield* WebhookDeliveryConfig
 
       const checkUrl = guard.check
 
@@ -87,6 +89,16 @@ export class WebhookEndpoints extends Effect.Service<WebhookEndpoints>()(
         ) => Effect.Effect<IdempotencyCompletion>
       ) =>
         Effect.gen(function* () {
+          // Counted before the URL's look-up: a partner at the cap costs no DNS.
+          const live = (yield* store.list(partner.id)).filter((e) => e.deletedAt === null)
+          if (live.length >= maxEndpointsPerPartner) {
+            return yield* Effect.fail(
+              InvalidInput.of(
+                "url",
+                `this partner account already has ${live.length} webhook endpoints, the most it may have (maxEndpointsPerPartner, ${maxEndpointsPerPartner}); delete one first`
+              )
+            )
+          }
           yield* checkUrl(input.url)
           if (input.merchantId !== undefined) {
             yield* merchants

@@ -5,6 +5,8 @@
  * no time. What the wire looks like, and every store, are the end-to-end
  * suites' (examples/standalone/test/webhook-delivery.e2e.test.ts).
  */
+import { createServer, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import { makeMemoryStorage } from "@pay/testing"
 import { Effect, Fiber, Layer, Logger, LogLevel, TestClock } from "effect"
@@ -171,5 +173,138 @@ describe("webhook delivery runner", () => {
       yield* drain
       expect(sender.requests).toHaveLength(before)
     }).pipe(Effect.provide(engine(sender.layer)))
+  })
+
+  it.effect(
+    "one partner's hanging endpoints hold at most perPartner slots: another partner's deliveries keep flowing",
+    () => {
+      // Loopback receivers: /hang/… never answers until released, /ok answers at once.
+      const hanging: Array<ServerResponse> = []
+      const delivered: Array<string> = []
+      const seen = { hang: 0, ok: 0 }
+      let onRequest = () => {}
+      const server = createServer((req, res) => {
+        req.resume()
+        if (req.url?.startsWith("/hang")) {
+          seen.hang++
+          hanging.push(res)
+        } else {
+          seen.ok++
+          delivered.push(req.url ?? "")
+          res.writeHead(204).end()
+        }
+        onRequest()
+      })
+      const until = (done: () => boolean) =>
+        Effect.async<void>((resume) => {
+          const check = () => {
+            if (done()) resume(Effect.void)
+          }
+          onRequest = check
+          check()
+        })
+      const sender = Layer.succeed(
+        WebhookSender,
+        WebhookSender.of({
+          // The endpoints' hosts are names; each is sent to the loopback receiver, path kept.
+          send: (request) =>
+            Effect.promise(async (): Promise<WebhookResponse> => {
+              const { port } = server.address() as AddressInfo
+              const url = new URL(request.url)
+              const response = await fetch(`http://127.0.0.1:${port}${url.pathname}`, {
+                method: "POST",
+                headers: request.headers,
+                body: request.body
+              }).catch(() => undefined)
+              await response?.arrayBuffer().catch(() => undefined)
+              return {
+                status: response?.status ?? null,
+                body: "",
+                retryAfter: null,
+                error: response === undefined ? "released" : null,
+                durationMs: 1
+              }
+            })
+        })
+      )
+      return Effect.gen(function* () {
+        yield* Effect.promise(() => new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok)))
+        const partners = yield* Partners
+        const endpoints = yield* WebhookEndpoints
+        const merchants = yield* Merchants
+        const { partner: slow } = yield* partners.create({ name: "Slow" })
+        const { partner: quick } = yield* partners.create({ name: "Quick" })
+        for (const n of [1, 2, 3, 4]) {
+          yield* endpoints.create(slow, { url: `https://slow${n}.hooks.test/hang/${n}` })
+        }
+        yield* endpoints.create(quick, { url: "https://quick.hooks.test/ok" })
+        const loop = yield* Effect.fork(WebhookWork.use((w) => w.runForever))
+        // 10 events to each of the slow partner's 4 endpoints: 40 deliveries that hang.
+        for (let i = 0; i < 10; i++) {
+          yield* merchants.create(slow, { name: `Slow ${i}`, email: "a@shop.test", iconUrl: null })
+        }
+        // Its in-flight cap (16, below the 32 slots and its endpoints' 4 × 8) fills.
+        yield* until(() => seen.hang >= 16)
+        // The quick partner's deliveries still go, one after another.
+        for (let i = 0; i < 3; i++) {
+          yield* merchants.create(quick, {
+            name: `Quick ${i}`,
+            email: "b@shop.test",
+            iconUrl: null
+          })
+          yield* until(() => seen.ok >= i + 1)
+        }
+        expect(delivered).toEqual(["/ok", "/ok", "/ok"])
+        expect(seen.hang).toBe(16)
+        yield* Fiber.interrupt(loop)
+      }).pipe(
+        Effect.ensuring(
+          Effect.promise(
+            () =>
+              new Promise<void>((ok) => {
+                for (const res of hanging) res.destroy()
+                server.closeAllConnections()
+                server.close(() => ok())
+              })
+          )
+        ),
+        Effect.provide(engine(sender, 3_600_000))
+      )
+    },
+    30_000
+  )
+
+  it.effect("caps one partner's live endpoints (maxEndpointsPerPartner), naming the cap", () => {
+    const config = engineConfig({ publicUrl: "http://pay.test", maxBodyBytes: 1024 })
+    return Effect.gen(function* () {
+      const { partner } = yield* (yield* Partners).create({ name: "Many" })
+      const { partner: other } = yield* (yield* Partners).create({ name: "Other" })
+      const endpoints = yield* WebhookEndpoints
+      const first = yield* endpoints.create(partner, { url: "https://one.hooks.test/" })
+      yield* endpoints.create(partner, { url: "https://two.hooks.test/" })
+      const refused = yield* Effect.flip(
+        endpoints.create(partner, { url: "https://three.hooks.test/" })
+      )
+      expect(refused).toMatchObject({ _tag: "InvalidInput", issues: [{ field: "url" }] })
+      expect(refused.message).toContain("maxEndpointsPerPartner, 2")
+      // Another partner has its own; a deleted endpoint frees its place.
+      yield* endpoints.create(other, { url: "https://other.hooks.test/" })
+      yield* endpoints.remove(partner, first.endpoint.id)
+      yield* endpoints.create(partner, { url: "https://three.hooks.test/" })
+    }).pipe(
+      Effect.provide(
+        Layer.merge(
+          payEngineLayer({
+            storage: makeMemoryStorage(),
+            config: {
+              ...config,
+              webhookDelivery: { ...config.webhookDelivery, maxEndpointsPerPartner: 2 }
+            },
+            webhookSender: scriptedSender(() => 204).layer
+          }),
+          Logger.minimumLogLevel(LogLevel.Error)
+        )
+      )
+    )
   })
 })

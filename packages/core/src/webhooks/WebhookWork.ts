@@ -136,7 +136,13 @@ export class WebhookWork extends Effect.Service<WebhookWork>()("@pay/core/Webhoo
     const claimAndStart = Effect.gen(function* () {
       const room = settings.concurrency - busy
       if (room <= 0) return 0
-      const claimed = yield* store.claimDue(now(), room, settings.leaseMs, settings.perEndpoint)
+      const claimed = yield* store.claimDue(
+        now(),
+        room,
+        settings.leaseMs,
+        settings.perEndpoint,
+        settings.perPartner
+      )
       for (const delivery of claimed) {
         busy++
         yield* FiberSet.run(

@@ -41,6 +41,19 @@ export const WebhookDeliverySettings = Schema.Struct({
   /** The most deliveries in flight to one endpoint at once, across every instance. */
   perEndpoint: Schema.optionalWith(wholeNumber(1, 1000, "deliveries"), { default: () => 8 }),
   /**
+   * The most deliveries in flight to one partner's endpoints together, across
+   * every instance: below `concurrency`, so a partner whose endpoints hang
+   * (each up to `perEndpoint`) leaves slots for every other partner.
+   */
+  perPartner: Schema.optionalWith(wholeNumber(1, 1000, "deliveries"), { default: () => 16 }),
+  /**
+   * The most live (not deleted) endpoints one partner may have: each one
+   * multiplies every event's deliveries, so a partner cannot mint thousands.
+   */
+  maxEndpointsPerPartner: Schema.optionalWith(wholeNumber(1, 10_000, "endpoints"), {
+    default: () => 16
+  }),
+  /**
    * The waits before each retry, in milliseconds: the first is after the
    * first failed attempt; a delivery fails for good once they are used up.
    * Each wait is varied by up to ±20% (jitter).
