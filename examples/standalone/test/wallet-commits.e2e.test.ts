@@ -116,7 +116,10 @@ const payAndCount = async <A>(
   }
 }
 
-const WEBHOOK_ONLY = /^(UPDATE|INSERT INTO) webhook_(deliveries|attempts)\b/
+// The delivery claim reads what is due first, in its write (SqliteWebhookDeliveryStore.ts's `due`:
+// a WITH over the deliveries and their endpoints), then leases it.
+const WEBHOOK_ONLY =
+  /^((UPDATE|INSERT INTO) webhook_(deliveries|attempts)\b|WITH busy AS MATERIALIZED \()/
 const OUTCOME = /^UPDATE webhook_deliveries SET state = /
 
 describe("the commits of a wallet payment on SQLite", () => {

@@ -10,6 +10,7 @@ import { ApiKey, authenticateWallet, engineConfig, Partners, payEngineLayer } fr
 import { Context, Effect, Layer } from "effect"
 import { freshStorage } from "../test/TestDatabase.js"
 import apiKeys from "./migrations/0017_api_keys.js"
+import keyScopes from "./migrations/0028_key_scopes.js"
 
 describe("PostgreSQL key migration", () => {
   it.effect("moves the old tables' keys: each still opens, no part of a chosen key kept", () =>
@@ -45,6 +46,8 @@ describe("PostgreSQL key migration", () => {
         (${appKey.slice(0, 16)}, ${ApiKey.hashApiKey(appKey)}, 'app_0000000100000000000C', ${new Date(3)})`
       // The migration itself: the Migrator would not run it again below later ones.
       yield* sql.withTransaction(apiKeys).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      // And the later ones that change its table, as the Migrator runs them after it.
+      yield* sql.withTransaction(keyScopes).pipe(Effect.provideService(SqlClient.SqlClient, sql))
 
       const owners = yield* Effect.gen(function* () {
         const partners = yield* Partners
