@@ -29,6 +29,7 @@ import {
   parseCaip10,
   type ResealReport,
   resealStoredValues,
+  type WalletAppStatus,
   WalletApps
 } from "@pay/core"
 import {
@@ -290,20 +291,70 @@ const appsList = Command.make("list", { database, json }, ({ database, json }) =
         id: a.id,
         name: a.name,
         iconUrl: a.iconUrl,
-        createdAt: a.createdAt.toISOString()
+        createdAt: a.createdAt.toISOString(),
+        status: a.status,
+        lastUsedAt: a.lastUsedAt?.toISOString() ?? null
       })),
       apps.length === 0
         ? "No wallet apps yet."
         : apps
             .map((a) =>
-              [a.id, a.createdAt.toISOString(), a.name, ...(a.iconUrl ? [a.iconUrl] : [])].join(
-                "  "
-              )
+              [
+                a.id,
+                a.status,
+                a.createdAt.toISOString(),
+                // Written at most once a minute per app: to the minute.
+                `last used ${a.lastUsedAt?.toISOString() ?? "never"}`,
+                a.name,
+                ...(a.iconUrl ? [a.iconUrl] : [])
+              ].join("  ")
             )
             .join("\n")
     )
   }).pipe(Effect.provide(onDatabase(database)))
-).pipe(Command.withDescription("List wallet apps, oldest first"))
+).pipe(
+  Command.withDescription(
+    "List wallet apps, oldest first, with their status and last use (to the minute)"
+  )
+)
+
+/**
+ * `apps disable` and `apps enable`: the operator's switch. A running server (every instance)
+ * refuses or serves the app again within 5 s: it remembers an app's status no longer.
+ */
+const appsSetStatus = (command: "disable" | "enable", status: WalletAppStatus) =>
+  Command.make(
+    command,
+    {
+      appId: Args.text({ name: "app-id" }).pipe(Args.withDescription("The wallet app (app_…)")),
+      database,
+      json
+    },
+    ({ appId, database, json }) =>
+      Effect.gen(function* () {
+        const app = yield* (yield* WalletApps).setStatus(appId, status)
+        yield* print(
+          json,
+          { id: app.id, name: app.name, status: app.status },
+          `Wallet app ${app.id} (${app.name}) is now ${app.status}${
+            status === "disabled"
+              ? ": the gateway refuses its Api-Key and its App-Id (403 app_disabled) within 5 s."
+              : ": the gateway serves it again within 5 s."
+          }`
+        )
+      }).pipe(
+        Effect.catchTag("WalletAppNotFound", (e) =>
+          Effect.fail(notFound(`No wallet app ${e.appId}`))
+        ),
+        Effect.provide(onDatabase(database))
+      )
+  ).pipe(
+    Command.withDescription(
+      status === "disabled"
+        ? "Disable a wallet app: the gateway refuses its keys and its App-Id (operators only)"
+        : "Enable a disabled wallet app again"
+    )
+  )
 
 const merchantsSetStatus = Command.make(
   "set-status",
@@ -652,7 +703,13 @@ const pay = Command.make("pay").pipe(
     ),
     Command.make("apps").pipe(
       Command.withDescription("Wallet apps (wallets calling the gateway) and their keys"),
-      Command.withSubcommands([appsCreate, appsList, appKeys])
+      Command.withSubcommands([
+        appsCreate,
+        appsList,
+        appsSetStatus("disable", "disabled"),
+        appsSetStatus("enable", "active"),
+        appKeys
+      ])
     ),
     Command.make("secret").pipe(
       Command.withDescription("The engine secret that seals stored values"),

@@ -234,6 +234,22 @@ describe("the rate limits (PAY_RATE_LIMIT_*, PAY_GATEWAY_RATE_LIMIT_*, PAY_PAYME
     expect(bucketSettings(config.rateLimits?.perPayment)).toEqual({ perSecond: 5, burst: 5 })
   })
 
+  it("leave the partner's limit to the engine's default unless set; 0 turns it off", () => {
+    expect(
+      Either.getOrThrow(read({ PAY_RATE_LIMIT_PER_SECOND: "50" })).rateLimits?.perPartner
+    ).toBeUndefined()
+    expect(
+      Either.getOrThrow(
+        read({ PAY_PARTNER_RATE_LIMIT_PER_SECOND: "200", PAY_PARTNER_RATE_LIMIT_BURST: "400" })
+      ).rateLimits
+    ).toEqual({ perPartner: { perSecond: 200, burst: 400 } })
+    expect(
+      Either.getOrThrow(
+        read({ PAY_RATE_LIMIT_PER_SECOND: "50", PAY_PARTNER_RATE_LIMIT_PER_SECOND: "0" })
+      ).rateLimits
+    ).toEqual({ perApiKey: { perSecond: 50 }, perPartner: { perSecond: 0 } })
+  })
+
   it("refuse anything but whole numbers from 0 to 1000000, and a burst without a rate, in one line", () => {
     for (const [env, says] of [
       [{ PAY_RATE_LIMIT_PER_SECOND: "-1" }, "PAY_RATE_LIMIT_PER_SECOND must be a whole number"],

@@ -88,8 +88,9 @@ export interface StandaloneConfig {
   /** PAY_WEBHOOK_LEASE_SECONDS: how long a claimed delivery is held before another instance takes it. */
   readonly webhookLeaseMs?: Option.Option<number>
   /**
-   * PAY_RATE_LIMIT_*, PAY_GATEWAY_RATE_LIMIT_*, PAY_PAYMENT_RATE_LIMIT_*: the
-   * limits per partner API key, per wallet app and per payment; only those on.
+   * PAY_RATE_LIMIT_*, PAY_PARTNER_RATE_LIMIT_*, PAY_GATEWAY_RATE_LIMIT_*,
+   * PAY_PAYMENT_RATE_LIMIT_*: the limits per partner API key, per partner,
+   * per wallet app and per payment; only those set.
    */
   readonly rateLimits?: RateLimitsSettings
   /** PAY_METRICS=0: no `/metrics` route (404). On by default. */
@@ -217,6 +218,8 @@ export const SETTINGS: Readonly<Record<string, string>> = {
   PAY_WEBHOOK_LEASE_SECONDS: `a whole number from ${MIN_WEBHOOK_LEASE_SECONDS} to ${range("PAY_WEBHOOK_LEASE_SECONDS").to}`,
   PAY_RATE_LIMIT_PER_SECOND: `a whole number from 0 (off) to ${MAX_RATE_LIMIT}`,
   PAY_RATE_LIMIT_BURST: `a whole number from 0 to ${MAX_RATE_LIMIT}`,
+  PAY_PARTNER_RATE_LIMIT_PER_SECOND: `a whole number from 0 (off) to ${MAX_RATE_LIMIT}; unset: as PAY_RATE_LIMIT_PER_SECOND`,
+  PAY_PARTNER_RATE_LIMIT_BURST: `a whole number from 0 to ${MAX_RATE_LIMIT}`,
   PAY_GATEWAY_RATE_LIMIT_PER_SECOND: `a whole number from 0 (off) to ${MAX_RATE_LIMIT}`,
   PAY_GATEWAY_RATE_LIMIT_BURST: `a whole number from 0 to ${MAX_RATE_LIMIT}`,
   PAY_PAYMENT_RATE_LIMIT_PER_SECOND: `a whole number from 0 (off) to ${MAX_RATE_LIMIT}`,
@@ -507,15 +510,31 @@ export const rateLimitConfig = (prefix: string): Config.Config<RateLimitSettings
   )
 }
 
-/** The three limits, each off unless its rate is set. */
+/**
+ * The partner's limit (all its keys together): unset, the engine's default
+ * (the same as one key's); set to 0, off (`{ perSecond: 0 }`, which the
+ * engine tells apart from absent), so only each key's own limit holds.
+ */
+const partnerRateLimit = Config.all([
+  rateLimitConfig("PAY_PARTNER_RATE_LIMIT"),
+  Config.option(Config.string("PAY_PARTNER_RATE_LIMIT_PER_SECOND"))
+]).pipe(
+  Config.map(([limit, given]): RateLimitSettings | undefined =>
+    limit === undefined && Option.isSome(given) ? { perSecond: 0 } : limit
+  )
+)
+
+/** The four limits, each off unless its rate is set (the partner's: see above). */
 const rateLimits = Config.all({
   perApiKey: rateLimitConfig("PAY_RATE_LIMIT"),
+  perPartner: partnerRateLimit,
   perWalletApp: rateLimitConfig("PAY_GATEWAY_RATE_LIMIT"),
   perPayment: rateLimitConfig("PAY_PAYMENT_RATE_LIMIT")
 }).pipe(
   Config.map((limits): RateLimitsSettings => {
     const on: { -readonly [K in keyof RateLimitsSettings]: RateLimitSettings } = {}
     if (limits.perApiKey !== undefined) on.perApiKey = limits.perApiKey
+    if (limits.perPartner !== undefined) on.perPartner = limits.perPartner
     if (limits.perWalletApp !== undefined) on.perWalletApp = limits.perWalletApp
     if (limits.perPayment !== undefined) on.perPayment = limits.perPayment
     return on

@@ -6,7 +6,7 @@
  * by the rows, so a row added without a case (or a reason it cannot be
  * provoked here) fails the first test.
  */
-import { ApiErrors } from "@pay/core"
+import { ApiErrors, WalletApps } from "@pay/core"
 import { Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -202,6 +202,15 @@ const CASES: Record<Exclude<Row, keyof typeof NOT_PROVOKED>, Case> = {
       })
     },
     names: ["Api-Key", "App-Id"]
+  },
+  AppDisabled: {
+    provoke: async (world) => {
+      const other = await walletClient(world.main)
+      await world.main.runEngine(WalletApps.use((apps) => apps.setStatus(other.appId, "disabled")))
+      const { paymentId } = await paymentFor(world.partner, world.merchantId)
+      return other.api.get(`/v1/gateway/payment/${paymentId}`)
+    },
+    names: ["wallet app", "disabled by the operator"]
   },
   Forbidden: {
     provoke: async (world) => world.partner.get(`/v1/merchants/${await merchantOfOther(world)}`),

@@ -252,6 +252,60 @@ describe("npm start and the CLI", () => {
     }
   }, 120_000)
 
+  it("`pay apps disable` and `enable` switch a wallet app the running server refuses (403 app_disabled) by key and App-Id within 5 s, then serves again; `apps list` shows status and last use", async () => {
+    const env = { ...sqliteEnv, PAY_DATABASE: join(dir, "app-status", "pay.sqlite") }
+    mkdirSync(join(dir, "app-status"), { recursive: true })
+    const run = cliOn(env)
+    const server = await startServer(env)
+    try {
+      const app = JSON.parse((await run("apps", "create", "--name", "Switched", "--json")).stdout)
+      const gateway = `${server.url}/v1/gateway/payment/pay_0000000000ZZZZZZZZZZ`
+      const byKey = () => fetch(gateway, { headers: { "Api-Key": app.apiKey } })
+      const byAppId = () => fetch(gateway, { headers: { "App-Id": app.id } })
+      // Served (no such payment: 404), and so remembered by the server.
+      expect((await byKey()).status).toBe(404)
+      expect((await byAppId()).status).toBe(404)
+      /** Asks every 100 ms until the answer has `status`; fails after 5 s. */
+      const answersSoon = async (ask: () => Promise<Response>, status: number, code?: string) => {
+        const deadline = Date.now() + 5_000
+        let last = await ask()
+        while (last.status !== status && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 100))
+          last = await ask()
+        }
+        expect(last.status).toBe(status)
+        if (code !== undefined) expect((await last.json()).code).toBe(code)
+      }
+
+      const disabled = JSON.parse((await run("apps", "disable", app.id, "--json")).stdout)
+      expect(disabled).toEqual({ id: app.id, name: "Switched", status: "disabled" })
+      await answersSoon(byKey, 403, "app_disabled")
+      await answersSoon(byAppId, 403, "app_disabled")
+      const [listed] = JSON.parse((await run("apps", "list", "--json")).stdout)
+      expect(listed).toMatchObject({ id: app.id, status: "disabled" })
+      expect(Date.parse(listed.lastUsedAt)).not.toBeNaN()
+      const line = (await run("apps", "list")).stdout
+      expect(line).toContain(`${app.id}  disabled  `)
+      expect(line).toContain(`last used ${listed.lastUsedAt}`)
+
+      const enabled = (await run("apps", "enable", app.id)).stdout
+      expect(enabled).toContain(`Wallet app ${app.id} (Switched) is now active`)
+      await answersSoon(byKey, 404)
+      await answersSoon(byAppId, 404)
+
+      for (const unknown of ["app_0000000000ZZZZZZZZZZ", "nope"]) {
+        const refused = await refusal(run("apps", "disable", unknown, "--json"))
+        expect(refused.code).toBe(1)
+        expect(JSON.parse(refused.stderr).error).toMatchObject({
+          code: "not_found",
+          message: `No wallet app ${unknown}`
+        })
+      }
+    } finally {
+      expect(await stop(server.child)).toBe(0)
+    }
+  }, 120_000)
+
   it("`pay audit` lists the settlement changes made over the API, newest first, as text and JSON, by partner, a page at a time; refuses a bad partner", async () => {
     const env = { ...sqliteEnv, PAY_DATABASE: join(dir, "audit", "pay.sqlite") }
     const run = cliOn(env)

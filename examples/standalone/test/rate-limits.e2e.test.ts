@@ -1,8 +1,9 @@
 /**
  * End to end over loopback against the real standalone server (node:http, or
  * Bun.serve under `npm run test:bun`), with small rate limits: a partner key
- * gets exactly its burst, then 429 `rate_limited` with Retry-After; other keys
- * go on; a wrong key is still 401; after Retry-After the key is let in again;
+ * gets exactly its burst, then 429 `rate_limited` with Retry-After; a
+ * partner's keys together get the partner's budget (by default one key's),
+ * other partners go on; a wrong key is still 401; after Retry-After the key is let in again;
  * the legacy route and a held long-poll count like any request. On the
  * gateway, a wallet app and a payment each have their own bucket. SQLite
  * only: several instances on PostgreSQL are rate-limits-instances.e2e.test.ts's.
@@ -90,15 +91,9 @@ describe("rate limits", () => {
   })
 
   describe("the partner API, by API key", () => {
-    it("gives a key exactly its burst, then 429 with Retry-After; other keys, and the key after the wait, go on", async () => {
+    it("gives a key exactly its burst, then 429 with Retry-After; another partner's keys, and the key after the wait, go on", async () => {
       const a = await createPartner(server, "Limited A")
       const b = await createPartner(server, "Limited B")
-      // A second key of partner A: keys, not partners, have buckets.
-      const { secret: a2 } = await server.runEngine(
-        Effect.flatMap(ApiKeys, (keys) =>
-          keys.create({ kind: "partner", id: a.partnerId }, { name: "second" })
-        )
-      )
       const list = (key: string) => api.get("/v1/merchants", { key })
 
       for (let i = 0; i < 3; i++) expect((await list(a.apiKey)).status).toBe(200)
@@ -107,9 +102,8 @@ describe("rate limits", () => {
       expect(retryAfter).toBe(1)
       expect((await list(a.apiKey)).status).toBe(429)
 
-      // Another partner's key, and the same partner's other key, are not held.
+      // Another partner's key is not held.
       for (let i = 0; i < 3; i++) expect((await list(b.apiKey)).status).toBe(200)
-      for (let i = 0; i < 3; i++) expect((await list(a2)).status).toBe(200)
 
       // A wrong key is still told so: the limit comes after the key is known.
       for (let i = 0; i < 5; i++) {
@@ -120,6 +114,37 @@ describe("rate limits", () => {
       await sleep(retryAfter * 1000)
       expect((await list(a.apiKey)).status).toBe(200)
       expect((await list(a.apiKey)).status).toBe(429)
+    })
+
+    it("gives two keys of one partner together the partner's budget (by default one key's); another partner goes on", async () => {
+      const e = await createPartner(server, "Two keys E")
+      const f = await createPartner(server, "Other F")
+      // A second key of partner E: minting it must buy E nothing.
+      const { secret: e2 } = await server.runEngine(
+        Effect.flatMap(ApiKeys, (keys) =>
+          keys.create({ kind: "partner", id: e.partnerId }, { name: "second" })
+        )
+      )
+      const list = (key: string) => api.get("/v1/merchants", { key })
+
+      // E's burst of 3 across its two keys: 2 with the first, 1 with the second.
+      expect((await list(e.apiKey)).status).toBe(200)
+      expect((await list(e2)).status).toBe(200)
+      expect((await list(e.apiKey)).status).toBe(200)
+      // Each key still has a token of its own; the partner's bucket is empty.
+      const partnerMessage = "Too many requests with this partner's API keys together; retry in"
+      const refused = expectLimited(await list(e2), partnerMessage)
+      expect(refused).toBe(1)
+      expectLimited(await list(e.apiKey), partnerMessage)
+
+      // Partner F is not held by E's spending: its own burst, whole.
+      for (let i = 0; i < 3; i++) expect((await list(f.apiKey)).status).toBe(200)
+      expectLimited(await list(f.apiKey), "Too many requests with this API key")
+
+      // A second later E has one token again, whichever key asks; not two.
+      await sleep(refused * 1000)
+      expect((await list(e2)).status).toBe(200)
+      expectLimited(await list(e.apiKey), partnerMessage)
     })
 
     it("counts the legacy route (X-Api-Key) against the same key", async () => {

@@ -9,7 +9,13 @@ export { openApiDocument } from "./Api.js"
 // Named so the built types load ApiFailures.d.ts, which imports every feature's Failures.d.ts,
 // whose `declare module` registers its errors as ApiFailure: routes outside the core fail with them.
 export { errorReply } from "./ApiFailures.js"
-export { GatewayAuthError, WalletApp, WalletAppId } from "./apps/WalletApp.js"
+export {
+  GatewayAuthError,
+  WalletApp,
+  WalletAppId,
+  WalletAppNotFound,
+  WalletAppStatus
+} from "./apps/WalletApp.js"
 export { CurrentWalletApp } from "./apps/WalletAppAuth.js"
 export { WalletAppStore } from "./apps/WalletAppStore.js"
 export { authenticateWallet, WalletApps, type WalletCredentials } from "./apps/WalletApps.js"

@@ -71,7 +71,14 @@ const storedKey = (partner: Partner, fields: Partial<KeyRecord> = {}) =>
 
 const aWalletApp = (name = "Wallet", iconUrl: string | null = null) => {
   const createdAt = new Date(tick())
-  return new WalletApp({ id: walletAppId(), name, iconUrl, createdAt })
+  return new WalletApp({
+    id: walletAppId(),
+    name,
+    iconUrl,
+    createdAt,
+    status: "active",
+    lastUsedAt: null
+  })
 }
 
 const appKey = (app: WalletApp, fields: Partial<KeyRecord> = {}) =>
@@ -454,6 +461,46 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
           yield* store.insert(b, appKey(b))
           yield* store.insert(a, appKey(a))
           expect((yield* store.list).map((app) => app.name)).toEqual(["A", "B"])
+        })
+      )
+
+      test(
+        "switches an app's status, answering it as it is now, and none for an unknown id",
+        Effect.gen(function* () {
+          const store = yield* WalletAppStore
+          const app = aWalletApp("Switched")
+          yield* store.insert(app, appKey(app))
+          const disabled = Option.getOrThrow(yield* store.setStatus(app.id, "disabled"))
+          expect(disabled).toEqual(new WalletApp({ ...app, status: "disabled" }))
+          expect(Option.getOrThrow(yield* store.find(app.id)).status).toBe("disabled")
+          expect((yield* store.list).map((a) => a.status)).toEqual(["disabled"])
+          const enabled = Option.getOrThrow(yield* store.setStatus(app.id, "active"))
+          expect(enabled.status).toBe("active")
+          expect(Option.getOrThrow(yield* store.find(app.id))).toEqual(app)
+          expect(Option.isNone(yield* store.setStatus(walletAppId(), "disabled"))).toBe(true)
+        })
+      )
+
+      test(
+        "records an app's last use unless one was recorded since the given time",
+        Effect.gen(function* () {
+          const store = yield* WalletAppStore
+          const app = aWalletApp("Used")
+          yield* store.insert(app, appKey(app))
+          const lastUsed = () =>
+            Effect.map(store.find(app.id), (found) => Option.getOrThrow(found).lastUsedAt)
+          const t0 = new Date(Date.UTC(2026, 0, 2, 10, 0, 0))
+          yield* store.touch(app.id, t0, new Date(t0.getTime() - 60_000))
+          expect(yield* lastUsed()).toEqual(t0)
+          // Another instance 30 s later, within the minute: nothing written.
+          const t1 = new Date(t0.getTime() + 30_000)
+          yield* store.touch(app.id, t1, new Date(t1.getTime() - 60_000))
+          expect(yield* lastUsed()).toEqual(t0)
+          const t2 = new Date(t0.getTime() + 61_000)
+          yield* store.touch(app.id, t2, new Date(t2.getTime() - 60_000))
+          expect(yield* lastUsed()).toEqual(t2)
+          // An unknown id writes nothing and fails nothing.
+          yield* store.touch(walletAppId(), t2, t0)
         })
       )
     })

@@ -12,6 +12,9 @@
  *   answers them, so no second lookup (which a rebinding DNS server could
  *   answer differently) ever happens, while `servername` and the Host header
  *   stay the URL's host. IP-literal URLs are classified directly, with no DNS.
+ * - Every lookup goes through the process's `LookupGate` (LookupGate.ts): at
+ *   most 2 at once, each answered within 5 s, so DNS that never answers
+ *   cannot hold the libuv threads WebCrypto needs.
  * - At most `maxRedirects` redirects (each hop checked the same way), one time
  *   limit for everything (waiting for a slot, DNS, connect, redirects, body),
  *   the body read as a stream and cut at `maxBytes` whatever Content-Length
@@ -28,6 +31,7 @@ import type { IncomingMessage } from "node:http"
 import https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
 import { classifyAddress, describeRange } from "./AddressPolicy.js"
+import { type LookupGate, processLookupGate } from "./LookupGate.js"
 
 export type SafeFetchRefusal =
   /** Not an absolute https URL (also after a redirect: "redirected to http:"). */
@@ -76,6 +80,8 @@ export interface SafeFetchOptions {
   readonly allowPrivate?: boolean
   /** Default: node:dns/promises `lookup(hostname, { all: true, verbatim: true })`. */
   readonly resolve?: (hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>
+  /** The gate lookups go through; default the process's (LookupGate.ts). A test's own. */
+  readonly lookups?: LookupGate
   /** One limit for the whole fetch: waiting for a slot, every hop, the body. Default 10 s. */
   readonly timeoutMs?: number
   /** Default 2 MB (2 * 1024 * 1024 bytes). */
@@ -180,24 +186,6 @@ const makeSlots = (max: number) => {
   return { acquire, release }
 }
 
-/** `promise`, or a rejection as soon as `signal` aborts. */
-const untilAborted = <A>(promise: Promise<A>, signal: AbortSignal) =>
-  new Promise<A>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason)
-    const onAbort = () => reject(signal.reason)
-    signal.addEventListener("abort", onAbort, { once: true })
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort)
-        reject(error)
-      }
-    )
-  })
-
 /** Where a hop connects: the checked addresses, and whether the URL's host was one of them. */
 export type Target = {
   readonly addresses: ReadonlyArray<ResolvedAddress>
@@ -235,10 +223,13 @@ export const resolveTarget = async (
     readonly allowPrivate: boolean
     readonly resolve?: ((hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>) | undefined
     readonly signal?: AbortSignal | undefined
+    /** Default: the process's gate, shared by every caller (LookupGate.ts). */
+    readonly lookups?: LookupGate | undefined
   }
 ): Promise<Target | Extract<SafeFetchResult, { ok: false }>> => {
   const { allowPrivate } = options
   const resolve = options.resolve ?? systemResolve
+  const lookups = options.lookups ?? processLookupGate
   const signal = options.signal ?? new AbortController().signal
   const host = bareHost(url)
   const family = isIP(host)
@@ -250,7 +241,8 @@ export const resolveTarget = async (
   }
   let answers: ReadonlyArray<ResolvedAddress>
   try {
-    answers = await untilAborted(resolve(host), signal)
+    // The gate answers within its time limit (LookupTimedOut), or as soon as the signal aborts.
+    answers = await lookups.lookup(resolve, host, signal)
   } catch (error) {
     if (signal.aborted) throw error
     return refuse("unreachable", `could not resolve ${host}: ${errorText(error)}`)
@@ -274,6 +266,7 @@ export const resolveTarget = async (
 export const makeSafeFetch = (options?: SafeFetchOptions): SafeFetch => {
   const allowPrivate = options?.allowPrivate === true
   const resolve = options?.resolve ?? systemResolve
+  const lookups = options?.lookups
   const timeoutMs = options?.timeoutMs ?? defaultTimeoutMs
   const maxBytes = options?.maxBytes ?? defaultMaxBytes
   const maxRedirects = options?.maxRedirects ?? defaultMaxRedirects
@@ -285,7 +278,7 @@ export const makeSafeFetch = (options?: SafeFetchOptions): SafeFetch => {
     headers[name.toLowerCase()] = value
 
   const target = (url: URL, signal: AbortSignal) =>
-    resolveTarget(url, { allowPrivate, resolve, signal })
+    resolveTarget(url, { allowPrivate, resolve, signal, lookups })
 
   /** One request to the checked addresses: a redirect to follow, or the result. */
   const exchange = (url: URL, to: Target, signal: AbortSignal) =>

@@ -8,7 +8,8 @@
  * https:// always; plain http:// only with `allowPrivate` and to a host that
  * is loopback only (the rule endpoints are registered with). A redirect is an
  * answer like any other, not followed. One time limit for everything (DNS,
- * connect, request, response, body); the response body is cut at
+ * connect, request, response, body), and the DNS lookup within its own (5 s,
+ * at most 2 at once in the process: LookupGate.ts); the response body is cut at
  * `maxResponseBytes`. A send never fails: whatever happened is in the result.
  */
 
@@ -16,6 +17,7 @@ import http, { type IncomingMessage } from "node:http"
 import https from "node:https"
 import { type WebhookRequest, type WebhookResponse, WebhookSender } from "@pay/core"
 import { Effect, Layer } from "effect"
+import type { LookupGate } from "./LookupGate.js"
 import {
   bareHost,
   errorText,
@@ -38,6 +40,8 @@ export interface WebhookSenderOptions {
   readonly resolve?: (hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>
   /** Trusted CAs instead of the default store (as node:tls's `ca`), e.g. a test CA. */
   readonly ca?: string | Buffer | ReadonlyArray<string | Buffer>
+  /** The gate lookups go through (at most 2 at once, 5 s each); default the process's. */
+  readonly lookups?: LookupGate
 }
 
 type Outcome = Omit<WebhookResponse, "durationMs">
@@ -77,7 +81,12 @@ export const makeWebhookSender = (options: WebhookSenderOptions = {}) => {
       return { reason: `https is required: ${plainHttpRule}` }
     if (url.protocol !== "https:" && url.protocol !== "http:")
       return { reason: `https is required (not ${url.protocol})` }
-    const target = await resolveTarget(url, { allowPrivate, resolve: options.resolve, signal })
+    const target = await resolveTarget(url, {
+      allowPrivate,
+      resolve: options.resolve,
+      signal,
+      lookups: options.lookups
+    })
     if ("ok" in target)
       return target.kind === "address_not_allowed" && target.resolved !== undefined
         ? { reason: target.message, resolved: target.resolved }

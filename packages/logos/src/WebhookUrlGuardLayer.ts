@@ -7,12 +7,19 @@
 import { httpsUrlProblem, WebhookUrlGuard, WebhookUrlRefused } from "@pay/core"
 import { Effect, Layer } from "effect"
 import { classifyAddress } from "./AddressPolicy.js"
+import type { LookupGate } from "./LookupGate.js"
 import { type ResolvedAddress, resolvedLogFields, resolveTarget } from "./SafeFetch.js"
 
 export interface WebhookUrlGuardOptions {
   readonly allowPrivate?: boolean
   /** Default: the system resolver. */
   readonly resolve?: (hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>
+  /**
+   * The gate lookups go through; default the process's (LookupGate.ts): a
+   * host whose DNS does not answer within 5 s is refused, and a burst of
+   * registrations runs at most 2 lookups at once.
+   */
+  readonly lookups?: LookupGate
 }
 
 /** Whether `address` is loopback: the only place plain http:// may go (with `allowPrivate`). */
@@ -33,8 +40,14 @@ export const makeWebhookUrlGuard = (options: WebhookUrlGuardOptions = {}) => {
         if (problem !== undefined && !plainLoopback) {
           return yield* new WebhookUrlRefused({ reason: problem })
         }
-        const target = yield* Effect.promise(() =>
-          resolveTarget(parsed!, { allowPrivate, resolve: options.resolve })
+        // Interrupting the check (a client gone) stops waiting for the lookup.
+        const target = yield* Effect.promise((signal) =>
+          resolveTarget(parsed!, {
+            allowPrivate,
+            resolve: options.resolve,
+            signal,
+            lookups: options.lookups
+          })
         )
         if ("ok" in target) {
           // The partner's reason names no address a host resolved to; the operator's log does.

@@ -7,6 +7,7 @@
 export * from "./AddressPolicy.js"
 export * from "./LogoCaptureLayer.js"
 export * from "./LogoImage.js"
+export * from "./LookupGate.js"
 export * from "./SafeFetch.js"
 export * from "./WebhookSender.js"
 export * from "./WebhookUrlGuardLayer.js"

@@ -33,6 +33,7 @@ import deployJobs from "./migrations/0025_deploy_jobs.js"
 import optionMethod from "./migrations/0026_option_method.js"
 import nativeCoin from "./migrations/0027_native_coin.js"
 import keyScopes from "./migrations/0028_key_scopes.js"
+import appStatus from "./migrations/0029_app_status.js"
 
 const byName = {
   "0001_initial": initial,
@@ -62,7 +63,8 @@ const byName = {
   "0025_deploy_jobs": deployJobs,
   "0026_option_method": optionMethod,
   "0027_native_coin": nativeCoin,
-  "0028_key_scopes": keyScopes
+  "0028_key_scopes": keyScopes,
+  "0029_app_status": appStatus
 }
 
 export const migrations = Migrator.fromRecord(byName)

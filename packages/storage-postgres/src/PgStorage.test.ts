@@ -77,7 +77,8 @@ describe("PostgreSQL storage, several instances", () => {
         "deploy_jobs",
         "option_method",
         "native_coin",
-        "key_scopes"
+        "key_scopes",
+        "app_status"
       ])
     })
   )

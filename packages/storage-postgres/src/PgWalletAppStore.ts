@@ -3,7 +3,13 @@
  * one transaction (the keys themselves are PgKeyStore.ts's).
  */
 import type { SqlClient } from "@effect/sql"
-import { ApiKeyLookupTaken, WalletApp, type WalletAppId, WalletAppStore } from "@pay/core"
+import {
+  ApiKeyLookupTaken,
+  WalletApp,
+  type WalletAppId,
+  type WalletAppStatus,
+  WalletAppStore
+} from "@pay/core"
 import { Effect, Option } from "effect"
 import { onUniqueViolation, orDieSql } from "./PgErrors.js"
 import { insertKeyRow } from "./PgKeyStore.js"
@@ -13,6 +19,8 @@ interface AppRow {
   readonly name: string
   readonly icon_url: string | null
   readonly created_at: Date
+  readonly status: string
+  readonly last_used_at: Date | null
 }
 
 // PostgreSQL's own mappings (SqliteWalletAppStore.ts has their twins): times are Date here,
@@ -22,7 +30,9 @@ const toApp = (r: AppRow) =>
     id: r.id as WalletAppId,
     name: r.name,
     iconUrl: r.icon_url,
-    createdAt: r.created_at
+    createdAt: r.created_at,
+    status: r.status as WalletAppStatus,
+    lastUsedAt: r.last_used_at
   })
 
 const first = <R, A>(rows: ReadonlyArray<R>, f: (row: R) => A) =>
@@ -34,8 +44,9 @@ export const makePgWalletAppStore = (sql: SqlClient.SqlClient) =>
       sql
         .withTransaction(
           Effect.zipRight(
-            sql`INSERT INTO wallet_apps (id, name, icon_url, created_at)
-              VALUES (${app.id}, ${app.name}, ${app.iconUrl}, ${app.createdAt})`,
+            sql`INSERT INTO wallet_apps (id, name, icon_url, created_at, status, last_used_at)
+              VALUES (${app.id}, ${app.name}, ${app.iconUrl}, ${app.createdAt}, ${app.status},
+                ${app.lastUsedAt})`,
             insertKeyRow(sql, key)
           )
         )
@@ -53,5 +64,16 @@ export const makePgWalletAppStore = (sql: SqlClient.SqlClient) =>
     list: sql<AppRow>`SELECT * FROM wallet_apps ORDER BY created_at, id`.pipe(
       Effect.map((rows) => rows.map(toApp)),
       orDieSql
-    )
+    ),
+    setStatus: (id, status) =>
+      sql<AppRow>`UPDATE wallet_apps SET status = ${status} WHERE id = ${id} RETURNING *`.pipe(
+        Effect.map((rows) => first(rows, toApp)),
+        orDieSql
+      ),
+    touch: (id, at, ifBefore) =>
+      sql`UPDATE wallet_apps SET last_used_at = ${at}
+        WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at <= ${ifBefore})`.pipe(
+        Effect.asVoid,
+        orDieSql
+      )
   })

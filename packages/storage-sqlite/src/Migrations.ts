@@ -33,6 +33,7 @@ import deployJobs from "./migrations/0024_deploy_jobs.js"
 import optionMethod from "./migrations/0025_option_method.js"
 import nativeCoin from "./migrations/0026_native_coin.js"
 import keyScopes from "./migrations/0027_key_scopes.js"
+import appStatus from "./migrations/0028_app_status.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -69,7 +70,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 24, name: "deploy_jobs", apply: deployJobs },
   { id: 25, name: "option_method", apply: optionMethod },
   { id: 26, name: "native_coin", apply: nativeCoin },
-  { id: 27, name: "key_scopes", apply: keyScopes }
+  { id: 27, name: "key_scopes", apply: keyScopes },
+  { id: 28, name: "app_status", apply: appStatus }
 ]
 
 /** A migration applied by this call: its id and name. */

@@ -11,6 +11,7 @@ import {
   Merchants,
   Partners,
   payEngineLayer,
+  WalletApp,
   WalletApps
 } from "@pay/core"
 import { Effect } from "effect"
@@ -65,7 +66,15 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         authenticateWallet({ appId: created.app.id }),
         Effect.flatMap(WalletApps, (apps) => apps.list)
       ]).pipe(Effect.provide(engineOn(filename)))
-      expect(again).toEqual([created.app, created.app, [created.app]])
+      // As created but for its last use, which the first request recorded.
+      const [byKey, byId, listed] = again
+      const asCreated = (app: WalletApp) => new WalletApp({ ...app, lastUsedAt: null })
+      expect([byKey, byId, ...listed].map(asCreated)).toEqual([
+        created.app,
+        created.app,
+        created.app
+      ])
+      expect(listed[0]?.lastUsedAt).toBeInstanceOf(Date)
     })
   )
 
@@ -118,7 +127,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [24, "deploy_jobs"],
         [25, "option_method"],
         [26, "native_coin"],
-        [27, "key_scopes"]
+        [27, "key_scopes"],
+        [28, "app_status"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

@@ -7,6 +7,7 @@ import {
   type KeyRecord,
   WalletApp,
   type WalletAppId,
+  type WalletAppStatus,
   WalletAppStore
 } from "@pay/core"
 import { Effect, Option } from "effect"
@@ -18,6 +19,8 @@ interface AppRow {
   readonly name: string
   readonly icon_url: string | null
   readonly created_at: number
+  readonly status: string
+  readonly last_used_at: number | null
 }
 // SQLite's own mappings (PgWalletAppStore.ts has their twins): times are ms integers here,
 // Date there, and the other columns are text read as they are: nothing to share but names.
@@ -26,7 +29,9 @@ const toApp = (r: AppRow) =>
     id: r.id as WalletAppId,
     name: r.name,
     iconUrl: r.icon_url,
-    createdAt: new Date(r.created_at)
+    createdAt: new Date(r.created_at),
+    status: r.status as WalletAppStatus,
+    lastUsedAt: r.last_used_at === null ? null : new Date(r.last_used_at)
   })
 
 export const makeSqliteWalletAppStore = (
@@ -36,7 +41,13 @@ export const makeSqliteWalletAppStore = (
 ) => {
   const sql = {
     insert: db.prepare(
-      "INSERT INTO wallet_apps (id, name, icon_url, created_at) VALUES (?, ?, ?, ?)"
+      `INSERT INTO wallet_apps (id, name, icon_url, created_at, status, last_used_at)
+        VALUES (?, ?, ?, ?, ?, ?)`
+    ),
+    setStatus: db.prepare("UPDATE wallet_apps SET status = ? WHERE id = ? RETURNING *"),
+    touch: db.prepare(
+      `UPDATE wallet_apps SET last_used_at = ?
+        WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)`
     ),
     byId: db.prepare("SELECT * FROM wallet_apps WHERE id = ?"),
     all: db.prepare("SELECT * FROM wallet_apps ORDER BY created_at, id")
@@ -47,7 +58,14 @@ export const makeSqliteWalletAppStore = (
       Effect.suspend(() => {
         try {
           db.transaction(() => {
-            sql.insert.run(app.id, app.name, app.iconUrl, app.createdAt.getTime())
+            sql.insert.run(
+              app.id,
+              app.name,
+              app.iconUrl,
+              app.createdAt.getTime(),
+              app.status,
+              app.lastUsedAt?.getTime() ?? null
+            )
             insertKey(key)
           })
           return Effect.void
@@ -60,6 +78,14 @@ export const makeSqliteWalletAppStore = (
       Effect.sync(() =>
         Option.map(Option.fromNullable(sql.byId.get(id) as AppRow | undefined), toApp)
       ),
-    list: Effect.sync(() => (sql.all.all() as ReadonlyArray<AppRow>).map(toApp))
+    list: Effect.sync(() => (sql.all.all() as ReadonlyArray<AppRow>).map(toApp)),
+    setStatus: (id, status) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(sql.setStatus.get(status, id) as AppRow | undefined), toApp)
+      ),
+    touch: (id, at, ifBefore) =>
+      Effect.sync(() => {
+        sql.touch.run(at.getTime(), id, ifBefore.getTime())
+      })
   })
 }

@@ -72,7 +72,7 @@ import {
   StorageProbe,
   type TokenBucketSettings,
   TransactionClaimed,
-  type WalletApp,
+  WalletApp,
   WalletAppStore,
   type WebhookAttempt,
   WebhookDelivery,
@@ -268,7 +268,22 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
       [...apps.values()].sort(
         (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1)
       )
-    )
+    ),
+    setStatus: (id, status) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(apps.get(id)), (app) => {
+          const updated = new WalletApp({ ...app, status })
+          apps.set(id, updated)
+          return updated
+        })
+      ),
+    touch: (id, at, ifBefore) =>
+      Effect.sync(() => {
+        const app = apps.get(id)
+        if (app === undefined) return
+        if (app.lastUsedAt !== null && app.lastUsedAt.getTime() > ifBefore.getTime()) return
+        apps.set(id, new WalletApp({ ...app, lastUsedAt: at }))
+      })
   })
 
   /** The outbox, in the order events were written (their `seq`). */

@@ -37,11 +37,16 @@ const GATEWAY_AUTH: Record<GatewayAuthError["reason"], readonly [ApiErrorSpec, s
   conflicting_auth_headers: [
     ApiErrors.ConflictingAuthHeaders,
     "Api-Key and App-Id name different wallet apps: send one of them, or both of the same app"
+  ],
+  app_disabled: [
+    ApiErrors.AppDisabled,
+    "This wallet app is disabled by the operator: the gateway refuses its Api-Key and its App-Id until the operator enables it again"
   ]
 }
 
 export const walletAppFailures: FailureReplies<"GatewayAuthError"> = {
   // Every refusal of a wallet's credentials is 401, a conflict of two valid headers too: the
   // reference documents only 401 for gateway authentication, and a wallet reacts to all alike.
+  // A disabled app is 403: its credentials are right, so retrying or re-sending them cannot help.
   GatewayAuthError: (e) => replyOf(...GATEWAY_AUTH[e.reason])
 }

@@ -24,6 +24,8 @@ export class WalletAppAuth extends HttpApiMiddleware.Tag<WalletAppAuth>()("Walle
     ApiErrors.InvalidApiKey,
     ApiErrors.InvalidAppId,
     ApiErrors.ConflictingAuthHeaders,
+    // The app is known but the operator disabled it: 403.
+    ApiErrors.AppDisabled,
     // The app's or the payment's rate limit, when set: 429 with Retry-After.
     ApiErrors.RateLimited
   ),

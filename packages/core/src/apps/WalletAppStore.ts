@@ -3,7 +3,7 @@
  */
 import { Context, type Effect, type Option } from "effect"
 import type { ApiKeyLookupTaken, KeyRecord } from "../keys/KeyRecord.js"
-import type { WalletApp, WalletAppId } from "./WalletApp.js"
+import type { WalletApp, WalletAppId, WalletAppStatus } from "./WalletApp.js"
 
 export class WalletAppStore extends Context.Tag("@pay/core/WalletAppStore")<
   WalletAppStore,
@@ -13,5 +13,15 @@ export class WalletAppStore extends Context.Tag("@pay/core/WalletAppStore")<
     readonly find: (id: WalletAppId) => Effect.Effect<Option.Option<WalletApp>>
     /** Oldest first. */
     readonly list: Effect.Effect<ReadonlyArray<WalletApp>>
+    /** The app as it is now; none when no app has this id. */
+    readonly setStatus: (
+      id: WalletAppId,
+      status: WalletAppStatus
+    ) => Effect.Effect<Option.Option<WalletApp>>
+    /**
+     * Records a use at `at` unless one was recorded after `ifBefore`: instances
+     * sharing a database then write it at most once in that window between them.
+     */
+    readonly touch: (id: WalletAppId, at: Date, ifBefore: Date) => Effect.Effect<void>
   }
 >() {}

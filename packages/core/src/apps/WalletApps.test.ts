@@ -1,14 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { makeMemoryStorage } from "@pay/testing"
-import { Effect, Layer, TestClock } from "effect"
+import { Clock, Effect, Layer, TestClock } from "effect"
 import { errorReply } from "../ApiFailures.js"
 import { ApiKeys, VERIFIED_KEY_TTL_MS } from "../keys/ApiKeys.js"
 import { KeyStore } from "../keys/KeyStore.js"
 import { Partners } from "../partners/Partners.js"
-import { GatewayAuthError, type GatewayAuthReason } from "./WalletApp.js"
+import { GatewayAuthError, type GatewayAuthReason, WalletAppNotFound } from "./WalletApp.js"
 import { WalletAppStore } from "./WalletAppStore.js"
 import {
+  APP_LAST_USED_PRECISION_MS,
   authenticateWallet,
+  KNOWN_APP_TTL_MS,
   WalletApps,
   type WalletCredentials,
   walletCredentials
@@ -133,7 +135,7 @@ describe("authenticateWallet", () => {
       })
     )
 
-    it.effect("remembers a verified key for 4 s and a found app for 60 s, never a refusal", () =>
+    it.effect("remembers a verified key for 4 s and a found app for 4 s, never a refusal", () =>
       Effect.gen(function* () {
         const { a } = yield* setup
         const { reads } = storage
@@ -150,16 +152,78 @@ describe("authenticateWallet", () => {
         yield* TestClock.adjust(1)
         yield* authenticateWallet({ apiKey: a.apiKey })
         expect(reads).toEqual({ byKey: before.byKey + 2, byId: before.byId + 3 })
-        yield* TestClock.adjust(60_000 - VERIFIED_KEY_TTL_MS - 1)
-        yield* authenticateWallet({ appId: a.app.id })
-        expect(reads.byId).toBe(before.byId + 3)
-        yield* TestClock.adjust(1)
+        // An App-Id's app as briefly (its status must reach every instance within 5 s).
         yield* authenticateWallet({ appId: a.app.id })
         expect(reads.byId).toBe(before.byId + 4)
+        yield* TestClock.adjust(KNOWN_APP_TTL_MS - 1)
+        yield* authenticateWallet({ appId: a.app.id })
+        expect(reads.byId).toBe(before.byId + 4)
+        yield* TestClock.adjust(1)
+        yield* authenticateWallet({ appId: a.app.id })
+        expect(reads.byId).toBe(before.byId + 5)
         const unknown = `app_${"1".repeat(20)}`
         yield* refusal({ appId: unknown })
         yield* refusal({ appId: unknown })
-        expect(reads.byId).toBe(before.byId + 6)
+        expect(reads.byId).toBe(before.byId + 7)
+      })
+    )
+
+    it.effect(
+      "refuses a disabled app by its key, its App-Id and both within 4 s; enabled, serves it again",
+      () =>
+        Effect.gen(function* () {
+          const { a, b } = yield* setup
+          const apps = yield* WalletApps
+          const ways: ReadonlyArray<WalletCredentials> = [
+            { apiKey: a.apiKey },
+            { appId: a.app.id },
+            { apiKey: a.apiKey, appId: a.app.id }
+          ]
+          for (const way of ways) yield* authenticateWallet(way)
+          expect((yield* apps.setStatus(a.app.id, "disabled")).status).toBe("disabled")
+          // This instance forgets the App-Id's app at once; a key verified a moment ago keeps
+          // its app until its 4 s are up, as another instance's cache does.
+          expect(yield* refusal({ appId: a.app.id })).toBe("app_disabled")
+          yield* TestClock.adjust(Math.max(VERIFIED_KEY_TTL_MS, KNOWN_APP_TTL_MS))
+          for (const way of ways) expect(yield* refusal(way)).toBe("app_disabled")
+          // The credentials are checked first: a wrong key, or another app's id, say so.
+          expect(yield* refusal({ apiKey: "wrong_key_0123456789abcdef", appId: a.app.id })).toBe(
+            "invalid_api_key"
+          )
+          expect(yield* refusal({ apiKey: a.apiKey, appId: b.app.id })).toBe(
+            "conflicting_auth_headers"
+          )
+          expect((yield* authenticateWallet({ appId: b.app.id })).id).toBe(b.app.id)
+
+          yield* apps.setStatus(a.app.id, "active")
+          yield* TestClock.adjust(Math.max(VERIFIED_KEY_TTL_MS, KNOWN_APP_TTL_MS))
+          for (const way of ways) expect((yield* authenticateWallet(way)).id).toBe(a.app.id)
+          const unknown = yield* Effect.flip(apps.setStatus(`app_${"2".repeat(20)}`, "disabled"))
+          expect(unknown).toEqual(new WalletAppNotFound({ appId: `app_${"2".repeat(20)}` }))
+          expect((yield* Effect.flip(apps.setStatus("nope", "disabled")))._tag).toBe(
+            "WalletAppNotFound"
+          )
+        })
+    )
+
+    it.effect("records an app's last use at most once a minute, not per request", () =>
+      Effect.gen(function* () {
+        const { a } = yield* setup
+        const store = yield* WalletAppStore
+        const lastUsed = Effect.map(store.find(a.app.id), (found) =>
+          found._tag === "Some" ? found.value.lastUsedAt?.getTime() : undefined
+        )
+        expect(yield* lastUsed).toBeUndefined()
+        const first = yield* Clock.currentTimeMillis
+        yield* authenticateWallet({ appId: a.app.id })
+        expect(yield* lastUsed).toBe(first)
+        yield* TestClock.adjust(APP_LAST_USED_PRECISION_MS - 1)
+        yield* authenticateWallet({ apiKey: a.apiKey })
+        yield* authenticateWallet({ appId: a.app.id })
+        expect(yield* lastUsed).toBe(first)
+        yield* TestClock.adjust(1)
+        yield* authenticateWallet({ appId: a.app.id })
+        expect(yield* lastUsed).toBe(first + APP_LAST_USED_PRECISION_MS)
       })
     )
   })
@@ -177,7 +241,14 @@ describe("authenticateWallet", () => {
     })
   })
 
-  it("answers every refusal 401 with its reason as the wire code", () => {
+  it("answers a disabled app 403 app_disabled, saying the operator disabled it", () => {
+    const reply = errorReply(new GatewayAuthError({ reason: "app_disabled" }))
+    expect(reply.status).toBe(403)
+    expect(reply.body.code).toBe("app_disabled")
+    expect(reply.body.message).toContain("wallet app is disabled by the operator")
+  })
+
+  it("answers every refusal of the credentials 401 with its reason as the wire code", () => {
     const reasons: ReadonlyArray<GatewayAuthReason> = [
       "missing_auth_headers",
       "missing_app_id",

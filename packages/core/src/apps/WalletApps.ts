@@ -7,8 +7,16 @@ import { toFieldIssues } from "../http/Decode.js"
 import { ApiKeys } from "../keys/ApiKeys.js"
 import { InvalidInput } from "../shared/Errors.js"
 import { newId } from "../shared/Ids.js"
+import { spanned } from "../shared/Spans.js"
 import { makeTtlCache } from "../shared/TtlCache.js"
-import { GatewayAuthError, NewWalletApp, WalletApp, WalletAppId } from "./WalletApp.js"
+import {
+  GatewayAuthError,
+  NewWalletApp,
+  WalletApp,
+  WalletAppId,
+  WalletAppNotFound,
+  type WalletAppStatus
+} from "./WalletApp.js"
 import { WalletAppStore } from "./WalletAppStore.js"
 
 /** The credentials a gateway request presents; an empty value counts as absent. */
@@ -31,8 +39,17 @@ export const walletCredentials = (
 })
 
 const KNOWN_APPS_MAX = 10_000
-/** Apps are never changed or removed: a found one is remembered for a minute. */
-const KNOWN_APP_TTL_MS = 60_000
+/**
+ * A found app (and so its status) is remembered this long: the operator's
+ * disable must reach every instance within 5 s, as a revoked key does (a
+ * verified key, with its app, is remembered as long: ApiKeys.VERIFIED_KEY_TTL_MS).
+ */
+export const KNOWN_APP_TTL_MS = 4_000
+/**
+ * An app's last use is written at most once in this window per instance (and, by
+ * the store's condition, between instances): `pay apps list` shows it to the minute.
+ */
+export const APP_LAST_USED_PRECISION_MS = 60_000
 const isWalletAppId = Schema.is(WalletAppId)
 const decodeNewApp = Schema.decodeUnknownEither(NewWalletApp, {
   errors: "all",
@@ -64,7 +81,9 @@ export class WalletApps extends Effect.Service<WalletApps>()("@pay/core/WalletAp
           id: yield* newId<WalletAppId>("app"),
           name: valid.name,
           iconUrl: valid.iconUrl ?? null,
-          createdAt: now
+          createdAt: now,
+          status: "active",
+          lastUsedAt: null
         })
         // Four random lookup ids all taken is not a case to handle: a defect.
         const { secret } = yield* keys
@@ -92,12 +111,34 @@ export class WalletApps extends Effect.Service<WalletApps>()("@pay/core/WalletAp
       })
     }
 
+    /** The apps whose use this instance recorded lately: a request writes nothing else. */
+    const touched = makeTtlCache<true>(APP_LAST_USED_PRECISION_MS, KNOWN_APPS_MAX)
+    const touch = (app: WalletApp, now: number): Effect.Effect<void> => {
+      touched.set(app.id, true, now)
+      return store
+        .touch(app.id, new Date(now), new Date(now - APP_LAST_USED_PRECISION_MS))
+        .pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logWarning("recording a wallet app's last use failed", cause)
+          )
+        )
+    }
+    /** Checked after the credentials, so a wrong key or id still answers as such. */
+    const admitted = (app: WalletApp): Effect.Effect<WalletApp, GatewayAuthError> => {
+      if (app.status === "disabled") return refuse("app_disabled")
+      const now = clock.unsafeCurrentTimeMillis()
+      return touched.get(app.id, now) === undefined
+        ? Effect.as(touch(app, now), app)
+        : Effect.succeed(app)
+    }
+
     /**
      * The wallet app a gateway request comes from. `Api-Key` alone or `App-Id`
      * alone identifies it; both are accepted when they name the same app. When
      * both are sent, each is checked on its own first (a wrong key is
      * `invalid_api_key`, an unknown id `invalid_app_id`), and two valid ones
-     * naming different apps are `conflicting_auth_headers`. Not suspended:
+     * naming different apps are `conflicting_auth_headers`. An app the
+     * operator disabled is `app_disabled`, by either header. Not suspended:
      * call it when the request arrives.
      */
     const authenticate = (
@@ -106,20 +147,39 @@ export class WalletApps extends Effect.Service<WalletApps>()("@pay/core/WalletAp
       const apiKey = given(credentials.apiKey)
       const appId = given(credentials.appId)
       if (apiKey === undefined) {
-        if (appId !== undefined) return byAppId(appId)
+        if (appId !== undefined) return Effect.flatMap(byAppId(appId), admitted)
         return refuse(
           given(credentials.clientId) === undefined ? "missing_auth_headers" : "missing_app_id"
         )
       }
-      if (appId === undefined) return byKey(apiKey)
+      if (appId === undefined) return Effect.flatMap(byKey(apiKey), admitted)
       return Effect.flatMap(byKey(apiKey), (app) =>
         app.id === appId
-          ? Effect.succeed(app)
+          ? admitted(app)
           : Effect.zipRight(byAppId(appId), refuse("conflicting_auth_headers"))
       )
     }
 
-    return { create, list: store.list, find: store.find, authenticate } as const
+    /**
+     * The operator's switch. This instance forgets the app at once; the others
+     * within KNOWN_APP_TTL_MS (and a verified key's app within VERIFIED_KEY_TTL_MS).
+     */
+    const setStatus = (id: string, status: WalletAppStatus) =>
+      Effect.gen(function* () {
+        if (!isWalletAppId(id)) return yield* new WalletAppNotFound({ appId: id })
+        const updated = yield* store.setStatus(id, status)
+        known.forget(id)
+        if (Option.isNone(updated)) return yield* new WalletAppNotFound({ appId: id })
+        return updated.value
+      })
+
+    return {
+      create,
+      list: store.list,
+      find: store.find,
+      setStatus: spanned("WalletApps.setStatus", setStatus),
+      authenticate
+    } as const
   }),
   dependencies: [ApiKeys.Default]
 }) {}

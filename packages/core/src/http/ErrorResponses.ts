@@ -128,6 +128,12 @@ export const ApiErrors = {
     "collect_token_invalid",
     "A data-collection page opened or posted without the token of its URL (`collectData.url`), or with one made for another payment or other accounts"
   ),
+  AppDisabled: row(
+    "AppDisabled",
+    403,
+    "app_disabled",
+    "The wallet app (by its Api-Key or App-Id) is disabled by the operator"
+  ),
   // 404
   NotFound: row("NotFound", 404, "not_found", "No such resource"),
   MerchantNotFound: row(

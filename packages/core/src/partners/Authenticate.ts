@@ -1,9 +1,11 @@
 /**
  * The partner middlewares' check (PartnerAuth.ts declares them): the key the
  * request presents, verified by the \`Partners\` service, then whether the
- * key holds the scope the route needs (keys/Scopes.ts), then the key's rate
- * limit when one is set (RateLimits.perApiKey), by the key's id: each key of a
- * partner has its own bucket, and a long-poll held counts once.
+ * key holds the scope the route needs (keys/Scopes.ts), then the rate limits
+ * when set: the key's (RateLimits.perApiKey, by the key's id: each key has
+ * its own bucket) and its partner's (RateLimits.perPartner, by the partner's
+ * id: all its keys together, so minting keys buys no more), a request
+ * admitted only when both admit it. A long-poll held counts once.
  */
 import { Context, Effect } from "effect"
 import { ApiErrors } from "../http/ErrorResponses.js"
@@ -16,7 +18,7 @@ import type { Partner } from "../identity/Partner.js"
 import { CurrentApiKey, LegacyPartnerApiKey, PartnerApiKey } from "../identity/PartnerAuth.js"
 import { ApiKeys } from "../keys/ApiKeys.js"
 import { type ApiKeyScope, InsufficientScope, scopeOfRoute } from "../keys/Scopes.js"
-import { admit, RateLimits } from "../ratelimit/RateLimits.js"
+import { admitAll, RateLimits } from "../ratelimit/RateLimits.js"
 import { Partners } from "./Partners.js"
 
 /** The presented partner key: `Api-Key`, or the `Authorization: Bearer` form (or `X-Api-Key`). */
@@ -61,7 +63,7 @@ export const missingApiKey = (request: EngineRequest, legacy = false): RequestEr
 /** The checks of the two partner middlewares, on the `Partners` service. */
 export const partnerAuthenticators = Effect.map(
   Effect.all([Partners, ApiKeys, RateLimits]),
-  ([partners, keys, { perApiKey }]): ReadonlyArray<Authenticator> => {
+  ([partners, keys, { perApiKey, perPartner }]): ReadonlyArray<Authenticator> => {
     /**
      * The key a verified request acts with, in the request's context as
      * `CurrentApiKey`, which audit entries record (audit/Actor.ts). Each
@@ -132,7 +134,12 @@ export const partnerAuthenticators = Effect.map(
           route: `${route.method} ${route.path.replaceAll(/:(\w+)/g, "{$1}")}`
         })
       }
-      return perApiKey === undefined ? undefined : admit(perApiKey, key.id)
+      return perApiKey === undefined && perPartner === undefined
+        ? undefined
+        : admitAll([
+            [perApiKey, key.id],
+            [perPartner, (service as Partner).id]
+          ])
     }
     return [
       {

@@ -14,6 +14,7 @@ declare module "../http/ErrorResponses.js" {
 
 const RATE_LIMITED_BY: Record<RateLimited["scope"], string> = {
   api_key: "Too many requests with this API key",
+  partner: "Too many requests with this partner's API keys together",
   wallet_app: "Too many requests from this wallet app",
   payment: "Too many requests about this payment"
 }

@@ -5,8 +5,8 @@
 import { Schema } from "effect"
 
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
-  /** Which limit: the API key's, the wallet app's, or the payment's. */
-  scope: Schema.Literal("api_key", "wallet_app", "payment"),
+  /** Which limit: the API key's, its partner's (all its keys together), the wallet app's, or the payment's. */
+  scope: Schema.Literal("api_key", "partner", "wallet_app", "payment"),
   /** Whole seconds until the bucket holds a token again, at least 1. */
   retryAfterSeconds: Schema.Number
 }) {}

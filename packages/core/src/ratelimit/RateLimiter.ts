@@ -15,12 +15,13 @@ import {
   fullBucket,
   MILLITOKENS_PER_TOKEN,
   refill,
+  secondsUntilToken,
   type TokenBucketSettings,
   take
 } from "./TokenBucket.js"
 
 /** What a limit applies to; also the prefix of its keys in the shared store. */
-export type RateLimitScope = "api_key" | "wallet_app" | "payment"
+export type RateLimitScope = "api_key" | "partner" | "wallet_app" | "payment"
 
 /** A key used since the last sync, and the tokens it took. */
 export interface Taken {
@@ -33,6 +34,12 @@ export interface RateLimiter {
   readonly settings: TokenBucketSettings
   /** One request under `key`: undefined when admitted (a token taken), else the whole seconds to wait. */
   readonly take: (key: string) => number | undefined
+  /**
+   * What `take` would answer now, taking nothing and making no bucket: for a
+   * request that must pass two limits (a key's and its partner's), so one
+   * refusing takes no token from the other (`admitAll`, RateLimits.ts).
+   */
+  readonly wait: (key: string) => number | undefined
   /**
    * The keys taken from since the last call, and how many tokens each took,
    * as of `at`: what a sync sends. Each is then in flight until `reconcile`
@@ -98,6 +105,15 @@ export const makeRateLimiter = (
       bucket.taken++
       dirty.add(key)
       return undefined
+    },
+    wait: (key) => {
+      const bucket = buckets.get(key)
+      // No bucket is a full one: a burst is at least one token.
+      if (bucket === undefined) return undefined
+      const { millitokens } = refill(bucket.level, settings, now())
+      return millitokens >= MILLITOKENS_PER_TOKEN
+        ? undefined
+        : secondsUntilToken(millitokens, settings)
     },
     drainTaken: (at) => {
       const drained: Array<Taken> = []

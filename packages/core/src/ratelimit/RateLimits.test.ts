@@ -3,7 +3,7 @@ import { makeMemoryStorage } from "@pay/testing"
 import { Effect, Exit, Layer, Scope, TestClock } from "effect"
 import { RateLimitsConfig, type RateLimitsSettings } from "./RateLimitConfig.js"
 import { RateLimitStore, type RateLimitStoreShape, type RateLimitUse } from "./RateLimitStore.js"
-import { RateLimits } from "./RateLimits.js"
+import { admitAll, RateLimits, type RateLimitsShape } from "./RateLimits.js"
 
 /** The in-memory shared buckets, with every call to them recorded. */
 const countingStore = Effect.gen(function* () {
@@ -50,6 +50,7 @@ describe("the rate limits' sync", () => {
       const limits = yield* instance(store, { perApiKey: { perSecond: 0 } }, yield* Effect.scope)
       expect(limits).toEqual({
         perApiKey: undefined,
+        perPartner: undefined,
         perWalletApp: undefined,
         perPayment: undefined
       })
@@ -172,6 +173,115 @@ describe("the rate limits' sync", () => {
       yield* TestClock.adjust("10 seconds")
       yield* settle
       expect(syncs.length).toBe(0)
+    })
+  )
+})
+
+/** One partner API request with `keyId` of `partnerId`, as partners/Authenticate.ts checks it. */
+const partnerRequest = (limits: RateLimitsShape, partnerId: string, keyId: string) =>
+  admitAll([
+    [limits.perApiKey, keyId],
+    [limits.perPartner, partnerId]
+  ])
+
+describe("the partner's limit: all its keys together", () => {
+  it.scoped(
+    "by default the same as one key's: a second key buys nothing; another partner goes on",
+    () =>
+      Effect.gen(function* () {
+        const { store } = yield* countingStore
+        const limits = yield* instance(
+          store,
+          { perApiKey: { perSecond: 1, burst: 3 } },
+          yield* Effect.scope
+        )
+        expect(limits.perPartner?.settings).toEqual({ perSecond: 1, burst: 3 })
+        // Keys 1 and 2 of partner A, alternately: together A's burst, 3, not 6.
+        const a = [1, 2, 1, 2, 1, 2].map((i) => partnerRequest(limits, "ptr_a", `key_a${i}`))
+        expect(a.map((r) => r?.scope)).toEqual([
+          undefined,
+          undefined,
+          undefined,
+          "partner",
+          "partner",
+          "partner"
+        ])
+        expect(a[3]?.retryAfterSeconds).toBe(1)
+        // Partner B's key is not held by A's spending.
+        for (let i = 0; i < 3; i++)
+          expect(partnerRequest(limits, "ptr_b", "key_b1")).toBeUndefined()
+        expect(partnerRequest(limits, "ptr_b", "key_b1")?.scope).toBe("api_key")
+        // A refused request took from neither bucket: a second later A has exactly one token,
+        // which key 2 (refused three times) may use.
+        yield* TestClock.adjust("1 second")
+        expect(partnerRequest(limits, "ptr_a", "key_a2")).toBeUndefined()
+        expect(partnerRequest(limits, "ptr_a", "key_a1")?.scope).toBe("partner")
+      })
+  )
+
+  it.scoped("over 30 s, many keys of one partner get the partner's budget, no more", () =>
+    Effect.gen(function* () {
+      const { store } = yield* countingStore
+      const limits = yield* instance(
+        store,
+        { perApiKey: { perSecond: 2, burst: 4 }, perPartner: { perSecond: 3, burst: 6 } },
+        yield* Effect.scope
+      )
+      let admittedA = 0
+      let admittedB = 0
+      // Ten keys of A, each every 100 ms; B's one key every 100 ms.
+      for (let t = 0; t < 300; t++) {
+        for (let k = 0; k < 10; k++) {
+          if (partnerRequest(limits, "ptr_a", `key_a${k}`) === undefined) admittedA++
+        }
+        if (partnerRequest(limits, "ptr_b", "key_b") === undefined) admittedB++
+        yield* TestClock.adjust("100 millis")
+        yield* settle
+      }
+      // A: 6 at once, then 3 a second (about 30 s): 6 + 90; ten keys unshared would get 40 + 600.
+      expect(admittedA).toBeLessThanOrEqual(6 + 90)
+      expect(admittedA).toBeGreaterThanOrEqual(6 + 89)
+      // B, alone: its key's own limit is the smaller, 4 + 2 a second.
+      expect(admittedB).toBeGreaterThanOrEqual(4 + 59)
+      expect(admittedB).toBeLessThanOrEqual(4 + 60)
+    })
+  )
+
+  it.scoped("perSecond 0 turns it off: each key has only its own", () =>
+    Effect.gen(function* () {
+      const { store } = yield* countingStore
+      const limits = yield* instance(
+        store,
+        { perApiKey: { perSecond: 1, burst: 2 }, perPartner: { perSecond: 0 } },
+        yield* Effect.scope
+      )
+      expect(limits.perPartner).toBeUndefined()
+      for (const key of ["k1", "k1", "k2", "k2"]) {
+        expect(partnerRequest(limits, "ptr_a", key)).toBeUndefined()
+      }
+    })
+  )
+
+  it.scoped("two instances share a partner's bucket through the store, as `partner:<id>`", () =>
+    Effect.gen(function* () {
+      const { store, syncs } = yield* countingStore
+      const scope = yield* Effect.scope
+      const settings = { perApiKey: { perSecond: 1, burst: 4 } }
+      const one = yield* instance(store, settings, scope)
+      const two = yield* instance(store, settings, scope)
+      // Partner A's key 1 on one instance, its key 2 on the other, each every 50 ms, for 30 s.
+      let admitted = 0
+      for (let i = 0; i < 600; i++) {
+        if (partnerRequest(one, "ptr_a", "key_1") === undefined) admitted++
+        if (partnerRequest(two, "ptr_a", "key_2") === undefined) admitted++
+        yield* TestClock.adjust("50 millis")
+        yield* settle
+      }
+      // One partner alone: 4 at once, then one a second, 33. Unshared, the two keys on two
+      // instances would get 66; the documented bound allows (N - 1) × (burst + rate) = 5 more.
+      expect(admitted).toBeLessThanOrEqual(33 + 5)
+      expect(admitted).toBeGreaterThanOrEqual(33 - 1)
+      expect(syncs.some(({ uses }) => uses.some((u) => u.key === "partner:ptr_a"))).toBe(true)
     })
   )
 })

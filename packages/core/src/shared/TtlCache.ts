@@ -7,6 +7,8 @@ export interface TtlCache<A> {
   /** The value if it was set less than the TTL before `now`. */
   readonly get: (key: string, now: number) => A | undefined
   readonly set: (key: string, value: A, now: number) => void
+  /** Drops the value: the next `get` misses. */
+  readonly forget: (key: string) => void
 }
 
 export const makeTtlCache = <A>(ttlMs: number, maxEntries: number): TtlCache<A> => {
@@ -19,6 +21,9 @@ export const makeTtlCache = <A>(ttlMs: number, maxEntries: number): TtlCache<A> 
     set: (key, value, now) => {
       if (entries.size >= maxEntries) entries.clear()
       entries.set(key, { value, until: now + ttlMs })
+    },
+    forget: (key) => {
+      entries.delete(key)
     }
   }
 }
