@@ -22,11 +22,16 @@
  * The buyers are made beforehand: each given NATIVE_FUNDS of test ether by the faucet
  * (`token: "ETH"`); the merchant is settled in ETH alone, so the only option offered is ETH.
  */
-import { type Hex, hexToBigInt } from "viem"
-import { privateKeyToAccount } from "viem/accounts"
-import { BENCH_API_KEY, createMerchant, inParallel, type Target } from "./client.js"
+import { hexToBigInt } from "viem"
+import { inParallel, type Target } from "./client.js"
 import type { ServerProcess } from "./server-process.js"
 import type { WalletPhase } from "./wallet.js"
+import {
+  actionTransactionSigner,
+  merchantSettledOnlyIn,
+  sandboxBaseFee,
+  sandboxRpc
+} from "./wallet-sandbox.js"
 import {
   type Buyer,
   expectStatus,
@@ -58,7 +63,6 @@ export interface NativeFees {
   readonly settlementGas: number
 }
 
-const SANDBOX_CHAIN_ID = 31337
 /** Enough for a plain transfer with 32 bytes of data (21,000 plus at most 512). */
 const TRANSFER_GAS = 30_000n
 /** The tip the buyers' transfers offer (1 gwei). */
@@ -79,75 +83,8 @@ export const sandboxNative = async (http: Http): Promise<{ asset: string; symbol
 }
 
 /** A merchant of the bench's partner settled in the sandbox's native coin alone. */
-export const nativeMerchant = async (
-  server: ServerProcess,
-  http: Http,
-  asset: string
-): Promise<Target> => {
-  const merchantId = await createMerchant(`${server.name} (ETH)`, server.url)
-  await expectStatus(
-    http.call("POST", `/v1/merchants/${merchantId}/settlements/crypto`, {
-      headers: {
-        "Api-Key": BENCH_API_KEY,
-        "Idempotency-Key": `bench-settlement-eth-${Date.now()}`
-      },
-      body: {
-        settlements: [
-          { asset, destination: "eip155:31337:0x000000000000000000000000000000000000dEaD" }
-        ]
-      }
-    }),
-    "POST /v1/merchants/{id}/settlements/crypto (ETH)",
-    201
-  )
-  return { name: server.name, url: server.url, merchantId }
-}
-
-const rpc = async (http: Http, method: string, params: ReadonlyArray<unknown>): Promise<Json> => {
-  const answer = await expectStatus(
-    http.call("POST", "/sandbox/rpc", { body: { jsonrpc: "2.0", id: 1, method, params } }),
-    `/sandbox/rpc ${method}`
-  )
-  if (answer?.error !== undefined) {
-    throw new Error(`/sandbox/rpc ${method}: ${JSON.stringify(answer.error)}`)
-  }
-  return answer.result
-}
-
-/**
- * Signs a native option's transfer (its `eth_sendTransaction` JSON) as the buyer's wallet:
- * to, value and data as the option gives them, its first transaction (nonce 0),
- * TRANSFER_GAS, a fee cap of twice `baseFee` plus the tip.
- */
-const transferSigner =
-  (key: Hex, baseFee: bigint) =>
-  async (json: string): Promise<Hex> => {
-    const account = privateKeyToAccount(key)
-    const tx = JSON.parse(json) as {
-      from?: string
-      to: Hex
-      data?: Hex
-      value?: Hex
-      chainId?: Hex
-    }
-    if (tx.from?.toLowerCase() !== account.address.toLowerCase()) {
-      throw new Error(`the action's transaction is from ${tx.from}, not ${account.address}`)
-    }
-    if (tx.chainId !== undefined && hexToBigInt(tx.chainId) !== BigInt(SANDBOX_CHAIN_ID)) {
-      throw new Error(`the action's transaction is for chain ${tx.chainId}`)
-    }
-    return account.signTransaction({
-      type: "eip1559",
-      chainId: SANDBOX_CHAIN_ID,
-      nonce: 0,
-      to: tx.to,
-      data: tx.data ?? "0x",
-      value: tx.value === undefined ? 0n : hexToBigInt(tx.value),
-      gas: TRANSFER_GAS,
-      maxFeePerGas: 2n * baseFee + TRANSFER_TIP,
-      maxPriorityFeePerGas: TRANSFER_TIP
-    })
-  }
+export const nativeMerchant = (server: ServerProcess, http: Http, asset: string): Promise<Target> =>
+  merchantSettledOnlyIn(server, http, asset, "ETH")
 
 /** `count` key-pair buyers given `wei` of test ether by the faucet, each signing its transfer. */
 export const nativeBuyers = async (
@@ -155,8 +92,7 @@ export const nativeBuyers = async (
   count: number,
   wei: bigint
 ): Promise<Array<Buyer>> => {
-  const block = await rpc(http, "eth_getBlockByNumber", ["latest", false])
-  const baseFee = hexToBigInt(block.baseFeePerGas ?? "0x0")
+  const baseFee = await sandboxBaseFee(http)
   return inParallel(count, 10, async () => {
     const made = newBuyer()
     await expectStatus(
@@ -165,7 +101,10 @@ export const nativeBuyers = async (
       }),
       "POST /sandbox/faucet (ETH)"
     )
-    return { ...made, signTransactionJson: transferSigner(made.key, baseFee) }
+    return {
+      ...made,
+      signTransactionJson: actionTransactionSigner(made.key, baseFee, TRANSFER_GAS, TRANSFER_TIP)
+    }
   })
 }
 
@@ -191,7 +130,7 @@ export const nativeFees = async (
         `payment ${paymentIds[i]}: no network fee or settlement: ${JSON.stringify(view)}`
       )
     }
-    const receipt = await rpc(http, "eth_getTransactionReceipt", [hash])
+    const receipt = await sandboxRpc(http, "eth_getTransactionReceipt", [hash])
     if (receipt?.status !== "0x1") throw new Error(`settlement ${hash}: no successful receipt`)
     return {
       // What the buyer paid: the settlement's amount plus every fee.

@@ -20,11 +20,16 @@
  */
 
 import { PERMIT2_ADDRESS } from "@pay/sandbox-chain"
-import { encodeFunctionData, type Hex, hexToBigInt, maxUint256, parseAbi } from "viem"
-import { privateKeyToAccount } from "viem/accounts"
-import { BENCH_API_KEY, createMerchant, inParallel, type Target } from "./client.js"
+import { encodeFunctionData, type Hex, maxUint256, parseAbi } from "viem"
+import { inParallel, type Target } from "./client.js"
 import type { ServerProcess } from "./server-process.js"
 import type { WalletPhase } from "./wallet.js"
+import {
+  actionTransactionSigner,
+  merchantSettledOnlyIn,
+  sandboxBaseFee,
+  sandboxRpc
+} from "./wallet-sandbox.js"
 import { type Buyer, expectStatus, type Http, type Json, newBuyer } from "./wallet-support.js"
 
 export const PERMIT2_KINDS = ["allowance held", "approve in the flow"] as const
@@ -42,7 +47,6 @@ export interface Permit2Result {
   readonly eip3009After: WalletPhase
 }
 
-const SANDBOX_CHAIN_ID = 31337
 /** Enough for an approval of the sandbox USDT (about 46,000 used). */
 const APPROVE_GAS = 100_000n
 /** The tip the buyers' approvals offer (1 gwei). */
@@ -61,68 +65,8 @@ export const sandboxUsdt = async (http: Http): Promise<{ asset: string; address:
 }
 
 /** A second merchant of the bench's partner, settled in the sandbox USDT alone. */
-export const usdtMerchant = async (
-  server: ServerProcess,
-  http: Http,
-  asset: string
-): Promise<Target> => {
-  const merchantId = await createMerchant(`${server.name} (USDT)`, server.url)
-  await expectStatus(
-    http.call("POST", `/v1/merchants/${merchantId}/settlements/crypto`, {
-      headers: {
-        "Api-Key": BENCH_API_KEY,
-        "Idempotency-Key": `bench-settlement-usdt-${Date.now()}`
-      },
-      body: {
-        settlements: [
-          { asset, destination: "eip155:31337:0x000000000000000000000000000000000000dEaD" }
-        ]
-      }
-    }),
-    "POST /v1/merchants/{id}/settlements/crypto (USDT)",
-    201
-  )
-  return { name: server.name, url: server.url, merchantId }
-}
-
-const rpc = async (http: Http, method: string, params: ReadonlyArray<unknown>): Promise<Json> => {
-  const answer = await expectStatus(
-    http.call("POST", "/sandbox/rpc", { body: { jsonrpc: "2.0", id: 1, method, params } }),
-    `/sandbox/rpc ${method}`
-  )
-  if (answer?.error !== undefined) {
-    throw new Error(`/sandbox/rpc ${method}: ${JSON.stringify(answer.error)}`)
-  }
-  return answer.result
-}
-
-/**
- * Signs an `eth_sendTransaction` action's transaction as the buyer's wallet: its first
- * transaction (nonce 0), APPROVE_GAS, a fee cap of twice `baseFee` plus the tip.
- */
-const transactionSigner =
-  (key: Hex, baseFee: bigint) =>
-  async (json: string): Promise<Hex> => {
-    const account = privateKeyToAccount(key)
-    const tx = JSON.parse(json) as { from?: string; to: Hex; data: Hex; value?: Hex; chainId?: Hex }
-    if (tx.from?.toLowerCase() !== account.address.toLowerCase()) {
-      throw new Error(`the action's transaction is from ${tx.from}, not ${account.address}`)
-    }
-    if (tx.chainId !== undefined && hexToBigInt(tx.chainId) !== BigInt(SANDBOX_CHAIN_ID)) {
-      throw new Error(`the action's transaction is for chain ${tx.chainId}`)
-    }
-    return account.signTransaction({
-      type: "eip1559",
-      chainId: SANDBOX_CHAIN_ID,
-      nonce: 0,
-      to: tx.to,
-      data: tx.data,
-      value: tx.value === undefined ? 0n : hexToBigInt(tx.value),
-      gas: APPROVE_GAS,
-      maxFeePerGas: 2n * baseFee + APPROVE_TIP,
-      maxPriorityFeePerGas: APPROVE_TIP
-    })
-  }
+export const usdtMerchant = (server: ServerProcess, http: Http, asset: string): Promise<Target> =>
+  merchantSettledOnlyIn(server, http, asset, "USDT")
 
 /**
  * `count` key-pair buyers given test ether and `funds` of USDT by the faucet; with
@@ -136,8 +80,7 @@ export const permit2Buyers = async (
   funds: bigint,
   approved: boolean
 ): Promise<Array<Buyer>> => {
-  const block = await rpc(http, "eth_getBlockByNumber", ["latest", false])
-  const baseFee = hexToBigInt(block.baseFeePerGas ?? "0x0")
+  const baseFee = await sandboxBaseFee(http)
   return inParallel(count, 10, async () => {
     const made = newBuyer()
     await expectStatus(
@@ -146,7 +89,10 @@ export const permit2Buyers = async (
       }),
       "POST /sandbox/faucet (USDT)"
     )
-    const buyer: Buyer = { ...made, signTransactionJson: transactionSigner(made.key, baseFee) }
+    const buyer: Buyer = {
+      ...made,
+      signTransactionJson: actionTransactionSigner(made.key, baseFee, APPROVE_GAS, APPROVE_TIP)
+    }
     if (approved) {
       const raw = await buyer.signTransactionJson!(
         JSON.stringify({
@@ -160,8 +106,8 @@ export const permit2Buyers = async (
           value: "0x0"
         })
       )
-      const hash = await rpc(http, "eth_sendRawTransaction", [raw])
-      const receipt = await rpc(http, "eth_getTransactionReceipt", [hash])
+      const hash = await sandboxRpc(http, "eth_sendRawTransaction", [raw])
+      const receipt = await sandboxRpc(http, "eth_getTransactionReceipt", [hash])
       if (receipt?.status !== "0x1") {
         throw new Error(`the approval ${hash} of ${buyer.address} is not mined successful`)
       }
