@@ -17,7 +17,8 @@
  *   defaults, end by then), so hung DNS cannot make a third thread busy, and
  *   a resolver that never settles (a test's) cannot hold a place for ever.
  */
-import type { ResolvedAddress } from "./SafeFetch.js"
+/** One DNS answer: an address and its family. */
+export type ResolvedAddress = { readonly address: string; readonly family: 4 | 6 }
 
 /** The time a caller waits for a DNS answer, its turn included. */
 export const DNS_LOOKUP_TIMEOUT_MS = 5_000

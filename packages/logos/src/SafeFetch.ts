@@ -31,7 +31,7 @@ import type { IncomingMessage } from "node:http"
 import https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
 import { classifyAddress, describeRange } from "./AddressPolicy.js"
-import { type LookupGate, processLookupGate } from "./LookupGate.js"
+import { type LookupGate, processLookupGate, type ResolvedAddress } from "./LookupGate.js"
 
 export type SafeFetchRefusal =
   /** Not an absolute https URL (also after a redirect: "redirected to http:"). */
@@ -61,7 +61,7 @@ export type SafeFetchResult =
     }
   | ({ readonly ok: false } & SafeFetchRefusal)
 
-export type ResolvedAddress = { readonly address: string; readonly family: 4 | 6 }
+export type { ResolvedAddress }
 
 /** A refused host name's DNS answers: for the operator's log only, never a partner's message. */
 export type ResolvedHost = {
