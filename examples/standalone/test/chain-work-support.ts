@@ -16,6 +16,8 @@ import { signTypedDataJson } from "@pay/sandbox"
 import {
   type Address,
   createPublicClient,
+  createWalletClient,
+  defineChain,
   type Hex,
   http,
   type PublicClient,
@@ -329,6 +331,27 @@ export const fundedBuyer = async (chain: ChainProcess, minorUnits: bigint): Prom
   const address = privateKeyToAccount(key).address
   await chain.rpc("sandbox_faucet", [address, minorUnits.toString()])
   return { key, address, account: `eip155:31337:${address}` }
+}
+
+/**
+ * A new key pair given 1 test ether, with a wallet that signs and sends its own transactions
+ * over the chain's RPC (not through the proxy), as a buyer's wallet does.
+ */
+export const etherBuyer = async (chain: ChainProcess) => {
+  const key = generatePrivateKey()
+  const account = privateKeyToAccount(key)
+  await chain.rpc("hardhat_setBalance", [account.address, "0xde0b6b3a7640000"])
+  const wallet = createWalletClient({
+    account,
+    chain: defineChain({
+      id: 31337,
+      name: "sandbox",
+      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [chain.rpcUrl] } }
+    }),
+    transport: http(chain.rpcUrl)
+  })
+  return { key, address: account.address, account: `eip155:31337:${account.address}`, wallet }
 }
 
 /** A USD payment of `cents`; its id. */

@@ -12,13 +12,13 @@
  *   transaction fails the payment `transaction_dropped`, nothing settled.
  */
 import type { ChildProcess } from "node:child_process"
-import { type Address, createWalletClient, defineChain, type Hex, hexToBigInt, http } from "viem"
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { type Address, type Hex, hexToBigInt } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type ChainProcess,
   createPayment,
   type EngineSetup,
+  etherBuyer,
   isSettled,
   kill,
   mineUntil,
@@ -72,22 +72,7 @@ afterAll(async () => {
 }, 30_000)
 
 /** A buyer holding test ether, whose wallet signs and sends over the chain's own RPC. */
-const ethBuyer = async () => {
-  const key = generatePrivateKey()
-  const account = privateKeyToAccount(key)
-  await chain.rpc("hardhat_setBalance", [account.address, "0xde0b6b3a7640000"])
-  const wallet = createWalletClient({
-    account,
-    chain: defineChain({
-      id: 31337,
-      name: "sandbox",
-      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-      rpcUrls: { default: { http: [chain.rpcUrl] } }
-    }),
-    transport: http(chain.rpcUrl)
-  })
-  return { address: account.address, account: `eip155:31337:${account.address}`, wallet }
-}
+const ethBuyer = () => etherBuyer(chain)
 type EthBuyer = Awaited<ReturnType<typeof ethBuyer>>
 
 /** The ETH option for a new 10.50 USD payment; the payment and the transfer it asks for. */

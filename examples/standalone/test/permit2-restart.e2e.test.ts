@@ -10,22 +10,13 @@
  */
 import type { ChildProcess } from "node:child_process"
 import { signTypedDataJson } from "@pay/sandbox"
-import {
-  type Address,
-  createWalletClient,
-  defineChain,
-  encodeFunctionData,
-  type Hex,
-  hexToBigInt,
-  http,
-  parseAbi
-} from "viem"
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { type Address, encodeFunctionData, type Hex, hexToBigInt, parseAbi } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type ChainProcess,
   createPayment,
   type EngineSetup,
+  etherBuyer,
   isSettled,
   kill,
   openChainWork,
@@ -79,21 +70,9 @@ afterAll(async () => {
 
 /** A buyer holding USDT and test ether, whose wallet sends over the chain's own RPC. */
 const usdtBuyer = async () => {
-  const key = generatePrivateKey()
-  const account = privateKeyToAccount(key)
-  await chain.rpc("sandbox_faucet", [account.address, (PAID * 2n).toString(), "USDT"])
-  await chain.rpc("hardhat_setBalance", [account.address, "0xde0b6b3a7640000"])
-  const wallet = createWalletClient({
-    account,
-    chain: defineChain({
-      id: 31337,
-      name: "sandbox",
-      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-      rpcUrls: { default: { http: [chain.rpcUrl] } }
-    }),
-    transport: http(chain.rpcUrl)
-  })
-  return { key, address: account.address, account: `eip155:31337:${account.address}`, wallet }
+  const buyer = await etherBuyer(chain)
+  await chain.rpc("sandbox_faucet", [buyer.address, (PAID * 2n).toString(), "USDT"])
+  return buyer
 }
 
 /** The buyer's USDT option for the payment: an approval, then the permit. */
