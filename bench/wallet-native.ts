@@ -28,6 +28,7 @@ import type { ServerProcess } from "./server-process.js"
 import type { WalletPhase } from "./wallet.js"
 import {
   actionTransactionSigner,
+  chainCallDifferences,
   merchantSettledOnlyIn,
   sandboxBaseFee,
   sandboxRpc
@@ -186,21 +187,7 @@ export const formatNative = (
     )
   }
   // Where the chain calls differ from the EIP-3009 row's, by method.
-  const methods = new Set([
-    ...Object.keys(p.chainCallsPerFlowByMethod),
-    ...Object.keys(baseline.chainCallsPerFlowByMethod)
-  ])
-  const differences = [...methods]
-    .sort()
-    .map(
-      (m) =>
-        [
-          m,
-          (p.chainCallsPerFlowByMethod[m] ?? 0) - (baseline.chainCallsPerFlowByMethod[m] ?? 0)
-        ] as const
-    )
-    .filter(([, d]) => Math.abs(d) >= 0.05)
-    .map(([m, d]) => `${m} ${d > 0 ? "+" : ""}${n(d)}`)
+  const differences = chainCallDifferences(p, baseline, n)
   const t = p.approval
   const f = r.fees
   lines.push(

@@ -26,6 +26,7 @@ import type { ServerProcess } from "./server-process.js"
 import type { WalletPhase } from "./wallet.js"
 import {
   actionTransactionSigner,
+  chainCallDifferences,
   merchantSettledOnlyIn,
   sandboxBaseFee,
   sandboxRpc
@@ -154,21 +155,7 @@ export const formatPermit2 = (
   }
   // Where the chain calls differ from the EIP-3009 row's, by method.
   for (const [name, p] of rows.slice(1)) {
-    const methods = new Set([
-      ...Object.keys(p.chainCallsPerFlowByMethod),
-      ...Object.keys(baseline.chainCallsPerFlowByMethod)
-    ])
-    const differences = [...methods]
-      .sort()
-      .map(
-        (m) =>
-          [
-            m,
-            (p.chainCallsPerFlowByMethod[m] ?? 0) - (baseline.chainCallsPerFlowByMethod[m] ?? 0)
-          ] as const
-      )
-      .filter(([, d]) => Math.abs(d) >= 0.05)
-      .map(([m, d]) => `${m} ${d > 0 ? "+" : ""}${n(d)}`)
+    const differences = chainCallDifferences(p, baseline, n)
     lines.push(
       `  ${name}: chain calls a payment beyond the EIP-3009 row's: ` +
         (differences.length === 0 ? "none" : differences.join(", "))

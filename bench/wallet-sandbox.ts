@@ -95,3 +95,29 @@ export const actionTransactionSigner =
       maxPriorityFeePerGas: tip
     })
   }
+
+/**
+ * Where a row's chain calls a payment differ from its baseline's, by method (a difference
+ * under 0.05 a payment left out), each as `method +d` or `method -d`, `n` formatting d.
+ */
+export const chainCallDifferences = (
+  row: { readonly chainCallsPerFlowByMethod: Readonly<Record<string, number>> },
+  baseline: { readonly chainCallsPerFlowByMethod: Readonly<Record<string, number>> },
+  n: (x: number) => string
+): ReadonlyArray<string> =>
+  [
+    ...new Set([
+      ...Object.keys(row.chainCallsPerFlowByMethod),
+      ...Object.keys(baseline.chainCallsPerFlowByMethod)
+    ])
+  ]
+    .sort()
+    .map(
+      (m) =>
+        [
+          m,
+          (row.chainCallsPerFlowByMethod[m] ?? 0) - (baseline.chainCallsPerFlowByMethod[m] ?? 0)
+        ] as const
+    )
+    .filter(([, d]) => Math.abs(d) >= 0.05)
+    .map(([m, d]) => `${m} ${d > 0 ? "+" : ""}${n(d)}`)
