@@ -496,6 +496,32 @@ export const transfersOnChain = async (
   return logs.map((log) => log.args.value ?? 0n)
 }
 
+/**
+ * Every plain coin transfer on chain from `from` to `to` (each transaction between them, with
+ * its value), from block `fromBlock` on: the coin has no Transfer event to ask for.
+ */
+export const coinTransfersOnChain = async (
+  client: PublicClient,
+  from: Address,
+  to: Address,
+  fromBlock = 0n
+): Promise<Array<{ hash: Hex; value: bigint }>> => {
+  const found: Array<{ hash: Hex; value: bigint }> = []
+  const head = await client.getBlockNumber()
+  for (let n = fromBlock; n <= head; n++) {
+    const block = await client.getBlock({ blockNumber: n, includeTransactions: true })
+    for (const tx of block.transactions) {
+      if (
+        tx.from.toLowerCase() === from.toLowerCase() &&
+        tx.to?.toLowerCase() === to.toLowerCase()
+      ) {
+        found.push({ hash: tx.hash, value: tx.value })
+      }
+    }
+  }
+  return found
+}
+
 const BALANCE_OF = parseAbiItem("function balanceOf(address) view returns (uint256)")
 
 /** The account's balance of the chain's token, read straight from the chain. */

@@ -16,6 +16,7 @@ import { type Address, type Hex, hexToBigInt } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   type ChainProcess,
+  coinTransfersOnChain,
   createPayment,
   type EngineSetup,
   etherBuyer,
@@ -117,22 +118,7 @@ const confirmWith = async (paymentId: string, optionId: string, hash: Hex) => {
 }
 
 /** Every coin transfer from `from` to `to` on the chain as it is now: its hash and value. */
-const coinTransfers = async (from: Address, to: Address) => {
-  const found: Array<{ hash: Hex; value: bigint }> = []
-  const head = await chain.client.getBlockNumber()
-  for (let n = 0n; n <= head; n++) {
-    const block = await chain.client.getBlock({ blockNumber: n, includeTransactions: true })
-    for (const tx of block.transactions) {
-      if (
-        tx.from.toLowerCase() === from.toLowerCase() &&
-        tx.to?.toLowerCase() === to.toLowerCase()
-      ) {
-        found.push({ hash: tx.hash, value: tx.value })
-      }
-    }
-  }
-  return found
-}
+const coinTransfers = (from: Address, to: Address) => coinTransfersOnChain(chain.client, from, to)
 
 /** Succeeded and settled once: one transfer in of the amount paid, one out of the settlement. */
 const expectSettledOnce = async (

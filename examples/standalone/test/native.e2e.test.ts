@@ -13,6 +13,7 @@ import { Effect, Option } from "effect"
 import { type Address, createWalletClient, type Hex, hexToBigInt } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { coinTransfersOnChain } from "./chain-work-support.js"
 import {
   type Client,
   client,
@@ -116,22 +117,8 @@ describe.each(STORES)("the native coin on %s", (store) => {
     return view.body
   }
   /** Every transaction of a block range from `from` to `to`: how many times the coin moved. */
-  const coinTransfers = async (from: Address, to: Address, fromBlock: bigint) => {
-    const found: Array<{ hash: Hex; value: bigint }> = []
-    const head = await chain().getBlockNumber()
-    for (let n = fromBlock; n <= head; n++) {
-      const block = await chain().getBlock({ blockNumber: n, includeTransactions: true })
-      for (const tx of block.transactions) {
-        if (
-          tx.from.toLowerCase() === from.toLowerCase() &&
-          tx.to?.toLowerCase() === to.toLowerCase()
-        ) {
-          found.push({ hash: tx.hash, value: tx.value })
-        }
-      }
-    }
-    return found
-  }
+  const coinTransfers = (from: Address, to: Address, fromBlock: bigint) =>
+    coinTransfersOnChain(chain(), from, to, fromBlock)
 
   it("ETH: one transfer from the buyer, settled once, less fees that pay the settlement's own gas", async () => {
     // Blocks from the next one on: the current one may hold an earlier test's settlement.
