@@ -8,7 +8,7 @@
  *
  * PAY_DATABASE is a SQLite file (default ./data/bun-shop.sqlite) or a
  * postgres:// URL. Prints `listening on <url>` and, on a database without
- * partners, one JSON line with the first partner's key; stops cleanly on
+ * partners, one JSON line with the first partner's key on stderr; stops cleanly on
  * SIGTERM/SIGINT.
  */
 import { serveOnBun } from "@pay/adapter-bun"
@@ -36,7 +36,8 @@ const stores = (): Pick<PaymentEngineOptions<unknown>, "storage" | "events"> => 
 const engine = await createPaymentEngine({ ...stores(), publicUrl, maxLongPollMs: 30_000 })
 if ((await engine.partners.list()).length === 0) {
   const { apiKey } = await engine.partners.create({ name: "Bun shop" })
-  console.log(JSON.stringify({ apiKey }))
+  // To the terminal (stderr), never into stdout, which a log collector may keep.
+  console.error(JSON.stringify({ apiKey }))
 }
 
 const shopPage = () =>

@@ -49,6 +49,8 @@ type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl"> &
       | "previousSecrets"
       | "webhookRetryScheduleMs"
       | "webhookLeaseMs"
+      | "webhookMaxEndpointsPerPartner"
+      | "webhookInFlightPerPartner"
       | "rateLimits"
       | "metrics"
       | "telemetry"
@@ -104,7 +106,13 @@ const engineOptions = (
       ...Option.match(given.webhookLeaseMs ?? Option.none(), {
         onNone: () => ({}),
         onSome: (leaseMs) => ({ leaseMs })
-      })
+      }),
+      ...(given.webhookMaxEndpointsPerPartner === undefined
+        ? {}
+        : { maxEndpointsPerPartner: given.webhookMaxEndpointsPerPartner }),
+      ...(given.webhookInFlightPerPartner === undefined
+        ? {}
+        : { perPartner: given.webhookInFlightPerPartner })
     },
     ...(given.secret !== undefined && Option.isSome(given.secret)
       ? { secret: given.secret.value }

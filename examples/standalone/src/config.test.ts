@@ -250,6 +250,36 @@ describe("the rate limits (PAY_RATE_LIMIT_*, PAY_GATEWAY_RATE_LIMIT_*, PAY_PAYME
     ).toEqual({ perApiKey: { perSecond: 50 }, perPartner: { perSecond: 0 } })
   })
 
+  it("take the webhook caps per partner, and refuse one out of range in one line", () => {
+    const config = Either.getOrThrow(
+      read({ PAY_WEBHOOK_MAX_ENDPOINTS_PER_PARTNER: "4", PAY_WEBHOOK_IN_FLIGHT_PER_PARTNER: "2" })
+    )
+    expect([config.webhookMaxEndpointsPerPartner, config.webhookInFlightPerPartner]).toEqual([4, 2])
+    const unset = Either.getOrThrow(read({}))
+    expect([unset.webhookMaxEndpointsPerPartner, unset.webhookInFlightPerPartner]).toEqual([
+      undefined,
+      undefined
+    ])
+    for (const [env, says] of [
+      [
+        { PAY_WEBHOOK_MAX_ENDPOINTS_PER_PARTNER: "0" },
+        "PAY_WEBHOOK_MAX_ENDPOINTS_PER_PARTNER must be from 1 to 10000"
+      ],
+      [
+        { PAY_WEBHOOK_IN_FLIGHT_PER_PARTNER: "1001" },
+        "PAY_WEBHOOK_IN_FLIGHT_PER_PARTNER must be from 1 to 1000"
+      ],
+      [{ PAY_WEBHOOK_IN_FLIGHT_PER_PARTNER: "many" }, "PAY_WEBHOOK_IN_FLIGHT_PER_PARTNER"]
+    ] as const) {
+      const refused = read(env)
+      expect(Either.isLeft(refused), JSON.stringify(env)).toBe(true)
+      if (Either.isLeft(refused)) {
+        expect(String(refused.left), JSON.stringify(env)).toContain(says)
+        expect(String(refused.left).split("\n").length, JSON.stringify(env)).toBe(1)
+      }
+    }
+  })
+
   it("refuse anything but whole numbers from 0 to 1000000, and a burst without a rate, in one line", () => {
     for (const [env, says] of [
       [{ PAY_RATE_LIMIT_PER_SECOND: "-1" }, "PAY_RATE_LIMIT_PER_SECOND must be a whole number"],

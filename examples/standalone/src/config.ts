@@ -87,6 +87,10 @@ export interface StandaloneConfig {
   readonly webhookRetryScheduleMs?: Option.Option<ReadonlyArray<number>>
   /** PAY_WEBHOOK_LEASE_SECONDS: how long a claimed delivery is held before another instance takes it. */
   readonly webhookLeaseMs?: Option.Option<number>
+  /** PAY_WEBHOOK_MAX_ENDPOINTS_PER_PARTNER: the most live webhook endpoints one partner may have. */
+  readonly webhookMaxEndpointsPerPartner?: number | undefined
+  /** PAY_WEBHOOK_IN_FLIGHT_PER_PARTNER: the most deliveries in flight to one partner's endpoints. */
+  readonly webhookInFlightPerPartner?: number | undefined
   /**
    * PAY_RATE_LIMIT_*, PAY_PARTNER_RATE_LIMIT_*, PAY_GATEWAY_RATE_LIMIT_*,
    * PAY_PAYMENT_RATE_LIMIT_*: the limits per partner API key, per partner,
@@ -143,6 +147,16 @@ export const ENGINE_VARIABLES = {
     fields: WebhookDeliverySettings.fields,
     key: "leaseMs",
     perUnit: 1000
+  },
+  PAY_WEBHOOK_MAX_ENDPOINTS_PER_PARTNER: {
+    fields: WebhookDeliverySettings.fields,
+    key: "maxEndpointsPerPartner",
+    perUnit: 1
+  },
+  PAY_WEBHOOK_IN_FLIGHT_PER_PARTNER: {
+    fields: WebhookDeliverySettings.fields,
+    key: "perPartner",
+    perUnit: 1
   },
   PAY_RATE_LIMIT_PER_SECOND: {
     fields: RateLimitSettings.from.fields,
@@ -216,6 +230,8 @@ export const SETTINGS: Readonly<Record<string, string>> = {
   PAY_EXPIRY_SWEEP_SECONDS: `a number of seconds from ${expirySweep.from} to ${expirySweep.to}, at most 3 decimals (e.g. 0.5)`,
   PAY_WEBHOOK_RETRY_SCHEDULE: `up to ${retrySchedule.most} whole numbers of seconds from ${retrySchedule.from} to ${retrySchedule.to}, comma-separated (e.g. 5,300,1800)`,
   PAY_WEBHOOK_LEASE_SECONDS: `a whole number from ${MIN_WEBHOOK_LEASE_SECONDS} to ${range("PAY_WEBHOOK_LEASE_SECONDS").to}`,
+  PAY_WEBHOOK_MAX_ENDPOINTS_PER_PARTNER: `a whole number from ${range("PAY_WEBHOOK_MAX_ENDPOINTS_PER_PARTNER").from} to ${range("PAY_WEBHOOK_MAX_ENDPOINTS_PER_PARTNER").to}`,
+  PAY_WEBHOOK_IN_FLIGHT_PER_PARTNER: `a whole number from ${range("PAY_WEBHOOK_IN_FLIGHT_PER_PARTNER").from} to ${range("PAY_WEBHOOK_IN_FLIGHT_PER_PARTNER").to}`,
   PAY_RATE_LIMIT_PER_SECOND: `a whole number from 0 (off) to ${MAX_RATE_LIMIT}`,
   PAY_RATE_LIMIT_BURST: `a whole number from 0 to ${MAX_RATE_LIMIT}`,
   PAY_PARTNER_RATE_LIMIT_PER_SECOND: `a whole number from 0 (off) to ${MAX_RATE_LIMIT}; unset: as PAY_RATE_LIMIT_PER_SECOND`,
@@ -634,6 +650,8 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   webhookLeaseMs: engineWholeNumber("PAY_WEBHOOK_LEASE_SECONDS", {
     floor: MIN_WEBHOOK_LEASE_SECONDS
   }).pipe(Config.map(Option.fromNullable)),
+  webhookMaxEndpointsPerPartner: engineWholeNumber("PAY_WEBHOOK_MAX_ENDPOINTS_PER_PARTNER"),
+  webhookInFlightPerPartner: engineWholeNumber("PAY_WEBHOOK_IN_FLIGHT_PER_PARTNER"),
 
   rateLimits,
   metrics: Config.string("PAY_METRICS").pipe(

@@ -122,6 +122,14 @@ const ENV_OPTIONS: Readonly<
     option: "webhookDelivery.leaseMs",
     read: (c) => Option.getOrUndefined(c.webhookLeaseMs ?? Option.none())
   },
+  PAY_WEBHOOK_MAX_ENDPOINTS_PER_PARTNER: {
+    option: "webhookDelivery.maxEndpointsPerPartner",
+    read: (c) => c.webhookMaxEndpointsPerPartner
+  },
+  PAY_WEBHOOK_IN_FLIGHT_PER_PARTNER: {
+    option: "webhookDelivery.perPartner",
+    read: (c) => c.webhookInFlightPerPartner
+  },
   PAY_RATE_LIMIT_PER_SECOND: {
     option: "rateLimits.perApiKey",
     read: (c) => c.rateLimits?.perApiKey

@@ -17,6 +17,7 @@ import {
   type E2eServer,
   eventually,
   exactlyAfterQuiet,
+  newKey,
   startServer
 } from "./e2e-support.js"
 
@@ -142,5 +143,43 @@ describe("rate limits on two instances sharing PostgreSQL", () => {
       }
     }
     expect(log.every((w) => ["pay-a", "pay-b"].includes(w.app))).toBe(true)
+  }, 60_000)
+
+  it("keys minted by one partner share its budget across both: four keys admit about what one would", async () => {
+    const [a, b] = servers as [E2eServer, E2eServer]
+    const { apiKey } = await createPartner(a, "Many keys")
+    // The partner's budget defaults to the per-key one (5 a second, 5 at once).
+    const keys = [apiKey]
+    for (let i = 0; i < 3; i++) {
+      const minted = await client(() => a.baseUrl).request("POST", "/v1/api-keys", {
+        body: { name: `extra ${i}` },
+        idempotencyKey: newKey(),
+        key: apiKey
+      })
+      expect(minted.status, minted.text).toBe(201)
+      keys.push(minted.body.secret)
+    }
+    const statuses: Array<number> = []
+    const until = Date.now() + WINDOW_MS
+    // Each key its own client, two on each instance: per key alone, four keys would admit 4×.
+    const hammer = async (server: E2eServer, key: string) => {
+      const api = client(() => server.baseUrl)
+      while (Date.now() < until) statuses.push((await api.get("/v1/merchants", { key })).status)
+    }
+    const started = Date.now()
+    await Promise.all([
+      hammer(a, keys[0]!),
+      hammer(a, keys[1]!),
+      hammer(b, keys[2]!),
+      hammer(b, keys[3]!)
+    ])
+    const seconds = (Date.now() - started) / 1000
+    const admitted = statuses.filter((s) => s === 200).length
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([])
+    const alone = LIMIT.burst + Math.floor(LIMIT.perSecond * seconds)
+    expect(statuses.length).toBeGreaterThan(4 * alone)
+    // The same bound as one key on two instances; four separate per-key budgets would pass it.
+    expect(admitted).toBeLessThanOrEqual(alone + (LIMIT.burst + LIMIT.perSecond))
+    expect(admitted).toBeGreaterThanOrEqual(Math.floor(LIMIT.perSecond * (seconds - 1)))
   }, 60_000)
 })

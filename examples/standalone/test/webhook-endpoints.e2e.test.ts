@@ -256,3 +256,40 @@ describe.each(STORES)("%s: webhook endpoints", (store) => {
     expectError(await api.get("/v1/webhook-endpoints/nope"), 404, "not_found")
   })
 })
+
+describe("PAY_WEBHOOK_MAX_ENDPOINTS_PER_PARTNER", () => {
+  let server: E2eServer
+  const api = client(() => server.baseUrl)
+
+  beforeAll(async () => {
+    // Loopback endpoints allowed, so the test registers nothing beyond this machine.
+    server = await startServer("sqlite", {
+      fetchAllowPrivate: true,
+      webhookMaxEndpointsPerPartner: 2
+    })
+  })
+
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  const register = (path: string) =>
+    api.request("POST", "/v1/webhook-endpoints", {
+      body: { url: `http://127.0.0.1:9/${path}` },
+      idempotencyKey: newKey()
+    })
+
+  it("caps a partner's live endpoints at the setting: one more is 400 naming it; a deletion frees a place", async () => {
+    const first = await register("one")
+    expect(first.status, first.text).toBe(201)
+    expect((await register("two")).status).toBe(201)
+    const refused = await register("three")
+    expectError(refused, 400, "invalid_params", ["url"])
+    expect(refused.text).toContain("maxEndpointsPerPartner, 2")
+    const listed = await api.request("GET", "/v1/webhook-endpoints")
+    expect(listed.body.data).toHaveLength(2)
+    const removed = await api.request("DELETE", `/v1/webhook-endpoints/${first.body.id}`)
+    expect(removed.status, removed.text).toBe(200)
+    expect((await register("three")).status).toBe(201)
+  })
+})

@@ -6,7 +6,8 @@
  * skipped, not waited for), then, in a statement that sees every claim
  * committed before, leases at most `perEndpoint` minus what is in flight to
  * each: so no delivery is leased twice, and no endpoint gets more than its
- * limit across instances.
+ * limit across instances. Partners are taken in turn the same way (an advisory
+ * lock each), so no partner gets more than `perPartner` across instances.
  */
 import type { SqlClient } from "@effect/sql"
 import {
@@ -125,14 +126,26 @@ export const makePgWebhookDeliveryStore = (sql: SqlClient.SqlClient) => {
       sql
         .withTransaction(
           Effect.gen(function* () {
-            const locked = yield* sql<{ id: string }>`SELECT w.id FROM webhook_endpoints w
+            const locked = yield* sql<{
+              id: string
+              partner_id: string
+            }>`SELECT w.id, w.partner_id FROM webhook_endpoints w
               WHERE w.status = 'enabled' AND w.deleted_at IS NULL AND EXISTS (
                 SELECT 1 FROM webhook_deliveries d
                 WHERE d.endpoint_id = w.id AND d.state = 'pending' AND d.next_attempt_at <= ${now})
               ORDER BY w.id
               FOR UPDATE SKIP LOCKED`
             if (locked.length === 0) return []
-            const ids = locked.map((l) => l.id)
+            // Two instances locking different endpoints of one partner would each count only
+            // the other's committed claims, and together pass `perPartner` by a batch: so a
+            // claim also takes its partners in turn (skipped, not waited for, when another
+            // instance holds one; a hash collision only skips a partner until the next pass).
+            const partners = yield* sql<{ partner_id: string }>`SELECT p.partner_id
+              FROM unnest(${[...new Set(locked.map((l) => l.partner_id))]}::text[]) AS p(partner_id)
+              WHERE pg_try_advisory_xact_lock(hashtextextended('webhook-partner:' || p.partner_id, 0))`
+            const taken = new Set(partners.map((p) => p.partner_id))
+            const ids = locked.filter((l) => taken.has(l.partner_id)).map((l) => l.id)
+            if (ids.length === 0) return []
             // A new statement: it sees every claim committed before the locks were taken.
             // Endpoint by endpoint, an index range cut at the limit: the cost follows the
             // endpoints and the batch, not the history or a backlog.
