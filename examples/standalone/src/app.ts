@@ -51,6 +51,7 @@ type EngineSettings = Pick<StandaloneConfig, "database" | "publicUrl"> &
       | "webhookLeaseMs"
       | "webhookMaxEndpointsPerPartner"
       | "webhookInFlightPerPartner"
+      | "retention"
       | "rateLimits"
       | "metrics"
       | "telemetry"
@@ -90,6 +91,7 @@ const engineOptions = (
       : { maxHeldLongPollsPerPayment: given.maxHeldLongPollsPerPayment }),
     ...(given.expirySweepMs === undefined ? {} : { expirySweepMs: given.expirySweepMs }),
     ...(given.rateLimits === undefined ? {} : { rateLimits: given.rateLimits }),
+    ...(given.retention === undefined ? {} : { retention: given.retention }),
     ...(given.metrics === undefined ? {} : { metrics: given.metrics }),
     ...(given.telemetry !== undefined && Option.isSome(given.telemetry)
       ? { telemetry: given.telemetry.value }

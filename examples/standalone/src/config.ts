@@ -18,6 +18,7 @@ import {
   parseOtlpHeaders,
   RateLimitSettings,
   type RateLimitsSettings,
+  RetentionSettings,
   type TelemetrySettings,
   WebhookDeliverySettings
 } from "@pay/core"
@@ -72,6 +73,13 @@ export interface StandaloneConfig {
   /** PAY_BUYER_DATA_RETENTION_DAYS: how long buyer data is kept after its payment is final. */
   readonly buyerDataRetentionMs?: number | undefined
   /**
+   * PAY_EVENT_RETENTION_DAYS, PAY_WEBHOOK_DELIVERY_RETENTION_DAYS,
+   * PAY_IDEMPOTENCY_RETENTION_DAYS, PAY_OPTION_RETENTION_DAYS,
+   * PAY_AUDIT_RETENTION_DAYS, PAY_PURGE_INTERVAL_SECONDS: the engine's
+   * `retention`, only those given (in its milliseconds).
+   */
+  readonly retention?: Partial<typeof RetentionSettings.Encoded>
+  /**
    * PAY_FETCH_ALLOW_PRIVATE=1: the logo fetcher may reach loopback and private
    * addresses. For tests and private deployments only; off by default.
    */
@@ -106,6 +114,8 @@ export interface StandaloneConfig {
   /** PAY_LOG_FORMAT: json (one object per line) or pretty; default pretty on a terminal, else json. */
   readonly logFormat?: LogFormat
 }
+
+const DAY_MS = 86_400_000
 
 /** The variables that are engine settings, each with its setting and unit. */
 export const ENGINE_VARIABLES = {
@@ -158,6 +168,32 @@ export const ENGINE_VARIABLES = {
     key: "perPartner",
     perUnit: 1
   },
+  PAY_EVENT_RETENTION_DAYS: { fields: RetentionSettings.fields, key: "eventsMs", perUnit: DAY_MS },
+  PAY_WEBHOOK_DELIVERY_RETENTION_DAYS: {
+    fields: RetentionSettings.fields,
+    key: "webhookDeliveriesMs",
+    perUnit: DAY_MS
+  },
+  PAY_IDEMPOTENCY_RETENTION_DAYS: {
+    fields: RetentionSettings.fields,
+    key: "idempotencyKeysMs",
+    perUnit: DAY_MS
+  },
+  PAY_OPTION_RETENTION_DAYS: {
+    fields: RetentionSettings.fields,
+    key: "expiredOptionsMs",
+    perUnit: DAY_MS
+  },
+  PAY_AUDIT_RETENTION_DAYS: {
+    fields: RetentionSettings.fields,
+    key: "auditTrailMs",
+    perUnit: DAY_MS
+  },
+  PAY_PURGE_INTERVAL_SECONDS: {
+    fields: RetentionSettings.fields,
+    key: "purgeEveryMs",
+    perUnit: 1000
+  },
   PAY_RATE_LIMIT_PER_SECOND: {
     fields: RateLimitSettings.from.fields,
     key: "perSecond",
@@ -203,6 +239,10 @@ const expirySweep = (() => {
 /** The most a rate or a burst may be (the engine's: a million requests). */
 const MAX_RATE_LIMIT = range("PAY_RATE_LIMIT_PER_SECOND").to
 
+/** A retention in whole days, as the engine's range says in days. */
+const days = (name: keyof typeof ENGINE_VARIABLES) =>
+  `a whole number of days from ${range(name).from} to ${range(name).to}`
+
 /**
  * Every environment variable the server reads, with what it allows (for a
  * value that is not even of the right kind, as `PORT=abc`). The one list: the
@@ -222,6 +262,12 @@ export const SETTINGS: Readonly<Record<string, string>> = {
   PAY_CONFIG: "the path of the networks file (JSON)",
   PAY_QUOTE_LOCK_SECONDS: `a whole number from ${range("PAY_QUOTE_LOCK_SECONDS").from} to ${range("PAY_QUOTE_LOCK_SECONDS").to}`,
   PAY_BUYER_DATA_RETENTION_DAYS: `a whole number of days from ${range("PAY_BUYER_DATA_RETENTION_DAYS").from} to ${range("PAY_BUYER_DATA_RETENTION_DAYS").to}`,
+  PAY_EVENT_RETENTION_DAYS: days("PAY_EVENT_RETENTION_DAYS"),
+  PAY_WEBHOOK_DELIVERY_RETENTION_DAYS: days("PAY_WEBHOOK_DELIVERY_RETENTION_DAYS"),
+  PAY_IDEMPOTENCY_RETENTION_DAYS: days("PAY_IDEMPOTENCY_RETENTION_DAYS"),
+  PAY_OPTION_RETENTION_DAYS: days("PAY_OPTION_RETENTION_DAYS"),
+  PAY_AUDIT_RETENTION_DAYS: `0 (never purged) or ${days("PAY_AUDIT_RETENTION_DAYS")}`,
+  PAY_PURGE_INTERVAL_SECONDS: `a whole number of seconds from ${range("PAY_PURGE_INTERVAL_SECONDS").from} to ${range("PAY_PURGE_INTERVAL_SECONDS").to}`,
   PAY_MAX_LONG_POLL_MS: `a whole number from ${range("PAY_MAX_LONG_POLL_MS").from} to ${range("PAY_MAX_LONG_POLL_MS").to}`,
   PAY_MAX_HELD_LONG_POLLS: `a whole number from ${range("PAY_MAX_HELD_LONG_POLLS").from} to ${range("PAY_MAX_HELD_LONG_POLLS").to}`,
   PAY_MAX_HELD_PUBLIC_LONG_POLLS: `a whole number from ${range("PAY_MAX_HELD_PUBLIC_LONG_POLLS").from} to ${range("PAY_MAX_HELD_PUBLIC_LONG_POLLS").to}`,
@@ -588,6 +634,49 @@ const engineWholeNumber = (
   )
 }
 
+/**
+ * PAY_AUDIT_RETENTION_DAYS: unset or 0, the engine never purges the audit
+ * trail (its default); else days in the engine's range (a year or more).
+ */
+const auditRetention: Config.Config<number | undefined> = Config.option(
+  Config.integer("PAY_AUDIT_RETENTION_DAYS")
+).pipe(
+  Config.mapOrFail((given) => {
+    if (Option.isNone(given) || given.value === 0) return Either.right(undefined)
+    const ms = given.value * DAY_MS
+    return engineTakes(ENGINE_VARIABLES.PAY_AUDIT_RETENTION_DAYS, ms)
+      ? Either.right(ms)
+      : Either.left(
+          ConfigError.InvalidData(
+            ["PAY_AUDIT_RETENTION_DAYS"],
+            `PAY_AUDIT_RETENTION_DAYS must be ${SETTINGS.PAY_AUDIT_RETENTION_DAYS}`
+          )
+        )
+  })
+)
+
+/** The engine's `retention` from its variables: only those given, so its defaults apply. */
+const retention: Config.Config<Partial<typeof RetentionSettings.Encoded>> = Config.all({
+  eventsMs: engineWholeNumber("PAY_EVENT_RETENTION_DAYS", { rule: "a whole number of days " }),
+  webhookDeliveriesMs: engineWholeNumber("PAY_WEBHOOK_DELIVERY_RETENTION_DAYS", {
+    rule: "a whole number of days "
+  }),
+  idempotencyKeysMs: engineWholeNumber("PAY_IDEMPOTENCY_RETENTION_DAYS", {
+    rule: "a whole number of days "
+  }),
+  expiredOptionsMs: engineWholeNumber("PAY_OPTION_RETENTION_DAYS", {
+    rule: "a whole number of days "
+  }),
+  auditTrailMs: auditRetention,
+  purgeEveryMs: engineWholeNumber("PAY_PURGE_INTERVAL_SECONDS", {
+    rule: "a whole number of seconds "
+  })
+}).pipe(
+  Config.map((given) =>
+    Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined))
+  )
+)
+
 export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.integer("PORT").pipe(
@@ -614,6 +703,7 @@ export const standaloneConfig: Config.Config<StandaloneConfig> = Config.all({
   buyerDataRetentionMs: engineWholeNumber("PAY_BUYER_DATA_RETENTION_DAYS", {
     rule: "a whole number of days "
   }),
+  retention,
   maxLongPollMs: engineWholeNumber("PAY_MAX_LONG_POLL_MS"),
   maxHeldLongPolls: engineWholeNumber("PAY_MAX_HELD_LONG_POLLS"),
   maxHeldPublicLongPolls: engineWholeNumber("PAY_MAX_HELD_PUBLIC_LONG_POLLS"),

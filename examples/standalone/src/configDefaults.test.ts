@@ -13,6 +13,7 @@ import {
   EngineSettings,
   GatewaySettings,
   RateLimitSettings,
+  RetentionSettings,
   WebhookDeliverySettings,
   wholeNumberRangeOf
 } from "@pay/core"
@@ -113,6 +114,30 @@ const ENV_OPTIONS: Readonly<
   PAY_BUYER_DATA_RETENTION_DAYS: {
     option: "gateway.buyerDataRetentionMs",
     read: (c) => c.buyerDataRetentionMs
+  },
+  PAY_EVENT_RETENTION_DAYS: {
+    option: "retention.eventsMs",
+    read: (c) => c.retention?.eventsMs
+  },
+  PAY_WEBHOOK_DELIVERY_RETENTION_DAYS: {
+    option: "retention.webhookDeliveriesMs",
+    read: (c) => c.retention?.webhookDeliveriesMs
+  },
+  PAY_IDEMPOTENCY_RETENTION_DAYS: {
+    option: "retention.idempotencyKeysMs",
+    read: (c) => c.retention?.idempotencyKeysMs
+  },
+  PAY_OPTION_RETENTION_DAYS: {
+    option: "retention.expiredOptionsMs",
+    read: (c) => c.retention?.expiredOptionsMs
+  },
+  PAY_AUDIT_RETENTION_DAYS: {
+    option: "retention.auditTrailMs",
+    read: (c) => c.retention?.auditTrailMs
+  },
+  PAY_PURGE_INTERVAL_SECONDS: {
+    option: "retention.purgeEveryMs",
+    read: (c) => c.retention?.purgeEveryMs
   },
   PAY_WEBHOOK_RETRY_SCHEDULE: {
     option: "webhookDelivery.retryScheduleMs",
@@ -244,7 +269,8 @@ export const fileMismatches = (markdown: string, defaults: unknown): ReadonlyArr
 const GROUP_FIELDS: Readonly<Record<string, Schema.Struct.Fields>> = {
   gateway: GatewaySettings.fields,
   chainWork: ChainWorkSettings.fields,
-  webhookDelivery: WebhookDeliverySettings.fields
+  webhookDelivery: WebhookDeliverySettings.fields,
+  retention: RetentionSettings.fields
 }
 
 /** Every default of the engine's settings that is a number, a list, a flag or an empty group, by its path. */

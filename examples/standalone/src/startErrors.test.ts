@@ -139,6 +139,55 @@ describe("a refusal of a setting the engine owns", () => {
   })
 })
 
+describe("a refusal of a retention or the purge's interval", () => {
+  it("names the variable with the engine's range in days (seconds for the interval), one line each", () => {
+    expect(
+      linesFor({
+        PAY_EVENT_RETENTION_DAYS: "0",
+        PAY_WEBHOOK_DELIVERY_RETENTION_DAYS: "3651",
+        PAY_IDEMPOTENCY_RETENTION_DAYS: "1",
+        PAY_OPTION_RETENTION_DAYS: "soon",
+        PAY_AUDIT_RETENTION_DAYS: "364",
+        PAY_PURGE_INTERVAL_SECONDS: "86401"
+      })
+    ).toEqual([
+      'error: PAY_EVENT_RETENTION_DAYS is "0"; it must be a whole number of days from 1 to 3650',
+      'error: PAY_WEBHOOK_DELIVERY_RETENTION_DAYS is "3651"; it must be a whole number of days from 1 to 3650',
+      'error: PAY_IDEMPOTENCY_RETENTION_DAYS is "1"; it must be a whole number of days from 2 to 3650',
+      'error: PAY_OPTION_RETENTION_DAYS is "soon"; it must be a whole number of days from 1 to 3650',
+      'error: PAY_AUDIT_RETENTION_DAYS is "364"; it must be 0 (never purged) or a whole number of days from 365 to 36500',
+      'error: PAY_PURGE_INTERVAL_SECONDS is "86401"; it must be a whole number of seconds from 1 to 86400'
+    ])
+  })
+})
+
+describe("the retentions and the purge's interval as read", () => {
+  const read = (env: Record<string, string>) =>
+    Effect.runSync(
+      Effect.withConfigProvider(
+        standaloneConfig,
+        ConfigProvider.fromMap(new Map(Object.entries(env)))
+      )
+    ).retention
+  it("takes each in the engine's unit, only those given; 0 days of audit trail is never", () => {
+    expect(read({})).toEqual({})
+    expect(read({ PAY_AUDIT_RETENTION_DAYS: "0" })).toEqual({})
+    expect(
+      read({
+        PAY_EVENT_RETENTION_DAYS: "30",
+        PAY_IDEMPOTENCY_RETENTION_DAYS: "2",
+        PAY_AUDIT_RETENTION_DAYS: "400",
+        PAY_PURGE_INTERVAL_SECONDS: "5"
+      })
+    ).toEqual({
+      eventsMs: 30 * 86_400_000,
+      idempotencyKeysMs: 2 * 86_400_000,
+      auditTrailMs: 400 * 86_400_000,
+      purgeEveryMs: 5000
+    })
+  })
+})
+
 describe("the settings a start refuses, each value", () => {
   // What the process tests once started the server for, one start per value: one start of
   // process-settings.e2e now gives them all at once, the values are told apart here.

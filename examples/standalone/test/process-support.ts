@@ -104,20 +104,23 @@ export const MIGRATIONS = [
   "0025_option_method",
   "0026_native_coin",
   "0027_key_scopes",
-  "0028_app_status"
+  "0028_app_status",
+  "0029_retention"
 ]
 /**
  * PostgreSQL's: one more, the reference search's finer statistics (its 0024; deploy jobs 0025,
- * how options are paid 0026, the native coin 0027, API keys' scopes 0028, apps' status 0029).
+ * how options are paid 0026, the native coin 0027, API keys' scopes 0028, apps' status 0029,
+ * the purge's indexes and lease 0030).
  */
 export const PG_MIGRATIONS = [
-  ...MIGRATIONS.slice(0, -5),
+  ...MIGRATIONS.slice(0, -6),
   "0024_reference_statistics",
   "0025_deploy_jobs",
   "0026_option_method",
   "0027_native_coin",
   "0028_key_scopes",
-  "0029_app_status"
+  "0029_app_status",
+  "0030_retention"
 ]
 
 /** An entry as `pay audit --json` prints it. */

@@ -20,7 +20,6 @@ import { outboxSignalLayer } from "./events/OutboxSignal.js"
 import { FeesConfig } from "./fees/Fees.js"
 import { Gateway } from "./gateway/Gateway.js"
 import { GatewayConfig } from "./gateway/GatewayConfig.js"
-import { purgeGatewayDataForever } from "./gateway/GatewayPurge.js"
 import { gatewayHandlers } from "./gateway/Http.js"
 import { makeReadinessRoute } from "./health/Readiness.js"
 import type { StorageProbe } from "./health/StorageProbe.js"
@@ -29,7 +28,6 @@ import { json, type Reply } from "./http/Exchange.js"
 import { HttpConfig } from "./http/HttpConfig.js"
 import type { RequestObserver } from "./http/RequestOutcome.js"
 import { apiRoutes, type ImplementationContext, publicRoute, type Route } from "./http/Route.js"
-import { purgeExpiredKeysForever } from "./idempotency/Idempotency.js"
 import type { IdempotencyStore } from "./idempotency/IdempotencyStore.js"
 import type { CurrentPartner } from "./identity/PartnerAuth.js"
 import { ApiKeys } from "./keys/ApiKeys.js"
@@ -53,6 +51,8 @@ import { PaymentsConfig } from "./payments/PaymentsConfig.js"
 import { Prices } from "./pricing/Pricing.js"
 import { RateLimitsConfig } from "./ratelimit/RateLimitConfig.js"
 import { RateLimits } from "./ratelimit/RateLimits.js"
+import { purgeForever } from "./retention/Purge.js"
+import { RetentionConfig } from "./retention/RetentionConfig.js"
 import { signallingStores } from "./SignallingStores.js"
 import { type EngineSecret, engineSecretLayer } from "./secrets/EngineSecret.js"
 import { EngineMode } from "./shared/EngineMode.js"
@@ -265,7 +265,8 @@ export const featureConfigs = (config: EngineConfig) =>
     Layer.succeed(FeesConfig, config.fees),
     Layer.succeed(ChainWorkConfig, config.chainWork),
     Layer.succeed(WebhookDeliveryConfig, config.webhookDelivery),
-    Layer.succeed(RateLimitsConfig, config.rateLimits)
+    Layer.succeed(RateLimitsConfig, config.rateLimits),
+    Layer.succeed(RetentionConfig, config.retention)
   )
 
 /**
@@ -309,8 +310,8 @@ export type PayEngineContext = Layer.Layer.Success<ReturnType<typeof payEngineLa
 
 /**
  * The engine's background work, forked in the current scope: the purge of
- * expired idempotency keys, the purge of expired options and of buyer data past
- * its retention, the expiry sweep, the durable chain work
+ * what is past its retention (retention/Purge.ts: one instance a time), the
+ * expiry sweep, the durable chain work
  * (submitting, watching and settling: claimed jobs, taken over when an
  * instance dies) and webhook delivery (claimed the same way).
  */
@@ -323,8 +324,7 @@ export const forkBackgroundWork = (context: Context.Context<PayEngineContext>) =
     ),
     Effect.all(
       [
-        Effect.forkScoped(Effect.provide(purgeExpiredKeysForever, context)),
-        Effect.forkScoped(Effect.provide(purgeGatewayDataForever, context)),
+        Effect.forkScoped(Effect.provide(purgeForever(), context)),
         Effect.forkScoped(
           Effect.provide(
             Payments.use((p) => p.sweepForever),

@@ -22,6 +22,7 @@ import type { PaymentEvents } from "./payments/PaymentEvents.js"
 import { PaymentsSettings } from "./payments/PaymentsConfig.js"
 import type { Prices } from "./pricing/Pricing.js"
 import { RateLimitsSettings } from "./ratelimit/RateLimitConfig.js"
+import { RetentionSettings } from "./retention/RetentionConfig.js"
 import type { PayStorage } from "./Storage.js"
 import { decodeEngineSecret } from "./secrets/EngineSecret.js"
 import type { TokenRegistry } from "./shared/TokenRegistry.js"
@@ -68,6 +69,11 @@ export const EngineSettings = Schema.Struct({
    * database share their buckets, synced at most once a second.
    */
   rateLimits: Schema.optionalWith(RateLimitsSettings, { default: () => ({}) }),
+  /**
+   * How long events, webhook deliveries, idempotency records, unpaid options
+   * and (when set) the audit trail are kept, and how often the purge runs.
+   */
+  retention: group(RetentionSettings),
   /**
    * Whether this engine runs the background work (expiry sweep, chain jobs)
    * itself. Default true; `false` on a web tier whose work runs in worker
@@ -251,6 +257,7 @@ export interface EngineConfig {
   readonly chainWork: ChainWorkSettings
   readonly webhookDelivery: WebhookDeliverySettings
   readonly rateLimits: RateLimitsSettings
+  readonly retention: RetentionSettings
   /**
    * The engine's mode when the settings decide it; left out, it is decided
    * once at start from its networks (`livemodeOf`).
@@ -272,7 +279,8 @@ const configOf = (settings: typeof EngineSettings.Type): EngineConfig => ({
   fees: settings.fees,
   chainWork: settings.chainWork,
   webhookDelivery: settings.webhookDelivery,
-  rateLimits: settings.rateLimits
+  rateLimits: settings.rateLimits,
+  retention: settings.retention
 })
 
 /**

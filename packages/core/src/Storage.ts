@@ -17,6 +17,7 @@ import type { PartnerStore } from "./partners/PartnerStore.js"
 import type { GatewayStore } from "./payments/PaymentOption.js"
 import type { PaymentStore } from "./payments/PaymentStore.js"
 import type { RateLimitStore } from "./ratelimit/RateLimitStore.js"
+import type { RetentionStore } from "./retention/RetentionStore.js"
 import type { EngineSecretStore } from "./secrets/EngineSecret.js"
 import type { SealedValueStore } from "./secrets/SealedValueStore.js"
 import type { WebhookDeliveryStore } from "./webhooks/WebhookDelivery.js"
@@ -40,4 +41,5 @@ export type PayStorage =
   | WebhookDeliveryStore
   | AuditStore
   | RateLimitStore
+  | RetentionStore
   | StorageProbe

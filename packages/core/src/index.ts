@@ -171,6 +171,7 @@ export {
 } from "./http/HttpConfig.js"
 export { RequestError } from "./http/RequestError.js"
 export { type Exchange, publicRoute, type Route } from "./http/Route.js"
+export { REPLAY_WINDOW_MS } from "./idempotency/Idempotency.js"
 export {
   type ClaimOutcome,
   IdempotencyClaimLost,
@@ -333,6 +334,7 @@ export {
   type OptionId,
   type OptionsCap,
   type OptionsInserted,
+  type OptionsPurged,
   type PaymentOption
 } from "./payments/PaymentOption.js"
 export {
@@ -400,6 +402,18 @@ export {
   refill,
   type TokenBucketSettings
 } from "./ratelimit/TokenBucket.js"
+export {
+  DEFAULT_PACING,
+  PURGE_LEASE,
+  type PurgeCounts,
+  type PurgePacing,
+  type PurgePassResult,
+  purgeForever,
+  purgePass
+} from "./retention/Purge.js"
+export { PURGED_TABLES, type PurgedTable } from "./retention/PurgeMetrics.js"
+export { RetentionConfig, RetentionSettings } from "./retention/RetentionConfig.js"
+export { type DeliveriesPurged, RetentionStore } from "./retention/RetentionStore.js"
 export type { PayStorage } from "./Storage.js"
 export {
   decodeEngineSecret,

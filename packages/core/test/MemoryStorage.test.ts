@@ -6,6 +6,7 @@ import { logoStorageContract } from "./LogoContract.js"
 import { paymentStorageContract } from "./PaymentContract.js"
 import { rateLimitStorageContract } from "./RateLimitContract.js"
 import { resealStorageContract } from "./ResealContract.js"
+import { retentionStorageContract } from "./RetentionContract.js"
 import { storageContract } from "./StorageContract.js"
 
 storageContract("in memory", () => MemoryStorage)
@@ -16,3 +17,4 @@ engineSecretStorageContract("in memory", () => MemoryStorage)
 auditStorageContract("in memory", () => MemoryStorage)
 resealStorageContract("in memory", () => MemoryStorage)
 rateLimitStorageContract("in memory", () => MemoryStorage)
+retentionStorageContract("in memory", () => MemoryStorage)

@@ -9,6 +9,7 @@ import { Partner, type PartnerId } from "../src/identity/Partner.js"
 import { Merchant, type MerchantId } from "../src/merchants/Merchant.js"
 import { MerchantStore } from "../src/merchants/MerchantStore.js"
 import { PartnerStore } from "../src/partners/PartnerStore.js"
+import type { ChainJobId } from "../src/payments/ChainJob.js"
 import type {
   Payment,
   PaymentFees,
@@ -1120,12 +1121,85 @@ export const paymentStorageContract = (
         yield* gateway.insertOptions(kept.slice(2))
         const cutoff = new Date(T0 + 1000)
         // In batches: at most `limit` a call, until none is left.
-        expect(yield* gateway.purgeOptions(cutoff, 2)).toBe(2)
-        expect(yield* gateway.purgeOptions(cutoff, 2)).toBe(1)
-        expect(yield* gateway.purgeOptions(cutoff, 2)).toBe(0)
+        expect(yield* gateway.purgeOptions(cutoff, 2)).toEqual({ deleted: 2, kept: 0 })
+        expect(yield* gateway.purgeOptions(cutoff, 2)).toEqual({ deleted: 1, kept: 0 })
+        expect(yield* gateway.purgeOptions(cutoff, 2)).toEqual({ deleted: 0, kept: 0 })
         for (const o of old) expect(Option.isNone(yield* gateway.findOption(o.id))).toBe(true)
         for (const o of kept) {
           expect(Option.getOrThrow(yield* gateway.findOption(o.id))).toEqual(o)
+        }
+      })
+    )
+
+    test(
+      "gateway: keeps the option each payment was paid with as long as the payment, reading it once",
+      Effect.gen(function* () {
+        const { partner, merchants } = yield* setup
+        const payments = yield* PaymentStore
+        const gateway = yield* GatewayStore
+        const m = merchants[0]!.id
+        const succeeded = aPayment(partner.id, m)
+        const failed = aPayment(partner.id, m)
+        for (const p of [succeeded, failed]) yield* payments.insert(p)
+        const at = (p: Payment, ms: number) => anOption(p, { expiresAt: new Date(T0 + ms) })
+        // Oldest first: the paid-with one, two others; a deployed account's, one other.
+        const paidWith = at(succeeded, 10)
+        const others = [at(succeeded, 20), at(succeeded, 30)]
+        const deployedWith = at(failed, 40)
+        const otherOfFailed = at(failed, 50)
+        yield* gateway.insertOptions([paidWith, ...others])
+        yield* gateway.insertOptions([deployedWith, otherOfFailed])
+        /** Collected (or deployed first) with `option`, then final as `change` says. */
+        const payWith = (
+          p: Payment,
+          option: PaymentOption,
+          kind: "collect" | "deploy",
+          change: PaymentChange
+        ) =>
+          Effect.gen(function* () {
+            yield* payments.transition(p.id, "requires_action", {
+              status: "processing",
+              at: new Date(T0 + 60),
+              finalAt: null,
+              tokenAmount: { asset: USDC_BASE, value: 10_500_000n },
+              enqueue: {
+                id: `cjob_${uniqueBody(T0)}` as ChainJobId,
+                paymentId: p.id,
+                chainId: "eip155:8453" as Caip2,
+                payload: { kind, optionId: option.id, signature: `0x${"aB".repeat(65)}` },
+                runAt: new Date(T0 + 60),
+                createdAt: new Date(T0 + 60)
+              }
+            })
+            expect(Option.isSome(yield* payments.transition(p.id, "processing", change))).toBe(true)
+          })
+        yield* payWith(succeeded, paidWith, "collect", {
+          status: "succeeded",
+          at: new Date(T0 + 90),
+          finalAt: new Date(T0 + 90),
+          txId: "0xabc"
+        })
+        yield* payWith(failed, deployedWith, "deploy", {
+          status: "failed",
+          at: new Date(T0 + 90),
+          finalAt: new Date(T0 + 90),
+          failureCode: "account_deployment_failed"
+        })
+        const cutoff = new Date(T0 + 1000)
+        expect(yield* gateway.purgeOptions(cutoff, 2)).toEqual({ deleted: 1, kept: 1 })
+        expect(yield* gateway.purgeOptions(cutoff, 2)).toEqual({ deleted: 1, kept: 1 })
+        expect(yield* gateway.purgeOptions(cutoff, 2)).toEqual({ deleted: 1, kept: 0 })
+        expect(yield* gateway.purgeOptions(cutoff, 2)).toEqual({ deleted: 0, kept: 0 })
+        // Kept as they were, and out of every later pass's reach, however late.
+        for (const o of [paidWith, deployedWith]) {
+          expect(Option.getOrThrow(yield* gateway.findOption(o.id))).toEqual(o)
+        }
+        expect(yield* gateway.purgeOptions(new Date(T0 + 1e10), 10)).toEqual({
+          deleted: 0,
+          kept: 0
+        })
+        for (const o of [...others, otherOfFailed]) {
+          expect(Option.isNone(yield* gateway.findOption(o.id))).toBe(true)
         }
       })
     )

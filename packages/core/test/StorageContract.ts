@@ -851,21 +851,76 @@ export const storageContract = (name: string, layer: () => Layer.Layer<Stores, u
       )
 
       test(
-        "purges finished keys older than the retention, keeping newer and unfinished ones",
+        "purges finished keys older than the retention in batches, keeping newer and unfinished ones",
         Effect.gen(function* () {
           const store = yield* IdempotencyStore
           const old = scope("old")
+          const older = [scope("older-1"), scope("older-2")]
           const unfinished = scope("unfinished")
           yield* store.claim(old, "fp", "t1", new Date(T0 - 100_000), long_ago)
           yield* store.complete(done(old, "t1", 200, "{}"))
+          for (const [i, s] of older.entries()) {
+            yield* store.claim(s, "fp", `t1-${i}`, new Date(T0 - 200_000), long_ago)
+            yield* store.complete(done(s, `t1-${i}`, 200, "{}"))
+          }
           yield* store.claim(unfinished, "fp", "t2", new Date(T0 - 100_000), long_ago)
           const fresh = scope("fresh")
           yield* store.claim(fresh, "fp", "t3", now(), long_ago)
           yield* store.complete(done(fresh, "t3", 200, "{}"))
-          expect(yield* store.purge(new Date(T0 - 50_000))).toBe(1)
+          // At most `limit` a call, until none is left.
+          expect(yield* store.purge(new Date(T0 - 50_000), 2)).toBe(2)
+          expect(yield* store.purge(new Date(T0 - 50_000), 2)).toBe(1)
+          expect(yield* store.purge(new Date(T0 - 50_000), 2)).toBe(0)
+          for (const s of older) {
+            expect((yield* store.claim(s, "other", "t9", now(), long_ago))._tag).toBe("Claimed")
+          }
           expect((yield* store.claim(old, "other", "t4", now(), long_ago))._tag).toBe("Claimed")
           expect((yield* store.claim(fresh, "other", "t5", now(), long_ago))._tag).toBe("Mismatch")
           expect((yield* store.claim(unfinished, "other", "t6", now(), long_ago))._tag).toBe(
+            "Mismatch"
+          )
+        })
+      )
+
+      test(
+        "claims a finished key past its replay window afresh, whatever its request, and replays the new answer",
+        Effect.gen(function* () {
+          const store = yield* IdempotencyStore
+          const since = new Date(T0 - 50_000)
+          const old = scope("window-old")
+          const kept = scope("window-kept")
+          const fresh = scope("window-fresh")
+          for (const [s, t] of [
+            [old, "w1"],
+            [kept, "w2"]
+          ] as const) {
+            yield* store.claim(s, "fp", t, new Date(T0 - 100_000), long_ago)
+            yield* store.complete(done(s, t, 201, `{"first":"${t}"}`))
+          }
+          yield* store.claim(fresh, "fp", "w3", now(), long_ago)
+          yield* store.complete(done(fresh, "w3", 201, "{}"))
+          // Past the window, another request with the same key is a new request…
+          expect((yield* store.claim(old, "other", "w4", now(), long_ago, since))._tag).toBe(
+            "Claimed"
+          )
+          // …held like any claim, and the old claim's token can no longer write.
+          expect((yield* store.claim(old, "other", "w5", now(), long_ago, since))._tag).toBe(
+            "InProgress"
+          )
+          const stale = yield* Effect.exit(store.complete(done(old, "w1", 201, "{}")))
+          expect(Exit.isFailure(stale)).toBe(true)
+          yield* store.complete(done(old, "w4", 201, '{"second":true}'))
+          expect(yield* store.claim(old, "other", "w6", now(), long_ago, since)).toEqual({
+            _tag: "Replay",
+            response: { status: 201, body: '{"second":true}' }
+          })
+          // Without a window, a kept record replays as long as it is kept.
+          expect(yield* store.claim(kept, "fp", "w7", now(), long_ago)).toEqual({
+            _tag: "Replay",
+            response: { status: 201, body: '{"first":"w2"}' }
+          })
+          // Within the window, as ever.
+          expect((yield* store.claim(fresh, "other", "w8", now(), long_ago, since))._tag).toBe(
             "Mismatch"
           )
         })

@@ -34,6 +34,7 @@ import optionMethod from "./migrations/0026_option_method.js"
 import nativeCoin from "./migrations/0027_native_coin.js"
 import keyScopes from "./migrations/0028_key_scopes.js"
 import appStatus from "./migrations/0029_app_status.js"
+import retention from "./migrations/0030_retention.js"
 
 const byName = {
   "0001_initial": initial,
@@ -64,7 +65,8 @@ const byName = {
   "0026_option_method": optionMethod,
   "0027_native_coin": nativeCoin,
   "0028_key_scopes": keyScopes,
-  "0029_app_status": appStatus
+  "0029_app_status": appStatus,
+  "0030_retention": retention
 }
 
 export const migrations = Migrator.fromRecord(byName)

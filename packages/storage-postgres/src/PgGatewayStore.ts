@@ -20,6 +20,7 @@ import {
 } from "@pay/core"
 import { Effect, Option } from "effect"
 import { orDieSql } from "./PgErrors.js"
+import { batchLimit } from "./PgRetentionStore.js"
 
 /** The columns both drivers return alike, and PostgreSQL's own: times as Date, flags boolean. */
 interface OptionRow extends PaymentOptionColumns {
@@ -140,26 +141,43 @@ export const makePgGatewayStore = (sql: SqlClient) => {
         orDieSql
       ),
 
-    // Batches by ctid through migration 0020's indexes; a row another instance deleted first is
-    // simply not deleted again.
+    // The purge's batches (core retention/Purge.ts), each through a range of migration 0030's
+    // indexes in their order, its batch size a literal (PgRetentionStore.ts); a row another
+    // instance deleted or locked first is simply left.
+    // Expired options not yet kept, oldest first (the index leaves the kept out), each
+    // deleted, or kept when its payment was paid with it (its collect or deploy job names it):
+    // one statement.
     purgeOptions: (expiredBefore, limit) =>
-      sql<{ readonly purged: string }>`WITH purged AS (
-          DELETE FROM payment_options WHERE ctid IN (
-            SELECT o.ctid FROM payment_options o JOIN payments p ON p.id = o.payment_id
-            WHERE o.expires_at < ${expiredBefore} AND p.status <> 'processing' LIMIT ${limit})
+      sql<{ readonly deleted: string; readonly kept: string }>`WITH found AS (
+          SELECT o.id, EXISTS (
+              SELECT 1 FROM chain_jobs j WHERE j.payment_id = o.payment_id
+                AND j.kind IN ('collect', 'deploy') AND j.payload ->> 'optionId' = o.id
+            ) AS paid
+          FROM payment_options o JOIN payments p ON p.id = o.payment_id
+          WHERE NOT o.kept AND o.expires_at < ${expiredBefore} AND p.status <> 'processing'
+          ORDER BY o.expires_at LIMIT ${batchLimit(sql, limit)} FOR UPDATE OF o SKIP LOCKED
+        ), deleted AS (
+          DELETE FROM payment_options WHERE id = ANY (ARRAY(SELECT id FROM found WHERE NOT paid))
           RETURNING 1
-        ) SELECT count(*) AS purged FROM purged`.pipe(
-        Effect.map(([row]) => Number(row?.purged ?? 0)),
+        ), kept AS (
+          UPDATE payment_options SET kept = true WHERE id = ANY (ARRAY(SELECT id FROM found WHERE paid))
+          RETURNING 1
+        ) SELECT (SELECT count(*) FROM deleted) AS deleted, (SELECT count(*) FROM kept) AS kept`.pipe(
+        Effect.map(([row]) => ({
+          deleted: Number(row?.deleted ?? 0),
+          kept: Number(row?.kept ?? 0)
+        })),
         orDieSql
       ),
 
     purgeCollectedData: (finalBefore, limit) =>
       sql<{ readonly purged: string }>`WITH purged AS (
-          DELETE FROM collected_data WHERE ctid IN (
+          DELETE FROM collected_data WHERE ctid = ANY (ARRAY(
             SELECT c.ctid FROM collected_data c JOIN payments p ON p.id = c.payment_id
-            WHERE p.final_at < ${finalBefore}
-              OR (p.status = 'requires_action' AND p.expires_at < ${finalBefore})
-            LIMIT ${limit})
+            WHERE c.collected_at < ${finalBefore}
+              AND (p.final_at < ${finalBefore}
+                OR (p.status = 'requires_action' AND p.expires_at < ${finalBefore}))
+            ORDER BY c.collected_at LIMIT ${batchLimit(sql, limit)} FOR UPDATE OF c SKIP LOCKED))
           RETURNING 1
         ) SELECT count(*) AS purged FROM purged`.pipe(
         Effect.map(([row]) => Number(row?.purged ?? 0)),

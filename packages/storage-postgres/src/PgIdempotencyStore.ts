@@ -9,10 +9,12 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import { IdempotencyClaimLost, type IdempotencyCompletion, IdempotencyStore } from "@pay/core"
 import { Effect } from "effect"
 import { orDieSql } from "./PgErrors.js"
+import { batchLimit } from "./PgRetentionStore.js"
 
 interface KeyRow {
   readonly fingerprint: string
   readonly locked_at: Date
+  readonly created_at: Date
   readonly response_status: number | null
   readonly response_body: string | null
 }
@@ -47,7 +49,7 @@ export const withCompletion = <A, E, R>(
 
 export const makePgIdempotencyStore = (sql: SqlClient) =>
   IdempotencyStore.of({
-    claim: (scope, fingerprint, token, now, staleBefore) =>
+    claim: (scope, fingerprint, token, now, staleBefore, replayableSince) =>
       Effect.gen(function* () {
         const where = sql`partner_id = ${scope.partnerId} AND route = ${scope.route}
           AND key = ${scope.key}`
@@ -57,10 +59,25 @@ export const makePgIdempotencyStore = (sql: SqlClient) =>
             ${now}, ${now})
           ON CONFLICT DO NOTHING RETURNING 1 AS claimed`
         if (inserted.length === 1) return { _tag: "Claimed" } as const
-        const [row] = yield* sql<KeyRow>`SELECT fingerprint, locked_at, response_status,
-          response_body FROM idempotency_keys WHERE ${where}`
+        const [row] = yield* sql<KeyRow>`SELECT fingerprint, locked_at, created_at,
+          response_status, response_body FROM idempotency_keys WHERE ${where}`
         // Released between our insert and read: the caller tries again.
         if (row === undefined) return { _tag: "InProgress" } as const
+        if (
+          row.response_status !== null &&
+          replayableSince !== undefined &&
+          row.created_at.getTime() < replayableSince.getTime()
+        ) {
+          // Past its replay window: claimed as a new key, compare-and-set on the time seen.
+          const renewed = yield* sql`UPDATE idempotency_keys
+            SET fingerprint = ${fingerprint}, claim_token = ${token}, locked_at = ${now},
+              created_at = ${now}, response_status = NULL, response_body = NULL
+            WHERE ${where} AND response_status IS NOT NULL AND created_at = ${row.created_at}
+            RETURNING 1 AS claimed`
+          return renewed.length === 1
+            ? ({ _tag: "Claimed" } as const)
+            : ({ _tag: "InProgress" } as const)
+        }
         if (row.fingerprint !== fingerprint) return { _tag: "Mismatch" } as const
         if (row.response_status !== null) {
           return {
@@ -96,10 +113,14 @@ export const makePgIdempotencyStore = (sql: SqlClient) =>
             AND claim_token = ${token} AND response_status IS NULL`)
       ),
 
-    purge: (before) =>
+    // A range of the index of finished keys by age; a key being claimed again is skipped.
+    purge: (before, limit) =>
       sql<{ readonly purged: string }>`WITH purged AS (
-          DELETE FROM idempotency_keys
-          WHERE response_status IS NOT NULL AND created_at < ${before} RETURNING 1
+          DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
+            SELECT ctid FROM idempotency_keys
+            WHERE response_status IS NOT NULL AND created_at < ${before}
+            ORDER BY created_at LIMIT ${batchLimit(sql, limit)} FOR UPDATE SKIP LOCKED))
+          RETURNING 1
         ) SELECT count(*) AS purged FROM purged`.pipe(
         Effect.map(([row]) => Number(row?.purged ?? 0)),
         orDieSql

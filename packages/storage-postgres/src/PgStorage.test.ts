@@ -78,7 +78,8 @@ describe("PostgreSQL storage, several instances", () => {
         "option_method",
         "native_coin",
         "key_scopes",
-        "app_status"
+        "app_status",
+        "retention"
       ])
     })
   )

@@ -31,6 +31,7 @@ import {
   PartnerStore,
   PaymentStore,
   RateLimitStore,
+  RetentionStore,
   SealedValueStore,
   SettlementAssetConflict,
   SettlementStore,
@@ -52,6 +53,7 @@ import { makePgLogoStore } from "./PgLogoStore.js"
 import { makePgPaymentStore } from "./PgPaymentStore.js"
 import { makePreparedStatements, PgPool, type PreparedStatements } from "./PgPrepared.js"
 import { makePgRateLimitStore } from "./PgRateLimitStore.js"
+import { makePgRetentionStore } from "./PgRetentionStore.js"
 import { makePgSealedValueStore } from "./PgSealedValueStore.js"
 import { makePgStorageProbe } from "./PgStorageProbe.js"
 import { makePgWalletAppStore } from "./PgWalletAppStore.js"
@@ -378,6 +380,7 @@ export const PgStores = Layer.unwrapEffect(
       Layer.succeed(MerchantStore, makePgMerchantStore(sql, prepared)),
       Layer.succeed(SettlementStore, makePgSettlementStore(sql)),
       Layer.succeed(IdempotencyStore, makePgIdempotencyStore(sql)),
+      Layer.succeed(RetentionStore, makePgRetentionStore(sql)),
       Layer.succeed(StorageProbe, makePgStorageProbe(sql))
     )
   })

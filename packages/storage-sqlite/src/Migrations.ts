@@ -34,6 +34,7 @@ import optionMethod from "./migrations/0025_option_method.js"
 import nativeCoin from "./migrations/0026_native_coin.js"
 import keyScopes from "./migrations/0027_key_scopes.js"
 import appStatus from "./migrations/0028_app_status.js"
+import retention from "./migrations/0029_retention.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 
 export interface SqliteMigration {
@@ -71,7 +72,8 @@ export const migrations: ReadonlyArray<SqliteMigration> = [
   { id: 25, name: "option_method", apply: optionMethod },
   { id: 26, name: "native_coin", apply: nativeCoin },
   { id: 27, name: "key_scopes", apply: keyScopes },
-  { id: 28, name: "app_status", apply: appStatus }
+  { id: 28, name: "app_status", apply: appStatus },
+  { id: 29, name: "retention", apply: retention }
 ]
 
 /** A migration applied by this call: its id and name. */

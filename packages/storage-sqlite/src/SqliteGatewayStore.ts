@@ -18,6 +18,7 @@ import {
 import { Effect, Option } from "effect"
 import type { GroupCommit } from "./GroupCommit.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
+import type { SqlitePurges } from "./SqlitePurge.js"
 
 /** The columns both drivers return alike, and SQLite's own: times in ms, flags 0 or 1. */
 interface OptionRow extends PaymentOptionColumns {
@@ -56,7 +57,9 @@ const toCollected = (r: CollectedRow): CollectedDataRecord => ({
 export const makeSqliteGatewayStore = (
   db: SqliteConnection,
   /** Where option inserts go: one per wallet's options request, sharing commits. */
-  writes: GroupCommit
+  writes: GroupCommit,
+  /** Its purges (SqlitePurge.ts). */
+  purges: SqlitePurges
 ) => {
   const insertSql = db.prepare(`INSERT INTO payment_options (id, payment_id, account, asset, value,
       auth_from, auth_to, valid_after, valid_before, nonce, expires_at, quoted, collect_data,
@@ -78,13 +81,6 @@ export const makeSqliteGatewayStore = (
   const expiredSql = db.prepare(
     "SELECT count(*) AS n FROM payment_options WHERE payment_id = ? AND expires_at <= ?"
   )
-  const purgeOptionsSql = db.prepare(`DELETE FROM payment_options WHERE rowid IN (
-      SELECT o.rowid FROM payment_options o JOIN payments p ON p.id = o.payment_id
-      WHERE o.expires_at < ? AND p.status <> 'processing' LIMIT ?)`)
-  const purgeCollectedSql = db.prepare(`DELETE FROM collected_data WHERE rowid IN (
-      SELECT c.rowid FROM collected_data c JOIN payments p ON p.id = c.payment_id
-      WHERE p.final_at < ? OR (p.status = 'requires_action' AND p.expires_at < ?) LIMIT ?)`)
-
   return GatewayStore.of({
     // A constraint violation throws out of the write (rolled back to its savepoint): a
     // defect, as the port has no error for it.
@@ -147,11 +143,8 @@ export const makeSqliteGatewayStore = (
         const row = findCollectedSql.get(paymentId, account) as CollectedRow | undefined
         return row === undefined ? Option.none() : Option.some(toCollected(row))
       }),
-    purgeOptions: (expiredBefore, limit) =>
-      writes.write(() => Number(purgeOptionsSql.run(expiredBefore.getTime(), limit).changes)),
+    purgeOptions: (expiredBefore, limit) => purges.run("options", expiredBefore.getTime(), limit),
     purgeCollectedData: (finalBefore, limit) =>
-      writes.write(() =>
-        Number(purgeCollectedSql.run(finalBefore.getTime(), finalBefore.getTime(), limit).changes)
-      )
+      purges.run("collectedData", finalBefore.getTime(), limit)
   })
 }

@@ -7,12 +7,22 @@
  * while the engine's connection writes; it sees what is committed, and a write is
  * acknowledged only once committed, so a client reads its own writes. The worker is one
  * thread: heavy listings queue there, one after another, not on the engine's thread.
+ *
+ * The purge's deletes run on the same thread (SqlitePurge.ts), on a second connection of
+ * the worker's that writes: a batch, its fsync and the WAL checkpoints it brings about
+ * stall this thread, not the engine's.
  */
 import { type MessagePort, parentPort, Worker, workerData } from "node:worker_threads"
 import type { Payment, PaymentFilter, PaymentPageQuery, PaymentStats } from "@pay/core"
 import { Context, Effect, Layer } from "effect"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 import { makeSqlitePaymentQueries } from "./SqlitePaymentQueries.js"
+import {
+  makeSqlitePurgeStatements,
+  type PurgeKind,
+  type PurgeResults,
+  SqlitePurgeWorker
+} from "./SqlitePurge.js"
 
 /** The payment store's `list` and `stats`, when they run somewhere else than its connection. */
 export class SqlitePaymentReads extends Context.Tag("@pay/storage-sqlite/SqlitePaymentReads")<
@@ -34,24 +44,44 @@ export interface SqliteReadWorkerOptions {
 type Request =
   | { readonly id: number; readonly op: "list"; readonly arg: PaymentPageQuery }
   | { readonly id: number; readonly op: "stats"; readonly arg: PaymentFilter }
+  | {
+      readonly id: number
+      readonly op: "purge"
+      readonly arg: { readonly kind: PurgeKind; readonly before: number; readonly limit: number }
+    }
+/** A request as a caller makes it: the id is the worker's to give. */
+type RequestBody = Request extends infer R ? (R extends unknown ? Omit<R, "id"> : never) : never
 type Reply =
   | { readonly id: number; readonly ok: true; readonly value: unknown }
   | { readonly id: number; readonly ok: false; readonly message: string }
 
-/** The worker's side: opens the file read-only for this connection and answers each request. */
+/**
+ * The worker's side: opens the file read-only for this connection and answers each request;
+ * the purge's, on a connection that writes, opened at the first.
+ */
 export const serveReadWorker = (open: (filename: string) => SqliteConnection) => {
   // Loaded off a worker (the build's check that every entry loads): nothing to serve.
   if (parentPort === null) return
   const port: MessagePort = parentPort
-  const db = open((workerData as { filename: string }).filename)
+  const { filename } = workerData as { filename: string }
+  const db = open(filename)
   // Reads only: a bug that wrote here would bypass the group commit and its ordering.
   db.exec("PRAGMA query_only = ON")
   const queries = makeSqlitePaymentQueries(db)
+  let purgeStatements: ReturnType<typeof makeSqlitePurgeStatements> | undefined
+  const purges = () => {
+    purgeStatements ??= makeSqlitePurgeStatements(open(filename))
+    return purgeStatements
+  }
   port.on("message", (request: Request) => {
     let reply: Reply
     try {
       const value =
-        request.op === "list" ? queries.listNow(request.arg) : queries.statsNow(request.arg)
+        request.op === "list"
+          ? queries.listNow(request.arg)
+          : request.op === "stats"
+            ? queries.statsNow(request.arg)
+            : purges().run(request.arg.kind, request.arg.before, request.arg.limit)
       reply = { id: request.id, ok: true, value }
     } catch (error) {
       reply = { id: request.id, ok: false, message: String(error) }
@@ -85,7 +115,7 @@ const startReadWorker = (filename: string, options: SqliteReadWorkerOptions) => 
   })
   worker.on("error", (error) => failAll(new Error(`SQLite read worker failed: ${error.message}`)))
   worker.on("exit", (code) => failAll(new Error(`SQLite read worker exited (code ${code})`)))
-  const call = <A>(request: Omit<Request, "id">) =>
+  const call = <A>(request: RequestBody) =>
     new Promise<A>((resolve, reject) => {
       if (broken !== undefined) return reject(broken)
       const id = next++
@@ -100,22 +130,30 @@ const called = <A>(call: () => Promise<A>) =>
   Effect.orDie(Effect.tryPromise({ try: call, catch: (error) => error }))
 
 /**
- * `list` and `stats` on a worker for `filename`, until the layer's scope ends. A worker that
- * fails is a defect of the reads, as a failing query on the engine's connection is.
+ * `list` and `stats`, and the purge's deletes, on a worker for `filename`, until the layer's
+ * scope ends. A worker that fails is a defect of the reads (and of the purge), as a failing
+ * query on the engine's connection is.
  */
 export const readWorkerLayer = (filename: string, options: SqliteReadWorkerOptions) =>
-  Layer.scoped(
-    SqlitePaymentReads,
+  Layer.scopedContext(
     Effect.map(
       Effect.acquireRelease(
         Effect.sync(() => startReadWorker(filename, options)),
         (worker) => Effect.promise(() => worker.stop())
       ),
-      (worker) => ({
-        list: (query: PaymentPageQuery) =>
-          called(() => worker.call<ReadonlyArray<Payment>>({ op: "list", arg: query })),
-        stats: (filter: PaymentFilter) =>
-          called(() => worker.call<PaymentStats>({ op: "stats", arg: filter }))
-      })
+      (worker) =>
+        Context.make(SqlitePaymentReads, {
+          list: (query: PaymentPageQuery) =>
+            called(() => worker.call<ReadonlyArray<Payment>>({ op: "list", arg: query })),
+          stats: (filter: PaymentFilter) =>
+            called(() => worker.call<PaymentStats>({ op: "stats", arg: filter }))
+        }).pipe(
+          Context.add(SqlitePurgeWorker, {
+            run: <K extends PurgeKind>(kind: K, before: number, limit: number) =>
+              called(() =>
+                worker.call<PurgeResults[K]>({ op: "purge", arg: { kind, before, limit } })
+              )
+          })
+        )
     )
   )

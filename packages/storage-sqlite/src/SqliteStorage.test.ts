@@ -128,7 +128,8 @@ describe(`SQLite storage (${runtimeDriverName})`, () => {
         [25, "option_method"],
         [26, "native_coin"],
         [27, "key_scopes"],
-        [28, "app_status"]
+        [28, "app_status"],
+        [29, "retention"]
       ])
       expect(yield* migrateFile(filename)).toEqual([])
     })

@@ -29,6 +29,7 @@ import {
   PartnerStore,
   PaymentStore,
   RateLimitStore,
+  RetentionStore,
   SealedValueStore,
   SettlementAssetConflict,
   SettlementStore,
@@ -49,8 +50,10 @@ import { makeSqliteGatewayStore } from "./SqliteGatewayStore.js"
 import { makeSqliteKeyStore } from "./SqliteKeyStore.js"
 import { makeSqliteLogoStore } from "./SqliteLogoStore.js"
 import { makeSqlitePaymentStore } from "./SqlitePaymentStore.js"
+import { localPurges, SqlitePurgeWorker } from "./SqlitePurge.js"
 import { makeSqliteRateLimitStore } from "./SqliteRateLimitStore.js"
 import { SqlitePaymentReads } from "./SqliteReadWorker.js"
+import { makeSqliteRetentionStore } from "./SqliteRetentionStore.js"
 import { makeSqliteSealedValueStore } from "./SqliteSealedValueStore.js"
 import { makeSqliteStorageProbe } from "./SqliteStorageProbe.js"
 import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
@@ -87,6 +90,7 @@ interface SettlementRow {
 interface IdempotencyRow {
   fingerprint: string
   locked_at: number
+  created_at: number
   response_status: number | null
   response_body: string | null
 }
@@ -130,8 +134,11 @@ const fold = (s: string) => s.toLowerCase()
 export const makeSqliteStores = (
   db: SqliteConnection,
   /** Where listings and statistics run instead of `db` (SqliteReadWorker.ts), if anywhere. */
-  reads?: SqlitePaymentReads["Type"]
+  reads?: SqlitePaymentReads["Type"],
+  /** Where the purge's deletes run instead of `db` (SqlitePurge.ts), if anywhere. */
+  purgeWorker?: SqlitePurgeWorker["Type"]
 ) => {
+  const purges = purgeWorker ?? localPurges(db)
   const q = (sql: string) => db.prepare(sql)
   const one = <R>(stmt: ReturnType<typeof q>, ...params: ReadonlyArray<SqliteValue>) =>
     stmt.get(...params) as R | undefined
@@ -380,8 +387,13 @@ export const makeSqliteStores = (
     claim: q(`INSERT INTO idempotency_keys
         (partner_id, route, key, fingerprint, claim_token, locked_at, created_at)
       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-    read: q(`SELECT fingerprint, locked_at, response_status, response_body FROM idempotency_keys
-      WHERE partner_id = ? AND route = ? AND key = ?`),
+    read: q(`SELECT fingerprint, locked_at, created_at, response_status, response_body
+      FROM idempotency_keys WHERE partner_id = ? AND route = ? AND key = ?`),
+    // A finished key past its replay window, claimed as new: compare-and-set on its time.
+    renewal: q(`UPDATE idempotency_keys SET fingerprint = ?, claim_token = ?, locked_at = ?,
+        created_at = ?, response_status = NULL, response_body = NULL
+      WHERE partner_id = ? AND route = ? AND key = ? AND response_status IS NOT NULL
+        AND created_at = ?`),
     takeOver: q(`UPDATE idempotency_keys SET claim_token = ?, locked_at = ?
       WHERE partner_id = ? AND route = ? AND key = ? AND response_status IS NULL AND locked_at = ?`),
     renew: q(`UPDATE idempotency_keys SET locked_at = ?
@@ -389,8 +401,7 @@ export const makeSqliteStores = (
         AND response_status IS NULL`),
     release: q(`DELETE FROM idempotency_keys
       WHERE partner_id = ? AND route = ? AND key = ? AND claim_token = ?
-        AND response_status IS NULL`),
-    purge: q("DELETE FROM idempotency_keys WHERE response_status IS NOT NULL AND created_at < ?")
+        AND response_status IS NULL`)
   }
 
   // The hot writes (idempotency claims and answers, payment creates, transitions, refunds)
@@ -398,7 +409,7 @@ export const makeSqliteStores = (
   const writes = makeGroupCommit(db)
 
   const idempotency = IdempotencyStore.of({
-    claim: (scope, fingerprint, token, now, staleBefore) =>
+    claim: (scope, fingerprint, token, now, staleBefore, replayableSince) =>
       writes.write(() => {
         const key = [scope.partnerId, scope.route, scope.key] as const
         const at = now.getTime()
@@ -407,6 +418,23 @@ export const makeSqliteStores = (
         const row = one<IdempotencyRow>(idempotencySql.read, ...key)
         // Released between our insert and read: the caller tries again.
         if (row === undefined) return { _tag: "InProgress" } as const
+        if (
+          row.response_status !== null &&
+          replayableSince !== undefined &&
+          row.created_at < replayableSince.getTime()
+        ) {
+          const renewed = idempotencySql.renewal.run(
+            fingerprint,
+            token,
+            at,
+            at,
+            ...key,
+            row.created_at
+          )
+          return Number(renewed.changes) === 1
+            ? ({ _tag: "Claimed" } as const)
+            : ({ _tag: "InProgress" } as const)
+        }
         if (row.fingerprint !== fingerprint) return { _tag: "Mismatch" } as const
         if (row.response_status !== null) {
           return {
@@ -433,7 +461,7 @@ export const makeSqliteStores = (
       writes.write(() => {
         idempotencySql.release.run(scope.partnerId, scope.route, scope.key, token)
       }),
-    purge: (before) => Effect.sync(() => Number(idempotencySql.purge.run(before.getTime()).changes))
+    purge: (before, limit) => purges.run("idempotencyKeys", before.getTime(), limit)
   })
 
   const chainJobs = makeSqliteChainJobStore(
@@ -457,20 +485,30 @@ export const makeSqliteStores = (
       ...reads
     }),
     Layer.succeed(ChainJobStore, chainJobs.store),
-    Layer.succeed(GatewayStore, makeSqliteGatewayStore(db, writes)),
+    Layer.succeed(GatewayStore, makeSqliteGatewayStore(db, writes, purges)),
     Layer.succeed(PartnerStore, partners),
     Layer.succeed(WalletAppStore, makeSqliteWalletAppStore(db, keys.insertRow)),
     Layer.succeed(KeyStore, keys.store),
     Layer.succeed(MerchantStore, merchants),
     Layer.succeed(SettlementStore, settlements),
     Layer.succeed(IdempotencyStore, idempotency),
+    Layer.succeed(RetentionStore, makeSqliteRetentionStore(db, purges)),
     Layer.succeed(StorageProbe, makeSqliteStorageProbe(db))
   )
 }
 
-/** The stores on the connection in context; listings and statistics on SqlitePaymentReads if given. */
+/**
+ * The stores on the connection in context; listings and statistics on SqlitePaymentReads,
+ * the purge's deletes on SqlitePurgeWorker, each if given.
+ */
 export const SqliteStores = Layer.unwrapEffect(
-  Effect.zipWith(SqliteDatabase, Effect.serviceOption(SqlitePaymentReads), (db, reads) =>
-    makeSqliteStores(db, Option.getOrUndefined(reads))
+  Effect.map(
+    Effect.all([
+      SqliteDatabase,
+      Effect.serviceOption(SqlitePaymentReads),
+      Effect.serviceOption(SqlitePurgeWorker)
+    ]),
+    ([db, reads, purges]) =>
+      makeSqliteStores(db, Option.getOrUndefined(reads), Option.getOrUndefined(purges))
   )
 )

@@ -61,6 +61,7 @@ import {
   queuedJob,
   RateLimitStore,
   RefundExists,
+  RetentionStore,
   type ReturnableFunds,
   type RotateOutcome,
   randomBase62,
@@ -142,6 +143,14 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
   const idempotency = new Map<string, IdempotencyRow>()
   const payments = new Map<string, Payment>()
   const options = new Map<string, PaymentOption>()
+  /** Options the purge found their payment was paid with: kept as long as the payment. */
+  const keptOptions = new Set<string>()
+  /** Whether `o` is the option its payment's collect (or deploy) job names. */
+  const paidWith = (o: PaymentOption) =>
+    (["collect", "deploy"] as const).some((kind) => {
+      const payload = jobOf(o.paymentId, kind)?.job.payload
+      return payload !== undefined && "optionId" in payload && payload.optionId === o.id
+    })
   const collected = new Map<string, CollectedDataRecord>()
   const apps = new Map<string, WalletApp>()
   const jobs = new Map<string, JobRow>()
@@ -288,6 +297,13 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
 
   /** The outbox, in the order events were written (their `seq`). */
   const events: Array<PayEvent> = []
+  /** Each event's `seq`, given as it is written: the purge removes events, never renumbers. */
+  const eventSeq = new Map<string, number>()
+  let nextSeq = 0
+  const writeEvent = (event: PayEvent) => {
+    events.push(event)
+    eventSeq.set(event.id, nextSeq++)
+  }
   /** Deliveries in the order they were queued, with their lease and attempts. */
   const deliveries: Array<DeliveryRow> = []
   const endpoints = new Map<WebhookEndpointId, WebhookEndpoint>()
@@ -304,14 +320,14 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
         nextAttemptAt: event.createdAt,
         createdAt: event.createdAt
       }),
-      seq: events.indexOf(event),
+      seq: eventSeq.get(event.id) ?? -1,
       leaseToken: null,
       leaseUntil: null,
       attempts: []
     })
   /** The event, and a delivery for each endpoint that wants it now. */
   const record = (event: PayEvent) => {
-    events.push(event)
+    writeEvent(event)
     for (const w of endpoints.values()) {
       if (
         w.partnerId === event.partnerId &&
@@ -494,11 +510,16 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
   })
 
   const idempotencyStore = IdempotencyStore.of({
-    claim: (scope, fingerprint, token, now, staleBefore) =>
+    claim: (scope, fingerprint, token, now, staleBefore, replayableSince) =>
       Effect.sync(() => {
         const key = scopeKey(scope)
         const row = idempotency.get(key)
-        if (!row) {
+        // A finished key past its replay window is claimed as a key never used.
+        const pastWindow =
+          row?.response !== undefined &&
+          replayableSince !== undefined &&
+          row.createdAt < replayableSince.getTime()
+        if (!row || pastWindow) {
           idempotency.set(key, {
             fingerprint,
             token,
@@ -531,10 +552,11 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
         const row = idempotency.get(key)
         if (row?.token === token && row.response === undefined) idempotency.delete(key)
       }),
-    purge: (before) =>
+    purge: (before, limit) =>
       Effect.sync(() => {
         let purged = 0
         for (const [key, row] of idempotency) {
+          if (purged >= limit) break
           if (row.response && row.createdAt < before.getTime()) {
             idempotency.delete(key)
             purged++
@@ -646,15 +668,27 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
       Effect.sync(() => Option.fromNullable(collected.get(collectedKey(paymentId, account)))),
     purgeOptions: (expiredBefore, limit) =>
       Effect.sync(() => {
-        let purged = 0
-        for (const [id, o] of options) {
-          if (purged >= limit) break
-          if (o.expiresAt.getTime() >= expiredBefore.getTime()) continue
-          if (payments.get(o.paymentId)?.status === "processing") continue
-          options.delete(id)
-          purged++
+        let deleted = 0
+        let kept = 0
+        const candidates = [...options.values()]
+          .filter(
+            (o) =>
+              !keptOptions.has(o.id) &&
+              o.expiresAt.getTime() < expiredBefore.getTime() &&
+              payments.get(o.paymentId)?.status !== "processing"
+          )
+          .sort((a, b) => a.expiresAt.getTime() - b.expiresAt.getTime())
+          .slice(0, limit)
+        for (const o of candidates) {
+          if (paidWith(o)) {
+            keptOptions.add(o.id)
+            kept++
+          } else {
+            options.delete(o.id)
+            deleted++
+          }
         }
-        return purged
+        return { deleted, kept }
       }),
     purgeCollectedData: (finalBefore, limit) =>
       Effect.sync(() => {
@@ -664,6 +698,7 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
           const p = payments.get(record.paymentId)
           const finalAt = p?.finalAt ?? (p?.status === "requires_action" ? p.expiresAt : undefined)
           if (finalAt === undefined || finalAt.getTime() >= finalBefore.getTime()) continue
+          if (record.collectedAt.getTime() >= finalBefore.getTime()) continue
           collected.delete(key)
           purged++
         }
@@ -1309,7 +1344,7 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
       }),
     queueDirect: (event, endpointId) =>
       Effect.sync(() => {
-        events.push(event)
+        writeEvent(event)
         queue(endpointId, event)
         return deliveries[deliveries.length - 1]!.delivery
       })
@@ -1383,6 +1418,68 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
       )
   })
 
+  /** The leases instances take turns with (the purge's), by name. */
+  const leases = new Map<string, { holder: string; until: number }>()
+  /** Removes the first `limit` rows of `rows` that `purgeable` picks, in order; the removed. */
+  const removeFirst = <A>(rows: Array<A>, limit: number, purgeable: (row: A) => boolean) => {
+    const removed: Array<A> = []
+    for (let i = 0; i < rows.length && removed.length < limit; ) {
+      if (purgeable(rows[i]!)) removed.push(...rows.splice(i, 1))
+      else i++
+    }
+    return removed
+  }
+  const retentionStore = RetentionStore.of({
+    purgeEvents: (before, limit) =>
+      Effect.sync(() => {
+        const delivered = new Set(deliveries.map((d) => d.delivery.eventId))
+        const removed = removeFirst(
+          events,
+          limit,
+          (e) => e.createdAt.getTime() < before.getTime() && !delivered.has(e.id)
+        )
+        for (const e of removed) eventSeq.delete(e.id)
+        return removed.length
+      }),
+    purgeWebhookDeliveries: (before, limit) =>
+      Effect.sync(() => {
+        const over = deliveries
+          .filter(
+            (d) =>
+              d.delivery.state !== "pending" &&
+              d.delivery.nextAttemptAt.getTime() < before.getTime()
+          )
+          .sort((a, b) => a.delivery.nextAttemptAt.getTime() - b.delivery.nextAttemptAt.getTime())
+          .slice(0, limit)
+        const gone = new Set(over)
+        removeFirst(deliveries, limit, (d) => gone.has(d))
+        return {
+          deliveries: over.length,
+          attempts: over.reduce((sum, d) => sum + d.attempts.length, 0)
+        }
+      }),
+    purgeAuditTrail: (before, limit) =>
+      Effect.sync(
+        () => removeFirst(auditEntries, limit, (e) => e.at.getTime() < before.getTime()).length
+      ),
+    takeLease: (name, holder, now, until) =>
+      Effect.sync(() => {
+        const held = leases.get(name)
+        if (held !== undefined && held.holder !== holder && held.until > now.getTime()) {
+          return false
+        }
+        leases.set(name, { holder, until: until.getTime() })
+        return true
+      }),
+    extendLease: (name, holder, until) =>
+      Effect.sync(() => {
+        const held = leases.get(name)
+        if (held?.holder !== holder) return false
+        held.until = until.getTime()
+        return true
+      })
+  })
+
   const layer = Layer.mergeAll(
     Layer.succeed(StorageProbe, storageProbe),
     Layer.succeed(RateLimitStore, rateLimitStore),
@@ -1401,7 +1498,8 @@ export const openMemoryStorage = (): OpenMemoryStorage => {
     Layer.succeed(WalletAppStore, walletAppStore),
     Layer.succeed(MerchantStore, merchantStore),
     Layer.succeed(SettlementStore, settlementStore),
-    Layer.succeed(IdempotencyStore, idempotencyStore)
+    Layer.succeed(IdempotencyStore, idempotencyStore),
+    Layer.succeed(RetentionStore, retentionStore)
   )
   const deliveriesClaimed = () => deliveries.filter((d) => d.leaseToken !== null).length
   const nextDueAt = (at: number) =>

@@ -28,7 +28,7 @@ export const GatewaySettings = Schema.Struct({
   collectData: Schema.optional(CollectDataPolicy),
   /**
    * How long the data a buyer entered is kept once the payment is final (or expired unpaid),
-   * then deleted by the background purge (GatewayPurge.ts). Default 90 days.
+   * then deleted by the background purge (retention/Purge.ts). Default 90 days.
    */
   buyerDataRetentionMs: Schema.optionalWith(
     wholeNumber(86_400_000, 3650 * 86_400_000, "milliseconds"),

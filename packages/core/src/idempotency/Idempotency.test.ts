@@ -2,14 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { MemoryStorage } from "@pay/testing"
 import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
 import { IdempotencyConflict } from "../shared/Errors.js"
-import {
-  CLAIM_LEASE,
-  fingerprint,
-  KEY_RETENTION,
-  PURGE_EVERY,
-  purgeExpiredKeysForever,
-  runIdempotent
-} from "./Idempotency.js"
+import { CLAIM_LEASE, fingerprint, REPLAY_WINDOW_MS, runIdempotent } from "./Idempotency.js"
 import type { IdempotencyCompletion } from "./IdempotencyStore.js"
 import { IdempotencyStore } from "./IdempotencyStore.js"
 
@@ -118,18 +111,35 @@ describe("runIdempotent", () => {
     }).pipe(Effect.provide(MemoryStorage))
   )
 
-  it.effect("purges finished keys once they are past the retention", () =>
+  it.effect("replays a key within its window and takes it as a new request past it", () =>
     Effect.gen(function* () {
-      const store = yield* IdempotencyStore
-      const now = new Date(yield* TestClock.currentTimeMillis)
-      yield* store.claim(scope, "fp", "t1", now, new Date(0))
-      yield* store.complete({ scope, token: "t1", response: { status: 201, body: "{}" } })
-      yield* Effect.forkScoped(purgeExpiredKeysForever)
-      yield* TestClock.adjust(KEY_RETENTION)
-      expect((yield* store.claim(scope, "other", "t2", now, new Date(0)))._tag).toBe("Mismatch")
-      yield* TestClock.adjust(PURGE_EVERY)
-      expect((yield* store.claim(scope, "other", "t3", now, new Date(0)))._tag).toBe("Claimed")
-    }).pipe(Effect.scoped, Effect.provide(MemoryStorage))
+      let runs = 0
+      const run = (fp: string) =>
+        runIdempotent({
+          scope,
+          fingerprint: fp,
+          work: (complete) =>
+            Effect.gen(function* () {
+              runs++
+              const response = { status: 201, body: `run ${runs}` }
+              yield* (yield* IdempotencyStore).complete(complete(response))
+              return response
+            })
+        })
+      expect((yield* run("fp")).body).toBe("run 1")
+      // The last moment of the window: a replay, another request a conflict.
+      yield* TestClock.adjust(Duration.millis(REPLAY_WINDOW_MS))
+      expect((yield* run("fp")).body).toBe("run 1")
+      expect(yield* Effect.flip(run("other"))).toEqual(
+        new IdempotencyConflict({ reason: "different_request" })
+      )
+      // Past it the record is still kept (the purge's retention is longer), but not replayed:
+      // the same key is a new request, whichever.
+      yield* TestClock.adjust(Duration.millis(1))
+      expect((yield* run("other")).body).toBe("run 2")
+      expect((yield* run("other")).body).toBe("run 2")
+      expect(runs).toBe(2)
+    }).pipe(Effect.provide(MemoryStorage))
   )
 
   /** Work that records its response through the store, as the real stores do in their writes. */

@@ -13,7 +13,7 @@
  * and the completion is fenced by the claim's token, so the old owner, should
  * it only have stalled, cannot commit as well.
  */
-import { Clock, Duration, Effect, Option, Schedule } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
 import { sha256, stringToBytes } from "viem"
 import { IdempotencyConflict } from "../shared/Errors.js"
 import {
@@ -35,8 +35,15 @@ const POLL_EVERY = Duration.millis(25)
 export const CLAIM_LEASE = Duration.seconds(4)
 /** How often a running request renews its claim: several times per lease. */
 export const RENEW_CLAIM_EVERY = Duration.seconds(1)
-/** Finished keys are kept at least this long (WIRE.md: at least 24 hours). */
-export const KEY_RETENTION = Duration.hours(48)
+/**
+ * A finished key is replayed for this long after its request (WIRE.md: keys
+ * are kept at least 24 hours); past it, the same key is a new request, even
+ * while its record is still kept (the purge's `retention.idempotencyKeysMs`,
+ * never shorter). So a response sealed under a previous engine secret is
+ * never opened again once this has passed (operations.md, rotating the
+ * engine's secret), however long records are kept.
+ */
+export const REPLAY_WINDOW_MS = 48 * 60 * 60_000
 
 /** Unique per process and claim; the random part tells instances apart. */
 const processTag = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) =>
@@ -99,7 +106,8 @@ export const runIdempotent = <E, R>(options: {
         options.fingerprint,
         token,
         new Date(now),
-        new Date(now - Duration.toMillis(CLAIM_LEASE))
+        new Date(now - Duration.toMillis(CLAIM_LEASE)),
+        new Date(now - REPLAY_WINDOW_MS)
       )
       switch (outcome._tag) {
         case "Replay":
@@ -162,19 +170,3 @@ const runClaimed = <E, R>(
     )
   )
 }
-
-/** How often finished keys past their retention are deleted. */
-export const PURGE_EVERY = Duration.hours(1)
-
-/**
- * Deletes finished keys older than the retention, now and then every
- * `PURGE_EVERY`, for as long as the scope lives. Safe with many instances:
- * a delete that another instance already did deletes nothing.
- */
-export const purgeExpiredKeysForever = Effect.gen(function* () {
-  const store = yield* IdempotencyStore
-  const purgeOnce = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    store.purge(new Date(now - Duration.toMillis(KEY_RETENTION)))
-  ).pipe(Effect.catchAllCause((cause) => Effect.logWarning("idempotency key purge failed", cause)))
-  return yield* Effect.repeat(purgeOnce, Schedule.spaced(PURGE_EVERY))
-})

@@ -53,13 +53,18 @@ export class IdempotencyStore extends Context.Tag("@pay/core/IdempotencyStore")<
     /**
      * Claims the key for `token`, atomically. An unfinished claim whose lease
      * was last renewed before `staleBefore` (its owner died) may be taken over.
+     * A finished key whose request came before `replayableSince` is past its
+     * replay window: it is claimed afresh, as a key never used (its old record
+     * replaced), whatever request it was used with. Without it, a finished key
+     * replays for as long as its record is kept.
      */
     readonly claim: (
       scope: IdempotencyScope,
       fingerprint: string,
       token: string,
       now: Date,
-      staleBefore: Date
+      staleBefore: Date,
+      replayableSince?: Date
     ) => Effect.Effect<ClaimOutcome>
     /** Extends the lease of `token`'s unfinished claim; false when it is no longer its own. */
     readonly renew: (scope: IdempotencyScope, token: string, now: Date) => Effect.Effect<boolean>
@@ -70,7 +75,10 @@ export class IdempotencyStore extends Context.Tag("@pay/core/IdempotencyStore")<
     readonly complete: (completion: IdempotencyCompletion) => Effect.Effect<void>
     /** Gives up `token`'s unfinished claim so the request can be retried; a finished one stays. */
     readonly release: (scope: IdempotencyScope, token: string) => Effect.Effect<void>
-    /** Forgets finished keys created before `before`. */
-    readonly purge: (before: Date) => Effect.Effect<number>
+    /**
+     * Forgets up to `limit` finished keys created before `before` (a range of
+     * the index of finished keys by age); the count. Safe with many instances.
+     */
+    readonly purge: (before: Date, limit: number) => Effect.Effect<number>
   }
 >() {}

@@ -11,6 +11,7 @@ import { StorageProbe } from "../health/StorageProbe.js"
 import { publicRoute } from "../http/Route.js"
 import { PAYMENT_STATUSES } from "../payments/Payment.js"
 import { PaymentEvents } from "../payments/PaymentEvents.js"
+import { countPurged, PURGED_TABLES } from "../retention/PurgeMetrics.js"
 import {
   chainJobOldestDueAge,
   chainJobsActive,
@@ -35,6 +36,7 @@ const readLevels = Effect.gen(function* () {
   // appears at its first count loses that count to `increase()` and `rate()`.
   for (const status of PAYMENT_STATUSES) countPaymentStatus(status, 0)
   for (const network of (yield* Chain).networks) countRpcError(network.chainId, 0)
+  for (const table of PURGED_TABLES) countPurged(table, 0)
   const events = yield* PaymentEvents
   const probe = yield* StorageProbe
   const now = yield* Clock.currentTimeMillis

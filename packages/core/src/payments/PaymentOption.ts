@@ -69,14 +69,17 @@ export interface CollectedDataRecord {
  */
 export const MAX_OPTIONS_PER_PAYMENT = 200
 
-/** Options expired longer ago than this are purged (confirm answers `quote_expired` until then). */
-export const OPTION_PURGE_GRACE_MS = 24 * 60 * 60_000
-
 export interface OptionsCap {
   /** The most options the payment may hold once the batch is in. */
   readonly max: number
   /** Options expiring at or before this may be deleted to make room. */
   readonly now: Date
+}
+
+/** What one batch of the option purge did: options deleted, and paid-with ones marked kept. */
+export interface OptionsPurged {
+  readonly deleted: number
+  readonly kept: number
 }
 
 /** Whether a capped batch went in, or was refused (nothing stored) for lack of room. */
@@ -110,14 +113,19 @@ export class GatewayStore extends Context.Tag("@pay/core/GatewayStore")<
       account: Caip10
     ) => Effect.Effect<Option.Option<CollectedDataRecord>>
     /**
-     * Deletes options that expired before `expiredBefore`, except those of a payment still
-     * `processing` (its collection reads its option). A batch of at most `limit`; the count
-     * deleted. Safe with many instances: a delete another instance did deletes nothing.
+     * One batch of the purge of options that expired before `expiredBefore`: at most
+     * `limit` of them, oldest first, never one of a payment still `processing` (its
+     * collection reads its option). Each is deleted, unless its payment was paid with it
+     * (the option a collect or deploy job names): that one is kept as long as the payment
+     * (refunds read its rate) and marked so, out of the purge's index, so later batches
+     * never read it again. `deleted + kept` below `limit`: none is left. Safe with many
+     * instances: a delete another instance did deletes nothing.
      */
-    readonly purgeOptions: (expiredBefore: Date, limit: number) => Effect.Effect<number>
+    readonly purgeOptions: (expiredBefore: Date, limit: number) => Effect.Effect<OptionsPurged>
     /**
-     * Deletes the data collected for payments final before `finalBefore` (`finalAt`, or the
-     * expiry of a payment left unpaid). A batch of at most `limit`; the count deleted.
+     * Deletes the data collected (before `finalBefore`) for payments final before
+     * `finalBefore` (`finalAt`, or the expiry of a payment left unpaid). A batch of at most
+     * `limit`; the count deleted.
      */
     readonly purgeCollectedData: (finalBefore: Date, limit: number) => Effect.Effect<number>
   }
