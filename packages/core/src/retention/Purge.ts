@@ -3,8 +3,9 @@
  * without bound. A pass visits every record with a retention (RetentionConfig
  * and the gateway's buyer data), each in batches of short bounded deletes,
  * and pauses after each batch for a multiple of the time it took, so the
- * purge never holds the database (SQLite: the server's only thread) for
- * long, nor for most of the time, however large the backlog.
+ * purge never holds the database (nor, where a store runs its deletes on the
+ * server's own thread, that thread) for long, nor for most of the time,
+ * however large the backlog.
  *
  * Shared across instances: a pass runs under a lease in the database, so one
  * instance purges per interval while the others skip it; the lease is
