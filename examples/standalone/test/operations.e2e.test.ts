@@ -79,8 +79,9 @@ describe.each(STORES)("%s", (store) => {
     // PostgreSQL has one migration more: finer statistics for the reference search (0024).
     // Both then let chain jobs be deploys (SQLite 0024, PostgreSQL 0025), say how options
     // are paid (SQLite 0025, PostgreSQL 0026), take the native coin (0026, 0027) and give
-    // API keys scopes (0027, 0028) and wallet apps a status (0028, 0029).
-    const known = store === "postgres" ? 29 : 28
+    // API keys scopes (0027, 0028), wallet apps a status (0028, 0029) and the purge its
+    // indexes and lease (0029, 0030).
+    const known = store === "postgres" ? 30 : 29
     expect(checks[1]!.detail).toBe(`${known} of ${known} applied`)
     expect(checks[2]!.detail).toMatch(/^block \d+$/)
     for (const check of checks) expect(typeof (check as { ms?: unknown }).ms).toBe("number")

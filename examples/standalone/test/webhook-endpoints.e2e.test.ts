@@ -284,7 +284,7 @@ describe("PAY_WEBHOOK_MAX_ENDPOINTS_PER_PARTNER", () => {
     expect(first.status, first.text).toBe(201)
     expect((await register("two")).status).toBe(201)
     const refused = await register("three")
-    expectError(refused, 400, "invalid_params", ["url"])
+    expectError(refused, 400, "params_validation", ["url"])
     expect(refused.text).toContain("maxEndpointsPerPartner, 2")
     const listed = await api.request("GET", "/v1/webhook-endpoints")
     expect(listed.body.data).toHaveLength(2)
