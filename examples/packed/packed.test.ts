@@ -431,7 +431,9 @@ describe("the packed packages, installed in a fresh project", () => {
         let line = ""
         server.stdout.on("data", (chunk: Buffer) => {
           line += chunk.toString()
-          if (line.includes("\n")) resolve(JSON.parse(line.split("\n")[0]!))
+          // The engine's own log lines share stdout: the platform's line is the one with a url.
+          const printed = line.split("\n").find((l) => l.startsWith('{"url"'))
+          if (printed !== undefined) resolve(JSON.parse(printed))
         })
         void exited.then((code) =>
           reject(new Error(`platform.mjs exited with ${code}:\n${output}`))

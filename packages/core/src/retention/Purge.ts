@@ -210,7 +210,14 @@ export const purgeForever = (pacing: PurgePacing = DEFAULT_PACING) =>
       })
       const { counts, complete } = yield* purgePass(pacing, keepLease)
       const durationMs = (yield* Clock.currentTimeMillis) - startedAt
-      yield* Effect.logInfo("purge pass", { ...counts, durationMs, complete })
+      // A pass that found nothing is the common case (every interval, on every quiet
+      // deployment): a debug line, not an info line an operator has to read past.
+      const purged = Object.values(counts).some((n) => n > 0)
+      yield* (purged ? Effect.logInfo : Effect.logDebug)("purge pass", {
+        ...counts,
+        durationMs,
+        complete
+      })
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("purge pass failed", cause)))
     return yield* Effect.repeat(once, Schedule.spaced(Duration.millis(purgeEveryMs)))
   })
