@@ -2,7 +2,9 @@
  * Group commit on a real SQLite file, with the runtime's driver: concurrent
  * writes share commits, each is answered only once its commit is visible to
  * another connection, a write that throws fails alone, nested transactions
- * work inside, and an interrupted write that has not run never runs.
+ * work inside, and an interrupted write that has not run never runs. On a
+ * file, a batch's writes are answered only once the WAL's fsync (off the event
+ * loop) has ended, and fail if it fails.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -12,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { makeGroupCommit } from "./GroupCommit.js"
 import { runtimeDriver, runtimeDriverName } from "./RuntimeDriver.testing.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
+import { makeWalSync } from "./WalSync.js"
 
 let dir: string
 let db: SqliteConnection
@@ -126,5 +129,101 @@ describe(`group commit (${runtimeDriverName})`, () => {
     )
     const values = (reader.prepare("SELECT v FROM t").all() as Array<{ v: string }>).map((r) => r.v)
     expect(values).toEqual(["after"])
+  })
+
+  describe("with the WAL's fsync off the event loop", () => {
+    /** A WalSync on the real file whose fsyncs the test lets go of, one by one. */
+    const heldSync = (file: string) => {
+      const held: Array<{ release: () => void; fail: (e: Error) => void }> = []
+      let fsyncs = 0
+      const sync = makeWalSync(file, (path) => {
+        fsyncs++
+        expect(path).toBe(`${file}-wal`)
+        return new Promise<void>((resolve, reject) => {
+          held.push({ release: resolve, fail: reject })
+        })
+      })
+      return { sync, held, fsyncs: () => fsyncs }
+    }
+    const synchronousOf = (c: SqliteConnection) =>
+      (c.prepare("PRAGMA synchronous").get() as { synchronous: number }).synchronous
+
+    it("answers a batch's writes only once its fsync has ended, committed before it started", async () => {
+      const file = join(dir, "g.sqlite")
+      const { sync, held, fsyncs } = heldSync(file)
+      const writes = makeGroupCommit(db, { walSync: sync })
+      const insert = db.prepare("INSERT INTO t (v) VALUES (?)")
+      const answered: Array<string> = []
+      const all = Effect.runPromise(
+        Effect.all(
+          ["a", "b", "c"].map((v) =>
+            writes.write(() => insert.run(v)).pipe(Effect.tap(() => answered.push(v)))
+          ),
+          { concurrency: "unbounded" }
+        )
+      )
+      while (held.length === 0) await new Promise((r) => setImmediate(r))
+      // Committed (another connection sees it), not answered: the fsync has not ended.
+      expect(countIn(reader)).toBe(3)
+      expect(answered).toEqual([])
+      // The connection's other writes keep FULL (2); only the batch's commit was NORMAL (1).
+      expect(synchronousOf(db)).toBe(2)
+      // A write queued meanwhile commits at once and waits for the next fsync, which starts
+      // only after the running one: it covers that commit.
+      const late = Effect.runPromise(writes.write(() => insert.run("d")))
+      while (writes.stats().writes < 4) await new Promise((r) => setImmediate(r))
+      expect(fsyncs()).toBe(1)
+      held[0]!.release()
+      await all
+      expect(answered.sort()).toEqual(["a", "b", "c"])
+      while (held.length < 2) await new Promise((r) => setImmediate(r))
+      expect(fsyncs()).toBe(2)
+      held[1]!.release()
+      await late
+      expect(countIn(reader)).toBe(4)
+    })
+
+    it("fails every write of a batch whose fsync fails, though committed", async () => {
+      const file = join(dir, "g.sqlite")
+      const { sync, held } = heldSync(file)
+      const writes = makeGroupCommit(db, { walSync: sync })
+      const insert = db.prepare("INSERT INTO t (v) VALUES (?)")
+      const exits = Effect.runPromise(
+        Effect.all(
+          ["a", "b"].map((v) => Effect.exit(writes.write(() => insert.run(v)))),
+          { concurrency: "unbounded" }
+        )
+      )
+      while (held.length === 0) await new Promise((r) => setImmediate(r))
+      held[0]!.fail(new Error("EIO: i/o error, fsync"))
+      const outcomes = await exits
+      expect(outcomes.map(Exit.isFailure)).toEqual([true, true])
+      expect(String(Cause.squash((outcomes[0] as Exit.Failure<unknown, unknown>).cause))).toMatch(
+        /EIO/
+      )
+    })
+
+    it("runs a real fsync of the file's WAL, one for writes that ask together", async () => {
+      const file = join(dir, "g.sqlite")
+      let fsyncs = 0
+      const real = makeWalSync(file)
+      const counted = makeWalSync(file, async () => {
+        fsyncs++
+        await real.afterCommit()
+      })
+      const writes = makeGroupCommit(db, { walSync: counted, maxBatch: 10 })
+      const insert = db.prepare("INSERT INTO t (v) VALUES (?)")
+      await Effect.runPromise(
+        Effect.all(
+          Array.from({ length: 50 }, (_, i) => writes.write(() => insert.run(`v${i}`))),
+          { concurrency: "unbounded" }
+        )
+      )
+      expect(countIn(reader)).toBe(50)
+      // Five batches, each asking as it commits: the first fsync runs, the other four share
+      // the one after it.
+      expect(writes.stats().batches).toBe(5)
+      expect(fsyncs).toBe(2)
+    })
   })
 })

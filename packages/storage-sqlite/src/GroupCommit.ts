@@ -4,9 +4,13 @@
  * queue runs in one `BEGIN IMMEDIATE … COMMIT`, each write inside a savepoint
  * of its own, so a write that throws (a constraint, a lost claim) is rolled
  * back to its savepoint and fails alone while the others commit. Every write
- * of the batch is answered only after the commit has returned: durability per
- * acknowledged write is unchanged (`synchronous = FULL`), the fsync is paid
- * once per batch. A lone write waits only for the current turn of the event
+ * of the batch is answered only once the commit is on disk: durability per
+ * acknowledged write is that of `synchronous = FULL`, the fsync is paid once
+ * per batch. Given a `walSync` (a file's WAL), the batch commits with
+ * `synchronous = NORMAL` and its fsync runs off the event loop (WalSync.ts):
+ * the engine's thread goes on to the next requests meanwhile, and the writes
+ * are answered when it ends. Without one (an in-memory database) the commit
+ * itself syncs. A lone write waits only for the current turn of the event
  * loop (`setImmediate`), and a batch is cut at `maxBatch` writes.
  *
  * A write's body runs synchronously inside the batch's transaction, seeing
@@ -15,6 +19,7 @@
  */
 import { Effect } from "effect"
 import type { SqliteConnection } from "./SqliteDatabase.js"
+import type { WalSync } from "./WalSync.js"
 
 type Outcome =
   | { readonly ok: true; readonly value: unknown }
@@ -44,9 +49,10 @@ export const DEFAULT_MAX_BATCH = 128
 
 export const makeGroupCommit = (
   db: SqliteConnection,
-  options: { readonly maxBatch?: number } = {}
+  options: { readonly maxBatch?: number; readonly walSync?: WalSync | undefined } = {}
 ): GroupCommit => {
   const maxBatch = options.maxBatch ?? DEFAULT_MAX_BATCH
+  const walSync = options.walSync
   let queue: Array<Queued> = []
   let scheduled = false
   let batches = 0
@@ -54,6 +60,10 @@ export const makeGroupCommit = (
 
   const runBatch = (batch: ReadonlyArray<Queued>) => {
     const outcomes: Array<Outcome> = []
+    let committed = false
+    // The connection's other writes (outside the group commit) keep FULL: only here does an
+    // fsync follow the commit before anyone is answered.
+    if (walSync !== undefined) db.exec("PRAGMA synchronous = NORMAL")
     try {
       db.exec("BEGIN IMMEDIATE")
       for (const item of batch) {
@@ -68,6 +78,7 @@ export const makeGroupCommit = (
         }
       }
       db.exec("COMMIT")
+      committed = true
     } catch (error) {
       // The transaction itself failed (BEGIN or COMMIT: a full disk, a busy database past its
       // timeout): nothing of the batch is kept, and every write of it fails.
@@ -79,9 +90,17 @@ export const makeGroupCommit = (
       outcomes.length = 0
       for (let i = 0; i < batch.length; i++) outcomes.push({ ok: false, error })
     }
+    if (walSync !== undefined) db.exec("PRAGMA synchronous = FULL")
     batches++
     writes += batch.length
-    for (const [i, item] of batch.entries()) item.settle(outcomes[i]!)
+    const settleAll = () => {
+      for (const [i, item] of batch.entries()) item.settle(outcomes[i]!)
+    }
+    if (walSync === undefined || !committed) return settleAll()
+    walSync.afterCommit().then(settleAll, (error: unknown) => {
+      // Committed, but not known to be on disk (an I/O error): no write of it is acknowledged.
+      for (const item of batch) item.settle({ ok: false, error })
+    })
   }
 
   const flush = () => {

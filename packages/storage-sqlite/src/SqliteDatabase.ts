@@ -23,6 +23,8 @@ export interface SqliteConnection {
   /** Runs `body` in one transaction: committed if it returns, rolled back if it throws. */
   readonly transaction: <A>(body: () => A) => A
   readonly close: () => void
+  /** The file it is on, where it is one (its WAL beside it): the group commit's fsync. */
+  readonly filename?: string
 }
 
 export class SqliteDatabase extends Context.Tag("@pay/storage-sqlite/SqliteDatabase")<

@@ -57,7 +57,7 @@ export const sqliteFileStorage = (
 ): SqliteFileStorage => {
   const openConnection = (filename: string) => {
     mkdirSync(dirname(filename), { recursive: true })
-    return openDriverConnection(filename)
+    return { ...openDriverConnection(filename), filename }
   }
   // Opening and migrating are idempotent or one transaction each, so a "locked" answer is tried
   // again: SQLite gives it at once, without the busy timeout, where waiting could deadlock (a

@@ -2,11 +2,12 @@
  * Listings and statistics on the read worker (SqliteReadWorker.ts), on a real SQLite file:
  * the payment storage contract through it, the same answers as on the engine's connection,
  * its own connection (it does not see a write the engine's connection has not committed),
- * and a worker that cannot start failing the reads rather than hanging them. Node only: the
+ * a worker that cannot start failing the reads rather than hanging them, and the WAL's
+ * checkpoints on its thread, not the engine's. Node only: the
  * worker's program here is better-sqlite3's (`npm run start:bun` keeps the reads on its
  * thread).
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -114,5 +115,45 @@ describe.skipIf(onBun)("SQLite reads on a worker thread", () => {
         )
       ),
     60_000
+  )
+
+  it.live(
+    "checkpoint the WAL on the worker's thread; the engine's connection then never does",
+    () => {
+      const filename = freshFile()
+      return Effect.gen(function* () {
+        const db = yield* SqliteDatabase
+        const autocheckpoint = () =>
+          (db.prepare("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number })
+            .wal_autocheckpoint
+        expect(autocheckpoint()).toBe(0)
+        // The wal-index's header (walformat.html): frames in the WAL, and those in the database.
+        const walIndex = () => {
+          const header = readFileSync(`${filename}-shm`).subarray(0, 100)
+          return { frames: header.readUInt32LE(16), backfilled: header.readUInt32LE(96) }
+        }
+        db.exec("CREATE TABLE ballast (b BLOB NOT NULL)")
+        const insert = db.prepare("INSERT INTO ballast (b) VALUES (randomblob(4000))")
+        // One commit of 1,500 pages: with SQLite's default it would checkpoint them itself.
+        db.transaction(() => {
+          for (let i = 0; i < 1500; i++) insert.run()
+        })
+        expect(walIndex().frames).toBeGreaterThan(1500)
+        // The worker looks four times a second: wait for its checkpoint.
+        const deadline = Date.now() + 20_000
+        while (walIndex().backfilled === 0 && Date.now() < deadline) {
+          yield* Effect.sleep("50 millis")
+        }
+        expect(walIndex().backfilled).toBeGreaterThan(1000)
+      }).pipe(Effect.provide(layer({ filename, readWorker })))
+    },
+    60_000
+  )
+
+  it.effect("leave checkpoints to SQLite on the engine's connection without a worker", () =>
+    Effect.gen(function* () {
+      const db = yield* SqliteDatabase
+      expect(db.prepare("PRAGMA wal_autocheckpoint").get()).toEqual({ wal_autocheckpoint: 1000 })
+    }).pipe(Effect.provide(layer({ filename: freshFile() })))
   )
 })

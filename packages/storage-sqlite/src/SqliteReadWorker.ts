@@ -12,10 +12,12 @@
  * the worker's that writes: a batch, its fsync and the WAL checkpoints it brings about
  * stall this thread, not the engine's.
  */
+import { closeSync, openSync, readSync } from "node:fs"
+import { endianness } from "node:os"
 import { type MessagePort, parentPort, Worker, workerData } from "node:worker_threads"
 import type { Payment, PaymentFilter, PaymentPageQuery, PaymentStats } from "@pay/core"
 import { Context, Effect, Layer } from "effect"
-import type { SqliteConnection } from "./SqliteDatabase.js"
+import { type SqliteConnection, SqliteDatabase } from "./SqliteDatabase.js"
 import { makeSqlitePaymentQueries } from "./SqlitePaymentQueries.js"
 import {
   makeSqlitePurgeStatements,
@@ -56,6 +58,51 @@ type Reply =
   | { readonly id: number; readonly ok: false; readonly message: string }
 
 /**
+ * WAL checkpoints on the worker's thread. SQLite checkpoints on the connection whose commit
+ * finds the WAL past `wal_autocheckpoint` pages, and a checkpoint fsyncs the WAL and the
+ * database: on the engine's connection that stalls its thread (up to 0.24 s in the soak,
+ * bench/soak.ts). With the worker running, the engine's connection never checkpoints
+ * (`readWorkerLayer`) and the worker does, as SQLite would have: a passive checkpoint (it
+ * waits for no reader nor writer) once 1,000 frames (SQLite's default) are in the WAL and
+ * not yet in the database, looked at four times a second.
+ */
+export const WORKER_CHECKPOINT_FRAMES = 1000
+const checkpointWhileServing = (filename: string, connection: () => SqliteConnection) => {
+  const shm = `${filename}-shm`
+  const header = Buffer.alloc(100)
+  const timer = setInterval(() => {
+    try {
+      if (framesToCheckpoint(shm, header) < WORKER_CHECKPOINT_FRAMES) return
+      connection().exec("PRAGMA wal_checkpoint(PASSIVE)")
+    } catch {
+      // Busy (another process checkpoints) or gone: the next look tries again.
+    }
+  }, 250)
+  timer.unref()
+}
+
+/**
+ * The frames of the WAL not yet copied into the database, from the wal-index (the `-shm`
+ * file, https://sqlite.org/walformat.html#the_wal_index_file_format): its header's
+ * `mxFrame` (offset 16) less the checkpoint's `nBackfill` (offset 96), in the machine's byte
+ * order. Unreadable: as many as to checkpoint now.
+ */
+const framesToCheckpoint = (shm: string, header: Buffer): number => {
+  let fd: number | undefined
+  try {
+    fd = openSync(shm, "r")
+    if (readSync(fd, header, 0, 100, 0) < 100) return WORKER_CHECKPOINT_FRAMES
+  } catch {
+    return WORKER_CHECKPOINT_FRAMES
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+  const u32 = (at: number) =>
+    endianness() === "LE" ? header.readUInt32LE(at) : header.readUInt32BE(at)
+  return u32(16) - u32(96)
+}
+
+/**
  * The worker's side: opens the file read-only for this connection and answers each request;
  * the purge's, on a connection that writes, opened at the first.
  */
@@ -68,11 +115,18 @@ export const serveReadWorker = (open: (filename: string) => SqliteConnection) =>
   // Reads only: a bug that wrote here would bypass the group commit and its ordering.
   db.exec("PRAGMA query_only = ON")
   const queries = makeSqlitePaymentQueries(db)
+  // The connection that writes: the purge's deletes and the WAL's checkpoints.
+  let writer: SqliteConnection | undefined
+  const writerConnection = () => {
+    writer ??= open(filename)
+    return writer
+  }
   let purgeStatements: ReturnType<typeof makeSqlitePurgeStatements> | undefined
   const purges = () => {
-    purgeStatements ??= makeSqlitePurgeStatements(open(filename))
+    purgeStatements ??= makeSqlitePurgeStatements(writerConnection())
     return purgeStatements
   }
+  checkpointWhileServing(filename, writerConnection)
   port.on("message", (request: Request) => {
     let reply: Reply
     try {
@@ -91,7 +145,11 @@ export const serveReadWorker = (open: (filename: string) => SqliteConnection) =>
 }
 
 /** The engine's side: a worker on `filename`, its calls, and its end. */
-const startReadWorker = (filename: string, options: SqliteReadWorkerOptions) => {
+const startReadWorker = (
+  filename: string,
+  options: SqliteReadWorkerOptions,
+  onStopped: () => void
+) => {
   const worker = new Worker(options.script, {
     workerData: { filename },
     execArgv: [...(options.execArgv ?? [])]
@@ -102,6 +160,7 @@ const startReadWorker = (filename: string, options: SqliteReadWorkerOptions) => 
   let next = 0
   let broken: Error | undefined
   const failAll = (error: Error) => {
+    if (broken === undefined) onStopped()
     broken ??= error
     for (const call of pending.values()) call.reject(broken)
     pending.clear()
@@ -138,7 +197,20 @@ export const readWorkerLayer = (filename: string, options: SqliteReadWorkerOptio
   Layer.scopedContext(
     Effect.map(
       Effect.acquireRelease(
-        Effect.sync(() => startReadWorker(filename, options)),
+        Effect.gen(function* () {
+          const engineConnection = yield* SqliteDatabase
+          // The worker checkpoints (checkpointWhileServing); should it stop, SQLite does again.
+          const checkpointHere = (pages: number) => () => {
+            try {
+              engineConnection.exec(`PRAGMA wal_autocheckpoint = ${pages}`)
+            } catch {
+              // Closed already: nothing left to checkpoint.
+            }
+          }
+          const worker = startReadWorker(filename, options, checkpointHere(1000))
+          checkpointHere(0)()
+          return worker
+        }),
         (worker) => Effect.promise(() => worker.stop())
       ),
       (worker) =>

@@ -59,6 +59,7 @@ import { makeSqliteStorageProbe } from "./SqliteStorageProbe.js"
 import { makeSqliteWalletAppStore } from "./SqliteWalletAppStore.js"
 import { makeSqliteWebhookDeliveryStore } from "./SqliteWebhookDeliveryStore.js"
 import { makeSqliteWebhookEndpointStore } from "./SqliteWebhookEndpointStore.js"
+import { makeWalSync } from "./WalSync.js"
 
 interface PartnerRow {
   id: string
@@ -406,7 +407,11 @@ export const makeSqliteStores = (
 
   // The hot writes (idempotency claims and answers, payment creates, transitions, refunds)
   // share commits when concurrent (GroupCommit.ts).
-  const writes = makeGroupCommit(db)
+  // On a file, their fsync runs off the event loop (WalSync.ts).
+  const onFile = db.filename !== undefined && db.filename !== "" && db.filename !== ":memory:"
+  const writes = makeGroupCommit(db, {
+    walSync: onFile ? makeWalSync(db.filename) : undefined
+  })
 
   const idempotency = IdempotencyStore.of({
     claim: (scope, fingerprint, token, now, staleBefore, replayableSince) =>
