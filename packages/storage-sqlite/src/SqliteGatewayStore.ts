@@ -130,7 +130,7 @@ export const makeSqliteGatewayStore = (
         return row === undefined ? Option.none() : Option.some(toOption(row))
       }),
     saveCollectedData: (record) =>
-      Effect.sync(() => {
+      writes.write(() => {
         saveSql.run(
           record.paymentId,
           record.account,

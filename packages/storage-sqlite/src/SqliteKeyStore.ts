@@ -17,6 +17,7 @@ import {
   scopesToText
 } from "@pay/core"
 import { Effect, Option } from "effect"
+import type { GroupCommit } from "./GroupCommit.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 import { isUniqueViolation } from "./SqliteErrors.js"
 
@@ -60,6 +61,8 @@ const ACTIVE = "(revoked_at IS NULL OR revoked_at > ?) AND (expires_at IS NULL O
 
 export const makeSqliteKeyStore = (
   db: SqliteConnection,
+  /** Where a key's last use goes, the one write of every request (GroupCommit.ts). */
+  writes: GroupCommit,
   /** Writes an idempotent completion inside the caller's transaction (SqliteStores.ts). */
   complete: (completion: IdempotencyCompletion | undefined) => void,
   /** Writes a change's audit entries inside the caller's transaction (SqliteAuditStore.ts). */
@@ -192,7 +195,7 @@ export const makeSqliteKeyStore = (
         return { _tag: "Rotated" as const, old, replacement }
       }),
     touch: (id, at, staleBefore) =>
-      Effect.sync(() => {
+      writes.write(() => {
         sql.touch.run(at.getTime(), id, staleBefore.getTime())
       })
   })

@@ -151,6 +151,15 @@ export const makeSqliteStores = (
   const auditLog = makeSqliteAuditLog(db)
   const { audit } = auditLog
 
+  // The frequent writes (idempotency claims and answers, payment creates, transitions,
+  // refunds, chain jobs, options, webhook deliveries) share commits when concurrent
+  // (GroupCommit.ts); on a file their fsync runs off the event loop (WalSync.ts). The rare
+  // ones (partners, merchants, keys, endpoints) commit on their own, fsync included.
+  const onFile = db.filename !== undefined && db.filename !== "" && db.filename !== ":memory:"
+  const writes = makeGroupCommit(db, {
+    walSync: onFile ? makeWalSync(db.filename) : undefined
+  })
+
   const partnerSql = {
     insert: q("INSERT INTO partners (id, name, api_version, created_at) VALUES (?, ?, ?, ?)"),
     byId: q("SELECT * FROM partners WHERE id = ?"),
@@ -200,7 +209,7 @@ export const makeSqliteStores = (
     )
     if (Number(written.changes) !== 1) throw new IdempotencyClaimLost({ scope })
   }
-  const keys = makeSqliteKeyStore(db, complete, audit)
+  const keys = makeSqliteKeyStore(db, writes, complete, audit)
 
   const merchantSql = {
     insert: q(`INSERT INTO merchants (id, partner_id, name, name_folded, email, icon_url,
@@ -405,14 +414,6 @@ export const makeSqliteStores = (
         AND response_status IS NULL`)
   }
 
-  // The hot writes (idempotency claims and answers, payment creates, transitions, refunds)
-  // share commits when concurrent (GroupCommit.ts).
-  // On a file, their fsync runs off the event loop (WalSync.ts).
-  const onFile = db.filename !== undefined && db.filename !== "" && db.filename !== ":memory:"
-  const writes = makeGroupCommit(db, {
-    walSync: onFile ? makeWalSync(db.filename) : undefined
-  })
-
   const idempotency = IdempotencyStore.of({
     claim: (scope, fingerprint, token, now, staleBefore, replayableSince) =>
       writes.write(() => {
@@ -454,7 +455,7 @@ export const makeSqliteStores = (
         return { _tag: "InProgress" } as const
       }),
     renew: (scope, token, now) =>
-      Effect.sync(
+      writes.write(
         () =>
           Number(
             idempotencySql.renew.run(now.getTime(), scope.partnerId, scope.route, scope.key, token)
@@ -483,7 +484,10 @@ export const makeSqliteStores = (
     Layer.succeed(EngineSecretStore, makeSqliteEngineSecretStore(db)),
     Layer.succeed(SealedValueStore, makeSqliteSealedValueStore(db)),
     Layer.succeed(EventStore, events.store),
-    Layer.succeed(WebhookDeliveryStore, makeSqliteWebhookDeliveryStore(db, events.insertEvent)),
+    Layer.succeed(
+      WebhookDeliveryStore,
+      makeSqliteWebhookDeliveryStore(db, writes, events.insertEvent)
+    ),
     Layer.succeed(WebhookEndpointStore, makeSqliteWebhookEndpointStore(db, complete)),
     Layer.succeed(PaymentStore, {
       ...makeSqlitePaymentStore(db, complete, chainJobs, publish, writes),

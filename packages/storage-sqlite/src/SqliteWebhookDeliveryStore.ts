@@ -21,6 +21,7 @@ import {
   type WebhookEndpointId
 } from "@pay/core"
 import { Effect, Option } from "effect"
+import type { GroupCommit } from "./GroupCommit.js"
 import type { SqliteConnection } from "./SqliteDatabase.js"
 import { type EventRow, toEvent } from "./SqliteEventStore.js"
 import { type EndpointRow, toEndpoint } from "./SqliteWebhookEndpointStore.js"
@@ -87,6 +88,8 @@ export const claimScan = (limit: number, perEndpoint: number): number =>
 
 export const makeSqliteWebhookDeliveryStore = (
   db: SqliteConnection,
+  /** Where the claims, attempts and releases go: one commit for concurrent ones (GroupCommit.ts). */
+  writes: GroupCommit,
   /** Writes an event row alone, without queueing its deliveries. */
   insertEvent: (event: PayEvent) => void
 ) => {
@@ -193,7 +196,7 @@ export const makeSqliteWebhookDeliveryStore = (
       ),
 
     claimDue: (now, limit, leaseMs, perEndpoint, perPartner = Number.MAX_SAFE_INTEGER) =>
-      Effect.sync(() =>
+      writes.write(() =>
         db.transaction((): ReadonlyArray<ClaimedDelivery> => {
           const at = now.getTime()
           sql.clearLapsed.run(at)
@@ -234,8 +237,8 @@ export const makeSqliteWebhookDeliveryStore = (
       ),
 
     record: (lease, outcome) =>
-      Effect.suspend(() => {
-        const held = db.transaction(() => {
+      writes
+        .write(() => {
           const { attempt } = outcome
           const changed = sql.settle.run(
             outcome.state,
@@ -266,16 +269,15 @@ export const makeSqliteWebhookDeliveryStore = (
           }
           return true
         })
-        return held ? Effect.void : Effect.fail(lost(lease))
-      }),
+        .pipe(Effect.flatMap((held) => (held ? Effect.void : Effect.fail(lost(lease))))),
 
     release: (lease, now) =>
-      Effect.sync(() => {
+      writes.write(() => {
         sql.release.run(now.getTime(), lease.endpointId, lease.eventId, lease.token)
       }),
 
     redeliver: (endpointId, event, now) =>
-      Effect.sync(() =>
+      writes.write(() =>
         db.transaction(() => {
           const at = now.getTime()
           const { changes } = sql.again.run(at, endpointId, event.id)
@@ -285,7 +287,7 @@ export const makeSqliteWebhookDeliveryStore = (
       ),
 
     queueDirect: (event, endpointId) =>
-      Effect.sync(() =>
+      writes.write(() =>
         db.transaction(() => {
           const at = event.createdAt.getTime()
           insertEvent(event)
