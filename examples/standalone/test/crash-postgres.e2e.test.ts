@@ -372,5 +372,7 @@ describe("the crash suite on PostgreSQL: two instances, one killed 20 times unde
         `${cutOff} cut off by the kills); ${Date.now() - started} ms in all`
     )
     expect(cutOff, "deliveries cut off by the kills").toBeGreaterThan(0)
-  }, 240_000)
+    // Its own time: 79 s alone, 162 s and past 240 s in CI's release pass beside the packing
+    // and the CLI's processes on two cores. Each wait inside has a bound of its own.
+  }, 600_000)
 })
