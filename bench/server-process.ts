@@ -173,6 +173,10 @@ export const startServer = (options: {
       })
     }
     child.once("exit", (code, signal) => {
+      // Died under load: its last lines are why, and every request after fails without them.
+      if (ready && code !== 0 && signal !== "SIGTERM" && signal !== "SIGKILL") {
+        console.error(`${options.name} exited (${signal ?? code}):\n${recent()}`)
+      }
       if (!ready) {
         clearTimeout(timer)
         reject(

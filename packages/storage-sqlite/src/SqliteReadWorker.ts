@@ -12,8 +12,6 @@
  * the worker's that writes: a batch, its fsync and the WAL checkpoints it brings about
  * stall this thread, not the engine's.
  */
-import { closeSync, openSync, readSync } from "node:fs"
-import { endianness } from "node:os"
 import { type MessagePort, parentPort, Worker, workerData } from "node:worker_threads"
 import type { Payment, PaymentFilter, PaymentPageQuery, PaymentStats } from "@pay/core"
 import { Context, Effect, Layer } from "effect"
@@ -62,44 +60,23 @@ type Reply =
  * finds the WAL past `wal_autocheckpoint` pages, and a checkpoint fsyncs the WAL and the
  * database: on the engine's connection that stalls its thread (up to 0.24 s in the soak,
  * bench/soak.ts). With the worker running, the engine's connection never checkpoints
- * (`readWorkerLayer`) and the worker does, as SQLite would have: a passive checkpoint (it
- * waits for no reader nor writer) once 1,000 frames (SQLite's default) are in the WAL and
- * not yet in the database, looked at four times a second.
+ * (`readWorkerLayer`) and the worker does: a passive checkpoint (it waits for no reader nor
+ * writer) every second, which copies what was committed since the last one and, with nothing
+ * new, does nothing. The process never opens the `-shm` file to look first: closing a
+ * descriptor drops every POSIX lock the process holds on that file, SQLite's own included
+ * (https://sqlite.org/howtocorrupt.html, 2.2), and the engine's connection died of SIGBUS
+ * when one did.
  */
-export const WORKER_CHECKPOINT_FRAMES = 1000
-const checkpointWhileServing = (filename: string, connection: () => SqliteConnection) => {
-  const shm = `${filename}-shm`
-  const header = Buffer.alloc(100)
+export const WORKER_CHECKPOINT_EVERY_MS = 1000
+const checkpointWhileServing = (connection: () => SqliteConnection) => {
   const timer = setInterval(() => {
     try {
-      if (framesToCheckpoint(shm, header) < WORKER_CHECKPOINT_FRAMES) return
       connection().exec("PRAGMA wal_checkpoint(PASSIVE)")
     } catch {
-      // Busy (another process checkpoints) or gone: the next look tries again.
+      // Busy (another process checkpoints): the next turn tries again.
     }
-  }, 250)
+  }, WORKER_CHECKPOINT_EVERY_MS)
   timer.unref()
-}
-
-/**
- * The frames of the WAL not yet copied into the database, from the wal-index (the `-shm`
- * file, https://sqlite.org/walformat.html#the_wal_index_file_format): its header's
- * `mxFrame` (offset 16) less the checkpoint's `nBackfill` (offset 96), in the machine's byte
- * order. Unreadable: as many as to checkpoint now.
- */
-const framesToCheckpoint = (shm: string, header: Buffer): number => {
-  let fd: number | undefined
-  try {
-    fd = openSync(shm, "r")
-    if (readSync(fd, header, 0, 100, 0) < 100) return WORKER_CHECKPOINT_FRAMES
-  } catch {
-    return WORKER_CHECKPOINT_FRAMES
-  } finally {
-    if (fd !== undefined) closeSync(fd)
-  }
-  const u32 = (at: number) =>
-    endianness() === "LE" ? header.readUInt32LE(at) : header.readUInt32BE(at)
-  return u32(16) - u32(96)
 }
 
 /**
@@ -126,7 +103,7 @@ export const serveReadWorker = (open: (filename: string) => SqliteConnection) =>
     purgeStatements ??= makeSqlitePurgeStatements(writerConnection())
     return purgeStatements
   }
-  checkpointWhileServing(filename, writerConnection)
+  checkpointWhileServing(writerConnection)
   port.on("message", (request: Request) => {
     let reply: Reply
     try {

@@ -11,6 +11,10 @@
  * with FULL: FULL's commit is "write the frames, fsync the WAL" too, and
  * fsync flushes the file whichever descriptor wrote it.
  *
+ * Opening and closing the `-wal` file here is safe where the `-shm` is not:
+ * closing a descriptor drops the process's POSIX locks on that file, and SQLite
+ * locks the database and the `-shm` file, never the WAL.
+ *
  * One fsync covers every commit made before it started, so concurrent asks
  * share one: an ask made while an fsync runs waits for the next, which starts
  * when that one ends.
