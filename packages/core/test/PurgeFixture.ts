@@ -90,7 +90,8 @@ const partnerAndMerchant = Effect.gen(function* () {
   return { partner, merchant }
 })
 
-const aPayment = (
+/** A payment of the fixture's shape, its id ordered by `createdAt` (Purge.test.ts too). */
+export const purgePayment = (
   partner: Partner,
   merchant: Merchant,
   n: number,
@@ -120,10 +121,11 @@ const aPayment = (
   livemode: true
 })
 
-const BUYER = "eip155:8453:0x00000000000000000000000000000000000000b0" as Caip10
-const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
+export const BUYER = "eip155:8453:0x00000000000000000000000000000000000000b0" as Caip10
+export const USDC_BASE = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
 
-const anOption = (payment: Payment, n: number, expiresAt: number): PaymentOption => ({
+/** An option of `payment`'s, quoted until `expiresAt` (Purge.test.ts too). */
+export const purgeOption = (payment: Payment, n: number, expiresAt: number): PaymentOption => ({
   id: `opt_${String(n).padStart(20, "0")}` as OptionId,
   paymentId: payment.id,
   account: BUYER,
@@ -168,15 +170,21 @@ export const purgeFixture = (db: PurgeDatabase, options: { readonly auditTrailDa
     const gateway = yield* GatewayStore
 
     // A payment paid a year ago with one of its options, and one still open.
-    const paid = aPayment(partner, merchant, 1, PURGE_NOW - 365 * DAY, PURGE_NOW - 365 * DAY + 1e6)
-    const open = aPayment(partner, merchant, 2, PURGE_NOW - 60_000, PURGE_NOW + DAY)
+    const paid = purgePayment(
+      partner,
+      merchant,
+      1,
+      PURGE_NOW - 365 * DAY,
+      PURGE_NOW - 365 * DAY + 1e6
+    )
+    const open = purgePayment(partner, merchant, 2, PURGE_NOW - 60_000, PURGE_NOW + DAY)
     yield* payments.insert(paid)
     yield* payments.insert(open)
     const optionExpiry = PURGE_NOW - DAY - PAST
-    const chosen = anOption(paid, 0, optionExpiry)
-    const oldOptions = range(N.oldOptions).map((i) => anOption(paid, i + 1, optionExpiry - i))
+    const chosen = purgeOption(paid, 0, optionExpiry)
+    const oldOptions = range(N.oldOptions).map((i) => purgeOption(paid, i + 1, optionExpiry - i))
     const recentOptions = range(N.recentOptions).map((i) =>
-      anOption(open, 100_000 + i, PURGE_NOW - DAY - INSIDE)
+      purgeOption(open, 100_000 + i, PURGE_NOW - DAY - INSIDE)
     )
     yield* gateway.insertOptions([chosen])
     for (let i = 0; i < oldOptions.length; i += 200) {

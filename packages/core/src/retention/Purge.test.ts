@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { MemoryStorage } from "@pay/testing"
 import { Duration, Effect, Fiber, Layer, Metric, Option, Schema, TestClock } from "effect"
 import { partnerKey } from "../../test/KeyFixtures.js"
+import { BUYER, purgeOption, purgePayment, USDC_BASE } from "../../test/PurgeFixture.js"
 import { type AuditEntryId, apiKeyActor } from "../audit/AuditEntry.js"
 import { AuditStore } from "../audit/AuditStore.js"
 import { auditEntryOf } from "../audit/NewAuditEntry.js"
@@ -15,11 +16,10 @@ import type { CryptoSettlementId } from "../merchants/Settlement.js"
 import { SettlementStore } from "../merchants/SettlementStore.js"
 import { PartnerStore } from "../partners/PartnerStore.js"
 import type { ChainJobId } from "../payments/ChainJob.js"
-import type { Payment, PaymentId } from "../payments/Payment.js"
-import { GatewayStore, type OptionId, type PaymentOption } from "../payments/PaymentOption.js"
+import type { Payment } from "../payments/Payment.js"
+import { GatewayStore } from "../payments/PaymentOption.js"
 import { PaymentStore } from "../payments/PaymentStore.js"
-import type { Caip2, Caip10, Caip19 } from "../shared/Caip.js"
-import { findCurrency } from "../shared/Currency.js"
+import type { Caip2 } from "../shared/Caip.js"
 import { WebhookAttempt, WebhookDeliveryStore } from "../webhooks/WebhookDelivery.js"
 import {
   WebhookEndpoint,
@@ -33,8 +33,8 @@ import { RetentionStore } from "./RetentionStore.js"
 
 const HOUR = 60 * 60_000
 const DAY = 24 * HOUR
-const account = "eip155:8453:0x00000000000000000000000000000000000000b0" as Caip10
-const USDC = "eip155:8453/erc20:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Caip19
+const account = BUYER
+const USDC = USDC_BASE
 /** No pause between batches: the tests' clock moves only when they move it. */
 const NO_PAUSE: PurgePacing = {
   batch: 2,
@@ -77,52 +77,8 @@ const merchant = new Merchant({
   deletedAt: null
 })
 
-const aPayment = (n: number): Payment => ({
-  id: `pay_${String(n).padStart(20, "0")}` as PaymentId,
-  partnerId: partner.id,
-  merchantId: merchant.id,
-  referenceId: `ORDER-${n}`,
-  amount: { unit: { kind: "fiat", currency: findCurrency("USD")! }, value: 1050n },
-  status: "requires_action",
-  failureCode: null,
-  cancelledReason: null,
-  expiresAt: new Date(300_000),
-  createdAt: new Date(0),
-  updatedAt: new Date(0),
-  finalAt: null,
-  checkout: null,
-  tokenAmount: null,
-  buyer: null,
-  transaction: null,
-  txId: null,
-  refund: null,
-  fees: null,
-  settlement: null,
-  livemode: true
-})
-
-const anOption = (payment: Payment, n: number, expiresAt: number): PaymentOption => ({
-  id: `opt_${String(n).padStart(20, "0")}` as OptionId,
-  paymentId: payment.id,
-  account,
-  asset: USDC,
-  method: "eip3009",
-  approvals: [],
-  rate: null,
-  authorization: {
-    from: "0x00000000000000000000000000000000000000b0",
-    to: "0x00000000000000000000000000000000000000c0",
-    value: 1n,
-    validAfter: 0n,
-    validBefore: 1n,
-    nonce: `0x${n.toString(16).padStart(64, "0")}`
-  },
-  expiresAt: new Date(expiresAt),
-  quoted: true,
-  collectData: true,
-  clientId: null,
-  createdAt: new Date(0)
-})
+const aPayment = (n: number): Payment => purgePayment(partner, merchant, n, 0, 300_000)
+const anOption = purgeOption
 
 /**
  * The records of one shop at time 0: a payment paid at 1 s with its first
