@@ -33,7 +33,7 @@
  * BENCH_PURGE_READ_WORKER=0 (a diagnosis, not the default server): the SQLite server without
  * its read worker (PAY_SQLITE_READ_WORKER=0, as on Bun), so the purge runs on its thread.
  */
-import { cpus, loadavg } from "node:os"
+import { loadavg } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { SqlClient } from "@effect/sql"
@@ -53,7 +53,13 @@ import {
   startEngine
 } from "./list.js"
 import { type BenchPostgres, startPostgres } from "./postgres.js"
-import { ROOT, runBenchAlone, type ServerProcess, startServer } from "./server-process.js"
+import {
+  describeMachine,
+  ROOT,
+  runBenchAlone,
+  type ServerProcess,
+  startServer
+} from "./server-process.js"
 
 export type PurgeStore = "sqlite" | "postgres"
 
@@ -742,12 +748,7 @@ const measureStore = async (
 export const measurePurge = async (dir: string, settings: PurgeSettings): Promise<PurgeResult> => {
   const { execFileSync } = await import("node:child_process")
   execFileSync(process.execPath, ["examples/build.mjs", "main"], { cwd: ROOT, stdio: "inherit" })
-  const machine = {
-    cpu: cpus()[0]?.model ?? "unknown",
-    cores: cpus().length,
-    node: process.version,
-    loadAverageAtStart: loadavg()[0] ?? 0
-  }
+  const machine = describeMachine()
   let postgres: Promise<BenchPostgres> | undefined
   const stores: Array<PurgeStoreResult> = []
   try {

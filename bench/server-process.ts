@@ -14,7 +14,7 @@ import {
   rmSync,
   writeFileSync
 } from "node:fs"
-import { tmpdir } from "node:os"
+import { cpus, loadavg, tmpdir } from "node:os"
 import { join, resolve as resolvePath } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
@@ -92,6 +92,14 @@ const clockTicksPerSecond = (): number => {
     return 100
   }
 }
+
+/** What a bench's report says of the machine; the load says how busy other work kept it. */
+export const describeMachine = () => ({
+  cpu: cpus()[0]?.model ?? "unknown",
+  cores: cpus().length,
+  node: process.version,
+  loadAverageAtStart: loadavg()[0] ?? 0
+})
 
 /** A /proc clock tick (ServerProcess.cpuTicks) in milliseconds. */
 export const MS_PER_TICK = 1000 / clockTicksPerSecond()

@@ -31,7 +31,6 @@
  * 20,000 payments and fewer requests, for a smoke run. BENCH_STATUS_LOAD_PAYMENTS,
  * BENCH_STATUS_LOAD_REQUESTS (status reads per phase), BENCH_STATUS_LOAD_RUNS override.
  */
-import { cpus, loadavg } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import type { MerchantId, PartnerId } from "@pay/core"
@@ -51,7 +50,7 @@ import {
   TOKENS
 } from "./list.js"
 import { type BenchPostgres, startPostgres } from "./postgres.js"
-import { ROOT, runBenchAlone, type ServerProcess } from "./server-process.js"
+import { describeMachine, ROOT, runBenchAlone, type ServerProcess } from "./server-process.js"
 
 export type StatusLoadStore = "sqlite" | "postgres"
 
@@ -538,12 +537,7 @@ export const measureStatusUnderLoad = async (
 ): Promise<StatusLoadResult> => {
   const { execFileSync } = await import("node:child_process")
   execFileSync(process.execPath, ["examples/build.mjs", "main"], { cwd: ROOT, stdio: "inherit" })
-  const machine = {
-    cpu: cpus()[0]?.model ?? "unknown",
-    cores: cpus().length,
-    node: process.version,
-    loadAverageAtStart: loadavg()[0] ?? 0
-  }
+  const machine = describeMachine()
   let postgres: Promise<BenchPostgres> | undefined
   const stores: Array<StatusLoadStoreResult> = []
   try {
